@@ -1,0 +1,136 @@
+# umkit build. `make` builds everything into build/; `make test` runs the
+# CI suite (no GPU needed); `make demo` records, plans and replays examples/
+# on a GPU, or works on the bundled real trace without one.
+#
+# Layout convention (so adding a file never means editing this Makefile):
+#   <dir>/*.c        portable C, no CUDA: goes into build/lib/libumkit_<dir>.a
+#                    and is what unit tests link against;
+#   <dir>/cuda/*.c   needs CUDA/CUPTI headers and libraries: linked only into
+#                    the injected libraries (libumrec.so, libumreplay.so);
+#   record/umrec.c, plan/umplan.c, replay/umreplay.c are the command mains.
+
+CUDA_HOME ?= /usr/local/cuda
+CUPTI_HOME ?= $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI) $(CUDA_HOME))
+CUPTI_LIBDIR ?= $(firstword $(wildcard $(CUPTI_HOME)/lib64/libcupti.so) $(wildcard $(CUDA_HOME)/targets/x86_64-linux/lib/libcupti.so))
+CUPTI_LIBDIR := $(patsubst %/,%,$(dir $(CUPTI_LIBDIR)))
+CUDA_LIBDIR ?= $(CUDA_HOME)/lib64
+CUDA_STUBS ?= $(CUDA_LIBDIR)/stubs
+PREFIX ?= /usr/local
+BUILD ?= build
+VERSION := $(shell cat VERSION)
+
+CC ?= cc
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT ?= -O2 -g
+SAN ?=
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread -Icommon -I. \
+	-DUMKIT_VERSION='"$(VERSION)"' $(SAN) $(CFLAGS)
+CUDA_CFLAGS := -I$(CUDA_HOME)/include -I$(CUPTI_HOME)/include
+LDLIBS_PORTABLE := -lsqlite3 -lzstd -lm -ldl -pthread
+# Injected libraries: libcuda comes from the driver at run time (the stub
+# only satisfies the link); libcupti is found through the rpath.
+LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
+
+MODULES := common record plan replay
+MAINS := record/umrec.c plan/umplan.c replay/umreplay.c
+
+# Generated: the trace schema embedded as a C string.
+SCHEMA_C := $(BUILD)/gen/schema_sql.c
+
+src_portable = $(filter-out $(MAINS),$(wildcard $(1)/*.c))
+src_cuda = $(wildcard $(1)/cuda/*.c)
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+PORTABLE_LIBS := $(foreach m,$(MODULES),$(BUILD)/lib/libumkit_$(m).a)
+# A tool or injected library is built once its sources exist.
+TOOLS := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(wildcard $(MAINS))))
+INJECTED := $(if $(wildcard record/cuda/*.c),$(BUILD)/lib/libumrec.so) \
+	$(if $(wildcard replay/cuda/*.c),$(BUILD)/lib/libumreplay.so)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+
+.PHONY: all tools injected examples test unit-tests deps demo install clean check-cuda
+all: tools injected examples
+
+tools: $(TOOLS)
+injected: $(INJECTED)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(if $(findstring /cuda/,$<),$(CUDA_CFLAGS)) -MMD -MP -c $< -o $@
+
+$(SCHEMA_C): schema/trace.sql
+	@mkdir -p $(dir $@)
+	{ echo '/* Generated from schema/trace.sql by the Makefile. */'; \
+	  echo 'const char trace_schema_sql[] = {'; xxd -i < $<; echo ', 0x00};'; } > $@
+
+$(BUILD)/obj/gen/schema_sql.o: $(SCHEMA_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# The common library carries the embedded schema so every tool can create or
+# validate traces.
+$(BUILD)/lib/libumkit_common.a: $(call obj,$(call src_portable,common)) $(BUILD)/obj/gen/schema_sql.o
+$(BUILD)/lib/libumkit_record.a: $(call obj,$(call src_portable,record))
+$(BUILD)/lib/libumkit_plan.a: $(call obj,$(call src_portable,plan))
+$(BUILD)/lib/libumkit_replay.a: $(call obj,$(call src_portable,replay))
+$(PORTABLE_LIBS):
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# Link order: the tool's own module first, common last.
+$(BUILD)/bin/umrec: $(call obj,record/umrec.c) $(BUILD)/lib/libumkit_record.a $(BUILD)/lib/libumkit_common.a
+$(BUILD)/bin/umplan: $(call obj,plan/umplan.c) $(BUILD)/lib/libumkit_plan.a $(BUILD)/lib/libumkit_common.a
+$(BUILD)/bin/umreplay: $(call obj,replay/umreplay.c) $(BUILD)/lib/libumkit_replay.a $(BUILD)/lib/libumkit_common.a
+$(TOOLS):
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/lib/libumrec.so: $(call obj,$(call src_cuda,common) $(call src_cuda,record)) \
+		$(BUILD)/lib/libumkit_record.a $(BUILD)/lib/libumkit_common.a
+$(BUILD)/lib/libumreplay.so: $(call obj,$(call src_cuda,common) $(call src_cuda,replay)) \
+		$(BUILD)/lib/libumkit_replay.a $(BUILD)/lib/libumkit_common.a
+$(INJECTED):
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(CFLAGS_ALL) -o $@ -Wl,--whole-archive $(filter %.o,$^) -Wl,--no-whole-archive \
+		$(filter %.a,$^) $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined
+
+# Unit tests link every portable library and cmocka; no CUDA, no driver.
+$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(PORTABLE_LIBS) $(PORTABLE_LIBS) -lcmocka -lcjson $(LDLIBS_PORTABLE)
+
+unit-tests: $(UNIT_TESTS)
+
+# The examples: the CUDA C workload needs nvcc; skipped with a note if absent.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+examples: $(if $(wildcard examples/train_sim.cu),$(BUILD)/examples/train_sim)
+$(BUILD)/examples/train_sim: examples/train_sim.cu
+	@mkdir -p $(dir $@)
+	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 -cudart shared -arch=sm_90 -o $@ $<; \
+	 else echo "note: $(NVCC) not found, examples/train_sim not built"; fi
+
+# The README's commands. Both install what they need first.
+deps:
+	@scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory WERROR=1 all unit-tests
+	@tests/run.sh $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/umkit $(DESTDIR)$(PREFIX)/share/doc/umkit
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(INJECTED) $(DESTDIR)$(PREFIX)/lib/umkit/
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/umkit/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,106 @@
+/*
+ * arena.h: the managed-memory caching arena behind the allocator shim.
+ *
+ * The program's device allocations (cudaMalloc and friends) are served from
+ * a few large managed segments instead of one cudaMallocManaged call each:
+ * allocation is fast, a deterministic program gets the same addresses in
+ * every run, and large allocations are 2 MB-aligned and 2 MB-rounded so two
+ * tensors never share a UM block (the unit of migration).
+ *
+ * The arena is bookkeeping only. Mapping memory and ordering against the GPU
+ * go through a backend (CUDA in the injected libraries, a fake in tests):
+ *  - a freed range may still be read or written by kernels already queued,
+ *    because the real cudaFree synchronizes and programs rely on it. So every
+ *    free records a fence; the range may be chosen again at once (keeping
+ *    addresses deterministic), but is handed out only after its fence has
+ *    completed, waiting for it if needed;
+ *  - the total mapped size never exceeds max_bytes: past it, allocation fails
+ *    with ARENA_ENOMEM and the shim returns the API's out-of-memory error.
+ *
+ * All functions are thread-safe (one internal mutex).
+ */
+#ifndef UMKIT_ARENA_H
+#define UMKIT_ARENA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARENA_BLOCK_SIZE ((uint64_t)2 << 20) /* one UM block: 2 MiB */
+
+typedef struct arena arena;
+
+enum arena_status {
+	ARENA_OK = 0,
+	ARENA_ENOMEM = -1,   /* would exceed max_bytes, or the backend could not map */
+	ARENA_ENOTFOUND = -2 /* not an address this arena handed out */
+};
+
+struct arena_backend {
+	void *ctx;
+	/* Maps bytes of managed memory (a multiple of ARENA_BLOCK_SIZE) at a
+	 * 2 MB-aligned address. Returns 0 and sets *base, or -1. */
+	int (*map)(void *ctx, uint64_t bytes, uint64_t *base);
+	void (*unmap)(void *ctx, uint64_t base, uint64_t bytes);
+	/* Records a fence after all GPU work issued so far; returns its token
+	 * (never 0). Tokens increase: a later fence implies the earlier ones. */
+	uint64_t (*fence_record)(void *ctx);
+	/* True once every piece of work before the fence has finished. */
+	bool (*fence_done)(void *ctx, uint64_t token);
+	/* Blocks until fence_done(token). */
+	void (*fence_wait)(void *ctx, uint64_t token);
+};
+
+struct arena_config {
+	uint64_t max_bytes;       /* cap on mapped bytes; 0: no cap */
+	uint64_t segment_bytes;   /* granularity of new segments; 0: 256 MiB */
+	uint64_t small_threshold; /* sizes up to this are packed, 512 B aligned;
+				     larger ones are block-aligned; 0: 1 MiB */
+};
+
+/* One allocation as the arena sees it. */
+struct arena_alloc {
+	uint64_t id;       /* ordinal: 1, 2, ... in allocation order */
+	uint64_t address;
+	uint64_t size;     /* as requested */
+	uint64_t reserved; /* as set aside (rounded) */
+};
+
+/* Returns NULL when out of memory. The backend is copied. */
+arena *arena_create(const struct arena_config *cfg, const struct arena_backend *backend);
+
+/* Unmaps every segment. Live allocations are forgotten. */
+void arena_destroy(arena *a);
+
+/* Serves size bytes (size 0 is served as 1). Returns ARENA_OK and fills out,
+ * or ARENA_ENOMEM. May block on a fence of an earlier free. */
+int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out);
+
+/* Releases the allocation that starts at address and records a fence for it.
+ * Returns ARENA_OK (out, if not NULL, describes what was freed), or
+ * ARENA_ENOTFOUND for an address the arena does not own. */
+int arena_free(arena *a, uint64_t address, struct arena_alloc *out);
+
+/* Finds the live allocation containing address. Returns true and fills out. */
+bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out);
+
+/* True when address lies in memory the arena mapped (live or not). */
+bool arena_owns(arena *a, uint64_t address);
+
+struct arena_stats {
+	uint64_t mapped_bytes;   /* sum of segments */
+	uint64_t live_bytes;     /* sum of reserved bytes of live allocations */
+	uint64_t peak_live_bytes;
+	uint64_t live_allocs;
+	uint64_t total_allocs;   /* ever */
+	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
+	uint64_t fence_waits;    /* allocations that had to wait for a fence */
+	uint64_t segments;
+};
+void arena_get_stats(arena *a, struct arena_stats *out);
+
+/* Calls fn for each live allocation in address order, under the arena's
+ * lock: fn must not call back into the arena. */
+void arena_foreach_live(arena *a, void (*fn)(void *ctx, const struct arena_alloc *), void *ctx);
+
+#endif

@@ -1,0 +1,46 @@
+/* execid.c: execution-ID hashing (see execid.h). */
+#include "execid.h"
+
+#include <string.h>
+
+uint64_t execid_fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t mix_u64(uint64_t h, uint64_t v)
+{
+	/* Fixed little-endian byte order, so IDs agree across builds. */
+	unsigned char b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	return execid_fnv1a(h, b, sizeof b);
+}
+
+uint64_t execid_of(const struct execid_launch *l)
+{
+	uint64_t h = EXECID_FNV_SEED;
+	h = execid_fnv1a(h, l->name, strlen(l->name) + 1);
+	for (int i = 0; i < 3; i++) {
+		h = mix_u64(h, l->grid[i]);
+		h = mix_u64(h, l->block[i]);
+	}
+	h = mix_u64(h, l->shared_mem);
+	for (size_t i = 0; i < l->nargs; i++) {
+		h = mix_u64(h, l->args[i].param_offset);
+		h = mix_u64(h, l->args[i].alloc_size);
+		h = mix_u64(h, l->args[i].offset);
+	}
+	/* Finalizer (splitmix64) spreads the low bits for hash-table use. */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h ? h : 1;
+}

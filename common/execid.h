@@ -1,0 +1,39 @@
+/*
+ * execid.h: execution IDs (DeepUM): a 64-bit hash that names "the same
+ * kernel call" across iterations and runs.
+ *
+ * The hash covers the kernel's name, grid, block and dynamic shared memory,
+ * and each parameter word that points into a managed allocation, in
+ * allocation-relative form (the allocation's size and the offset into it),
+ * since addresses differ between iterations and runs. Other parameter values
+ * are left out on purpose: scalars such as random seeds and step counters
+ * change every iteration while the memory a kernel touches does not.
+ */
+#ifndef UMKIT_EXECID_H
+#define UMKIT_EXECID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct execid_arg {
+	uint32_t param_offset; /* where the word sits in the parameter buffer */
+	uint64_t alloc_size;   /* size of the allocation it points into */
+	uint64_t offset;       /* offset into that allocation */
+};
+
+struct execid_launch {
+	const char *name;
+	uint32_t grid[3], block[3];
+	uint32_t shared_mem;
+	const struct execid_arg *args; /* in param_offset order */
+	size_t nargs;
+};
+
+/* The execution ID of a launch. Never 0 (0 means "unknown" in traces). */
+uint64_t execid_of(const struct execid_launch *l);
+
+/* FNV-1a 64 over bytes, continuing from h (start with EXECID_FNV_SEED). */
+#define EXECID_FNV_SEED 0xcbf29ce484222325ULL
+uint64_t execid_fnv1a(uint64_t h, const void *data, size_t len);
+
+#endif

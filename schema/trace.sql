@@ -1,0 +1,186 @@
+-- umkit trace schema, version 1.
+--
+-- One SQLite database per recorded run, written by libumrec.so and read by
+-- umplan and by people with sqlite3. docs/trace-schema.md documents every
+-- column with example queries. Times are nanoseconds on CUPTI's clock
+-- (cuptiGetTimestamp), so CPU-side events (allocations, launches) and GPU
+-- activity (kernels, migrations) share one time axis. Addresses and sizes
+-- are bytes. The schema version is PRAGMA user_version and meta.schema_version;
+-- a reader refuses a newer version than it knows.
+
+-- Run metadata as key/value text: schema_version, umkit_version, status
+-- ('recording' until a clean exit sets 'complete'), command, options, pid,
+-- start_ns, end_ns, device_name, device_memory, driver_version,
+-- runtime_version, cupti_version, dropped_records.
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT
+) WITHOUT ROWID;
+
+-- Interned text: kernel names and NVTX messages.
+CREATE TABLE string (
+	id    INTEGER PRIMARY KEY,
+	value TEXT NOT NULL UNIQUE
+);
+
+-- Streams seen (CUPTI stream IDs) and the context they belong to.
+CREATE TABLE stream (
+	id         INTEGER PRIMARY KEY,
+	context_id INTEGER NOT NULL,
+	created_ns INTEGER
+);
+
+-- One row per kernel execution. A row is written at launch (from the
+-- driver-API callback) and completed when CUPTI delivers the kernel's
+-- activity record (start_ns, end_ns). A kernel CUPTI reported without a
+-- launch callback (inside a CUDA graph) has seq and exec_id NULL.
+CREATE TABLE kernel (
+	correlation_id INTEGER PRIMARY KEY,  -- CUPTI correlation ID, unique per process
+	seq            INTEGER UNIQUE,       -- launch order, 0-based
+	exec_id        INTEGER,              -- execution ID (docs/trace-schema.md)
+	name_id        INTEGER NOT NULL REFERENCES string(id),
+	grid_x         INTEGER NOT NULL,
+	grid_y         INTEGER NOT NULL,
+	grid_z         INTEGER NOT NULL,
+	block_x        INTEGER NOT NULL,
+	block_y        INTEGER NOT NULL,
+	block_z        INTEGER NOT NULL,
+	shared_mem     INTEGER NOT NULL,     -- dynamic shared memory, bytes
+	stream_id      INTEGER,              -- CUPTI stream ID
+	thread_id      INTEGER,              -- launching OS thread (gettid)
+	launch_ns      INTEGER,              -- CPU time of the launch call
+	start_ns       INTEGER,              -- GPU start, NULL until the activity arrives
+	end_ns         INTEGER
+);
+CREATE INDEX kernel_exec ON kernel(exec_id);
+CREATE INDEX kernel_start ON kernel(start_ns);
+
+-- Device allocations the program made, served from managed memory by the
+-- umkit arena. id is the allocation ordinal (1, 2, ... in allocation order).
+CREATE TABLE alloc (
+	id           INTEGER PRIMARY KEY,
+	address      INTEGER NOT NULL,
+	size         INTEGER NOT NULL,      -- bytes the program asked for
+	reserved     INTEGER NOT NULL,      -- bytes the arena set aside (alignment)
+	api          TEXT NOT NULL,         -- cudaMalloc, cudaMallocAsync, cuMemAlloc, ...
+	alloc_ns     INTEGER NOT NULL,
+	alloc_thread INTEGER,
+	stream_id    INTEGER,               -- for stream-ordered allocations
+	free_ns      INTEGER,               -- NULL: not freed (see live_at_exit)
+	free_thread  INTEGER,
+	live_at_exit INTEGER NOT NULL DEFAULT 0 CHECK (live_at_exit IN (0, 1))
+);
+CREATE INDEX alloc_address ON alloc(address);
+
+-- Kernel arguments that point into a managed allocation. Every 8-byte word
+-- of the parameter buffer is checked, so pointers inside structs count.
+CREATE TABLE kernel_arg (
+	correlation_id INTEGER NOT NULL REFERENCES kernel(correlation_id),
+	param_offset   INTEGER NOT NULL,    -- byte offset in the parameter buffer
+	alloc_id       INTEGER NOT NULL REFERENCES alloc(id),
+	offset         INTEGER NOT NULL,    -- byte offset into the allocation
+	PRIMARY KEY (correlation_id, param_offset)
+) WITHOUT ROWID;
+CREATE INDEX kernel_arg_alloc ON kernel_arg(alloc_id);
+
+-- Unified Memory migrations (CUPTI BYTES_TRANSFER_HTOD/DTOH records; these
+-- are complete). cause 'fault' is CUPTI's COHERENCE cause: a block that
+-- moved because a processor touched it (an on-demand migration).
+CREATE TABLE migration (
+	id        INTEGER PRIMARY KEY,
+	start_ns  INTEGER NOT NULL,
+	end_ns    INTEGER NOT NULL,
+	address   INTEGER NOT NULL,
+	bytes     INTEGER NOT NULL,
+	direction TEXT NOT NULL CHECK (direction IN ('htod', 'dtoh', 'dtod')),
+	cause     TEXT NOT NULL CHECK (cause IN ('unknown', 'user', 'fault', 'prefetch',
+	                                         'eviction', 'access_counter'))
+);
+CREATE INDEX migration_start ON migration(start_ns);
+
+-- GPU page faults (CUPTI GPU_PAGE_FAULT records). A sample, not a complete
+-- stream: use migration for completeness.
+CREATE TABLE fault (
+	id       INTEGER PRIMARY KEY,
+	start_ns INTEGER NOT NULL,
+	end_ns   INTEGER NOT NULL,
+	address  INTEGER NOT NULL,
+	access   TEXT NOT NULL CHECK (access IN ('unknown', 'read', 'write', 'atomic', 'prefetch')),
+	groups   INTEGER NOT NULL               -- fault groups in the record (CUPTI value)
+);
+CREATE INDEX fault_start ON fault(start_ns);
+
+-- NVTX push/pop and start/end ranges; iteration markers come from here.
+CREATE TABLE nvtx_range (
+	id        INTEGER PRIMARY KEY,
+	name_id   INTEGER NOT NULL REFERENCES string(id),
+	thread_id INTEGER,
+	start_ns  INTEGER NOT NULL,
+	end_ns    INTEGER                       -- NULL: never closed
+);
+CREATE INDEX nvtx_range_start ON nvtx_range(start_ns);
+
+CREATE TABLE memcpy (
+	id             INTEGER PRIMARY KEY,
+	correlation_id INTEGER,
+	kind           TEXT NOT NULL,           -- htod, dtoh, dtod, htoh, ptop, unknown
+	bytes          INTEGER NOT NULL,
+	stream_id      INTEGER,
+	start_ns       INTEGER NOT NULL,
+	end_ns         INTEGER NOT NULL
+);
+
+CREATE TABLE memset (
+	id             INTEGER PRIMARY KEY,
+	correlation_id INTEGER,
+	bytes          INTEGER NOT NULL,
+	value          INTEGER NOT NULL,
+	stream_id      INTEGER,
+	start_ns       INTEGER NOT NULL,
+	end_ns         INTEGER NOT NULL
+);
+
+-- Views for the common questions.
+
+-- Kernels with their names and durations, in launch order.
+CREATE VIEW kernel_named AS
+SELECT k.seq, k.correlation_id, k.exec_id, s.value AS name,
+       k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
+       k.shared_mem, k.stream_id, k.thread_id, k.launch_ns, k.start_ns, k.end_ns,
+       k.end_ns - k.start_ns AS duration_ns
+FROM kernel k JOIN string s ON s.id = k.name_id;
+
+-- The 2 MB UM blocks each kernel touches through its arguments: one row per
+-- (kernel, allocation) with the allocation's first and last block number.
+CREATE VIEW kernel_access AS
+SELECT DISTINCT a.correlation_id, a.alloc_id,
+       al.address >> 21 AS first_block,
+       (al.address + al.size - 1) >> 21 AS last_block
+FROM kernel_arg a JOIN alloc al ON al.id = a.alloc_id;
+
+-- Blocks and bytes per kernel (argument-based access sets).
+CREATE VIEW kernel_blocks AS
+SELECT k.seq, k.correlation_id, s.value AS name,
+       count(x.alloc_id) AS allocations,
+       coalesce(sum(x.last_block - x.first_block + 1), 0) AS blocks
+FROM kernel k JOIN string s ON s.id = k.name_id
+LEFT JOIN kernel_access x ON x.correlation_id = k.correlation_id
+GROUP BY k.correlation_id;
+
+-- Kernels launched inside each NVTX range (by the launching thread's time).
+CREATE VIEW nvtx_kernels AS
+SELECT r.id AS range_id, s.value AS name, r.start_ns, r.end_ns,
+       (SELECT count(*) FROM kernel k
+         WHERE k.launch_ns >= r.start_ns AND k.launch_ns < r.end_ns) AS kernels
+FROM nvtx_range r JOIN string s ON s.id = r.name_id;
+
+-- UM migration volume attributed to the kernel running on the GPU when the
+-- migration started (time attribution; see docs/trace-schema.md for limits).
+CREATE VIEW kernel_migration AS
+SELECT k.seq, k.correlation_id,
+       sum(CASE WHEN m.direction = 'htod' THEN m.bytes ELSE 0 END) AS htod_bytes,
+       sum(CASE WHEN m.direction = 'dtoh' THEN m.bytes ELSE 0 END) AS dtoh_bytes,
+       sum(CASE WHEN m.cause = 'fault' THEN m.bytes ELSE 0 END) AS fault_bytes
+FROM kernel k JOIN migration m
+  ON m.start_ns >= k.start_ns AND m.start_ns < k.end_ns
+GROUP BY k.correlation_id;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every CI test: the cmocka unit-test binaries in BUILD/tests and the
+# command-line tests in tests/cli. Prints one summary line per suite and a
+# final "N passed, M failed"; exits non-zero if anything failed.
+set -uo pipefail
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+export UMKIT_FIXTURES="$root/tests/fixtures"
+export UMKIT_BUILD="$root/$build"
+log_dir=$(mktemp -d "${TMPDIR:-/tmp}/umkit-tests-XXXXXX")
+passed=0 failed=0 failed_names=()
+
+count() { # count FILE PATTERN: the number in the first line matching PATTERN
+	grep -m1 -E "$2" "$1" | grep -oE '[0-9]+' | head -1
+}
+
+for t in "$root/$build"/tests/test_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	(cd "$root" && "$t") >"$log_dir/$name.log" 2>&1
+	rc=$?
+	p=$(count "$log_dir/$name.log" '^\[  PASSED  \]'); p=${p:-0}
+	f=$(count "$log_dir/$name.log" '^\[  FAILED  \] [0-9]+ test'); f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # crashed before its summary
+	passed=$((passed + p)); failed=$((failed + f))
+	if [ "$f" -ne 0 ]; then
+		failed_names+=("$name"); cat "$log_dir/$name.log"
+	fi
+	printf '%-28s %3d passed, %d failed\n' "$name" "$p" "$f"
+done
+
+for t in "$root"/tests/cli/test_*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	(cd "$root" && bash "$t") >"$log_dir/$name.log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log_dir/$name.log"); f=$(grep -c '^not ok ' "$log_dir/$name.log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	passed=$((passed + p)); failed=$((failed + f))
+	if [ "$f" -ne 0 ]; then
+		failed_names+=("$name"); cat "$log_dir/$name.log"
+	fi
+	printf '%-28s %3d passed, %d failed\n' "$name" "$p" "$f"
+done
+
+[ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
+rm -rf "$log_dir"
+echo "total: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,86 @@
+/* Unit tests for the small common helpers: sizes and execution IDs. */
+#include "testutil.h"
+
+#include "execid.h"
+#include "size.h"
+
+static void size_parses_units(void **state)
+{
+	uint64_t v;
+	assert_int_equal(um_size_parse("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(um_size_parse("8G", &v), 0);
+	assert_int_equal(v, 8ULL << 30);
+	assert_int_equal(um_size_parse("512MiB", &v), 0);
+	assert_int_equal(v, 512ULL << 20);
+	assert_int_equal(um_size_parse("1.5gb", &v), 0);
+	assert_int_equal(v, 3ULL << 29);
+	assert_int_equal(um_size_parse("2k", &v), 0);
+	assert_int_equal(v, 2048);
+}
+
+static void size_rejects_junk(void **state)
+{
+	uint64_t v = 7;
+	const char *bad[] = { "", "-1G", "G", "12X", "1.2.3", " 5", "1e30T", "nan", "inf" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(um_size_parse(bad[i], &v), -1);
+	assert_int_equal(v, 7);
+}
+
+static void size_formats(void **state)
+{
+	char buf[32];
+	assert_string_equal(um_size_format(512, buf, sizeof buf), "512 B");
+	assert_string_equal(um_size_format(3ULL << 29, buf, sizeof buf), "1.50 GiB");
+}
+
+static struct execid_launch base_launch(const struct execid_arg *args, size_t n)
+{
+	struct execid_launch l = { "gemm_kernel", { 4, 2, 1 }, { 128, 1, 1 }, 1024, args, n };
+	return l;
+}
+
+static void execid_stable_and_sensitive(void **state)
+{
+	struct execid_arg args[2] = { { 0, 1 << 22, 0 }, { 8, 1 << 20, 256 } };
+	struct execid_launch l = base_launch(args, 2);
+	uint64_t id = execid_of(&l);
+	assert_true(id != 0);
+	assert_int_equal(execid_of(&l), id);
+
+	struct execid_launch m = l;
+	m.grid[0] = 5;
+	assert_true(execid_of(&m) != id);
+	m = l;
+	m.name = "gemm_kernel2";
+	assert_true(execid_of(&m) != id);
+	m = l;
+	m.shared_mem = 0;
+	assert_true(execid_of(&m) != id);
+
+	struct execid_arg moved[2] = { args[0], args[1] };
+	moved[1].offset = 512;
+	m = base_launch(moved, 2);
+	assert_true(execid_of(&m) != id);
+	m = base_launch(args, 1);
+	assert_true(execid_of(&m) != id);
+}
+
+static void execid_known_value(void **state)
+{
+	/* Pinned so that traces and plans from different builds agree. */
+	assert_int_equal(execid_fnv1a(EXECID_FNV_SEED, "a", 1), 0xaf63dc4c8601ec8cULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(size_parses_units),
+		cmocka_unit_test(size_rejects_junk),
+		cmocka_unit_test(size_formats),
+		cmocka_unit_test(execid_stable_and_sensitive),
+		cmocka_unit_test(execid_known_value),
+	};
+	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
+}

@@ -1,0 +1,47 @@
+/*
+ * testutil.h: what every cmocka unit test includes.
+ *
+ * cmocka needs these system headers before cmocka.h; the helpers below are
+ * for tests that need scratch files.
+ */
+#ifndef UMKIT_TESTUTIL_H
+#define UMKIT_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* A fresh scratch directory under $TMPDIR (or /tmp), created once per test
+ * binary; returns "dir/name" in buf. */
+static inline const char *test_path(char *buf, size_t len, const char *name)
+{
+	static char dir[256];
+	if (!dir[0]) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(dir, sizeof dir, "%s/umkit-test-XXXXXX", tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir)) {
+			perror("mkdtemp");
+			abort();
+		}
+	}
+	snprintf(buf, len, "%s/%s", dir, name);
+	return buf;
+}
+
+/* Directory holding the committed fixtures (tests/fixtures), from the
+ * UMKIT_FIXTURES environment variable that tests/run.sh sets. */
+static inline const char *test_fixture(char *buf, size_t len, const char *name)
+{
+	const char *dir = getenv("UMKIT_FIXTURES");
+	snprintf(buf, len, "%s/%s", dir ? dir : "tests/fixtures", name);
+	return buf;
+}
+
+#endif
