@@ -32,7 +32,10 @@ CUDA_CFLAGS := -I$(CUDA_HOME)/include -I$(CUPTI_HOME)/include
 LDLIBS_PORTABLE := -lsqlite3 -lzstd -lm -ldl -pthread
 # Injected libraries: libcuda comes from the driver at run time (the stub
 # only satisfies the link); libcupti is found through the rpath.
-LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti
+# The rpath names both the toolkit's path here and its real location, so the
+# library finds libcupti on a machine whose /usr/local/cuda link differs.
+CUPTI_RPATH := $(CUPTI_LIBDIR):$(realpath $(CUPTI_LIBDIR)):$(CUDA_HOME)/targets/x86_64-linux/lib
+LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_RPATH) -lcupti
 
 MODULES := common record plan replay
 MAINS := record/umrec.c plan/umplan.c replay/umreplay.c
@@ -86,7 +89,7 @@ $(BUILD)/bin/umplan: $(call obj,plan/umplan.c) $(BUILD)/lib/libumkit_plan.a $(BU
 $(BUILD)/bin/umreplay: $(call obj,replay/umreplay.c) $(BUILD)/lib/libumkit_replay.a $(BUILD)/lib/libumkit_common.a
 $(TOOLS):
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) $(CFLAGS_ALL) -o $@ $^ -Wl,--as-needed -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/lib/libumrec.so: $(call obj,$(call src_cuda,common) $(call src_cuda,record)) \
 		$(BUILD)/lib/libumkit_record.a $(BUILD)/lib/libumkit_common.a
@@ -95,7 +98,7 @@ $(BUILD)/lib/libumreplay.so: $(call obj,$(call src_cuda,common) $(call src_cuda,
 $(INJECTED):
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(CFLAGS_ALL) -o $@ -Wl,--whole-archive $(filter %.o,$^) -Wl,--no-whole-archive \
-		$(filter %.a,$^) $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined
+		$(filter %.a,$^) -Wl,--as-needed $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined
 
 # Unit tests link every portable library and cmocka; no CUDA, no driver.
 $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) tests/unit/testutil.h

@@ -17,6 +17,12 @@
  *  - the total mapped size never exceeds max_bytes: past it, allocation fails
  *    with ARENA_ENOMEM and the shim returns the API's out-of-memory error.
  *
+ * Placement is deterministic: for the same sequence of calls the arena
+ * returns the same addresses relative to its segments' bases, whatever
+ * bases the backend returns and however fast fences complete (arena.c says
+ * how). Small allocations are packed into 2 MB blocks of their own, so a UM
+ * block holds one large allocation or small ones only.
+ *
  * All functions are thread-safe (one internal mutex).
  */
 #ifndef UMKIT_ARENA_H
@@ -36,26 +42,36 @@ enum arena_status {
 	ARENA_ENOTFOUND = -2 /* not an address this arena handed out */
 };
 
+/* The arena calls the backend with its lock held, so never two calls at
+ * once. */
 struct arena_backend {
 	void *ctx;
 	/* Maps bytes of managed memory (a multiple of ARENA_BLOCK_SIZE) at a
 	 * 2 MB-aligned address. Returns 0 and sets *base, or -1. */
 	int (*map)(void *ctx, uint64_t bytes, uint64_t *base);
+	/* Unmaps what map returned. The arena unmaps a segment before
+	 * arena_destroy only when it is wholly free and its fences completed. */
 	void (*unmap)(void *ctx, uint64_t base, uint64_t bytes);
 	/* Records a fence after all GPU work issued so far; returns its token
 	 * (never 0). Tokens increase: a later fence implies the earlier ones. */
 	uint64_t (*fence_record)(void *ctx);
 	/* True once every piece of work before the fence has finished. */
 	bool (*fence_done)(void *ctx, uint64_t token);
-	/* Blocks until fence_done(token). */
+	/* Blocks until fence_done(token). Only called after fence_done(token)
+	 * returned false. */
 	void (*fence_wait)(void *ctx, uint64_t token);
 };
 
 struct arena_config {
-	uint64_t max_bytes;       /* cap on mapped bytes; 0: no cap */
-	uint64_t segment_bytes;   /* granularity of new segments; 0: 256 MiB */
+	uint64_t max_bytes;       /* cap on mapped bytes, used rounded down to
+				     whole blocks; 0: no cap */
+	uint64_t segment_bytes;   /* granularity of new segments, rounded up to
+				     whole blocks; 0: 256 MiB. A larger
+				     allocation gets a segment of its own. */
 	uint64_t small_threshold; /* sizes up to this are packed, 512 B aligned;
-				     larger ones are block-aligned; 0: 1 MiB */
+				     larger ones are block-aligned and rounded
+				     to whole blocks; 0: 1 MiB; at most
+				     ARENA_BLOCK_SIZE */
 };
 
 /* One allocation as the arena sees it. */
@@ -66,22 +82,30 @@ struct arena_alloc {
 	uint64_t reserved; /* as set aside (rounded) */
 };
 
-/* Returns NULL when out of memory. The backend is copied. */
+/* cfg NULL means every default. Returns NULL when out of memory or when the
+ * backend lacks a function. The backend is copied. */
 arena *arena_create(const struct arena_config *cfg, const struct arena_backend *backend);
 
-/* Unmaps every segment. Live allocations are forgotten. */
+/* Unmaps every segment. Live allocations are forgotten. The caller makes
+ * sure no GPU work still uses the memory (the arena waits for no fence). */
 void arena_destroy(arena *a);
 
 /* Serves size bytes (size 0 is served as 1). Returns ARENA_OK and fills out,
- * or ARENA_ENOMEM. May block on a fence of an earlier free. */
+ * or ARENA_ENOMEM (counted in failed_allocs). May block on a fence of an
+ * earlier free. */
 int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out);
 
 /* Releases the allocation that starts at address and records a fence for it.
  * Returns ARENA_OK (out, if not NULL, describes what was freed), or
- * ARENA_ENOTFOUND for an address the arena does not own. */
+ * ARENA_ENOTFOUND when address is not the start of a live allocation
+ * (unknown, inside one, or already freed). */
 int arena_free(arena *a, uint64_t address, struct arena_alloc *out);
 
-/* Finds the live allocation containing address. Returns true and fills out. */
+/* Finds the live allocation containing address, that is whose
+ * [address, address + size) holds it, size as requested (a zero-size
+ * allocation holds one byte; the rounding padding belongs to no
+ * allocation). Returns true and fills out. O(log n): cheap enough for every
+ * parameter word of every launch. */
 bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out);
 
 /* True when address lies in memory the arena mapped (live or not). */

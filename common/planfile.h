@@ -2,12 +2,12 @@
  * planfile.h: the plan.bin container (docs/plan-format.md).
  *
  * A plan file is a fixed header (magic, format version, section count,
- * payload length, checksum of everything after the header), a section table
- * and zstd-compressed sections. This module knows nothing of what the
- * sections mean (common/plan.h does); it guarantees that a reader either
- * gets every section back exactly as written or a clear error naming the
- * file and the problem: a truncated, corrupt, foreign or newer file never
- * crashes the reader.
+ * payload length, checksum of the whole file but the checksum field), a
+ * section table and zstd-compressed sections, each with its own checksum.
+ * This module knows nothing of what the sections mean (common/plan.h
+ * does); it guarantees that a reader either gets every section back exactly
+ * as written or a clear error naming the file and the problem: a truncated,
+ * corrupt, foreign or newer file never crashes the reader.
  */
 #ifndef UMKIT_PLANFILE_H
 #define UMKIT_PLANFILE_H
@@ -32,6 +32,11 @@ int planfile_writer_add(planfile_writer *w, uint32_t id, const void *data, size_
  * sections added, so equal inputs give byte-identical files. Returns 0, or
  * -1 with err naming path and the problem. */
 int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t errlen);
+
+/* The bytes planfile_writer_save would write, in a malloc'ed buffer the
+ * caller frees (for writing elsewhere than a file, and for tests). Returns
+ * 0, or -1 when out of memory. */
+int planfile_writer_encode(planfile_writer *w, void **data, size_t *len);
 
 /* Reads and verifies a whole plan file. Returns NULL with err set (naming
  * path) on any problem: missing, unreadable, not a plan, newer version,

@@ -10,6 +10,22 @@
  * leaves a database that opens and passes PRAGMA integrity_check, holding
  * everything committed up to the last batch.
  *
+ * Rules for callers:
+ *  - Events are applied in the order they were accepted, across threads:
+ *    report an allocation before a launch that uses it, a launch before its
+ *    kernel activity (the reverse also works), an allocation before its free.
+ *  - Event calls never do I/O. They block only when max_queued events are
+ *    waiting for a disk that cannot keep up (backpressure: the program slows
+ *    down instead of the recorder dropping events or growing without bound).
+ *  - trace_writer_close waits for event calls already running and ignores
+ *    those that start while it runs (so a late CUPTI callback is harmless),
+ *    but none may start after it has returned: the writer is freed. No call
+ *    is async-signal-safe.
+ *  - After fork(), the child's writer is inert: event calls do nothing,
+ *    trace_writer_intern returns 0 and trace_writer_close returns -1 without
+ *    touching the parent's file (DataLoader workers fork a traced process).
+ *  - Failed writes are counted, never fatal: see trace_writer_first_error.
+ *
  * Nothing here needs CUDA: tests feed it synthetic events.
  */
 #ifndef UMKIT_TRACE_WRITER_H
@@ -22,7 +38,11 @@ typedef struct trace_writer trace_writer;
 
 struct trace_writer_options {
 	unsigned flush_interval_ms; /* 0: default (100 ms) */
-	size_t batch_events;        /* wake the writer at this many events; 0: default */
+	size_t batch_events;        /* wake the writer at this many events; 0: default (4096) */
+	size_t max_queued;          /* producers wait while this many events are queued
+				       (a kernel argument counts as one); 0: default
+				       (262144 x 80 bytes, about 20 MB, plus as much
+				       for the batch being written) */
 };
 
 /*
@@ -35,9 +55,12 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 				char *err, size_t errlen);
 
 /*
- * Drains every queued event, sets meta.status = 'complete' and end_ns,
- * checkpoints the WAL and closes the database. Returns 0, or -1 with err set.
- * The writer is freed either way.
+ * Drains every queued event, sets meta.status = 'complete' and end_ns (and
+ * meta.write_errors when some rows failed), checkpoints the WAL and closes
+ * the database, leaving one self-contained file (journal mode DELETE).
+ * Returns 0, or -1 with err set when the final writes failed or any write
+ * failed during the run. The writer is freed either way (except in a forked
+ * child, see above). Blocks for the final commit.
  */
 int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errlen);
 
@@ -45,9 +68,10 @@ int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errle
 void trace_writer_meta(trace_writer *w, const char *key, const char *value);
 
 /*
- * Returns the string table id of s, adding it on first sight. Thread-safe
- * and fast for repeated strings (an in-memory table answers after the first
- * call); the row itself is written with the next batch.
+ * Returns the string table id (1, 2, ...) of s, adding it on first sight;
+ * NULL interns "". Thread-safe and fast for repeated strings (an in-memory
+ * table answers after the first call); the row itself is written with the
+ * next batch, before any event accepted after this call.
  */
 int64_t trace_writer_intern(trace_writer *w, const char *s);
 
@@ -69,8 +93,8 @@ struct trace_kernel_arg {
 struct trace_launch {
 	uint32_t correlation_id;
 	uint64_t seq;
-	uint64_t exec_id;
-	int64_t name_id; /* from trace_writer_intern */
+	uint64_t exec_id; /* 0: unknown, stored as NULL */
+	int64_t name_id;  /* from trace_writer_intern */
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
 	uint32_t stream_id;
@@ -157,12 +181,24 @@ struct trace_memset {
 void trace_writer_memset(trace_writer *w, const struct trace_memset *s);
 
 struct trace_writer_stats {
-	uint64_t events;       /* accepted */
+	uint64_t events;       /* accepted (kernel arguments not counted) */
 	uint64_t batches;      /* transactions committed */
-	uint64_t write_errors; /* failed statements (the first is logged) */
-	uint64_t kernels, allocs, migrations, faults, nvtx_ranges;
+	uint64_t write_errors; /* failed statements (the first: trace_writer_first_error) */
+	uint64_t kernels;      /* kernel activity records accepted */
+	uint64_t launches;     /* launches accepted */
+	uint64_t allocs, migrations, faults, nvtx_ranges;
+	uint64_t stalls;       /* times a producer waited for the queue to drain */
+	uint64_t queue_peak;   /* most events ever queued at once (arguments count) */
+	uint64_t dropped;      /* events lost because their queue memory could not be allocated */
 };
 /* Counts so far; safe from any thread. */
 void trace_writer_get_stats(trace_writer *w, struct trace_writer_stats *out);
+
+/*
+ * Copies the message of the first failed write ("kernel_arg: UNIQUE
+ * constraint failed: ...") into buf. Returns 1 if a write has failed, 0
+ * (buf = "") if none has. Safe from any thread.
+ */
+int trace_writer_first_error(trace_writer *w, char *buf, size_t len);
 
 #endif

@@ -11,7 +11,8 @@
 -- Run metadata as key/value text: schema_version, umkit_version, status
 -- ('recording' until a clean exit sets 'complete'), command, options, pid,
 -- start_ns, end_ns, device_name, device_memory, driver_version,
--- runtime_version, cupti_version, dropped_records.
+-- runtime_version, cupti_version, dropped_records, write_errors (set at
+-- close when some rows could not be written).
 CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT
@@ -54,6 +55,8 @@ CREATE TABLE kernel (
 );
 CREATE INDEX kernel_exec ON kernel(exec_id);
 CREATE INDEX kernel_start ON kernel(start_ns);
+-- nvtx_kernels and per-iteration queries select kernels by launch time.
+CREATE INDEX kernel_launch ON kernel(launch_ns);
 
 -- Device allocations the program made, served from managed memory by the
 -- umkit arena. id is the allocation ordinal (1, 2, ... in allocation order).
@@ -167,11 +170,13 @@ FROM kernel k JOIN string s ON s.id = k.name_id
 LEFT JOIN kernel_access x ON x.correlation_id = k.correlation_id
 GROUP BY k.correlation_id;
 
--- Kernels launched inside each NVTX range (by the launching thread's time).
+-- Kernels launched inside each NVTX range (by launch time, from any thread).
+-- A range never closed extends to the end of the recording.
 CREATE VIEW nvtx_kernels AS
 SELECT r.id AS range_id, s.value AS name, r.start_ns, r.end_ns,
        (SELECT count(*) FROM kernel k
-         WHERE k.launch_ns >= r.start_ns AND k.launch_ns < r.end_ns) AS kernels
+         WHERE k.launch_ns >= r.start_ns
+           AND k.launch_ns < coalesce(r.end_ns, 9223372036854775807)) AS kernels
 FROM nvtx_range r JOIN string s ON s.id = r.name_id;
 
 -- UM migration volume attributed to the kernel running on the GPU when the

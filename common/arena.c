@@ -1,0 +1,612 @@
+/*
+ * arena.c: the bookkeeping of the managed-memory caching arena (arena.h).
+ *
+ * Owns the segments mapped through the backend, the ranges they are cut
+ * into, the free indexes that placement searches and the live index that
+ * lookups search. Mapping memory and ordering against the GPU stay in the
+ * backend.
+ *
+ * Two levels, one mechanism. Segments are cut into ranges of whole 2 MiB
+ * blocks; a large allocation takes one such range, and so does a small
+ * block: a 2 MiB range (its "carrier") that is itself cut into 512 B ranges
+ * for small allocations. So a UM block holds one large allocation or small
+ * ones only, never both. Each level has its own free index. A range is live
+ * (in the live index), free (in its level's free index) or a carrier (in
+ * neither). Within a region (a segment or a small block) the ranges also form
+ * an address-ordered list, so a free merges with free neighbours in O(1);
+ * adjacent ranges are therefore never both free. A small block that becomes
+ * empty goes back to its segment, so its 2 MiB can serve any size again.
+ *
+ * Placement. A request takes the free range of its level that is the
+ * smallest of those large enough; among equally small ones, the one freed
+ * longest ago (never-used memory counts as oldest); then the lowest
+ * (segment ordinal, offset in segment). It is carved from that range's start.
+ * Every key is bookkeeping: sizes, the order of arena_free calls, the order
+ * segments were mapped in, offsets from segment bases. None is an absolute
+ * address or the state of a fence. So the same calls give the same
+ * segment-relative addresses whatever bases the backend returns and however
+ * fast the GPU retires work. Best fit keeps segments dense, which is what a
+ * cap needs. Taking the oldest free among equal fits picks the range whose
+ * fence most likely completed already, so waits are as rare as bookkeeping
+ * alone allows.
+ *
+ * Fences. A free range carries the fence of the newest free merged into it:
+ * tokens are monotonic, so waiting for the newest covers the rest. This is
+ * conservative (memory merged from an old free waits for the newest one),
+ * and the price of never letting a fence decide placement. A range is handed
+ * out only after its fence completed, and a segment unmapped only after its
+ * free range's fence completed. Backend calls, fence_wait included, are made
+ * under the lock, so a backend never sees two calls at once.
+ *
+ * Growth. When nothing fits, a segment is mapped: segment_bytes, or the
+ * request itself when larger (its own segment), or what the cap still
+ * allows when that is less than segment_bytes but enough for the request.
+ * When the cap leaves too little, wholly free segments are unmapped, oldest
+ * first, if that makes enough room; otherwise the allocation fails. When the
+ * backend refuses to map, all wholly free segments are unmapped and the map
+ * is tried once more.
+ */
+#include "arena.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "arena_tree.h"
+
+#define SMALL_ALIGN ((uint64_t)512)
+#define DEFAULT_SEGMENT_BYTES ((uint64_t)256 << 20)
+#define DEFAULT_SMALL_THRESHOLD ((uint64_t)1 << 20)
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+enum range_state { RANGE_FREE, RANGE_LIVE, RANGE_CARRIER };
+
+struct region;
+
+struct range {
+	struct arena_tree_node link; /* live: in the live index; free: in its level's free index */
+	struct range *prev, *next;   /* address neighbours in the same region */
+	struct region *region;
+	uint64_t start, size;
+	enum range_state state;
+	/* While free. */
+	uint64_t free_seq; /* which free made it (arena_free calls counted from 1); 0: never used */
+	uint64_t fence;    /* fence of the newest free merged into it; 0: none */
+	/* While live. */
+	uint64_t id, requested;
+	/* While a carrier: the small block it holds. */
+	struct region *block;
+};
+
+/* A segment, or a small block inside one. */
+struct region {
+	uint64_t base, bytes;
+	uint64_t segment_ordinal; /* placement keys: the segment's mapping order */
+	uint64_t segment_base;    /* and base (a small block's are its segment's) */
+	struct range *first;      /* the range at base: merges keep the lower range */
+	uint64_t ranges_in_use;   /* live or carrier ranges */
+	struct range *carrier;    /* a small block's range in its segment; NULL for a segment */
+	struct region *older, *newer; /* segments only, in mapping order */
+};
+
+struct arena {
+	pthread_mutex_t lock;
+	struct arena_backend backend;
+	bool capped;
+	uint64_t max_bytes; /* when capped: the cap rounded down to whole blocks */
+	uint64_t segment_bytes, small_threshold;
+	struct arena_tree live, free_large, free_small;
+	struct region **segments; /* sorted by base, for arena_owns */
+	size_t segments_cap;
+	struct region *oldest, *newest;
+	uint64_t segments_mapped; /* ever: the next segment's ordinal */
+	uint64_t frees;           /* ever: the next free's free_seq */
+	uint64_t fence_done_upto; /* every fence up to this token completed */
+	struct arena_stats stats;
+};
+
+static uint64_t round_up(uint64_t v, uint64_t align)
+{
+	return (v + align - 1) / align * align;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* The placement order (see the file comment). Unique: no two free ranges
+ * of one level share a segment offset. */
+static int cmp_free(const struct arena_tree_node *an, const struct arena_tree_node *bn)
+{
+	const struct range *a = container_of(an, struct range, link);
+	const struct range *b = container_of(bn, struct range, link);
+	int c = cmp_u64(a->size, b->size);
+	if (!c)
+		c = cmp_u64(a->free_seq, b->free_seq);
+	if (!c)
+		c = cmp_u64(a->region->segment_ordinal, b->region->segment_ordinal);
+	if (!c)
+		c = cmp_u64(a->start - a->region->segment_base, b->start - b->region->segment_base);
+	return c;
+}
+
+static int cmp_live(const struct arena_tree_node *an, const struct arena_tree_node *bn)
+{
+	return cmp_u64(container_of(an, struct range, link)->start, container_of(bn, struct range, link)->start);
+}
+
+/* Allocations of size 0 are served as 1 byte. */
+static uint64_t served_size(uint64_t size)
+{
+	return size ? size : 1;
+}
+
+static void describe(const struct range *r, struct arena_alloc *out)
+{
+	out->id = r->id;
+	out->address = r->start;
+	out->size = r->requested;
+	out->reserved = r->size;
+}
+
+static bool fence_done(arena *a, uint64_t token)
+{
+	if (token <= a->fence_done_upto)
+		return true;
+	if (!a->backend.fence_done(a->backend.ctx, token))
+		return false;
+	a->fence_done_upto = token;
+	return true;
+}
+
+/* Returns once the fence completed; sets *waited if that meant waiting. */
+static void fence_settle(arena *a, uint64_t token, bool *waited)
+{
+	if (fence_done(a, token))
+		return;
+	a->backend.fence_wait(a->backend.ctx, token);
+	a->fence_done_upto = token;
+	*waited = true;
+}
+
+static struct arena_tree *free_index_of(arena *a, const struct region *region)
+{
+	return region->carrier ? &a->free_small : &a->free_large;
+}
+
+/*
+ * Takes the first range of a free index in placement order that holds need
+ * bytes, splitting off the rest as a free range with the same fence. The
+ * range comes back in use but still carrying its fence, for the caller to
+ * settle. Returns NULL when nothing fits, or with *oom when the split could
+ * not allocate (nothing changed then).
+ */
+static struct range *take_fit(struct arena_tree *free_index, uint64_t need, bool *oom)
+{
+	struct region any_segment = { 0 };
+	struct range probe = { .region = &any_segment, .size = need };
+	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
+	if (!n)
+		return NULL;
+	struct range *r = container_of(n, struct range, link);
+	struct range *rest = NULL;
+	if (r->size > need) {
+		rest = calloc(1, sizeof *rest);
+		if (!rest) {
+			*oom = true;
+			return NULL;
+		}
+	}
+	arena_tree_remove(free_index, &r->link);
+	if (rest) {
+		*rest = (struct range){
+			.prev = r, .next = r->next, .region = r->region,
+			.start = r->start + need, .size = r->size - need,
+			.state = RANGE_FREE, .free_seq = r->free_seq, .fence = r->fence,
+		};
+		if (r->next)
+			r->next->prev = rest;
+		r->next = rest;
+		r->size = need;
+		arena_tree_insert(free_index, &rest->link);
+	}
+	r->region->ranges_in_use++;
+	return r;
+}
+
+/* Merges high, free and right after low, into low; high is freed. */
+static void absorb(struct range *low, struct range *high)
+{
+	low->size += high->size;
+	low->fence = max_u64(low->fence, high->fence);
+	low->free_seq = max_u64(low->free_seq, high->free_seq);
+	low->next = high->next;
+	if (high->next)
+		high->next->prev = low;
+	free(high);
+}
+
+/* Makes r free with the given fence, merges it with free neighbours, and
+ * gives an emptied small block back to its segment. */
+static void release_range(arena *a, struct range *r, uint64_t fence, uint64_t free_seq)
+{
+	struct region *region = r->region;
+	struct arena_tree *free_index = free_index_of(a, region);
+	r->state = RANGE_FREE;
+	r->fence = fence;
+	r->free_seq = free_seq;
+	r->block = NULL;
+	region->ranges_in_use--;
+	if (r->prev && r->prev->state == RANGE_FREE) {
+		struct range *low = r->prev;
+		arena_tree_remove(free_index, &low->link);
+		absorb(low, r);
+		r = low;
+	}
+	if (r->next && r->next->state == RANGE_FREE) {
+		arena_tree_remove(free_index, &r->next->link);
+		absorb(r, r->next);
+	}
+	if (region->carrier && region->ranges_in_use == 0) {
+		struct range *carrier = region->carrier;
+		fence = r->fence;
+		free_seq = r->free_seq;
+		free(r);
+		free(region);
+		release_range(a, carrier, fence, free_seq);
+		return;
+	}
+	arena_tree_insert(free_index, &r->link);
+}
+
+static uint64_t cap_room(const arena *a)
+{
+	return a->capped ? a->max_bytes - a->stats.mapped_bytes : UINT64_MAX;
+}
+
+/* The size of segment to map so that a range of need bytes fits, when room
+ * more bytes may be mapped; 0 when none can. */
+static uint64_t segment_size_for(const arena *a, uint64_t need, uint64_t room)
+{
+	if (need > a->segment_bytes)
+		return need <= room ? need : 0;
+	uint64_t size = a->segment_bytes <= room ? a->segment_bytes : room - room % ARENA_BLOCK_SIZE;
+	return size >= need ? size : 0;
+}
+
+static size_t segment_index_at_or_before(const arena *a, uint64_t address)
+{
+	/* The number of segments whose base is <= address. */
+	size_t lo = 0, hi = a->stats.segments;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->segments[mid]->base <= address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Unmaps a segment with nothing in use: its one range is free. */
+static void unmap_idle_segment(arena *a, struct region *seg, bool *waited)
+{
+	struct range *whole = seg->first;
+	arena_tree_remove(&a->free_large, &whole->link);
+	/* Kernels queued before the last free may still touch it. */
+	fence_settle(a, whole->fence, waited);
+	a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
+
+	size_t i = segment_index_at_or_before(a, seg->base) - 1;
+	for (; i + 1 < a->stats.segments; i++)
+		a->segments[i] = a->segments[i + 1];
+	if (seg->older)
+		seg->older->newer = seg->newer;
+	else
+		a->oldest = seg->newer;
+	if (seg->newer)
+		seg->newer->older = seg->older;
+	else
+		a->newest = seg->older;
+	a->stats.segments--;
+	a->stats.mapped_bytes -= seg->bytes;
+	free(whole);
+	free(seg);
+}
+
+/* Unmaps wholly free segments, oldest first, until need fits in the room
+ * the cap leaves (need 0: all of them). Returns how many it unmapped. */
+static size_t unmap_idle_segments(arena *a, uint64_t need, bool *waited)
+{
+	size_t unmapped = 0;
+	for (struct region *seg = a->oldest, *newer; seg; seg = newer) {
+		newer = seg->newer;
+		if (need && segment_size_for(a, need, cap_room(a)))
+			break;
+		if (seg->ranges_in_use)
+			continue;
+		unmap_idle_segment(a, seg, waited);
+		unmapped++;
+	}
+	return unmapped;
+}
+
+/* True when unmapping every wholly free segment would make room for need. */
+static bool idle_segments_make_room(const arena *a, uint64_t need)
+{
+	uint64_t idle = 0;
+	for (const struct region *seg = a->oldest; seg; seg = seg->newer)
+		if (!seg->ranges_in_use)
+			idle += seg->bytes;
+	return segment_size_for(a, need, cap_room(a) + idle) != 0;
+}
+
+/* Maps a new segment able to hold a range of need bytes and adds its space
+ * to the large free index. Returns false when the cap or the backend (or
+ * malloc) refuses. */
+static bool grow(arena *a, uint64_t need, bool *waited)
+{
+	if (!segment_size_for(a, need, cap_room(a))) {
+		if (!idle_segments_make_room(a, need))
+			return false;
+		unmap_idle_segments(a, need, waited);
+	}
+	uint64_t bytes = segment_size_for(a, need, cap_room(a));
+
+	struct region *seg = calloc(1, sizeof *seg);
+	struct range *whole = calloc(1, sizeof *whole);
+	if (!seg || !whole)
+		goto fail;
+	if (a->stats.segments == a->segments_cap) {
+		size_t cap = a->segments_cap ? 2 * a->segments_cap : 8;
+		struct region **grown = realloc(a->segments, cap * sizeof *grown);
+		if (!grown)
+			goto fail;
+		a->segments = grown;
+		a->segments_cap = cap;
+	}
+	uint64_t base;
+	if (a->backend.map(a->backend.ctx, bytes, &base) != 0) {
+		/* The device may be short of memory that idle segments hold. */
+		if (!unmap_idle_segments(a, 0, waited) || a->backend.map(a->backend.ctx, bytes, &base) != 0)
+			goto fail;
+	}
+
+	*seg = (struct region){
+		.base = base, .bytes = bytes,
+		.segment_ordinal = a->segments_mapped++, .segment_base = base,
+		.first = whole, .older = a->newest,
+	};
+	*whole = (struct range){ .region = seg, .start = base, .size = bytes, .state = RANGE_FREE };
+	if (a->newest)
+		a->newest->newer = seg;
+	else
+		a->oldest = seg;
+	a->newest = seg;
+	size_t at = segment_index_at_or_before(a, base);
+	for (size_t i = a->stats.segments; i > at; i--)
+		a->segments[i] = a->segments[i - 1];
+	a->segments[at] = seg;
+	a->stats.segments++;
+	a->stats.mapped_bytes += bytes;
+	arena_tree_insert(&a->free_large, &whole->link);
+	return true;
+fail:
+	free(seg);
+	free(whole);
+	return false;
+}
+
+/* A range of need bytes (a multiple of ARENA_BLOCK_SIZE) from a segment. */
+static struct range *take_large(arena *a, uint64_t need, bool *waited)
+{
+	bool oom = false;
+	struct range *r = take_fit(&a->free_large, need, &oom);
+	if (!r && !oom && grow(a, need, waited))
+		r = take_fit(&a->free_large, need, &oom);
+	return r;
+}
+
+/* A range of need bytes (a multiple of SMALL_ALIGN, at most a block) from a
+ * small block, cutting a new block from a segment when none has room. */
+static struct range *take_small(arena *a, uint64_t need, bool *waited)
+{
+	bool oom = false;
+	struct range *r = take_fit(&a->free_small, need, &oom);
+	if (r || oom)
+		return r;
+
+	struct region *block = calloc(1, sizeof *block);
+	struct range *whole = calloc(1, sizeof *whole);
+	struct range *carrier = block && whole ? take_large(a, ARENA_BLOCK_SIZE, waited) : NULL;
+	if (!carrier) {
+		free(block);
+		free(whole);
+		return NULL;
+	}
+	*block = (struct region){
+		.base = carrier->start, .bytes = ARENA_BLOCK_SIZE,
+		.segment_ordinal = carrier->region->segment_ordinal,
+		.segment_base = carrier->region->segment_base,
+		.first = whole, .carrier = carrier,
+	};
+	/* The block's space inherits the carrier's fence: it is settled when a
+	 * small allocation is handed out, like any other range. */
+	*whole = (struct range){
+		.region = block, .start = carrier->start, .size = ARENA_BLOCK_SIZE,
+		.state = RANGE_FREE, .free_seq = carrier->free_seq, .fence = carrier->fence,
+	};
+	carrier->state = RANGE_CARRIER;
+	carrier->block = block;
+	arena_tree_insert(&a->free_small, &whole->link);
+	/* Only a failed split can fail here; the block then stays, empty, in the
+	 * small index and serves the next small request. */
+	return take_fit(&a->free_small, need, &oom);
+}
+
+arena *arena_create(const struct arena_config *cfg, const struct arena_backend *backend)
+{
+	if (!backend || !backend->map || !backend->unmap || !backend->fence_record ||
+	    !backend->fence_done || !backend->fence_wait)
+		return NULL;
+	arena *a = calloc(1, sizeof *a);
+	if (!a)
+		return NULL;
+	if (pthread_mutex_init(&a->lock, NULL) != 0) {
+		free(a);
+		return NULL;
+	}
+	struct arena_config c = cfg ? *cfg : (struct arena_config){ 0 };
+	a->backend = *backend;
+	a->capped = c.max_bytes != 0;
+	a->max_bytes = c.max_bytes - c.max_bytes % ARENA_BLOCK_SIZE;
+	uint64_t segment_bytes = c.segment_bytes ? c.segment_bytes : DEFAULT_SEGMENT_BYTES;
+	if (segment_bytes > UINT64_MAX - ARENA_BLOCK_SIZE)
+		segment_bytes = UINT64_MAX - ARENA_BLOCK_SIZE;
+	a->segment_bytes = round_up(segment_bytes, ARENA_BLOCK_SIZE);
+	a->small_threshold = c.small_threshold ? c.small_threshold : DEFAULT_SMALL_THRESHOLD;
+	if (a->small_threshold > ARENA_BLOCK_SIZE)
+		a->small_threshold = ARENA_BLOCK_SIZE;
+	arena_tree_init(&a->live, cmp_live);
+	arena_tree_init(&a->free_large, cmp_free);
+	arena_tree_init(&a->free_small, cmp_free);
+	return a;
+}
+
+static void free_region_ranges(struct region *region)
+{
+	for (struct range *r = region->first, *next; r; r = next) {
+		next = r->next;
+		if (r->state == RANGE_CARRIER) {
+			free_region_ranges(r->block);
+			free(r->block);
+		}
+		free(r);
+	}
+}
+
+void arena_destroy(arena *a)
+{
+	if (!a)
+		return;
+	for (struct region *seg = a->oldest, *newer; seg; seg = newer) {
+		newer = seg->newer;
+		a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
+		free_region_ranges(seg);
+		free(seg);
+	}
+	free(a->segments);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
+{
+	uint64_t served = served_size(size);
+	bool small = served <= a->small_threshold;
+	pthread_mutex_lock(&a->lock);
+	bool waited = false;
+	struct range *r = NULL;
+	if (served <= UINT64_MAX - ARENA_BLOCK_SIZE)
+		r = small ? take_small(a, round_up(served, SMALL_ALIGN), &waited)
+			  : take_large(a, round_up(served, ARENA_BLOCK_SIZE), &waited);
+	if (!r) {
+		a->stats.failed_allocs++;
+		a->stats.fence_waits += waited;
+		pthread_mutex_unlock(&a->lock);
+		return ARENA_ENOMEM;
+	}
+	fence_settle(a, r->fence, &waited);
+	r->state = RANGE_LIVE;
+	r->id = ++a->stats.total_allocs;
+	r->requested = size;
+	arena_tree_insert(&a->live, &r->link);
+	a->stats.live_allocs++;
+	a->stats.live_bytes += r->size;
+	a->stats.peak_live_bytes = max_u64(a->stats.peak_live_bytes, a->stats.live_bytes);
+	a->stats.fence_waits += waited;
+	describe(r, out);
+	pthread_mutex_unlock(&a->lock);
+	return ARENA_OK;
+}
+
+/* The live range with the greatest start <= address, or NULL. */
+static struct range *live_at_or_before(arena *a, uint64_t address)
+{
+	struct range probe = { .start = address };
+	struct arena_tree_node *n = arena_tree_floor(&a->live, &probe.link);
+	return n ? container_of(n, struct range, link) : NULL;
+}
+
+int arena_free(arena *a, uint64_t address, struct arena_alloc *out)
+{
+	pthread_mutex_lock(&a->lock);
+	struct range *r = live_at_or_before(a, address);
+	if (!r || r->start != address) {
+		pthread_mutex_unlock(&a->lock);
+		return ARENA_ENOTFOUND;
+	}
+	arena_tree_remove(&a->live, &r->link);
+	if (out)
+		describe(r, out);
+	a->stats.live_allocs--;
+	a->stats.live_bytes -= r->size;
+	uint64_t fence = a->backend.fence_record(a->backend.ctx);
+	release_range(a, r, fence, ++a->frees);
+	pthread_mutex_unlock(&a->lock);
+	return ARENA_OK;
+}
+
+bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
+{
+	pthread_mutex_lock(&a->lock);
+	struct range *r = live_at_or_before(a, address);
+	bool found = r && address - r->start < served_size(r->requested);
+	if (found)
+		describe(r, out);
+	pthread_mutex_unlock(&a->lock);
+	return found;
+}
+
+bool arena_owns(arena *a, uint64_t address)
+{
+	pthread_mutex_lock(&a->lock);
+	size_t n = segment_index_at_or_before(a, address);
+	bool owned = n && address - a->segments[n - 1]->base < a->segments[n - 1]->bytes;
+	pthread_mutex_unlock(&a->lock);
+	return owned;
+}
+
+void arena_get_stats(arena *a, struct arena_stats *out)
+{
+	pthread_mutex_lock(&a->lock);
+	*out = a->stats;
+	pthread_mutex_unlock(&a->lock);
+}
+
+struct foreach_ctx {
+	void (*fn)(void *ctx, const struct arena_alloc *);
+	void *ctx;
+};
+
+static void foreach_visit(void *ctx, struct arena_tree_node *n)
+{
+	const struct foreach_ctx *f = ctx;
+	struct arena_alloc alloc;
+	describe(container_of(n, struct range, link), &alloc);
+	f->fn(f->ctx, &alloc);
+}
+
+void arena_foreach_live(arena *a, void (*fn)(void *ctx, const struct arena_alloc *), void *ctx)
+{
+	struct foreach_ctx f = { fn, ctx };
+	pthread_mutex_lock(&a->lock);
+	arena_tree_walk(&a->live, foreach_visit, &f);
+	pthread_mutex_unlock(&a->lock);
+}

@@ -1,0 +1,32 @@
+/*
+ * cudart.h: the real CUDA runtime functions behind the shim.
+ *
+ * The injected libraries define some runtime entry points themselves
+ * (cudaMalloc, cudaFree, ...), so they reach the real ones by dlsym: first
+ * the next definition after ours in the global scope (RTLD_NEXT), else a
+ * libcudart the process already loaded privately. Going through the runtime
+ * rather than the driver lets it create and bind the primary context on
+ * whatever thread calls us first.
+ */
+#ifndef UMKIT_CUDART_H
+#define UMKIT_CUDART_H
+
+#include <cuda_runtime_api.h>
+
+struct cudart {
+	cudaError_t (*Malloc)(void **, size_t);
+	cudaError_t (*MallocManaged)(void **, size_t, unsigned int);
+	cudaError_t (*Free)(void *);
+	cudaError_t (*MallocAsync)(void **, size_t, cudaStream_t);
+	cudaError_t (*FreeAsync)(void *, cudaStream_t);
+	cudaError_t (*EventCreateWithFlags)(cudaEvent_t *, unsigned int);
+	cudaError_t (*EventRecord)(cudaEvent_t, cudaStream_t);
+	cudaError_t (*EventQuery)(cudaEvent_t);
+	cudaError_t (*EventSynchronize)(cudaEvent_t);
+};
+
+/* The resolved table, or NULL when no CUDA runtime is loaded in the process
+ * (then nothing can have called the shim through it either). Thread-safe. */
+const struct cudart *cudart_get(void);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * launch_info.h: what a kernel launch is, decoded from a CUPTI driver-API
+ * callback: the kernel, its shape, its stream, the parameter words that point
+ * into arena allocations, and its execution ID (common/execid.h).
+ *
+ * Shared by the recorder (which writes it to the trace) and the replayer
+ * (which matches it against the plan).
+ */
+#ifndef UMKIT_LAUNCH_INFO_H
+#define UMKIT_LAUNCH_INFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "arena.h"
+
+#define LAUNCH_MAX_ARGS 64 /* pointer words kept per launch; more are dropped */
+
+struct launch_arg {
+	uint32_t param_offset;
+	struct arena_alloc alloc; /* the allocation the word points into */
+	uint64_t offset;          /* word - alloc.address */
+};
+
+struct launch_info {
+	const char *name;
+	uint32_t grid[3], block[3];
+	uint32_t shared_mem;
+	CUstream stream;
+	struct launch_arg args[LAUNCH_MAX_ARGS];
+	uint32_t nargs;
+	bool args_truncated;
+	uint64_t exec_id;
+};
+
+/* True for the driver-API callback ids that launch a kernel. */
+bool launch_is_kernel_cbid(CUpti_CallbackId cbid);
+
+/* The launch callback ids, for cuptiEnableCallback. */
+extern const CUpti_CallbackId launch_cbids[];
+extern const int launch_ncbids;
+
+/* Decodes a launch at API_ENTER. a may be NULL (no arena: no args). Returns
+ * false when cbid is not a kernel launch. */
+bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,
+		   struct launch_info *out);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * um_alloc.c: cudaMalloc and friends served from the arena (see um_alloc.h).
+ *
+ * These definitions take the place of libcudart's for every library that
+ * imports them dynamically (PyTorch's libc10_cuda does). Differences from
+ * the real functions, on purpose:
+ *  - cudaFree does not synchronize the device: the arena fences the freed
+ *    range instead and hands it out again only after the work queued before
+ *    the free has finished;
+ *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
+ *    cudaErrorMemoryAllocation, which frameworks report as out of memory.
+ */
+#include "um_alloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "cudart.h"
+#include "log.h"
+#include "size.h"
+#include "um_backend.h"
+
+static arena *the_arena;
+static bool managed = true;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+static struct um_alloc_hooks hooks;
+
+static void create_arena(void)
+{
+	struct arena_config cfg = { 0 };
+	struct arena_backend backend;
+	const char *cap = getenv("UMKIT_MAX_MANAGED");
+	if (cap && *cap && um_size_parse(cap, &cfg.max_bytes) != 0) {
+		um_error("UMKIT_MAX_MANAGED='%s' is not a size; allocations are not converted", cap);
+		return;
+	}
+	const char *no_managed = getenv("UMKIT_NO_MANAGED");
+	managed = !(no_managed && *no_managed && *no_managed != '0');
+	um_backend_init(&backend, managed);
+	the_arena = arena_create(&cfg, &backend);
+	if (!the_arena)
+		um_error("cannot create the allocation arena; allocations are not converted");
+}
+
+arena *um_alloc_arena(void)
+{
+	pthread_once(&arena_once, create_arena);
+	return the_arena;
+}
+
+bool um_alloc_managed(void)
+{
+	um_alloc_arena();
+	return managed;
+}
+
+void um_alloc_set_hooks(const struct um_alloc_hooks *h)
+{
+	hooks = *h;
+}
+
+void um_alloc_note_stream(CUstream stream)
+{
+	um_backend_note_stream(stream);
+}
+
+static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)
+{
+	struct arena_alloc a;
+	if (!ptr)
+		return cudaErrorInvalidValue;
+	if (arena_alloc(the_arena, size, &a) != ARENA_OK) {
+		*ptr = NULL;
+		return cudaErrorMemoryAllocation;
+	}
+	*ptr = (void *)(uintptr_t)a.address;
+	if (hooks.on_alloc)
+		hooks.on_alloc(&a, api, (CUstream)stream);
+	return cudaSuccess;
+}
+
+/* Returns true if ptr was the arena's and is now released. */
+static bool release(void *ptr)
+{
+	struct arena_alloc a;
+	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
+		return false;
+	if (hooks.on_free)
+		hooks.on_free(&a);
+	return true;
+}
+
+cudaError_t cudaMalloc(void **ptr, size_t size)
+{
+	if (!um_alloc_arena())
+		return cudart_get()->Malloc(ptr, size);
+	return serve(ptr, size, "cudaMalloc", NULL);
+}
+
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+	if (!um_alloc_arena())
+		return cudart_get()->MallocAsync(ptr, size, stream);
+	um_backend_note_stream((CUstream)stream);
+	return serve(ptr, size, "cudaMallocAsync", stream);
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+	/* cudaFree(NULL) is the idiom for "initialise the runtime": pass it on. */
+	if (ptr && um_alloc_arena() && release(ptr))
+		return cudaSuccess;
+	return cudart_get()->Free(ptr);
+}
+
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
+{
+	if (ptr && um_alloc_arena()) {
+		um_backend_note_stream((CUstream)stream);
+		if (release(ptr))
+			return cudaSuccess;
+	}
+	return cudart_get()->FreeAsync(ptr, stream);
+}

@@ -1,0 +1,42 @@
+/*
+ * um_alloc.h: the allocator shim shared by libumrec.so and libumreplay.so.
+ *
+ * The library defines cudaMalloc, cudaFree, cudaMallocAsync and cudaFreeAsync
+ * (LD_PRELOAD puts these definitions ahead of libcudart's) and serves them
+ * from the arena (common/arena.h) over managed memory, or over plain device
+ * memory with UMKIT_NO_MANAGED=1. Pointers the arena did not hand out are
+ * passed to the real functions. Settings come from the environment the
+ * launcher prepared: UMKIT_MAX_MANAGED (bytes), UMKIT_NO_MANAGED.
+ *
+ * The tool registers hooks to see each allocation and free; the hooks run on
+ * the allocating thread after the arena's lock is released.
+ */
+#ifndef UMKIT_UM_ALLOC_H
+#define UMKIT_UM_ALLOC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "arena.h"
+
+struct um_alloc_hooks {
+	void (*on_alloc)(const struct arena_alloc *a, const char *api, CUstream stream);
+	void (*on_free)(const struct arena_alloc *a);
+};
+
+/* Installs hooks (may be called before or after the first allocation). */
+void um_alloc_set_hooks(const struct um_alloc_hooks *hooks);
+
+/* The process's arena, created on first use; NULL if it could not be. */
+arena *um_alloc_arena(void);
+
+/* Tells the fence logic that work was queued on stream, so fences cover it
+ * (call from launch interception). Cheap when the stream is already known. */
+void um_alloc_note_stream(CUstream stream);
+
+/* True when allocations are served from managed memory. */
+bool um_alloc_managed(void);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * um_backend.h: the arena backend on CUDA (common/arena.h's arena_backend).
+ *
+ * map: cuMemAllocManaged (or cuMemAlloc for device memory), through the
+ * runtime's current context. Fences are CUDA events recorded on the legacy
+ * default stream, which orders after all work on blocking streams, and on
+ * each non-blocking stream that has seen work since the previous fence
+ * (PyTorch's side streams are non-blocking).
+ */
+#ifndef UMKIT_UM_BACKEND_H
+#define UMKIT_UM_BACKEND_H
+
+#include <stdbool.h>
+
+#include <cuda.h>
+
+#include "arena.h"
+
+/* Fills backend for managed (true) or plain device (false) memory. */
+void um_backend_init(struct arena_backend *backend, bool managed);
+
+/* Notes a stream that work was launched on (thread-safe). */
+void um_backend_note_stream(CUstream stream);
+
+#endif

@@ -1,0 +1,644 @@
+/*
+ * launcher.c: finding the injected library and libcupti, the driver check,
+ * the child's environment and running the command (see launcher.h).
+ */
+#include "launcher.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Formats into err, tolerating a NULL or empty buffer. */
+static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || errlen == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Appends an item to a running list of what was searched; items that no
+ * longer fit are left out, marked once with "...". */
+static void append(char *buf, size_t len, const char *text)
+{
+	size_t used = strlen(buf), tlen = strlen(text);
+	if (used >= 3 && strcmp(buf + used - 3, "...") == 0)
+		return;
+	if (used + 2 + tlen + 6 >= len) { /* keep room for ", ..." */
+		text = "...";
+		tlen = 3;
+	}
+	if (used) {
+		memcpy(buf + used, ", ", 2);
+		used += 2;
+	}
+	memcpy(buf + used, text, tlen + 1);
+}
+
+static int is_readable_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
+/* ---- the injected library ---- */
+
+/* Looks for dir/name; on success writes its canonical path into out. */
+static int try_file(const char *dir, const char *name, char *out, size_t outlen, char *tried, size_t triedlen)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return 0;
+	append(tried, triedlen, path);
+	if (!is_readable_file(path) || !realpath(path, real) || strlen(real) >= outlen)
+		return 0;
+	strcpy(out, real);
+	return 1;
+}
+
+int launch_find_library(const char *name, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char tried[1024] = "";
+	const char *libdir = getenv("UMKIT_LIBDIR");
+	if (libdir && *libdir) {
+		if (try_file(libdir, name, out, outlen, tried, sizeof tried))
+			return 0;
+		set_err(err, errlen, "cannot find %s in UMKIT_LIBDIR=%s: %s is missing or unreadable", name, libdir,
+			tried);
+		return -1;
+	}
+
+	char exe[PATH_MAX], prefix[PATH_MAX + 4];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n < 0) {
+		set_err(err, errlen, "cannot find %s: /proc/self/exe: %s (set UMKIT_LIBDIR to the folder holding it)",
+			name, strerror(errno));
+		return -1;
+	}
+	exe[n] = '\0';
+	/* bin/umrec -> the prefix above bin/, shown resolved so the message
+	 * names real folders. */
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	char up[PATH_MAX + 4];
+	snprintf(up, sizeof up, "%s/..", exe);
+	if (!realpath(up, prefix))
+		snprintf(prefix, sizeof prefix, "%s", up);
+
+	static const char *const subdirs[] = { "lib", "lib/umkit" };
+	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+		char dir[PATH_MAX + 32];
+		snprintf(dir, sizeof dir, "%s/%s", prefix, subdirs[i]);
+		if (try_file(dir, name, out, outlen, tried, sizeof tried))
+			return 0;
+	}
+	set_err(err, errlen, "cannot find %s: looked for %s (set UMKIT_LIBDIR to the folder holding it)",
+		name, tried);
+	return -1;
+}
+
+/* ---- libcupti ---- */
+
+/* What the injected library's dynamic section says about loading libcupti. */
+struct elf_deps {
+	char cupti[NAME_MAX + 1]; /* the DT_NEEDED libcupti soname, or "" */
+	char *rpath, *runpath;    /* malloc'd, or NULL */
+};
+
+static void *read_at(int fd, uint64_t off, uint64_t size, uint64_t max)
+{
+	if (size == 0 || size > max)
+		return NULL;
+	char *buf = malloc(size + 1);
+	if (!buf)
+		return NULL;
+	if (pread(fd, buf, size, (off_t)off) != (ssize_t)size) {
+		free(buf);
+		return NULL;
+	}
+	buf[size] = '\0'; /* a string table then always ends in NUL */
+	return buf;
+}
+
+/*
+ * Reads DT_NEEDED (libcupti's soname), DT_RPATH and DT_RUNPATH from a
+ * 64-bit native-endian ELF file through its section headers. Best effort:
+ * leaves d empty for anything else (the caller falls back to fixed names
+ * and folders), never failing the launch on its own.
+ */
+static void read_elf_deps(const char *path, struct elf_deps *d)
+{
+	memset(d, 0, sizeof *d);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Elf64_Shdr *sh = NULL;
+	Elf64_Dyn *dyn = NULL;
+	char *str = NULL;
+	Elf64_Ehdr eh;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0)
+		goto out;
+	sh = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh, 1 << 24);
+	if (!sh)
+		goto out;
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_link >= eh.e_shnum)
+			continue;
+		const Elf64_Shdr *strsh = &sh[sh[i].sh_link];
+		dyn = read_at(fd, sh[i].sh_offset, sh[i].sh_size, 1 << 20);
+		str = read_at(fd, strsh->sh_offset, strsh->sh_size, 1 << 26);
+		if (!dyn || !str)
+			goto out;
+		size_t ndyn = sh[i].sh_size / sizeof *dyn;
+		for (size_t k = 0; k < ndyn && dyn[k].d_tag != DT_NULL; k++) {
+			if (dyn[k].d_un.d_val >= strsh->sh_size)
+				continue;
+			const char *s = str + dyn[k].d_un.d_val;
+			if (dyn[k].d_tag == DT_NEEDED && strncmp(s, "libcupti.so", 11) == 0 &&
+			    strlen(s) < sizeof d->cupti)
+				strcpy(d->cupti, s);
+			else if (dyn[k].d_tag == DT_RPATH && !d->rpath)
+				d->rpath = strdup(s);
+			else if (dyn[k].d_tag == DT_RUNPATH && !d->runpath)
+				d->runpath = strdup(s);
+		}
+		break;
+	}
+out:
+	free(sh);
+	free(dyn);
+	free(str);
+	close(fd);
+}
+
+/* Looks for one of names in dir (relative folders and $ORIGIN resolved the
+ * way the loader does); on success writes dir's canonical path + name. */
+static int try_names(const char *dir, const char *origin, const char *const *names, size_t nnames, char *out,
+		     size_t outlen, char *tried, size_t triedlen)
+{
+	char expanded[PATH_MAX], real[PATH_MAX];
+	const char *tail = NULL;
+	if (strncmp(dir, "$ORIGIN", 7) == 0)
+		tail = dir + 7;
+	else if (strncmp(dir, "${ORIGIN}", 9) == 0)
+		tail = dir + 9;
+	if (tail) {
+		if (snprintf(expanded, sizeof expanded, "%s%s", origin, tail) >= (int)sizeof expanded)
+			return 0;
+		dir = expanded;
+	}
+	if (!*dir)
+		return 0;
+	append(tried, triedlen, dir);
+	if (!realpath(dir, real))
+		return 0;
+	for (size_t i = 0; i < nnames; i++) {
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", real, names[i]) >= (int)sizeof path ||
+		    !is_readable_file(path) || strlen(path) >= outlen)
+			continue;
+		strcpy(out, path);
+		return 1;
+	}
+	return 0;
+}
+
+/* try_names over a colon-separated search path. */
+static int try_path_list(const char *list, const char *origin, const char *const *names, size_t nnames, char *out,
+			 size_t outlen, char *tried, size_t triedlen)
+{
+	if (!list)
+		return 0;
+	char *copy = strdup(list);
+	if (!copy)
+		return 0;
+	int found = 0;
+	char *save = NULL;
+	for (char *dir = strtok_r(copy, ":;", &save); dir && !found; dir = strtok_r(NULL, ":;", &save))
+		found = try_names(dir, origin, names, nnames, out, outlen, tried, triedlen);
+	free(copy);
+	return found;
+}
+
+int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char tried[2048] = "";
+	struct elf_deps deps;
+	read_elf_deps(library, &deps); /* on failure deps stays empty */
+	/* Without the library's own DT_NEEDED: CUDA 13's soname, then the
+	 * toolkit's development link. */
+	const char *fallback[] = { "libcupti.so.13", "libcupti.so" };
+	const char *needed[] = { deps.cupti };
+	const char *const *names = deps.cupti[0] ? needed : fallback;
+	size_t nnames = names == needed ? 1 : 2;
+
+	const char *user = getenv("UMKIT_CUPTI");
+	if (user && *user) {
+		char real[PATH_MAX];
+		struct stat st;
+		int found = 0;
+		if (stat(user, &st) == 0 && S_ISDIR(st.st_mode))
+			found = try_names(user, "", names, nnames, out, outlen, tried, sizeof tried);
+		else if (is_readable_file(user) && realpath(user, real) && strlen(real) < outlen) {
+			strcpy(out, real);
+			found = 1;
+		}
+		if (!found)
+			set_err(err, errlen, "UMKIT_CUPTI=%s is neither a readable file nor a folder holding %s", user,
+				names[0]);
+		free(deps.rpath);
+		free(deps.runpath);
+		return found ? 0 : -1;
+	}
+
+	char origin[PATH_MAX];
+	snprintf(origin, sizeof origin, "%s", library);
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = '\0';
+
+	/* The loader's order for a library's DT_NEEDED: DT_RPATH (ignored
+	 * when DT_RUNPATH exists), LD_LIBRARY_PATH, DT_RUNPATH. */
+	const char *rpath = deps.runpath ? NULL : deps.rpath;
+	int found = try_path_list(rpath, origin, names, nnames, out, outlen, tried, sizeof tried) ||
+		    try_path_list(getenv("LD_LIBRARY_PATH"), origin, names, nnames, out, outlen, tried,
+				  sizeof tried) ||
+		    try_path_list(deps.runpath, origin, names, nnames, out, outlen, tried, sizeof tried);
+
+	/* Then where CUDA toolkits put CUPTI, and the system folder. */
+	const char *homes[] = { getenv("CUDA_HOME"), "/usr/local/cuda" };
+	static const char *const subdirs[] = { "extras/CUPTI/lib64", "lib64", "targets/x86_64-linux/lib" };
+	for (size_t h = 0; h < 2 && !found; h++) {
+		if (!homes[h] || !*homes[h])
+			continue;
+		for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0] && !found; i++) {
+			char dir[PATH_MAX];
+			snprintf(dir, sizeof dir, "%s/%s", homes[h], subdirs[i]);
+			found = try_names(dir, origin, names, nnames, out, outlen, tried, sizeof tried);
+		}
+	}
+	if (!found)
+		found = try_names("/usr/lib/x86_64-linux-gnu", origin, names, nnames, out, outlen, tried,
+				  sizeof tried);
+	if (!found)
+		set_err(err, errlen, "cannot find %s (looked in %s): set UMKIT_CUPTI to its path", names[0], tried);
+	free(deps.rpath);
+	free(deps.runpath);
+	return found ? 0 : -1;
+}
+
+/* ---- the driver ---- */
+
+int launch_check_driver(const char *tool, char *err, size_t errlen)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (h) {
+		dlclose(h);
+		return 0;
+	}
+	const char *why = dlerror();
+	/* "Not found" is the common case (a machine without the driver) and
+	 * gets the plain message; anything else (a broken install) is shown. */
+	if (!why || strstr(why, "No such file"))
+		set_err(err, errlen, "no NVIDIA driver (libcuda.so.1 not found): %s needs a GPU", tool);
+	else
+		set_err(err, errlen, "cannot load the NVIDIA driver: %s", why);
+	return -1;
+}
+
+/* ---- the child's environment ---- */
+
+struct launch_env {
+	char **vars; /* NAME=VALUE, owned, NULL-terminated */
+	size_t n, cap;
+};
+
+static size_t name_len(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* Index of name in e, or e->n. */
+static size_t env_find(const launch_env *e, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; i < e->n; i++)
+		if (name_len(e->vars[i]) == len && strncmp(e->vars[i], name, len) == 0)
+			return i;
+	return e->n;
+}
+
+static int env_append(launch_env *e, char *entry)
+{
+	if (e->n + 1 >= e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : 64;
+		char **vars = realloc(e->vars, cap * sizeof *vars);
+		if (!vars)
+			return -1;
+		e->vars = vars;
+		e->cap = cap;
+	}
+	e->vars[e->n++] = entry;
+	e->vars[e->n] = NULL;
+	return 0;
+}
+
+launch_env *launch_env_create(char *const *base)
+{
+	launch_env *e = calloc(1, sizeof *e);
+	if (!e || !(e->vars = calloc(64, sizeof *e->vars)))
+		goto fail;
+	e->cap = 64;
+	for (size_t i = 0; base && base[i]; i++) {
+		char *copy = strdup(base[i]);
+		if (!copy || env_append(e, copy) != 0) {
+			free(copy);
+			goto fail;
+		}
+	}
+	return e;
+fail:
+	launch_env_destroy(e);
+	return NULL;
+}
+
+void launch_env_destroy(launch_env *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n; i++)
+		free(e->vars[i]);
+	free(e->vars);
+	free(e);
+}
+
+int launch_env_set(launch_env *e, const char *name, const char *value)
+{
+	size_t len = strlen(name) + strlen(value) + 2;
+	char *entry = malloc(len);
+	if (!entry)
+		return -1;
+	snprintf(entry, len, "%s=%s", name, value);
+	size_t i = env_find(e, name);
+	if (i < e->n) {
+		free(e->vars[i]);
+		e->vars[i] = entry;
+		return 0;
+	}
+	if (env_append(e, entry) != 0) {
+		free(entry);
+		return -1;
+	}
+	return 0;
+}
+
+void launch_env_unset(launch_env *e, const char *name)
+{
+	size_t i = env_find(e, name);
+	if (i == e->n)
+		return;
+	free(e->vars[i]);
+	memmove(&e->vars[i], &e->vars[i + 1], (e->n - i) * sizeof *e->vars); /* with the NULL */
+	e->n--;
+}
+
+const char *launch_env_get(const launch_env *e, const char *name)
+{
+	size_t i = env_find(e, name);
+	if (i == e->n)
+		return NULL;
+	const char *eq = strchr(e->vars[i], '=');
+	return eq ? eq + 1 : "";
+}
+
+char *const *launch_env_array(const launch_env *e)
+{
+	return e->vars;
+}
+
+int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen)
+{
+	/* The loader splits LD_PRELOAD at spaces and colons, with no escape. */
+	if (strpbrk(inj->library, " :")) {
+		set_err(err, errlen,
+			"the library path '%s' holds a space or a colon, which LD_PRELOAD cannot express: "
+			"install umkit elsewhere or set UMKIT_LIBDIR",
+			inj->library);
+		return -1;
+	}
+	const char *old = launch_env_get(e, "LD_PRELOAD");
+	size_t len = strlen(inj->library) + (old ? strlen(old) : 0) + 2;
+	char *preload = malloc(len);
+	if (!preload)
+		goto oom;
+	/* First, so our cudaMalloc wins over any other preloaded definition. */
+	if (old && *old)
+		snprintf(preload, len, "%s:%s", inj->library, old);
+	else
+		snprintf(preload, len, "%s", inj->library);
+	int rc = launch_env_set(e, "LD_PRELOAD", preload);
+	free(preload);
+	if (rc != 0 || launch_env_set(e, "CUDA_INJECTION64_PATH", inj->library) != 0 ||
+	    launch_env_set(e, "NVTX_INJECTION64_PATH", inj->cupti) != 0)
+		goto oom;
+	if (inj->framework_cache)
+		launch_env_unset(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");
+	else if (!launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING") &&
+		 launch_env_set(e, "PYTORCH_NO_CUDA_MEMORY_CACHING", "1") != 0)
+		goto oom;
+	return 0;
+oom:
+	set_err(err, errlen, "out of memory building the environment");
+	return -1;
+}
+
+/* ---- the command line as metadata ---- */
+
+/* Appends word to out (which has room), quoted for a shell when needed;
+ * returns the bytes written. */
+static size_t quote_word(const char *word, char *out)
+{
+	size_t k = 0;
+	int plain = *word != '\0';
+	for (const char *c = word; *c && plain; c++)
+		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			strchr("-_./=:,+@%", *c);
+	if (plain) {
+		memcpy(out, word, strlen(word));
+		return strlen(word);
+	}
+	out[k++] = '\'';
+	for (const char *c = word; *c; c++) {
+		if (*c == '\'') {
+			memcpy(out + k, "'\\''", 4); /* close, escaped quote, reopen */
+			k += 4;
+		} else {
+			out[k++] = *c;
+		}
+	}
+	out[k++] = '\'';
+	return k;
+}
+
+char *launch_join_args(char *const *argv, size_t n, size_t max_len)
+{
+	/* Worst case per word: every byte a quote (4 bytes), two quotes, a space. */
+	size_t cap = 8;
+	for (size_t i = 0; i < n; i++)
+		cap += 4 * strlen(argv[i]) + 3;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t start = len;
+		if (i)
+			out[len++] = ' ';
+		len += quote_word(argv[i], out + len);
+		if (len > max_len) {
+			const char *more = i ? " ..." : "...";
+			memcpy(out + start, more, strlen(more));
+			len = start + strlen(more);
+			break;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}
+
+/* ---- running the command ---- */
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+/* The child being waited for; 0 outside launch_run and before fork returns. */
+static volatile sig_atomic_t run_child;
+
+static void forward_signal(int sig, siginfo_t *info, void *ctx)
+{
+	/* A terminal's ^C, ^\ and hangup come from the kernel to the whole
+	 * foreground process group, the child included: passing them on would
+	 * deliver them twice (a second KeyboardInterrupt in Python). */
+	if (info && info->si_code == SI_KERNEL)
+		return;
+	int saved = errno;
+	pid_t pid = (pid_t)run_child;
+	if (pid > 0)
+		kill(pid, sig);
+	errno = saved;
+}
+
+int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen)
+{
+	if (!argv || !argv[0]) {
+		set_err(err, errlen, "no command to run");
+		return -1;
+	}
+	/* Blocked from before fork until the child's pid is known, so a signal
+	 * in between is forwarded rather than lost. */
+	sigset_t block, oldmask;
+	sigemptyset(&block);
+	for (size_t i = 0; i < NFORWARDED; i++)
+		sigaddset(&block, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &block, &oldmask);
+
+	struct sigaction old[NFORWARDED], fwd;
+	memset(&fwd, 0, sizeof fwd);
+	fwd.sa_sigaction = forward_signal;
+	fwd.sa_flags = SA_SIGINFO | SA_RESTART;
+	fwd.sa_mask = block;
+	for (size_t i = 0; i < NFORWARDED; i++) {
+		sigaction(forwarded[i], NULL, &old[i]);
+		/* An ignored signal stays ignored, here and (inherited) in the child. */
+		if (old[i].sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &fwd, NULL);
+	}
+
+	int status = -1;
+	/* The child reports a failed exec through this pipe; a successful
+	 * exec closes it (close-on-exec), so the parent reads end-of-file. */
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		set_err(err, errlen, "cannot create a pipe: %s", strerror(errno));
+		goto restore;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		set_err(err, errlen, "cannot fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		goto restore;
+	}
+	if (pid == 0) {
+		for (size_t i = 0; i < NFORWARDED; i++)
+			sigaction(forwarded[i], &old[i], NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		close(fds[0]);
+		execvpe(argv[0], argv, envp);
+		int e = errno;
+		ssize_t w = write(fds[1], &e, sizeof e);
+		(void)w;
+		_exit(127);
+	}
+	run_child = pid;
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	close(fds[1]);
+
+	int exec_errno = 0;
+	ssize_t r;
+	do
+		r = read(fds[0], &exec_errno, sizeof exec_errno);
+	while (r < 0 && errno == EINTR);
+	close(fds[0]);
+
+	/* Wait without reaping first: until the child is reaped its pid cannot
+	 * be reused, so the forwarder never signals a stranger. */
+	siginfo_t si;
+	int ws = 0;
+	pid_t w;
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	run_child = 0;
+	do
+		w = waitpid(pid, &ws, 0);
+	while (w < 0 && errno == EINTR);
+
+	if (r == (ssize_t)sizeof exec_errno) {
+		/* Shell convention: 127 not found, 126 found but not runnable. */
+		status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
+		set_err(err, errlen, "cannot run '%s': %s", argv[0], strerror(exec_errno));
+	} else if (w < 0) {
+		set_err(err, errlen, "cannot wait for '%s': %s", argv[0], strerror(errno));
+	} else if (WIFEXITED(ws)) {
+		status = WEXITSTATUS(ws);
+	} else if (WIFSIGNALED(ws)) {
+		status = 128 + WTERMSIG(ws);
+	}
+
+restore:
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	run_child = 0; /* for the early failures */
+	for (size_t i = 0; i < NFORWARDED; i++)
+		sigaction(forwarded[i], &old[i], NULL);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	return status;
+}

@@ -1,0 +1,114 @@
+/*
+ * launcher.h: what umrec and umreplay share to start the user's program
+ * under an injected library.
+ *
+ * A launcher finds its injected library and libcupti, checks that a GPU
+ * driver is present, builds the child's environment (CUDA_INJECTION64_PATH,
+ * LD_PRELOAD, NVTX_INJECTION64_PATH, PYTORCH_NO_CUDA_MEMORY_CACHING and the
+ * tool's UMKIT_* variables) and runs the command, forwarding signals and
+ * returning its exit status the way a shell reports it. The child learns
+ * that it is traced only through its environment: its argv is the user's.
+ *
+ * Nothing here links CUDA or CUPTI (design.md, mechanism 9): the driver is
+ * only dlopen()ed to tell "no GPU" apart from later failures. Functions
+ * return errors as text in err (never printed here); the command decides
+ * what to tell the user.
+ */
+#ifndef UMKIT_LAUNCHER_H
+#define UMKIT_LAUNCHER_H
+
+#include <stddef.h>
+
+/*
+ * Finds the injected library `name` (e.g. "libumrec.so") and writes its
+ * absolute path into out. With UMKIT_LIBDIR set, only that folder is
+ * searched; otherwise the folders ../lib and ../lib/umkit next to the
+ * running binary (the build tree and `make install` layouts). Returns 0, or
+ * -1 with err naming every path looked at.
+ */
+int launch_find_library(const char *name, char *out, size_t outlen, char *err, size_t errlen);
+
+/*
+ * Finds the libcupti that the injected library at `library` will load, for
+ * NVTX_INJECTION64_PATH (NVTX must reach the same CUPTI copy the injection
+ * subscribed with, not a second one). UMKIT_CUPTI, a file or a folder, wins
+ * and is used alone. Otherwise the soname the library links (DT_NEEDED,
+ * else libcupti.so.13 or libcupti.so) is looked up the way the dynamic
+ * loader would for that library (its DT_RPATH, LD_LIBRARY_PATH, its
+ * DT_RUNPATH), then in $CUDA_HOME and /usr/local/cuda (extras/CUPTI/lib64,
+ * lib64, targets/x86_64-linux/lib) and the system library folder. Writes
+ * the absolute path into out and returns 0, or -1 with err.
+ */
+int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, size_t errlen);
+
+/*
+ * Checks that the NVIDIA driver library (libcuda.so.1) can be loaded, and
+ * unloads it again. `tool` names the command in the message. Returns 0, or
+ * -1 with err saying that `tool` needs a GPU.
+ */
+int launch_check_driver(const char *tool, char *err, size_t errlen);
+
+/* The child's environment: a private copy of a base environment, edited
+ * by name. Not thread-safe; the base is not modified. */
+typedef struct launch_env launch_env;
+
+/* Copies base (NULL-terminated NAME=VALUE strings, usually environ).
+ * Returns NULL when out of memory. */
+launch_env *launch_env_create(char *const *base);
+void launch_env_destroy(launch_env *e);
+
+/* Sets name=value, replacing any earlier value. Returns 0, or -1 when out
+ * of memory. */
+int launch_env_set(launch_env *e, const char *name, const char *value);
+/* Removes name if present. */
+void launch_env_unset(launch_env *e, const char *name);
+/* The value of name, or NULL; valid until e is next modified. */
+const char *launch_env_get(const launch_env *e, const char *name);
+/* The NULL-terminated NAME=VALUE array for execve; valid until e is next
+ * modified or destroyed. */
+char *const *launch_env_array(const launch_env *e);
+
+struct launch_inject {
+	const char *library;  /* absolute path of the injected library */
+	const char *cupti;    /* absolute path of libcupti, for NVTX */
+	int framework_cache;  /* 1: keep PyTorch's caching allocator on */
+};
+
+/*
+ * Points the environment at the injected library: CUDA_INJECTION64_PATH and
+ * NVTX_INJECTION64_PATH are set (replacing earlier values), the library is
+ * put first in LD_PRELOAD (keeping what was there), and
+ * PYTORCH_NO_CUDA_MEMORY_CACHING=1 is set unless already present, so the
+ * library sees every tensor. With framework_cache the variable is removed
+ * instead: PyTorch turns its cache off when the variable exists at all,
+ * whatever its value. Returns 0, or -1 with err (out of memory, or a library
+ * path that LD_PRELOAD cannot express because it holds a space or a colon).
+ */
+int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
+
+/*
+ * Joins n words of argv with spaces into a malloc'd string, for metadata
+ * that people read and may paste into a shell: a word that is empty or
+ * holds anything but letters, digits and -_./=:,+@% is put in single
+ * quotes. Past max_len bytes the words that do not fit are replaced by
+ * " ...", so a huge command line cannot make the child's environment too
+ * large to exec. Returns NULL when out of memory.
+ */
+char *launch_join_args(char *const *argv, size_t n, size_t max_len);
+
+/*
+ * Runs argv[0] (searched in PATH like execvp) with argv and envp, waits for
+ * it, and returns its status as a shell reports it: the exit status; 128+N
+ * when killed by signal N; 127 when the command does not exist and 126 when
+ * it cannot be executed, with err saying "cannot run 'cmd': reason"; -1 with
+ * err when the launcher itself failed (fork, pipe). While the child runs,
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to the caller
+ * are passed on to it, except those the kernel already delivered to the
+ * whole process group (a terminal's ^C) and those the caller ignores (the
+ * child inherits the ignoring). The caller's signal dispositions and mask
+ * are restored before returning. The caller must not reap children of its
+ * own meanwhile (no SIGCHLD handler that calls wait).
+ */
+int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,672 @@
+/*
+ * plan.c: the in-memory plan, its validation and its sections in plan.bin
+ * (see plan.h; docs/plan-format.md has the encodings).
+ *
+ * Decoding checks only what it needs to stay in bounds (counts against the
+ * bytes present, strings, trailing bytes); everything the plan means is then
+ * checked once, by plan_validate, the same function plan_save runs, so a
+ * file that loads is a plan that could have been saved.
+ */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "execid.h"
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+struct plan *plan_create(void)
+{
+	struct plan *p = calloc(1, sizeof *p);
+	if (p)
+		p->assume.block_size = PLAN_BLOCK_SIZE;
+	return p;
+}
+
+void plan_destroy(struct plan *p)
+{
+	if (!p)
+		return;
+	free(p->signature.exec_ids);
+	free(p->signature.alloc_sizes);
+	free(p->provenance.umkit_version);
+	free(p->provenance.trace_path);
+	free(p->provenance.trace_command);
+	free(p->provenance.iteration_method);
+	free(p->allocs);
+	free(p->ops);
+	corr_destroy(p->corr);
+	free(p);
+}
+
+const char *plan_op_kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case PLAN_OP_DISCARD: return "discard";
+	case PLAN_OP_EVICT: return "evict";
+	case PLAN_OP_DISCARD_PREFETCH: return "discard_prefetch";
+	case PLAN_OP_PREFETCH: return "prefetch";
+	}
+	return NULL;
+}
+
+const char *plan_alloc_origin_name(uint8_t origin)
+{
+	switch (origin) {
+	case PLAN_ALLOC_PERSISTENT: return "persistent";
+	case PLAN_ALLOC_ITERATION: return "iteration";
+	}
+	return NULL;
+}
+
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+	unsigned char b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	return execid_fnv1a(h, b, sizeof b);
+}
+
+static uint64_t hash_u32(uint64_t h, uint32_t v)
+{
+	unsigned char b[4];
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	return execid_fnv1a(h, b, sizeof b);
+}
+
+uint64_t plan_signature_hash(const uint64_t *exec_ids, uint32_t n_kernels,
+			     const uint64_t *alloc_sizes, uint32_t n_sizes)
+{
+	uint64_t h = hash_u32(EXECID_FNV_SEED, n_kernels);
+	for (uint32_t i = 0; i < n_kernels; i++)
+		h = hash_u64(h, exec_ids[i]);
+	h = hash_u32(h, n_sizes);
+	for (uint32_t i = 0; i < n_sizes; i++)
+		h = hash_u64(h, alloc_sizes[i]);
+	return h;
+}
+
+#define CMP(a, b) \
+	do { \
+		if ((a) != (b)) \
+			return (a) < (b) ? -1 : 1; \
+	} while (0)
+
+/* The order plan.h promises: (position, kind, alloc, offset). */
+static int op_key_cmp(const struct plan_op *x, const struct plan_op *y)
+{
+	CMP(x->position, y->position);
+	CMP(x->kind, y->kind);
+	CMP(x->alloc, y->alloc);
+	CMP(x->offset, y->offset);
+	return 0;
+}
+
+/* The key, then every other field: qsort is not stable, so ties must be
+ * broken by content for equal op sets to give equal files. */
+static int op_full_cmp(const void *a, const void *b)
+{
+	const struct plan_op *x = a, *y = b;
+	int c = op_key_cmp(x, y);
+	if (c)
+		return c;
+	CMP(x->bytes, y->bytes);
+	CMP(x->after, y->after);
+	CMP(x->deadline, y->deadline);
+	return 0;
+}
+
+void plan_finalize(struct plan *p)
+{
+	if (p->n_ops)
+		qsort(p->ops, (size_t)p->n_ops, sizeof *p->ops, op_full_cmp);
+	p->signature.hash = plan_signature_hash(p->signature.exec_ids, p->signature.n_kernels,
+						p->signature.alloc_sizes,
+						p->signature.n_alloc_sizes);
+}
+
+/* ---- validation ---- */
+
+static int by_origin_ordinal(const void *a, const void *b)
+{
+	const struct plan_alloc *x = *(const struct plan_alloc *const *)a;
+	const struct plan_alloc *y = *(const struct plan_alloc *const *)b;
+	CMP(x->origin, y->origin);
+	CMP(x->ordinal, y->ordinal);
+	return 0;
+}
+
+static int validate_allocs(const struct plan *p, const char *name, char *err, size_t errlen)
+{
+	const struct plan_signature *sig = &p->signature;
+	for (uint32_t i = 0; i < p->n_allocs; i++) {
+		const struct plan_alloc *a = &p->allocs[i];
+		if (!plan_alloc_origin_name(a->origin)) {
+			seterr(err, errlen, "%s: allocation %u has unknown origin %u", name,
+			       (unsigned)i, (unsigned)a->origin);
+			return -1;
+		}
+		if (a->ordinal == 0 || a->size == 0) {
+			seterr(err, errlen, "%s: allocation %u has %s 0", name, (unsigned)i,
+			       a->ordinal == 0 ? "ordinal" : "size");
+			return -1;
+		}
+		if (a->origin != PLAN_ALLOC_ITERATION)
+			continue;
+		if (a->ordinal > sig->n_alloc_sizes) {
+			seterr(err, errlen, "%s: allocation %u is the iteration's allocation #%llu "
+			       "but the iteration makes %u", name, (unsigned)i,
+			       (unsigned long long)a->ordinal, (unsigned)sig->n_alloc_sizes);
+			return -1;
+		}
+		if (a->size != sig->alloc_sizes[a->ordinal - 1]) {
+			seterr(err, errlen, "%s: allocation %u has size %llu but the signature says "
+			       "the iteration's allocation #%llu has %llu", name, (unsigned)i,
+			       (unsigned long long)a->size, (unsigned long long)a->ordinal,
+			       (unsigned long long)sig->alloc_sizes[a->ordinal - 1]);
+			return -1;
+		}
+	}
+	if (p->n_allocs < 2)
+		return 0;
+	const struct plan_alloc **order = malloc(p->n_allocs * sizeof *order);
+	if (!order) {
+		seterr(err, errlen, "%s: out of memory", name);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->n_allocs; i++)
+		order[i] = &p->allocs[i];
+	qsort(order, p->n_allocs, sizeof *order, by_origin_ordinal);
+	int rc = 0;
+	for (uint32_t i = 1; i < p->n_allocs && rc == 0; i++) {
+		if (by_origin_ordinal(&order[i - 1], &order[i]) == 0) {
+			seterr(err, errlen, "%s: allocations %u and %u are the same %s allocation #%llu",
+			       name, (unsigned)(order[i - 1] - p->allocs),
+			       (unsigned)(order[i] - p->allocs),
+			       plan_alloc_origin_name(order[i]->origin),
+			       (unsigned long long)order[i]->ordinal);
+			rc = -1;
+		}
+	}
+	free(order);
+	return rc;
+}
+
+static int validate_op(const struct plan *p, uint64_t i, const char *name, char *err,
+		       size_t errlen)
+{
+	const struct plan_op *op = &p->ops[i];
+	uint32_t nk = p->signature.n_kernels;
+	unsigned long long oi = (unsigned long long)i;
+	const char *kind = plan_op_kind_name(op->kind);
+	if (!kind) {
+		seterr(err, errlen, "%s: op %llu has unknown kind %u", name, oi, (unsigned)op->kind);
+		return -1;
+	}
+	if (op->alloc >= p->n_allocs) {
+		seterr(err, errlen, "%s: op %llu names allocation %u but the plan has %u", name, oi,
+		       (unsigned)op->alloc, (unsigned)p->n_allocs);
+		return -1;
+	}
+	if (op->position >= nk) {
+		seterr(err, errlen, "%s: op %llu is at kernel %u but the iteration has %u kernels",
+		       name, oi, (unsigned)op->position, (unsigned)nk);
+		return -1;
+	}
+	bool waits = op->kind != PLAN_OP_PREFETCH;
+	bool fetches = op->kind == PLAN_OP_PREFETCH || op->kind == PLAN_OP_DISCARD_PREFETCH;
+	if (waits ? op->after != PLAN_POS_NONE && op->after >= nk : op->after != PLAN_POS_NONE) {
+		seterr(err, errlen, "%s: op %llu (%s) waits after kernel %u, %s", name, oi, kind,
+		       (unsigned)op->after,
+		       waits ? "beyond the iteration" : "but a prefetch waits for nothing");
+		return -1;
+	}
+	if (fetches ? op->deadline >= nk : op->deadline != PLAN_POS_NONE) {
+		seterr(err, errlen, "%s: op %llu (%s) has deadline %u, %s", name, oi, kind,
+		       (unsigned)op->deadline,
+		       fetches ? "beyond the iteration" : "but only prefetches have deadlines");
+		return -1;
+	}
+	uint64_t size = p->allocs[op->alloc].size;
+	if (op->bytes == 0 || op->offset > size || op->bytes > size - op->offset) {
+		seterr(err, errlen, "%s: op %llu range [%llu, +%llu) is not inside allocation %u "
+		       "(%llu bytes)", name, oi, (unsigned long long)op->offset,
+		       (unsigned long long)op->bytes, (unsigned)op->alloc,
+		       (unsigned long long)size);
+		return -1;
+	}
+	if (i > 0 && op_key_cmp(&p->ops[i - 1], op) > 0) {
+		seterr(err, errlen, "%s: ops are out of order at op %llu (not sorted by position, "
+		       "kind, allocation, offset)", name, oi);
+		return -1;
+	}
+	return 0;
+}
+
+static int validate_corr(const struct plan *p, const char *name, char *err, size_t errlen)
+{
+	const corr_tables *t = p->corr;
+	uint64_t bs = corr_config_of(t)->block_size;
+	for (size_t l = 0; l < corr_block_list_count(t); l++) {
+		const struct corr_block *b;
+		size_t n;
+		uint64_t exec_id = corr_block_list_get(t, l, &b, &n);
+		for (size_t k = 0; k < n; k++) {
+			if (b[k].alloc >= p->n_allocs) {
+				seterr(err, errlen, "%s: block table of exec ID %016llx names allocation "
+				       "%u but the plan has %u", name, (unsigned long long)exec_id,
+				       (unsigned)b[k].alloc, (unsigned)p->n_allocs);
+				return -1;
+			}
+			uint64_t size = p->allocs[b[k].alloc].size;
+			if (b[k].block > (size - 1) / bs) {
+				seterr(err, errlen, "%s: block table of exec ID %016llx names block %u of "
+				       "allocation %u, which has %llu", name,
+				       (unsigned long long)exec_id, (unsigned)b[k].block,
+				       (unsigned)b[k].alloc, (unsigned long long)((size - 1) / bs + 1));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int plan_validate(const struct plan *p, const char *name, char *err, size_t errlen)
+{
+	const struct plan_signature *sig = &p->signature;
+	if (sig->n_kernels == 0 || !sig->exec_ids) {
+		seterr(err, errlen, "%s: the plan's iteration has no kernels", name);
+		return -1;
+	}
+	if (sig->n_alloc_sizes && !sig->alloc_sizes) {
+		seterr(err, errlen, "%s: the signature lists %u allocation sizes but has none", name,
+		       (unsigned)sig->n_alloc_sizes);
+		return -1;
+	}
+	uint64_t h = plan_signature_hash(sig->exec_ids, sig->n_kernels, sig->alloc_sizes,
+					 sig->n_alloc_sizes);
+	if (h != sig->hash) {
+		seterr(err, errlen, "%s: signature hash %016llx does not match its content "
+		       "(%016llx)", name, (unsigned long long)sig->hash, (unsigned long long)h);
+		return -1;
+	}
+	uint64_t bs = p->assume.block_size;
+	if (!bs || (bs & (bs - 1))) {
+		seterr(err, errlen, "%s: block size %llu is not a power of two", name,
+		       (unsigned long long)bs);
+		return -1;
+	}
+	if ((p->n_allocs && !p->allocs) || (p->n_ops && !p->ops)) {
+		seterr(err, errlen, "%s: the plan counts %s it does not have", name,
+		       p->n_allocs && !p->allocs ? "allocations" : "ops");
+		return -1;
+	}
+	if (validate_allocs(p, name, err, errlen) != 0)
+		return -1;
+	for (uint64_t i = 0; i < p->n_ops; i++)
+		if (validate_op(p, i, name, err, errlen) != 0)
+			return -1;
+	return p->corr ? validate_corr(p, name, err, errlen) : 0;
+}
+
+/* ---- encoding ---- */
+
+static void put_str(struct bytes_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	bytes_put_u32(b, (uint32_t)n);
+	bytes_put_raw(b, s, n);
+}
+
+static int add(planfile_writer *w, uint32_t id, struct bytes_buf *b)
+{
+	int rc = b->oom ? -1 : planfile_writer_add(w, id, b->data, b->len);
+	bytes_buf_free(b);
+	return rc;
+}
+
+int plan_encode(const struct plan *p, planfile_writer *w)
+{
+	struct bytes_buf b = { 0 };
+	const struct plan_assumptions *a = &p->assume;
+	const struct plan_predictions *pr = &p->predict;
+	bytes_put_u64(&b, a->capacity_bytes);
+	bytes_put_u64(&b, a->htod_bytes_per_s);
+	bytes_put_u64(&b, a->dtoh_bytes_per_s);
+	bytes_put_u64(&b, a->call_cost_ns);
+	bytes_put_u64(&b, a->block_size);
+	bytes_put_u64(&b, pr->peak_residency_bytes);
+	bytes_put_u64(&b, pr->prefetch_bytes);
+	bytes_put_u64(&b, pr->evict_bytes);
+	bytes_put_u64(&b, pr->discard_bytes);
+	bytes_put_u64(&b, pr->iteration_ns);
+	if (add(w, PLAN_SEC_HEADER, &b) != 0)
+		return -1;
+
+	const struct plan_signature *sig = &p->signature;
+	bytes_put_u32(&b, sig->n_kernels);
+	for (uint32_t i = 0; i < sig->n_kernels; i++)
+		bytes_put_u64(&b, sig->exec_ids[i]);
+	bytes_put_u32(&b, sig->n_alloc_sizes);
+	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
+		bytes_put_u64(&b, sig->alloc_sizes[i]);
+	bytes_put_u64(&b, sig->hash);
+	if (add(w, PLAN_SEC_SIGNATURE, &b) != 0)
+		return -1;
+
+	bytes_put_u32(&b, p->n_allocs);
+	for (uint32_t i = 0; i < p->n_allocs; i++) {
+		bytes_put_u8(&b, p->allocs[i].origin);
+		bytes_put_u64(&b, p->allocs[i].ordinal);
+		bytes_put_u64(&b, p->allocs[i].size);
+	}
+	if (add(w, PLAN_SEC_ALLOCS, &b) != 0)
+		return -1;
+
+	bytes_put_u64(&b, p->n_ops);
+	for (uint64_t i = 0; i < p->n_ops; i++) {
+		const struct plan_op *op = &p->ops[i];
+		bytes_put_u32(&b, op->position);
+		bytes_put_u8(&b, op->kind);
+		bytes_put_u32(&b, op->after);
+		bytes_put_u32(&b, op->deadline);
+		bytes_put_u32(&b, op->alloc);
+		bytes_put_u64(&b, op->offset);
+		bytes_put_u64(&b, op->bytes);
+	}
+	if (add(w, PLAN_SEC_OPS, &b) != 0)
+		return -1;
+
+	if (p->corr) {
+		corr_encode_exec(p->corr, &b);
+		if (add(w, PLAN_SEC_CORR_EXEC, &b) != 0)
+			return -1;
+		corr_encode_blocks(p->corr, &b);
+		if (add(w, PLAN_SEC_CORR_BLOCKS, &b) != 0)
+			return -1;
+	}
+
+	const struct plan_provenance *pv = &p->provenance;
+	put_str(&b, pv->umkit_version);
+	put_str(&b, pv->trace_path);
+	put_str(&b, pv->trace_command);
+	put_str(&b, pv->iteration_method);
+	bytes_put_u32(&b, pv->trace_iteration);
+	bytes_put_u32(&b, pv->trace_iterations);
+	return add(w, PLAN_SEC_PROVENANCE, &b);
+}
+
+int plan_save(const struct plan *p, const char *path, char *err, size_t errlen)
+{
+	if (plan_validate(p, path, err, errlen) != 0)
+		return -1;
+	planfile_writer *w = planfile_writer_create();
+	if (!w || plan_encode(p, w) != 0) {
+		planfile_writer_destroy(w);
+		seterr(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	int rc = planfile_writer_save(w, path, err, errlen);
+	planfile_writer_destroy(w);
+	return rc;
+}
+
+/* ---- decoding ---- */
+
+/* A fresh reader over section id, or a failed one (message in err) when the
+ * file lacks it. */
+static bool section(const planfile *pf, uint32_t id, const char *what, struct bytes_reader *r,
+		    const char *name, char *err, size_t errlen)
+{
+	size_t len;
+	const void *d = planfile_section(pf, id, &len);
+	if (!d) {
+		seterr(err, errlen, "%s: the %s section is missing", name, what);
+		return false;
+	}
+	*r = bytes_reader_init(d, len);
+	return true;
+}
+
+/* True when r read exactly its section; else sets err. */
+static bool finished(const struct bytes_reader *r, const char *what, const char *name,
+		     char *err, size_t errlen)
+{
+	if (bytes_reader_ok(r) && r->pos == r->len)
+		return true;
+	seterr(err, errlen, "%s: the %s section is %s", name, what,
+	       bytes_reader_ok(r) ? "longer than its content" : "truncated");
+	return false;
+}
+
+/* A malloc'ed copy of a length-prefixed string, or NULL (r marked bad for a
+ * truncated string; *bad_nul set for an embedded NUL). */
+static char *get_str(struct bytes_reader *r, bool *bad_nul)
+{
+	uint32_t n = bytes_get_u32(r);
+	const char *s = bytes_get_raw(r, n);
+	if (!s)
+		return NULL;
+	if (memchr(s, 0, n)) {
+		*bad_nul = true;
+		return NULL;
+	}
+	char *out = malloc((size_t)n + 1);
+	if (out) {
+		memcpy(out, s, n);
+		out[n] = 0;
+	}
+	return out;
+}
+
+static bool decode_header(struct plan *p, const planfile *pf, const char *name, char *err,
+			  size_t errlen)
+{
+	struct bytes_reader r;
+	if (!section(pf, PLAN_SEC_HEADER, "header", &r, name, err, errlen))
+		return false;
+	p->assume.capacity_bytes = bytes_get_u64(&r);
+	p->assume.htod_bytes_per_s = bytes_get_u64(&r);
+	p->assume.dtoh_bytes_per_s = bytes_get_u64(&r);
+	p->assume.call_cost_ns = bytes_get_u64(&r);
+	p->assume.block_size = bytes_get_u64(&r);
+	p->predict.peak_residency_bytes = bytes_get_u64(&r);
+	p->predict.prefetch_bytes = bytes_get_u64(&r);
+	p->predict.evict_bytes = bytes_get_u64(&r);
+	p->predict.discard_bytes = bytes_get_u64(&r);
+	p->predict.iteration_ns = bytes_get_u64(&r);
+	return finished(&r, "header", name, err, errlen);
+}
+
+/* Reads a u32 count of u64 values into a new array. */
+static bool get_u64s(struct bytes_reader *r, uint32_t *n, uint64_t **out, bool *oom)
+{
+	*n = bytes_get_u32(r);
+	if (!bytes_can_hold(r, *n, 8))
+		return false;
+	*out = malloc((*n ? *n : 1) * sizeof **out);
+	if (!*out) {
+		*oom = true;
+		return false;
+	}
+	for (uint32_t i = 0; i < *n; i++)
+		(*out)[i] = bytes_get_u64(r);
+	return true;
+}
+
+static bool decode_signature(struct plan *p, const planfile *pf, const char *name, char *err,
+			     size_t errlen)
+{
+	struct bytes_reader r;
+	struct plan_signature *sig = &p->signature;
+	bool oom = false;
+	if (!section(pf, PLAN_SEC_SIGNATURE, "signature", &r, name, err, errlen))
+		return false;
+	if (get_u64s(&r, &sig->n_kernels, &sig->exec_ids, &oom) &&
+	    get_u64s(&r, &sig->n_alloc_sizes, &sig->alloc_sizes, &oom))
+		sig->hash = bytes_get_u64(&r);
+	else
+		r.bad = true;
+	/* A failed count leaves its array unset: the count must not claim it. */
+	if (!sig->exec_ids)
+		sig->n_kernels = 0;
+	if (!sig->alloc_sizes)
+		sig->n_alloc_sizes = 0;
+	if (oom) {
+		seterr(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	return finished(&r, "signature", name, err, errlen);
+}
+
+static bool decode_allocs(struct plan *p, const planfile *pf, const char *name, char *err,
+			  size_t errlen)
+{
+	struct bytes_reader r;
+	if (!section(pf, PLAN_SEC_ALLOCS, "allocations", &r, name, err, errlen))
+		return false;
+	uint32_t n = bytes_get_u32(&r);
+	if (!bytes_can_hold(&r, n, 17)) {
+		r.bad = true;
+		return finished(&r, "allocations", name, err, errlen);
+	}
+	p->allocs = calloc(n ? n : 1, sizeof *p->allocs);
+	if (!p->allocs) {
+		seterr(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	p->n_allocs = n;
+	for (uint32_t i = 0; i < n; i++) {
+		p->allocs[i].origin = bytes_get_u8(&r);
+		p->allocs[i].ordinal = bytes_get_u64(&r);
+		p->allocs[i].size = bytes_get_u64(&r);
+	}
+	return finished(&r, "allocations", name, err, errlen);
+}
+
+static bool decode_ops(struct plan *p, const planfile *pf, const char *name, char *err,
+		       size_t errlen)
+{
+	struct bytes_reader r;
+	if (!section(pf, PLAN_SEC_OPS, "ops", &r, name, err, errlen))
+		return false;
+	uint64_t n = bytes_get_u64(&r);
+	if (!bytes_can_hold(&r, n, 33)) {
+		r.bad = true;
+		return finished(&r, "ops", name, err, errlen);
+	}
+	p->ops = calloc(n ? (size_t)n : 1, sizeof *p->ops);
+	if (!p->ops) {
+		seterr(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	p->n_ops = n;
+	for (uint64_t i = 0; i < n; i++) {
+		struct plan_op *op = &p->ops[i];
+		op->position = bytes_get_u32(&r);
+		op->kind = bytes_get_u8(&r);
+		op->after = bytes_get_u32(&r);
+		op->deadline = bytes_get_u32(&r);
+		op->alloc = bytes_get_u32(&r);
+		op->offset = bytes_get_u64(&r);
+		op->bytes = bytes_get_u64(&r);
+	}
+	return finished(&r, "ops", name, err, errlen);
+}
+
+static bool decode_corr(struct plan *p, const planfile *pf, const char *name, char *err,
+			size_t errlen)
+{
+	size_t elen, blen;
+	const void *e = planfile_section(pf, PLAN_SEC_CORR_EXEC, &elen);
+	const void *b = planfile_section(pf, PLAN_SEC_CORR_BLOCKS, &blen);
+	if (!e && !b)
+		return true;
+	if (!e || !b) {
+		seterr(err, errlen, "%s: the correlation %s section is missing", name,
+		       e ? "block" : "exec");
+		return false;
+	}
+	p->corr = corr_decode(e, elen, b, blen, name, err, errlen);
+	return p->corr != NULL;
+}
+
+static bool decode_provenance(struct plan *p, const planfile *pf, const char *name, char *err,
+			      size_t errlen)
+{
+	struct bytes_reader r;
+	struct plan_provenance *pv = &p->provenance;
+	bool bad_nul = false;
+	if (!section(pf, PLAN_SEC_PROVENANCE, "provenance", &r, name, err, errlen))
+		return false;
+	char **strs[] = { &pv->umkit_version, &pv->trace_path, &pv->trace_command,
+			  &pv->iteration_method };
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		*strs[i] = get_str(&r, &bad_nul);
+		if (!*strs[i] && bytes_reader_ok(&r) && !bad_nul) {
+			seterr(err, errlen, "%s: out of memory", name);
+			return false;
+		}
+		if (bad_nul) {
+			seterr(err, errlen, "%s: the provenance section has a string with a NUL byte",
+			       name);
+			return false;
+		}
+	}
+	pv->trace_iteration = bytes_get_u32(&r);
+	pv->trace_iterations = bytes_get_u32(&r);
+	return finished(&r, "provenance", name, err, errlen);
+}
+
+struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)
+{
+	struct plan *p = calloc(1, sizeof *p);
+	if (!p) {
+		seterr(err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	if (decode_header(p, pf, name, err, errlen) && decode_signature(p, pf, name, err, errlen) &&
+	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
+	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
+	    plan_validate(p, name, err, errlen) == 0)
+		return p;
+	plan_destroy(p);
+	return NULL;
+}
+
+struct plan *plan_load(const char *path, char *err, size_t errlen)
+{
+	planfile *pf = planfile_open(path, err, errlen);
+	if (!pf)
+		return NULL;
+	struct plan *p = plan_decode(pf, path, err, errlen);
+	planfile_close(pf);
+	return p;
+}
+
+struct plan *plan_load_mem(const void *data, size_t len, const char *name, char *err,
+			   size_t errlen)
+{
+	planfile *pf = planfile_open_mem(data, len, name, err, errlen);
+	if (!pf)
+		return NULL;
+	struct plan *p = plan_decode(pf, name, err, errlen);
+	planfile_close(pf);
+	return p;
+}

@@ -1,0 +1,499 @@
+/*
+ * planfile.c: the plan.bin container (see planfile.h; the byte layout is in
+ * docs/plan-format.md).
+ *
+ * Reading trusts nothing: every length and offset is checked against the
+ * bytes actually present before it is used, the file checksum is verified
+ * before the section table is believed, and a section is decompressed only
+ * into a buffer of its declared (capped) size.
+ */
+#include "planfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "bytes.h"
+#include "execid.h"
+
+#define MAGIC "UMKPLAN\0"
+#define MAGIC_LEN 8
+#define HEADER_LEN 32 /* magic, version, count, payload length, checksum */
+#define CHECKSUM_AT 24
+#define ENTRY_LEN 40  /* id, codec, raw length, stored length, offset, checksum */
+#define CODEC_ZSTD 1
+/* Fixed so that equal sections give byte-identical files (with one zstd
+ * version); 3 is zstd's default: plans compress well and quickly at it. */
+#define ZSTD_LEVEL 3
+/* Caps on what a file can make the reader allocate. */
+#define MAX_SECTIONS 1024u
+#define MAX_SECTION_BYTES ((uint64_t)1 << 32)
+#define MAX_FILE_BYTES ((uint64_t)1 << 36)
+
+struct section {
+	uint32_t id;
+	unsigned char *data;
+	size_t len;
+};
+
+struct planfile_writer {
+	struct section *s;
+	size_t n, cap;
+};
+
+struct planfile {
+	struct section *s;
+	size_t n;
+};
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* The file checksum: FNV-1a 64 over every byte of the file except the
+ * checksum field itself, so a change anywhere (header included) is caught.
+ * FNV-1a maps each step bijectively, so any single changed byte always
+ * changes the result. */
+static uint64_t file_checksum(const unsigned char *file, size_t len)
+{
+	uint64_t h = execid_fnv1a(EXECID_FNV_SEED, file, CHECKSUM_AT);
+	return execid_fnv1a(h, file + HEADER_LEN, len - HEADER_LEN);
+}
+
+/* A section's checksum covers its id too, so a damaged id can not pass a
+ * section off as another one. */
+static uint64_t section_checksum(uint32_t id, const void *data, size_t len)
+{
+	unsigned char b[4];
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(id >> (8 * i));
+	return execid_fnv1a(execid_fnv1a(EXECID_FNV_SEED, b, sizeof b), data, len);
+}
+
+planfile_writer *planfile_writer_create(void)
+{
+	return calloc(1, sizeof(planfile_writer));
+}
+
+static void free_sections(struct section *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i].data);
+	free(s);
+}
+
+void planfile_writer_destroy(planfile_writer *w)
+{
+	if (!w)
+		return;
+	free_sections(w->s, w->n);
+	free(w);
+}
+
+int planfile_writer_add(planfile_writer *w, uint32_t id, const void *data, size_t len)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->s[i].id == id)
+			return -1;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 8;
+		struct section *s = realloc(w->s, cap * sizeof *s);
+		if (!s)
+			return -1;
+		w->s = s;
+		w->cap = cap;
+	}
+	unsigned char *copy = malloc(len ? len : 1);
+	if (!copy)
+		return -1;
+	if (len)
+		memcpy(copy, data, len);
+	w->s[w->n++] = (struct section){ id, copy, len };
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	uint32_t x = ((const struct section *)a)->id, y = ((const struct section *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/* Builds the whole file image in out. Sections go in id order, so the order
+ * in which they were added does not change the bytes. */
+static int build_image(planfile_writer *w, struct bytes_buf *out, char *err, size_t errlen,
+		       const char *path)
+{
+	if (w->n > 1)
+		qsort(w->s, w->n, sizeof *w->s, by_id);
+	size_t n = w->n;
+	void **z = calloc(n ? n : 1, sizeof *z);
+	size_t *zlen = calloc(n ? n : 1, sizeof *zlen);
+	int rc = -1;
+	if (!z || !zlen) {
+		seterr(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	uint64_t offset = HEADER_LEN + (uint64_t)n * ENTRY_LEN;
+	for (size_t i = 0; i < n; i++) {
+		size_t bound = ZSTD_compressBound(w->s[i].len);
+		z[i] = malloc(bound);
+		if (!z[i]) {
+			seterr(err, errlen, "%s: out of memory", path);
+			goto out;
+		}
+		zlen[i] = ZSTD_compress(z[i], bound, w->s[i].data, w->s[i].len, ZSTD_LEVEL);
+		if (ZSTD_isError(zlen[i])) {
+			seterr(err, errlen, "%s: compressing section %u: %s", path,
+			       (unsigned)w->s[i].id, ZSTD_getErrorName(zlen[i]));
+			goto out;
+		}
+	}
+	bytes_put_raw(out, MAGIC, MAGIC_LEN);
+	bytes_put_u32(out, PLANFILE_VERSION);
+	bytes_put_u32(out, (uint32_t)n);
+	bytes_put_u64(out, 0); /* payload length, patched below */
+	bytes_put_u64(out, 0); /* checksum, patched below */
+	for (size_t i = 0; i < n; i++) {
+		bytes_put_u32(out, w->s[i].id);
+		bytes_put_u32(out, CODEC_ZSTD);
+		bytes_put_u64(out, w->s[i].len);
+		bytes_put_u64(out, zlen[i]);
+		bytes_put_u64(out, offset);
+		bytes_put_u64(out, section_checksum(w->s[i].id, w->s[i].data, w->s[i].len));
+		offset += zlen[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		bytes_put_raw(out, z[i], zlen[i]);
+	if (out->oom) {
+		seterr(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	uint64_t payload = out->len - HEADER_LEN;
+	uint64_t sum;
+	for (int i = 0; i < 8; i++)
+		out->data[16 + i] = (unsigned char)(payload >> (8 * i));
+	sum = file_checksum(out->data, out->len);
+	for (int i = 0; i < 8; i++)
+		out->data[CHECKSUM_AT + i] = (unsigned char)(sum >> (8 * i));
+	rc = 0;
+out:
+	for (size_t i = 0; z && i < n; i++)
+		free(z[i]);
+	free(z);
+	free(zlen);
+	return rc;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len) {
+		ssize_t k = write(fd, p, len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+int planfile_writer_encode(planfile_writer *w, void **data, size_t *len)
+{
+	struct bytes_buf img = { 0 };
+	if (build_image(w, &img, NULL, 0, "") != 0) {
+		bytes_buf_free(&img);
+		return -1;
+	}
+	*data = img.data;
+	*len = img.len;
+	return 0;
+}
+
+int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t errlen)
+{
+	struct bytes_buf img = { 0 };
+	if (build_image(w, &img, err, errlen, path) != 0) {
+		bytes_buf_free(&img);
+		return -1;
+	}
+	/* The temporary sits next to path so the rename stays on one file
+	 * system and is atomic. */
+	size_t tlen = strlen(path) + sizeof ".tmp.XXXXXX";
+	char *tmp = malloc(tlen);
+	if (!tmp) {
+		seterr(err, errlen, "%s: out of memory", path);
+		bytes_buf_free(&img);
+		return -1;
+	}
+	snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
+	int rc = -1;
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		goto out;
+	}
+	/* mkstemp creates 0600; a plan is an ordinary, shareable file. */
+	if (fchmod(fd, 0644) != 0 || write_all(fd, img.data, img.len) != 0 || fsync(fd) != 0) {
+		seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) != 0) {
+		seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	bytes_buf_free(&img);
+	return rc;
+}
+
+void planfile_close(planfile *p)
+{
+	if (!p)
+		return;
+	free_sections(p->s, p->n);
+	free(p);
+}
+
+/* Checks the header against the bytes present. Returns the section count, or
+ * -1 with err set. */
+static long check_header(const unsigned char *d, size_t len, const char *name, char *err,
+			 size_t errlen)
+{
+	if (len == 0) {
+		seterr(err, errlen, "%s: not a umkit plan (empty file)", name);
+		return -1;
+	}
+	size_t m = len < MAGIC_LEN ? len : MAGIC_LEN;
+	if (memcmp(d, MAGIC, m) != 0) {
+		seterr(err, errlen, "%s: not a umkit plan (bad magic)", name);
+		return -1;
+	}
+	if (len < HEADER_LEN) {
+		seterr(err, errlen, "%s: truncated (%zu of at least %d bytes)", name, len, HEADER_LEN);
+		return -1;
+	}
+	struct bytes_reader r = bytes_reader_init(d + MAGIC_LEN, HEADER_LEN - MAGIC_LEN);
+	uint32_t version = bytes_get_u32(&r);
+	uint32_t count = bytes_get_u32(&r);
+	uint64_t payload = bytes_get_u64(&r);
+	uint64_t sum = bytes_get_u64(&r);
+	/* The version is checked before anything else a newer format might
+	 * have changed, so the user hears "upgrade umkit" and not "corrupt". */
+	if (version > PLANFILE_VERSION) {
+		seterr(err, errlen, "%s: format version %u is newer than this umkit (%d)", name,
+		       (unsigned)version, PLANFILE_VERSION);
+		return -1;
+	}
+	if (version < 1) {
+		seterr(err, errlen, "%s: format version %u is not supported (this umkit reads %d)",
+		       name, (unsigned)version, PLANFILE_VERSION);
+		return -1;
+	}
+	if (payload > len - HEADER_LEN) {
+		seterr(err, errlen, "%s: truncated (%zu of %llu bytes)", name, len,
+		       (unsigned long long)(payload > UINT64_MAX - HEADER_LEN ? UINT64_MAX
+								    : HEADER_LEN + payload));
+		return -1;
+	}
+	if (payload < len - HEADER_LEN) {
+		seterr(err, errlen, "%s: %llu unexpected bytes after the end of the plan", name,
+		       (unsigned long long)(len - HEADER_LEN - payload));
+		return -1;
+	}
+	if (file_checksum(d, len) != sum) {
+		seterr(err, errlen, "%s: checksum mismatch (file corrupt)", name);
+		return -1;
+	}
+	if (count > MAX_SECTIONS) {
+		seterr(err, errlen, "%s: %u sections (at most %u)", name, (unsigned)count,
+		       MAX_SECTIONS);
+		return -1;
+	}
+	return (long)count;
+}
+
+planfile *planfile_open_mem(const void *data, size_t len, const char *name, char *err,
+			    size_t errlen)
+{
+	const unsigned char *d = data;
+	long count = check_header(d, len, name, err, errlen);
+	if (count < 0)
+		return NULL;
+	planfile *p = calloc(1, sizeof *p);
+	if (p)
+		p->s = calloc(count ? (size_t)count : 1, sizeof *p->s);
+	if (!p || !p->s) {
+		planfile_close(p);
+		seterr(err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	struct bytes_reader r = bytes_reader_init(d + HEADER_LEN, len - HEADER_LEN);
+	if (!bytes_can_hold(&r, (uint64_t)count, ENTRY_LEN)) {
+		seterr(err, errlen, "%s: section table (%ld entries) runs past the end of the file",
+		       name, count);
+		goto fail;
+	}
+	/* Sections follow the table back to back, in table order: any gap or
+	 * overlap means the table is wrong. */
+	uint64_t expect = HEADER_LEN + (uint64_t)count * ENTRY_LEN;
+	for (long i = 0; i < count; i++) {
+		uint32_t id = bytes_get_u32(&r);
+		uint32_t codec = bytes_get_u32(&r);
+		uint64_t raw = bytes_get_u64(&r);
+		uint64_t stored = bytes_get_u64(&r);
+		uint64_t offset = bytes_get_u64(&r);
+		uint64_t sum = bytes_get_u64(&r);
+		for (size_t j = 0; j < p->n; j++) {
+			if (p->s[j].id == id) {
+				seterr(err, errlen, "%s: section %u appears twice", name, (unsigned)id);
+				goto fail;
+			}
+		}
+		if (codec != CODEC_ZSTD) {
+			seterr(err, errlen, "%s: section %u has unknown compression %u", name,
+			       (unsigned)id, (unsigned)codec);
+			goto fail;
+		}
+		if (offset != expect || stored > len - expect) {
+			seterr(err, errlen,
+			       "%s: section %u is misplaced or outside the file (offset %llu, "
+			       "%llu bytes)", name, (unsigned)id, (unsigned long long)offset,
+			       (unsigned long long)stored);
+			goto fail;
+		}
+		if (raw > MAX_SECTION_BYTES) {
+			seterr(err, errlen, "%s: section %u is too large (%llu bytes)", name,
+			       (unsigned)id, (unsigned long long)raw);
+			goto fail;
+		}
+		const unsigned char *src = d + offset;
+		unsigned long long fcs = ZSTD_getFrameContentSize(src, (size_t)stored);
+		if (fcs != raw) {
+			seterr(err, errlen, "%s: section %u: compressed data does not match its size",
+			       name, (unsigned)id);
+			goto fail;
+		}
+		unsigned char *buf = malloc(raw ? (size_t)raw : 1);
+		if (!buf) {
+			seterr(err, errlen, "%s: out of memory", name);
+			goto fail;
+		}
+		size_t got = ZSTD_decompress(buf, (size_t)raw, src, (size_t)stored);
+		if (ZSTD_isError(got) || got != raw || section_checksum(id, buf, (size_t)raw) != sum) {
+			free(buf);
+			seterr(err, errlen, "%s: section %u is corrupt", name, (unsigned)id);
+			goto fail;
+		}
+		p->s[p->n++] = (struct section){ id, buf, (size_t)raw };
+		expect += stored;
+	}
+	if (expect != len) {
+		seterr(err, errlen, "%s: %llu bytes after the last section", name,
+		       (unsigned long long)(len - expect));
+		goto fail;
+	}
+	return p;
+fail:
+	planfile_close(p);
+	return NULL;
+}
+
+planfile *planfile_open(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		seterr(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > MAX_FILE_BYTES + HEADER_LEN) {
+		seterr(err, errlen, "%s: not a umkit plan (%lld bytes is too large)", path,
+		       (long long)st.st_size);
+		close(fd);
+		return NULL;
+	}
+	size_t len = (size_t)st.st_size;
+	unsigned char *buf = malloc(len ? len : 1);
+	if (!buf) {
+		seterr(err, errlen, "%s: out of memory", path);
+		close(fd);
+		return NULL;
+	}
+	size_t got = 0;
+	while (got < len) {
+		ssize_t k = read(fd, buf + got, len - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	/* A file that shrank while being read is judged on what was read. */
+	planfile *p = planfile_open_mem(buf, got, path, err, errlen);
+	free(buf);
+	return p;
+}
+
+const void *planfile_section(const planfile *p, uint32_t id, size_t *len)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->s[i].id == id) {
+			if (len)
+				*len = p->s[i].len;
+			return p->s[i].data;
+		}
+	}
+	if (len)
+		*len = 0;
+	return NULL;
+}
+
+size_t planfile_section_count(const planfile *p)
+{
+	return p->n;
+}
+
+uint32_t planfile_section_id(const planfile *p, size_t index)
+{
+	return index < p->n ? p->s[index].id : 0;
+}

@@ -1,0 +1,236 @@
+/*
+ * trace_schema.c: creating and validating trace databases (see
+ * trace_schema.h). The validator compares a file against a reference built
+ * from the embedded DDL in an in-memory database, so the list of tables,
+ * views and columns it checks can never drift from schema/trace.sql.
+ */
+#include "trace_schema.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+__attribute__((format(printf, 3, 4)))
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || errlen == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int trace_schema_create(sqlite3 *db, char *err, size_t errlen)
+{
+	char tail[160];
+	char *msg = NULL;
+	snprintf(tail, sizeof tail,
+		 "PRAGMA user_version = %d;"
+		 "INSERT INTO meta(key, value) VALUES ('schema_version', '%d');",
+		 TRACE_SCHEMA_VERSION, TRACE_SCHEMA_VERSION);
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, trace_schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, tail, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+		set_err(err, errlen, "creating the trace schema: %s",
+			msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		if (!sqlite3_get_autocommit(db))
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* One integer from a single-row query; -1 with the SQLite error code in
+ * *rc on failure. */
+static int query_int(sqlite3 *db, const char *sql, long long *out, int *rc)
+{
+	sqlite3_stmt *st = NULL;
+	*rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (*rc == SQLITE_OK) {
+		*rc = sqlite3_step(st);
+		if (*rc == SQLITE_ROW) {
+			*out = sqlite3_column_int64(st, 0);
+			*rc = SQLITE_OK;
+		}
+	}
+	sqlite3_finalize(st);
+	return *rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Is every column of object `obj` in ref also a column of obj in db?
+ * Returns 0, or -1 with the message in err. */
+static int check_columns(sqlite3 *ref, sqlite3 *db, const char *name, const char *type,
+			 const char *obj, char *err, size_t errlen)
+{
+	static const char sql[] = "SELECT name FROM pragma_table_info(?1)";
+	static const char has_sql[] =
+		"SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2 COLLATE NOCASE";
+	sqlite3_stmt *cols = NULL, *has = NULL;
+	int result = 0;
+	if (sqlite3_prepare_v2(ref, sql, -1, &cols, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, has_sql, -1, &has, NULL) != SQLITE_OK) {
+		set_err(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
+			sqlite3_errmsg(cols ? db : ref));
+		result = -1;
+		goto out;
+	}
+	sqlite3_bind_text(cols, 1, obj, -1, SQLITE_STATIC);
+	while (result == 0 && sqlite3_step(cols) == SQLITE_ROW) {
+		const char *col = (const char *)sqlite3_column_text(cols, 0);
+		sqlite3_reset(has);
+		sqlite3_bind_text(has, 1, obj, -1, SQLITE_STATIC);
+		sqlite3_bind_text(has, 2, col, -1, SQLITE_TRANSIENT);
+		int rc = sqlite3_step(has);
+		if (rc == SQLITE_DONE) {
+			set_err(err, errlen, "%s: %s %s has no column %s", name, type, obj, col);
+			result = -1;
+		} else if (rc != SQLITE_ROW) {
+			set_err(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
+				sqlite3_errmsg(db));
+			result = -1;
+		}
+	}
+out:
+	sqlite3_finalize(cols);
+	sqlite3_finalize(has);
+	return result;
+}
+
+/* Every table and view of the embedded schema, with its columns, in db. */
+static int check_objects(sqlite3 *db, const char *name, char *err, size_t errlen)
+{
+	sqlite3 *ref = NULL;
+	sqlite3_stmt *objs = NULL, *find = NULL;
+	char ref_err[256];
+	int result = -1;
+
+	if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		set_err(err, errlen, "%s: cannot build the reference schema: %s", name,
+			ref ? sqlite3_errmsg(ref) : "out of memory");
+		goto out;
+	}
+	if (trace_schema_create(ref, ref_err, sizeof ref_err) != 0) {
+		set_err(err, errlen, "%s: cannot build the reference schema: %s", name, ref_err);
+		goto out;
+	}
+	/* rowid order is creation order: tables come before the views over them. */
+	if (sqlite3_prepare_v2(ref,
+			       "SELECT type, name FROM sqlite_master "
+			       "WHERE type IN ('table', 'view') ORDER BY rowid",
+			       -1, &objs, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM sqlite_master WHERE type = ?1 "
+			       "AND name = ?2 COLLATE NOCASE",
+			       -1, &find, NULL) != SQLITE_OK) {
+		set_err(err, errlen, "%s: cannot read the schema: %s", name,
+			sqlite3_errmsg(objs ? db : ref));
+		goto out;
+	}
+	while (sqlite3_step(objs) == SQLITE_ROW) {
+		char type[8], obj[128];
+		snprintf(type, sizeof type, "%s", (const char *)sqlite3_column_text(objs, 0));
+		snprintf(obj, sizeof obj, "%s", (const char *)sqlite3_column_text(objs, 1));
+		sqlite3_reset(find);
+		sqlite3_bind_text(find, 1, type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(find, 2, obj, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(find);
+		if (rc == SQLITE_DONE) {
+			set_err(err, errlen, "%s: missing %s %s", name, type, obj);
+			goto out;
+		}
+		if (rc != SQLITE_ROW) {
+			set_err(err, errlen, "%s: cannot read the schema: %s", name,
+				sqlite3_errmsg(db));
+			goto out;
+		}
+		if (check_columns(ref, db, name, type, obj, err, errlen) != 0)
+			goto out;
+	}
+	result = 0;
+out:
+	sqlite3_finalize(objs);
+	sqlite3_finalize(find);
+	sqlite3_close(ref);
+	return result;
+}
+
+int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_t errlen)
+{
+	long long version = 0;
+	int rc;
+	if (query_int(db, "PRAGMA user_version", &version, &rc) != 0) {
+		if (rc == SQLITE_NOTADB)
+			set_err(err, errlen, "%s: not a SQLite database", name);
+		else
+			set_err(err, errlen, "%s: cannot read: %s", name, sqlite3_errmsg(db));
+		return -1;
+	}
+	if (version > TRACE_SCHEMA_VERSION) {
+		set_err(err, errlen,
+			"%s: schema version %lld is newer than this umplan understands (%d)", name,
+			version, TRACE_SCHEMA_VERSION);
+		return -1;
+	}
+	if (version < 1) {
+		set_err(err, errlen, "%s: not a umkit trace (no schema version)", name);
+		return -1;
+	}
+	return check_objects(db, name, err, errlen);
+}
+
+int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	struct stat sb;
+	sqlite3 *db = NULL;
+	*out = NULL;
+	/* SQLite's own message for a missing file is "unable to open database
+	 * file"; errno says which of missing, unreadable or a directory. */
+	if (stat(path, &sb) != 0) {
+		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		set_err(err, errlen, "%s: %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		set_err(err, errlen, "%s: cannot open: %s", path,
+			db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return -1;
+	}
+	if (trace_schema_validate(db, path, err, errlen) != 0) {
+		sqlite3_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
+}
+
+int trace_schema_meta(sqlite3 *db, const char *key, char *out, size_t outlen)
+{
+	sqlite3_stmt *st = NULL;
+	int result = -1;
+	if (outlen)
+		out[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			const unsigned char *v = sqlite3_column_text(st, 0);
+			if (outlen)
+				snprintf(out, outlen, "%s", v ? (const char *)v : "");
+			result = 1;
+		} else if (rc == SQLITE_DONE) {
+			result = 0;
+		}
+	}
+	sqlite3_finalize(st);
+	return result;
+}

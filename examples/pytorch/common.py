@@ -1,0 +1,162 @@
+"""Shared helpers for the umkit PyTorch examples.
+
+Every example script imports this module before torch, builds its model, and
+hands a loss function to train(). What they print (stdout):
+
+    config key=value ...          the arguments, parameter count and bytes
+    step N loss X                 one per step, N from 0, X = repr(float)
+    time_per_step_ms X            mean over the steps after the first
+    peak_mem_bytes N              torch.cuda.max_memory_allocated(), only when
+                                  non-zero (under umkit, which turns off
+                                  PyTorch's caching allocator, it is 0)
+    checksum HEX                  of the final parameters and buffers
+                                  (leave out with --no-checksum)
+
+Runs are deterministic: the same arguments on the same GPU and software give
+the same loss lines and checksum, bit for bit. An out-of-memory error prints
+one 'out of memory: ...' line on stderr and exits with status 2.
+"""
+import os
+
+# cuBLAS reads this when PyTorch creates its handle; deterministic mode
+# refuses matmuls without it. Set before torch is imported.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+
+# Host copies of this many synthetic batches are made up front and cycled
+# through, copied to the device each step as a data loader would.
+DATA_BATCHES = 4
+
+
+def make_parser(description, batch_size, lr, steps=10):
+    """The options every example takes; scripts add their size knobs."""
+    p = argparse.ArgumentParser(
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--steps", type=int, default=steps,
+                   help="training steps (the first counts as warm-up)")
+    p.add_argument("--batch-size", type=int, default=batch_size,
+                   help="samples per step")
+    p.add_argument("--lr", type=float, default=lr, help="learning rate")
+    p.add_argument("--seed", type=int, default=0, help="seed of model and data")
+    p.add_argument("--device", default="cuda", help="torch device (cuda, cuda:1, cpu)")
+    p.add_argument("--nvtx", action="store_true",
+                   help='wrap each step in an NVTX range named "iteration"')
+    p.add_argument("--no-checksum", action="store_true",
+                   help="skip the final checksum of the parameters")
+    return p
+
+
+def check_positive(parser, args, *names):
+    for name in names:
+        if getattr(args, name) < 1:
+            parser.error("--%s must be at least 1" % name.replace("_", "-"))
+
+
+def setup(args):
+    """Seed and make everything deterministic; returns the device."""
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True)
+    # Deterministic mode also fills every new tensor with NaN, one extra
+    # kernel write per allocation that real training does not do; correct
+    # kernels never read uninitialised memory, so leave it off.
+    try:
+        import torch.utils.deterministic as det
+        det.fill_uninitialized_memory = False
+    except ImportError:  # torch < 2.1
+        pass
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("error: no CUDA device available (try --device cpu)")
+    return device
+
+
+def host_batches(args, make_batch):
+    """DATA_BATCHES batches from make_batch(generator), each a tuple of CPU
+    tensors, pinned when the device is a GPU so copies can be asynchronous."""
+    g = torch.Generator().manual_seed(args.seed + 1)
+    pin = torch.device(args.device).type == "cuda"
+    batches = []
+    for _ in range(DATA_BATCHES):
+        batch = tuple(make_batch(g))
+        batches.append(tuple(t.pin_memory() if pin else t for t in batch))
+    return batches
+
+
+def print_config(args, model):
+    n = sum(p.numel() for p in model.parameters())
+    nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    opts = " ".join("%s=%s" % (k, ",".join(map(str, v)) if isinstance(v, list) else v)
+                    for k, v in vars(args).items())
+    print("config script=%s %s params=%d param_bytes=%d"
+          % (os.path.basename(sys.argv[0]), opts, n, nbytes), flush=True)
+
+
+def train(args, model, optimizer, batches, compute_loss):
+    """The step loop: copy a batch in, forward, backward, optimizer step."""
+    device = torch.device(args.device)
+    nvtx = args.nvtx
+    print_config(args, model)
+    model.train()
+    times = []
+    for step in range(args.steps):
+        if nvtx:
+            torch.cuda.nvtx.range_push("iteration")
+        t0 = time.perf_counter()
+        batch = [t.to(device, non_blocking=True) for t in batches[step % len(batches)]]
+        optimizer.zero_grad(set_to_none=True)
+        loss = compute_loss(*batch)
+        loss.backward()
+        optimizer.step()
+        value = loss.item()  # waits for the step's kernels
+        times.append(time.perf_counter() - t0)
+        if nvtx:
+            torch.cuda.nvtx.range_pop()
+        print("step %d loss %r" % (step, value), flush=True)
+
+    if times:
+        rest = times[1:] or times
+        print("time_per_step_ms %.3f" % (1e3 * sum(rest) / len(rest)))
+    if device.type == "cuda":
+        peak = torch.cuda.max_memory_allocated(device)
+        if peak:
+            print("peak_mem_bytes %d" % peak)
+    if not args.no_checksum:
+        print("checksum %016x" % checksum(model))
+    sys.stdout.flush()
+
+
+@torch.no_grad()
+def checksum(model, chunk=8 << 20):
+    """A 64-bit hash of the bytes of every parameter and buffer, computed on
+    their device in chunks (integer sums, so independent of reduction order):
+    any changed bit changes it."""
+    h = 0xCBF29CE484222325
+    for name, t in model.state_dict().items():
+        data = t.detach().reshape(-1).contiguous().view(torch.uint8)
+        for start in range(0, data.numel(), chunk):
+            part = data[start:start + chunk].to(torch.int64)
+            w = torch.arange(start, start + part.numel(), device=part.device) % 65521 + 1
+            s = int((part * w).sum())  # < 255 * 65521 * 8M, no overflow
+            h = ((h ^ s) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+        h = ((h ^ data.numel()) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def run(main):
+    """Run main(); an out-of-memory error becomes one line and exit status 2."""
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    try:
+        main()
+    except oom as e:
+        sys.stdout.flush()
+        first = str(e).strip().splitlines()[0] if str(e).strip() else "no details"
+        print("out of memory: %s" % first, file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,37 @@
+"""torchvision ResNet (18/34/50/101/152) trained with SGD and momentum on
+random images and labels."""
+import common  # first: sets CUBLAS_WORKSPACE_CONFIG before torch loads
+
+import torch
+import torchvision
+from torch import nn
+
+
+def main():
+    p = common.make_parser(__doc__, batch_size=32, lr=0.01)
+    p.add_argument("--depth", type=int, default=50, choices=[18, 34, 50, 101, 152],
+                   help="which torchvision resnet")
+    p.add_argument("--image-size", type=int, default=224, help="height and width of the images")
+    p.add_argument("--classes", type=int, default=100, help="output classes")
+    args = p.parse_args()
+    common.check_positive(p, args, "image_size", "classes", "batch_size")
+    device = common.setup(args)
+
+    model = getattr(torchvision.models, "resnet%d" % args.depth)(
+        weights=None, num_classes=args.classes).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    criterion = nn.CrossEntropyLoss()
+
+    def make_batch(g):
+        x = torch.randn(args.batch_size, 3, args.image_size, args.image_size, generator=g)
+        y = torch.randint(0, args.classes, (args.batch_size,), generator=g)
+        return x, y
+
+    def compute_loss(x, y):
+        return criterion(model(x), y)
+
+    common.train(args, model, optimizer, common.host_batches(args, make_batch), compute_loss)
+
+
+if __name__ == "__main__":
+    common.run(main)

@@ -1,0 +1,42 @@
+/*
+ * link.h: the occupancy of one direction of the host-GPU link over one
+ * iteration, for the scheduler (G10 tracks HtoD and DtoH separately: here
+ * they differ about 6x, h100-facts.md).
+ *
+ * The iteration repeats, so time is a circle of cycle_ns: a transfer that
+ * runs past the end occupies the start of the next cycle, which is the start
+ * of this one. Callers pass unwrapped times (any value; t mod cycle_ns is
+ * the place on the circle) and get unwrapped times back, on the same lap as
+ * the time they passed. Transfers on one link never overlap.
+ */
+#ifndef UMKIT_LINK_H
+#define UMKIT_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LINK_NONE INT64_MIN
+
+struct link {
+	int64_t cycle_ns;
+	size_t n, cap;
+	int64_t *s, *e; /* busy intervals [s, e) in [0, cycle_ns), sorted, disjoint */
+	int64_t busy_ns;
+};
+
+/* An idle link over a cycle of cycle_ns (> 0). */
+void link_init(struct link *l, int64_t cycle_ns);
+void link_free(struct link *l);
+
+/* The earliest start >= t at which d ns fit, or LINK_NONE (d > cycle, or
+ * no idle stretch of d ns). d == 0 fits anywhere. */
+int64_t link_earliest(const struct link *l, int64_t t, int64_t d);
+
+/* The latest start with start + d <= t at which d ns fit, or LINK_NONE. */
+int64_t link_latest(const struct link *l, int64_t t, int64_t d);
+
+/* Marks [start, start + d) busy; it must be idle (found by the calls above).
+ * Returns 0, or -1 when out of memory. */
+int link_reserve(struct link *l, int64_t start, int64_t d);
+
+#endif

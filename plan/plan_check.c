@@ -1,0 +1,253 @@
+/* plan_check.c: residency simulation of a plan (see plan_check.h). */
+#include "plan_check.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum state { ABSENT = 0, EMPTY, RESIDENT, EVICTED };
+
+struct sim {
+	const struct tensor_set *ts;
+	const struct vital *v;
+	const struct plan *pl;
+	struct plan_check_result *out;
+	uint8_t *state;
+	uint64_t resident;
+	bool checking; /* second cycle */
+};
+
+static void violation(struct sim *s, size_t *counter, const char *fmt, ...)
+{
+	if (!s->checking)
+		return;
+	(*counter)++;
+	if (s->out->violations++ == 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(s->out->first, sizeof s->out->first, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void set_state(struct sim *s, uint32_t t, enum state st)
+{
+	bool was = s->state[t] == RESIDENT, is = st == RESIDENT;
+	if (was != is) {
+		if (is)
+			s->resident += s->ts->t[t].bytes;
+		else
+			s->resident -= s->ts->t[t].bytes;
+	}
+	s->state[t] = (uint8_t)st;
+}
+
+/* The tensor a plan allocation stands for, by (origin, ordinal). */
+static uint32_t tensor_of(const struct tensor_set *ts, const struct plan_alloc *pa)
+{
+	if (pa->origin == PLAN_ALLOC_ITERATION)
+		return pa->ordinal >= 1 && pa->ordinal <= ts->n_iteration
+			? (uint32_t)(ts->n_persistent + pa->ordinal - 1) : TENSOR_NONE;
+	size_t lo = 0, hi = ts->n_persistent;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ts->t[mid].ordinal < pa->ordinal)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ts->n_persistent && ts->t[lo].ordinal == pa->ordinal ? (uint32_t)lo : TENSOR_NONE;
+}
+
+/* Tensors that take part: a zero-length life never holds data. */
+static bool simulated(const struct tensor *x)
+{
+	return x->live_len > 0;
+}
+
+/* Whether the allocation event of x happens every cycle at alloc_pos. */
+static bool allocates(const struct tensor_set *ts, const struct tensor *x)
+{
+	return simulated(x) && (x->origin == PLAN_ALLOC_ITERATION || x->freed ||
+				x->live_len < ts->n_pos);
+}
+
+static enum state fresh_state(const struct tensor *x)
+{
+	return x->origin == PLAN_ALLOC_PERSISTENT && x->resident_at_start ? RESIDENT : EMPTY;
+}
+
+/* Counting sort of (position, tensor) events into CSR. */
+static int events(const struct tensor_set *ts, bool frees, uint32_t **first, uint32_t **list)
+{
+	const uint32_t p = ts->n_pos;
+	*first = calloc((size_t)p + 1, sizeof **first);
+	*list = malloc((ts->n ? ts->n : 1) * sizeof **list);
+	if (!*first || !*list)
+		return -1;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t t = 0; t < ts->n; t++) {
+			const struct tensor *x = &ts->t[t];
+			bool has = frees ? simulated(x) && x->freed : allocates(ts, x);
+			if (!has)
+				continue;
+			uint32_t k = frees ? tensor_free_pos(ts, x) : x->alloc_pos;
+			if (pass == 0)
+				(*first)[k + 1]++;
+			else
+				(*list)[(*first)[k]++] = (uint32_t)t;
+		}
+		if (pass == 0)
+			for (uint32_t k = 0; k < p; k++)
+				(*first)[k + 1] += (*first)[k];
+	}
+	/* Pass two advanced each start to the next one's: shift back. */
+	memmove(*first + 1, *first, p * sizeof **first);
+	(*first)[0] = 0;
+	return 0;
+}
+
+static const char *origin_word(const struct tensor *x)
+{
+	return x->origin == PLAN_ALLOC_PERSISTENT ? "persistent" : "iteration";
+}
+
+static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
+{
+	const struct plan_op *op = &s->pl->ops[i];
+	struct plan_check_result *o = s->out;
+	uint32_t t = op->alloc < s->pl->n_allocs ? map[op->alloc] : TENSOR_NONE;
+	const char *kind = plan_op_kind_name(op->kind);
+	if (t == TENSOR_NONE) {
+		violation(s, &o->liveness_violations,
+			  "op %zu (%s at kernel %u) names an allocation the iteration does not have",
+			  i, kind ? kind : "?", k);
+		return;
+	}
+	const struct tensor *x = &s->ts->t[t];
+	if (op->kind == PLAN_OP_DISCARD) {
+		const struct vital_tensor *tv = &s->v->tv[t];
+		if (!x->freed || !simulated(x) || tensor_free_pos(s->ts, x) != k)
+			violation(s, &o->discard_violations,
+				  "op %zu: discard at kernel %u of %s allocation %llu, which the "
+				  "program does not free there", i, k, origin_word(x),
+				  (unsigned long long)x->ordinal);
+		else if (op->after != (tv->n_uses ? tv->last_use : PLAN_POS_NONE))
+			violation(s, &o->discard_violations,
+				  "op %zu: discard at kernel %u of %s allocation %llu waits for "
+				  "kernel %u, but its last use is kernel %u", i, k, origin_word(x),
+				  (unsigned long long)x->ordinal, op->after, tv->last_use);
+		return;
+	}
+	if (s->state[t] == ABSENT) {
+		violation(s, &o->liveness_violations,
+			  "op %zu: %s at kernel %u of %s allocation %llu, which is not live there",
+			  i, kind ? kind : "?", k, origin_word(x), (unsigned long long)x->ordinal);
+		return;
+	}
+	if (op->kind == PLAN_OP_EVICT) {
+		if (s->state[t] == RESIDENT)
+			set_state(s, t, EVICTED);
+	} else {
+		set_state(s, t, RESIDENT);
+	}
+}
+
+void plan_check(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
+		const struct plan *pl, struct plan_check_result *out)
+{
+	memset(out, 0, sizeof *out);
+	const uint32_t p = ts->n_pos;
+	struct sim s = { .ts = ts, .v = v, .pl = pl, .out = out };
+	uint32_t *map = malloc((pl->n_allocs ? pl->n_allocs : 1) * sizeof *map);
+	uint32_t *op_first = calloc((size_t)p + 1, sizeof *op_first);
+	uint32_t *free_first = NULL, *free_list = NULL, *alloc_first = NULL, *alloc_list = NULL;
+	s.state = calloc(ts->n ? ts->n : 1, 1);
+	if (!map || !op_first || !s.state || events(ts, true, &free_first, &free_list) ||
+	    events(ts, false, &alloc_first, &alloc_list)) {
+		snprintf(out->first, sizeof out->first, "out of memory checking the plan");
+		out->violations = 1;
+		goto out;
+	}
+	for (uint32_t i = 0; i < pl->n_allocs; i++)
+		map[i] = tensor_of(ts, &pl->allocs[i]);
+	if (pl->signature.n_kernels != p) {
+		snprintf(out->first, sizeof out->first,
+			 "the plan is for %u kernels per iteration, the iteration has %u",
+			 pl->signature.n_kernels, p);
+		out->violations = out->liveness_violations = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < pl->n_ops; i++)
+		op_first[pl->ops[i].position + 1]++;
+	for (uint32_t k = 0; k < p; k++)
+		op_first[k + 1] += op_first[k];
+	size_t *op_list = malloc((pl->n_ops ? pl->n_ops : 1) * sizeof *op_list);
+	uint32_t *fill = malloc(((size_t)p + 1) * sizeof *fill);
+	if (!op_list || !fill) {
+		free(op_list);
+		free(fill);
+		snprintf(out->first, sizeof out->first, "out of memory checking the plan");
+		out->violations = 1;
+		goto out;
+	}
+	memcpy(fill, op_first, ((size_t)p + 1) * sizeof *fill);
+	for (size_t i = 0; i < pl->n_ops; i++)
+		op_list[fill[pl->ops[i].position]++] = i;
+	free(fill);
+
+	/* A steady run enters the iteration with persistent tensors as they
+	 * were, and previous instances of wrapping tensors resident. */
+	for (size_t t = 0; t < ts->n; t++) {
+		const struct tensor *x = &ts->t[t];
+		if (!simulated(x) || !tensor_live_at(ts, x, 0))
+			continue;
+		set_state(&s, (uint32_t)t, x->origin == PLAN_ALLOC_PERSISTENT ? fresh_state(x) : RESIDENT);
+	}
+	for (int cycle = 0; cycle < 2; cycle++) {
+		s.checking = cycle == 1;
+		for (uint32_t k = 0; k < p; k++) {
+			for (uint32_t j = free_first[k]; j < free_first[k + 1]; j++)
+				set_state(&s, free_list[j], ABSENT);
+			for (uint32_t j = alloc_first[k]; j < alloc_first[k + 1]; j++)
+				set_state(&s, alloc_list[j], fresh_state(&ts->t[alloc_list[j]]));
+			for (uint32_t j = op_first[k]; j < op_first[k + 1]; j++)
+				apply_op(&s, map, op_list[j], k);
+			for (uint32_t j = a->first[k]; j < a->first[k + 1]; j++) {
+				uint32_t t = a->tensor[j];
+				const struct tensor *x = &ts->t[t];
+				if (s.state[t] == EVICTED)
+					violation(&s, &out->use_violations,
+						  "kernel %u uses %s allocation %llu while it is evicted "
+						  "(no prefetch brought it back)", k, origin_word(x),
+						  (unsigned long long)x->ordinal);
+				else if (s.state[t] == ABSENT)
+					violation(&s, &out->liveness_violations,
+						  "kernel %u uses %s allocation %llu outside its lifetime",
+						  k, origin_word(x), (unsigned long long)x->ordinal);
+				set_state(&s, t, RESIDENT);
+			}
+			uint64_t limit = pl->assume.capacity_bytes;
+			if (a->ws_bytes[k] > limit)
+				limit = a->ws_bytes[k];
+			if (s.resident > limit)
+				violation(&s, &out->capacity_violations,
+					  "kernel %u: %llu bytes resident, above the capacity of %llu "
+					  "bytes", k, (unsigned long long)s.resident,
+					  (unsigned long long)limit);
+			if (s.checking && s.resident > out->peak)
+				out->peak = s.resident;
+		}
+	}
+	free(op_list);
+out:
+	free(map);
+	free(op_first);
+	free(free_first);
+	free(free_list);
+	free(alloc_first);
+	free(alloc_list);
+	free(s.state);
+}

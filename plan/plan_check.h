@@ -1,0 +1,45 @@
+/*
+ * plan_check.h: an independent check of a plan against the analysis of the
+ * iteration it was made for, by simulating residency at kernel granularity.
+ *
+ * The checker replays two cycles of the iteration (the first settles the
+ * state a steady run starts the second with) and, in the second, verifies:
+ *  1. capacity: after each kernel the resident bytes are at most the
+ *     capacity, or the kernel's own working set where that alone exceeds
+ *     the capacity;
+ *  2. every evicted range is prefetched back before its next use;
+ *  3. a DISCARD comes only where the program frees the allocation, after
+ *     its last use (and names that last use in `after`);
+ *  4. every op names a live allocation (a DISCARD: the one freed there).
+ * It knows the plan's allocations only by (origin, ordinal), so it checks a
+ * plan read back from disk as well as one just built.
+ *
+ * Model per position k: frees due at k, then allocations (an iteration
+ * tensor starts empty, a persistent one freed during the iteration starts
+ * as it started the iteration), then the ops at k in plan order, then
+ * kernel k's uses (an empty tensor becomes resident on first touch).
+ */
+#ifndef UMKIT_PLAN_CHECK_H
+#define UMKIT_PLAN_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "access.h"
+#include "plan.h"
+#include "tensor.h"
+#include "vital.h"
+
+struct plan_check_result {
+	size_t violations;        /* 0: the plan has all four properties */
+	size_t capacity_violations, use_violations, discard_violations, liveness_violations;
+	uint64_t peak;            /* simulated peak residency (second cycle) */
+	char first[512];          /* the first violation, in words ("" if none) */
+};
+
+/* Checks plan pl against the analysis. Never fails: an op naming an
+ * allocation the analysis does not know counts as a liveness violation. */
+void plan_check(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
+		const struct plan *pl, struct plan_check_result *out);
+
+#endif

@@ -1,0 +1,96 @@
+/* planner.c: the umplan pipeline (see planner.h). */
+#include "planner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_build.h"
+
+void planner_options_default(struct planner_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->htod_bytes_per_s = PLANNER_HTOD_BPS;
+	o->dtoh_bytes_per_s = PLANNER_DTOH_BPS;
+	o->call_cost_ns = PLANNER_CALL_NS;
+	iter_options_parse("auto", &o->iter);
+	corr_config_default(&o->corr);
+}
+
+static int schedule(struct planner *p, char *err, size_t errlen)
+{
+	p->sched_opt = (struct sched_options){
+		.capacity = p->opt.capacity,
+		.htod_bytes_per_s = p->opt.htod_bytes_per_s,
+		.dtoh_bytes_per_s = p->opt.dtoh_bytes_per_s,
+		.call_cost_ns = p->opt.call_cost_ns,
+	};
+	p->capacity_source = PLANNER_CAPACITY_OPTION;
+	if (!p->sched_opt.capacity && p->trace->device_memory) {
+		p->sched_opt.capacity = p->trace->device_memory;
+		p->capacity_source = PLANNER_CAPACITY_DEVICE;
+	}
+	if (!p->sched_opt.capacity) {
+		/* Unknown device: measure the unplanned peak with no limit,
+		 * then plan against it (the plan then only adds discards and
+		 * prefetches of fresh tensors that fit under it). */
+		p->sched_opt.capacity = UINT64_MAX / 4;
+		if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
+			return -1;
+		p->sched_opt.capacity = p->sched.baseline_peak ? p->sched.baseline_peak : 1;
+		sched_result_free(&p->sched);
+		p->capacity_source = PLANNER_CAPACITY_PEAK;
+	}
+	return sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen);
+}
+
+int planner_run(const char *path, const struct planner_options *o, struct planner **out,
+		char *err, size_t errlen)
+{
+	*out = NULL;
+	char corr_err[256];
+	if (corr_config_check(&o->corr, corr_err, sizeof corr_err)) {
+		snprintf(err, errlen, "bad correlation-table option: %s", corr_err);
+		return -1;
+	}
+	struct planner *p = calloc(1, sizeof *p);
+	if (!p) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	p->opt = *o;
+	if (!(p->trace = trace_load(path, err, errlen)) ||
+	    iter_detect(p->trace, &o->iter, &p->iter, err, errlen) ||
+	    tensor_build(p->trace, &p->iter, &p->tensors, err, errlen) ||
+	    access_build(p->trace, &p->tensors, &p->access, err, errlen) ||
+	    vital_build(p->trace, &p->tensors, &p->access, &p->vital, err, errlen) ||
+	    schedule(p, err, errlen)) {
+		planner_free(p);
+		return -1;
+	}
+	struct plan_build_input in = {
+		.trace = p->trace, .iter = &p->iter, .tensors = &p->tensors, .access = &p->access,
+		.vital = &p->vital, .sched_options = &p->sched_opt, .sched = &p->sched,
+		.corr = &p->opt.corr,
+	};
+	if (!(p->plan = plan_build(&in, err, errlen))) {
+		planner_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+void planner_free(struct planner *p)
+{
+	if (!p)
+		return;
+	plan_destroy(p->plan);
+	sched_result_free(&p->sched);
+	vital_free(&p->vital);
+	access_set_free(&p->access);
+	tensor_set_free(&p->tensors);
+	iter_result_free(&p->iter);
+	trace_free(p->trace);
+	free(p);
+}

@@ -1,0 +1,469 @@
+/* report.c: the --report text and the --json summary (see report.h). */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "size.h"
+
+#define SEGMENTS 10
+#define LISTED_OPS 12
+#define LISTED_UNFIT 8
+
+/* Figures both outputs share, computed once. */
+struct facts {
+	uint32_t p;
+	uint64_t *live;            /* [p] allocated bytes per position */
+	uint64_t live_peak, active_peak, ws_peak;
+	uint32_t live_at, active_at, ws_at;
+	uint64_t pers_bytes, iter_bytes;
+	uint64_t block_refs;       /* blocks over all kernels' access sets */
+	struct {
+		uint32_t from, to;
+		uint64_t live, active, planned;
+		size_t ops[PLAN_OP_KIND_MAX + 1];
+		uint64_t bytes[PLAN_OP_KIND_MAX + 1];
+	} seg[SEGMENTS];
+	size_t n_seg;
+	size_t ops_by_kind[PLAN_OP_KIND_MAX + 1];
+};
+
+static int facts_build(const struct planner *pl, struct facts *f)
+{
+	memset(f, 0, sizeof *f);
+	const struct tensor_set *ts = &pl->tensors;
+	const struct sched_result *sr = &pl->sched;
+	const uint32_t p = ts->n_pos;
+	f->p = p;
+	f->live = calloc(p, sizeof *f->live);
+	int64_t *diff = calloc((size_t)p + 1, sizeof *diff);
+	if (!f->live || !diff) {
+		free(diff);
+		free(f->live);
+		return -1;
+	}
+	/* Live bytes by difference array over each cyclic lifetime. */
+	for (size_t t = 0; t < ts->n; t++) {
+		const struct tensor *x = &ts->t[t];
+		if (x->origin == PLAN_ALLOC_PERSISTENT)
+			f->pers_bytes += x->bytes;
+		else
+			f->iter_bytes += x->bytes;
+		uint64_t a = x->alloc_pos, e = a + (x->live_len < p ? x->live_len : p);
+		if (e <= p) {
+			diff[a] += (int64_t)x->bytes;
+			diff[e] -= (int64_t)x->bytes;
+		} else {
+			diff[a] += (int64_t)x->bytes;
+			diff[p] -= (int64_t)x->bytes;
+			diff[0] += (int64_t)x->bytes;
+			diff[e - p] -= (int64_t)x->bytes;
+		}
+	}
+	int64_t run = 0;
+	for (uint32_t k = 0; k < p; k++) {
+		run += diff[k];
+		f->live[k] = (uint64_t)run;
+		if (f->live[k] > f->live_peak) {
+			f->live_peak = f->live[k];
+			f->live_at = k;
+		}
+		if (sr->baseline[k] > f->active_peak) {
+			f->active_peak = sr->baseline[k];
+			f->active_at = k;
+		}
+		f->block_refs += pl->access.ws_blocks[k];
+		if (pl->access.ws_bytes[k] > f->ws_peak) {
+			f->ws_peak = pl->access.ws_bytes[k];
+			f->ws_at = k;
+		}
+	}
+	free(diff);
+	f->n_seg = p < SEGMENTS ? p : SEGMENTS;
+	for (size_t s = 0; s < f->n_seg; s++) {
+		f->seg[s].from = (uint32_t)((uint64_t)p * s / f->n_seg);
+		f->seg[s].to = (uint32_t)((uint64_t)p * (s + 1) / f->n_seg);
+		for (uint32_t k = f->seg[s].from; k < f->seg[s].to; k++) {
+			if (f->live[k] > f->seg[s].live)
+				f->seg[s].live = f->live[k];
+			if (sr->baseline[k] > f->seg[s].active)
+				f->seg[s].active = sr->baseline[k];
+			if (sr->residency[k] > f->seg[s].planned)
+				f->seg[s].planned = sr->residency[k];
+		}
+	}
+	const struct plan *plan = pl->plan;
+	for (size_t i = 0; i < plan->n_ops; i++) {
+		const struct plan_op *op = &plan->ops[i];
+		size_t s = (size_t)((uint64_t)op->position * f->n_seg / p);
+		f->seg[s].ops[op->kind]++;
+		f->seg[s].bytes[op->kind] += op->bytes;
+		f->ops_by_kind[op->kind]++;
+	}
+	return 0;
+}
+
+static const char *size_str(uint64_t bytes, char *buf, size_t len)
+{
+	return um_size_format(bytes, buf, len);
+}
+
+static const char *capacity_source(const struct planner *pl)
+{
+	switch (pl->capacity_source) {
+	case PLANNER_CAPACITY_OPTION: return "--capacity";
+	case PLANNER_CAPACITY_DEVICE: return "the trace's device memory (default)";
+	case PLANNER_CAPACITY_PEAK: return "unknown device memory: the unplanned peak (default)";
+	}
+	return "?";
+}
+
+static const char *kernel_name(const struct planner *pl, uint32_t pos)
+{
+	return trace_string(pl->trace, pl->trace->kernels[pl->tensors.first + pos].name);
+}
+
+static const char *method_words(const struct planner *pl, char *buf, size_t len)
+{
+	const struct iter_result *it = &pl->iter;
+	switch (it->method) {
+	case ITER_BY_NVTX:
+		snprintf(buf, len, "by NVTX ranges named '%s'", it->nvtx_name);
+		break;
+	case ITER_BY_PERIOD:
+		snprintf(buf, len, "by the period of the execution-ID sequence (%zu kernels)",
+			 it->period);
+		break;
+	case ITER_WHOLE:
+		snprintf(buf, len, "none repeats: the whole trace is planned as one iteration");
+		break;
+	}
+	return buf;
+}
+
+/* Sizes that fit a 7-column table cell: "512B", "60M", "1.1G". */
+static const char *compact_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "BKMGTP";
+	double v = (double)bytes;
+	int u = 0;
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0 || v >= 10)
+		snprintf(buf, len, "%.0f%c", v, units[u]);
+	else
+		snprintf(buf, len, "%.1f%c", v, units[u]);
+	return buf;
+}
+
+static void print_hist(FILE *out, const char *label, const uint64_t *counts, const uint64_t *bytes)
+{
+	char b[32];
+	fprintf(out, "  %-8s", label);
+	for (int i = 0; i < VITAL_BUCKETS; i++)
+		fprintf(out, " %7s", vital_bucket_name(i));
+	fprintf(out, "\n  %-8s", "count");
+	for (int i = 0; i < VITAL_BUCKETS; i++)
+		fprintf(out, " %7llu", (unsigned long long)counts[i]);
+	fprintf(out, "\n");
+	if (!bytes)
+		return;
+	fprintf(out, "  %-8s", "bytes");
+	for (int i = 0; i < VITAL_BUCKETS; i++)
+		fprintf(out, " %7s", compact_size(bytes[i], b, sizeof b));
+	fprintf(out, "\n");
+}
+
+/* The largest ops, for "what moves when": by bytes, then position. */
+static int cmp_op_size(const void *a, const void *b, void *ctx)
+{
+	const struct plan_op *ops = ctx;
+	const struct plan_op *x = &ops[*(const size_t *)a], *y = &ops[*(const size_t *)b];
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+static size_t *largest_ops(const struct plan *plan, size_t *n)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < plan->n_ops; i++)
+		m += plan->ops[i].kind == PLAN_OP_EVICT || plan->ops[i].kind == PLAN_OP_PREFETCH;
+	size_t *idx = malloc((m ? m : 1) * sizeof *idx);
+	if (!idx)
+		return NULL;
+	m = 0;
+	for (size_t i = 0; i < plan->n_ops; i++)
+		if (plan->ops[i].kind == PLAN_OP_EVICT || plan->ops[i].kind == PLAN_OP_PREFETCH)
+			idx[m++] = i;
+	qsort_r(idx, m, sizeof *idx, cmp_op_size, plan->ops);
+	*n = m < LISTED_OPS ? m : LISTED_OPS;
+	return idx;
+}
+
+int report_text(const struct planner *pl, FILE *out)
+{
+	struct facts f;
+	if (facts_build(pl, &f))
+		return -1;
+	const struct trace *t = pl->trace;
+	const struct iter_result *it = &pl->iter;
+	const struct tensor_set *ts = &pl->tensors;
+	const struct access_set *ac = &pl->access;
+	const struct vital *v = &pl->vital;
+	const struct sched_result *sr = &pl->sched;
+	const struct plan *plan = pl->plan;
+	char a[32], b[32], c[32], words[160];
+
+	fprintf(out, "umplan report: %s\n\n", t->path);
+	fprintf(out, "device       %s, %s\n", t->device_name[0] ? t->device_name : "unknown",
+		t->device_memory ? size_str(t->device_memory, a, sizeof a) : "memory unknown");
+	fprintf(out, "trace        %zu kernels, %zu allocations, recording %s\n", t->n_kernels,
+		t->n_allocs, t->status[0] ? t->status : "status unknown");
+	if (t->graph_kernels || t->untimed_kernels)
+		fprintf(out, "             %zu kernels in CUDA graphs (not planned), %zu without GPU times\n",
+			t->graph_kernels, t->untimed_kernels);
+	fprintf(out, "iterations   %zu found %s\n", it->n_iters, method_words(pl, words, sizeof words));
+	fprintf(out, "             %zu kernels of warm-up before the first (one-time work), %zu after the last\n",
+		it->warmup, it->tail);
+	const struct iter_span *sp = &it->iters[it->chosen];
+	fprintf(out, "planned      iteration %zu: kernels %zu..%zu (%zu per iteration), %.3f ms, %s\n",
+		it->chosen, sp->first, sp->first + sp->n - 1, sp->n, v->cycle_ns / 1e6,
+		it->steady ? "steady (same kernels as the one before)"
+			   : "NOT steady (differs from the one before)");
+	fprintf(out, "allocations  %zu persistent (%s), %zu made during the iteration (%s), %zu live across its end\n",
+		ts->n_persistent, size_str(f.pers_bytes, a, sizeof a), ts->n_iteration,
+		size_str(f.iter_bytes, b, sizeof b), ts->wrapping);
+
+	fprintf(out, "\naccess sets  %.2f tensors and %.1f blocks per kernel; %zu accesses added from observed migrations/faults\n",
+		(double)ac->n_refs / f.p, (double)f.block_refs / f.p, ac->observed_added);
+	double recall = access_recall(ac);
+	if (recall < 0)
+		fprintf(out, "recall       no on-demand migrations in the trace to compare with\n");
+	else
+		fprintf(out, "recall       %.1f%% of %zu (kernel, 2 MB block) on-demand migrations lie in the argument-based sets\n",
+			100 * recall, ac->fault_pairs);
+
+	fprintf(out, "\nmemory over the iteration\n");
+	fprintf(out, "  live (allocated)        peak %s before kernel %u (%s)\n",
+		size_str(f.live_peak, a, sizeof a), f.live_at, kernel_name(pl, f.live_at));
+	fprintf(out, "  active (first to last use) peak %s at kernel %u (%s)\n",
+		size_str(f.active_peak, a, sizeof a), f.active_at, kernel_name(pl, f.active_at));
+	fprintf(out, "  one kernel's working set peak %s at kernel %u (%s)\n",
+		size_str(f.ws_peak, a, sizeof a), f.ws_at, kernel_name(pl, f.ws_at));
+	fprintf(out, "  %-15s %11s %11s %11s  %s\n", "kernels", "live", "active", "planned", "ops (evict/prefetch/discard/fresh)");
+	for (size_t s = 0; s < f.n_seg; s++) {
+		char range[32];
+		snprintf(range, sizeof range, "%u..%u", f.seg[s].from, f.seg[s].to - 1);
+		fprintf(out, "  %-15s %11s %11s %11s  %zu/%zu/%zu/%zu\n", range,
+			size_str(f.seg[s].live, a, sizeof a), size_str(f.seg[s].active, b, sizeof b),
+			size_str(f.seg[s].planned, c, sizeof c), f.seg[s].ops[PLAN_OP_EVICT],
+			f.seg[s].ops[PLAN_OP_PREFETCH], f.seg[s].ops[PLAN_OP_DISCARD],
+			f.seg[s].ops[PLAN_OP_DISCARD_PREFETCH]);
+	}
+
+	fprintf(out, "\ninactive periods (idle time between uses; %zu periods, %zu deaths)\n",
+		v->n_periods, v->deaths);
+	print_hist(out, "tensors", v->tensor_hist, v->tensor_hist_bytes);
+	print_hist(out, "blocks", v->block_hist, NULL);
+	fprintf(out, "  (%llu distinct 2 MB blocks in use)\n", (unsigned long long)v->n_blocks);
+
+	fprintf(out, "\ncapacity     %s, from %s\n", size_str(plan->assume.capacity_bytes, a, sizeof a),
+		capacity_source(pl));
+	fprintf(out, "links        HtoD %.1f GB/s, DtoH %.1f GB/s, %.3f ms per call\n",
+		plan->assume.htod_bytes_per_s / 1e9, plan->assume.dtoh_bytes_per_s / 1e9,
+		plan->assume.call_cost_ns / 1e6);
+	fprintf(out, "plan moves   %zu evictions (%s to the host), %zu prefetches (%s to the GPU)\n",
+		f.ops_by_kind[PLAN_OP_EVICT], size_str(sr->evict_bytes, a, sizeof a),
+		f.ops_by_kind[PLAN_OP_PREFETCH], size_str(sr->prefetch_bytes, b, sizeof b));
+	fprintf(out, "             %zu discards at deaths (%s never copied), %zu fresh allocations discard-prefetched (%s)\n",
+		f.ops_by_kind[PLAN_OP_DISCARD], size_str(sr->discard_bytes, a, sizeof a),
+		f.ops_by_kind[PLAN_OP_DISCARD_PREFETCH], size_str(sr->discard_prefetch_bytes, b, sizeof b));
+	double dtoh = 100.0 * sr->dtoh_busy_ns / v->cycle_ns, htod = 100.0 * sr->htod_busy_ns / v->cycle_ns;
+	fprintf(out, "             link busy: DtoH %.1f%%, HtoD %.1f%% of the iteration%s\n", dtoh, htod,
+		dtoh > 100 || htod > 100 ? " (more than the link can carry: expect stalls)" : "");
+	fprintf(out, "             %zu evictions not hidden behind computation (stall about %.3f ms), %zu dropped as unnecessary\n",
+		sr->forced, sr->stall_ns / 1e6, sr->dropped);
+	size_t n_listed = 0;
+	size_t *idx = largest_ops(plan, &n_listed);
+	if (!idx)
+		goto oom;
+	if (n_listed)
+		fprintf(out, "  largest transfers:\n");
+	for (size_t i = 0; i < n_listed; i++) {
+		const struct plan_op *op = &plan->ops[idx[i]];
+		const struct plan_alloc *al = &plan->allocs[op->alloc];
+		char when[64];
+		if (op->kind == PLAN_OP_EVICT)
+			snprintf(when, sizeof when, op->after == PLAN_POS_NONE ? "(unused)" : "after kernel %u",
+				 op->after);
+		else
+			snprintf(when, sizeof when, "for kernel %u", op->deadline);
+		fprintf(out, "    kernel %6u %-9s %10s  %s allocation %llu  %s\n", op->position,
+			plan_op_kind_name(op->kind), size_str(op->bytes, a, sizeof a),
+			plan_alloc_origin_name(al->origin), (unsigned long long)al->ordinal, when);
+	}
+	free(idx);
+
+	fprintf(out, "\npredicted    peak residency %s of %s capacity (%s counting evictions in flight; %s without a plan)\n",
+		size_str(sr->peak, a, sizeof a), size_str(plan->assume.capacity_bytes, b, sizeof b),
+		size_str(sr->inflight_peak, c, sizeof c), size_str(sr->baseline_peak, words, sizeof words));
+	if (!sr->n_unfit)
+		fprintf(out, "cannot fit   none: every kernel's working set fits the capacity\n");
+	else
+		fprintf(out, "cannot fit   %zu kernels need more than the capacity on their own:\n", sr->n_unfit);
+	for (size_t i = 0; i < sr->n_unfit && i < LISTED_UNFIT; i++) {
+		uint32_t k = sr->unfit[i];
+		fprintf(out, "    kernel %u (%s) uses %s\n", k, kernel_name(pl, k),
+			size_str(ac->ws_bytes[k], a, sizeof a));
+	}
+	if (sr->n_unfit > LISTED_UNFIT)
+		fprintf(out, "    ... and %zu more\n", sr->n_unfit - LISTED_UNFIT);
+	free(f.live);
+	return ferror(out) ? -1 : 0;
+oom:
+	free(f.live);
+	return -1;
+}
+
+static void add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	/* JSON numbers are doubles: above 2^53 they would lose digits. */
+	if (v > ((uint64_t)1 << 53)) {
+		char buf[24];
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+		cJSON_AddStringToObject(o, key, buf);
+	} else {
+		cJSON_AddNumberToObject(o, key, (double)v);
+	}
+}
+
+static cJSON *hist_json(const uint64_t *counts)
+{
+	cJSON *h = cJSON_CreateObject();
+	for (int i = 0; h && i < VITAL_BUCKETS; i++)
+		add_u64(h, vital_bucket_name(i), counts[i]);
+	return h;
+}
+
+cJSON *report_json(const struct planner *pl)
+{
+	struct facts f;
+	if (facts_build(pl, &f))
+		return NULL;
+	const struct trace *t = pl->trace;
+	const struct iter_result *it = &pl->iter;
+	const struct tensor_set *ts = &pl->tensors;
+	const struct access_set *ac = &pl->access;
+	const struct vital *v = &pl->vital;
+	const struct sched_result *sr = &pl->sched;
+	const struct plan *plan = pl->plan;
+	cJSON *root = cJSON_CreateObject();
+	cJSON *o;
+
+	o = cJSON_AddObjectToObject(root, "trace");
+	cJSON_AddStringToObject(o, "path", t->path);
+	cJSON_AddStringToObject(o, "device_name", t->device_name);
+	add_u64(o, "device_memory", t->device_memory);
+	cJSON_AddStringToObject(o, "status", t->status);
+	add_u64(o, "kernels", t->n_kernels);
+	add_u64(o, "graph_kernels", t->graph_kernels);
+	add_u64(o, "untimed_kernels", t->untimed_kernels);
+	add_u64(o, "allocations", t->n_allocs);
+
+	o = cJSON_AddObjectToObject(root, "iterations");
+	cJSON_AddStringToObject(o, "method", iter_method_name(it->method));
+	if (it->method == ITER_BY_NVTX)
+		cJSON_AddStringToObject(o, "nvtx_name", it->nvtx_name);
+	add_u64(o, "count", it->n_iters);
+	add_u64(o, "period", it->period);
+	add_u64(o, "warmup_kernels", it->warmup);
+	add_u64(o, "tail_kernels", it->tail);
+	add_u64(o, "chosen", it->chosen);
+	cJSON_AddBoolToObject(o, "steady", it->steady);
+	add_u64(o, "first_kernel", it->iters[it->chosen].first);
+	add_u64(o, "kernels", it->iters[it->chosen].n);
+	add_u64(o, "iteration_ns", v->cycle_ns);
+
+	o = cJSON_AddObjectToObject(root, "allocations");
+	add_u64(o, "persistent", ts->n_persistent);
+	add_u64(o, "persistent_bytes", f.pers_bytes);
+	add_u64(o, "iteration", ts->n_iteration);
+	add_u64(o, "iteration_bytes", f.iter_bytes);
+	add_u64(o, "live_across_end", ts->wrapping);
+
+	o = cJSON_AddObjectToObject(root, "access");
+	add_u64(o, "uses", ac->n_refs);
+	add_u64(o, "observed_added", ac->observed_added);
+	add_u64(o, "unmapped_refs", ac->refs_unmapped);
+	add_u64(o, "fault_pairs", ac->fault_pairs);
+	add_u64(o, "fault_pairs_covered", ac->fault_pairs_covered);
+	double recall = access_recall(ac);
+	if (recall < 0)
+		cJSON_AddNullToObject(o, "recall");
+	else
+		cJSON_AddNumberToObject(o, "recall", recall);
+
+	o = cJSON_AddObjectToObject(root, "memory");
+	add_u64(o, "live_peak", f.live_peak);
+	add_u64(o, "live_peak_kernel", f.live_at);
+	add_u64(o, "active_peak", f.active_peak);
+	add_u64(o, "active_peak_kernel", f.active_at);
+	add_u64(o, "working_set_peak", f.ws_peak);
+	add_u64(o, "working_set_peak_kernel", f.ws_at);
+	cJSON *segs = cJSON_AddArrayToObject(o, "segments");
+	for (size_t s = 0; segs && s < f.n_seg; s++) {
+		cJSON *e = cJSON_CreateObject();
+		if (!e)
+			break;
+		add_u64(e, "first_kernel", f.seg[s].from);
+		add_u64(e, "last_kernel", f.seg[s].to - 1);
+		add_u64(e, "live_peak", f.seg[s].live);
+		add_u64(e, "active_peak", f.seg[s].active);
+		add_u64(e, "planned_peak", f.seg[s].planned);
+		for (int k = PLAN_OP_KIND_MIN; k <= PLAN_OP_KIND_MAX; k++)
+			add_u64(e, plan_op_kind_name((uint8_t)k), f.seg[s].ops[k]);
+		cJSON_AddItemToArray(segs, e);
+	}
+
+	o = cJSON_AddObjectToObject(root, "inactive_periods");
+	add_u64(o, "periods", v->n_periods);
+	add_u64(o, "deaths", v->deaths);
+	add_u64(o, "blocks", v->n_blocks);
+	cJSON_AddItemToObject(o, "tensors", hist_json(v->tensor_hist));
+	cJSON_AddItemToObject(o, "tensor_bytes", hist_json(v->tensor_hist_bytes));
+	cJSON_AddItemToObject(o, "blocks_by_length", hist_json(v->block_hist));
+
+	o = cJSON_AddObjectToObject(root, "plan");
+	add_u64(o, "capacity", plan->assume.capacity_bytes);
+	cJSON_AddStringToObject(o, "capacity_source",
+				pl->capacity_source == PLANNER_CAPACITY_OPTION ? "option"
+				: pl->capacity_source == PLANNER_CAPACITY_DEVICE ? "device" : "peak");
+	add_u64(o, "htod_bytes_per_s", plan->assume.htod_bytes_per_s);
+	add_u64(o, "dtoh_bytes_per_s", plan->assume.dtoh_bytes_per_s);
+	add_u64(o, "call_cost_ns", plan->assume.call_cost_ns);
+	for (int k = PLAN_OP_KIND_MIN; k <= PLAN_OP_KIND_MAX; k++)
+		add_u64(o, plan_op_kind_name((uint8_t)k), f.ops_by_kind[k]);
+	add_u64(o, "evict_bytes", sr->evict_bytes);
+	add_u64(o, "prefetch_bytes", sr->prefetch_bytes);
+	add_u64(o, "discard_bytes", sr->discard_bytes);
+	add_u64(o, "discard_prefetch_bytes", sr->discard_prefetch_bytes);
+	add_u64(o, "evictions_not_hidden", sr->forced);
+	add_u64(o, "evictions_dropped", sr->dropped);
+	add_u64(o, "dtoh_busy_ns", sr->dtoh_busy_ns);
+	add_u64(o, "htod_busy_ns", sr->htod_busy_ns);
+	add_u64(o, "stall_ns", sr->stall_ns);
+	add_u64(o, "baseline_peak", sr->baseline_peak);
+	add_u64(o, "predicted_peak", sr->peak);
+	add_u64(o, "predicted_peak_inflight", sr->inflight_peak);
+	add_u64(o, "predicted_iteration_ns", plan->predict.iteration_ns);
+	cJSON *unfit = cJSON_AddArrayToObject(o, "unfit_kernels");
+	for (size_t i = 0; unfit && i < sr->n_unfit; i++)
+		cJSON_AddItemToArray(unfit, cJSON_CreateNumber(sr->unfit[i]));
+	free(f.live);
+	return root;
+}

@@ -1,0 +1,82 @@
+/*
+ * sched.h: the migration scheduler (design.md, mechanism 6): G10's smart
+ * eviction, then eager prefetch, discard at every death and
+ * discard-and-prefetch of fresh allocations.
+ *
+ * Residency is modelled per kernel position: before kernel k the ops due at
+ * k take effect, then the kernel's tensors must be resident. A tensor is
+ * resident from its first use (or from the start, if it is live and was
+ * resident when the iteration began) until the program frees it, less the
+ * stretches the plan evicts; a discarded range counts as free.
+ *
+ * 1. Smart eviction (G10): every inactive period (vital.h) is a candidate.
+ *    Its eviction starts after its last use when the DtoH link is free and
+ *    takes call_cost + bytes / dtoh_bw; its prefetch must end before the
+ *    next use and takes call_cost + bytes / htod_bw on the HtoD link; each
+ *    link carries one transfer at a time. A candidate helps only at the
+ *    kernels between the end of its eviction and the start of its prefetch.
+ *    Candidates are taken greedily, best first, by (bytes of excess pressure
+ *    removed x kernel duration) / transfer time, until no kernel is above
+ *    capacity or no candidate helps; the choice is lazy (a popped score is
+ *    recomputed, since scores only fall as pressure drops and links fill).
+ * 2. Forced eviction: where the links could not hide enough transfers, the
+ *    remaining excess is removed at kernel granularity (the prefetch moved
+ *    to the kernel that needs the data, accepting a stall), so the modelled
+ *    residency fits wherever the kernel's own working set does.
+ * 3. Eager prefetch: each prefetch moves as early as capacity allows (the
+ *    ones that would stall first); an eviction that capacity turns out not
+ *    to need is dropped.
+ * 4. Deaths and births: DISCARD where the program frees a used tensor
+ *    (after = its last use); DISCARD_PREFETCH where an iteration tensor is
+ *    allocated, when capacity allows holding it from there to its first
+ *    use; a plain PREFETCH instead when a copy or memset may have written
+ *    the fresh allocation before its first kernel (a discard would lose
+ *    that data).
+ * Kernels whose own working set exceeds the capacity cannot fit; they are
+ * listed, and the model there aims at the working set alone.
+ */
+#ifndef UMKIT_SCHED_H
+#define UMKIT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "access.h"
+#include "plan.h"
+#include "tensor.h"
+#include "vital.h"
+
+struct sched_options {
+	uint64_t capacity;          /* bytes */
+	uint64_t htod_bytes_per_s;
+	uint64_t dtoh_bytes_per_s;
+	uint64_t call_cost_ns;      /* fixed cost of each migration call */
+};
+
+struct sched_result {
+	/* Ops in plan form, except that op.alloc is a tensor index. */
+	size_t n_ops;
+	struct plan_op *ops;
+	uint64_t *baseline;  /* [p] residency without evictions */
+	uint64_t *residency; /* [p] modelled residency under the plan */
+	uint64_t *inflight;  /* [p] the same, counting evictions still in flight */
+	uint64_t baseline_peak, peak, inflight_peak;
+	uint32_t *unfit;     /* positions whose working set exceeds capacity */
+	size_t n_unfit;
+	size_t over;         /* other positions above capacity (0 by construction) */
+
+	size_t evictions;    /* chosen inactive periods */
+	size_t forced;       /* of those, not hidden behind computation */
+	size_t dropped;      /* chosen, then found unnecessary */
+	uint64_t evict_bytes, prefetch_bytes, discard_bytes, discard_prefetch_bytes;
+	uint64_t stall_ns;   /* rough: prefetch time not covered before deadlines */
+	uint64_t htod_busy_ns, dtoh_busy_ns;
+};
+
+/* Plans one iteration. Returns 0, or -1 with err set (out of memory). */
+int sched_run(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
+	      const struct sched_options *o, struct sched_result *out, char *err, size_t errlen);
+
+void sched_result_free(struct sched_result *r);
+
+#endif

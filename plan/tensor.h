@@ -1,0 +1,86 @@
+/*
+ * tensor.h: the allocations ("tensors") the planned iteration sees, how the
+ * replayer will recognise each (plan.h's origins and ordinals), and where in
+ * the iteration each one lives.
+ *
+ * The iteration is a cycle of p kernel positions. Times map to positions by
+ * launch time: an allocation or free at CPU time t happens before the first
+ * kernel launched at or after t. A tensor is live at the kernels launched
+ * after its allocation and before its free; the live set is a cyclic
+ * interval of positions:
+ *  - PERSISTENT: allocated before the iteration and live at its start
+ *    (weights, optimizer state, one-time allocations of the first
+ *    iteration). Live from position 0, to its free if the program frees it
+ *    during the iteration (only in a trace whose iterations differ), else
+ *    the whole cycle.
+ *  - ITERATION: the k-th allocation made from the iteration's first launch
+ *    to the next iteration's first launch. Live from alloc_pos for live_len
+ *    positions, wrapping past the end when the program frees it during the
+ *    next iteration (a tensor that outlives the iteration boundary); the
+ *    previous iteration's instance of the same ordinal is the one kernels
+ *    use before the wrap point, and is mapped to the same tensor.
+ */
+#ifndef UMKIT_TENSOR_H
+#define UMKIT_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iter.h"
+#include "trace_load.h"
+
+#define TENSOR_NONE UINT32_MAX
+
+struct tensor {
+	uint8_t origin;      /* PLAN_ALLOC_PERSISTENT or PLAN_ALLOC_ITERATION */
+	uint64_t ordinal;    /* as plan_alloc.ordinal */
+	uint64_t size;       /* bytes the program asked for */
+	uint64_t bytes;      /* GPU footprint: the arena's reservation (>= size) */
+	uint64_t address;    /* the planned instance's address */
+	uint32_t alloc_pos;  /* first live position, in [0, p) */
+	uint32_t live_len;   /* live positions, cyclic from alloc_pos; p: all */
+	bool freed;          /* freed at position (alloc_pos + live_len) % p */
+	bool resident_at_start; /* PERSISTENT: touched by a kernel before the
+				   iteration, so assumed resident when it starts */
+	size_t trace_alloc;  /* the planned instance's index in trace.allocs */
+};
+
+struct tensor_set {
+	size_t first;        /* kernel position of the iteration's first kernel */
+	uint32_t n_pos;      /* p: kernels in the iteration */
+	size_t n;            /* tensors: persistent ones first, each group in ordinal order */
+	struct tensor *t;
+	size_t n_persistent;
+	/* Sizes of the allocations made during the iteration, by ordinal - 1
+	 * (plan signature.alloc_sizes); ITERATION tensor with ordinal k is
+	 * t[n_persistent + k - 1]. */
+	size_t n_iteration;
+	uint64_t *alloc_sizes;
+	/* Tensor of each trace allocation the iteration can see, or TENSOR_NONE
+	 * ([trace n_allocs]). */
+	uint32_t *of_alloc;
+	size_t prev_matched;  /* previous-iteration instances mapped by ordinal */
+	size_t wrapping;      /* ITERATION tensors live across the iteration end */
+};
+
+/*
+ * Builds the tensors of iteration it->chosen of t. Returns 0, or -1 with
+ * err set (out of memory, an iteration too long for 32-bit positions).
+ */
+int tensor_build(const struct trace *t, const struct iter_result *it, struct tensor_set *out,
+		 char *err, size_t errlen);
+
+void tensor_set_free(struct tensor_set *s);
+
+/* True when tensor x is live at position pos. */
+bool tensor_live_at(const struct tensor_set *s, const struct tensor *x, uint32_t pos);
+
+/* The position of the free of a freed tensor, in [0, p). */
+uint32_t tensor_free_pos(const struct tensor_set *s, const struct tensor *x);
+
+/* Distance from the tensor's first live position to pos, cyclic, in [0, p):
+ * orders positions along the tensor's lifetime. */
+uint32_t tensor_age(const struct tensor_set *s, const struct tensor *x, uint32_t pos);
+
+#endif

@@ -1,0 +1,598 @@
+/* trace_load.c: reading a trace into the planner's arrays (see trace_load.h). */
+#include "trace_load.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "trace_schema.h"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* A growable array of fixed-size elements, so loading never needs to count
+ * rows first (a second pass over a million rows costs as much as the first). */
+struct grow {
+	void *data;
+	size_t n, cap, elem;
+};
+
+static void *grow_push(struct grow *g)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 1024;
+		void *d = realloc(g->data, cap * g->elem);
+		if (!d)
+			return NULL;
+		g->data = d;
+		g->cap = cap;
+	}
+	return (char *)g->data + g->elem * g->n++;
+}
+
+/* qsort, except that an empty table leaves base NULL, which qsort must not
+ * be given. */
+static void sort_rows(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static int64_t col_ns(sqlite3_stmt *st, int col, int64_t none)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
+}
+
+struct loader {
+	sqlite3 *db;
+	struct trace *t;
+	char *err;
+	size_t errlen;
+};
+
+static int prepare(struct loader *l, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(l->db, sql, -1, st, NULL) != SQLITE_OK) {
+		set_err(l->err, l->errlen, "%s: cannot query the trace: %s", l->t->path,
+			sqlite3_errmsg(l->db));
+		return -1;
+	}
+	return 0;
+}
+
+static int step_failed(struct loader *l, int rc, sqlite3_stmt *st)
+{
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	set_err(l->err, l->errlen, "%s: reading the trace failed: %s", l->t->path,
+		rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(l->db));
+	return -1;
+}
+
+static int oom(struct loader *l)
+{
+	set_err(l->err, l->errlen, "%s: out of memory loading the trace", l->t->path);
+	return -1;
+}
+
+static char *dup_text(const unsigned char *s)
+{
+	return strdup(s ? (const char *)s : "");
+}
+
+static int load_meta(struct loader *l)
+{
+	struct trace *t = l->t;
+	char buf[512];
+	t->device_memory = 0;
+	if (trace_schema_meta(l->db, "device_memory", buf, sizeof buf) == 1)
+		t->device_memory = strtoull(buf, NULL, 10);
+	trace_schema_meta(l->db, "device_name", buf, sizeof buf);
+	t->device_name = strdup(buf);
+	trace_schema_meta(l->db, "status", buf, sizeof buf);
+	t->status = strdup(buf);
+
+	/* The command line can be long: read it whole. */
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT value FROM meta WHERE key = 'command'", &st))
+		return -1;
+	int rc = sqlite3_step(st);
+	t->command = dup_text(rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL);
+	sqlite3_finalize(st);
+	if (!t->device_name || !t->status || !t->command)
+		return oom(l);
+	return 0;
+}
+
+static int load_strings(struct loader *l)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT max(id) FROM string", &st))
+		return -1;
+	int64_t max_id = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	/* Ids are 1, 2, ... as the writer interns them; a sparse or hostile
+	 * table only costs a larger pointer array, bounded here. */
+	if (max_id < 0 || max_id > (int64_t)1 << 28) {
+		set_err(l->err, l->errlen, "%s: string ids out of range (max %lld)", t->path,
+			(long long)max_id);
+		return -1;
+	}
+	t->n_strings = (size_t)max_id + 1;
+	t->strings = calloc(t->n_strings, sizeof *t->strings);
+	if (!t->strings)
+		return oom(l);
+	if (prepare(l, "SELECT id, value FROM string WHERE id >= 0", &st))
+		return -1;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		if (!(t->strings[id] = dup_text(sqlite3_column_text(st, 1)))) {
+			sqlite3_finalize(st);
+			return oom(l);
+		}
+	}
+	return step_failed(l, rc, st);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int load_allocs(struct loader *l)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT id, address, size, reserved, alloc_ns, free_ns FROM alloc ORDER BY id", &st))
+		return -1;
+	struct grow g = { .elem = sizeof(struct trace_alloc) };
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_alloc *a = grow_push(&g);
+		if (!a) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		a->id = (uint64_t)sqlite3_column_int64(st, 0);
+		a->address = (uint64_t)sqlite3_column_int64(st, 1);
+		a->size = (uint64_t)sqlite3_column_int64(st, 2);
+		a->reserved = (uint64_t)sqlite3_column_int64(st, 3);
+		a->alloc_ns = sqlite3_column_int64(st, 4);
+		a->free_ns = col_ns(st, 5, TRACE_NS_NEVER);
+		if (a->free_ns < a->alloc_ns)
+			a->free_ns = a->alloc_ns;
+	}
+	t->allocs = g.data;
+	t->n_allocs = g.n;
+	return step_failed(l, rc, st);
+}
+
+long trace_alloc_index(const struct trace *t, uint64_t id)
+{
+	/* Ordinals are dense (1, 2, ...) in a well-formed trace: try the
+	 * direct slot before searching. */
+	if (id >= 1 && id <= t->n_allocs && t->allocs[id - 1].id == id)
+		return (long)(id - 1);
+	size_t lo = 0, hi = t->n_allocs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->allocs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_allocs && t->allocs[lo].id == id ? (long)lo : -1;
+}
+
+/* (correlation id, kernel position) pairs, to attach argument rows, which
+ * come in correlation-id order, to kernels, which are kept in seq order. */
+struct corr_pos {
+	uint64_t corr;
+	uint64_t pos;
+};
+
+struct seq_row {
+	int64_t seq;
+	uint64_t corr;
+	struct trace_kernel k;
+};
+
+static int cmp_seq_row(const void *a, const void *b)
+{
+	int64_t x = ((const struct seq_row *)a)->seq, y = ((const struct seq_row *)b)->seq;
+	return (x > y) - (x < y);
+}
+
+static int cmp_corr_pos(const void *a, const void *b)
+{
+	uint64_t x = ((const struct corr_pos *)a)->corr, y = ((const struct corr_pos *)b)->corr;
+	return (x > y) - (x < y);
+}
+
+static int load_kernels(struct loader *l, struct corr_pos **by_corr)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	/* Rowid (correlation id) order is a plain table scan, much faster than
+	 * walking the seq index; sorting a million rows in memory is cheap. */
+	if (prepare(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns "
+		       "FROM kernel", &st))
+		return -1;
+	struct grow g = { .elem = sizeof(struct seq_row) };
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+			t->graph_kernels++;
+			continue;
+		}
+		struct seq_row *r = grow_push(&g);
+		if (!r) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		r->corr = (uint64_t)sqlite3_column_int64(st, 0);
+		r->seq = sqlite3_column_int64(st, 1);
+		r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
+		r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
+		r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
+		r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
+		r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
+	}
+	if (step_failed(l, rc, st)) {
+		free(g.data);
+		return -1;
+	}
+	struct seq_row *rows = g.data;
+	size_t n = g.n;
+	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
+	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
+	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
+	if (!t->kernels || !*by_corr) {
+		free(rows);
+		return oom(l);
+	}
+	int64_t last_launch = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		struct trace_kernel k = rows[i].k;
+		if (k.launch_ns == TRACE_NS_NONE || k.launch_ns < last_launch) {
+			if (k.launch_ns != TRACE_NS_NONE)
+				t->launch_reordered = true;
+			k.launch_ns = last_launch == INT64_MIN ? 0 : last_launch;
+		}
+		last_launch = k.launch_ns;
+		if (k.start_ns == TRACE_NS_NONE || k.end_ns == TRACE_NS_NONE || k.end_ns < k.start_ns) {
+			t->untimed_kernels++;
+			k.start_ns = k.end_ns = TRACE_NS_NONE;
+		}
+		t->kernels[i] = k;
+		(*by_corr)[i] = (struct corr_pos){ rows[i].corr, i };
+	}
+	t->n_kernels = n;
+	free(rows);
+	sort_rows(*by_corr, n, sizeof **by_corr, cmp_corr_pos);
+	return 0;
+}
+
+static int load_args(struct loader *l, const struct corr_pos *by_corr)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	/* Primary-key order: grouped by correlation id, so one merge pass
+	 * against by_corr finds each row's kernel. */
+	if (prepare(l, "SELECT correlation_id, alloc_id FROM kernel_arg", &st))
+		return -1;
+	struct grow g = { .elem = 2 * sizeof(uint32_t) }; /* (kernel, alloc index) */
+	size_t ci = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t corr = (uint64_t)sqlite3_column_int64(st, 0);
+		long ai = trace_alloc_index(t, (uint64_t)sqlite3_column_int64(st, 1));
+		if (ai < 0)
+			continue; /* a dangling reference: foreign keys are not enforced */
+		if (ci < t->n_kernels && by_corr[ci].corr > corr) {
+			/* Out of order (not primary-key order): search. */
+			size_t lo = 0, hi = t->n_kernels;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (by_corr[mid].corr < corr)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			ci = lo;
+		}
+		while (ci < t->n_kernels && by_corr[ci].corr < corr)
+			ci++;
+		if (ci == t->n_kernels || by_corr[ci].corr != corr)
+			continue; /* a graph kernel's argument, or no such kernel */
+		uint32_t *p = grow_push(&g);
+		if (!p) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		p[0] = (uint32_t)by_corr[ci].pos;
+		p[1] = (uint32_t)ai;
+	}
+	if (step_failed(l, rc, st)) {
+		free(g.data);
+		return -1;
+	}
+	/* Counting sort into CSR by kernel position. */
+	uint32_t *pairs = g.data;
+	t->arg_first = calloc(t->n_kernels + 1, sizeof *t->arg_first);
+	t->arg_alloc = malloc((g.n ? g.n : 1) * sizeof *t->arg_alloc);
+	if (!t->arg_first || !t->arg_alloc) {
+		free(pairs);
+		return oom(l);
+	}
+	for (size_t i = 0; i < g.n; i++)
+		t->arg_first[pairs[2 * i] + 1]++;
+	for (size_t k = 0; k < t->n_kernels; k++)
+		t->arg_first[k + 1] += t->arg_first[k];
+	uint32_t *fill = malloc((t->n_kernels + 1) * sizeof *fill);
+	if (!fill) {
+		free(pairs);
+		return oom(l);
+	}
+	memcpy(fill, t->arg_first, (t->n_kernels + 1) * sizeof *fill);
+	for (size_t i = 0; i < g.n; i++)
+		t->arg_alloc[fill[pairs[2 * i]]++] = pairs[2 * i + 1];
+	free(fill);
+	free(pairs);
+	/* Sort and deduplicate each kernel's list (a tensor passed twice is
+	 * one access). Lists are short: insertion sort. */
+	size_t out = 0;
+	for (size_t k = 0; k < t->n_kernels; k++) {
+		uint32_t b = t->arg_first[k], e = t->arg_first[k + 1];
+		uint32_t *a = t->arg_alloc + b;
+		for (uint32_t i = 1; i < e - b; i++) {
+			uint32_t v = a[i], j = i;
+			while (j > 0 && a[j - 1] > v) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = v;
+		}
+		t->arg_first[k] = (uint32_t)out;
+		for (uint32_t i = 0; i < e - b; i++)
+			if (i == 0 || a[i] != a[i - 1])
+				t->arg_alloc[out++] = a[i];
+	}
+	t->arg_first[t->n_kernels] = (uint32_t)out;
+	t->n_args = out;
+	return 0;
+}
+
+static int cmp_mig(const void *a, const void *b)
+{
+	const struct trace_migration *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+	return (x->address > y->address) - (x->address < y->address);
+}
+
+static int load_migrations(struct loader *l)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT start_ns, address, bytes, direction, cause FROM migration", &st))
+		return -1;
+	struct grow g = { .elem = sizeof(struct trace_migration) };
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
+		const char *dir = (const char *)sqlite3_column_text(st, 3);
+		const char *cause = (const char *)sqlite3_column_text(st, 4);
+		bool htod = dir && strcmp(dir, "htod") == 0;
+		bool fault = cause && strcmp(cause, "fault") == 0;
+		if (htod)
+			t->htod_bytes += bytes;
+		else if (dir && strcmp(dir, "dtoh") == 0)
+			t->dtoh_bytes += bytes;
+		if (!htod || !fault)
+			continue;
+		t->fault_bytes += bytes;
+		struct trace_migration *m = grow_push(&g);
+		if (!m) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		m->start_ns = sqlite3_column_int64(st, 0);
+		m->address = (uint64_t)sqlite3_column_int64(st, 1);
+		m->bytes = bytes;
+	}
+	t->fault_migrations = g.data;
+	t->n_fault_migrations = g.n;
+	if (step_failed(l, rc, st))
+		return -1;
+	sort_rows(t->fault_migrations, t->n_fault_migrations, sizeof(struct trace_migration), cmp_mig);
+
+	if (prepare(l, "SELECT start_ns, address FROM fault", &st))
+		return -1;
+	struct grow f = { .elem = sizeof(struct trace_migration) };
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_migration *m = grow_push(&f);
+		if (!m) {
+			sqlite3_finalize(st);
+			free(f.data);
+			return oom(l);
+		}
+		m->start_ns = sqlite3_column_int64(st, 0);
+		m->address = (uint64_t)sqlite3_column_int64(st, 1);
+		m->bytes = 0;
+	}
+	t->faults = f.data;
+	t->n_faults = f.n;
+	if (step_failed(l, rc, st))
+		return -1;
+	sort_rows(t->faults, t->n_faults, sizeof(struct trace_migration), cmp_mig);
+	return 0;
+}
+
+static int load_writes(struct loader *l)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT start_ns FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
+		       "UNION ALL SELECT start_ns FROM memset", &st))
+		return -1;
+	struct grow g = { .elem = sizeof(int64_t) };
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t *p = grow_push(&g);
+		if (!p) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		*p = sqlite3_column_int64(st, 0);
+	}
+	t->write_ns = g.data;
+	t->n_writes = g.n;
+	if (step_failed(l, rc, st))
+		return -1;
+	sort_rows(t->write_ns, t->n_writes, sizeof(int64_t), cmp_i64);
+	return 0;
+}
+
+static int cmp_nvtx(const void *a, const void *b)
+{
+	const struct trace_nvtx *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+	return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns); /* outer first */
+}
+
+static int load_nvtx(struct loader *l)
+{
+	struct trace *t = l->t;
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT name_id, start_ns, end_ns FROM nvtx_range", &st))
+		return -1;
+	struct grow g = { .elem = sizeof(struct trace_nvtx) };
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_nvtx *r = grow_push(&g);
+		if (!r) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		r->name = (uint32_t)sqlite3_column_int64(st, 0);
+		r->start_ns = sqlite3_column_int64(st, 1);
+		r->end_ns = col_ns(st, 2, TRACE_NS_NEVER);
+	}
+	t->nvtx = g.data;
+	t->n_nvtx = g.n;
+	if (step_failed(l, rc, st))
+		return -1;
+	sort_rows(t->nvtx, t->n_nvtx, sizeof(struct trace_nvtx), cmp_nvtx);
+	return 0;
+}
+
+struct trace *trace_load(const char *path, char *err, size_t errlen)
+{
+	struct trace *t = calloc(1, sizeof *t);
+	if (!t || !(t->path = strdup(path))) {
+		free(t);
+		set_err(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	struct loader l = { NULL, t, err, errlen };
+	if (trace_schema_open(path, &l.db, err, errlen)) {
+		trace_free(t);
+		return NULL;
+	}
+	struct corr_pos *by_corr = NULL;
+	int rc = load_meta(&l);
+	if (!rc)
+		rc = load_strings(&l);
+	if (!rc)
+		rc = load_allocs(&l);
+	if (!rc)
+		rc = load_kernels(&l, &by_corr);
+	if (!rc)
+		rc = load_args(&l, by_corr);
+	if (!rc)
+		rc = load_migrations(&l);
+	if (!rc)
+		rc = load_writes(&l);
+	if (!rc)
+		rc = load_nvtx(&l);
+	free(by_corr);
+	sqlite3_close(l.db);
+	if (rc) {
+		trace_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void trace_free(struct trace *t)
+{
+	if (!t)
+		return;
+	free(t->path);
+	free(t->kernels);
+	free(t->arg_first);
+	free(t->arg_alloc);
+	free(t->allocs);
+	free(t->fault_migrations);
+	free(t->faults);
+	free(t->write_ns);
+	free(t->nvtx);
+	for (size_t i = 0; i < t->n_strings; i++)
+		free(t->strings[i]);
+	free(t->strings);
+	free(t->device_name);
+	free(t->command);
+	free(t->status);
+	free(t);
+}
+
+const char *trace_string(const struct trace *t, uint32_t id)
+{
+	return id < t->n_strings && t->strings[id] ? t->strings[id] : "?";
+}
+
+size_t trace_position_at(const struct trace *t, int64_t ns)
+{
+	size_t lo = 0, hi = t->n_kernels;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->kernels[mid].launch_ns < ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool trace_write_between(const struct trace *t, int64_t from_ns, int64_t to_ns)
+{
+	size_t lo = 0, hi = t->n_writes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->write_ns[mid] < from_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_writes && t->write_ns[lo] <= to_ns;
+}

@@ -1,0 +1,127 @@
+/*
+ * trace_load.h: a recorded trace (schema/trace.sql) read into flat arrays,
+ * the planner's only view of the SQLite file.
+ *
+ * Everything the planner needs is loaded once with prepared statements into
+ * arrays indexed by kernel position (launch order) and allocation index, so
+ * the analysis never goes back to SQLite and never mallocs per kernel. The
+ * file is validated first (common/trace_schema.h): a missing table or a newer
+ * schema version comes back as an error naming the file.
+ *
+ * Kernels without a sequence number (launched inside a CUDA graph, so no
+ * launch callback saw them) are counted but not loaded: the plan is keyed by
+ * launch order, which they do not have.
+ */
+#ifndef UMKIT_TRACE_LOAD_H
+#define UMKIT_TRACE_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A time the trace does not have (NULL start_ns/end_ns/launch_ns). */
+#define TRACE_NS_NONE INT64_MIN
+/* free_ns of an allocation the program never freed. */
+#define TRACE_NS_NEVER INT64_MAX
+
+struct trace_kernel {
+	uint64_t exec_id;   /* 0: unknown */
+	int64_t launch_ns;  /* CPU time of the launch; nondecreasing (see below) */
+	int64_t start_ns;   /* GPU start, TRACE_NS_NONE if the activity is missing */
+	int64_t end_ns;     /* GPU end, TRACE_NS_NONE likewise */
+	uint32_t name;      /* string id of the kernel name */
+};
+
+struct trace_alloc {
+	uint64_t id;        /* the allocation ordinal (alloc.id) */
+	uint64_t address, size, reserved;
+	int64_t alloc_ns;
+	int64_t free_ns;    /* TRACE_NS_NEVER if never freed */
+};
+
+/* One UM migration of the direction and cause the planner uses. */
+struct trace_migration {
+	int64_t start_ns;
+	uint64_t address, bytes;
+};
+
+struct trace_nvtx {
+	uint32_t name;      /* string id */
+	int64_t start_ns;
+	int64_t end_ns;     /* TRACE_NS_NEVER if never closed */
+};
+
+struct trace {
+	char *path;
+
+	/* Kernels in launch order (kernel.seq order); [0, n_kernels). */
+	size_t n_kernels;
+	struct trace_kernel *kernels;
+	/* Argument allocations of kernel i: arg_alloc[arg_first[i] ..
+	 * arg_first[i + 1]), indices into allocs, sorted, no duplicates. */
+	uint32_t *arg_first;
+	uint32_t *arg_alloc;
+	size_t n_args;
+
+	/* Allocations in ordinal (alloc.id) order. */
+	size_t n_allocs;
+	struct trace_alloc *allocs;
+
+	/* On-demand (cause 'fault') host-to-device migrations and sampled GPU
+	 * faults (bytes 0), each sorted by start_ns. */
+	size_t n_fault_migrations, n_faults;
+	struct trace_migration *fault_migrations, *faults;
+	/* Totals over every migration record, for the report. */
+	uint64_t htod_bytes, dtoh_bytes, fault_bytes;
+
+	/* GPU start times of memcpy and memset operations that may write device
+	 * memory (htod, dtod, ptop, unknown copies; all memsets), sorted. */
+	size_t n_writes;
+	int64_t *write_ns;
+
+	size_t n_nvtx;
+	struct trace_nvtx *nvtx; /* sorted by start_ns */
+
+	/* The string table: strings[id] for id < n_strings (NULL for ids the
+	 * trace does not use). */
+	size_t n_strings;
+	char **strings;
+
+	/* meta */
+	uint64_t device_memory; /* 0: unknown */
+	char *device_name;      /* "" if unknown */
+	char *command;          /* "" if unknown */
+	char *status;           /* "recording", "complete" or "" */
+
+	size_t graph_kernels;   /* kernels without seq, not loaded */
+	size_t untimed_kernels; /* kernels without GPU start/end */
+	bool launch_reordered;  /* some launch_ns decreased in seq order (fixed up) */
+};
+
+/*
+ * Opens, validates and loads the trace at path. Returns the trace, or NULL
+ * with err naming path and the problem (missing file, not a trace, newer
+ * schema, missing table, a failed query, out of memory).
+ * launch_ns is made nondecreasing in launch order (a later launch reported
+ * with an earlier clock value takes its predecessor's time) so positions can
+ * be found by binary search; launch_reordered says whether that happened.
+ */
+struct trace *trace_load(const char *path, char *err, size_t errlen);
+
+void trace_free(struct trace *t);
+
+/* The string with id, or "?" for an unknown id. Never NULL. */
+const char *trace_string(const struct trace *t, uint32_t id);
+
+/* The first kernel position whose launch_ns >= ns (n_kernels if none): the
+ * position of an event that happened at CPU time ns. */
+size_t trace_position_at(const struct trace *t, int64_t ns);
+
+/* The allocation index whose ordinal is id, or -1. */
+long trace_alloc_index(const struct trace *t, uint64_t id);
+
+/* True when a memcpy or memset that may write device memory started on the
+ * GPU within [from_ns, to_ns]. */
+bool trace_write_between(const struct trace *t, int64_t from_ns, int64_t to_ns);
+
+#endif

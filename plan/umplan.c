@@ -1,0 +1,264 @@
+/*
+ * umplan.c: the umplan command: plans a recorded trace into plan.bin,
+ * reports on it, or dumps a plan as JSON. A thin main over planner.h,
+ * report.h, plan_check.h and plan_json.h; exit status 0 (done), 1 (bad
+ * input: the trace or plan could not be used), 2 (bad usage).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "plan.h"
+#include "plan/plan_check.h"
+#include "plan/plan_json.h"
+#include "plan/planner.h"
+#include "plan/report.h"
+#include "size.h"
+
+#ifndef UMKIT_VERSION
+#define UMKIT_VERSION "unknown"
+#endif
+
+static const char usage_text[] =
+	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--htod-bw GB/s] [--dtoh-bw GB/s]\n"
+	"              [--call-cost US] [--iteration auto|N|nvtx:NAME] [--report] [--json]\n"
+	"              [--check] [--corr-rows N] [--corr-ways N] [--corr-successors N] [-q]\n"
+	"       umplan --dump PLAN\n";
+
+static const char help_text[] =
+	"Plans the Unified Memory migrations of a recorded training run (umrec) for\n"
+	"umreplay: finds the iterations, the steady-state one, what each kernel touches\n"
+	"and when each tensor is idle, and schedules evictions, prefetches and discards\n"
+	"that keep GPU residency under a capacity. Needs no GPU.\n"
+	"\n"
+	"  -o, --output PLAN   write the plan to PLAN (default: plan.bin, unless --report,\n"
+	"                      --json or --check is given without -o: then no plan is written)\n"
+	"  --capacity SIZE     GPU memory the plan keeps residency under (e.g. 40G, 512MiB);\n"
+	"                      default: the trace's device memory, or the peak without a\n"
+	"                      plan when the trace does not record it (--report says which)\n"
+	"  --htod-bw GB/s      host-to-device prefetch bandwidth (default 48.8)\n"
+	"  --dtoh-bw GB/s      device-to-host eviction bandwidth (default 8.6)\n"
+	"  --call-cost US      fixed cost of one migration call, microseconds (default 100)\n"
+	"  --iteration WHICH   auto: NVTX ranges named iteration/iter/step/train_step/\n"
+	"                      training_step/ProfilerStep/batch if present, else the period\n"
+	"                      of the execution-ID sequence, planning the last steady\n"
+	"                      iteration that has a successor (default);\n"
+	"                      N: plan detected iteration N (0-based);\n"
+	"                      nvtx:NAME: iterations are the NVTX ranges named NAME\n"
+	"  --report            print a summary: iterations, memory over the iteration,\n"
+	"                      inactive periods, what the plan moves and when, predicted\n"
+	"                      peak residency against the capacity, kernels that cannot fit\n"
+	"  --json              print the summary as JSON instead\n"
+	"  --check             verify the plan by simulating residency (capacity, prefetch\n"
+	"                      before reuse, discard after last use, ops on live\n"
+	"                      allocations); exit 1 if a property fails\n"
+	"  --corr-rows N       correlation table sets (default 2048)\n"
+	"  --corr-ways N       entries per set (default 2)\n"
+	"  --corr-successors N successors per entry (default 4)\n"
+	"  --dump PLAN         print the plan file PLAN as JSON and exit\n"
+	"  -q, --quiet         no progress messages\n"
+	"  -h, --help          this text\n"
+	"  -V, --version       the umkit version\n"
+	"\n"
+	"Exit status: 0 done, 1 bad input (trace, plan, or a failed --check), 2 bad usage.\n";
+
+enum {
+	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
+	OPT_DUMP, OPT_ROWS, OPT_WAYS, OPT_SUCC,
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	um_error(fmt, arg);
+	fputs(usage_text, stderr);
+	return 2;
+}
+
+static int parse_gbps(const char *text, uint64_t *out)
+{
+	char *end;
+	double v = strtod(text, &end);
+	if (end == text || *end || !isfinite(v) || v <= 0 || v > 1e6)
+		return -1;
+	*out = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+static int parse_u32(const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(text, &end, 10);
+	if (end == text || *end || text[0] == '-' || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int dump(const char *path)
+{
+	char err[512];
+	struct plan *p = plan_load(path, err, sizeof err);
+	if (!p) {
+		um_error("%s", err);
+		return 1;
+	}
+	char *text = plan_json_text(p);
+	plan_destroy(p);
+	if (!text) {
+		um_error("%s: out of memory formatting the plan", path);
+		return 1;
+	}
+	fputs(text, stdout);
+	free(text);
+	return fflush(stdout) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	um_log_init("umplan");
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "capacity", required_argument, NULL, OPT_CAPACITY },
+		{ "htod-bw", required_argument, NULL, OPT_HTOD },
+		{ "dtoh-bw", required_argument, NULL, OPT_DTOH },
+		{ "call-cost", required_argument, NULL, OPT_CALL },
+		{ "iteration", required_argument, NULL, OPT_ITER },
+		{ "report", no_argument, NULL, OPT_REPORT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "dump", required_argument, NULL, OPT_DUMP },
+		{ "corr-rows", required_argument, NULL, OPT_ROWS },
+		{ "corr-ways", required_argument, NULL, OPT_WAYS },
+		{ "corr-successors", required_argument, NULL, OPT_SUCC },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct planner_options o;
+	planner_options_default(&o);
+	const char *output = NULL, *dump_path = NULL;
+	bool report = false, json = false, check = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
+		const char *arg = optarg;
+		switch (c) {
+		case 'o': output = arg; break;
+		case OPT_CAPACITY:
+			if (um_size_parse(arg, &o.capacity) || o.capacity == 0)
+				return usage_error("--capacity: '%s' is not a size (e.g. 40G, 512MiB)", arg);
+			break;
+		case OPT_HTOD:
+			if (parse_gbps(arg, &o.htod_bytes_per_s))
+				return usage_error("--htod-bw: '%s' is not a bandwidth in GB/s", arg);
+			break;
+		case OPT_DTOH:
+			if (parse_gbps(arg, &o.dtoh_bytes_per_s))
+				return usage_error("--dtoh-bw: '%s' is not a bandwidth in GB/s", arg);
+			break;
+		case OPT_CALL: {
+			uint32_t us;
+			if (parse_u32(arg, &us))
+				return usage_error("--call-cost: '%s' is not a number of microseconds", arg);
+			o.call_cost_ns = (uint64_t)us * 1000;
+			break;
+		}
+		case OPT_ITER:
+			if (iter_options_parse(arg, &o.iter))
+				return usage_error("--iteration: '%s' is not auto, a number or nvtx:NAME", arg);
+			break;
+		case OPT_REPORT: report = true; break;
+		case OPT_JSON: json = true; break;
+		case OPT_CHECK: check = true; break;
+		case OPT_DUMP: dump_path = arg; break;
+		case OPT_ROWS:
+			if (parse_u32(arg, &o.corr.rows))
+				return usage_error("--corr-rows: '%s' is not a number", arg);
+			break;
+		case OPT_WAYS:
+			if (parse_u32(arg, &o.corr.ways))
+				return usage_error("--corr-ways: '%s' is not a number", arg);
+			break;
+		case OPT_SUCC:
+			if (parse_u32(arg, &o.corr.successors))
+				return usage_error("--corr-successors: '%s' is not a number", arg);
+			break;
+		case 'q': um_log_set_level(UM_LOG_WARN); break;
+		case 'h': fputs(usage_text, stdout); fputs("\n", stdout); fputs(help_text, stdout); return 0;
+		case 'V': printf("umplan %s\n", UMKIT_VERSION); return 0;
+		case ':': return usage_error("%s needs a value", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	char err[1024];
+	if (corr_config_check(&o.corr, err, sizeof err))
+		return usage_error("%s", err);
+	if (dump_path) {
+		if (optind != argc)
+			return usage_error("--dump takes a plan, not also '%s'", argv[optind]);
+		return dump(dump_path);
+	}
+	if (optind == argc)
+		return usage_error("%s", "no trace given");
+	if (argc - optind > 1)
+		return usage_error("one trace at a time ('%s' is extra)", argv[optind + 1]);
+	const char *trace_path = argv[optind];
+	if (!output && !report && !json && !check)
+		output = "plan.bin";
+
+	struct planner *pl;
+	if (planner_run(trace_path, &o, &pl, err, sizeof err)) {
+		um_error("%s", err);
+		return 1;
+	}
+	int rc = 0;
+	if (output) {
+		if (plan_save(pl->plan, output, err, sizeof err)) {
+			um_error("%s", err);
+			rc = 1;
+		} else {
+			char a[32], b[32];
+			um_info("wrote %s: %u kernels per iteration, %llu ops, predicted peak %s of %s",
+				output, pl->plan->signature.n_kernels,
+				(unsigned long long)pl->plan->n_ops,
+				um_size_format(pl->sched.peak, a, sizeof a),
+				um_size_format(pl->plan->assume.capacity_bytes, b, sizeof b));
+		}
+	}
+	if (json) {
+		cJSON *j = report_json(pl);
+		char *text = j ? cJSON_Print(j) : NULL;
+		cJSON_Delete(j);
+		if (!text) {
+			um_error("out of memory formatting the summary");
+			rc = 1;
+		} else {
+			printf("%s\n", text);
+			free(text);
+		}
+	} else if (report && report_text(pl, stdout)) {
+		um_error("writing the report failed");
+		rc = 1;
+	}
+	if (check) {
+		struct plan_check_result r;
+		plan_check(&pl->tensors, &pl->access, &pl->vital, pl->plan, &r);
+		if (r.violations) {
+			um_error("check: %zu violations; first: %s", r.violations, r.first);
+			rc = 1;
+		} else {
+			char a[32];
+			um_info("check: the plan keeps every property (simulated peak %s)",
+				um_size_format(r.peak, a, sizeof a));
+		}
+	}
+	planner_free(pl);
+	if (fflush(stdout))
+		rc = 1;
+	return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * rec.h: state shared by the recorder's pieces inside libumrec.so.
+ *
+ *   rec_inject.c     InitializeInjection: settings, the trace, CUPTI set-up;
+ *                    the exit path that flushes and closes the trace
+ *   rec_callbacks.c  CUPTI callbacks: kernel launches, contexts and streams,
+ *                    NVTX ranges, and the allocator hooks
+ *   rec_activity.c   CUPTI activity buffers: kernels, memcpy/memset and the
+ *                    Unified Memory migration and fault records
+ */
+#ifndef UMKIT_REC_H
+#define UMKIT_REC_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "record/trace_writer.h"
+
+/* The trace being written; NULL when this process does not record. */
+extern trace_writer *rec_writer;
+/* Cleared at exit before the writer closes, so late callbacks stay out. */
+extern atomic_bool rec_active;
+
+/* CPU time on CUPTI's clock, the trace's time base. */
+uint64_t rec_now(void);
+/* The calling thread's OS id. */
+uint32_t rec_tid(void);
+
+/* Subscribes the callbacks (rec_callbacks.c). Returns 0 or a CUPTI error. */
+CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);
+/* Registers buffers and enables the activity kinds that need no context. */
+CUptiResult rec_activity_start(void);
+/* Enables the Unified Memory counters once CUPTI accepts it (not before the
+ * device is set up); call it from every launch, it is cheap once done. */
+void rec_activity_enable_um(void);
+/* Forces CUPTI to hand over every buffered record. */
+void rec_activity_flush(void);
+/* Records CUPTI reported dropping (all contexts so far). */
+uint64_t rec_activity_dropped(void);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * rec_activity.c: the records CUPTI delivers in buffers, after the fact:
+ * kernel executions with GPU timestamps, memcpy/memset, and the Unified
+ * Memory counters (migrations, which are complete, and GPU page faults,
+ * which are a sample: h100-facts.md).
+ *
+ * CUPTI calls buffer_completed on its own thread; records are converted and
+ * queued for the writer there. A periodic flush keeps the trace close to
+ * the program, so a killed run loses at most the last period.
+ */
+#include <stdlib.h>
+
+#include <cupti.h>
+
+#include "common/cuda/cupti_guard.h"
+#include "log.h"
+#include "rec.h"
+
+#define BUFFER_BYTES (8u << 20)
+#define FLUSH_PERIOD_MS 500
+#define UM_ENABLE_ATTEMPTS 1000
+
+static atomic_uint_fast64_t dropped;
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
+{
+	*buf = aligned_alloc(8, BUFFER_BYTES);
+	*size = *buf ? BUFFER_BYTES : 0;
+	*max_records = 0;
+}
+
+static const char *copy_kind(uint8_t kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "htod";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "dtoh";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "dtod";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "htoh";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "ptop";
+	default: return "unknown";
+	}
+}
+
+static void on_unified_memory(const CUpti_ActivityUnifiedMemoryCounter3 *u)
+{
+	switch (u->counterKind) {
+	case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+	case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH: {
+		/* The trace's cause enum follows CUPTI's migration-cause values. */
+		struct trace_migration m = {
+			u->start, u->end, u->address, u->value,
+			u->counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD
+				? TRACE_HTOD : TRACE_DTOH,
+			u->flags <= CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_ACCESS_COUNTERS
+				? (enum trace_cause)u->flags : TRACE_CAUSE_UNKNOWN,
+		};
+		trace_writer_migration(rec_writer, &m);
+		break;
+	}
+	case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: {
+		struct trace_fault f = {
+			u->start, u->end, u->address,
+			u->flags <= CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_PREFETCH
+				? (enum trace_access)u->flags : TRACE_ACCESS_UNKNOWN,
+			u->value,
+		};
+		trace_writer_fault(rec_writer, &f);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void on_record(const CUpti_Activity *rec)
+{
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)rec;
+		struct trace_kernel_activity a = {
+			.correlation_id = k->correlationId,
+			.name_id = trace_writer_intern(rec_writer, k->name ? k->name : "<unknown>"),
+			.grid = { (uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ },
+			.block = { (uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ },
+			.shared_mem = (uint32_t)k->dynamicSharedMemory,
+			.stream_id = k->streamId,
+			.start_ns = k->start,
+			.end_ns = k->end,
+		};
+		trace_writer_kernel(rec_writer, &a);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *c = (const void *)rec;
+		struct trace_memcpy m = { c->correlationId, copy_kind(c->copyKind), c->bytes,
+					  c->streamId, c->start, c->end };
+		trace_writer_memcpy(rec_writer, &m);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *s = (const void *)rec;
+		struct trace_memset m = { s->correlationId, s->bytes, s->value, s->streamId,
+					  s->start, s->end };
+		trace_writer_memset(rec_writer, &m);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+		on_unified_memory((const void *)rec);
+		break;
+	default:
+		break;
+	}
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buf, size_t size,
+				      size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	if (atomic_load(&rec_active))
+		while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
+			on_record(rec);
+	size_t n = 0;
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &n) == CUPTI_SUCCESS && n) {
+		if (atomic_fetch_add(&dropped, n) == 0)
+			um_warn("CUPTI dropped %zu activity records: the trace is incomplete", n);
+	}
+	free(buf);
+}
+
+/* The Unified Memory counters: migrations both ways, and page faults. */
+static CUptiResult configure_um(int with_faults)
+{
+	CUpti_ActivityUnifiedMemoryCounterConfig um[3] = {
+		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
+		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 0, 1 },
+		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
+		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, 0, 1 },
+		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
+		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 0, 1 },
+	};
+	return cuptiActivityConfigureUnifiedMemoryCounter(um, with_faults ? 3 : 2);
+}
+
+CUptiResult rec_activity_start(void)
+{
+	const struct cupti_real *cr = cupti_real();
+	CUptiResult r = cr->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r == CUPTI_SUCCESS)
+		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (r == CUPTI_SUCCESS)
+		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	if (r == CUPTI_SUCCESS)
+		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	configure_um(1);
+	cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+	return CUPTI_SUCCESS;
+}
+
+static const char *cupti_text(CUptiResult r)
+{
+	const char *msg = "?";
+	cuptiGetResultString(r, &msg);
+	return msg;
+}
+
+/* CUPTI refuses the UM counters until the device is fully set up: at
+ * InitializeInjection, and on this driver also in the context-created
+ * callback (CUPTI_ERROR_NOT_READY). So the callbacks call this at every
+ * launch until it works; after success it costs one atomic load. Each
+ * attempt configures again (the CUPTI sample configures after device
+ * set-up), with faults first, then migrations alone. */
+void rec_activity_enable_um(void)
+{
+	static atomic_int state; /* 0 trying, 1 enabled, 2 given up */
+	static atomic_int attempts;
+	if (atomic_load_explicit(&state, memory_order_relaxed))
+		return;
+	int n = atomic_fetch_add(&attempts, 1);
+	CUptiResult r = CUPTI_ERROR_UNKNOWN;
+	for (int with_faults = 1; with_faults >= 0 && r != CUPTI_SUCCESS; with_faults--) {
+		CUptiResult c = configure_um(with_faults);
+		r = c == CUPTI_SUCCESS ? cupti_real()->ActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) : c;
+		if (n < 3)
+			um_debug("UM counters (faults %s): configure %s, enable %s", with_faults ? "on" : "off",
+				 cupti_text(c), cupti_text(r));
+		if (r == CUPTI_SUCCESS)
+			trace_writer_meta(rec_writer, "um_counters", with_faults ? "migrations,faults" : "migrations");
+	}
+	if (r == CUPTI_SUCCESS) {
+		atomic_store(&state, 1);
+		um_debug("Unified Memory records enabled at attempt %d", n + 1);
+		return;
+	}
+	if (r == CUPTI_ERROR_NOT_READY && n < UM_ENABLE_ATTEMPTS)
+		return;
+	int expected = 0;
+	if (atomic_compare_exchange_strong(&state, &expected, 2)) {
+		um_warn("cannot enable Unified Memory records (%s): no migrations or faults will be recorded",
+			cupti_text(r));
+		trace_writer_meta(rec_writer, "um_counters", cupti_text(r));
+	}
+}
+
+void rec_activity_flush(void)
+{
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+uint64_t rec_activity_dropped(void)
+{
+	return atomic_load(&dropped);
+}

@@ -1,0 +1,166 @@
+/*
+ * rec_callbacks.c: what the recorder learns synchronously, on the program's
+ * own threads: kernel launches (with their pointer arguments), contexts and
+ * streams, NVTX ranges, and allocations (through the shim's hooks).
+ *
+ * Everything here runs inside the program's CUDA calls, so it only decodes
+ * and queues; the writer thread does the I/O.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cupti.h>
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "common/cuda/cupti_guard.h"
+#include "common/cuda/launch_info.h"
+#include "common/cuda/um_alloc.h"
+#include "log.h"
+#include "rec.h"
+
+static atomic_uint_fast64_t launch_seq;
+static atomic_int truncation_warned;
+
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct launch_info li;
+	struct trace_kernel_arg args[LAUNCH_MAX_ARGS];
+
+	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
+		return;
+	rec_activity_enable_um();
+	um_alloc_note_stream(li.stream);
+	for (uint32_t i = 0; i < li.nargs; i++) {
+		args[i].param_offset = li.args[i].param_offset;
+		args[i].alloc_id = li.args[i].alloc.id;
+		args[i].offset = li.args[i].offset;
+	}
+	if (li.args_truncated && atomic_fetch_add(&truncation_warned, 1) == 0)
+		um_warn("kernel %s passes more than %d pointers into managed memory; the rest are not recorded",
+			li.name, LAUNCH_MAX_ARGS);
+	struct trace_launch l = {
+		.correlation_id = cb->correlationId,
+		.seq = atomic_fetch_add(&launch_seq, 1),
+		.exec_id = li.exec_id,
+		.name_id = trace_writer_intern(rec_writer, li.name),
+		.grid = { li.grid[0], li.grid[1], li.grid[2] },
+		.block = { li.block[0], li.block[1], li.block[2] },
+		.shared_mem = li.shared_mem,
+		.thread_id = rec_tid(),
+		.launch_ns = rec_now(),
+		.args = args,
+		.nargs = li.nargs,
+	};
+	trace_writer_launch(rec_writer, &l);
+}
+
+static void write_device_meta(CUcontext ctx)
+{
+	CUdevice dev;
+	char name[256], buf[32];
+	size_t mem = 0;
+	if (cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return;
+	if (cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+		if (cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS)
+			trace_writer_meta(rec_writer, "device_name", name);
+		if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS) {
+			snprintf(buf, sizeof buf, "%zu", mem);
+			trace_writer_meta(rec_writer, "device_memory", buf);
+		}
+	}
+	cuCtxPopCurrent(&ctx);
+}
+
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
+{
+	static atomic_int contexts;
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+		if (atomic_fetch_add(&contexts, 1) == 0) {
+			rec_activity_enable_um();
+			write_device_meta(r->context);
+		}
+	} else if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
+		struct trace_stream s = { .created_ns = rec_now() };
+		if (cuptiGetStreamIdEx(r->context, r->resourceHandle.stream, 0, &s.id) == CUPTI_SUCCESS &&
+		    cuptiGetContextId(r->context, &s.context_id) == CUPTI_SUCCESS)
+			trace_writer_stream(rec_writer, &s);
+	}
+}
+
+/* NVTX push/pop ranges, one stack per thread; a range is written when it
+ * closes. Ranges deeper than the stack are counted but not recorded. */
+#define NVTX_DEPTH 64
+static __thread struct { int64_t name_id; uint64_t start_ns; } nvtx_stack[NVTX_DEPTH];
+static __thread int nvtx_depth;
+
+static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+	const char *msg = NULL;
+	if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA) {
+		msg = ((const nvtxRangePushA_params *)d->functionParams)->message;
+	} else if (cbid == CUPTI_CBID_NVTX_nvtxRangePushEx) {
+		const nvtxEventAttributes_t *a = ((const nvtxRangePushEx_params *)d->functionParams)->eventAttrib;
+		msg = a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "";
+	} else if (cbid == CUPTI_CBID_NVTX_nvtxRangePop) {
+		if (nvtx_depth > 0 && --nvtx_depth < NVTX_DEPTH) {
+			struct trace_nvtx r = { nvtx_stack[nvtx_depth].name_id, rec_tid(),
+						nvtx_stack[nvtx_depth].start_ns, rec_now() };
+			trace_writer_nvtx(rec_writer, &r);
+		}
+		return;
+	} else {
+		return;
+	}
+	if (nvtx_depth < NVTX_DEPTH) {
+		nvtx_stack[nvtx_depth].name_id = trace_writer_intern(rec_writer, msg ? msg : "");
+		nvtx_stack[nvtx_depth].start_ns = rec_now();
+	}
+	nvtx_depth++;
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	if (!atomic_load(&rec_active))
+		return;
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		on_launch(cbid, data);
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+		on_resource(cbid, data);
+	else if (domain == CUPTI_CB_DOMAIN_NVTX)
+		on_nvtx(cbid, data);
+}
+
+static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
+{
+	if (!atomic_load(&rec_active))
+		return;
+	struct trace_alloc t = { a->id, a->address, a->size, a->reserved, api, rec_now(), rec_tid(), 0 };
+	trace_writer_alloc(rec_writer, &t);
+}
+
+static void on_free(const struct arena_alloc *a)
+{
+	if (atomic_load(&rec_active))
+		trace_writer_free(rec_writer, a->id, rec_now(), rec_tid());
+}
+
+CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
+{
+	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	if (r == CUPTI_SUCCESS)
+		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_RESOURCE);
+	if (r == CUPTI_SUCCESS)
+		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_NVTX);
+	if (r == CUPTI_SUCCESS)
+		um_alloc_set_hooks(&hooks);
+	return r;
+}

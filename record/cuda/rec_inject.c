@@ -1,0 +1,141 @@
+/*
+ * rec_inject.c: libumrec.so's entry and exit.
+ *
+ * The CUDA driver calls InitializeInjection() during cuInit when
+ * CUDA_INJECTION64_PATH names this library (umrec sets it, and LD_PRELOADs
+ * the same file for the allocator shim, so both roles share one instance).
+ * The first process that initialises CUDA with UMKIT_TRACE set owns the
+ * trace; it removes UMKIT_TRACE from its environment so processes it starts
+ * later do not overwrite the file.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include "common/cuda/cupti_guard.h"
+#include "common/cuda/um_alloc.h"
+#include "log.h"
+#include "rec.h"
+
+trace_writer *rec_writer;
+atomic_bool rec_active;
+static CUpti_SubscriberHandle subscriber;
+
+uint64_t rec_now(void)
+{
+	uint64_t t = 0;
+	cuptiGetTimestamp(&t);
+	return t;
+}
+
+uint32_t rec_tid(void)
+{
+	static __thread uint32_t tid;
+	if (!tid)
+		tid = (uint32_t)syscall(SYS_gettid);
+	return tid;
+}
+
+static void meta_u64(const char *key, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+	trace_writer_meta(rec_writer, key, buf);
+}
+
+static void mark_live(void *ctx, const struct arena_alloc *a)
+{
+	trace_writer_live_at_exit(rec_writer, a->id);
+}
+
+static void finish(void)
+{
+	char err[512];
+	if (!rec_writer)
+		return;
+	rec_activity_flush();
+	atomic_store(&rec_active, false);
+	cupti_real()->Unsubscribe(subscriber);
+	arena *a = um_alloc_arena();
+	if (a)
+		arena_foreach_live(a, mark_live, NULL);
+	meta_u64("dropped_records", rec_activity_dropped());
+	if (trace_writer_close(rec_writer, rec_now(), err, sizeof err) != 0)
+		um_error("%s", err);
+	rec_writer = NULL;
+}
+
+/* A forked child shares the parent's trace handle but not its writer
+ * thread: it must not touch the trace. */
+static void forget_in_child(void)
+{
+	rec_writer = NULL;
+	atomic_store(&rec_active, false);
+}
+
+static void write_run_meta(void)
+{
+	const char *keys[][2] = {
+		{ "command", "UMKIT_COMMAND" },
+		{ "options", "UMKIT_OPTIONS" },
+		{ "max_managed", "UMKIT_MAX_MANAGED" },
+	};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *v = getenv(keys[i][1]);
+		if (v)
+			trace_writer_meta(rec_writer, keys[i][0], v);
+	}
+	trace_writer_meta(rec_writer, "managed", um_alloc_managed() ? "1" : "0");
+	meta_u64("pid", (uint64_t)getpid());
+	meta_u64("start_ns", rec_now());
+	uint32_t v = 0;
+	if (cuptiGetVersion(&v) == CUPTI_SUCCESS)
+		meta_u64("cupti_version", v);
+	int dv = 0;
+	if (cuDriverGetVersion(&dv) == CUDA_SUCCESS)
+		meta_u64("driver_version", (uint64_t)dv);
+}
+
+int InitializeInjection(void);
+int InitializeInjection(void)
+{
+	char err[512];
+	um_log_init("umrec");
+	const char *env = getenv("UMKIT_TRACE");
+	if (!env || !*env) {
+		um_debug("UMKIT_TRACE is not set: process %d is not recorded", (int)getpid());
+		return 1;
+	}
+	char *path = strdup(env);
+	unsetenv("UMKIT_TRACE");
+	rec_writer = path ? trace_writer_open(path, NULL, err, sizeof err) : NULL;
+	free(path);
+	if (!rec_writer) {
+		um_error("%s; this run is not recorded", err);
+		return 1;
+	}
+	write_run_meta();
+	CUptiResult r = rec_callbacks_start(&subscriber);
+	if (r == CUPTI_SUCCESS)
+		r = rec_activity_start();
+	if (r != CUPTI_SUCCESS) {
+		const char *msg = "?";
+		cuptiGetResultString(r, &msg);
+		um_error("CUPTI set-up failed (%s); this run is not recorded", msg);
+		trace_writer_meta(rec_writer, "error", msg);
+		trace_writer_close(rec_writer, rec_now(), err, sizeof err);
+		rec_writer = NULL;
+		return 1;
+	}
+	cupti_guard_hold("umrec");
+	pthread_atfork(NULL, NULL, forget_in_child);
+	atomic_store(&rec_active, true);
+	atexit(finish);
+	return 1;
+}

@@ -1,0 +1,140 @@
+/* rec_summary.c: the end-of-recording summary (see rec_summary.h). */
+#include "rec_summary.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "size.h"
+#include "trace_schema.h"
+
+/* Runs a one-row query and stores its integer columns (NULL reads as 0). */
+static int query_row(sqlite3 *db, const char *sql, uint64_t *const cols[], int ncols)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < ncols; i++)
+			*cols[i] = (uint64_t)sqlite3_column_int64(st, i);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	struct stat st;
+	if (stat(path, &st) != 0 && errno == ENOENT)
+		return 1;
+
+	sqlite3 *db;
+	if (trace_schema_open(path, &db, err, errlen) != 0)
+		return -1;
+	trace_schema_meta(db, "status", out->status, sizeof out->status);
+	char dropped[32];
+	if (trace_schema_meta(db, "dropped_records", dropped, sizeof dropped) == 1)
+		out->dropped_records = strtoull(dropped, NULL, 10);
+
+	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
+	static const char migration_sql[] =
+		"SELECT count(*), sum(CASE WHEN direction = 'htod' THEN bytes END),"
+		" sum(CASE WHEN direction = 'dtoh' THEN bytes END),"
+		" sum(CASE WHEN direction = 'htod' AND cause = 'fault' THEN bytes END) FROM migration";
+	const struct {
+		const char *sql;
+		uint64_t *cols[4];
+		int ncols;
+	} queries[] = {
+		{ "SELECT count(*) FROM kernel", { &out->kernels }, 1 },
+		{ alloc_sql, { &out->allocs, &out->allocs_freed, &out->allocs_live }, 3 },
+		{ migration_sql, { &out->migrations, &out->htod_bytes, &out->dtoh_bytes, &out->fault_bytes }, 4 },
+		{ "SELECT count(*) FROM fault", { &out->faults }, 1 },
+		{ "SELECT count(*) FROM nvtx_range", { &out->nvtx_ranges }, 1 },
+	};
+	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
+		if (query_row(db, queries[i].sql, queries[i].cols, queries[i].ncols) != 0) {
+			snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+			sqlite3_close(db);
+			return -1;
+		}
+	}
+	sqlite3_close(db);
+
+	/* Until a checkpoint, most of the trace may sit in the -wal file. */
+	char wal[4096];
+	out->disk_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (snprintf(wal, sizeof wal, "%s-wal", path) < (int)sizeof wal && stat(wal, &st) == 0)
+		out->disk_bytes += (uint64_t)st.st_size;
+	return 0;
+}
+
+const char *rec_summary_problem(const struct rec_summary *s)
+{
+	if (strcmp(s->status, "recording") == 0)
+		return "the trace is incomplete (status=recording): the program was killed or exited "
+		       "before the recorder finished; it holds what was recorded up to then";
+	if (strcmp(s->status, "complete") != 0)
+		return "the trace has no valid status: it was not finished by libumrec";
+	if (s->kernels == 0 && s->allocs == 0 && s->migrations == 0)
+		return "no CUDA activity was recorded: did the program use the GPU?";
+	return NULL;
+}
+
+static const char *format_elapsed(uint64_t ns, char *buf, size_t len)
+{
+	double s = (double)ns / 1e9;
+	unsigned long whole = (unsigned long)s;
+	if (s < 60)
+		snprintf(buf, len, "%.1f s", s);
+	else if (whole < 3600)
+		snprintf(buf, len, "%lu min %02lu s", whole / 60, whole % 60);
+	else
+		snprintf(buf, len, "%lu h %02lu min", whole / 3600, whole / 60 % 60);
+	return buf;
+}
+
+/* snprintf that appends to buf and never runs past its end. */
+static void add(char *buf, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	if (*used >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
+}
+
+const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
+			       size_t len)
+{
+	char disk[32], time[32], htod[32], dtoh[32], fault[32];
+	size_t used = 0;
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	add(buf, len, &used, "trace %s: %s, %s on disk, recorded in %s", path, s->status[0] ? s->status : "no status",
+	    um_size_format(s->disk_bytes, disk, sizeof disk), format_elapsed(elapsed_ns, time, sizeof time));
+	add(buf, len, &used, "\n  kernels      %" PRIu64, s->kernels);
+	add(buf, len, &used, "\n  allocations  %" PRIu64 " (%" PRIu64 " freed, %" PRIu64 " live at exit)", s->allocs,
+	    s->allocs_freed, s->allocs_live);
+	add(buf, len, &used, "\n  migrations   %" PRIu64 ": %s to the GPU (%s on demand), %s to the host",
+	    s->migrations, um_size_format(s->htod_bytes, htod, sizeof htod),
+	    um_size_format(s->fault_bytes, fault, sizeof fault), um_size_format(s->dtoh_bytes, dtoh, sizeof dtoh));
+	add(buf, len, &used, "\n  faults       %" PRIu64 " records (a sample of the GPU page faults)", s->faults);
+	add(buf, len, &used, "\n  NVTX ranges  %" PRIu64, s->nvtx_ranges);
+	if (s->dropped_records)
+		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
+		    s->dropped_records);
+	return buf;
+}

@@ -1,0 +1,49 @@
+/*
+ * rec_summary.h: what umrec tells the user after a recording: the counts in
+ * the trace, and whether the trace is complete and holds CUDA activity.
+ *
+ * Reads the trace read-only (the recorder has exited by then); nothing
+ * here prints.
+ */
+#ifndef UMKIT_REC_SUMMARY_H
+#define UMKIT_REC_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rec_summary {
+	char status[32]; /* meta.status: "complete", "recording", or "" if absent */
+	uint64_t kernels;
+	uint64_t allocs, allocs_freed, allocs_live; /* live: marked live_at_exit */
+	uint64_t migrations, htod_bytes, dtoh_bytes;
+	uint64_t fault_bytes;     /* of htod_bytes, moved because a kernel touched them */
+	uint64_t faults;          /* GPU page-fault records (a sample) */
+	uint64_t nvtx_ranges;
+	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */
+	uint64_t disk_bytes;      /* the database file and its -wal */
+};
+
+/*
+ * Reads the counts of the trace at path into *out. Returns 0; 1 when path
+ * does not exist (nothing was recorded); -1 with err ("PATH: problem") when
+ * it is not a readable umkit trace.
+ */
+int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_t errlen);
+
+/*
+ * What is wrong with a trace, as a sentence for the user: incomplete (the
+ * recorder never marked it complete) or without any CUDA activity. NULL
+ * when the trace is complete and holds something.
+ */
+const char *rec_summary_problem(const struct rec_summary *s);
+
+/*
+ * Writes the summary as newline-separated lines, without a trailing newline,
+ * into buf: the path, status, size on disk and elapsed_ns (the run's wall
+ * time), then one line each for kernels, allocations, migrations, faults,
+ * NVTX ranges and, when any, dropped records. Returns buf.
+ */
+const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
+			       size_t len);
+
+#endif

@@ -1,0 +1,195 @@
+# test_umrec.sh: umrec's command line, exit statuses and setup errors.
+# Needs no GPU: every check stops before the program would run, except
+# where a driver is present (then the no-driver check is skipped).
+source "$(dirname "$0")/lib.sh"
+UMREC=$BIN/umrec
+
+run "$UMREC" --help
+expect_status 0 "--help exits 0"
+for opt in -o --output --max-managed --no-managed --framework-cache -q --quiet -h --help --version \
+	UMKIT_LIBDIR UMKIT_CUPTI "Exit status"; do
+	expect_out_has "$opt" "--help mentions $opt"
+done
+
+run "$UMREC" --version
+expect_status 0 "--version exits 0"
+expect_out_has "umrec (umkit) $(cat VERSION)" "--version prints the version"
+
+run "$UMREC"
+expect_status 2 "no arguments: usage error"
+expect_err_has "no command given" "no arguments: says the command is missing"
+
+run "$UMREC" -q -o x.db
+expect_status 2 "options without a command: usage error"
+
+run "$UMREC" --frobnicate true
+expect_status 2 "unknown option: usage error"
+expect_err_has "unknown option '--frobnicate'" "unknown option: names it"
+expect_err_has "umrec --help" "usage error: points at --help"
+
+run "$UMREC" --max-managed 12parsecs true
+expect_status 2 "bad --max-managed: usage error"
+expect_err_has "'12parsecs'" "bad --max-managed: names the text"
+
+run "$UMREC" --max-managed=0 true
+expect_status 2 "--max-managed=0: usage error"
+
+run "$UMREC" --max-managed
+expect_status 2 "--max-managed without a value: usage error"
+
+run "$UMREC" -o
+expect_status 2 "-o without a value: usage error"
+expect_err_has "option '-o' needs a file name" "-o without a value: says so"
+
+run "$UMREC" --no-managed --max-managed 8G true
+expect_status 2 "--no-managed with --max-managed: usage error"
+
+# Setup errors, in the order umrec checks them: the trace path, the library,
+# libcupti, the driver. An earlier trace is removed only once all passed.
+run "$UMREC" -o "$SCRATCH/no/such/dir/t.db" true
+expect_status 3 "-o into a missing folder: setup error"
+expect_err_has "$SCRATCH/no/such/dir" "-o into a missing folder: names it"
+
+echo "my notes" >"$SCRATCH/notes.txt"
+run "$UMREC" -o "$SCRATCH/notes.txt" true
+expect_status 3 "-o naming a non-trace file: setup error"
+expect_err_has "is not a trace" "-o naming a non-trace file: refuses to replace it"
+if [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ]; then ok "-o naming a non-trace file: file untouched"
+else not_ok "-o naming a non-trace file: file untouched"; fi
+
+sqlite3 "$SCRATCH/old.db" 'CREATE TABLE t(x)'
+UMKIT_LIBDIR=/nonexistent run "$UMREC" -o "$SCRATCH/old.db" true
+expect_status 3 "library missing: setup error"
+expect_err_has "cannot find libumrec.so in UMKIT_LIBDIR=/nonexistent" "library missing: says what"
+expect_err_has "/nonexistent/libumrec.so" "library missing: names the path looked for"
+if [ -f "$SCRATCH/old.db" ]; then ok "failed setup keeps the earlier trace"
+else not_ok "failed setup keeps the earlier trace"; fi
+
+# Options stop at the command; '--' is optional.
+UMKIT_LIBDIR=/nonexistent run "$UMREC" -q true --frobnicate
+expect_status 3 "options after the command belong to it"
+UMKIT_LIBDIR=/nonexistent run "$UMREC" -- --odd-command
+expect_status 3 "'--' ends the options"
+
+# A stand-in library and libcupti get past those checks to the driver's.
+mkdir -p "$SCRATCH/lib" "$SCRATCH/cupti"
+: >"$SCRATCH/lib/libumrec.so"
+: >"$SCRATCH/cupti/libcupti.so.13"
+
+UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=/nonexistent run "$UMREC" true
+expect_status 3 "libcupti missing: setup error"
+expect_err_has "UMKIT_CUPTI=/nonexistent" "libcupti missing: names what was looked for"
+
+if { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libcuda\.so\.1 '; then
+	ok "no driver: setup error # SKIP a driver is installed here"
+	ok "no driver: clear message # SKIP a driver is installed here"
+else
+	UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti run "$UMREC" -o "$SCRATCH/t.db" true
+	expect_status 3 "no driver: setup error"
+	expect_err_has "no NVIDIA driver (libcuda.so.1 not found): umrec needs a GPU" "no driver: clear message"
+fi
+
+# The run itself, without a GPU: the toolkit's stub libcuda stands in for
+# the driver (umrec only dlopens it) and for libumrec.so (a harmless library
+# to preload); the "program" is a script that looks at its environment and
+# writes the trace the recorder would have written.
+stub=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so
+if [ ! -f "$stub" ]; then
+	ok "runs the program # SKIP no $stub to stand in for the driver"
+	finish
+fi
+mkdir -p "$SCRATCH/driver"
+cp "$stub" "$SCRATCH/driver/libcuda.so.1"
+cp "$stub" "$SCRATCH/lib/libumrec.so"
+UMREC_ABS=$(cd "$BIN" && pwd)/umrec
+REAL_SCRATCH=$(cd "$SCRATCH" && pwd -P)
+SCHEMA_VERSION=$(sed -n 's/^#define TRACE_SCHEMA_VERSION //p' common/trace_schema.h)
+SCHEMA=$PWD/schema/trace.sql
+
+# fake_umrec ARGS...: umrec with the stand-ins, run from $SCRATCH.
+fake_umrec() {
+	pushd "$SCRATCH" >/dev/null || return
+	rm -f env.txt
+	UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+		run "$UMREC_ABS" "$@"
+	popd >/dev/null || return
+}
+
+# The program: writes its environment to env.txt; given a status, also a
+# trace with that status (and, unless "empty", 2 kernels and 1 allocation);
+# exits with its second argument.
+cat >"$SCRATCH/program.sh" <<PROGRAM
+env >"\$PWD/env.txt"
+if [ -n "\$1" ]; then
+	status=\$1; [ "\$1" = empty ] && status=complete
+	sqlite3 "\$UMKIT_TRACE" ".read $SCHEMA" "PRAGMA user_version = $SCHEMA_VERSION" \\
+		"INSERT OR REPLACE INTO meta VALUES ('status', '\$status')"
+	[ "\$1" = empty ] || sqlite3 "\$UMKIT_TRACE" "INSERT INTO string VALUES (1, 'k')" \\
+		"INSERT INTO kernel (correlation_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem) VALUES (1, 1, 1, 1, 1, 1, 1, 1, 0), (2, 1, 1, 1, 1, 1, 1, 1, 0)" \\
+		"INSERT INTO alloc (id, address, size, reserved, api, alloc_ns, live_at_exit) VALUES (1, 2097152, 64, 2097152, 'cudaMalloc', 1, 1)"
+fi
+exit "\${2:-0}"
+PROGRAM
+env_has() { # env_has NAME=VALUE DESC: the program saw exactly that
+	if grep -qxF -- "$1" "$SCRATCH/env.txt"; then ok "$2"; else not_ok "$2 (env lacks '$1')"; fi
+}
+env_lacks() { # env_lacks NAME DESC
+	if grep -q "^$1=" "$SCRATCH/env.txt"; then not_ok "$2 ($1 is set)"; else ok "$2"; fi
+}
+
+fake_umrec sh -c 'exit 7'
+expect_status 7 "exits with the program's status"
+expect_err_has "no trace was written to $REAL_SCRATCH/trace.db" "no trace: says so, naming the default path"
+fake_umrec sh -c 'kill -TERM $$'
+expect_status 143 "program killed by SIGTERM: 143"
+fake_umrec umkit-no-such-command
+expect_status 127 "command not found: 127"
+expect_err_has "cannot run 'umkit-no-such-command': No such file or directory" "command not found: says so"
+fake_umrec ./program.sh
+expect_status 126 "command not executable: 126"
+chmod +x "$SCRATCH/program.sh"
+
+mkdir -p "$SCRATCH/sub"
+LD_PRELOAD=$SCRATCH/driver/libcuda.so.1 UMKIT_NO_MANAGED=1 UMKIT_LOG=debug \
+	fake_umrec -q --max-managed 8G -o sub/../t.db -- ./program.sh "" 0
+expect_status 0 "the program runs"
+env_has "UMKIT_TRACE=$REAL_SCRATCH/t.db" "env: UMKIT_TRACE is the absolute trace path"
+env_has "UMKIT_MAX_MANAGED=8589934592" "env: UMKIT_MAX_MANAGED in bytes"
+env_lacks UMKIT_NO_MANAGED "env: a stale UMKIT_NO_MANAGED is removed"
+env_has "UMKIT_LOG=quiet" "env: -q sets UMKIT_LOG=quiet"
+env_has "UMKIT_COMMAND=./program.sh '' 0" "env: UMKIT_COMMAND quotes the command line"
+env_has "UMKIT_OPTIONS=-q --max-managed 8G -o sub/../t.db" "env: UMKIT_OPTIONS as given, without '--'"
+env_has "LD_PRELOAD=$REAL_SCRATCH/lib/libumrec.so:$SCRATCH/driver/libcuda.so.1" \
+	"env: the library first in LD_PRELOAD"
+env_has "CUDA_INJECTION64_PATH=$REAL_SCRATCH/lib/libumrec.so" "env: CUDA_INJECTION64_PATH"
+env_has "NVTX_INJECTION64_PATH=$REAL_SCRATCH/cupti/libcupti.so.13" "env: NVTX_INJECTION64_PATH is libcupti"
+env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: PyTorch's cache off by default"
+
+UMKIT_MAX_MANAGED=1 fake_umrec --no-managed --framework-cache ./program.sh
+env_has "UMKIT_NO_MANAGED=1" "env: --no-managed"
+env_lacks UMKIT_MAX_MANAGED "env: a stale UMKIT_MAX_MANAGED is removed"
+env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: --framework-cache leaves PyTorch's cache on"
+PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umrec ./program.sh
+env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0" "env: the user's PyTorch setting is kept"
+
+sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE old(x)'
+: >"$SCRATCH/trace.db-wal"
+fake_umrec true
+if [ ! -e "$SCRATCH/trace.db" ] && [ ! -e "$SCRATCH/trace.db-wal" ]; then ok "an earlier trace is removed before the run"
+else not_ok "an earlier trace is removed before the run"; fi
+
+fake_umrec ./program.sh complete 5
+expect_status 5 "with a trace: exits with the program's status"
+expect_err_has "umrec: trace $REAL_SCRATCH/trace.db: complete" "summary: path and status"
+expect_err_has "kernels      2" "summary: kernels"
+expect_err_has "allocations  1 (0 freed, 1 live at exit)" "summary: allocations"
+expect_err_has "NVTX ranges  0" "summary: NVTX ranges"
+fake_umrec -q ./program.sh complete
+if [ -z "$err" ]; then ok "-q: no summary"; else not_ok "-q: no summary"; fi
+fake_umrec ./program.sh recording 130
+expect_status 130 "killed recording: the program's status"
+expect_err_has "the trace is incomplete (status=recording)" "killed recording: says the trace is incomplete"
+fake_umrec -q ./program.sh empty
+expect_err_has "no CUDA activity was recorded: did the program use the GPU?" "empty trace: says so, even with -q"
+
+finish

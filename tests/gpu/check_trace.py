@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Measure a recorded trace for tests/gpu/run.sh: prints one JSON object.
+
+Runs on the GPU machine, where the sqlite3 CLI is not assumed but Python's
+sqlite3 module is. Every figure is computed from the trace alone.
+"""
+import json
+import sqlite3
+import sys
+
+
+def one(db, sql):
+    return db.execute(sql).fetchone()[0]
+
+
+def recall(db):
+    """Share of the 2 MB blocks that migrated on demand (HtoD, cause 'fault')
+    which lie in the argument-based access set of the kernel that was running
+    when the migration started (the kernel that faulted)."""
+    rows = db.execute("""
+        SELECT m.address >> 21 AS block,
+               (SELECT k.correlation_id FROM kernel k
+                 WHERE k.start_ns <= m.start_ns ORDER BY k.start_ns DESC LIMIT 1) AS cid
+        FROM migration m WHERE m.cause = 'fault' AND m.direction = 'htod'""").fetchall()
+    blocks, covered = set(), set()
+    for block, cid in rows:
+        blocks.add(block)
+        hit = cid is not None and db.execute(
+            "SELECT 1 FROM kernel_access WHERE correlation_id = ? AND ? BETWEEN first_block AND last_block",
+            (cid, block)).fetchone()
+        if hit:
+            covered.add(block)
+    return len(blocks), len(covered)
+
+
+def main(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    fault_blocks, covered = recall(db)
+    out = {
+        "integrity": one(db, "PRAGMA integrity_check"),
+        "status": one(db, "SELECT value FROM meta WHERE key = 'status'"),
+        "kernels": one(db, "SELECT count(*) FROM kernel"),
+        "launches": one(db, "SELECT count(*) FROM kernel WHERE seq IS NOT NULL"),
+        "executed": one(db, "SELECT count(*) FROM kernel WHERE start_ns IS NOT NULL"),
+        "threads": one(db, "SELECT count(DISTINCT thread_id) FROM kernel"),
+        "kernel_args": one(db, "SELECT count(*) FROM kernel_arg"),
+        "allocs": one(db, "SELECT count(*) FROM alloc"),
+        "allocs_unaccounted": one(db, "SELECT count(*) FROM alloc WHERE free_ns IS NULL AND live_at_exit = 0"),
+        "migrations": one(db, "SELECT count(*) FROM migration"),
+        "fault_migrations": one(db, "SELECT count(*) FROM migration WHERE cause = 'fault'"),
+        "fault_records": one(db, "SELECT count(*) FROM fault"),
+        "nvtx_ranges": one(db, "SELECT count(*) FROM nvtx_range"),
+        "fault_blocks": fault_blocks,
+        "fault_blocks_covered": covered,
+        "recall": (covered / fault_blocks) if fault_blocks else None,
+        "device": one(db, "SELECT value FROM meta WHERE key = 'device_name'"),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh: every check that needs the GPU, in one run on the device.
+#
+# Run from the repository root with the build output present (make all here,
+# then carry build/): bash tests/gpu/run.sh [OUTDIR]. Prints a line per
+# check and a table last; small traces go to OUTDIR for tests/fixtures/.
+# Safety: every managed allocation is capped with --max-managed, far below
+# the GPU's free memory (checked first).
+set -uo pipefail
+OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
+WORK=/tmp/umkit-gpu
+rm -rf "$WORK"; mkdir -p "$WORK" "$OUTDIR"
+BUILD=${BUILD:-build}
+B=$BUILD/bin
+SIM=$BUILD/examples/train_sim
+PY=examples/pytorch
+MAXM=8G
+export PYTHONUNBUFFERED=1
+rows=()
+
+row() { # row NAME VERDICT DETAIL
+	rows+=("$(printf '%-34s %-4s %s' "$1" "$2" "$3")")
+	echo "== $1: $2 $3"
+}
+verdict() { if eval "$1"; then echo PASS; else echo FAIL; fi; }
+metric() { python3 -c "import json,sys; d=json.load(open('$1')); print(d['$2'])"; }
+losses() { grep -E '^(step|iter) [0-9]+ loss ' "$1"; }
+
+free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
+echo "GPU free: ${free_mib} MiB; cap for every run: $MAXM"
+if [ "${free_mib:-0}" -lt 16384 ]; then
+	echo "refusing to run: less than 16 GiB free on the GPU"; exit 1
+fi
+
+check_trace() { python3 tests/gpu/check_trace.py "$1" >"$1.json" && cat "$1.json"; }
+
+# --- 1. the CUDA C example: output, kernels, allocations, faults, recall ----
+$SIM --iters 4 >"$WORK/sim.plain" 2>&1
+$B/umrec -o "$WORK/sim.db" --max-managed $MAXM -- $SIM --iters 4 --nvtx --host-init \
+	>"$WORK/sim.rec" 2>"$WORK/sim.rec.err"
+rc=$?
+cat "$WORK/sim.rec.err"
+check_trace "$WORK/sim.db"
+j="$WORK/sim.db.json"
+same=$(verdict "[ $rc -eq 0 ] && diff <(grep checksum $WORK/sim.plain) <(grep checksum $WORK/sim.rec) >/dev/null")
+row "sim: checksum same as plain" "$same" "$(grep checksum "$WORK/sim.rec")"
+row "sim: kernel rows = launches" "$(verdict "[ $(metric $j kernels) -eq $(metric $j launches) ] && [ $(metric $j launches) -eq $(metric $j executed) ] && [ $(metric $j kernels) -gt 0 ]")" \
+	"rows $(metric $j kernels), launches $(metric $j launches), executed $(metric $j executed)"
+row "sim: allocations freed or live" "$(verdict "[ $(metric $j allocs_unaccounted) -eq 0 ] && [ $(metric $j allocs) -gt 0 ]")" \
+	"$(metric $j allocs) allocs, $(metric $j allocs_unaccounted) unaccounted"
+row "sim: fault migrations recorded" "$(verdict "[ $(metric $j fault_migrations) -gt 0 ]")" \
+	"$(metric $j fault_migrations) migrations, $(metric $j fault_records) fault records"
+row "sim: recall >= 0.99" "$(verdict "python3 -c 'import sys; r=$(metric $j recall); sys.exit(0 if r is not None and r >= 0.99 else 1)'")" \
+	"$(metric $j fault_blocks_covered)/$(metric $j fault_blocks) blocks"
+row "sim: NVTX iterations" "$(verdict "[ $(metric $j nvtx_ranges) -eq 4 ]")" "$(metric $j nvtx_ranges) ranges"
+
+# --- 2. PyTorch examples: identical losses, every launch, several threads ---
+for m in mlp gpt2 resnet; do
+	python3 $PY/$m.py --steps 6 >"$WORK/$m.plain" 2>"$WORK/$m.plain.err"
+	$B/umrec -o "$WORK/$m.db" --max-managed $MAXM -- python3 $PY/$m.py --steps 6 --nvtx \
+		>"$WORK/$m.rec" 2>"$WORK/$m.rec.err"
+	rc=$?
+	tail -3 "$WORK/$m.plain.err" "$WORK/$m.rec.err"
+	check_trace "$WORK/$m.db"
+	j="$WORK/$m.db.json"
+	row "$m: losses identical" "$(verdict "[ $rc -eq 0 ] && [ -n \"\$(losses $WORK/$m.plain)\" ] && diff <(losses $WORK/$m.plain) <(losses $WORK/$m.rec) >/dev/null")" \
+		"$(losses "$WORK/$m.rec" | tail -1)"
+	row "$m: kernel rows = launches" "$(verdict "[ $(metric $j kernels) -eq $(metric $j launches) ] && [ $(metric $j launches) -eq $(metric $j executed) ]")" \
+		"rows $(metric $j kernels), threads $(metric $j threads)"
+	row "$m: allocations freed or live" "$(verdict "[ $(metric $j allocs_unaccounted) -eq 0 ]")" "$(metric $j allocs) allocs"
+	row "$m: step time plain/umrec ms" INFO \
+		"$(grep time_per_step_ms "$WORK/$m.plain" | awk '{print $2}') / $(grep time_per_step_ms "$WORK/$m.rec" | awk '{print $2}')"
+done
+j="$WORK/mlp.db.json"
+row "pytorch: autograd thread recorded" "$(verdict "[ $(metric $j threads) -ge 2 ]")" "mlp threads $(metric $j threads)"
+
+# --- 3. robustness -----------------------------------------------------------
+$B/umrec -o "$WORK/killed.db" --max-managed $MAXM -- $SIM --iters 100000 >/dev/null 2>"$WORK/killed.err" &
+launcher=$!
+sleep 5
+pkill -KILL -f "$SIM --iters 100000"
+wait $launcher; rc=$?
+check_trace "$WORK/killed.db"
+j="$WORK/killed.db.json"
+row "SIGKILL: trace readable" "$(verdict "[ $rc -eq 137 ] && [ \"$(metric $j integrity)\" = ok ] && [ $(metric $j kernels) -gt 0 ]")" \
+	"umrec exit $rc, integrity $(metric $j integrity), $(metric $j kernels) kernels, status $(metric $j status)"
+
+$B/umrec -o "$WORK/prof.db" --max-managed $MAXM -- python3 tests/gpu/profiler_probe.py >"$WORK/prof.out" 2>"$WORK/prof.err"
+rc=$?
+row "torch.profiler: runs, warned" "$(verdict "[ $rc -eq 0 ] && grep -q 'profiler ok' $WORK/prof.out && grep -q 'CUPTI subscription' $WORK/prof.err")" \
+	"exit $rc; $(grep -c warning "$WORK/prof.err") warning line(s)"
+
+$B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
+row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
+	"$(head -1 "$WORK/oom.out")"
+$B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"$WORK/oomsim.err"
+rc=$?
+row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
+
+# --- fixtures back to the caller ----------------------------------------------
+for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
+for f in "$WORK"/*.json; do echo "$(basename "$f") $(cat "$f")"; done >"$OUTDIR/checks.txt"
+echo
+echo "umkit GPU checks on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+printf '%s\n' "${rows[@]}"
+fails=$(printf '%s\n' "${rows[@]}" | grep -c ' FAIL ')
+echo "gpu: $(printf '%s\n' "${rows[@]}" | grep -c ' PASS ') passed, $fails failed"
+[ "$fails" -eq 0 ]

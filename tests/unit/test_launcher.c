@@ -1,0 +1,349 @@
+/*
+ * Unit tests for common/launcher.c: the child's environment, quoting the
+ * command line, finding the library and libcupti, and launch_run's exit
+ * statuses and signal forwarding. No GPU or driver is needed.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "launcher.h"
+
+extern char **environ;
+
+static void write_file(const char *path, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not really a library\n", f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static int env_count(const launch_env *e, const char *name)
+{
+	int n = 0;
+	size_t len = strlen(name);
+	for (char *const *v = launch_env_array(e); *v; v++)
+		n += strncmp(*v, name, len) == 0 && (*v)[len] == '=';
+	return n;
+}
+
+static void env_edits_a_copy(void **state)
+{
+	char a[] = "HOME=/home/u", b[] = "PATH=/bin", c[] = "EMPTY=";
+	char *base[] = { a, b, c, NULL };
+	launch_env *e = launch_env_create(base);
+	assert_non_null(e);
+	assert_string_equal(launch_env_get(e, "PATH"), "/bin");
+	assert_string_equal(launch_env_get(e, "EMPTY"), "");
+	assert_null(launch_env_get(e, "PAT"));
+	assert_int_equal(launch_env_set(e, "PATH", "/usr/bin"), 0);
+	assert_int_equal(launch_env_set(e, "NEW", "x=y"), 0);
+	assert_string_equal(launch_env_get(e, "PATH"), "/usr/bin");
+	assert_string_equal(launch_env_get(e, "NEW"), "x=y");
+	assert_int_equal(env_count(e, "PATH"), 1);
+	launch_env_unset(e, "HOME");
+	launch_env_unset(e, "NOT_THERE");
+	assert_null(launch_env_get(e, "HOME"));
+
+	size_t n = 0;
+	for (char *const *v = launch_env_array(e); *v; v++)
+		n++;
+	assert_int_equal(n, 3); /* PATH, EMPTY, NEW */
+	assert_string_equal(b, "PATH=/bin"); /* the base is untouched */
+	launch_env_destroy(e);
+
+	/* Growing past the first allocation keeps every entry. */
+	e = launch_env_create(NULL);
+	char name[16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof name, "V%d", i);
+		assert_int_equal(launch_env_set(e, name, name), 0);
+	}
+	assert_string_equal(launch_env_get(e, "V0"), "V0");
+	assert_string_equal(launch_env_get(e, "V299"), "V299");
+	launch_env_destroy(e);
+}
+
+static void inject_sets_the_variables(void **state)
+{
+	char p[] = "LD_PRELOAD=/opt/other.so", q[] = "CUDA_INJECTION64_PATH=/old/inject.so";
+	char *base[] = { p, q, NULL };
+	launch_env *e = launch_env_create(base);
+	struct launch_inject inj = { "/u/lib/libumrec.so", "/cuda/lib64/libcupti.so.13", 0 };
+	char err[256];
+	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+	assert_string_equal(launch_env_get(e, "LD_PRELOAD"), "/u/lib/libumrec.so:/opt/other.so");
+	assert_string_equal(launch_env_get(e, "CUDA_INJECTION64_PATH"), "/u/lib/libumrec.so");
+	assert_string_equal(launch_env_get(e, "NVTX_INJECTION64_PATH"), "/cuda/lib64/libcupti.so.13");
+	assert_string_equal(launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING"), "1");
+	assert_int_equal(env_count(e, "LD_PRELOAD"), 1);
+	launch_env_destroy(e);
+
+	/* No earlier LD_PRELOAD, or an empty one: just the library. */
+	char empty[] = "LD_PRELOAD=";
+	char *base2[] = { empty, NULL };
+	for (int i = 0; i < 2; i++) {
+		e = launch_env_create(i ? base2 : NULL);
+		assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+		assert_string_equal(launch_env_get(e, "LD_PRELOAD"), "/u/lib/libumrec.so");
+		launch_env_destroy(e);
+	}
+}
+
+static void inject_respects_pytorch_setting(void **state)
+{
+	/* PyTorch disables its cache when the variable exists at all, so the
+	 * user's value (even "0") is kept, and --framework-cache removes it. */
+	char v[] = "PYTORCH_NO_CUDA_MEMORY_CACHING=0";
+	char *base[] = { v, NULL };
+	struct launch_inject inj = { "/u/lib/libumrec.so", "/c/libcupti.so", 0 };
+	char err[256];
+	launch_env *e = launch_env_create(base);
+	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+	assert_string_equal(launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING"), "0");
+	launch_env_destroy(e);
+
+	inj.framework_cache = 1;
+	e = launch_env_create(base);
+	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+	assert_null(launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING"));
+	launch_env_destroy(e);
+}
+
+static void inject_rejects_unpreloadable_path(void **state)
+{
+	struct launch_inject inj = { "/my tools/lib/libumrec.so", "/c/libcupti.so", 0 };
+	char err[256] = "";
+	launch_env *e = launch_env_create(NULL);
+	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), -1);
+	assert_non_null(strstr(err, "LD_PRELOAD"));
+	assert_non_null(strstr(err, "/my tools/lib/libumrec.so"));
+	launch_env_destroy(e);
+}
+
+static void join_quotes_for_a_shell(void **state)
+{
+	char *plain[] = { "python", "train.py", "--lr=3e-4", "-o", "/tmp/x.db" };
+	char *s = launch_join_args(plain, 5, 1000);
+	assert_string_equal(s, "python train.py --lr=3e-4 -o /tmp/x.db");
+	free(s);
+
+	char *odd[] = { "echo", "a b", "it's", "", "$HOME" };
+	s = launch_join_args(odd, 5, 1000);
+	assert_string_equal(s, "echo 'a b' 'it'\\''s' '' '$HOME'");
+	free(s);
+
+	s = launch_join_args(plain, 5, 12); /* "python train.py" is 15 */
+	assert_string_equal(s, "python ...");
+	free(s);
+	s = launch_join_args(plain, 5, 3);
+	assert_string_equal(s, "...");
+	free(s);
+	s = launch_join_args(plain, 0, 10);
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static int run_sh(const char *script, char *err, size_t errlen)
+{
+	char *argv[] = { "sh", "-c", (char *)script, NULL };
+	err[0] = '\0';
+	return launch_run(argv, environ, err, errlen);
+}
+
+static void run_maps_exit_status(void **state)
+{
+	char err[512];
+	assert_int_equal(run_sh("exit 0", err, sizeof err), 0);
+	assert_int_equal(run_sh("exit 7", err, sizeof err), 7);
+	assert_string_equal(err, "");
+	assert_int_equal(run_sh("kill -TERM $$", err, sizeof err), 128 + SIGTERM);
+	assert_int_equal(run_sh("kill -KILL $$", err, sizeof err), 128 + SIGKILL);
+}
+
+static void run_reports_unrunnable_commands(void **state)
+{
+	char err[512] = "";
+	char *missing[] = { "umkit-no-such-command", "arg", NULL };
+	assert_int_equal(launch_run(missing, environ, err, sizeof err), 127);
+	assert_string_equal(err, "cannot run 'umkit-no-such-command': No such file or directory");
+
+	char path[512];
+	test_path(path, sizeof path, "not-executable");
+	write_file(path, 0644);
+	char *noexec[] = { path, NULL };
+	err[0] = '\0';
+	/* Even root cannot exec a file with no execute bit. */
+	assert_int_equal(launch_run(noexec, environ, err, sizeof err), 126);
+	assert_non_null(strstr(err, "cannot run '"));
+	assert_non_null(strstr(err, "Permission denied"));
+}
+
+static void run_passes_env_and_argv(void **state)
+{
+	char v[] = "UMKIT_TEST_VAR=yes", path[PATH_MAX + 8];
+	snprintf(path, sizeof path, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
+	char *envp[] = { v, path, NULL };
+	/* The child sees exactly the given environment and its own argv. */
+	char *argv[] = { "sh", "-c", "test \"$UMKIT_TEST_VAR\" = yes && test \"$0 $1\" = 'name arg'", "name", "arg",
+			 NULL };
+	char err[256];
+	assert_int_equal(launch_run(argv, envp, err, sizeof err), 0);
+	char *argv2[] = { "sh", "-c", "test -z \"$HOME\"", NULL };
+	assert_int_equal(launch_run(argv2, envp, err, sizeof err), 0);
+}
+
+static void run_forwards_signals(void **state)
+{
+	char ready[512], script[1024], err[256];
+	test_path(ready, sizeof ready, "child-ready");
+	unlink(ready);
+	/* Exits 42 on SIGTERM, 9 if none comes within about 10 s. */
+	snprintf(script, sizeof script,
+		 "trap 'exit 42' TERM; : > '%s'; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 9",
+		 ready);
+	pid_t sender = fork();
+	assert_true(sender >= 0);
+	if (sender == 0) {
+		for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)
+			usleep(10000);
+		kill(getppid(), SIGTERM); /* to the launcher, not the child */
+		_exit(0);
+	}
+	int status = run_sh(script, err, sizeof err);
+	waitpid(sender, NULL, 0);
+	assert_int_equal(status, 42);
+
+	/* The launcher's own disposition is back to what it was. */
+	struct sigaction sa;
+	sigaction(SIGTERM, NULL, &sa);
+	assert_true(sa.sa_handler == SIG_DFL);
+}
+
+static void run_keeps_ignored_signals_ignored(void **state)
+{
+	char err[256];
+	struct sigaction ign, old;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGUSR1, &ign, &old);
+	/* Like nohup: the child inherits the ignoring and survives. */
+	assert_int_equal(run_sh("kill -USR1 $$; exit 5", err, sizeof err), 5);
+	struct sigaction now;
+	sigaction(SIGUSR1, NULL, &now);
+	assert_true(now.sa_handler == SIG_IGN);
+	sigaction(SIGUSR1, &old, NULL);
+}
+
+static void find_library_in_libdir(void **state)
+{
+	char dir[512], file[600], out[PATH_MAX], err[1024] = "";
+	test_path(dir, sizeof dir, "libdir");
+	mkdir(dir, 0755);
+	snprintf(file, sizeof file, "%s/libfake.so", dir);
+	write_file(file, 0644);
+
+	setenv("UMKIT_LIBDIR", dir, 1);
+	assert_int_equal(launch_find_library("libfake.so", out, sizeof out, err, sizeof err), 0);
+	char real[PATH_MAX];
+	assert_non_null(realpath(file, real));
+	assert_string_equal(out, real);
+
+	setenv("UMKIT_LIBDIR", "/nonexistent-umkit", 1);
+	assert_int_equal(launch_find_library("libfake.so", out, sizeof out, err, sizeof err), -1);
+	assert_non_null(strstr(err, "/nonexistent-umkit/libfake.so"));
+	assert_non_null(strstr(err, "UMKIT_LIBDIR"));
+
+	/* Without UMKIT_LIBDIR: next to this binary, naming both places. */
+	unsetenv("UMKIT_LIBDIR");
+	assert_int_equal(launch_find_library("libumkit-none.so", out, sizeof out, err, sizeof err), -1);
+	assert_non_null(strstr(err, "/lib/libumkit-none.so"));
+	assert_non_null(strstr(err, "/lib/umkit/libumkit-none.so"));
+}
+
+static void find_cupti_from_env(void **state)
+{
+	char dir[512], file[600], out[PATH_MAX], err[1024], real[PATH_MAX];
+	test_path(dir, sizeof dir, "cupti");
+	mkdir(dir, 0755);
+	snprintf(file, sizeof file, "%s/libcupti.so.13", dir);
+	write_file(file, 0644);
+	assert_non_null(realpath(file, real));
+
+	setenv("UMKIT_CUPTI", file, 1); /* a file */
+	assert_int_equal(launch_find_cupti("/nonexistent/libumrec.so", out, sizeof out, err, sizeof err), 0);
+	assert_string_equal(out, real);
+	setenv("UMKIT_CUPTI", dir, 1); /* its folder */
+	assert_int_equal(launch_find_cupti("/nonexistent/libumrec.so", out, sizeof out, err, sizeof err), 0);
+	assert_string_equal(out, real);
+	setenv("UMKIT_CUPTI", "/nonexistent-cupti", 1); /* used alone: no fallback */
+	assert_int_equal(launch_find_cupti("/nonexistent/libumrec.so", out, sizeof out, err, sizeof err), -1);
+	assert_non_null(strstr(err, "UMKIT_CUPTI=/nonexistent-cupti"));
+	unsetenv("UMKIT_CUPTI");
+}
+
+static void find_cupti_through_runpath(void **state)
+{
+	/* umrec's DT_RUNPATH is $ORIGIN/../lib: a copy of it in D/lib stands in
+	 * for an injected library whose libcupti lies in D/lib. */
+	const char *build = getenv("UMKIT_BUILD");
+	char umrec[PATH_MAX], cmd[3 * PATH_MAX], root[512], lib[600], cupti[700], out[PATH_MAX], err[2048];
+	snprintf(umrec, sizeof umrec, "%s/bin/umrec", build ? build : "build");
+	if (access(umrec, R_OK) != 0)
+		skip();
+	test_path(root, sizeof root, "rp");
+	snprintf(lib, sizeof lib, "%s/lib", root);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s' '%s/libinjected.so'", lib, umrec, lib);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cupti, sizeof cupti, "%s/libcupti.so", lib);
+	write_file(cupti, 0644);
+
+	char *saved = getenv("LD_LIBRARY_PATH") ? strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+	unsetenv("LD_LIBRARY_PATH"); /* it would come before the run path */
+	snprintf(cmd, sizeof cmd, "%s/libinjected.so", lib);
+	int rc = launch_find_cupti(cmd, out, sizeof out, err, sizeof err);
+	if (saved) {
+		setenv("LD_LIBRARY_PATH", saved, 1);
+		free(saved);
+	}
+	assert_int_equal(rc, 0);
+	char real[PATH_MAX];
+	assert_non_null(realpath(cupti, real));
+	assert_string_equal(out, real);
+}
+
+static void driver_check_names_the_problem(void **state)
+{
+	char err[512] = "";
+	/* Either answer is right depending on the machine; a failure must say
+	 * what is missing and who needs it. */
+	if (launch_check_driver("umrec", err, sizeof err) != 0)
+		assert_true(strstr(err, "umrec needs a GPU") || strstr(err, "NVIDIA driver"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(env_edits_a_copy),
+		cmocka_unit_test(inject_sets_the_variables),
+		cmocka_unit_test(inject_respects_pytorch_setting),
+		cmocka_unit_test(inject_rejects_unpreloadable_path),
+		cmocka_unit_test(join_quotes_for_a_shell),
+		cmocka_unit_test(run_maps_exit_status),
+		cmocka_unit_test(run_reports_unrunnable_commands),
+		cmocka_unit_test(run_passes_env_and_argv),
+		cmocka_unit_test(run_forwards_signals),
+		cmocka_unit_test(run_keeps_ignored_signals_ignored),
+		cmocka_unit_test(find_library_in_libdir),
+		cmocka_unit_test(find_cupti_from_env),
+		cmocka_unit_test(find_cupti_through_runpath),
+		cmocka_unit_test(driver_check_names_the_problem),
+	};
+	return cmocka_run_group_tests_name("launcher", tests, NULL, NULL);
+}

@@ -1,0 +1,419 @@
+/*
+ * Unit tests for the in-memory plan (common/plan.c): encode/load round trip,
+ * the invariants plan_validate enforces (each broken plan is written with
+ * plan_encode, bypassing plan_save's validation, and must be refused on
+ * load with a clear message), and decoder robustness against damaged
+ * sections inside an intact container.
+ */
+#include "testutil.h"
+
+#include "plan_sample.h"
+
+static void assert_plans_equal(const struct plan *a, const struct plan *b)
+{
+	size_t la, lb;
+	unsigned char *ia = sample_image(a, &la), *ib = sample_image(b, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ia, ib, la);
+	free(ia);
+	free(ib);
+}
+
+static void round_trip(void **state)
+{
+	struct plan *p = sample_plan();
+	char path[512], err[256];
+	test_path(path, sizeof path, "plan.bin");
+	assert_int_equal(plan_save(p, path, err, sizeof err), 0);
+	struct plan *q = plan_load(path, err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_int_equal(q->signature.n_kernels, 6);
+	assert_memory_equal(q->signature.exec_ids, sample_exec_ids, sizeof sample_exec_ids);
+	assert_int_equal(q->signature.n_alloc_sizes, 2);
+	assert_true(q->signature.alloc_sizes[1] == MIB + 512);
+	assert_true(q->signature.hash == p->signature.hash);
+	assert_memory_equal(&q->assume, &p->assume, sizeof p->assume);
+	assert_memory_equal(&q->predict, &p->predict, sizeof p->predict);
+	assert_string_equal(q->provenance.trace_command, "python train.py --epochs 1");
+	assert_string_equal(q->provenance.iteration_method, "nvtx");
+	assert_int_equal(q->provenance.trace_iteration, 2);
+	assert_int_equal(q->provenance.trace_iterations, 5);
+	assert_int_equal(q->n_allocs, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(q->allocs[i].origin, p->allocs[i].origin);
+		assert_int_equal(q->allocs[i].ordinal, p->allocs[i].ordinal);
+		assert_int_equal(q->allocs[i].size, p->allocs[i].size);
+	}
+	assert_int_equal(q->n_ops, p->n_ops);
+	for (uint64_t i = 0; i < p->n_ops; i++) {
+		const struct plan_op *x = &p->ops[i], *y = &q->ops[i];
+		assert_int_equal(x->position, y->position);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->after, y->after);
+		assert_int_equal(x->deadline, y->deadline);
+		assert_int_equal(x->alloc, y->alloc);
+		assert_int_equal(x->offset, y->offset);
+		assert_int_equal(x->bytes, y->bytes);
+	}
+	assert_non_null(q->corr);
+	uint64_t next[3];
+	assert_int_equal(corr_next_execs(q->corr, sample_exec_ids[4], next, 3), 3);
+	assert_true(next[0] == sample_exec_ids[5]);
+	assert_true(next[1] == sample_exec_ids[0]); /* wraps to the next iteration */
+	assert_plans_equal(p, q);
+	plan_destroy(p);
+	plan_destroy(q);
+}
+
+static void ops_sorted_by_finalize(void **state)
+{
+	struct plan *p = sample_plan();
+	/* Position 0 holds an evict and a prefetch: room is made first. */
+	assert_int_equal(p->ops[0].position, 0);
+	assert_int_equal(p->ops[0].kind, PLAN_OP_EVICT);
+	assert_int_equal(p->ops[1].kind, PLAN_OP_PREFETCH);
+	for (uint64_t i = 1; i < p->n_ops; i++)
+		assert_true(p->ops[i - 1].position <= p->ops[i].position);
+	/* The last position: discard_prefetch (3) before prefetch (4). */
+	assert_int_equal(p->ops[p->n_ops - 2].kind, PLAN_OP_DISCARD_PREFETCH);
+	assert_int_equal(p->ops[p->n_ops - 1].kind, PLAN_OP_PREFETCH);
+	plan_destroy(p);
+}
+
+static void signature_hash_pinned(void **state)
+{
+	/* Pinned: plans and replayers from different builds must agree. */
+	const uint64_t ids[2] = { 1, 2 }, sizes[1] = { 4096 };
+	assert_true(plan_signature_hash(ids, 2, sizes, 1) == 0x9c34c4da53679315ULL);
+	assert_true(plan_signature_hash(ids, 2, sizes, 0) != plan_signature_hash(ids, 2, sizes, 1));
+	assert_true(plan_signature_hash(ids, 1, sizes, 1) != plan_signature_hash(ids, 2, sizes, 1));
+}
+
+static void no_correlation_tables(void **state)
+{
+	struct plan *p = sample_plan();
+	corr_destroy(p->corr);
+	p->corr = NULL;
+	size_t len;
+	char err[256];
+	unsigned char *img = sample_image(p, &len);
+	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	assert_non_null(q);
+	assert_null(q->corr);
+	plan_destroy(q);
+	plan_destroy(p);
+	free(img);
+}
+
+/* Encodes p as is and expects plan_load_mem to refuse it with want (the
+ * whole message, or a part of it when partial). */
+static void expect_refused(struct plan *p, const char *want, bool partial)
+{
+	size_t len;
+	char err[512] = "";
+	unsigned char *img = sample_image(p, &len);
+	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	free(img);
+	if (q)
+		fail_msg("loaded a plan that should fail with \"%s\"", want);
+	if (partial ? !strstr(err, want) : strcmp(err, want) != 0)
+		fail_msg("got \"%s\", want \"%s\"", err, want);
+	/* plan_save refuses it too, with the same check, and writes nothing. */
+	char path[512], err2[512];
+	test_path(path, sizeof path, "refused.bin");
+	unlink(path);
+	assert_int_equal(plan_save(p, path, err2, sizeof err2), -1);
+	assert_int_equal(access(path, F_OK), -1);
+	plan_destroy(p);
+}
+
+static void op_names_missing_alloc(void **state)
+{
+	struct plan *p = sample_plan();
+	p->ops[3].alloc = 9;
+	expect_refused(p, "plan.bin: op 3 names allocation 9 but the plan has 4", false);
+}
+
+static void op_range_past_alloc(void **state)
+{
+	struct plan *p = sample_plan();
+	p->ops[1].offset = 7 * MIB; /* allocation 0 is 8 MiB, the op 4 MiB long */
+	expect_refused(p, "plan.bin: op 1 range [7340032, +4194304) is not inside allocation 0 "
+			  "(8388608 bytes)", false);
+	p = sample_plan();
+	p->ops[1].offset = UINT64_MAX - 2; /* no wrap-around in the check */
+	expect_refused(p, "is not inside allocation 0", true);
+	p = sample_plan();
+	p->ops[1].bytes = 0;
+	expect_refused(p, "is not inside allocation 0", true);
+}
+
+static void op_position_past_iteration(void **state)
+{
+	struct plan *p = sample_plan();
+	p->ops[p->n_ops - 1].position = 6;
+	expect_refused(p, "plan.bin: op 5 is at kernel 6 but the iteration has 6 kernels", false);
+}
+
+static void op_fields(void **state)
+{
+	struct plan *p = sample_plan();
+	p->ops[2].kind = 9;
+	expect_refused(p, "plan.bin: op 2 has unknown kind 9", false);
+
+	p = sample_plan();
+	p->ops[1].after = 0; /* ops[1] is a prefetch */
+	expect_refused(p, "plan.bin: op 1 (prefetch) waits after kernel 0, but a prefetch waits "
+			  "for nothing", false);
+	p = sample_plan();
+	p->ops[0].after = 6; /* an evict */
+	expect_refused(p, "plan.bin: op 0 (evict) waits after kernel 6, beyond the iteration",
+		       false);
+	p = sample_plan();
+	p->ops[0].deadline = 2;
+	expect_refused(p, "plan.bin: op 0 (evict) has deadline 2, but only prefetches have "
+			  "deadlines", false);
+	p = sample_plan();
+	p->ops[1].deadline = PLAN_POS_NONE;
+	expect_refused(p, "op 1 (prefetch) has deadline 4294967295, beyond the iteration", true);
+
+	p = sample_plan();
+	struct plan_op t = p->ops[0];
+	p->ops[0] = p->ops[1];
+	p->ops[1] = t;
+	expect_refused(p, "plan.bin: ops are out of order at op 1", true);
+}
+
+static void bad_signature_and_allocs(void **state)
+{
+	struct plan *p = sample_plan();
+	p->signature.exec_ids[2] ^= 1;
+	expect_refused(p, "does not match its content", true);
+
+	p = sample_plan();
+	p->signature.n_kernels = 0;
+	p->signature.hash = plan_signature_hash(NULL, 0, p->signature.alloc_sizes, 2);
+	expect_refused(p, "plan.bin: the plan's iteration has no kernels", false);
+
+	p = sample_plan();
+	p->allocs[3].ordinal = 3;
+	expect_refused(p, "plan.bin: allocation 3 is the iteration's allocation #3 but the "
+			  "iteration makes 2", false);
+	p = sample_plan();
+	p->allocs[2].size = 5 * MIB;
+	expect_refused(p, "plan.bin: allocation 2 has size 5242880 but the signature says the "
+			  "iteration's allocation #1 has 3145728", false);
+	p = sample_plan();
+	p->allocs[1].ordinal = 1;
+	expect_refused(p, "plan.bin: allocations 0 and 1 are the same persistent allocation #1",
+		       false);
+	p = sample_plan();
+	p->allocs[0].origin = 0;
+	expect_refused(p, "plan.bin: allocation 0 has unknown origin 0", false);
+	p = sample_plan();
+	p->allocs[0].ordinal = 0;
+	expect_refused(p, "plan.bin: allocation 0 has ordinal 0", false);
+	p = sample_plan();
+	p->assume.block_size = 3 << 20;
+	expect_refused(p, "plan.bin: block size 3145728 is not a power of two", false);
+}
+
+static void bad_block_tables(void **state)
+{
+	struct corr_config cfg;
+	corr_config_default(&cfg);
+	const struct corr_block bad_alloc[] = { { 9, 0 } }, bad_block[] = { { 3, 1 } };
+	const struct corr_kernel_blocks kb1[1] = { { bad_alloc, 1 } }, kb2[1] = { { bad_block, 1 } };
+
+	struct plan *p = sample_plan();
+	corr_destroy(p->corr);
+	p->corr = corr_build(&cfg, sample_exec_ids, 1, kb1, NULL, 0);
+	expect_refused(p, "plan.bin: block table of exec ID 1000000000000001 names allocation 9 "
+			  "but the plan has 4", false);
+	p = sample_plan();
+	corr_destroy(p->corr);
+	p->corr = corr_build(&cfg, sample_exec_ids, 1, kb2, NULL, 0);
+	/* Allocation 3 is 1 MiB + 512 bytes: one 2 MiB block. */
+	expect_refused(p, "plan.bin: block table of exec ID 1000000000000001 names block 1 of "
+			  "allocation 3, which has 1", false);
+}
+
+/* Copies every section of pf into a new writer, replacing section `id`'s
+ * content with data[0..len) (or leaving it out when data is NULL), and
+ * returns the resulting image. */
+static unsigned char *rebuild(const planfile *pf, uint32_t id, const void *data, size_t len,
+			      size_t *out_len)
+{
+	planfile_writer *w = planfile_writer_create();
+	for (size_t i = 0; i < planfile_section_count(pf); i++) {
+		uint32_t sid = planfile_section_id(pf, i);
+		size_t n;
+		const void *d = planfile_section(pf, sid, &n);
+		if (sid == id && !data)
+			continue;
+		if (sid == id)
+			d = data, n = len;
+		assert_int_equal(planfile_writer_add(w, sid, d, n), 0);
+	}
+	void *img;
+	assert_int_equal(planfile_writer_encode(w, &img, out_len), 0);
+	planfile_writer_destroy(w);
+	return img;
+}
+
+static planfile *sample_container(void)
+{
+	struct plan *p = sample_plan();
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
+	assert_non_null(pf);
+	free(img);
+	plan_destroy(p);
+	return pf;
+}
+
+static void missing_sections(void **state)
+{
+	planfile *pf = sample_container();
+	struct {
+		uint32_t id;
+		const char *msg;
+	} cases[] = {
+		{ PLAN_SEC_HEADER, "plan.bin: the header section is missing" },
+		{ PLAN_SEC_SIGNATURE, "plan.bin: the signature section is missing" },
+		{ PLAN_SEC_ALLOCS, "plan.bin: the allocations section is missing" },
+		{ PLAN_SEC_OPS, "plan.bin: the ops section is missing" },
+		{ PLAN_SEC_PROVENANCE, "plan.bin: the provenance section is missing" },
+		{ PLAN_SEC_CORR_EXEC, "plan.bin: the correlation exec section is missing" },
+		{ PLAN_SEC_CORR_BLOCKS, "plan.bin: the correlation block section is missing" },
+	};
+	char err[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t len;
+		unsigned char *img = rebuild(pf, cases[i].id, NULL, 0, &len);
+		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
+		assert_string_equal(err, cases[i].msg);
+		free(img);
+	}
+	/* An unknown section is ignored: a later umkit may add optional ones. */
+	planfile_writer *w = planfile_writer_create();
+	for (size_t i = 0; i < planfile_section_count(pf); i++) {
+		size_t n;
+		uint32_t id = planfile_section_id(pf, i);
+		const void *d = planfile_section(pf, id, &n);
+		planfile_writer_add(w, id, d, n);
+	}
+	planfile_writer_add(w, 99, "future", 6);
+	void *img;
+	size_t len;
+	assert_int_equal(planfile_writer_encode(w, &img, &len), 0);
+	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	assert_non_null(q);
+	plan_destroy(q);
+	free(img);
+	planfile_writer_destroy(w);
+	planfile_close(pf);
+}
+
+/* Every section cut at every length, or given a trailing byte, is refused. */
+static void section_truncations(void **state)
+{
+	planfile *pf = sample_container();
+	char err[256];
+	for (size_t s = 0; s < planfile_section_count(pf); s++) {
+		uint32_t id = planfile_section_id(pf, s);
+		size_t n;
+		const unsigned char *d = planfile_section(pf, id, &n);
+		for (size_t cut = 0; cut < n; cut++) {
+			size_t len;
+			unsigned char *img = rebuild(pf, id, d, cut, &len);
+			err[0] = 0;
+			if (plan_load_mem(img, len, "plan.bin", err, sizeof err))
+				fail_msg("section %u cut to %zu bytes still loads", (unsigned)id, cut);
+			assert_true(strncmp(err, "plan.bin: ", 10) == 0);
+			free(img);
+		}
+		unsigned char *longer = malloc(n + 1);
+		memcpy(longer, d, n);
+		longer[n] = 0;
+		size_t len;
+		unsigned char *img = rebuild(pf, id, longer, n + 1, &len);
+		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
+		assert_non_null(strstr(err, "longer than its"));
+		free(img);
+		free(longer);
+	}
+	planfile_close(pf);
+}
+
+/* Flipping bytes inside each section (container intact) must give an error
+ * or a plan that passes every check: never a crash (run under ASan). */
+static void section_flips(void **state)
+{
+	planfile *pf = sample_container();
+	char err[256];
+	const unsigned char patterns[] = { 0x01, 0x80, 0xff };
+	size_t loaded = 0, refused = 0;
+	for (size_t s = 0; s < planfile_section_count(pf); s++) {
+		uint32_t id = planfile_section_id(pf, s);
+		size_t n;
+		const unsigned char *d = planfile_section(pf, id, &n);
+		unsigned char *m = malloc(n);
+		memcpy(m, d, n);
+		for (size_t i = 0; i < n; i++) {
+			for (size_t k = 0; k < sizeof patterns; k++) {
+				m[i] ^= patterns[k];
+				size_t len;
+				unsigned char *img = rebuild(pf, id, m, n, &len);
+				struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+				if (q) {
+					assert_int_equal(plan_validate(q, "x", err, sizeof err), 0);
+					loaded++;
+				} else {
+					assert_true(strncmp(err, "plan.bin: ", 10) == 0);
+					refused++;
+				}
+				plan_destroy(q);
+				free(img);
+				m[i] ^= patterns[k];
+			}
+		}
+		free(m);
+	}
+	/* Predictions, strings and clocks may legitimately change; structure
+	 * may not, so most flips are refused. */
+	assert_true(refused > loaded);
+	planfile_close(pf);
+}
+
+static void load_errors(void **state)
+{
+	char path[512], err[1024], want[1100];
+	test_path(path, sizeof path, "nonexistent.bin");
+	assert_null(plan_load(path, err, sizeof err));
+	snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+	assert_string_equal(err, want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(round_trip),
+		cmocka_unit_test(ops_sorted_by_finalize),
+		cmocka_unit_test(signature_hash_pinned),
+		cmocka_unit_test(no_correlation_tables),
+		cmocka_unit_test(op_names_missing_alloc),
+		cmocka_unit_test(op_range_past_alloc),
+		cmocka_unit_test(op_position_past_iteration),
+		cmocka_unit_test(op_fields),
+		cmocka_unit_test(bad_signature_and_allocs),
+		cmocka_unit_test(bad_block_tables),
+		cmocka_unit_test(missing_sections),
+		cmocka_unit_test(section_truncations),
+		cmocka_unit_test(section_flips),
+		cmocka_unit_test(load_errors),
+	};
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}

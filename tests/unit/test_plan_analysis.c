@@ -1,0 +1,368 @@
+/*
+ * Unit tests for the planner's analysis on a hand-made trace whose answers
+ * are known exactly: trace loading and its errors (missing table, newer
+ * schema, not a trace), iteration detection (period and NVTX), the
+ * iteration's tensors, access sets and recall, and vitality.
+ *
+ * The program: 4 iterations of 4 kernels (execution IDs 11..14), one kernel
+ * every millisecond, 100 us each. W (4 MiB) is allocated first and used by
+ * kernels 0 and 2 of each iteration; A (2 MiB, one per iteration, always at
+ * the same address) is allocated before kernel 1 and freed after kernel 3,
+ * and used by kernels 1 and 3. On-demand migrations: W's two blocks and A's
+ * block in iteration 0 (inside the arguments), and optionally one in
+ * iteration 2 during kernel 2 at A's address (outside its arguments).
+ */
+#include "testutil.h"
+
+#include <sqlite3.h>
+
+#include "plan/access.h"
+#include "plan/iter.h"
+#include "plan/tensor.h"
+#include "plan/trace_load.h"
+#include "plan/vital.h"
+#include "plan.h"
+#include "trace_schema.h"
+
+#define MS 1000000LL
+#define W_ADDR 0x100000000ULL
+#define A_ADDR 0x200000000ULL
+
+struct hand_opts {
+	bool stray;            /* the migration outside the arguments */
+	const char *nvtx;      /* range name per iteration, or NULL */
+	const char *drop;      /* a table to drop, or NULL */
+	int user_version;      /* 0: leave the schema's */
+};
+
+static void exec_sql(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg);
+}
+
+static void write_hand_trace(const char *path, const struct hand_opts *o)
+{
+	unlink(path);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char err[256];
+	assert_int_equal(trace_schema_create(db, err, sizeof err), 0);
+	char sql[512];
+	exec_sql(db, "BEGIN");
+	exec_sql(db, "INSERT INTO string(id, value) VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3')");
+	exec_sql(db, "INSERT INTO meta(key, value) VALUES ('device_memory', '1073741824'), "
+		     "('status', 'complete'), ('command', 'hand-made')");
+	snprintf(sql, sizeof sql, "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) "
+		 "VALUES (1, %llu, %d, %d, 'cudaMalloc', 1000)", W_ADDR, 4 << 20, 4 << 20);
+	exec_sql(db, sql);
+	for (int i = 0; i < 4; i++) {
+		for (int j = 0; j < 4; j++) {
+			long long g = 4 * i + j, start = (g + 1) * MS;
+			snprintf(sql, sizeof sql,
+				 "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, "
+				 "grid_y, grid_z, block_x, block_y, block_z, shared_mem, launch_ns, "
+				 "start_ns, end_ns) VALUES (%lld, %lld, %d, %d, 1, 1, 1, 32, 1, 1, 0, "
+				 "%lld, %lld, %lld)",
+				 g + 100, g, 11 + j, 1 + j, start - 10000, start, start + 100000);
+			exec_sql(db, sql);
+			snprintf(sql, sizeof sql, "INSERT INTO kernel_arg VALUES (%lld, 0, %d, 0)",
+				 g + 100, j % 2 ? 2 + i : 1);
+			exec_sql(db, sql);
+		}
+		long long base = (4 * i + 1) * MS;
+		snprintf(sql, sizeof sql, "INSERT INTO alloc(id, address, size, reserved, api, "
+			 "alloc_ns, free_ns) VALUES (%d, %llu, %d, %d, 'cudaMalloc', %lld, %lld)",
+			 2 + i, A_ADDR, 2 << 20, 2 << 20, base + MS - 20000 - 10000,
+			 base + 3 * MS + 5000);
+		exec_sql(db, sql);
+		if (o->nvtx) {
+			snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO string(id, value) VALUES "
+				 "(%d, '%s %d')", 10 + i, o->nvtx, i);
+			exec_sql(db, sql);
+			snprintf(sql, sizeof sql, "INSERT INTO nvtx_range(name_id, start_ns, end_ns) "
+				 "VALUES (%d, %lld, %lld)", 10 + i, base - 50000, base + 4 * MS - 50000);
+			exec_sql(db, sql);
+		}
+	}
+	/* Iteration 0: W's two blocks during kernel 0, A's block during kernel 1. */
+	snprintf(sql, sizeof sql, "INSERT INTO migration(start_ns, end_ns, address, bytes, direction, "
+		 "cause) VALUES (%lld, %lld, %llu, 65536, 'htod', 'fault'), (%lld, %lld, %llu, 65536, "
+		 "'htod', 'fault'), (%lld, %lld, %llu, 65536, 'htod', 'fault')",
+		 MS + 10000, MS + 11000, W_ADDR, MS + 20000, MS + 21000, W_ADDR + (2 << 20),
+		 2 * MS + 10000, 2 * MS + 11000, A_ADDR);
+	exec_sql(db, sql);
+	if (o->stray) {
+		/* Iteration 2, kernel 2 (global 10) touches A without naming it. */
+		snprintf(sql, sizeof sql, "INSERT INTO migration(start_ns, end_ns, address, bytes, "
+			 "direction, cause) VALUES (%lld, %lld, %llu, 65536, 'htod', 'fault')",
+			 11 * MS + 10000, 11 * MS + 11000, A_ADDR + 4096);
+		exec_sql(db, sql);
+	}
+	exec_sql(db, "COMMIT");
+	if (o->drop) {
+		snprintf(sql, sizeof sql, "DROP VIEW IF EXISTS kernel_migration; DROP TABLE %s", o->drop);
+		exec_sql(db, sql);
+	}
+	if (o->user_version) {
+		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", o->user_version);
+		exec_sql(db, sql);
+	}
+	sqlite3_close(db);
+}
+
+/* Everything up to vitality for one hand-made trace. */
+struct analysis {
+	struct trace *t;
+	struct iter_result it;
+	struct tensor_set ts;
+	struct access_set a;
+	struct vital v;
+};
+
+static void analyse(const char *name, const struct hand_opts *o, const struct iter_options *io,
+		    struct analysis *an)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, name);
+	write_hand_trace(path, o);
+	an->t = trace_load(path, err, sizeof err);
+	if (!an->t)
+		fail_msg("%s", err);
+	struct iter_options def;
+	iter_options_parse("auto", &def);
+	if (iter_detect(an->t, io ? io : &def, &an->it, err, sizeof err) ||
+	    tensor_build(an->t, &an->it, &an->ts, err, sizeof err) ||
+	    access_build(an->t, &an->ts, &an->a, err, sizeof err) ||
+	    vital_build(an->t, &an->ts, &an->a, &an->v, err, sizeof err))
+		fail_msg("%s", err);
+}
+
+static void release(struct analysis *an)
+{
+	vital_free(&an->v);
+	access_set_free(&an->a);
+	tensor_set_free(&an->ts);
+	iter_result_free(&an->it);
+	trace_free(an->t);
+}
+
+static void loads_and_finds_the_period(void **state)
+{
+	struct hand_opts o = { 0 };
+	struct analysis an;
+	analyse("period.db", &o, NULL, &an);
+	assert_int_equal(an.t->n_kernels, 16);
+	assert_int_equal(an.t->n_allocs, 5);
+	assert_int_equal(an.t->device_memory, 1 << 30);
+	assert_int_equal(an.it.method, ITER_BY_PERIOD);
+	assert_int_equal(an.it.period, 4);
+	assert_int_equal(an.it.n_iters, 4);
+	assert_int_equal(an.it.warmup, 0);
+	assert_int_equal(an.it.chosen, 2);
+	assert_true(an.it.steady);
+	release(&an);
+}
+
+static void tensors_have_origins_and_lifetimes(void **state)
+{
+	struct hand_opts o = { 0 };
+	struct analysis an;
+	analyse("tensors.db", &o, NULL, &an);
+	assert_int_equal(an.ts.n_pos, 4);
+	assert_int_equal(an.ts.n_persistent, 1);
+	assert_int_equal(an.ts.n_iteration, 1);
+	const struct tensor *w = &an.ts.t[0], *a = &an.ts.t[1];
+	assert_int_equal(w->origin, PLAN_ALLOC_PERSISTENT);
+	assert_int_equal(w->ordinal, 1);
+	assert_int_equal(w->live_len, 4);
+	assert_false(w->freed);
+	assert_true(w->resident_at_start);
+	assert_int_equal(a->origin, PLAN_ALLOC_ITERATION);
+	assert_int_equal(a->ordinal, 1);
+	assert_int_equal(a->size, 2 << 20);
+	assert_int_equal(a->alloc_pos, 1);
+	assert_int_equal(a->live_len, 3); /* kernels 1, 2, 3; freed before the next kernel 0 */
+	assert_true(a->freed);
+	assert_int_equal(tensor_free_pos(&an.ts, a), 0);
+	assert_int_equal(an.ts.alloc_sizes[0], 2 << 20);
+	release(&an);
+}
+
+static void access_sets_and_recall(void **state)
+{
+	struct hand_opts o = { .stray = true };
+	struct analysis an;
+	analyse("access.db", &o, NULL, &an);
+	const struct access_set *a = &an.a;
+	/* Kernel 2 gained A from the stray migration. */
+	uint32_t want_n[4] = { 1, 1, 2, 1 };
+	for (uint32_t k = 0; k < 4; k++)
+		assert_int_equal(a->first[k + 1] - a->first[k], want_n[k]);
+	assert_int_equal(a->tensor[a->first[0]], 0);
+	assert_int_equal(a->tensor[a->first[1]], 1);
+	assert_int_equal(a->tensor[a->first[2]], 0);
+	assert_int_equal(a->tensor[a->first[2] + 1], 1);
+	assert_int_equal(a->observed_added, 1);
+	assert_int_equal(a->ws_bytes[2], 6 << 20);
+	assert_int_equal(a->ws_blocks[0], 2);
+	/* Three of four (kernel, block) pairs lie in the arguments. */
+	assert_int_equal(a->fault_pairs, 4);
+	assert_int_equal(a->fault_pairs_covered, 3);
+	assert_true(access_recall(a) > 0.749 && access_recall(a) < 0.751);
+	release(&an);
+}
+
+static void vitality_periods_and_deaths(void **state)
+{
+	struct hand_opts o = { 0 };
+	struct analysis an;
+	analyse("vital.db", &o, NULL, &an);
+	const struct vital *v = &an.v;
+	assert_int_equal(v->cycle_ns, 4 * MS);
+	assert_int_equal(v->start_ns[2], 2 * MS);
+	assert_int_equal(v->end_ns[2], 2 * MS + 100000);
+	/* W: 0 -> 2 and 2 -> 0 (wrapping); A: 1 -> 3. All idle 1.9 ms. */
+	assert_int_equal(v->n_periods, 3);
+	int w_gaps = 0, a_gaps = 0;
+	for (size_t i = 0; i < v->n_periods; i++) {
+		const struct vital_period *p = &v->periods[i];
+		assert_int_equal(p->kind, VITAL_GAP);
+		assert_int_equal(p->len, 1);
+		assert_int_equal(p->idle_ns, 1900000);
+		if (p->tensor == 0) {
+			w_gaps++;
+			assert_true((p->from == 0 && p->to == 2 && p->evict_at == 1) ||
+				    (p->from == 2 && p->to == 0 && p->evict_at == 3));
+		} else {
+			a_gaps++;
+			assert_int_equal(p->from, 1);
+			assert_int_equal(p->to, 3);
+		}
+	}
+	assert_int_equal(w_gaps, 2);
+	assert_int_equal(a_gaps, 1);
+	assert_int_equal(v->deaths, 1);
+	assert_int_equal(v->tv[1].first_use, 1);
+	assert_int_equal(v->tv[1].last_use, 3);
+	assert_int_equal(v->tensor_hist[vital_bucket(1900000)], 3);
+	assert_int_equal(vital_bucket(1900000), 3); /* < 10 ms */
+	/* Blocks: W's 2 with W's two gaps each; A's 1 with two cyclic gaps, as
+	 * a block is idle from A's last use to the next instance's first. */
+	assert_int_equal(v->n_blocks, 3);
+	assert_int_equal(v->block_hist[3], 6);
+	release(&an);
+}
+
+static void observed_access_closes_a_gap(void **state)
+{
+	struct hand_opts o = { .stray = true };
+	struct analysis an;
+	analyse("vital_stray.db", &o, NULL, &an);
+	/* A is now used at 1, 2 and 3: no inactive kernel between uses. */
+	for (size_t i = 0; i < an.v.n_periods; i++)
+		assert_int_equal(an.v.periods[i].tensor, 0);
+	assert_int_equal(an.v.tv[1].n_uses, 3);
+	release(&an);
+}
+
+static void nvtx_ranges_define_iterations(void **state)
+{
+	struct hand_opts o = { .nvtx = "train_step" };
+	struct analysis an;
+	analyse("nvtx.db", &o, NULL, &an);
+	assert_int_equal(an.it.method, ITER_BY_NVTX);
+	assert_string_equal(an.it.nvtx_name, "train_step");
+	assert_int_equal(an.it.n_iters, 4);
+	assert_int_equal(an.it.iters[1].first, 4);
+	assert_int_equal(an.it.iters[1].n, 4);
+	assert_int_equal(an.it.chosen, 2);
+	assert_true(an.it.steady);
+	release(&an);
+
+	struct iter_options io;
+	assert_int_equal(iter_options_parse("nvtx:train_step", &io), 0);
+	analyse("nvtx2.db", &o, &io, &an);
+	assert_int_equal(an.it.method, ITER_BY_NVTX);
+	release(&an);
+
+	assert_int_equal(iter_options_parse("1", &io), 0);
+	analyse("nvtx3.db", &o, &io, &an);
+	assert_int_equal(an.it.chosen, 1);
+	release(&an);
+}
+
+static void iteration_errors_are_named(void **state)
+{
+	struct hand_opts o = { .nvtx = "step" };
+	char path[512], err[512];
+	test_path(path, sizeof path, "itererr.db");
+	write_hand_trace(path, &o);
+	struct trace *t = trace_load(path, err, sizeof err);
+	assert_non_null(t);
+	struct iter_options io;
+	struct iter_result r;
+	assert_int_equal(iter_options_parse("nvtx:forward", &io), 0);
+	assert_int_equal(iter_detect(t, &io, &r, err, sizeof err), -1);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "'forward'"));
+	assert_int_equal(iter_options_parse("9", &io), 0);
+	assert_int_equal(iter_detect(t, &io, &r, err, sizeof err), -1);
+	assert_non_null(strstr(err, "iteration 9"));
+	trace_free(t);
+}
+
+static void missing_table_is_named(void **state)
+{
+	struct hand_opts o = { .drop = "migration" };
+	char path[512], err[512];
+	test_path(path, sizeof path, "missing.db");
+	write_hand_trace(path, &o);
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "migration"));
+}
+
+static void newer_schema_is_named(void **state)
+{
+	struct hand_opts o = { .user_version = TRACE_SCHEMA_VERSION + 1 };
+	char path[512], err[512];
+	test_path(path, sizeof path, "newer.db");
+	write_hand_trace(path, &o);
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "newer"));
+}
+
+static void not_a_trace_is_named(void **state)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, "junk.db");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("this is not a database, just some text long enough to have a header\n", f);
+	fclose(f);
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	test_path(path, sizeof path, "absent.db");
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(loads_and_finds_the_period),
+		cmocka_unit_test(tensors_have_origins_and_lifetimes),
+		cmocka_unit_test(access_sets_and_recall),
+		cmocka_unit_test(vitality_periods_and_deaths),
+		cmocka_unit_test(observed_access_closes_a_gap),
+		cmocka_unit_test(nvtx_ranges_define_iterations),
+		cmocka_unit_test(iteration_errors_are_named),
+		cmocka_unit_test(missing_table_is_named),
+		cmocka_unit_test(newer_schema_is_named),
+		cmocka_unit_test(not_a_trace_is_named),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

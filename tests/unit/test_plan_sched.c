@@ -1,0 +1,367 @@
+/*
+ * Unit tests for the scheduler and the plan it yields: link occupancy
+ * against a brute-force model; the four plan properties (plan_check) on
+ * randomised synthetic traces over several seeds and capacities; the
+ * checker catching broken plans; byte-identical plans for equal inputs;
+ * kernels that cannot fit; and every committed fixture trace.
+ */
+#include "testutil.h"
+
+#include <glob.h>
+
+#include "plan/link.h"
+#include "plan/plan_check.h"
+#include "plan/planner.h"
+#include "plan/synth.h"
+
+/* ---- link occupancy ---- */
+
+static bool busy_at(const bool *busy, int64_t cycle, int64_t t)
+{
+	int64_t m = t % cycle;
+	return busy[m < 0 ? m + cycle : m];
+}
+
+static bool slot_free(const bool *busy, int64_t cycle, int64_t s, int64_t d)
+{
+	for (int64_t t = s; t < s + d; t++)
+		if (busy_at(busy, cycle, t))
+			return false;
+	return true;
+}
+
+static void link_matches_brute_force(void **state)
+{
+	const int64_t cycle = 100;
+	uint64_t r = 12345;
+	for (int round = 0; round < 200; round++) {
+		struct link l;
+		bool busy[100] = { false };
+		link_init(&l, cycle);
+		for (int k = 0; k < 6; k++) {
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			int64_t t = (int64_t)(r >> 33) % 300 - 100, d = (int64_t)(r >> 20) % 25 + 1;
+			int64_t e = link_earliest(&l, t, d);
+			/* Brute force: the first free start at or after t. */
+			int64_t want = LINK_NONE;
+			for (int64_t s = t; s < t + cycle; s++)
+				if (slot_free(busy, cycle, s, d)) {
+					want = s;
+					break;
+				}
+			assert_int_equal(e, want);
+			int64_t lt = link_latest(&l, t, d), want_l = LINK_NONE;
+			for (int64_t s = t - d; s > t - d - cycle; s--)
+				if (slot_free(busy, cycle, s, d)) {
+					want_l = s;
+					break;
+				}
+			assert_int_equal(lt, want_l);
+			if (e != LINK_NONE) {
+				assert_int_equal(link_reserve(&l, e, d), 0);
+				for (int64_t s = e; s < e + d; s++) {
+					int64_t m = s % cycle;
+					busy[m < 0 ? m + cycle : m] = true;
+				}
+			}
+		}
+		link_free(&l);
+	}
+}
+
+/* ---- plans from synthetic traces ---- */
+
+static void synth_variant(struct synth_params *sp, uint64_t seed)
+{
+	synth_defaults(sp);
+	sp->seed = seed;
+	sp->layers = 3 + (uint32_t)(seed * 7 % 10);
+	sp->kernels_per_layer = 1 + (uint32_t)(seed % 3);
+	sp->iterations = 3 + (uint32_t)(seed % 5);
+	sp->warmup_kernels = (uint32_t)(seed % 4);
+	sp->stray_fault_pct = (uint32_t)(seed * 13 % 30);
+	sp->input_copy = seed % 2 == 0;
+	sp->untimed = seed % 5 == 3;
+	if (seed % 2)
+		snprintf(sp->nvtx, sizeof sp->nvtx, "iteration");
+	if (seed % 3 == 1) {
+		sp->min_bytes = 4096; /* packed small tensors share blocks */
+		sp->max_bytes = 3 << 20;
+	}
+}
+
+static const char *write_synth(const char *name, const struct synth_params *sp, char *path,
+			       size_t len)
+{
+	char err[512];
+	test_path(path, len, name);
+	if (synth_write(path, sp, err, sizeof err))
+		fail_msg("%s", err);
+	return path;
+}
+
+static struct planner *plan_trace(const char *path, uint64_t capacity)
+{
+	struct planner_options o;
+	planner_options_default(&o);
+	o.capacity = capacity;
+	struct planner *p;
+	char err[512];
+	if (planner_run(path, &o, &p, err, sizeof err))
+		fail_msg("%s", err);
+	return p;
+}
+
+static void assert_properties(const struct planner *p, const char *what)
+{
+	struct plan_check_result r;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	if (r.violations)
+		fail_msg("%s: %zu violations, first: %s", what, r.violations, r.first);
+	assert_int_equal(p->sched.over, 0);
+	/* The simulation never holds more than the scheduler's model. */
+	assert_true(r.peak <= p->sched.peak);
+	if (!p->sched.n_unfit)
+		assert_true(r.peak <= p->plan->assume.capacity_bytes);
+}
+
+static void properties_on_random_traces(void **state)
+{
+	static const double fractions[] = { 0, 0.8, 0.5, 0.25, 0.05 };
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct synth_params sp;
+		char path[512], what[128];
+		synth_variant(&sp, seed);
+		write_synth("random.db", &sp, path, sizeof path);
+		struct planner *base = plan_trace(path, 1ULL << 50);
+		uint64_t peak = base->sched.baseline_peak;
+		assert_int_equal(base->sched.evictions, 0);
+		assert_properties(base, "unlimited");
+		planner_free(base);
+		for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++) {
+			uint64_t cap = (uint64_t)(fractions[f] * (double)peak);
+			struct planner *p = plan_trace(path, cap);
+			snprintf(what, sizeof what, "seed %llu, capacity %.2f of the peak",
+				 (unsigned long long)seed, fractions[f]);
+			assert_properties(p, what);
+			if (f > 0 && fractions[f] < 1)
+				assert_true(p->sched.evictions > 0 || p->sched.n_unfit > 0);
+			planner_free(p);
+		}
+	}
+}
+
+static size_t find_op(const struct plan *pl, uint8_t kind, size_t from)
+{
+	for (size_t i = from; i < pl->n_ops; i++)
+		if (pl->ops[i].kind == kind)
+			return i;
+	return SIZE_MAX;
+}
+
+static void remove_op(struct plan *pl, size_t i)
+{
+	memmove(pl->ops + i, pl->ops + i + 1, (pl->n_ops - i - 1) * sizeof *pl->ops);
+	pl->n_ops--;
+}
+
+static void checker_catches_broken_plans(void **state)
+{
+	struct synth_params sp;
+	char path[512];
+	synth_variant(&sp, 4);
+	write_synth("broken.db", &sp, path, sizeof path);
+	struct planner *base = plan_trace(path, 1ULL << 50);
+	uint64_t cap = base->sched.baseline_peak / 3;
+	planner_free(base);
+	struct plan_check_result r;
+
+	/* A prefetch that brings back an evicted range, removed. */
+	struct planner *p = plan_trace(path, cap);
+	assert_properties(p, "before breaking");
+	size_t i = SIZE_MAX;
+	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX && i == SIZE_MAX;
+	     e = find_op(p->plan, PLAN_OP_EVICT, e + 1))
+		for (size_t q = find_op(p->plan, PLAN_OP_PREFETCH, 0); q != SIZE_MAX;
+		     q = find_op(p->plan, PLAN_OP_PREFETCH, q + 1))
+			if (p->plan->ops[q].alloc == p->plan->ops[e].alloc) {
+				i = q;
+				break;
+			}
+	assert_true(i != SIZE_MAX);
+	remove_op(p->plan, i);
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.use_violations > 0);
+	assert_non_null(strstr(r.first, "evicted"));
+	planner_free(p);
+
+	/* A discard moved to its range's last use. */
+	p = plan_trace(path, cap);
+	i = find_op(p->plan, PLAN_OP_DISCARD, 0);
+	assert_true(i != SIZE_MAX);
+	p->plan->ops[i].position = p->plan->ops[i].after;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.discard_violations > 0);
+	planner_free(p);
+
+	/* An eviction where the allocation is not live. */
+	p = plan_trace(path, cap);
+	const struct tensor_set *ts = &p->tensors;
+	size_t t = ts->n_persistent;
+	while (t < ts->n && !(ts->t[t].live_len > 0 && ts->t[t].live_len < ts->n_pos))
+		t++;
+	assert_true(t < ts->n);
+	uint32_t dead_at = tensor_free_pos(ts, &ts->t[t]);
+	size_t pa = 0;
+	while (pa < p->plan->n_allocs &&
+	       !(p->plan->allocs[pa].origin == PLAN_ALLOC_ITERATION &&
+		 p->plan->allocs[pa].ordinal == ts->t[t].ordinal))
+		pa++;
+	assert_true(pa < p->plan->n_allocs);
+	p->plan->ops[0] = (struct plan_op){ dead_at, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE,
+					    (uint32_t)pa, 0, ts->t[t].size };
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.liveness_violations > 0);
+	planner_free(p);
+
+	/* Residency above a capacity the plan was not made for. */
+	p = plan_trace(path, cap);
+	p->plan->assume.capacity_bytes = cap / 4;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.capacity_violations > 0);
+	planner_free(p);
+}
+
+static void *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	void *buf = malloc(*len ? *len : 1);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+/* Plans path twice at capacity and checks the two files are identical. */
+static void assert_deterministic(const char *path, uint64_t capacity, const char *tag)
+{
+	char out1[512], out2[512], name[64], err[512];
+	snprintf(name, sizeof name, "%s-1.bin", tag);
+	test_path(out1, sizeof out1, name);
+	snprintf(name, sizeof name, "%s-2.bin", tag);
+	test_path(out2, sizeof out2, name);
+	struct planner *a = plan_trace(path, capacity), *b = plan_trace(path, capacity);
+	if (plan_save(a->plan, out1, err, sizeof err) || plan_save(b->plan, out2, err, sizeof err))
+		fail_msg("%s", err);
+	planner_free(a);
+	planner_free(b);
+	size_t n1, n2;
+	void *d1 = read_all(out1, &n1), *d2 = read_all(out2, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(d1, d2, n1);
+	free(d1);
+	free(d2);
+}
+
+static void same_trace_same_plan(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct synth_params sp;
+		char path[512];
+		synth_variant(&sp, seed);
+		write_synth("determinism.db", &sp, path, sizeof path);
+		struct planner *base = plan_trace(path, 1ULL << 50);
+		uint64_t cap = base->sched.baseline_peak / 2;
+		planner_free(base);
+		assert_deterministic(path, cap, "det");
+	}
+}
+
+static void plans_read_back_keep_the_properties(void **state)
+{
+	struct synth_params sp;
+	char path[512], out[512], err[512];
+	synth_variant(&sp, 6);
+	write_synth("readback.db", &sp, path, sizeof path);
+	struct planner *base = plan_trace(path, 1ULL << 50);
+	uint64_t cap = base->sched.baseline_peak / 2;
+	planner_free(base);
+	struct planner *p = plan_trace(path, cap);
+	test_path(out, sizeof out, "readback.bin");
+	assert_int_equal(plan_save(p->plan, out, err, sizeof err), 0);
+	struct plan *back = plan_load(out, err, sizeof err);
+	if (!back)
+		fail_msg("%s", err);
+	assert_int_equal(back->n_ops, p->plan->n_ops);
+	assert_int_equal(back->signature.hash, p->plan->signature.hash);
+	assert_non_null(back->corr);
+	struct plan_check_result r;
+	plan_check(&p->tensors, &p->access, &p->vital, back, &r);
+	if (r.violations)
+		fail_msg("%s", r.first);
+	plan_destroy(back);
+	planner_free(p);
+}
+
+static void kernels_that_cannot_fit_are_reported(void **state)
+{
+	struct synth_params sp;
+	char path[512];
+	synth_variant(&sp, 2);
+	write_synth("unfit.db", &sp, path, sizeof path);
+	struct planner *base = plan_trace(path, 1ULL << 50);
+	uint64_t ws_max = 0;
+	for (uint32_t k = 0; k < base->tensors.n_pos; k++)
+		if (base->access.ws_bytes[k] > ws_max)
+			ws_max = base->access.ws_bytes[k];
+	planner_free(base);
+	struct planner *p = plan_trace(path, ws_max - 1);
+	assert_true(p->sched.n_unfit > 0);
+	for (size_t i = 0; i < p->sched.n_unfit; i++)
+		assert_true(p->access.ws_bytes[p->sched.unfit[i]] > ws_max - 1);
+	assert_properties(p, "capacity below the largest working set");
+	planner_free(p);
+}
+
+static void every_fixture_plans(void **state)
+{
+	char pattern[512];
+	test_fixture(pattern, sizeof pattern, "*.db");
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		print_message("no fixtures under %s: skipped\n", pattern);
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *path = g.gl_pathv[i];
+		print_message("fixture %s\n", path);
+		struct planner *p = plan_trace(path, 0);
+		uint64_t half = p->sched.baseline_peak / 2;
+		assert_properties(p, path);
+		planner_free(p);
+		if (half) {
+			p = plan_trace(path, half);
+			assert_properties(p, path);
+			planner_free(p);
+		}
+		assert_deterministic(path, half, "fixture");
+	}
+	globfree(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(link_matches_brute_force),
+		cmocka_unit_test(properties_on_random_traces),
+		cmocka_unit_test(checker_catches_broken_plans),
+		cmocka_unit_test(same_trace_same_plan),
+		cmocka_unit_test(plans_read_back_keep_the_properties),
+		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
+		cmocka_unit_test(every_fixture_plans),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,168 @@
+/*
+ * Unit tests for record/rec_summary.c on small traces made with the real
+ * schema: a complete one, one left by a killed recorder (WAL not
+ * checkpointed), an empty one, a missing file and a foreign file.
+ */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <sqlite3.h>
+
+#include "record/rec_summary.h"
+#include "trace_schema.h"
+
+static const char rows_sql[] =
+	"INSERT INTO string VALUES (1, 'gemm'), (2, 'step');"
+	"INSERT INTO kernel (correlation_id, seq, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+	" shared_mem) VALUES (10, 0, 1, 1, 1, 1, 32, 1, 1, 0), (11, 1, 1, 1, 1, 1, 32, 1, 1, 0),"
+	" (12, 2, 1, 1, 1, 1, 32, 1, 1, 0);"
+	"INSERT INTO alloc (id, address, size, reserved, api, alloc_ns, free_ns, live_at_exit) VALUES"
+	" (1, 4194304, 100, 2097152, 'cudaMalloc', 1, 5, 0), (2, 6291456, 100, 2097152, 'cudaMalloc', 2, 6, 0),"
+	" (3, 8388608, 100, 2097152, 'cudaMalloc', 3, NULL, 1);"
+	"INSERT INTO migration (start_ns, end_ns, address, bytes, direction, cause) VALUES"
+	" (1, 2, 4194304, 2097152, 'htod', 'fault'), (3, 4, 6291456, 1048576, 'htod', 'prefetch'),"
+	" (5, 6, 4194304, 4096, 'dtoh', 'eviction'), (7, 8, 4194304, 65536, 'dtoh', 'fault');"
+	"INSERT INTO fault (start_ns, end_ns, address, access, groups) VALUES (1, 1, 4194304, 'read', 1),"
+	" (2, 2, 4194400, 'write', 1);"
+	"INSERT INTO nvtx_range (name_id, start_ns, end_ns) VALUES (2, 0, 10);";
+
+/* Creates a trace at path with the schema, meta.status = status and, when
+ * with_rows, the rows above. */
+static void make_trace(const char *path, const char *status, int with_rows)
+{
+	sqlite3 *db;
+	char err[512], sql[256];
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(trace_schema_create(db, err, sizeof err), 0);
+	snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES ('status', '%s')", status);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	if (with_rows) {
+		assert_int_equal(sqlite3_exec(db, rows_sql, NULL, NULL, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(db, "INSERT INTO meta VALUES ('dropped_records', '5')", NULL, NULL,
+					      NULL),
+				 SQLITE_OK);
+	}
+	sqlite3_close(db);
+}
+
+static void summary_counts_a_complete_trace(void **state)
+{
+	char path[512], err[512], text[2048];
+	test_path(path, sizeof path, "complete.db");
+	make_trace(path, "complete", 1);
+
+	struct rec_summary s;
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_string_equal(s.status, "complete");
+	assert_int_equal(s.kernels, 3);
+	assert_int_equal(s.allocs, 3);
+	assert_int_equal(s.allocs_freed, 2);
+	assert_int_equal(s.allocs_live, 1);
+	assert_int_equal(s.migrations, 4);
+	assert_int_equal(s.htod_bytes, 3 << 20);
+	assert_int_equal(s.dtoh_bytes, 4096 + 65536);
+	assert_int_equal(s.fault_bytes, 2 << 20); /* HtoD on demand only */
+	assert_int_equal(s.faults, 2);
+	assert_int_equal(s.nvtx_ranges, 1);
+	assert_int_equal(s.dropped_records, 5);
+	assert_true(s.disk_bytes > 0);
+	assert_null(rec_summary_problem(&s));
+
+	rec_summary_format(&s, path, 12300000000ULL, text, sizeof text);
+	assert_non_null(strstr(text, path));
+	assert_non_null(strstr(text, "complete"));
+	assert_non_null(strstr(text, "12.3 s"));
+	assert_non_null(strstr(text, "kernels      3"));
+	assert_non_null(strstr(text, "allocations  3 (2 freed, 1 live at exit)"));
+	assert_non_null(strstr(text, "migrations   4: 3.00 MiB to the GPU (2.00 MiB on demand), 68.00 KiB to the host"));
+	assert_non_null(strstr(text, "faults       2 records"));
+	assert_non_null(strstr(text, "NVTX ranges  1"));
+	assert_non_null(strstr(text, "dropped      5"));
+	assert_int_not_equal(text[strlen(text) - 1], '\n');
+
+	/* A small buffer truncates cleanly. */
+	char tiny[16];
+	rec_summary_format(&s, path, 0, tiny, sizeof tiny);
+	assert_true(strlen(tiny) < sizeof tiny);
+}
+
+static void summary_reads_a_killed_recording(void **state)
+{
+	char path[512], wal[600], err[512];
+	test_path(path, sizeof path, "killed.db");
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	unlink(path);
+	unlink(wal);
+	/* A recorder killed mid-run: WAL mode, committed rows, never closed. */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sqlite3 *db;
+		char e[512];
+		if (sqlite3_open(path, &db) != SQLITE_OK ||
+		    sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK ||
+		    trace_schema_create(db, e, sizeof e) != 0 ||
+		    sqlite3_exec(db, "INSERT OR REPLACE INTO meta VALUES ('status', 'recording')", NULL, NULL, NULL) ||
+		    sqlite3_exec(db, rows_sql, NULL, NULL, NULL) != SQLITE_OK)
+			_exit(1);
+		_exit(0);
+	}
+	int ws;
+	waitpid(pid, &ws, 0);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	assert_int_equal(access(wal, F_OK), 0);
+
+	struct rec_summary s;
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_string_equal(s.status, "recording");
+	assert_int_equal(s.kernels, 3);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(s.disk_bytes > (uint64_t)st.st_size); /* the -wal counts */
+	const char *problem = rec_summary_problem(&s);
+	assert_non_null(problem);
+	assert_non_null(strstr(problem, "incomplete (status=recording)"));
+}
+
+static void summary_flags_an_empty_trace(void **state)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, "empty.db");
+	make_trace(path, "complete", 0);
+	struct rec_summary s;
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_int_equal(s.kernels, 0);
+	assert_int_equal(s.dropped_records, 0);
+	assert_string_equal(rec_summary_problem(&s), "no CUDA activity was recorded: did the program use the GPU?");
+}
+
+static void summary_missing_and_foreign_files(void **state)
+{
+	char path[512], err[512] = "";
+	struct rec_summary s;
+	test_path(path, sizeof path, "never-written.db");
+	unlink(path);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 1);
+
+	test_path(path, sizeof path, "foreign.db");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("hello, not a database\n", f);
+	fclose(f);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), -1);
+	assert_non_null(strstr(err, path));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(summary_counts_a_complete_trace),
+		cmocka_unit_test(summary_reads_a_killed_recording),
+		cmocka_unit_test(summary_flags_an_empty_trace),
+		cmocka_unit_test(summary_missing_and_foreign_files),
+	};
+	return cmocka_run_group_tests_name("rec_summary", tests, NULL, NULL);
+}

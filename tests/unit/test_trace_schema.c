@@ -1,0 +1,186 @@
+/* Unit tests for trace_schema: creating a trace and the planner's validator. */
+#include "testutil.h"
+
+#include <sqlite3.h>
+
+#include "trace_schema.h"
+
+/* A new file holding the schema, with sql run after it (may be NULL). */
+static const char *make_trace(char *path, size_t len, const char *name, const char *sql)
+{
+	char err[256];
+	sqlite3 *db;
+	test_path(path, len, name);
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(trace_schema_create(db, err, sizeof err), 0);
+	if (sql)
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	return path;
+}
+
+/* Runs the validator on path, expecting failure; returns the message. */
+static const char *open_fails(const char *path, char *err, size_t len)
+{
+	sqlite3 *db = (sqlite3 *)1;
+	err[0] = '\0';
+	assert_int_equal(trace_schema_open(path, &db, err, len), -1);
+	assert_null(db);
+	assert_non_null(strstr(err, path)); /* every message names the file */
+	return err;
+}
+
+static void fresh_trace_validates(void **state)
+{
+	char path[512], err[256] = "", value[64];
+	sqlite3 *db;
+	make_trace(path, sizeof path, "fresh.db", NULL);
+	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(trace_schema_meta(db, "schema_version", value, sizeof value), 1);
+	assert_int_equal(atoi(value), TRACE_SCHEMA_VERSION);
+
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), TRACE_SCHEMA_VERSION);
+	sqlite3_finalize(st);
+
+	/* Read-only: the planner must never change a trace. */
+	assert_int_not_equal(sqlite3_exec(db, "INSERT INTO meta VALUES ('x', 'y')", NULL, NULL, NULL),
+			     SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void schema_has_every_object(void **state)
+{
+	static const char *const names[] = {
+		"meta", "string", "stream", "kernel", "alloc", "kernel_arg", "migration",
+		"fault", "nvtx_range", "memcpy", "memset", "kernel_named", "kernel_access",
+		"kernel_blocks", "nvtx_kernels", "kernel_migration", "kernel_launch",
+	};
+	sqlite3 *db;
+	char err[256];
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	assert_int_equal(trace_schema_create(db, err, sizeof err), 0);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		sqlite3_stmt *st;
+		assert_int_equal(sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?",
+						    -1, &st, NULL),
+				 SQLITE_OK);
+		sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_ROW)
+			fail_msg("schema lacks %s", names[i]);
+		sqlite3_finalize(st);
+	}
+	/* A second create fails cleanly and leaves the database as it was. */
+	assert_int_equal(trace_schema_create(db, err, sizeof err), -1);
+	assert_non_null(strstr(err, "already exists"));
+	assert_int_equal(sqlite3_get_autocommit(db), 1);
+	sqlite3_close(db);
+}
+
+static void missing_table_named(void **state)
+{
+	char path[512], err[256];
+	make_trace(path, sizeof path, "no-memset.db", "DROP TABLE memset");
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "missing table memset"));
+
+	make_trace(path, sizeof path, "no-view.db", "DROP VIEW kernel_blocks");
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "missing view kernel_blocks"));
+}
+
+static void missing_column_named(void **state)
+{
+	char path[512], err[256];
+	make_trace(path, sizeof path, "no-column.db", "ALTER TABLE memcpy DROP COLUMN stream_id");
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "table memcpy has no column stream_id"));
+}
+
+static void newer_version_named(void **state)
+{
+	char path[512], err[256], want[600];
+	make_trace(path, sizeof path, "v7.db", "PRAGMA user_version = 7");
+	open_fails(path, err, sizeof err);
+	snprintf(want, sizeof want, "%s: schema version 7 is newer than this umplan understands (%d)",
+		 path, TRACE_SCHEMA_VERSION);
+	assert_string_equal(err, want);
+}
+
+static void other_sqlite_database_refused(void **state)
+{
+	char path[512], err[256];
+	sqlite3 *db;
+	test_path(path, sizeof path, "other.db");
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "not a umkit trace"));
+}
+
+static void not_a_database_named(void **state)
+{
+	char path[512], err[256];
+	test_path(path, sizeof path, "text.db");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 200; i++)
+		fputs("this is a text file, not a trace\n", f);
+	fclose(f);
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "not a SQLite database"));
+}
+
+static void missing_file_named(void **state)
+{
+	char path[512], err[256];
+	test_path(path, sizeof path, "does-not-exist.db");
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "No such file or directory"));
+
+	test_path(path, sizeof path, "");
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "Is a directory"));
+}
+
+static void meta_values(void **state)
+{
+	char path[512], err[256], value[9];
+	sqlite3 *db;
+	make_trace(path, sizeof path, "meta.db",
+		   "INSERT INTO meta VALUES ('status', 'complete'), ('nothing', NULL),"
+		   "('command', 'python train.py --epochs 3')");
+	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
+	assert_int_equal(trace_schema_meta(db, "status", value, sizeof value), 1);
+	assert_string_equal(value, "complete");
+	assert_int_equal(trace_schema_meta(db, "nothing", value, sizeof value), 1);
+	assert_string_equal(value, "");
+	assert_int_equal(trace_schema_meta(db, "command", value, sizeof value), 1);
+	assert_string_equal(value, "python t"); /* truncated to the buffer */
+	strcpy(value, "junk");
+	assert_int_equal(trace_schema_meta(db, "absent", value, sizeof value), 0);
+	assert_string_equal(value, "");
+	sqlite3_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fresh_trace_validates),
+		cmocka_unit_test(schema_has_every_object),
+		cmocka_unit_test(missing_table_named),
+		cmocka_unit_test(missing_column_named),
+		cmocka_unit_test(newer_version_named),
+		cmocka_unit_test(other_sqlite_database_refused),
+		cmocka_unit_test(not_a_database_named),
+		cmocka_unit_test(missing_file_named),
+		cmocka_unit_test(meta_values),
+	};
+	return cmocka_run_group_tests_name("trace_schema", tests, NULL, NULL);
+}
