@@ -55,9 +55,11 @@ enum plan_op_kind {
 	PLAN_OP_DISCARD = 1,          /* drop the range's contents, no copy: the
 					 program freed it (dead data) */
 	PLAN_OP_EVICT = 2,            /* migrate the range to host memory */
-	PLAN_OP_DISCARD_PREFETCH = 3, /* discard, then populate on the GPU: a
-					 freed range (alloc names the freed
-					 allocation) about to be handed out again */
+	PLAN_OP_DISCARD_PREFETCH = 3, /* discard, then populate on the GPU, no
+					 copy: a new allocation (issued at or
+					 after it is made) whose memory holds only
+					 an earlier owner's dead data and that
+					 nothing has written yet */
 	PLAN_OP_PREFETCH = 4,         /* migrate the range to the GPU */
 };
 #define PLAN_OP_KIND_MIN PLAN_OP_DISCARD

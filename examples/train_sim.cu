@@ -5,7 +5,8 @@
  * The model is a stack of fully connected layers (width x width weights plus
  * a bias, ReLU between layers, a linear last layer) trained with SGD and
  * momentum on a synthetic regression task (the target is half the input,
- * reversed). Memory behaves like a framework's:
+ * reversed; the loss is half the mean squared error). Memory behaves like a
+ * framework's:
  *   - weights and biases: cudaMalloc'd once, live for the whole run;
  *   - momentum buffers: allocated lazily at the first optimizer step (as
  *     torch.optim.SGD does), then live for the whole run;

@@ -438,6 +438,13 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		if (c->dp > avail)
 			r->stall_ns += (uint64_t)(c->dp - avail);
 	}
+	/* A link busier than the iteration is long stalls the program by at
+	 * least the difference, whatever the order of transfers. */
+	uint64_t cycle = x->v->cycle_ns;
+	if (r->dtoh_busy_ns > cycle && r->dtoh_busy_ns - cycle > r->stall_ns)
+		r->stall_ns = r->dtoh_busy_ns - cycle;
+	if (r->htod_busy_ns > cycle && r->htod_busy_ns - cycle > r->stall_ns)
+		r->stall_ns = r->htod_busy_ns - cycle;
 	/* Deaths: discard where the program frees a used tensor. */
 	for (size_t t = 0; t < ts->n; t++) {
 		const struct tensor *tx = &ts->t[t];

@@ -445,29 +445,59 @@ static int load_migrations(struct loader *l)
 	return 0;
 }
 
-static int load_writes(struct loader *l)
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The position of the first kernel launched after the API call with
+ * correlation id corr (kernels' ids come from the same counter). */
+static size_t position_after_call(const struct trace *t, const struct corr_pos *by_corr, uint64_t corr)
+{
+	size_t lo = 0, hi = t->n_kernels;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_corr[mid].corr < corr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_kernels ? by_corr[lo].pos : t->n_kernels;
+}
+
+static int load_writes(struct loader *l, const struct corr_pos *by_corr)
 {
 	struct trace *t = l->t;
 	sqlite3_stmt *st;
-	if (prepare(l, "SELECT start_ns FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
-		       "UNION ALL SELECT start_ns FROM memset", &st))
+	if (prepare(l, "SELECT correlation_id, start_ns FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
+		       "UNION ALL SELECT correlation_id, start_ns FROM memset", &st))
 		return -1;
-	struct grow g = { .elem = sizeof(int64_t) };
+	struct grow gp = { .elem = sizeof(size_t) }, gn = { .elem = sizeof(int64_t) };
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t *p = grow_push(&g);
+		bool placed = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		void *p = grow_push(placed ? &gp : &gn);
 		if (!p) {
 			sqlite3_finalize(st);
-			free(g.data);
+			free(gp.data);
+			free(gn.data);
 			return oom(l);
 		}
-		*p = sqlite3_column_int64(st, 0);
+		if (placed)
+			*(size_t *)p = position_after_call(t, by_corr,
+							   (uint64_t)sqlite3_column_int64(st, 0));
+		else
+			*(int64_t *)p = sqlite3_column_int64(st, 1);
 	}
-	t->write_ns = g.data;
-	t->n_writes = g.n;
+	t->write_pos = gp.data;
+	t->n_write_pos = gp.n;
+	t->write_ns = gn.data;
+	t->n_write_ns = gn.n;
 	if (step_failed(l, rc, st))
 		return -1;
-	sort_rows(t->write_ns, t->n_writes, sizeof(int64_t), cmp_i64);
+	sort_rows(t->write_pos, t->n_write_pos, sizeof(size_t), cmp_size);
+	sort_rows(t->write_ns, t->n_write_ns, sizeof(int64_t), cmp_i64);
 	return 0;
 }
 
@@ -532,7 +562,7 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 	if (!rc)
 		rc = load_migrations(&l);
 	if (!rc)
-		rc = load_writes(&l);
+		rc = load_writes(&l, by_corr);
 	if (!rc)
 		rc = load_nvtx(&l);
 	free(by_corr);
@@ -555,6 +585,7 @@ void trace_free(struct trace *t)
 	free(t->allocs);
 	free(t->fault_migrations);
 	free(t->faults);
+	free(t->write_pos);
 	free(t->write_ns);
 	free(t->nvtx);
 	for (size_t i = 0; i < t->n_strings; i++)
@@ -584,9 +615,21 @@ size_t trace_position_at(const struct trace *t, int64_t ns)
 	return lo;
 }
 
-bool trace_write_between(const struct trace *t, int64_t from_ns, int64_t to_ns)
+bool trace_write_between(const struct trace *t, size_t from_pos, size_t to_pos, int64_t from_ns,
+			 int64_t to_ns)
 {
-	size_t lo = 0, hi = t->n_writes;
+	size_t lo = 0, hi = t->n_write_pos;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->write_pos[mid] < from_pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->n_write_pos && t->write_pos[lo] <= to_pos)
+		return true;
+	lo = 0;
+	hi = t->n_write_ns;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (t->write_ns[mid] < from_ns)
@@ -594,5 +637,5 @@ bool trace_write_between(const struct trace *t, int64_t from_ns, int64_t to_ns)
 		else
 			hi = mid;
 	}
-	return lo < t->n_writes && t->write_ns[lo] <= to_ns;
+	return lo < t->n_write_ns && t->write_ns[lo] <= to_ns;
 }

@@ -74,9 +74,14 @@ struct trace {
 	/* Totals over every migration record, for the report. */
 	uint64_t htod_bytes, dtoh_bytes, fault_bytes;
 
-	/* GPU start times of memcpy and memset operations that may write device
-	 * memory (htod, dtod, ptop, unknown copies; all memsets), sorted. */
-	size_t n_writes;
+	/* Copies and memsets that may write device memory (htod, dtod, ptop and
+	 * unknown copies; all memsets). Those with a correlation id are placed
+	 * in launch order by it (CUPTI numbers API calls in issue order):
+	 * write_pos holds the position of the first kernel launched after each.
+	 * The others are known only by their GPU start time (write_ns). Both
+	 * sorted. */
+	size_t n_write_pos, n_write_ns;
+	size_t *write_pos;
 	int64_t *write_ns;
 
 	size_t n_nvtx;
@@ -120,8 +125,11 @@ size_t trace_position_at(const struct trace *t, int64_t ns);
 /* The allocation index whose ordinal is id, or -1. */
 long trace_alloc_index(const struct trace *t, uint64_t id);
 
-/* True when a memcpy or memset that may write device memory started on the
- * GPU within [from_ns, to_ns]. */
-bool trace_write_between(const struct trace *t, int64_t from_ns, int64_t to_ns);
+/* True when a copy or memset that may write device memory was issued
+ * between the launches of kernels from_pos - 1 and to_pos (for one placed
+ * by correlation id), or started on the GPU within [from_ns, to_ns] (for
+ * one known only by time). */
+bool trace_write_between(const struct trace *t, size_t from_pos, size_t to_pos, int64_t from_ns,
+			 int64_t to_ns);
 
 #endif

@@ -357,14 +357,17 @@ static void find_early_writes(const struct trace *t, const struct tensor_set *ts
 			continue;
 		/* The planned instance is allocated at unwrapped position
 		 * (alloc_pos or p); its first use follows. */
-		size_t k = ts->first + tx->alloc_pos + tensor_age(ts, tx, tv->first_use);
+		size_t a = ts->first + tx->alloc_pos;
 		if (t->allocs[tx->trace_alloc].alloc_ns > t->kernels[ts->first].launch_ns &&
 		    tx->alloc_pos == 0)
-			k += ts->n_pos; /* allocated at the very end: used next iteration */
+			a += ts->n_pos; /* allocated at the very end: used next iteration */
+		size_t k = a + tensor_age(ts, tx, tv->first_use);
 		int64_t until = k < t->n_kernels && t->kernels[k].start_ns != TRACE_NS_NONE
 			? t->kernels[k].start_ns : INT64_MAX;
-		tv->written_before_use =
-			trace_write_between(t, t->allocs[tx->trace_alloc].alloc_ns, until);
+		/* A copy issued between the allocation's launch gap and the
+		 * first use may have filled it. */
+		tv->written_before_use = trace_write_between(
+			t, a, k, t->allocs[tx->trace_alloc].alloc_ns, until);
 	}
 }
 

@@ -32,8 +32,9 @@ uint32_t rec_tid(void);
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);
 /* Registers buffers and enables the activity kinds that need no context. */
 CUptiResult rec_activity_start(void);
-/* Enables the Unified Memory counters once CUPTI accepts it (not before the
- * device is set up); call it from every launch, it is cheap once done. */
+/* Enables the Unified Memory counters once CUPTI accepts them (cupti_um.h)
+ * and notes the outcome in the trace's meta.um_counters; call it from every
+ * launch, it is cheap once done. */
 void rec_activity_enable_um(void);
 /* Forces CUPTI to hand over every buffered record. */
 void rec_activity_flush(void);

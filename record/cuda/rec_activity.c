@@ -13,12 +13,12 @@
 #include <cupti.h>
 
 #include "common/cuda/cupti_guard.h"
+#include "common/cuda/cupti_um.h"
 #include "log.h"
 #include "rec.h"
 
 #define BUFFER_BYTES (8u << 20)
 #define FLUSH_PERIOD_MS 500
-#define UM_ENABLE_ATTEMPTS 1000
 
 static atomic_uint_fast64_t dropped;
 
@@ -128,20 +128,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buf);
 }
 
-/* The Unified Memory counters: migrations both ways, and page faults. */
-static CUptiResult configure_um(int with_faults)
-{
-	CUpti_ActivityUnifiedMemoryCounterConfig um[3] = {
-		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
-		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 0, 1 },
-		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
-		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, 0, 1 },
-		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
-		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 0, 1 },
-	};
-	return cuptiActivityConfigureUnifiedMemoryCounter(um, with_faults ? 3 : 2);
-}
-
 CUptiResult rec_activity_start(void)
 {
 	const struct cupti_real *cr = cupti_real();
@@ -154,54 +140,20 @@ CUptiResult rec_activity_start(void)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
 	if (r != CUPTI_SUCCESS)
 		return r;
-	configure_um(1);
 	cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
 	return CUPTI_SUCCESS;
 }
 
-static const char *cupti_text(CUptiResult r)
-{
-	const char *msg = "?";
-	cuptiGetResultString(r, &msg);
-	return msg;
-}
-
-/* CUPTI refuses the UM counters until the device is fully set up: at
- * InitializeInjection, and on this driver also in the context-created
- * callback (CUPTI_ERROR_NOT_READY). So the callbacks call this at every
- * launch until it works; after success it costs one atomic load. Each
- * attempt configures again (the CUPTI sample configures after device
- * set-up), with faults first, then migrations alone. */
 void rec_activity_enable_um(void)
 {
-	static atomic_int state; /* 0 trying, 1 enabled, 2 given up */
-	static atomic_int attempts;
-	if (atomic_load_explicit(&state, memory_order_relaxed))
+	static atomic_int noted;
+	const char *why;
+	enum cupti_um_state st = cupti_um_enable(&why);
+	if (st == CUPTI_UM_TRYING || atomic_exchange(&noted, 1))
 		return;
-	int n = atomic_fetch_add(&attempts, 1);
-	CUptiResult r = CUPTI_ERROR_UNKNOWN;
-	for (int with_faults = 1; with_faults >= 0 && r != CUPTI_SUCCESS; with_faults--) {
-		CUptiResult c = configure_um(with_faults);
-		r = c == CUPTI_SUCCESS ? cupti_real()->ActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) : c;
-		if (n < 3)
-			um_debug("UM counters (faults %s): configure %s, enable %s", with_faults ? "on" : "off",
-				 cupti_text(c), cupti_text(r));
-		if (r == CUPTI_SUCCESS)
-			trace_writer_meta(rec_writer, "um_counters", with_faults ? "migrations,faults" : "migrations");
-	}
-	if (r == CUPTI_SUCCESS) {
-		atomic_store(&state, 1);
-		um_debug("Unified Memory records enabled at attempt %d", n + 1);
-		return;
-	}
-	if (r == CUPTI_ERROR_NOT_READY && n < UM_ENABLE_ATTEMPTS)
-		return;
-	int expected = 0;
-	if (atomic_compare_exchange_strong(&state, &expected, 2)) {
-		um_warn("cannot enable Unified Memory records (%s): no migrations or faults will be recorded",
-			cupti_text(r));
-		trace_writer_meta(rec_writer, "um_counters", cupti_text(r));
-	}
+	trace_writer_meta(rec_writer, "um_counters",
+			  st == CUPTI_UM_ENABLED_WITH_FAULTS ? "migrations,faults"
+			  : st == CUPTI_UM_ENABLED_MIGRATIONS_ONLY ? "migrations" : why);
 }
 
 void rec_activity_flush(void)

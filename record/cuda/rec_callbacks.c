@@ -78,10 +78,8 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
 {
 	static atomic_int contexts;
 	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-		if (atomic_fetch_add(&contexts, 1) == 0) {
-			rec_activity_enable_um();
+		if (atomic_fetch_add(&contexts, 1) == 0)
 			write_device_meta(r->context);
-		}
 	} else if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
 		struct trace_stream s = { .created_ns = rec_now() };
 		if (cuptiGetStreamIdEx(r->context, r->resourceHandle.stream, 0, &s.id) == CUPTI_SUCCESS &&

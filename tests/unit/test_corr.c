@@ -362,21 +362,21 @@ static void decoder_rejects_inconsistency(void **state)
 	/* Block section: block_size, caps, dropped, list count: 36 bytes. List
 	 * 0 (exec ID 1: ID, count, blocks (0,0) at 48 and (0,1) at 56), then
 	 * list 1 (exec ID 2) at 64. */
-	unsigned char *b = malloc(bl);
-	memcpy(b, blk, bl);
+	unsigned char b[84];
+	assert_int_equal(bl, sizeof b);
+	memcpy(b, blk, sizeof b);
 	memcpy(b + 64, "\x01\0\0\0\0\0\0\0", 8); /* list 1's ID becomes 1 */
 	assert_null(corr_decode(img, el, b, bl, "plan.bin", err, sizeof err));
 	assert_string_equal(err, "plan.bin: correlation block list 1 is out of order or has exec "
 				 "ID 0");
-	memcpy(b, blk, bl);
+	memcpy(b, blk, sizeof b);
 	memcpy(b + 56, "\0\0\0\0\0\0\0\0", 8); /* second block = first */
 	assert_null(corr_decode(img, el, b, bl, "plan.bin", err, sizeof err));
 	assert_string_equal(err, "plan.bin: correlation block list 0 repeats a block");
-	memcpy(b, blk, bl);
+	memcpy(b, blk, sizeof b);
 	b[44] = 0; /* list 0 claims 0 blocks */
 	assert_null(corr_decode(img, el, b, bl, "plan.bin", err, sizeof err));
 	assert_non_null(strstr(err, "correlation block list 0 has 0 blocks"));
-	free(b);
 	free(img);
 	corr_destroy(t);
 }

@@ -1,0 +1,65 @@
+/*
+ * rp.h: state shared by the replayer's pieces inside libumreplay.so.
+ *
+ *   rp_inject.c     InitializeInjection: settings, the plan, the engine,
+ *                   CUPTI set-up; the exit path (summary line, --stats)
+ *   rp_callbacks.c  kernel launches and allocations -> the engine; the
+ *                   measured residency
+ *   rp_exec.c       the engine's executor: the replayer's own stream,
+ *                   markers (CUDA events) and the batch migration calls,
+ *                   issued from a worker thread so the program never waits
+ *   rp_activity.c   what the Unified Memory counters say actually moved
+ */
+#ifndef UMKIT_RP_H
+#define UMKIT_RP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include "replay/engine.h"
+
+/* The engine; NULL when this process does not replay (then callbacks and
+ * hooks do nothing). */
+extern engine *rp_engine;
+extern atomic_bool rp_active;
+
+uint64_t rp_now(void);
+
+/* The executor (rp_exec.c). start creates the stream lazily on first use. */
+const struct engine_executor *rp_exec_get(void);
+/* The stream of the launch the calling thread is making (for markers). */
+void rp_exec_set_launch_stream(CUstream s);
+/* Waits until every queued op has been issued and has finished. */
+void rp_exec_drain(void);
+struct rp_exec_stats {
+	uint64_t calls, failed_calls;
+	uint64_t marks;
+};
+void rp_exec_get_stats(struct rp_exec_stats *out);
+
+/* Callbacks (rp_callbacks.c). */
+CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub);
+/* Device memory in use at the first launch, and the peak above it since:
+ * what the program's data occupies on the GPU, measured (cuMemGetInfo). */
+uint64_t rp_peak_residency(void);
+/* CPU times (rp_now) at which each completed iteration ended, for binning
+ * the counters by iteration; returns how many (at most max). */
+size_t rp_iteration_ends(uint64_t *out, size_t max);
+
+/* Unified Memory counters (rp_activity.c). */
+CUptiResult rp_activity_start(void);
+void rp_activity_flush(void);
+struct rp_traffic {
+	uint64_t htod_bytes, dtoh_bytes;
+	uint64_t fault_migrations, fault_bytes; /* HtoD migrations with cause 'fault' */
+	uint64_t fault_records;                 /* GPU page-fault records (a sample) */
+};
+/* Totals, and per iteration given the iteration end times: out[i] counts
+ * records that started before ends[i] and at or after ends[i-1]. */
+void rp_activity_totals(struct rp_traffic *out);
+void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic *out);
+
+#endif

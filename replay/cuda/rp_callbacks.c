@@ -1,0 +1,137 @@
+/*
+ * rp_callbacks.c: what the replayer learns on the program's threads —
+ * kernel launches (execution ID and the allocations the arguments touch)
+ * and allocations — handed to the engine; and the device memory in use,
+ * sampled at launches, for the measured peak residency.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include "common/cuda/cupti_guard.h"
+#include "common/cuda/cupti_um.h"
+#include "common/cuda/launch_info.h"
+#include "common/cuda/um_alloc.h"
+#include "log.h"
+#include "rp.h"
+
+/* cuMemGetInfo costs a few microseconds: sample every this many launches. */
+#define RESIDENCY_SAMPLE_EVERY 16
+#define MAX_ITERATIONS 65536
+
+static atomic_uint_fast64_t launches;
+static uint64_t baseline_used, peak_used;
+/* Guards the residency samples and the iteration ends. */
+static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t iteration_ends[MAX_ITERATIONS];
+static size_t n_iteration_ends;
+static uint64_t seen_iterations;
+static atomic_int mismatch_warned;
+
+static void sample_residency(void)
+{
+	size_t free_b, total_b;
+	if (cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS)
+		return;
+	uint64_t used = total_b - free_b;
+	pthread_mutex_lock(&sample_lock);
+	if (!baseline_used)
+		baseline_used = used;
+	if (used > peak_used)
+		peak_used = used;
+	pthread_mutex_unlock(&sample_lock);
+}
+
+uint64_t rp_peak_residency(void)
+{
+	pthread_mutex_lock(&sample_lock);
+	uint64_t peak = peak_used > baseline_used ? peak_used - baseline_used : 0;
+	pthread_mutex_unlock(&sample_lock);
+	return peak;
+}
+
+size_t rp_iteration_ends(uint64_t *out, size_t max)
+{
+	pthread_mutex_lock(&sample_lock);
+	size_t n = n_iteration_ends < max ? n_iteration_ends : max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = iteration_ends[i];
+	pthread_mutex_unlock(&sample_lock);
+	return n;
+}
+
+/* After each launch: note iteration boundaries (for binning the counters)
+ * and warn once if the engine decided the plan is for another program. */
+static void after_engine(void)
+{
+	struct engine_stats st;
+	engine_get_stats(rp_engine, &st);
+	pthread_mutex_lock(&sample_lock);
+	while (seen_iterations < st.iterations) {
+		seen_iterations++;
+		if (n_iteration_ends < MAX_ITERATIONS)
+			iteration_ends[n_iteration_ends++] = rp_now();
+	}
+	pthread_mutex_unlock(&sample_lock);
+	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)
+		um_warn("the plan was made for another program (its kernels or allocations differ); "
+			"running without it: re-record and re-plan this program");
+}
+
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct launch_info li;
+	struct engine_access acc[LAUNCH_MAX_ARGS];
+
+	/* At exit only the stream matters (for the marker): skip the scan. */
+	bool entering = cb->callbackSite == CUPTI_API_ENTER;
+	if (!launch_decode(cbid, cb, entering ? um_alloc_arena() : NULL, &li))
+		return;
+	rp_exec_set_launch_stream(li.stream);
+	if (!entering) {
+		engine_after_launch(rp_engine);
+		return;
+	}
+	cupti_um_enable(NULL);
+	um_alloc_note_stream(li.stream);
+	if (atomic_fetch_add(&launches, 1) % RESIDENCY_SAMPLE_EVERY == 0)
+		sample_residency();
+	for (uint32_t i = 0; i < li.nargs; i++) {
+		acc[i].alloc_id = li.args[i].alloc.id;
+		acc[i].offset = li.args[i].offset;
+	}
+	engine_on_launch(rp_engine, li.exec_id, acc, li.nargs);
+	after_engine();
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	if (atomic_load(&rp_active) && domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		on_launch(cbid, data);
+}
+
+static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
+{
+	if (atomic_load(&rp_active))
+		engine_on_alloc(rp_engine, a->id, a->address, a->size);
+}
+
+static void on_free(const struct arena_alloc *a)
+{
+	if (atomic_load(&rp_active))
+		engine_on_free(rp_engine, a->id);
+}
+
+CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub)
+{
+	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
+	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	if (r == CUPTI_SUCCESS)
+		um_alloc_set_hooks(&hooks);
+	return r;
+}

@@ -1,0 +1,260 @@
+/*
+ * rp_exec.c: the engine's executor on CUDA.
+ *
+ * Markers are CUDA events recorded on the program's stream right after a
+ * launch (a ring of events, reused; a marker whose event was reused since
+ * only makes an op wait longer, never shorter). Ops go on the replayer's
+ * own non-blocking stream, behind the marker they name.
+ *
+ * Prefetches and evictions only cost time if mistimed, so a worker thread
+ * issues them and the program's thread never waits for the driver. Discards
+ * are different: a discard that runs while the program writes the range
+ * destroys the write (h100-facts.md), and the arena may hand a freed range
+ * out again at once. So discards are issued on the calling thread, and the
+ * program's stream is made to wait for them (cuStreamWaitEvent) before any
+ * later work of the program can touch the range. They move no data, so the
+ * wait is short.
+ *
+ * The engine calls issue() and mark() with its lock held: the executor's
+ * own state needs no lock except the worker queue.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "log.h"
+#include "rp.h"
+#include "size.h"
+
+#define MARKS 4096        /* marker events in the ring */
+#define BATCH_MAX 1024    /* ranges per batch call */
+
+static CUcontext ctx;
+static CUstream mig_stream;
+static CUdevice device;
+static CUevent marks[MARKS];
+static uint64_t next_mark = 1;
+static CUevent discard_done;
+static __thread CUstream launch_stream;
+
+/* Counted from the program's threads and the worker alike. */
+static atomic_uint_fast64_t n_calls, n_failed, n_marks;
+static atomic_int failures_warned;
+
+/* Prefetch and evict jobs for the worker. */
+struct job {
+	enum engine_op op;
+	uint64_t wait_mark;
+	size_t n;
+	struct engine_range *ranges;
+	struct job *next;
+};
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+static struct job *queue_head, *queue_tail;
+static int worker_busy;
+static int worker_started;
+
+static void check(CUresult r, const char *what)
+{
+	if (r == CUDA_SUCCESS)
+		return;
+	atomic_fetch_add(&n_failed, 1);
+	if (atomic_fetch_add(&failures_warned, 1) == 0) {
+		const char *msg = "?";
+		cuGetErrorString(r, &msg);
+		um_warn("%s failed (%s); the run goes on, slower where the plan could not act", what, msg);
+	}
+}
+
+/* Binds the program's context and creates the stream on first use (from a
+ * launch callback, where the program's context is current). */
+static int ensure_stream(void)
+{
+	if (mig_stream)
+		return 0;
+	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cuCtxGetDevice(&device) != CUDA_SUCCESS)
+		return -1;
+	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
+	if (r == CUDA_SUCCESS)
+		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
+	check(r, "creating the replayer's stream");
+	return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+static const char *op_name(enum engine_op op)
+{
+	static const char *names[] = { "prefetch", "evict", "discard", "discard+prefetch" };
+	return names[op];
+}
+
+static void wait_mark(uint64_t mark)
+{
+	if (mark)
+		check(cuStreamWaitEvent(mig_stream, marks[mark % MARKS], 0), "waiting for a marker");
+}
+
+/* One batch call for up to BATCH_MAX ranges; an NVTX range makes it show
+ * in Nsight Systems. */
+static void call(enum engine_op op, const struct engine_range *r, size_t n)
+{
+	CUdeviceptr ptrs[BATCH_MAX];
+	size_t sizes[BATCH_MAX], loc_idx = 0, bytes = 0;
+	CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, device };
+	char label[96], sz[32];
+
+	for (size_t i = 0; i < n; i++) {
+		ptrs[i] = (CUdeviceptr)r[i].address;
+		sizes[i] = r[i].bytes;
+		bytes += r[i].bytes;
+	}
+	snprintf(label, sizeof label, "umkit %s %zu ranges %s", op_name(op), n, um_size_format(bytes, sz, sizeof sz));
+	nvtxRangePushA(label);
+	switch (op) {
+	case ENGINE_OP_EVICT:
+		loc.type = CU_MEM_LOCATION_TYPE_HOST;
+		loc.id = 0;
+		/* fall through */
+	case ENGINE_OP_PREFETCH:
+		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
+		break;
+	case ENGINE_OP_DISCARD:
+		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
+		break;
+	case ENGINE_OP_DISCARD_PREFETCH:
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		      "cuMemDiscardAndPrefetchBatchAsync");
+		break;
+	}
+	nvtxRangePop();
+	atomic_fetch_add(&n_calls, 1);
+}
+
+static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i += BATCH_MAX)
+		call(op, r + i, n - i < BATCH_MAX ? n - i : BATCH_MAX);
+}
+
+static void *worker(void *arg)
+{
+	cuCtxSetCurrent(ctx);
+	pthread_mutex_lock(&queue_lock);
+	for (;;) {
+		while (!queue_head) {
+			worker_busy = 0;
+			pthread_cond_broadcast(&idle_cond);
+			pthread_cond_wait(&queue_cond, &queue_lock);
+		}
+		struct job *j = queue_head;
+		queue_head = j->next;
+		if (!queue_head)
+			queue_tail = NULL;
+		worker_busy = 1;
+		pthread_mutex_unlock(&queue_lock);
+		wait_mark(j->wait_mark);
+		call_all(j->op, j->ranges, j->n);
+		free(j);
+		pthread_mutex_lock(&queue_lock);
+	}
+	return NULL;
+}
+
+/* Discards on the calling thread, ordered into the program's streams (see
+ * the file comment). */
+static void discard_now(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
+{
+	wait_mark(mark);
+	call_all(op, r, n);
+	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
+	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
+	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
+		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
+}
+
+static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
+		  uint64_t mark)
+{
+	if (!n || ensure_stream() != 0)
+		return;
+	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
+		discard_now(op, ranges, n, mark);
+		return;
+	}
+	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
+	if (!j)
+		return;
+	j->op = op;
+	j->wait_mark = mark;
+	j->n = n;
+	j->ranges = (struct engine_range *)(j + 1);
+	memcpy(j->ranges, ranges, n * sizeof *ranges);
+	j->next = NULL;
+	pthread_mutex_lock(&queue_lock);
+	if (!worker_started) {
+		pthread_t t;
+		worker_started = pthread_create(&t, NULL, worker, NULL) == 0;
+		if (worker_started)
+			pthread_detach(t);
+	}
+	if (queue_tail)
+		queue_tail->next = j;
+	else
+		queue_head = j;
+	queue_tail = j;
+	worker_busy = 1;
+	pthread_cond_signal(&queue_cond);
+	pthread_mutex_unlock(&queue_lock);
+}
+
+static uint64_t mark(void *unused)
+{
+	if (ensure_stream() != 0)
+		return 0;
+	uint64_t m = next_mark++;
+	CUevent *ev = &marks[m % MARKS];
+	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return 0;
+	check(cuEventRecord(*ev, launch_stream ? launch_stream : CU_STREAM_LEGACY), "recording a marker");
+	atomic_fetch_add(&n_marks, 1);
+	return m;
+}
+
+static uint64_t now(void *unused)
+{
+	return rp_now();
+}
+
+const struct engine_executor *rp_exec_get(void)
+{
+	static const struct engine_executor exec = { NULL, issue, mark, now };
+	return &exec;
+}
+
+void rp_exec_set_launch_stream(CUstream s)
+{
+	launch_stream = s;
+}
+
+void rp_exec_drain(void)
+{
+	pthread_mutex_lock(&queue_lock);
+	while (worker_started && (queue_head || worker_busy))
+		pthread_cond_wait(&idle_cond, &queue_lock);
+	pthread_mutex_unlock(&queue_lock);
+	if (mig_stream)
+		cuStreamSynchronize(mig_stream);
+}
+
+void rp_exec_get_stats(struct rp_exec_stats *out)
+{
+	out->calls = atomic_load(&n_calls);
+	out->failed_calls = atomic_load(&n_failed);
+	out->marks = atomic_load(&n_marks);
+}

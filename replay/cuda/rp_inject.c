@@ -1,0 +1,187 @@
+/*
+ * rp_inject.c: libumreplay.so's entry and exit.
+ *
+ * umreplay sets CUDA_INJECTION64_PATH and LD_PRELOAD to this library and
+ * passes its settings in the environment (UMKIT_POLICY, UMKIT_PLAN,
+ * UMKIT_GPU_BUDGET, UMKIT_STATS). Whatever goes wrong here, the program runs
+ * on: a plan that cannot be used, or CUPTI held by another tool (Nsight
+ * Systems), gives one warning and a plain run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "common/cuda/cupti_guard.h"
+#include "common/cuda/um_alloc.h"
+#include "log.h"
+#include "plan.h"
+#include "replay/stats.h"
+#include "rp.h"
+#include "size.h"
+
+engine *rp_engine;
+atomic_bool rp_active;
+static struct plan *the_plan;
+static enum engine_policy policy;
+static uint64_t budget;
+static char *stats_path;
+static uint64_t start_ns;
+static CUpti_SubscriberHandle subscriber;
+
+uint64_t rp_now(void)
+{
+	uint64_t t = 0;
+	cuptiGetTimestamp(&t);
+	return t;
+}
+
+static int parse_settings(char *err, size_t errlen)
+{
+	const char *name = getenv("UMKIT_POLICY");
+	if (engine_policy_parse(name ? name : "plan", &policy) != 0) {
+		snprintf(err, errlen, "unknown policy '%s'", name);
+		return -1;
+	}
+	const char *b = getenv("UMKIT_GPU_BUDGET");
+	if (b && *b && um_size_parse(b, &budget) != 0) {
+		snprintf(err, errlen, "UMKIT_GPU_BUDGET='%s' is not a size", b);
+		return -1;
+	}
+	const char *plan_path = getenv("UMKIT_PLAN");
+	if (plan_path && *plan_path) {
+		the_plan = plan_load(plan_path, err, errlen);
+		if (!the_plan)
+			return -1;
+	}
+	const char *s = getenv("UMKIT_STATS");
+	if (s && *s)
+		stats_path = strdup(s);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, size_t n)
+{
+	struct replay_measured m = { 0 };
+	struct rp_traffic total;
+	uint64_t ends[4096];
+	size_t n_ends = rp_iteration_ends(ends, 4096);
+	struct rp_traffic *per = calloc(n_ends ? n_ends : 1, sizeof *per);
+
+	rp_activity_totals(&total);
+	m.htod_bytes = total.htod_bytes;
+	m.dtoh_bytes = total.dtoh_bytes;
+	m.fault_migrations = total.fault_migrations;
+	m.fault_bytes = total.fault_bytes;
+	m.fault_records = total.fault_records;
+	m.peak_residency_bytes = rp_peak_residency();
+	m.budget_bytes = budget;
+	m.wall_ns = rp_now() - start_ns;
+	if (per) {
+		rp_activity_by_iteration(ends, n_ends, per);
+		m.n_iterations = n_ends;
+		m.iteration_fault_migrations = calloc(n_ends ? n_ends : 1, sizeof(uint64_t));
+		m.iteration_htod_bytes = calloc(n_ends ? n_ends : 1, sizeof(uint64_t));
+		m.iteration_dtoh_bytes = calloc(n_ends ? n_ends : 1, sizeof(uint64_t));
+		for (size_t i = 0; m.iteration_dtoh_bytes && m.iteration_htod_bytes &&
+				   m.iteration_fault_migrations && i < n_ends; i++) {
+			m.iteration_fault_migrations[i] = per[i].fault_migrations;
+			m.iteration_htod_bytes[i] = per[i].htod_bytes;
+			m.iteration_dtoh_bytes[i] = per[i].dtoh_bytes;
+		}
+	}
+	FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
+	if (stats_path && !f)
+		um_error("cannot write %s: %s", stats_path, strerror(errno));
+	if (f) {
+		replay_stats_write_json(f, engine_policy_name(policy), st, iter_ns, n, &m);
+		if (fclose(f) != 0)
+			um_error("cannot write %s: %s", stats_path, strerror(errno));
+	}
+	free(m.iteration_fault_migrations);
+	free(m.iteration_htod_bytes);
+	free(m.iteration_dtoh_bytes);
+	free(per);
+
+	char peak[32], cap[32], in[32], out[32], budget_text[48] = "";
+	uint64_t median = 0;
+	if (n) {
+		uint64_t *sorted = malloc(n * sizeof *sorted);
+		if (sorted) {
+			memcpy(sorted, iter_ns, n * sizeof *sorted);
+			qsort(sorted, n, sizeof *sorted, cmp_u64);
+			median = sorted[n / 2];
+			free(sorted);
+		}
+	}
+	if (budget)
+		snprintf(budget_text, sizeof budget_text, " (budget %s)", um_size_format(budget, cap, sizeof cap));
+	um_info("policy %s: %llu iterations, median %.2f ms; plan positions %llu matched, %llu resynced, "
+		"%llu lost; moved %s in, %s out, %llu on-demand migrations; peak residency %s%s",
+		engine_policy_name(policy), (unsigned long long)st->iterations, median / 1e6,
+		(unsigned long long)st->matched, (unsigned long long)st->resynced, (unsigned long long)st->lost,
+		um_size_format(total.htod_bytes, in, sizeof in), um_size_format(total.dtoh_bytes, out, sizeof out),
+		(unsigned long long)total.fault_migrations, um_size_format(m.peak_residency_bytes, peak, sizeof peak),
+		budget_text);
+}
+
+static void finish(void)
+{
+	if (!rp_engine)
+		return;
+	rp_activity_flush();
+	atomic_store(&rp_active, false);
+	cupti_real()->Unsubscribe(subscriber);
+	rp_exec_drain();
+	rp_activity_flush();
+
+	struct engine_stats st;
+	uint64_t iter_ns[4096];
+	engine_get_stats(rp_engine, &st);
+	size_t n = engine_iteration_times(rp_engine, iter_ns, 4096);
+	write_stats(&st, iter_ns, n);
+}
+
+int InitializeInjection(void);
+int InitializeInjection(void)
+{
+	char err[512];
+	um_log_init("umreplay");
+	if (!getenv("UMKIT_POLICY"))
+		return 1; /* not started by umreplay */
+	start_ns = rp_now();
+	if (parse_settings(err, sizeof err) != 0) {
+		um_warn("%s; running the program without a plan", err);
+		return 1;
+	}
+	struct engine_config cfg = { policy, budget, the_plan };
+	rp_engine = engine_create(&cfg, rp_exec_get(), err, sizeof err);
+	if (!rp_engine) {
+		um_warn("%s; running the program without a plan", err);
+		return 1;
+	}
+	CUptiResult r = rp_callbacks_start(&subscriber);
+	if (r == CUPTI_SUCCESS)
+		r = rp_activity_start();
+	if (r != CUPTI_SUCCESS) {
+		const char *msg = "?";
+		cuptiGetResultString(r, &msg);
+		um_warn("cannot follow the program's kernels: CUPTI is unavailable (%s; another tool such as "
+			"Nsight Systems may hold it); running the program without a plan", msg);
+		engine_destroy(rp_engine);
+		rp_engine = NULL;
+		return 1;
+	}
+	cupti_guard_hold("umreplay");
+	atomic_store(&rp_active, true);
+	atexit(finish);
+	return 1;
+}

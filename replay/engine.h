@@ -1,0 +1,116 @@
+/*
+ * engine.h: the replayer's brain, portable and unit-tested without a GPU.
+ *
+ * libumreplay.so feeds the engine what happens in the program (allocations,
+ * frees, kernel launches with their execution IDs and the allocations their
+ * arguments touch). The engine keeps its place in the plan, models which
+ * 2 MB blocks are resident on the GPU, and decides the migration ops of the
+ * chosen policy, which it hands to an executor: the CUDA one queues them on
+ * the replayer's own stream; tests use a fake that records them.
+ *
+ * Policies (design.md, "The four policies"):
+ *   ideal     no ops, no budget: what the GPU does when everything fits;
+ *   ondemand  no prefetch; under a budget, evict the least recently used
+ *             blocks at kernel boundaries (what plain UM does when full);
+ *   deepum    correlation-table prefetch of the blocks of the predicted next
+ *             kernels, pre-eviction of blocks not predicted, discard of
+ *             freed allocations;
+ *   plan      the plan's ops at their positions, correlation prefetch when
+ *             the run drifts from the plan.
+ * Under every policy a budget is a hard limit on modelled residency: before
+ * a kernel, blocks are evicted (LRU, never the kernel's own) until its
+ * blocks fit. A discarded block is not resident.
+ *
+ * Thread-safety: every engine_* call takes the engine's lock; launches may
+ * come from several threads. Executor calls are made with the lock held and
+ * must not block on the GPU.
+ */
+#ifndef UMKIT_REPLAY_ENGINE_H
+#define UMKIT_REPLAY_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plan.h"
+
+typedef struct engine engine;
+
+enum engine_policy { ENGINE_IDEAL, ENGINE_ONDEMAND, ENGINE_DEEPUM, ENGINE_PLAN };
+
+/* "ideal", "ondemand", "deepum", "plan" <-> the enum; parse returns -1 for
+ * an unknown name. */
+const char *engine_policy_name(enum engine_policy p);
+int engine_policy_parse(const char *name, enum engine_policy *out);
+
+/* An address range for the executor, already widened to whole 2 MB blocks
+ * and coalesced with its neighbours. */
+struct engine_range {
+	uint64_t address, bytes;
+};
+
+enum engine_op { ENGINE_OP_PREFETCH, ENGINE_OP_EVICT, ENGINE_OP_DISCARD, ENGINE_OP_DISCARD_PREFETCH };
+
+struct engine_executor {
+	void *ctx;
+	/* Queues one batch of ops of one kind on the replayer's stream, behind
+	 * the marker wait_mark (0: nothing to wait for). */
+	void (*issue)(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
+		      uint64_t wait_mark);
+	/* Records a marker behind the kernel just launched (the most recent
+	 * launch on the calling thread's stream); returns it (never 0). */
+	uint64_t (*mark)(void *ctx);
+	/* Monotonic time in ns (iteration timing). */
+	uint64_t (*now)(void *ctx);
+};
+
+struct engine_config {
+	enum engine_policy policy;
+	uint64_t gpu_budget;      /* bytes; 0: no budget */
+	const struct plan *plan;  /* required for ENGINE_PLAN; deepum uses its
+				     correlation tables when present */
+};
+
+/* One allocation a launch's arguments point into. */
+struct engine_access {
+	uint64_t alloc_id; /* the arena's ordinal (= trace alloc.id) */
+	uint64_t offset;   /* where the argument points */
+};
+
+/* Returns NULL with err set when the configuration is unusable (plan policy
+ * without a plan, ...). The plan and executor must outlive the engine. */
+engine *engine_create(const struct engine_config *cfg, const struct engine_executor *exec,
+		      char *err, size_t errlen);
+void engine_destroy(engine *e);
+
+/* The program allocated [address, address + size) as allocation id (ids are
+ * 1, 2, ... in allocation order) / freed it. */
+void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
+void engine_on_free(engine *e, uint64_t id);
+
+/* A kernel is about to be launched: advance the plan position (match, or
+ * resynchronise, or lose the place), enforce the budget, and issue the ops
+ * due before it. */
+void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n);
+
+/* The kernel announced by the last engine_on_launch on this thread has been
+ * queued: records a marker if a later op must wait for this position. */
+void engine_after_launch(engine *e);
+
+struct engine_stats {
+	uint64_t launches;
+	uint64_t matched, resynced, lost;     /* launches by how the position was found */
+	uint64_t iterations;                  /* completed passes over the plan */
+	uint64_t ops[4], bytes[4];            /* by enum engine_op: calls and bytes */
+	uint64_t budget_evictions;            /* evictions forced by the budget */
+	uint64_t modelled_peak_bytes;         /* peak modelled residency */
+	uint64_t signature_mismatch;          /* 1: the plan is not for this program */
+};
+void engine_get_stats(engine *e, struct engine_stats *out);
+
+/* Iteration wall times so far (ns), oldest first; returns how many were
+ * copied into out (at most max). */
+size_t engine_iteration_times(engine *e, uint64_t *out, size_t max);
+
+#endif

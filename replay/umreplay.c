@@ -1,0 +1,465 @@
+/*
+ * umreplay.c: the umreplay command. Runs the user's program with
+ * libumreplay.so injected (CUPTI injection + LD_PRELOAD), which replays the
+ * plan made by umplan under the chosen policy; the library prints its own
+ * summary and writes --stats, and umreplay exits with the program's status.
+ *
+ * A plan that cannot be used (missing, unreadable, corrupt, truncated, a
+ * newer format, not a plan) never stops the user's program: umreplay warns
+ * once and runs the command exactly as it would run without umreplay, with
+ * no injection, no UMKIT_* variables and no GPU driver check.
+ *
+ * The contract with libumreplay.so is the environment:
+ *   UMKIT_PLAN         absolute path of a plan that loaded (only then)
+ *   UMKIT_POLICY       plan, deepum, ondemand or ideal
+ *   UMKIT_GPU_BUDGET   residency budget, bytes in decimal (only if given)
+ *   UMKIT_MAX_MANAGED  cap on managed memory, bytes in decimal (only if given)
+ *   UMKIT_STATS        absolute path of the statistics file (only if given)
+ *   UMKIT_LOG          quiet with -q (otherwise the user's setting is kept)
+ *   UMKIT_COMMAND      the command line, for the summary and the statistics
+ * plus CUDA_INJECTION64_PATH, LD_PRELOAD and PYTORCH_NO_CUDA_MEMORY_CACHING
+ * (common/launcher.h). Every other UMKIT_* variable inherited from the
+ * user's shell is removed but UMKIT_LOG, UMKIT_LIBDIR and UMKIT_CUPTI.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher.h"
+#include "log.h"
+#include "plan.h"
+#include "replay/engine.h"
+#include "size.h"
+
+extern char **environ;
+
+#define EXIT_USAGE 2
+#define EXIT_SETUP 3
+/* Metadata only: kept well below the kernel's 128 KiB limit per
+ * environment string so a long command line can never stop the exec. */
+#define MAX_COMMAND_TEXT (16 * 1024)
+
+static const char usage_text[] =
+	"Usage: umreplay --plan PLAN [options] [--] command [args...]\n"
+	"Runs command with the umkit replayer injected: at each kernel launch it\n"
+	"prefetches, evicts and discards Unified Memory as the plan made by umplan\n"
+	"says, so the program waits less on page faults. The program is not\n"
+	"changed; umreplay exits with its status. Options end at the first word\n"
+	"that is not one, so 'umreplay --plan plan.bin python train.py --lr 3'\n"
+	"works; '--' is optional.\n"
+	"\n"
+	"Options:\n"
+	"      --plan FILE          the plan to replay (from umplan); required for\n"
+	"                           --policy plan. A plan that cannot be used\n"
+	"                           (missing, corrupt, truncated, a newer format, not\n"
+	"                           a plan) is not an error: umreplay warns and runs\n"
+	"                           the command without umkit\n"
+	"      --policy NAME        what decides the migrations:\n"
+	"                             plan      the plan's schedule, with correlation\n"
+	"                                       prefetching when the run drifts from it\n"
+	"                                       (default)\n"
+	"                             deepum    correlation prefetching, pre-eviction\n"
+	"                                       and discard of dead data; learns online,\n"
+	"                                       or starts from the plan's tables\n"
+	"                             ondemand  page faults, and LRU eviction under a\n"
+	"                                       budget: what plain Unified Memory does\n"
+	"                             ideal     no migrations of umkit's own: the\n"
+	"                                       reference for a GPU that fits everything\n"
+	"      --gpu-budget SIZE    keep the program's data resident on the GPU at\n"
+	"                           most SIZE (e.g. 40G, 512MiB) by explicit\n"
+	"                           evictions: emulates a smaller GPU, or leaves room\n"
+	"                           for another process\n"
+	"      --max-managed SIZE   cap the managed memory the program may hold; past\n"
+	"                           it an allocation fails with the framework's usual\n"
+	"                           out-of-memory error (not below --gpu-budget)\n"
+	"      --stats FILE         when the program exits, write the replay's\n"
+	"                           statistics to FILE as JSON; an earlier file there\n"
+	"                           is removed before the run\n"
+	"  -q, --quiet              no summary; the replayer prints warnings only\n"
+	"  -h, --help               show this help and exit\n"
+	"      --version            show the version and exit\n"
+	"\n"
+	"Environment:\n"
+	"  UMKIT_LIBDIR   folder holding libumreplay.so (default: ../lib or\n"
+	"                 ../lib/umkit next to umreplay)\n"
+	"  UMKIT_LOG      the replayer's verbosity: quiet, info or debug\n"
+	"  PYTORCH_NO_CUDA_MEMORY_CACHING  set to 1 for the program unless already\n"
+	"                 set, so PyTorch allocates as it did when recorded\n"
+	"\n"
+	"Exit status: the command's (128+N if signal N killed it; 126 if it could\n"
+	"not be executed, 127 if not found); 2 for bad usage; 3 if the replay\n"
+	"could not be set up (no GPU driver, libumreplay.so missing, the stats\n"
+	"file cannot be written). With a plan that cannot be used the command runs\n"
+	"without umkit and its status is returned.\n";
+
+struct umreplay_options {
+	const char *plan;        /* NULL: none given */
+	const char *stats;       /* NULL: none given */
+	enum engine_policy policy;
+	uint64_t gpu_budget;     /* 0: no budget given */
+	uint64_t max_managed;    /* 0: no cap given */
+	const char *gpu_budget_text, *max_managed_text; /* as given, for messages */
+	int quiet;
+	int command; /* argv index of the command; == argc when missing */
+};
+
+/*
+ * Matches argv[*i] against the long option lng taking a value, in the forms
+ * --name VALUE and --name=VALUE. Returns 1 with *value set (advancing *i
+ * past a separate value), 0 when the word is another option, -1 when the
+ * value is missing.
+ */
+static int option_value(int argc, char **argv, int *i, const char *lng, const char **value)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(lng);
+	if (strncmp(a, lng, n) == 0 && a[n] == '=') {
+		*value = a + n + 1;
+		return 1;
+	}
+	if (strcmp(a, lng) != 0)
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}
+
+/* Parses a size option's value into *out (> 0). Returns 0, or -1 with the
+ * message printed. */
+static int parse_size(const char *option, const char *value, uint64_t *out)
+{
+	if (um_size_parse(value, out) == 0 && *out > 0)
+		return 0;
+	um_error("%s: '%s' is not a size above zero (e.g. 40G, 512MiB, 4096)", option, value);
+	return -1;
+}
+
+/* The valid policy names, for the message about an unknown one. */
+static void policy_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int p = ENGINE_IDEAL; p <= ENGINE_PLAN && used < len; p++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", p == ENGINE_IDEAL ? "" : ", ",
+					 engine_policy_name((enum engine_policy)p));
+}
+
+/* Parses umreplay's options. Returns -1 to run, or the exit status (0 after
+ * --help and --version, EXIT_USAGE with the message printed). */
+static int parse_options(int argc, char **argv, struct umreplay_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->policy = ENGINE_PLAN;
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *value = NULL;
+		int m;
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("umreplay (umkit) %s\n", UMKIT_VERSION);
+			return 0;
+		}
+		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			o->quiet = 1;
+		} else if ((m = option_value(argc, argv, &i, "--plan", &value)) != 0) {
+			if (m < 0 || !*value) {
+				um_error("option '--plan' needs a file name");
+				goto usage;
+			}
+			o->plan = value;
+		} else if ((m = option_value(argc, argv, &i, "--stats", &value)) != 0) {
+			if (m < 0 || !*value) {
+				um_error("option '--stats' needs a file name");
+				goto usage;
+			}
+			o->stats = value;
+		} else if ((m = option_value(argc, argv, &i, "--policy", &value)) != 0) {
+			if (m < 0 || engine_policy_parse(value, &o->policy) != 0) {
+				char names[64];
+				policy_names(names, sizeof names);
+				if (m < 0)
+					um_error("option '--policy' needs a name: %s", names);
+				else
+					um_error("--policy: unknown policy '%s' (valid: %s)", value, names);
+				goto usage;
+			}
+		} else if ((m = option_value(argc, argv, &i, "--gpu-budget", &value)) != 0) {
+			if (m < 0) {
+				um_error("option '--gpu-budget' needs a size (e.g. 40G)");
+				goto usage;
+			}
+			if (parse_size("--gpu-budget", value, &o->gpu_budget) != 0)
+				goto usage;
+			o->gpu_budget_text = value;
+		} else if ((m = option_value(argc, argv, &i, "--max-managed", &value)) != 0) {
+			if (m < 0) {
+				um_error("option '--max-managed' needs a size (e.g. 60G)");
+				goto usage;
+			}
+			if (parse_size("--max-managed", value, &o->max_managed) != 0)
+				goto usage;
+			o->max_managed_text = value;
+		} else {
+			um_error("unknown option '%s'", a);
+			goto usage;
+		}
+	}
+	o->command = i;
+	if (o->command >= argc) {
+		um_error("no command given");
+		goto usage;
+	}
+	if (o->policy == ENGINE_PLAN && !o->plan) {
+		um_error("--policy plan needs --plan FILE (make one with umplan, or choose --policy deepum, "
+			 "ondemand or ideal)");
+		goto usage;
+	}
+	/* The budget is enforced by evicting managed memory: a budget above
+	 * the cap could never be reached and says the two were mixed up. */
+	if (o->gpu_budget && o->max_managed && o->gpu_budget > o->max_managed) {
+		um_error("--gpu-budget %s is above --max-managed %s", o->gpu_budget_text, o->max_managed_text);
+		goto usage;
+	}
+	return -1;
+usage:
+	fputs("Try 'umreplay --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/*
+ * Makes the stats path absolute into path (the program may change
+ * directory), checks that its folder exists and is writable, and that a
+ * file already there is a JSON object or empty: anything else is left
+ * alone, since --stats probably named the wrong file.
+ */
+static int check_stats_path(const char *stats, char *path, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(stats, '/');
+	const char *base = slash ? slash + 1 : stats;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		um_error("--stats %s: not a file name", stats);
+		return -1;
+	}
+	if (slash)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - stats) + (slash == stats), stats);
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (!realpath(dir, real)) {
+		um_error("cannot write the stats %s: %s: %s", stats, dir, strerror(errno));
+		return -1;
+	}
+	if (access(real, W_OK | X_OK) != 0) {
+		um_error("cannot write the stats %s: %s: %s", stats, real, strerror(errno));
+		return -1;
+	}
+	if (snprintf(path, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= (int)len) {
+		um_error("--stats %s: path too long", stats);
+		return -1;
+	}
+
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	int first = EOF;
+	FILE *f = S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
+	if (f) {
+		do
+			first = fgetc(f);
+		while (first == ' ' || first == '\t' || first == '\n' || first == '\r');
+		fclose(f);
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_size > 0 && first != '{')) {
+		um_error("%s exists and is not a stats file: not replacing it (choose another --stats)", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Removes earlier statistics at path, so that they can never pass for this
+ * run's when the run writes none (a plain run, a crash). */
+static int remove_old_stats(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT) {
+		um_error("cannot remove the earlier stats %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Loads and validates the plan, then frees it: the library loads it again
+ * in the program, but only umreplay can still choose to run the program
+ * without umkit. Writes the plan's absolute path into path (the program may
+ * change directory) and returns 0, or -1 with the warning printed.
+ */
+static int check_plan(const char *plan, char path[PATH_MAX])
+{
+	char err[4096];
+	struct plan *p = plan_load(plan, err, sizeof err);
+	if (!p) {
+		um_warn("%s; running the program without umkit", err);
+		return -1;
+	}
+	plan_destroy(p);
+	if (!realpath(plan, path)) {
+		um_warn("%s: %s; running the program without umkit", plan, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Removes every UMKIT_* variable but those that configure the user's
+ * launchers and logging, so a value left exported in the user's shell
+ * (UMKIT_NO_MANAGED from an umrec session, an old UMKIT_PLAN) cannot
+ * configure this run. */
+static void unset_stale(launch_env *e)
+{
+	static const char *const keep[] = { "UMKIT_LOG", "UMKIT_LIBDIR", "UMKIT_CUPTI" };
+	for (char **v = environ; *v; v++) {
+		char name[256];
+		size_t n = strcspn(*v, "=");
+		if (strncmp(*v, "UMKIT_", 6) != 0 || n >= sizeof name)
+			continue;
+		memcpy(name, *v, n);
+		name[n] = '\0';
+		int kept = 0;
+		for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+			kept |= strcmp(name, keep[k]) == 0;
+		if (!kept)
+			launch_env_unset(e, name);
+	}
+}
+
+/* Sets name to bytes in decimal when bytes > 0. Returns 0, or -1 when out
+ * of memory. */
+static int set_bytes(launch_env *e, const char *name, uint64_t bytes)
+{
+	char text[32];
+	if (!bytes)
+		return 0;
+	snprintf(text, sizeof text, "%llu", (unsigned long long)bytes);
+	return launch_env_set(e, name, text);
+}
+
+/* The child's environment: the injection plus the UMKIT_* contract above.
+ * plan and stats are absolute paths, or NULL when not given. */
+static launch_env *child_env(const struct umreplay_options *o, int argc, char **argv, const char *library,
+			     const char *plan, const char *stats)
+{
+	char err[512];
+	launch_env *e = launch_env_create(environ);
+	if (!e) {
+		um_error("out of memory");
+		return NULL;
+	}
+	const char *old = launch_env_get(e, "CUDA_INJECTION64_PATH");
+	if (old && *old && strcmp(old, library) != 0)
+		um_warn("replacing CUDA_INJECTION64_PATH=%s: another tool's injection cannot run with umreplay",
+			old);
+	/* launch_env_inject also points NVTX_INJECTION64_PATH at libcupti,
+	 * which only the recorder needs: the user's own value (a profiler's,
+	 * or none) is put back so that NVTX runs as it would without umkit. */
+	const char *nvtx = launch_env_get(e, "NVTX_INJECTION64_PATH");
+	char *user_nvtx = nvtx ? strdup(nvtx) : NULL;
+	if (nvtx && !user_nvtx) {
+		um_error("out of memory");
+		launch_env_destroy(e);
+		return NULL;
+	}
+	struct launch_inject inj = { library, "", 0 };
+	if (launch_env_inject(e, &inj, err, sizeof err) != 0) {
+		um_error("%s", err);
+		free(user_nvtx);
+		launch_env_destroy(e);
+		return NULL;
+	}
+	int rc = user_nvtx ? launch_env_set(e, "NVTX_INJECTION64_PATH", user_nvtx) != 0 : 0;
+	if (!user_nvtx)
+		launch_env_unset(e, "NVTX_INJECTION64_PATH");
+	free(user_nvtx);
+
+	unset_stale(e);
+	char *command = launch_join_args(argv + o->command, (size_t)(argc - o->command), MAX_COMMAND_TEXT);
+	rc = rc || !command || launch_env_set(e, "UMKIT_COMMAND", command) != 0 ||
+	     launch_env_set(e, "UMKIT_POLICY", engine_policy_name(o->policy)) != 0 ||
+	     (plan && launch_env_set(e, "UMKIT_PLAN", plan) != 0) ||
+	     (stats && launch_env_set(e, "UMKIT_STATS", stats) != 0) ||
+	     set_bytes(e, "UMKIT_GPU_BUDGET", o->gpu_budget) != 0 ||
+	     set_bytes(e, "UMKIT_MAX_MANAGED", o->max_managed) != 0 ||
+	     (o->quiet && launch_env_set(e, "UMKIT_LOG", "quiet") != 0);
+	free(command);
+	if (rc) {
+		um_error("out of memory");
+		launch_env_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Runs the command with envp and returns umreplay's exit status: the
+ * command's, or EXIT_SETUP when it could not even be started. */
+static int run(char **command, char *const *envp)
+{
+	char err[4096] = "";
+	int status = launch_run(command, envp, err, sizeof err);
+	if (status < 0) {
+		um_error("%s", err);
+		return EXIT_SETUP;
+	}
+	if (err[0]) /* 126 or 127: the command could not be started */
+		um_error("%s", err);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	um_log_init("umreplay");
+	struct umreplay_options o;
+	int rc = parse_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (o.quiet)
+		um_log_set_level(UM_LOG_WARN);
+
+	/* In this order so that each failure can be produced without a GPU:
+	 * the stats path, the plan (a bad one means a plain run, which needs
+	 * neither the library nor a driver), the library (UMKIT_LIBDIR), then
+	 * the driver. Earlier stats go only once all have passed. */
+	char stats[PATH_MAX], plan[PATH_MAX], library[PATH_MAX], err[4096];
+	if (o.stats && check_stats_path(o.stats, stats, sizeof stats) != 0)
+		return EXIT_SETUP;
+	if (o.plan && check_plan(o.plan, plan) != 0) {
+		if (o.stats && remove_old_stats(stats) != 0)
+			return EXIT_SETUP;
+		return run(argv + o.command, environ);
+	}
+	if (launch_find_library("libumreplay.so", library, sizeof library, err, sizeof err) != 0 ||
+	    launch_check_driver("umreplay", err, sizeof err) != 0) {
+		um_error("%s", err);
+		return EXIT_SETUP;
+	}
+	if (o.stats && remove_old_stats(stats) != 0)
+		return EXIT_SETUP;
+	launch_env *env = child_env(&o, argc, argv, library, o.plan ? plan : NULL, o.stats ? stats : NULL);
+	if (!env)
+		return EXIT_SETUP;
+	int status = run(argv + o.command, launch_env_array(env));
+	launch_env_destroy(env);
+	return status;
+}

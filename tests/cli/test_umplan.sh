@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Command-line tests for umplan: usage errors, --report and --json output,
+# -o writing a plan, --dump printing it as JSON, --check, and clear errors
+# for a missing trace, a trace without a table and a newer schema.
+# Traces are built with the sqlite3 shell from schema/trace.sql: 6 iterations
+# of 4 kernels (execution IDs 11..14), a 4 MiB weight used by kernels 0 and 2,
+# and per iteration a 2 MiB activation used by kernels 1 and 3.
+source "$(dirname "$0")/lib.sh"
+UMPLAN=$(realpath "$BIN/umplan")
+SCHEMA=$(dirname "$0")/../../schema/trace.sql
+
+# make_trace PATH [EXTRA_SQL]: a small well-formed trace, then EXTRA_SQL.
+make_trace() {
+	rm -f "$1"
+	{
+		cat "$SCHEMA"
+		cat <<'EOF'
+PRAGMA user_version = 1;
+INSERT INTO meta VALUES ('schema_version', '1'), ('status', 'complete'),
+  ('device_name', 'test device'), ('device_memory', '1073741824'), ('command', 'python train.py');
+INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3');
+INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);
+WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)
+INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+                   shared_mem, launch_ns, start_ns, end_ns)
+SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0,
+       (n + 1) * 1000000 - 10000, (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;
+WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)
+INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)
+SELECT 2 + n, 8589934592, 2097152, 2097152, 'cudaMalloc', (4 * n + 2) * 1000000 - 30000, (4 * n + 4) * 1000000 + 5000 FROM i;
+INSERT INTO kernel_arg SELECT 100 + seq, 0, CASE WHEN seq % 2 = 0 THEN 1 ELSE 2 + seq / 4 END, 0 FROM kernel;
+EOF
+		[ -n "${2:-}" ] && echo "$2"
+	} | sqlite3 "$1"
+}
+
+trace=$SCRATCH/trace.db
+make_trace "$trace"
+
+run "$UMPLAN" --help
+expect_status 0 "--help exits 0"
+for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --iteration --report --json --check \
+	--corr-rows --corr-ways --corr-successors --dump --quiet --version; do
+	expect_out_has "$opt" "--help documents $opt"
+done
+
+run "$UMPLAN"
+expect_status 2 "no trace is a usage error"
+expect_err_has "no trace given" "no trace says so"
+run "$UMPLAN" "$trace" --frobnicate
+expect_status 2 "an unknown option is a usage error"
+expect_err_has "--frobnicate" "the unknown option is named"
+run "$UMPLAN" "$trace" --capacity lots
+expect_status 2 "a bad size is a usage error"
+expect_err_has "lots" "the bad size is named"
+run "$UMPLAN" "$trace" --iteration sometimes
+expect_status 2 "a bad --iteration is a usage error"
+run "$UMPLAN" "$trace" --htod-bw -3
+expect_status 2 "a negative bandwidth is a usage error"
+run "$UMPLAN" "$trace" --corr-ways 0
+expect_status 2 "an out-of-range table size is a usage error"
+run "$UMPLAN" "$trace" "$trace"
+expect_status 2 "two traces are a usage error"
+run "$UMPLAN" "$trace" -o
+expect_status 2 "-o without a value is a usage error"
+
+run "$UMPLAN" "$SCRATCH/absent.db"
+expect_status 1 "a missing trace is bad input"
+expect_err_has "$SCRATCH/absent.db" "the missing trace is named"
+make_trace "$SCRATCH/nomig.db" "DROP VIEW kernel_migration; DROP TABLE migration;"
+run "$UMPLAN" "$SCRATCH/nomig.db"
+expect_status 1 "a trace without a table is bad input"
+expect_err_has "nomig.db" "the file is named"
+expect_err_has "migration" "the missing table is named"
+make_trace "$SCRATCH/newer.db" "PRAGMA user_version = 99;"
+run "$UMPLAN" "$SCRATCH/newer.db"
+expect_status 1 "a newer schema is bad input"
+expect_err_has "newer" "the newer schema is explained"
+run "$UMPLAN" "$trace" --iteration nvtx:step
+expect_status 1 "a missing NVTX range is bad input"
+expect_err_has "'step'" "the missing NVTX name is named"
+run "$UMPLAN" "$trace" --iteration 40
+expect_status 1 "an iteration out of range is bad input"
+
+run "$UMPLAN" "$trace" --report
+expect_status 0 "--report exits 0"
+expect_out_has "iterations   6 found by the period of the execution-ID sequence (4 kernels)" \
+	"--report shows the iterations found"
+expect_out_has "planned      iteration 4: kernels 16..19" "--report shows the planned iteration"
+expect_out_has "capacity     1.00 GiB, from the trace's device memory" "--report shows the default capacity"
+expect_out_has "inactive periods" "--report shows inactive periods"
+expect_out_has "predicted    peak residency" "--report shows the predicted peak"
+expect_out_has "cannot fit   none" "--report says every kernel fits"
+[ ! -e plan.bin ] && ok "--report alone writes no plan" || not_ok "--report alone writes no plan"
+
+run "$UMPLAN" "$trace" --report --capacity 5M
+expect_status 0 "--report under a small capacity exits 0"
+expect_out_has "capacity     5.00 MiB, from --capacity" "--capacity shows in the report"
+expect_out_has "evict" "the report lists evictions"
+
+run "$UMPLAN" "$trace" --json --capacity 5M
+expect_status 0 "--json exits 0"
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["iterations"]["period"] == 4; assert d["plan"]["capacity"] == 5*2**20; assert d["plan"]["evict"] > 0' <<<"$out"; then
+	ok "--json is JSON with the period, capacity and evictions"
+else
+	not_ok "--json is JSON with the period, capacity and evictions"
+fi
+
+plan=$SCRATCH/plan.bin
+run "$UMPLAN" "$trace" -o "$plan" --capacity 5M --check
+expect_status 0 "-o with --check exits 0"
+[ -s "$plan" ] && ok "-o writes the plan" || not_ok "-o writes the plan"
+expect_err_has "wrote $plan" "umplan says what it wrote"
+expect_err_has "keeps every property" "--check passes"
+cp "$plan" "$SCRATCH/first.bin"
+run "$UMPLAN" "$trace" -o "$plan" --capacity 5M -q
+expect_status 0 "-q exits 0"
+[ -z "$err" ] && ok "-q prints nothing" || not_ok "-q prints nothing"
+cmp -s "$plan" "$SCRATCH/first.bin" && ok "the same trace and options give the same plan bytes" \
+	|| not_ok "the same trace and options give the same plan bytes"
+
+(cd "$SCRATCH" && "$UMPLAN" -q "$trace") && [ -s "$SCRATCH/plan.bin" ] \
+	&& ok "without -o the plan goes to plan.bin" || not_ok "without -o the plan goes to plan.bin"
+
+run "$UMPLAN" --dump "$plan"
+expect_status 0 "--dump exits 0"
+if python3 -c 'import json,sys; d=json.load(sys.stdin)' <<<"$out"; then
+	ok "--dump prints JSON"
+else
+	not_ok "--dump prints JSON"
+fi
+expect_out_has "evict" "--dump shows the ops"
+run "$UMPLAN" --dump "$SCRATCH/absent.bin"
+expect_status 1 "--dump of a missing plan is bad input"
+expect_err_has "absent.bin" "the missing plan is named"
+run "$UMPLAN" --dump "$trace"
+expect_status 1 "--dump of a file that is no plan is bad input"
+run "$UMPLAN" --dump "$plan" extra
+expect_status 2 "--dump with an extra argument is a usage error"
+
+finish
