@@ -49,6 +49,7 @@
 #include "arena.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "arena_tree.h"
@@ -103,6 +104,12 @@ struct arena {
 	uint64_t frees;           /* ever: the next free's free_seq */
 	uint64_t fence_done_upto; /* every fence up to this token completed */
 	struct arena_stats stats;
+	/* Every address ever mapped lies in [span_lo, span_hi). Lookups run for
+	 * every parameter word of every kernel launch, and nearly all words are
+	 * not pointers into the arena: this lets them be turned away without
+	 * taking the lock. The span only grows (unmapping leaves it), so a
+	 * stale read can only send a word on to the locked check. */
+	_Atomic uint64_t span_lo, span_hi;
 };
 
 static uint64_t round_up(uint64_t v, uint64_t align)
@@ -378,6 +385,11 @@ static bool grow(arena *a, uint64_t need, bool *waited)
 			goto fail;
 	}
 
+	uint64_t lo = atomic_load(&a->span_lo);
+	if (!lo || base < lo)
+		atomic_store(&a->span_lo, base);
+	if (base + bytes > atomic_load(&a->span_hi))
+		atomic_store(&a->span_hi, base + bytes);
 	*seg = (struct region){
 		.base = base, .bytes = bytes,
 		.segment_ordinal = a->segments_mapped++, .segment_base = base,
@@ -563,8 +575,17 @@ int arena_free(arena *a, uint64_t address, struct arena_alloc *out)
 	return ARENA_OK;
 }
 
+/* True when address cannot be the arena's (see span_lo). */
+static bool outside_span(arena *a, uint64_t address)
+{
+	return address < atomic_load_explicit(&a->span_lo, memory_order_relaxed) ||
+	       address >= atomic_load_explicit(&a->span_hi, memory_order_relaxed);
+}
+
 bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
 {
+	if (outside_span(a, address))
+		return false;
 	pthread_mutex_lock(&a->lock);
 	struct range *r = live_at_or_before(a, address);
 	bool found = r && address - r->start < served_size(r->requested);
@@ -576,6 +597,8 @@ bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
 
 bool arena_owns(arena *a, uint64_t address)
 {
+	if (outside_span(a, address))
+		return false;
 	pthread_mutex_lock(&a->lock);
 	size_t n = segment_index_at_or_before(a, address);
 	bool owned = n && address - a->segments[n - 1]->base < a->segments[n - 1]->bytes;

@@ -458,7 +458,7 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 	int rc = launch_env_set(e, "LD_PRELOAD", preload);
 	free(preload);
 	if (rc != 0 || launch_env_set(e, "CUDA_INJECTION64_PATH", inj->library) != 0 ||
-	    launch_env_set(e, "NVTX_INJECTION64_PATH", inj->cupti) != 0)
+	    (inj->cupti && launch_env_set(e, "NVTX_INJECTION64_PATH", inj->cupti) != 0))
 		goto oom;
 	if (inj->framework_cache)
 		launch_env_unset(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");

@@ -70,13 +70,15 @@ char *const *launch_env_array(const launch_env *e);
 
 struct launch_inject {
 	const char *library;  /* absolute path of the injected library */
-	const char *cupti;    /* absolute path of libcupti, for NVTX */
+	const char *cupti;    /* absolute path of libcupti, for NVTX; NULL:
+				 leave NVTX_INJECTION64_PATH as it is */
 	int framework_cache;  /* 1: keep PyTorch's caching allocator on */
 };
 
 /*
  * Points the environment at the injected library: CUDA_INJECTION64_PATH and
- * NVTX_INJECTION64_PATH are set (replacing earlier values), the library is
+ * (unless inj->cupti is NULL) NVTX_INJECTION64_PATH are set (replacing
+ * earlier values), the library is
  * put first in LD_PRELOAD (keeping what was there), and
  * PYTORCH_NO_CUDA_MEMORY_CACHING=1 is set unless already present, so the
  * library sees every tensor. With framework_cache the variable is removed

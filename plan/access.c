@@ -48,9 +48,9 @@ static bool kernel_covers_block(const struct trace *t, size_t k, uint64_t block)
 	return false;
 }
 
-/* How many kernels running at one moment are searched for one whose
- * arguments cover the address (concurrent streams). */
-#define ATTRIBUTE_LOOKBACK 8
+/* How many of the latest-started kernels are searched for one still
+ * running whose arguments cover the address (concurrent streams). */
+#define ATTRIBUTE_LOOKBACK 16
 
 /* The kernel position a migration at time ns to address belongs to, or
  * SIZE_MAX before the first kernel. *covered says whether that kernel's
@@ -71,11 +71,10 @@ static size_t attribute(const struct trace *t, const struct timed *by_start, siz
 		return SIZE_MAX;
 	size_t latest = by_start[lo - 1].pos;
 	uint64_t block = address >> ACCESS_BLOCK_SHIFT;
-	for (size_t i = lo, seen = 0; i > 0 && seen < ATTRIBUTE_LOOKBACK; i--) {
+	for (size_t i = lo; i > 0 && lo - i < ATTRIBUTE_LOOKBACK; i--) {
 		const struct timed *k = &by_start[i - 1];
 		if (k->end < ns)
 			continue;
-		seen++;
 		if (kernel_covers_block(t, k->pos, block)) {
 			*covered = true;
 			return k->pos;

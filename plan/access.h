@@ -50,6 +50,7 @@ struct access_set {
 int access_build(const struct trace *t, const struct tensor_set *ts, struct access_set *out,
 		 char *err, size_t errlen);
 
+/* Frees what access_build filled and zeroes a. */
 void access_set_free(struct access_set *a);
 
 /* Recall in [0, 1], or -1 when the trace has no on-demand migrations. */

@@ -87,13 +87,20 @@ struct stretch {
 	size_t p, first, end; /* ids[first..end) is p-periodic */
 };
 
+/* Whether position i repeats position i - p. An unknown ID (0) repeats
+ * nothing: a run of unknown kernels is no evidence of a period. */
+static bool repeats(const uint64_t *ids, size_t i, size_t p)
+{
+	return ids[i] != 0 && ids[i] == ids[i - p];
+}
+
 /* The maximal p-periodic stretch through position a (a >= p). */
 static struct stretch stretch_through(const uint64_t *ids, size_t n, size_t p, size_t a, size_t *work)
 {
 	size_t lo = a, hi = a + 1;
-	while (lo > p && ids[lo - 1] == ids[lo - 1 - p])
+	while (lo > p && repeats(ids, lo - 1, p))
 		lo--;
-	while (hi < n && ids[hi] == ids[hi - p])
+	while (hi < n && repeats(ids, hi, p))
 		hi++;
 	*work += hi - lo;
 	/* Positions lo..hi-1 each equal the one p before; ids[a] == ids[a-p]
@@ -116,6 +123,8 @@ size_t iter_find_period(const uint64_t *ids, size_t n, size_t *first, size_t *en
 	size_t work = 0, budget = 64 * n + 4096;
 	for (int j = 0; j <= 4 && work < budget; j++) {
 		size_t a = n - 1 - (size_t)((uint64_t)j * n / 8);
+		if (ids[a] == 0)
+			continue;
 		if (best.p && a >= best.first + best.p && a < best.end)
 			continue; /* already inside the best stretch: no new candidates */
 		for (size_t q = prev[a]; q != SIZE_MAX && work < budget; q = prev[q]) {

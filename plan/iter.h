@@ -11,8 +11,9 @@
  *    i+1's start (the last one: to its end), so kernels between ranges stay
  *    in the cycle.
  *  - the period of the execution-ID sequence: the smallest period p whose
- *    p-periodic stretch of the sequence is the longest (a sub-period, such as
- *    identical layers, covers less; a multiple of p covers no more). The
+ *    p-periodic stretch of the sequence is the longest (unknown IDs, 0,
+ *    match nothing; a sub-period, such as identical layers, covers less; a
+ *    multiple of p covers no more). The
  *    kernels before the stretch are the warm-up, which includes a first
  *    iteration that differs. Iterations are cut at the point of the cycle
  *    where the fewest allocation bytes are live (the end of an optimizer
@@ -83,6 +84,7 @@ struct iter_result {
 int iter_detect(const struct trace *t, const struct iter_options *o, struct iter_result *out,
 		char *err, size_t errlen);
 
+/* Frees what iter_detect filled (a no-op on a zeroed result). */
 void iter_result_free(struct iter_result *r);
 
 /*

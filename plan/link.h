@@ -26,6 +26,7 @@ struct link {
 
 /* An idle link over a cycle of cycle_ns (> 0). */
 void link_init(struct link *l, int64_t cycle_ns);
+/* Frees the interval lists and zeroes l. */
 void link_free(struct link *l);
 
 /* The earliest start >= t at which d ns fit, or LINK_NONE (d > cycle, or

@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef UMKIT_VERSION
-#define UMKIT_VERSION "unknown"
-#endif
-
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

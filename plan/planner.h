@@ -68,6 +68,7 @@ struct planner {
 int planner_run(const char *path, const struct planner_options *o, struct planner **out,
 		char *err, size_t errlen);
 
+/* Frees p and every stage's result; NULL is a no-op. */
 void planner_free(struct planner *p);
 
 #endif

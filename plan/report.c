@@ -222,11 +222,17 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "umplan report: %s\n\n", t->path);
 	fprintf(out, "device       %s, %s\n", t->device_name[0] ? t->device_name : "unknown",
 		t->device_memory ? size_str(t->device_memory, a, sizeof a) : "memory unknown");
-	fprintf(out, "trace        %zu kernels, %zu allocations, recording %s\n", t->n_kernels,
-		t->n_allocs, t->status[0] ? t->status : "status unknown");
+	fprintf(out, "trace        %zu kernels, %zu pointer arguments, %zu allocations, recording %s\n",
+		t->n_kernels, t->n_args, t->n_allocs, t->status[0] ? t->status : "status unknown");
+	fprintf(out, "             UM traffic recorded: %s to the GPU (%s on demand), %s to the host\n",
+		size_str(t->htod_bytes, a, sizeof a), size_str(t->fault_bytes, b, sizeof b),
+		size_str(t->dtoh_bytes, c, sizeof c));
 	if (t->graph_kernels || t->untimed_kernels)
 		fprintf(out, "             %zu kernels in CUDA graphs (not planned), %zu without GPU times\n",
 			t->graph_kernels, t->untimed_kernels);
+	if (t->launch_reordered)
+		fprintf(out, "             some launch times run backwards (several launching threads?): "
+			"positions follow launch order\n");
 	fprintf(out, "iterations   %zu found %s\n", it->n_iters, method_words(pl, words, sizeof words));
 	fprintf(out, "             %zu kernels of warm-up before the first (one-time work), %zu after the last\n",
 		it->warmup, it->tail);
@@ -238,9 +244,15 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "allocations  %zu persistent (%s), %zu made during the iteration (%s), %zu live across its end\n",
 		ts->n_persistent, size_str(f.pers_bytes, a, sizeof a), ts->n_iteration,
 		size_str(f.iter_bytes, b, sizeof b), ts->wrapping);
+	if (ts->prev_matched)
+		fprintf(out, "             %zu previous-iteration instances matched by ordinal\n",
+			ts->prev_matched);
 
 	fprintf(out, "\naccess sets  %.2f tensors and %.1f blocks per kernel; %zu accesses added from observed migrations/faults\n",
 		(double)ac->n_refs / f.p, (double)f.block_refs / f.p, ac->observed_added);
+	if (ac->refs_unmapped)
+		fprintf(out, "             %zu pointer arguments name no live allocation (stale words): ignored\n",
+			ac->refs_unmapped);
 	double recall = access_recall(ac);
 	if (recall < 0)
 		fprintf(out, "recall       no on-demand migrations in the trace to compare with\n");
@@ -374,6 +386,11 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "graph_kernels", t->graph_kernels);
 	add_u64(o, "untimed_kernels", t->untimed_kernels);
 	add_u64(o, "allocations", t->n_allocs);
+	add_u64(o, "pointer_arguments", t->n_args);
+	add_u64(o, "htod_bytes", t->htod_bytes);
+	add_u64(o, "dtoh_bytes", t->dtoh_bytes);
+	add_u64(o, "fault_bytes", t->fault_bytes);
+	cJSON_AddBoolToObject(o, "launch_reordered", t->launch_reordered);
 
 	o = cJSON_AddObjectToObject(root, "iterations");
 	cJSON_AddStringToObject(o, "method", iter_method_name(it->method));
@@ -395,6 +412,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "iteration", ts->n_iteration);
 	add_u64(o, "iteration_bytes", f.iter_bytes);
 	add_u64(o, "live_across_end", ts->wrapping);
+	add_u64(o, "previous_instances_matched", ts->prev_matched);
 
 	o = cJSON_AddObjectToObject(root, "access");
 	add_u64(o, "uses", ac->n_refs);

@@ -21,7 +21,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
  * it. Offsets count kernels from evict_at; offset i is position
  * (evict_at + i) % p. */
 struct cand {
-	uint32_t period, tensor;
+	uint32_t tensor;
 	int64_t bytes;       /* footprint: what residency counts */
 	uint32_t evict_at, len;
 	uint32_t from, to;   /* uses around the period, VITAL_NONE if none */
@@ -497,10 +497,9 @@ static int setup(struct ctx *x, struct sched_result *r)
 	x->c = calloc(x->v->n_periods ? x->v->n_periods : 1, sizeof *x->c);
 	r->baseline = calloc(p, sizeof *r->baseline);
 	r->residency = calloc(p, sizeof *r->residency);
-	r->inflight = calloc(p, sizeof *r->inflight);
 	r->unfit = calloc(p, sizeof *r->unfit);
 	if (!x->pos_res || !x->time_res || !x->target || !x->c || !r->baseline || !r->residency ||
-	    !r->inflight || !r->unfit)
+	    !r->unfit)
 		return -1;
 	for (size_t t = 0; t < ts->n; t++) {
 		uint32_t start, len;
@@ -527,7 +526,6 @@ static int setup(struct ctx *x, struct sched_result *r)
 		const struct vital_period *per = &x->v->periods[i];
 		const struct tensor *tx = &ts->t[per->tensor];
 		struct cand *c = &x->c[x->nc++];
-		c->period = (uint32_t)i;
 		c->tensor = per->tensor;
 		c->bytes = tx->size ? (int64_t)tx->bytes : 0;
 		c->evict_at = per->evict_at;
@@ -561,11 +559,11 @@ int sched_run(const struct tensor_set *ts, const struct access_set *a, const str
 		goto out;
 	for (uint32_t k = 0; k < x.p; k++) {
 		r->residency[k] = (uint64_t)x.pos_res[k];
-		r->inflight[k] = (uint64_t)(x.time_res[k] > x.pos_res[k] ? x.time_res[k] : x.pos_res[k]);
+		uint64_t inflight = (uint64_t)(x.time_res[k] > x.pos_res[k] ? x.time_res[k] : x.pos_res[k]);
 		if (r->residency[k] > r->peak)
 			r->peak = r->residency[k];
-		if (r->inflight[k] > r->inflight_peak)
-			r->inflight_peak = r->inflight[k];
+		if (inflight > r->inflight_peak)
+			r->inflight_peak = inflight;
 		r->over += x.pos_res[k] > x.target[k];
 	}
 	r->ops = b.ops;
@@ -593,7 +591,6 @@ void sched_result_free(struct sched_result *r)
 	free(r->ops);
 	free(r->baseline);
 	free(r->residency);
-	free(r->inflight);
 	free(r->unfit);
 	memset(r, 0, sizeof *r);
 }

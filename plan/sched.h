@@ -59,8 +59,8 @@ struct sched_result {
 	struct plan_op *ops;
 	uint64_t *baseline;  /* [p] residency without evictions */
 	uint64_t *residency; /* [p] modelled residency under the plan */
-	uint64_t *inflight;  /* [p] the same, counting evictions still in flight */
-	uint64_t baseline_peak, peak, inflight_peak;
+	uint64_t baseline_peak, peak;
+	uint64_t inflight_peak; /* peak counting evictions still in flight */
 	uint32_t *unfit;     /* positions whose working set exceeds capacity */
 	size_t n_unfit;
 	size_t over;         /* other positions above capacity (0 by construction) */
@@ -79,6 +79,7 @@ struct sched_result {
 int sched_run(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
 	      const struct sched_options *o, struct sched_result *out, char *err, size_t errlen);
 
+/* Frees what sched_run filled and zeroes r. */
 void sched_result_free(struct sched_result *r);
 
 #endif

@@ -71,6 +71,7 @@ struct tensor_set {
 int tensor_build(const struct trace *t, const struct iter_result *it, struct tensor_set *out,
 		 char *err, size_t errlen);
 
+/* Frees what tensor_build filled and zeroes s. */
 void tensor_set_free(struct tensor_set *s);
 
 /* True when tensor x is live at position pos. */

@@ -117,31 +117,27 @@ static int load_strings(struct loader *l)
 {
 	struct trace *t = l->t;
 	sqlite3_stmt *st;
-	if (prepare(l, "SELECT max(id) FROM string", &st))
+	if (prepare(l, "SELECT id, value FROM string ORDER BY id", &st))
 		return -1;
-	int64_t max_id = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	/* Ids are 1, 2, ... as the writer interns them; a sparse or hostile
-	 * table only costs a larger pointer array, bounded here. */
-	if (max_id < 0 || max_id > (int64_t)1 << 28) {
-		set_err(l->err, l->errlen, "%s: string ids out of range (max %lld)", t->path,
-			(long long)max_id);
-		return -1;
-	}
-	t->n_strings = (size_t)max_id + 1;
-	t->strings = calloc(t->n_strings, sizeof *t->strings);
-	if (!t->strings)
-		return oom(l);
-	if (prepare(l, "SELECT id, value FROM string WHERE id >= 0", &st))
-		return -1;
+	struct grow ids = { .elem = sizeof(int64_t) }, strs = { .elem = sizeof(char *) };
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (!(t->strings[id] = dup_text(sqlite3_column_text(st, 1)))) {
+		int64_t *id = grow_push(&ids);
+		char **str = grow_push(&strs);
+		if (!id || !str || !(*str = dup_text(sqlite3_column_text(st, 1)))) {
+			if (str)
+				strs.n--; /* the slot holds no string */
 			sqlite3_finalize(st);
+			t->string_ids = ids.data;
+			t->strings = strs.data;
+			t->n_strings = strs.n;
 			return oom(l);
 		}
+		*id = sqlite3_column_int64(st, 0);
 	}
+	t->string_ids = ids.data;
+	t->strings = strs.data;
+	t->n_strings = strs.n;
 	return step_failed(l, rc, st);
 }
 
@@ -383,7 +379,9 @@ static int cmp_mig(const void *a, const void *b)
 	const struct trace_migration *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
 		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-	return (x->address > y->address) - (x->address < y->address);
+	if (x->address != y->address)
+		return (x->address > y->address) - (x->address < y->address);
+	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
 static int load_migrations(struct loader *l)
@@ -506,7 +504,9 @@ static int cmp_nvtx(const void *a, const void *b)
 	const struct trace_nvtx *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
 		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-	return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns); /* outer first */
+	if (x->end_ns != y->end_ns)
+		return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns); /* outer first */
+	return (x->name > y->name) - (x->name < y->name);
 }
 
 static int load_nvtx(struct loader *l)
@@ -591,6 +591,7 @@ void trace_free(struct trace *t)
 	for (size_t i = 0; i < t->n_strings; i++)
 		free(t->strings[i]);
 	free(t->strings);
+	free(t->string_ids);
 	free(t->device_name);
 	free(t->command);
 	free(t->status);
@@ -599,7 +600,15 @@ void trace_free(struct trace *t)
 
 const char *trace_string(const struct trace *t, uint32_t id)
 {
-	return id < t->n_strings && t->strings[id] ? t->strings[id] : "?";
+	size_t lo = 0, hi = t->n_strings;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->string_ids[mid] < (int64_t)id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_strings && t->string_ids[lo] == (int64_t)id ? t->strings[lo] : "?";
 }
 
 size_t trace_position_at(const struct trace *t, int64_t ns)

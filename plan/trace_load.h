@@ -87,9 +87,9 @@ struct trace {
 	size_t n_nvtx;
 	struct trace_nvtx *nvtx; /* sorted by start_ns */
 
-	/* The string table: strings[id] for id < n_strings (NULL for ids the
-	 * trace does not use). */
+	/* The string table, sorted by id: string_ids[i] names strings[i]. */
 	size_t n_strings;
+	int64_t *string_ids;
 	char **strings;
 
 	/* meta */
@@ -113,6 +113,7 @@ struct trace {
  */
 struct trace *trace_load(const char *path, char *err, size_t errlen);
 
+/* Frees t and everything it holds; NULL is a no-op. */
 void trace_free(struct trace *t);
 
 /* The string with id, or "?" for an unknown id. Never NULL. */

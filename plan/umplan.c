@@ -19,10 +19,6 @@
 #include "plan/report.h"
 #include "size.h"
 
-#ifndef UMKIT_VERSION
-#define UMKIT_VERSION "unknown"
-#endif
-
 static const char usage_text[] =
 	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--htod-bw GB/s] [--dtoh-bw GB/s]\n"
 	"              [--call-cost US] [--iteration auto|N|nvtx:NAME] [--report] [--json]\n"

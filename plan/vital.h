@@ -91,6 +91,7 @@ const char *vital_bucket_name(int b);
 int vital_build(const struct trace *t, const struct tensor_set *ts, const struct access_set *a,
 		struct vital *out, char *err, size_t errlen);
 
+/* Frees what vital_build filled and zeroes v. */
 void vital_free(struct vital *v);
 
 /* Times of unwrapped position u (u >= n_pos is the next iteration's kernel

@@ -372,31 +372,18 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 	if (old && *old && strcmp(old, library) != 0)
 		um_warn("replacing CUDA_INJECTION64_PATH=%s: another tool's injection cannot run with umreplay",
 			old);
-	/* launch_env_inject also points NVTX_INJECTION64_PATH at libcupti,
-	 * which only the recorder needs: the user's own value (a profiler's,
-	 * or none) is put back so that NVTX runs as it would without umkit. */
-	const char *nvtx = launch_env_get(e, "NVTX_INJECTION64_PATH");
-	char *user_nvtx = nvtx ? strdup(nvtx) : NULL;
-	if (nvtx && !user_nvtx) {
-		um_error("out of memory");
-		launch_env_destroy(e);
-		return NULL;
-	}
-	struct launch_inject inj = { library, "", 0 };
+	/* No libcupti: NVTX is only the recorder's business, so the user's
+	 * NVTX_INJECTION64_PATH (a profiler's, or none) stays as it is. */
+	struct launch_inject inj = { library, NULL, 0 };
 	if (launch_env_inject(e, &inj, err, sizeof err) != 0) {
 		um_error("%s", err);
-		free(user_nvtx);
 		launch_env_destroy(e);
 		return NULL;
 	}
-	int rc = user_nvtx ? launch_env_set(e, "NVTX_INJECTION64_PATH", user_nvtx) != 0 : 0;
-	if (!user_nvtx)
-		launch_env_unset(e, "NVTX_INJECTION64_PATH");
-	free(user_nvtx);
 
 	unset_stale(e);
 	char *command = launch_join_args(argv + o->command, (size_t)(argc - o->command), MAX_COMMAND_TEXT);
-	rc = rc || !command || launch_env_set(e, "UMKIT_COMMAND", command) != 0 ||
+	int rc = !command || launch_env_set(e, "UMKIT_COMMAND", command) != 0 ||
 	     launch_env_set(e, "UMKIT_POLICY", engine_policy_name(o->policy)) != 0 ||
 	     (plan && launch_env_set(e, "UMKIT_PLAN", plan) != 0) ||
 	     (stats && launch_env_set(e, "UMKIT_STATS", stats) != 0) ||

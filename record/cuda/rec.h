@@ -36,7 +36,8 @@ CUptiResult rec_activity_start(void);
  * and notes the outcome in the trace's meta.um_counters; call it from every
  * launch, it is cheap once done. */
 void rec_activity_enable_um(void);
-/* Forces CUPTI to hand over every buffered record. */
+/* Stops the periodic flush and makes CUPTI hand over every buffered
+ * record (the exit path). */
 void rec_activity_flush(void);
 /* Records CUPTI reported dropping (all contexts so far). */
 uint64_t rec_activity_dropped(void);

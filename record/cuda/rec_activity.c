@@ -5,10 +5,16 @@
  * which are a sample: h100-facts.md).
  *
  * CUPTI calls buffer_completed on its own thread; records are converted and
- * queued for the writer there. A periodic flush keeps the trace close to
- * the program, so a killed run loses at most the last period.
+ * queued for the writer there. CUPTI hands over a buffer only when it is
+ * full (its own periodic flush did not deliver partly filled buffers on the
+ * H100 machine: a run killed after 5 s had no kernel times), so a thread of
+ * ours forces a flush every FLUSH_PERIOD_MS: a killed run loses at most the
+ * last period.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cupti.h>
 
@@ -21,6 +27,31 @@
 #define FLUSH_PERIOD_MS 500
 
 static atomic_uint_fast64_t dropped;
+
+static pthread_t flusher;
+static bool flusher_running;
+static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
+static bool flusher_stop;
+
+static void *flush_periodically(void *arg)
+{
+	pthread_mutex_lock(&flusher_lock);
+	while (!flusher_stop) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
+		t.tv_sec += t.tv_nsec / 1000000000L;
+		t.tv_nsec %= 1000000000L;
+		if (pthread_cond_timedwait(&flusher_cond, &flusher_lock, &t) != 0 && !flusher_stop) {
+			pthread_mutex_unlock(&flusher_lock);
+			cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+			pthread_mutex_lock(&flusher_lock);
+		}
+	}
+	pthread_mutex_unlock(&flusher_lock);
+	return NULL;
+}
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
 {
@@ -140,7 +171,7 @@ CUptiResult rec_activity_start(void)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
 	if (r != CUPTI_SUCCESS)
 		return r;
-	cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+	flusher_running = pthread_create(&flusher, NULL, flush_periodically, NULL) == 0;
 	return CUPTI_SUCCESS;
 }
 
@@ -158,6 +189,14 @@ void rec_activity_enable_um(void)
 
 void rec_activity_flush(void)
 {
+	if (flusher_running) {
+		pthread_mutex_lock(&flusher_lock);
+		flusher_stop = true;
+		pthread_cond_signal(&flusher_cond);
+		pthread_mutex_unlock(&flusher_lock);
+		pthread_join(flusher, NULL);
+		flusher_running = false;
+	}
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 

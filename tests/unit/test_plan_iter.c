@@ -88,6 +88,9 @@ static void no_repetition(void **state)
 		seq[i] = (uint64_t)i + 1;
 	assert_int_equal(iter_find_period(seq, 100, &first, &end), 0);
 	assert_int_equal(iter_find_period(seq, 1, &first, &end), 0);
+	/* Unknown IDs (0) are no evidence of a period. */
+	memset(seq, 0, sizeof seq);
+	assert_int_equal(iter_find_period(seq, 100, &first, &end), 0);
 }
 
 static void options_parse(void **state)

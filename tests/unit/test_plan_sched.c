@@ -127,6 +127,7 @@ static void assert_properties(const struct planner *p, const char *what)
 
 static void properties_on_random_traces(void **state)
 {
+	/* 0 means the default: the trace's device memory. */
 	static const double fractions[] = { 0, 0.8, 0.5, 0.25, 0.05 };
 	for (uint64_t seed = 1; seed <= 8; seed++) {
 		struct synth_params sp;

@@ -1,0 +1,327 @@
+#!/usr/bin/env bash
+# test_umreplay.sh: umreplay's command line, exit statuses, setup errors,
+# the plain run when the plan cannot be used, and the environment given to
+# the program. Needs no GPU: the toolkit's stub libcuda stands in for the
+# driver and for libumreplay.so where the program must actually start.
+source "$(dirname "$0")/lib.sh"
+UMREPLAY=$(cd "$BIN" && pwd)/umreplay
+UMPLAN=$(cd "$BIN" && pwd)/umplan
+REAL_SCRATCH=$(cd "$SCRATCH" && pwd -P)
+SCHEMA=$PWD/schema/trace.sql
+# What umreplay adds for the library; none of it may reach a plain run.
+INJECTION_VARS='^(LD_PRELOAD|CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH|PYTORCH_NO_CUDA_MEMORY_CACHING|UMKIT_[A-Z_]*)='
+
+run "$UMREPLAY" --help
+expect_status 0 "--help exits 0"
+for opt in --plan --policy --gpu-budget --max-managed --stats -q --quiet -h --help --version \
+	plan deepum ondemand ideal UMKIT_LIBDIR UMKIT_LOG PYTORCH_NO_CUDA_MEMORY_CACHING "Exit status"; do
+	expect_out_has "$opt" "--help mentions $opt"
+done
+
+run "$UMREPLAY" --version
+expect_status 0 "--version exits 0"
+expect_out_has "umreplay (umkit) $(cat VERSION)" "--version prints the version"
+
+# ---- usage errors (2), all before anything is looked at ----
+run "$UMREPLAY"
+expect_status 2 "no arguments: usage error"
+expect_err_has "no command given" "no arguments: says the command is missing"
+expect_err_has "umreplay --help" "usage error: points at --help"
+
+run "$UMREPLAY" --policy ideal -q
+expect_status 2 "options without a command: usage error"
+expect_err_has "no command given" "options without a command: says the command is missing"
+
+run "$UMREPLAY" --frobnicate true
+expect_status 2 "unknown option: usage error"
+expect_err_has "unknown option '--frobnicate'" "unknown option: names it"
+
+run "$UMREPLAY" --policy ideal --gpu-budget 12parsecs true
+expect_status 2 "bad --gpu-budget: usage error"
+expect_err_has "--gpu-budget: '12parsecs' is not a size" "bad --gpu-budget: names the text"
+run "$UMREPLAY" --policy ideal --gpu-budget=0 true
+expect_status 2 "--gpu-budget=0: usage error"
+expect_err_has "'0' is not a size above zero" "--gpu-budget=0: says it must be above zero"
+run "$UMREPLAY" --policy ideal --gpu-budget
+expect_status 2 "--gpu-budget without a value: usage error"
+expect_err_has "option '--gpu-budget' needs a size" "--gpu-budget without a value: says so"
+run "$UMREPLAY" --policy ideal --max-managed -4G true
+expect_status 2 "bad --max-managed: usage error"
+expect_err_has "--max-managed: '-4G' is not a size" "bad --max-managed: names the text"
+
+run "$UMREPLAY" --policy lru true
+expect_status 2 "unknown policy: usage error"
+expect_err_has "unknown policy 'lru'" "unknown policy: names it"
+expect_err_has "ideal, ondemand, deepum, plan" "unknown policy: lists the valid names"
+run "$UMREPLAY" --policy
+expect_status 2 "--policy without a value: usage error"
+
+run "$UMREPLAY" true
+expect_status 2 "the default policy without --plan: usage error"
+expect_err_has "--policy plan needs --plan FILE" "no --plan: says the plan policy needs one"
+run "$UMREPLAY" --policy plan -- true
+expect_status 2 "--policy plan without --plan: usage error"
+run "$UMREPLAY" --plan
+expect_status 2 "--plan without a value: usage error"
+expect_err_has "option '--plan' needs a file name" "--plan without a value: says so"
+run "$UMREPLAY" --plan= true
+expect_status 2 "--plan= with an empty name: usage error"
+run "$UMREPLAY" --policy ideal --stats
+expect_status 2 "--stats without a value: usage error"
+
+run "$UMREPLAY" --policy ondemand --gpu-budget 10G --max-managed=8G true
+expect_status 2 "--gpu-budget above --max-managed: usage error"
+expect_err_has "--gpu-budget 10G is above --max-managed 8G" "--gpu-budget above --max-managed: names both"
+
+# ---- setup errors (3) that need no plan ----
+run "$UMREPLAY" --policy ideal --stats "$SCRATCH/no/such/dir/s.json" true
+expect_status 3 "--stats into a missing folder: setup error"
+expect_err_has "$SCRATCH/no/such/dir" "--stats into a missing folder: names it"
+
+if [ "$(id -u)" -eq 0 ]; then
+	ok "--stats into a read-only folder: setup error # SKIP root may write anywhere"
+	ok "--stats into a read-only folder: names it # SKIP root may write anywhere"
+else
+	mkdir -p "$SCRATCH/ro" && chmod 555 "$SCRATCH/ro"
+	run "$UMREPLAY" --policy ideal --stats "$SCRATCH/ro/s.json" true
+	expect_status 3 "--stats into a read-only folder: setup error"
+	expect_err_has "$REAL_SCRATCH/ro" "--stats into a read-only folder: names it"
+fi
+
+echo "my notes" >"$SCRATCH/notes.txt"
+run "$UMREPLAY" --policy ideal --stats "$SCRATCH/notes.txt" true
+expect_status 3 "--stats naming a non-stats file: setup error"
+expect_err_has "is not a stats file" "--stats naming a non-stats file: refuses to replace it"
+if [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ]; then ok "--stats naming a non-stats file: file untouched"
+else not_ok "--stats naming a non-stats file: file untouched"; fi
+
+UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --policy ondemand true
+expect_status 3 "library missing: setup error"
+expect_err_has "cannot find libumreplay.so in UMKIT_LIBDIR=/nonexistent" "library missing: says what"
+UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --policy deepum -q true --frobnicate
+expect_status 3 "options after the command belong to it"
+UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --policy ideal -- --odd-command
+expect_status 3 "'--' ends the options"
+
+# ---- a valid plan, from umplan on a small synthetic trace: 6 iterations of
+# 4 kernels, a 4 MiB weight and a 2 MiB activation per iteration ----
+plan=$SCRATCH/plan.bin
+{ cat "$SCHEMA"; cat <<'EOF'; } | sqlite3 "$SCRATCH/trace.db"
+PRAGMA user_version = 1;
+INSERT INTO meta VALUES ('schema_version', '1'), ('status', 'complete'),
+  ('device_name', 'test device'), ('device_memory', '1073741824'), ('command', 'python train.py');
+INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3');
+INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);
+WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)
+INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+                   shared_mem, launch_ns, start_ns, end_ns)
+SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0,
+       (n + 1) * 1000000 - 10000, (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;
+WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)
+INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)
+SELECT 2 + n, 8589934592, 2097152, 2097152, 'cudaMalloc', (4 * n + 2) * 1000000 - 30000, (4 * n + 4) * 1000000 + 5000 FROM i;
+INSERT INTO kernel_arg SELECT 100 + seq, 0, CASE WHEN seq % 2 = 0 THEN 1 ELSE 2 + seq / 4 END, 0 FROM kernel;
+EOF
+have_plan=0
+if [ -x "$UMPLAN" ] && "$UMPLAN" -q "$SCRATCH/trace.db" -o "$plan" --capacity 5M 2>"$SCRATCH/umplan.err" && [ -s "$plan" ]; then
+	have_plan=1
+	ok "umplan makes a valid plan for these tests"
+else
+	not_ok "umplan makes a valid plan for these tests (needed by the checks on a valid plan: $(cat "$SCRATCH/umplan.err" 2>/dev/null))"
+fi
+
+# ---- plans that cannot be used: one warning, then the command runs plain ----
+# Each bad plan is built by hand (the 32-byte header of docs/plan-format.md),
+# so these checks do not depend on umplan.
+# header VERSION: magic, format version, no sections, no payload, and a
+# checksum that matches nothing.
+header() {
+	python3 -c 'import struct, sys
+sys.stdout.buffer.write(b"UMKPLAN\0" + struct.pack("<IIQQ", int(sys.argv[1]), 0, 0, 0x0807060504030201))' "$1"
+}
+: >"$SCRATCH/empty.bin"
+echo "not a plan at all" >"$SCRATCH/text.bin"
+printf 'UMKPLAN\0\1\0' >"$SCRATCH/short.bin"
+header 2 >"$SCRATCH/newer.bin"
+header 1 >"$SCRATCH/corrupt.bin"
+mkdir -p "$SCRATCH/dir.bin"
+
+# run_clean CMD...: run, from an environment without injection or UMKIT_
+# variables (tests/run.sh exports some), so any that the program sees came
+# from umreplay.
+run_clean() {
+	# shellcheck disable=SC2046 # one name per word
+	(unset LD_PRELOAD CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH PYTORCH_NO_CUDA_MEMORY_CACHING \
+		$(compgen -e | grep '^UMKIT_'); exec "$@") >"$SCRATCH/out" 2>"$SCRATCH/err"
+	status=$?
+	out=$(cat "$SCRATCH/out")
+	err=$(cat "$SCRATCH/err")
+}
+
+# plain_run PLAN PROBLEM [EXTRA OPTIONS...]: umreplay with an unusable plan
+# runs the program as it would run without umreplay.
+plain_run() {
+	local bad=$1 problem=$2 what
+	what="plan $(basename "$bad") ($problem)"
+	shift 2
+	rm -f "$SCRATCH/env"
+	run_clean "$UMREPLAY" --plan "$bad" "$@" -- sh -c 'env >"$0"; exit 5' "$SCRATCH/env"
+	expect_status 5 "$what: the program runs, with its exit status"
+	expect_err_has "umreplay: warning: $bad: $problem; running the program without umkit" \
+		"$what: one clear warning naming the file and the problem"
+	if [ "$(grep -c . <<<"$err")" -eq 1 ]; then ok "$what: nothing else is printed"
+	else not_ok "$what: nothing else is printed"; fi
+	if [ -f "$SCRATCH/env" ] && ! grep -qE "$INJECTION_VARS" "$SCRATCH/env"; then
+		ok "$what: no injection or UMKIT_ variables reach the program"
+	else
+		not_ok "$what: no injection or UMKIT_ variables reach the program ($(grep -E "$INJECTION_VARS" "$SCRATCH/env" 2>/dev/null | tr '\n' ' '))"
+	fi
+}
+plain_run "$SCRATCH/absent.bin" "cannot open: No such file or directory"
+plain_run "$SCRATCH/empty.bin" "not a umkit plan (empty file)"
+plain_run "$SCRATCH/text.bin" "not a umkit plan (bad magic)"
+plain_run "$SCRATCH/short.bin" "truncated (10 of at least 32 bytes)"
+plain_run "$SCRATCH/newer.bin" "format version 2 is newer than this umkit (1)"
+plain_run "$SCRATCH/corrupt.bin" "checksum mismatch (file corrupt)"
+plain_run "$SCRATCH/dir.bin" "not a regular file"
+plain_run "$SCRATCH/corrupt.bin" "checksum mismatch (file corrupt)" --policy deepum --gpu-budget 1G -q
+if [ "$have_plan" -eq 1 ]; then
+	size=$(stat -c %s "$plan")
+	head -c $((size - 7)) "$plan" >"$SCRATCH/cut.bin"
+	plain_run "$SCRATCH/cut.bin" "truncated ($((size - 7)) of $size bytes)"
+	cp "$plan" "$SCRATCH/flipped.bin"
+	printf '\377' | dd of="$SCRATCH/flipped.bin" bs=1 seek=$((size - 3)) conv=notrunc status=none
+	plain_run "$SCRATCH/flipped.bin" "checksum mismatch (file corrupt)"
+else
+	not_ok "a plan cut short runs plain # needs umplan's plan"
+	not_ok "a plan with a flipped byte runs plain # needs umplan's plan"
+fi
+
+# The plain run gets exactly the environment it would get without umreplay.
+(cd "$SCRATCH" && env sh -c 'env >"$0"' "$SCRATCH/env.direct")
+(cd "$SCRATCH" && "$UMREPLAY" --plan corrupt.bin sh -c 'env >"$0"' "$SCRATCH/env.plain") 2>/dev/null
+# ($_ is the shell's note of the last command it started: umreplay, or env.)
+if diff <(grep -v '^_=' "$SCRATCH/env.direct") <(grep -v '^_=' "$SCRATCH/env.plain") >"$SCRATCH/env.diff"; then
+	ok "plain run: the environment is the user's, unchanged"
+else
+	not_ok "plain run: the environment is the user's, unchanged ($(tr '\n' ' ' <"$SCRATCH/env.diff"))"
+fi
+UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" sh -c 'exit 6'
+expect_status 6 "plain run: needs no libumreplay.so"
+
+run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" umkit-no-such-command
+expect_status 127 "plain run: command not found: 127"
+expect_err_has "cannot run 'umkit-no-such-command'" "plain run: command not found: says so"
+run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" sh -c 'kill -TERM $$'
+expect_status 143 "plain run: program killed by SIGTERM: 143"
+
+echo '{"old": true}' >"$SCRATCH/old.json"
+run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" --stats "$SCRATCH/old.json" true
+expect_status 0 "plain run with --stats: the program runs"
+if [ ! -e "$SCRATCH/old.json" ]; then ok "plain run: earlier stats are removed, not passed off as this run's"
+else not_ok "plain run: earlier stats are removed, not passed off as this run's"; fi
+
+# ---- a valid plan without a GPU driver ----
+mkdir -p "$SCRATCH/lib" "$SCRATCH/driver"
+: >"$SCRATCH/lib/libumreplay.so"
+if { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libcuda\.so\.1 '; then
+	ok "valid plan, no driver: setup error # SKIP a driver is installed here"
+	ok "valid plan, no driver: clear message # SKIP a driver is installed here"
+elif [ "$have_plan" -eq 1 ]; then
+	UMKIT_LIBDIR=$SCRATCH/lib run "$UMREPLAY" --plan "$plan" true
+	expect_status 3 "valid plan, no driver: setup error"
+	expect_err_has "no NVIDIA driver (libcuda.so.1 not found): umreplay needs a GPU" "valid plan, no driver: clear message"
+	echo '{"old": true}' >"$SCRATCH/kept.json"
+	UMKIT_LIBDIR=$SCRATCH/lib run "$UMREPLAY" --policy ideal --stats "$SCRATCH/kept.json" true
+	expect_status 3 "no driver, no plan needed: setup error"
+	if [ -e "$SCRATCH/kept.json" ]; then ok "failed setup keeps earlier stats"
+	else not_ok "failed setup keeps earlier stats"; fi
+else
+	not_ok "valid plan, no driver: setup error # needs umplan's plan"
+fi
+
+# ---- the run itself: the stub libcuda stands in for the driver (umreplay
+# only dlopens it) and for libumreplay.so (a harmless library to preload);
+# the program writes its environment to env.txt ----
+stub=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so
+if [ ! -f "$stub" ]; then
+	ok "runs the program # SKIP no $stub to stand in for the driver"
+	finish
+fi
+cp "$stub" "$SCRATCH/driver/libcuda.so.1"
+cp "$stub" "$SCRATCH/lib/libumreplay.so"
+LIB=$REAL_SCRATCH/lib/libumreplay.so
+
+# fake_umreplay ARGS...: umreplay with the stand-ins, run from $SCRATCH.
+fake_umreplay() {
+	pushd "$SCRATCH" >/dev/null || return
+	rm -f env.txt
+	UMKIT_LIBDIR=$SCRATCH/lib LD_LIBRARY_PATH=$SCRATCH/driver run "$UMREPLAY" "$@"
+	popd >/dev/null || return
+}
+printf '#!/bin/sh\nenv >"$PWD/env.txt"\nexit "${1:-0}"\n' >"$SCRATCH/program.sh"
+chmod +x "$SCRATCH/program.sh"
+env_has() { # env_has NAME=VALUE DESC: the program saw exactly that
+	if grep -qxF -- "$1" "$SCRATCH/env.txt" 2>/dev/null; then ok "$2"; else not_ok "$2 (env lacks '$1')"; fi
+}
+env_lacks() { # env_lacks NAME DESC
+	if [ -f "$SCRATCH/env.txt" ] && ! grep -q "^$1=" "$SCRATCH/env.txt"; then ok "$2"; else not_ok "$2 ($1 is set)"; fi
+}
+
+fake_umreplay --policy ondemand sh -c 'exit 7'
+expect_status 7 "exits with the program's status"
+if [ -z "$err" ]; then ok "a normal run: umreplay itself prints nothing"; else not_ok "a normal run: umreplay itself prints nothing"; fi
+fake_umreplay --policy ondemand sh -c 'kill -TERM $$'
+expect_status 143 "program killed by SIGTERM: 143"
+fake_umreplay --policy ondemand umkit-no-such-command
+expect_status 127 "command not found: 127"
+: >"$SCRATCH/not-executable.sh"
+fake_umreplay --policy ondemand ./not-executable.sh
+expect_status 126 "command not executable: 126"
+
+if [ "$have_plan" -eq 1 ]; then
+	mkdir -p "$SCRATCH/sub"
+	echo '{"old": true}' >"$SCRATCH/stats.json"
+	LD_PRELOAD=$SCRATCH/driver/libcuda.so.1 UMKIT_NO_MANAGED=1 UMKIT_PLAN=/stale.bin UMKIT_TRACE=/stale.db \
+		NVTX_INJECTION64_PATH=/opt/profiler/libnvtx.so \
+		fake_umreplay -q --plan sub/../plan.bin --gpu-budget 2G --max-managed 3GiB --stats sub/../stats.json \
+		-- ./program.sh 0
+	expect_status 0 "valid plan: the program runs"
+	env_has "UMKIT_PLAN=$REAL_SCRATCH/plan.bin" "env: UMKIT_PLAN is the absolute plan path"
+	env_has "UMKIT_POLICY=plan" "env: UMKIT_POLICY defaults to plan"
+	env_has "UMKIT_GPU_BUDGET=2147483648" "env: UMKIT_GPU_BUDGET in bytes"
+	env_has "UMKIT_MAX_MANAGED=3221225472" "env: UMKIT_MAX_MANAGED in bytes"
+	env_has "UMKIT_STATS=$REAL_SCRATCH/stats.json" "env: UMKIT_STATS is the absolute stats path"
+	env_has "UMKIT_LOG=quiet" "env: -q sets UMKIT_LOG=quiet"
+	env_has "UMKIT_COMMAND=./program.sh 0" "env: UMKIT_COMMAND is the command line"
+	env_has "LD_PRELOAD=$LIB:$SCRATCH/driver/libcuda.so.1" "env: the library first in LD_PRELOAD, the user's kept"
+	env_has "CUDA_INJECTION64_PATH=$LIB" "env: CUDA_INJECTION64_PATH is the library"
+	env_has "NVTX_INJECTION64_PATH=/opt/profiler/libnvtx.so" "env: the user's NVTX_INJECTION64_PATH is kept"
+	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: PyTorch's cache off by default"
+	env_lacks UMKIT_NO_MANAGED "env: a stale UMKIT_NO_MANAGED is removed"
+	env_lacks UMKIT_TRACE "env: a stale UMKIT_TRACE is removed"
+	if [ ! -e "$SCRATCH/stats.json" ]; then ok "earlier stats are removed before the run"
+	else not_ok "earlier stats are removed before the run"; fi
+
+	UMKIT_LOG=debug PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umreplay --plan="$plan" --policy=deepum ./program.sh
+	env_has "UMKIT_POLICY=deepum" "env: --policy deepum"
+	env_has "UMKIT_PLAN=$REAL_SCRATCH/plan.bin" "env: deepum with a plan gets it"
+	env_has "UMKIT_LOG=debug" "env: the user's UMKIT_LOG is kept without -q"
+	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0" "env: the user's PyTorch setting is kept"
+	env_lacks NVTX_INJECTION64_PATH "env: no NVTX injection (replay reads no NVTX)"
+else
+	not_ok "valid plan: the program runs with the replay environment # needs umplan's plan"
+fi
+
+UMKIT_PLAN=/stale.bin UMKIT_GPU_BUDGET=1 UMKIT_STATS=/stale.json UMKIT_MAX_MANAGED=1 \
+	fake_umreplay --policy ideal ./program.sh "" "it's"
+expect_status 0 "no plan, --policy ideal: the program runs"
+env_has "UMKIT_POLICY=ideal" "env: --policy ideal"
+env_lacks UMKIT_PLAN "env: no --plan, no UMKIT_PLAN (a stale one is removed)"
+env_lacks UMKIT_GPU_BUDGET "env: no --gpu-budget, no UMKIT_GPU_BUDGET (a stale one is removed)"
+env_lacks UMKIT_MAX_MANAGED "env: no --max-managed, no UMKIT_MAX_MANAGED (a stale one is removed)"
+env_lacks UMKIT_STATS "env: no --stats, no UMKIT_STATS (a stale one is removed)"
+env_has "UMKIT_COMMAND=./program.sh '' 'it'\\''s'" "env: UMKIT_COMMAND quotes the command line"
+env_has "LD_PRELOAD=$LIB" "env: the library alone in LD_PRELOAD"
+
+finish
