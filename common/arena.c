@@ -595,6 +595,19 @@ bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
 	return found;
 }
 
+bool arena_range_idle(arena *a, uint64_t address, uint64_t bytes)
+{
+	if (!bytes)
+		return true;
+	pthread_mutex_lock(&a->lock);
+	/* The live allocation starting last before the range's end is the only
+	 * one that can reach into it (live allocations do not overlap). */
+	struct range *r = live_at_or_before(a, address + bytes - 1);
+	bool idle = !r || r->start + r->size <= address;
+	pthread_mutex_unlock(&a->lock);
+	return idle;
+}
+
 bool arena_owns(arena *a, uint64_t address)
 {
 	if (outside_span(a, address))

@@ -108,6 +108,10 @@ int arena_free(arena *a, uint64_t address, struct arena_alloc *out);
  * parameter word of every launch. */
 bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out);
 
+/* True when no live allocation's reserved range overlaps
+ * [address, address + bytes): nothing of the program's lives there now. */
+bool arena_range_idle(arena *a, uint64_t address, uint64_t bytes);
+
 /* True when address lies in memory the arena mapped (live or not). */
 bool arena_owns(arena *a, uint64_t address);
 

@@ -17,12 +17,14 @@
  *             freed allocations;
  *   plan      the plan's ops at their positions, correlation prefetch when
  *             the run drifts from the plan.
- * Under every policy a budget is a hard limit on modelled residency: before
- * a kernel, blocks are evicted (LRU, never the kernel's own) until its
- * blocks fit. A discarded block is not resident.
+ * Under every policy but ideal a budget is a hard limit on modelled
+ * residency: before a kernel, blocks are evicted (dead ones discarded first,
+ * then LRU, never the kernel's own) until its blocks fit. A discarded block
+ * is not resident. docs/replay.md describes the rules in full.
  *
- * Thread-safety: every engine_* call takes the engine's lock; launches may
- * come from several threads. Executor calls are made with the lock held and
+ * Thread-safety: every engine_* call takes the engine's lock (but
+ * engine_after_launch only when it records a marker); launches may come
+ * from several threads. Executor calls are made with the lock held and
  * must not block on the GPU.
  */
 #ifndef UMKIT_REPLAY_ENGINE_H
@@ -59,9 +61,14 @@ struct engine_executor {
 	void (*issue)(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
 		      uint64_t wait_mark);
 	/* Records a marker behind the kernel just launched (the most recent
-	 * launch on the calling thread's stream); returns it (never 0). */
+	 * launch on the calling thread's stream); returns it (0: none could be
+	 * recorded). Called from engine_after_launch, and from engine_on_free
+	 * when the free leaves blocks without a live allocation: that marker
+	 * must cover every kernel queued so far that may use the freed memory,
+	 * since a later discard of it waits for that marker alone. Markers
+	 * increase: one recorded later has a larger value. */
 	uint64_t (*mark)(void *ctx);
-	/* Monotonic time in ns (iteration timing). */
+	/* Monotonic time in ns (iteration timing); may be NULL (times read 0). */
 	uint64_t (*now)(void *ctx);
 };
 
@@ -85,9 +92,16 @@ engine *engine_create(const struct engine_config *cfg, const struct engine_execu
 void engine_destroy(engine *e);
 
 /* The program allocated [address, address + size) as allocation id (ids are
- * 1, 2, ... in allocation order) / freed it. */
+ * 1, 2, ... in allocation order) / freed it. Call engine_on_alloc once the
+ * memory is the program's and engine_on_free before the range can be handed
+ * out again. A free may issue discards (deepum) and record a marker. */
 void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
 void engine_on_free(engine *e, uint64_t id);
+
+/* The program wrote into allocation id other than through a kernel launch
+ * (a memset, a copy into it), before the write is queued: a planned
+ * discard_prefetch of it, which would drop that write, is skipped. */
+void engine_on_write(engine *e, uint64_t id);
 
 /* A kernel is about to be launched: advance the plan position (match, or
  * resynchronise, or lose the place), enforce the budget, and issue the ops
@@ -95,7 +109,9 @@ void engine_on_free(engine *e, uint64_t id);
 void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n);
 
 /* The kernel announced by the last engine_on_launch on this thread has been
- * queued: records a marker if a later op must wait for this position. */
+ * queued: records a marker if a later op must wait for it (a plan position
+ * some op names as `after`; every launch when a budget is set, for the
+ * budget's evictions). Takes the lock only when it records. */
 void engine_after_launch(engine *e);
 
 struct engine_stats {
@@ -103,9 +119,15 @@ struct engine_stats {
 	uint64_t matched, resynced, lost;     /* launches by how the position was found */
 	uint64_t iterations;                  /* completed passes over the plan */
 	uint64_t ops[4], bytes[4];            /* by enum engine_op: calls and bytes */
-	uint64_t budget_evictions;            /* evictions forced by the budget */
+	uint64_t budget_evictions;            /* blocks given up for the budget
+						 (evicted, or discarded when dead) */
 	uint64_t modelled_peak_bytes;         /* peak modelled residency */
 	uint64_t signature_mismatch;          /* 1: the plan is not for this program */
+	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or
+						 parts) refused: live or written memory */
+	uint64_t budget_overruns;             /* kernels whose own blocks exceed the budget */
+	uint64_t corr_launches;               /* launches that consulted the
+						 correlation tables (deepum, plan fallback) */
 };
 void engine_get_stats(engine *e, struct engine_stats *out);
 

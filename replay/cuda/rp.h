@@ -37,6 +37,8 @@ void rp_exec_drain(void);
 struct rp_exec_stats {
 	uint64_t calls, failed_calls;
 	uint64_t marks;
+	uint64_t dropped_discards; /* ranges not discarded: reused, or still in
+				      use when a discard-and-prefetch was due */
 };
 void rp_exec_get_stats(struct rp_exec_stats *out);
 

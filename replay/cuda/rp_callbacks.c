@@ -106,11 +106,44 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	after_engine();
 }
 
+/* Driver calls that write device memory other than through a kernel. Each
+ * one's parameter struct starts with the destination pointer (a CUdeviceptr
+ * named dstDevice or dst); the 2-D, 3-D and batched copies do not and are
+ * not followed. */
+static const CUpti_CallbackId write_cbids[] = {
+#define W(name) CUPTI_DRIVER_TRACE_CBID_##name
+	W(cuMemsetD8_v2), W(cuMemsetD16_v2), W(cuMemsetD32_v2),
+	W(cuMemsetD8_v2_ptds), W(cuMemsetD16_v2_ptds), W(cuMemsetD32_v2_ptds),
+	W(cuMemsetD8Async), W(cuMemsetD16Async), W(cuMemsetD32Async),
+	W(cuMemsetD8Async_ptsz), W(cuMemsetD16Async_ptsz), W(cuMemsetD32Async_ptsz),
+	W(cuMemsetD2D8_v2), W(cuMemsetD2D16_v2), W(cuMemsetD2D32_v2),
+	W(cuMemsetD2D8Async), W(cuMemsetD2D16Async), W(cuMemsetD2D32Async),
+	W(cuMemsetD2D8Async_ptsz), W(cuMemsetD2D16Async_ptsz), W(cuMemsetD2D32Async_ptsz),
+	W(cuMemcpyHtoD_v2), W(cuMemcpyHtoD_v2_ptds), W(cuMemcpyHtoDAsync_v2), W(cuMemcpyHtoDAsync_v2_ptsz),
+	W(cuMemcpyDtoD_v2), W(cuMemcpyDtoD_v2_ptds), W(cuMemcpyDtoDAsync_v2), W(cuMemcpyDtoDAsync_v2_ptsz),
+	W(cuMemcpy), W(cuMemcpy_ptds), W(cuMemcpyAsync), W(cuMemcpyAsync_ptsz),
+	W(cuMemcpyPeer), W(cuMemcpyPeer_ptds), W(cuMemcpyPeerAsync), W(cuMemcpyPeerAsync_ptsz),
+#undef W
+};
+
+static void on_write(const CUpti_CallbackData *cb)
+{
+	struct arena_alloc a;
+	CUdeviceptr dst = *(const CUdeviceptr *)cb->functionParams;
+	arena *ar = um_alloc_arena();
+	if (cb->callbackSite == CUPTI_API_ENTER && ar && arena_lookup(ar, (uint64_t)dst, &a))
+		engine_on_write(rp_engine, a.id);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *data)
 {
-	if (atomic_load(&rp_active) && domain == CUPTI_CB_DOMAIN_DRIVER_API)
+	if (!atomic_load(&rp_active) || domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	if (launch_is_kernel_cbid(cbid))
 		on_launch(cbid, data);
+	else
+		on_write(data);
 }
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
@@ -131,6 +164,8 @@ CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub)
 	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
 	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;

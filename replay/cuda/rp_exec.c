@@ -7,13 +7,24 @@
  * own non-blocking stream, behind the marker they name.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
- * issues them and the program's thread never waits for the driver. Discards
- * are different: a discard that runs while the program writes the range
- * destroys the write (h100-facts.md), and the arena may hand a freed range
- * out again at once. So discards are issued on the calling thread, and the
- * program's stream is made to wait for them (cuStreamWaitEvent) before any
- * later work of the program can touch the range. They move no data, so the
- * wait is short.
+ * issues them and the program's thread never waits for the driver.
+ *
+ * Discards are different: a discard that overlaps the program's use of the
+ * range destroys data (h100-facts.md). On the H100 machine a discard queued
+ * behind the free's marker (cuStreamWaitEvent) still changed train_sim's
+ * result, while the same discard after a full synchronisation did not
+ * (docs/design.md). So the executor does not trust stream order for them:
+ *  - a discard is issued only once its marker has completed on the GPU
+ *    (cuEventQuery), until then it waits in a pending list that every later
+ *    call retries, without blocking the program;
+ *  - when it is issued, the arena must confirm that no live allocation
+ *    overlaps the range (it may have been handed out again meanwhile; then
+ *    that part is dropped: the new owner's data must not be discarded);
+ *  - a discard-and-prefetch of a fresh allocation whose marker has not
+ *    completed is dropped (the allocation then faults in on first use);
+ *  - the program's stream is made to wait for every discard issued, so
+ *    whatever it does next to the range comes after.
+ * Discards move no data, so none of this costs a copy.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
  * own state needs no lock except the worker queue.
@@ -26,6 +37,7 @@
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/cuda/um_alloc.h"
 #include "log.h"
 #include "rp.h"
 #include "size.h"
@@ -166,16 +178,86 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Discards on the calling thread, ordered into the program's streams (see
- * the file comment). */
-static void discard_now(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
+/* Discards whose marker has not completed yet. */
+struct pending_discard {
+	uint64_t mark;
+	struct engine_range range;
+};
+#define PENDING_MAX 4096
+static struct pending_discard pending[PENDING_MAX];
+static size_t n_pending;
+static atomic_uint_fast64_t n_dropped_discards;
+
+static bool mark_done(uint64_t mark)
 {
-	wait_mark(mark);
-	call_all(op, r, n);
+	return !mark || cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
+}
+
+/* Issues discards of ranges nothing lives in (or, for discard-and-prefetch,
+ * of the fresh allocation the engine named), and orders the program's
+ * streams after them. */
+static void discard_now(enum engine_op op, const struct engine_range *r, size_t n)
+{
+	struct engine_range idle[BATCH_MAX];
+	size_t k = 0, issued = 0;
+	arena *a = um_alloc_arena();
+	for (size_t i = 0; i < n; i++) {
+		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes))) {
+			atomic_fetch_add(&n_dropped_discards, 1);
+			continue;
+		}
+		idle[k++] = r[i];
+		if (k == BATCH_MAX) {
+			call(op, idle, k);
+			issued += k;
+			k = 0;
+		}
+	}
+	if (k)
+		call(op, idle, k);
+	if (!issued && !k)
+		return;
 	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
 	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
 		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
+}
+
+/* Issues the pending discards whose markers have completed. */
+static void retry_pending(void)
+{
+	struct engine_range ready[BATCH_MAX];
+	size_t k = 0, kept = 0;
+	for (size_t i = 0; i < n_pending; i++) {
+		if (k < BATCH_MAX && mark_done(pending[i].mark))
+			ready[k++] = pending[i].range;
+		else
+			pending[kept++] = pending[i];
+	}
+	n_pending = kept;
+	if (k)
+		discard_now(ENGINE_OP_DISCARD, ready, k);
+}
+
+static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
+{
+	if (mark_done(mark)) {
+		discard_now(op, r, n);
+		return;
+	}
+	if (op == ENGINE_OP_DISCARD_PREFETCH) {
+		atomic_fetch_add(&n_dropped_discards, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (n_pending == PENDING_MAX) {
+			atomic_fetch_add(&n_dropped_discards, 1);
+			continue;
+		}
+		pending[n_pending].mark = mark;
+		pending[n_pending].range = r[i];
+		n_pending++;
+	}
 }
 
 static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
@@ -183,8 +265,10 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 {
 	if (!n || ensure_stream() != 0)
 		return;
+	if (n_pending)
+		retry_pending();
 	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
-		discard_now(op, ranges, n, mark);
+		discard(op, ranges, n, mark);
 		return;
 	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
@@ -217,6 +301,8 @@ static uint64_t mark(void *unused)
 {
 	if (ensure_stream() != 0)
 		return 0;
+	if (n_pending)
+		retry_pending();
 	uint64_t m = next_mark++;
 	CUevent *ev = &marks[m % MARKS];
 	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
@@ -257,4 +343,5 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->calls = atomic_load(&n_calls);
 	out->failed_calls = atomic_load(&n_failed);
 	out->marks = atomic_load(&n_marks);
+	out->dropped_discards = atomic_load(&n_dropped_discards);
 }

@@ -84,6 +84,9 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.fault_records = total.fault_records;
 	m.peak_residency_bytes = rp_peak_residency();
 	m.budget_bytes = budget;
+	struct rp_exec_stats xs;
+	rp_exec_get_stats(&xs);
+	m.dropped_discards = xs.dropped_discards;
 	m.wall_ns = rp_now() - start_ns;
 	if (per) {
 		rp_activity_by_iteration(ends, n_ends, per);

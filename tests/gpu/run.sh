@@ -8,6 +8,7 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
+SECTIONS=${SECTIONS:-record replay}
 WORK=/tmp/umkit-gpu
 rm -rf "$WORK"; mkdir -p "$WORK" "$OUTDIR"
 BUILD=${BUILD:-build}
@@ -34,6 +35,9 @@ fi
 
 check_trace() { python3 tests/gpu/check_trace.py "$1" >"$1.json" && cat "$1.json"; }
 
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
+
+if section record; then
 # --- 1. the CUDA C example: output, kernels, allocations, faults, recall ----
 $SIM --iters 4 >"$WORK/sim.plain" 2>&1
 $B/umrec -o "$WORK/sim.db" --max-managed $MAXM -- $SIM --iters 4 --nvtx --host-init \
@@ -97,8 +101,55 @@ $B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"
 rc=$?
 row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
 
-# --- fixtures back to the caller ----------------------------------------------
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
+fi
+
+if section replay; then
+# --- 4. replay: the four policies under capacity emulation -------------------
+# The budget B is a fraction of the recorded working set W (the live peak
+# umplan reports); W/B is the oversubscription ratio. Per-layer updates keep
+# every kernel's own working set small enough for the tightest budget.
+python3 tests/gpu/calibrate.py 1 >"$WORK/calib.json" && cat "$WORK/calib.json"
+replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
+	local name=$1; shift
+	local cmd=("$@")
+	"${cmd[@]}" >"$WORK/$name.plain" 2>&1
+	$B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1
+	local w ws
+	read -r w ws < <($B/umplan "$WORK/$name.db" --json -o "$WORK/$name.full.plan" |
+		python3 -c 'import json,sys; m=json.load(sys.stdin)["memory"]; print(m["live_peak"], m["working_set_peak"])')
+	echo "$name: working set W = $w bytes, largest single kernel $ws bytes"
+	for ratio in 1.5 2 3; do
+		local budget
+		budget=$(python3 -c "print(int($w / $ratio))")
+		$B/umplan "$WORK/$name.db" --capacity "$budget" -o "$WORK/$name.$ratio.plan" >/dev/null 2>&1 ||
+			echo "$name W/B=$ratio: umplan failed"
+		for policy in ideal ondemand deepum plan; do
+			local tag=$name.$ratio.$policy budget_opt=(--gpu-budget "$budget")
+			[ $policy = ideal ] && budget_opt=()
+			$B/umreplay --plan "$WORK/$name.$ratio.plan" --policy $policy "${budget_opt[@]}" \
+				--max-managed $MAXM --stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
+			local rc=$? summary
+			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
+			echo "$tag rc=$rc $summary" | tee -a "$WORK/replay.txt"
+			tail -2 "$WORK/$tag.err"
+			same=$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step|iter) ' $WORK/$name.plain) <(grep -E '^(checksum|step|iter) ' $WORK/$tag.out) >/dev/null")
+			row "$tag: output same as plain" "$same" "$(echo "$summary" | grep -oE '(iter_ms|faults_per_iter|peak_mb)=[0-9.]+' | tr '\n' ' ')"
+			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
+				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"
+			elif [ $policy != ideal ]; then
+				row "$tag: peak <= budget" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); sys.exit(0 if float(d[\"modelled_peak_mb\"]) <= float(d[\"budget_mb\"]) else 1)'")" \
+					"$(echo "$summary" | grep -oE '(modelled_peak_mb|budget_mb)=[0-9.]+' | tr '\n' ' ')"
+			fi
+		done
+	done
+}
+replay_case sim $SIM --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx
+replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
+cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
+fi
+
+# --- results back to the caller ------------------------------------------------
 for f in "$WORK"/*.json; do echo "$(basename "$f") $(cat "$f")"; done >"$OUTDIR/checks.txt"
 echo
 echo "umkit GPU checks on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"

@@ -817,6 +817,33 @@ static void lookup_finds_interior_not_past_end_nor_freed(void **state)
 	free(f);
 }
 
+static void range_idle_sees_reserved_ranges_of_live_allocations(void **state)
+{
+	struct fake *f = fake_new();
+	f->fences_instant = true;
+	arena *a = arena_over(f, 0, 0);
+	struct arena_alloc big, small, next;
+	assert_int_equal(arena_alloc(a, 3 * MiB, &big), ARENA_OK); /* reserves 4 MiB */
+	assert_int_equal(arena_alloc(a, 700, &small), ARENA_OK);
+	uint64_t block = 2 * MiB;
+
+	assert_false(arena_range_idle(a, big.address, block));
+	/* The rounding padding is reserved for big: not idle either. */
+	assert_false(arena_range_idle(a, big.address + 2 * block - 1, 1));
+	assert_false(arena_range_idle(a, small.address & ~(block - 1), block));
+	assert_true(arena_range_idle(a, big.address, 0));
+
+	free_ok(a, big.address);
+	assert_true(arena_range_idle(a, big.address, 2 * block));
+	/* A range reaching into the small allocation's block is not idle. */
+	assert_false(arena_range_idle(a, big.address, 8 * block));
+	assert_int_equal(arena_alloc(a, 3 * MiB, &next), ARENA_OK);
+	assert_int_equal(next.address, big.address);
+	assert_false(arena_range_idle(a, big.address + block, block));
+	arena_destroy(a);
+	free(f);
+}
+
 static void free_of_unknown_address_is_enotfound(void **state)
 {
 	struct fake *f = fake_new();
@@ -1056,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(refused_map_is_enomem_and_retried_after_unmapping_idle),
 		cmocka_unit_test(same_calls_give_same_relative_addresses),
 		cmocka_unit_test(lookup_finds_interior_not_past_end_nor_freed),
+		cmocka_unit_test(range_idle_sees_reserved_ranges_of_live_allocations),
 		cmocka_unit_test(free_of_unknown_address_is_enotfound),
 		cmocka_unit_test(ids_count_successful_allocations),
 		cmocka_unit_test(stats_follow_the_calls),

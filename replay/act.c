@@ -1,0 +1,93 @@
+/*
+ * act.c: single-block ops that keep the residency model, the op batches and
+ * the budget in step (see engine_int.h). Every op the engine issues goes
+ * through here, so the safety rules live in one place: nothing dead is
+ * prefetched or evicted (either would undo a discard and copy dead bytes),
+ * nothing live is discarded, and nothing freed is discarded before the
+ * marker of its free.
+ */
+#include "engine_int.h"
+
+static bool over_budget(engine *e, uint64_t extra)
+{
+	return residency_bytes(e->res) + e->reserved + extra > e->budget;
+}
+
+bool act_room(engine *e, uint64_t extra, bool for_prefetch)
+{
+	if (!e->budget)
+		return true;
+	while (over_budget(e, extra)) {
+		struct block *v = residency_victim(e->res, e->seq, true);
+		if (!v && !for_prefetch)
+			v = residency_victim(e->res, e->seq, false);
+		if (!v)
+			return false;
+		if (v->live == 0) {
+			if (act_discard(e, v, (struct wait_ref){ 0, 0 }) != ACT_DONE) {
+				/* Unsafe to discard and never to be evicted: leave
+				 * it to the driver, out of the model. */
+				residency_set(e->res, v, BLOCK_ABSENT);
+			}
+		} else if (!act_evict(e, v, marks_of_launch(e->marks, v->use_seq))) {
+			return false;
+		}
+		e->st.budget_evictions++;
+	}
+	return true;
+}
+
+bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w, uint64_t keep)
+{
+	if (b->live == 0)
+		return false;
+	if (b->state == BLOCK_RESIDENT) {
+		/* Kept, not pinned: the kernel being launched may still take
+		 * it if it needs the room. */
+		residency_touch(e->res, b);
+		if (keep > b->keep)
+			b->keep = keep;
+		return false;
+	}
+	/* A block of the kernel being launched is already counted in
+	 * reserved (and may take kept blocks' room); any other one needs
+	 * room of its own. */
+	bool own = b->pin == e->seq;
+	if (!act_room(e, own ? 0 : BLOCK_BYTES, !own))
+		return false;
+	if (batch_add(e->batch, op, b->no, w) != 0)
+		return false;
+	if (own)
+		e->reserved -= BLOCK_BYTES;
+	residency_set(e->res, b, BLOCK_RESIDENT);
+	b->pin = e->seq;
+	if (keep > b->keep)
+		b->keep = keep;
+	return true;
+}
+
+bool act_evict(engine *e, struct block *b, struct wait_ref w)
+{
+	if (b->state != BLOCK_RESIDENT || b->live == 0 || b->pin == e->seq)
+		return false;
+	if (batch_add(e->batch, ENGINE_OP_EVICT, b->no, w) != 0)
+		return false;
+	residency_set(e->res, b, BLOCK_ABSENT);
+	return true;
+}
+
+enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
+{
+	if (b->live)
+		return ACT_REFUSED;
+	if (b->state == BLOCK_DISCARDED)
+		return ACT_NOTHING;
+	/* dead_seq 0: freed before any launch, so no kernel can be using it. */
+	if (b->dead_seq && !b->dead_mark)
+		return ACT_REFUSED;
+	w = wait_later(w, (struct wait_ref){ b->dead_seq, b->dead_mark });
+	if (batch_add(e->batch, ENGINE_OP_DISCARD, b->no, w) != 0)
+		return ACT_REFUSED;
+	residency_set(e->res, b, BLOCK_DISCARDED);
+	return ACT_DONE;
+}

@@ -1,0 +1,261 @@
+/*
+ * allocmap.c: live allocations and plan-allocation resolution (see
+ * allocmap.h).
+ *
+ * Live records sit in an open-addressing table keyed by id, with linear
+ * probing and backward-shift deletion (no tombstones: uncached PyTorch frees
+ * and allocates hundreds of tensors per iteration, for hours). Persistent
+ * plan allocations are found by binary search over their ordinals,
+ * iteration ones by direct index from the ordinal.
+ */
+#include "allocmap.h"
+
+#include <stdlib.h>
+
+#include "blocktab.h"
+
+struct instance {
+	uint64_t id, address, size;
+	uint8_t state; /* enum allocmap_state */
+};
+
+/* Per plan allocation: this iteration's instance and the previous one
+ * (persistent allocations use cur only). */
+struct pslot {
+	struct instance cur, prev;
+};
+
+struct pers {
+	uint64_t ordinal;
+	uint32_t index;
+};
+
+struct allocmap {
+	struct alloc_rec *tab; /* id 0: empty */
+	size_t cap, used;      /* cap a power of two, used <= cap / 2 */
+
+	const struct plan *plan;
+	struct pslot *slots;   /* [plan->n_allocs] */
+	struct pers *pers;     /* sorted by ordinal */
+	size_t n_pers;
+	int32_t *iter_index;   /* [n_iter_ords]: plan index of ordinal i + 1, or -1 */
+	uint32_t *iter_list;   /* plan indices of the iteration allocations */
+	size_t n_iter_ords, n_iter;
+	bool counting;         /* an iteration start was seen */
+	uint64_t ordinal;      /* allocations since it */
+};
+
+static size_t hash_id(uint64_t id, size_t cap)
+{
+	id ^= id >> 31;
+	id *= 0x9e3779b97f4a7c15ULL;
+	id ^= id >> 29;
+	return (size_t)id & (cap - 1);
+}
+
+static int by_ordinal(const void *a, const void *b)
+{
+	const struct pers *x = a, *y = b;
+	return (x->ordinal > y->ordinal) - (x->ordinal < y->ordinal);
+}
+
+static int index_plan(allocmap *m, const struct plan *p)
+{
+	m->slots = calloc(p->n_allocs ? p->n_allocs : 1, sizeof *m->slots);
+	m->pers = calloc(p->n_allocs ? p->n_allocs : 1, sizeof *m->pers);
+	m->iter_list = calloc(p->n_allocs ? p->n_allocs : 1, sizeof *m->iter_list);
+	m->n_iter_ords = p->signature.n_alloc_sizes;
+	m->iter_index = malloc((m->n_iter_ords ? m->n_iter_ords : 1) * sizeof *m->iter_index);
+	if (!m->slots || !m->pers || !m->iter_list || !m->iter_index)
+		return -1;
+	for (size_t i = 0; i < m->n_iter_ords; i++)
+		m->iter_index[i] = -1;
+	for (uint32_t i = 0; i < p->n_allocs; i++) {
+		const struct plan_alloc *a = &p->allocs[i];
+		if (a->origin == PLAN_ALLOC_PERSISTENT) {
+			m->pers[m->n_pers++] = (struct pers){ a->ordinal, i };
+		} else if (a->ordinal <= m->n_iter_ords) {
+			m->iter_index[a->ordinal - 1] = (int32_t)i;
+			m->iter_list[m->n_iter++] = i;
+		}
+	}
+	qsort(m->pers, m->n_pers, sizeof *m->pers, by_ordinal);
+	return 0;
+}
+
+allocmap *allocmap_create(const struct plan *plan)
+{
+	allocmap *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->cap = 256;
+	m->tab = calloc(m->cap, sizeof *m->tab);
+	m->plan = plan;
+	if (!m->tab || (plan && index_plan(m, plan) != 0)) {
+		allocmap_destroy(m);
+		return NULL;
+	}
+	return m;
+}
+
+void allocmap_destroy(allocmap *m)
+{
+	if (!m)
+		return;
+	free(m->tab);
+	free(m->slots);
+	free(m->pers);
+	free(m->iter_index);
+	free(m->iter_list);
+	free(m);
+}
+
+static size_t find_slot(const allocmap *m, uint64_t id)
+{
+	size_t i = hash_id(id, m->cap);
+	while (m->tab[i].id && m->tab[i].id != id)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static int grow(allocmap *m)
+{
+	size_t old_cap = m->cap;
+	struct alloc_rec *old = m->tab;
+	m->cap *= 2;
+	m->tab = calloc(m->cap, sizeof *m->tab);
+	if (!m->tab) {
+		m->tab = old;
+		m->cap = old_cap;
+		return -1;
+	}
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].id)
+			m->tab[find_slot(m, old[i].id)] = old[i];
+	free(old);
+	return 0;
+}
+
+static long find_pers(const allocmap *m, uint64_t id)
+{
+	size_t lo = 0, hi = m->n_pers;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->pers[mid].ordinal < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n_pers && m->pers[lo].ordinal == id ? (long)m->pers[lo].index : -1;
+}
+
+/* Maps the new allocation r to the plan allocations it is. */
+static void map_plan(allocmap *m, struct alloc_rec *r)
+{
+	struct instance now = { r->id, r->address, r->size, ALLOCMAP_LIVE };
+	long p = find_pers(m, r->id);
+	if (p >= 0 && m->plan->allocs[p].size == r->size) {
+		m->slots[p].cur = now;
+		r->plan_pers = (int32_t)p;
+	}
+	if (!m->counting)
+		return;
+	m->ordinal++;
+	if (m->ordinal > m->n_iter_ords)
+		return;
+	int32_t i = m->iter_index[m->ordinal - 1];
+	if (i >= 0 && m->plan->allocs[i].size == r->size) {
+		m->slots[i].cur = now;
+		r->plan_iter = i;
+	}
+}
+
+struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint64_t size)
+{
+	if (!id || (2 * (m->used + 1) > m->cap && grow(m) != 0))
+		return NULL;
+	size_t i = find_slot(m, id);
+	if (m->tab[i].id)
+		return NULL;
+	struct alloc_rec *r = &m->tab[i];
+	uint64_t last = address + (size ? size : 1) - 1;
+	*r = (struct alloc_rec){ .id = id, .address = address, .size = size,
+				 .first_block = address >> BLOCK_SHIFT,
+				 .n_blocks = (uint32_t)((last >> BLOCK_SHIFT) - (address >> BLOCK_SHIFT) + 1),
+				 .plan_pers = -1, .plan_iter = -1 };
+	m->used++;
+	if (m->plan)
+		map_plan(m, r);
+	return r;
+}
+
+static void mark_freed(struct instance *in, uint64_t id)
+{
+	if (in->state == ALLOCMAP_LIVE && in->id == id)
+		in->state = ALLOCMAP_FREED;
+}
+
+bool allocmap_remove(allocmap *m, uint64_t id, struct alloc_rec *out)
+{
+	if (!id)
+		return false;
+	size_t i = find_slot(m, id);
+	if (!m->tab[i].id)
+		return false;
+	*out = m->tab[i];
+	if (out->plan_pers >= 0)
+		mark_freed(&m->slots[out->plan_pers].cur, id);
+	if (out->plan_iter >= 0) {
+		mark_freed(&m->slots[out->plan_iter].cur, id);
+		mark_freed(&m->slots[out->plan_iter].prev, id);
+	}
+	/* Backward-shift deletion: pull later members of the probe run into
+	 * the hole when their home slot does not lie after it. */
+	size_t hole = i, j = i;
+	for (;;) {
+		j = (j + 1) & (m->cap - 1);
+		if (!m->tab[j].id)
+			break;
+		size_t home = hash_id(m->tab[j].id, m->cap);
+		if (((j - home) & (m->cap - 1)) >= ((j - hole) & (m->cap - 1))) {
+			m->tab[hole] = m->tab[j];
+			hole = j;
+		}
+	}
+	m->tab[hole].id = 0;
+	m->used--;
+	return true;
+}
+
+struct alloc_rec *allocmap_live(allocmap *m, uint64_t id)
+{
+	if (!id)
+		return NULL;
+	size_t i = find_slot(m, id);
+	return m->tab[i].id ? &m->tab[i] : NULL;
+}
+
+void allocmap_iteration_start(allocmap *m)
+{
+	if (!m->plan)
+		return;
+	m->counting = true;
+	m->ordinal = 0;
+	for (size_t i = 0; i < m->n_iter; i++) {
+		struct pslot *s = &m->slots[m->iter_list[i]];
+		if (s->cur.state != ALLOCMAP_UNSEEN) {
+			s->prev = s->cur;
+			s->cur.state = ALLOCMAP_UNSEEN;
+		}
+	}
+}
+
+void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out)
+{
+	const struct pslot *s = &m->slots[index];
+	const struct instance *in = s->cur.state != ALLOCMAP_UNSEEN ? &s->cur : &s->prev;
+	out->state = (enum allocmap_state)in->state;
+	out->address = in->address;
+	out->size = in->size;
+	out->rec = in->state == ALLOCMAP_LIVE ? allocmap_live(m, in->id) : NULL;
+}

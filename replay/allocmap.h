@@ -1,0 +1,74 @@
+/*
+ * allocmap.h: the program's live allocations, and which of them each
+ * allocation of the plan names (common/plan.h, struct plan_alloc).
+ *
+ * Live allocations are kept by id (the arena's ordinal) with their address
+ * and 2 MB block range. A plan allocation is found at run time by its
+ * ordinal, never by address:
+ *   persistent  the allocation whose id is the ordinal;
+ *   iteration   the ordinal-th allocation made since the current iteration
+ *               started (allocmap_iteration_start, called when the plan's
+ *               kernel #0 is reached). Until this iteration makes it, the
+ *               previous iteration's instance stands in: an op placed
+ *               before the allocation (an eviction or discard that wraps
+ *               around the iteration end) means that one, and the arena is
+ *               deterministic, so addresses repeat.
+ * A plan allocation is mapped only when the sizes agree (a program that
+ * drifted from the plan gets fewer ops, never ops on the wrong sizes).
+ * Not thread-safe: the engine's lock covers it.
+ */
+#ifndef UMKIT_REPLAY_ALLOCMAP_H
+#define UMKIT_REPLAY_ALLOCMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+struct alloc_rec {
+	uint64_t id, address, size;
+	uint64_t first_block; /* block number of the first byte */
+	uint32_t n_blocks;    /* blocks [address, address + size) overlaps */
+	bool touched;         /* a kernel used it or the program wrote it since
+				 it was made: its contents may matter */
+	int32_t plan_pers, plan_iter; /* plan allocations mapped to it, or -1 */
+};
+
+enum allocmap_state { ALLOCMAP_UNSEEN = 0, ALLOCMAP_LIVE = 1, ALLOCMAP_FREED = 2 };
+
+/* Where a plan allocation is now. */
+struct allocmap_where {
+	enum allocmap_state state; /* UNSEEN: not made (yet); address unset */
+	uint64_t address, size;
+	struct alloc_rec *rec;     /* the live allocation when LIVE, else NULL */
+};
+
+typedef struct allocmap allocmap;
+
+/* An empty map resolving the allocations of plan (NULL: no plan). NULL when
+ * out of memory. The plan must outlive the map. */
+allocmap *allocmap_create(const struct plan *plan);
+void allocmap_destroy(allocmap *m);
+
+/* The program made allocation id at [address, address + size). Maps it to
+ * the plan allocation it is, if any. Returns the record (valid until the
+ * next add or remove), or NULL when out of memory or id is 0 or live. */
+struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint64_t size);
+
+/* The program freed allocation id: copies its record to *out and forgets
+ * it. Returns false when id is not live. */
+bool allocmap_remove(allocmap *m, uint64_t id, struct alloc_rec *out);
+
+/* The live allocation id, or NULL. Valid until the next add or remove. */
+struct alloc_rec *allocmap_live(allocmap *m, uint64_t id);
+
+/* The plan's kernel #0 was reached: iteration ordinals count from here, and
+ * this iteration's instances become the previous ones. */
+void allocmap_iteration_start(allocmap *m);
+
+/* Where plan allocation index (< plan->n_allocs) is now: this iteration's
+ * instance once made, else the previous one (iteration origin), or the
+ * allocation with that id (persistent origin). */
+void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out);
+
+#endif

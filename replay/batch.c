@@ -1,0 +1,106 @@
+/* batch.c: per-kind op batches (see batch.h). */
+#include "batch.h"
+
+#include <stdlib.h>
+
+#include "blocktab.h"
+
+#define KINDS 4
+
+struct list {
+	uint64_t *no;
+	size_t n, cap;
+	struct wait_ref wait;
+};
+
+struct batch {
+	struct list kind[KINDS]; /* by enum engine_op */
+	struct engine_range *ranges;
+	size_t cap_ranges;
+};
+
+/* enum engine_op in the order the plan issues kinds. */
+static const enum engine_op issue_order[KINDS] = { ENGINE_OP_DISCARD, ENGINE_OP_EVICT,
+						   ENGINE_OP_DISCARD_PREFETCH, ENGINE_OP_PREFETCH };
+
+batch *batch_create(void)
+{
+	return calloc(1, sizeof(struct batch));
+}
+
+void batch_destroy(batch *b)
+{
+	if (!b)
+		return;
+	for (int k = 0; k < KINDS; k++)
+		free(b->kind[k].no);
+	free(b->ranges);
+	free(b);
+}
+
+int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
+{
+	struct list *l = &b->kind[op];
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		uint64_t *p = realloc(l->no, cap * sizeof *p);
+		if (!p)
+			return -1;
+		l->no = p;
+		l->cap = cap;
+	}
+	l->no[l->n++] = no;
+	l->wait = wait_later(l->wait, w);
+	return 0;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorts l's blocks and turns them into coalesced ranges; returns how many.
+ * The ranges never outnumber the blocks, and the buffer is sized for that. */
+static size_t coalesce(struct list *l, struct engine_range *out)
+{
+	size_t n = 0;
+	qsort(l->no, l->n, sizeof *l->no, by_u64);
+	for (size_t i = 0; i < l->n; i++) {
+		uint64_t addr = l->no[i] << BLOCK_SHIFT;
+		if (n && out[n - 1].address + out[n - 1].bytes == addr)
+			out[n - 1].bytes += BLOCK_BYTES;
+		else if (!n || out[n - 1].address + out[n - 1].bytes < addr)
+			out[n++] = (struct engine_range){ addr, BLOCK_BYTES };
+	}
+	return n;
+}
+
+void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st)
+{
+	for (int k = 0; k < KINDS; k++) {
+		enum engine_op op = issue_order[k];
+		struct list *l = &b->kind[op];
+		if (!l->n)
+			continue;
+		if (l->n > b->cap_ranges) {
+			struct engine_range *r = realloc(b->ranges, l->n * sizeof *r);
+			if (!r) {
+				l->n = 0;
+				l->wait = (struct wait_ref){ 0, 0 };
+				continue;
+			}
+			b->ranges = r;
+			b->cap_ranges = l->n;
+		}
+		size_t n = coalesce(l, b->ranges);
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < n; i++)
+			bytes += b->ranges[i].bytes;
+		x->issue(x->ctx, op, b->ranges, n, l->wait.mark);
+		st->ops[op]++;
+		st->bytes[op] += bytes;
+		l->n = 0;
+		l->wait = (struct wait_ref){ 0, 0 };
+	}
+}

@@ -1,0 +1,63 @@
+/*
+ * blocktab.h: the replayer's table of 2 MB UM blocks, keyed by block number
+ * (address / 2 MiB), holding what the engine knows about each block.
+ *
+ * Blocks are created on first sight (when an allocation covering them is
+ * made) and never freed before the table: the arena's address space is
+ * bounded by the managed memory it maps, so the table is too. A block's
+ * address in memory never changes, so other modules may keep pointers to it
+ * (residency.c links blocks into its lists).
+ *
+ * Lookups of consecutive block numbers (every allocation's range) hit a
+ * one-entry chunk cache and cost an index computation; other lookups cost one
+ * hash probe. Not thread-safe: the engine's lock covers it.
+ */
+#ifndef UMKIT_REPLAY_BLOCKTAB_H
+#define UMKIT_REPLAY_BLOCKTAB_H
+
+#include <stdint.h>
+
+#define BLOCK_SHIFT 21
+#define BLOCK_BYTES ((uint64_t)1 << BLOCK_SHIFT) /* one UM block: 2 MiB */
+
+enum block_state {
+	BLOCK_ABSENT = 0,   /* not on the GPU (never touched, or evicted) */
+	BLOCK_RESIDENT = 1, /* on the GPU: counts against the budget */
+	BLOCK_DISCARDED = 2 /* contents dropped: not resident, never to be
+			       evicted (an eviction would undo the discard) */
+};
+
+struct block {
+	uint64_t no;                  /* block number: address >> BLOCK_SHIFT */
+	struct block *prev, *next;    /* residency list links (residency.c) */
+	uint64_t use_seq;             /* launch sequence number of the last
+					 kernel that used it (0: none) */
+	uint64_t dead_seq, dead_mark; /* the marker recorded when its last live
+					 allocation was freed, and the launch it
+					 follows: a discard waits for it */
+	uint64_t pin;                 /* launch being prepared that needs it
+					 resident (no eviction for that one) */
+	uint64_t keep;                /* prefetched for a kernel expected by
+					 this launch: room for other prefetches
+					 is not made by evicting it before */
+	uint32_t live;                /* live allocations overlapping it */
+	uint8_t state;                /* enum block_state */
+	uint8_t list;                 /* residency list holding it (residency.c) */
+};
+
+typedef struct blocktab blocktab;
+
+/* An empty table, or NULL when out of memory. */
+blocktab *blocktab_create(void);
+void blocktab_destroy(blocktab *t);
+
+/* The block numbered no, created zeroed (state BLOCK_ABSENT) on first use;
+ * NULL only when out of memory. */
+struct block *blocktab_get(blocktab *t, uint64_t no);
+
+/* The block numbered no without creating it: NULL when no block near it was
+ * ever created; a block never covered by an allocation reads as zeroed (no
+ * live allocation, absent). */
+struct block *blocktab_find(blocktab *t, uint64_t no);
+
+#endif

@@ -1,0 +1,381 @@
+/*
+ * engine.c: the engine_* calls (engine.h): locking, the launch pipeline,
+ * allocations and frees, markers, iterations and statistics. The policies'
+ * decisions are in policy_plan.c and policy_corr.c, the block-level ops in
+ * act.c; docs/replay.md explains the whole.
+ *
+ * A launch, in order: place it in the plan (match.c) and note iteration
+ * starts; pin the kernel's own blocks and reserve room for the absent ones;
+ * the policy's ops (plan ops at the position, or correlation prefetch);
+ * then the budget for the kernel itself; then one batch call per op kind.
+ * Nothing here blocks, does I/O or allocates in a steady state.
+ */
+#include "engine_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The launch this thread announced last, for engine_after_launch. */
+static _Thread_local struct {
+	engine *e;
+	uint64_t seq;
+	uint32_t pos; /* plan position to mark, or PLAN_POS_NONE */
+} this_launch;
+
+static const char *const policy_names[] = { "ideal", "ondemand", "deepum", "plan" };
+
+const char *engine_policy_name(enum engine_policy p)
+{
+	return (unsigned)p < 4 ? policy_names[p] : "?";
+}
+
+int engine_policy_parse(const char *name, enum engine_policy *out)
+{
+	for (int i = 0; name && i < 4; i++) {
+		if (strcmp(name, policy_names[i]) == 0) {
+			*out = (enum engine_policy)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* op_start[p]: the first op at position p or later (ops are sorted). */
+static uint32_t *index_ops(const struct plan *p)
+{
+	uint32_t n = p->signature.n_kernels;
+	uint32_t *start = malloc((n + 1) * sizeof *start);
+	if (!start)
+		return NULL;
+	uint64_t i = 0;
+	for (uint32_t pos = 0; pos <= n; pos++) {
+		while (i < p->n_ops && p->ops[i].position < pos)
+			i++;
+		start[pos] = (uint32_t)i;
+	}
+	return start;
+}
+
+static int create_parts(engine *e, const struct plan *plan)
+{
+	e->allocs = allocmap_create(plan);
+	e->res = residency_create();
+	e->marks = marks_create(plan);
+	e->batch = batch_create();
+	if (!e->allocs || !e->res || !e->marks || !e->batch)
+		return -1;
+	if (plan) {
+		e->match = match_create(plan->signature.exec_ids, plan->signature.n_kernels);
+		e->sig = sigcheck_create(&plan->signature);
+		e->op_start = index_ops(plan);
+		if (!e->match || !e->sig || !e->op_start)
+			return -1;
+	}
+	if (e->policy == ENGINE_PLAN) {
+		e->tables = plan->corr;
+	} else if (e->policy == ENGINE_DEEPUM) {
+		if (plan && plan->corr) {
+			e->tables = plan->corr;
+		} else {
+			struct corr_config c;
+			corr_config_default(&c);
+			e->online = corr_create(&c, NULL, 0);
+			if (!e->online)
+				return -1;
+			e->tables = e->online;
+		}
+	}
+	return 0;
+}
+
+engine *engine_create(const struct engine_config *cfg, const struct engine_executor *exec,
+		      char *err, size_t errlen)
+{
+	if ((unsigned)cfg->policy > ENGINE_PLAN) {
+		snprintf(err, errlen, "unknown policy %d", (int)cfg->policy);
+		return NULL;
+	}
+	if (cfg->policy == ENGINE_PLAN && !cfg->plan) {
+		snprintf(err, errlen, "policy plan needs a plan (--plan)");
+		return NULL;
+	}
+	if (!exec || !exec->issue || !exec->mark) {
+		snprintf(err, errlen, "the executor lacks issue or mark");
+		return NULL;
+	}
+	engine *e = calloc(1, sizeof *e);
+	if (!e || pthread_mutex_init(&e->lock, NULL) != 0) {
+		free(e);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e->policy = cfg->policy;
+	e->plan = cfg->plan;
+	e->x = *exec;
+	e->model = cfg->policy != ENGINE_IDEAL;
+	e->budget = e->model ? cfg->gpu_budget : 0;
+	e->mark_all = e->budget > 0;
+	e->mark_frees = e->model && (e->budget || cfg->policy != ENGINE_ONDEMAND);
+	if (create_parts(e, cfg->plan) != 0) {
+		engine_destroy(e);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	return e;
+}
+
+void engine_destroy(engine *e)
+{
+	if (!e)
+		return;
+	match_destroy(e->match);
+	sigcheck_destroy(e->sig);
+	free(e->op_start);
+	allocmap_destroy(e->allocs);
+	residency_destroy(e->res);
+	marks_destroy(e->marks);
+	batch_destroy(e->batch);
+	corr_destroy(e->online);
+	free(e->obs);
+	free(e->kb);
+	free(e->iter_ns);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+/* Holds up to n_kb + 1 block pointers; false when out of memory. */
+static bool kb_room(engine *e)
+{
+	if (e->n_kb < e->cap_kb)
+		return true;
+	size_t cap = e->cap_kb ? 2 * e->cap_kb : 256;
+	struct block **p = realloc(e->kb, cap * sizeof *p);
+	if (!p)
+		return false;
+	e->kb = p;
+	e->cap_kb = cap;
+	return true;
+}
+
+void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
+{
+	pthread_mutex_lock(&e->lock);
+	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
+	if (r && e->sig)
+		sigcheck_alloc(e->sig, size);
+	for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
+		struct block *b = residency_block(e->res, r->first_block + i);
+		if (b)
+			residency_live_add(e->res, b);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Drops the freed allocation's hold on its blocks; blocks left dead get the
+ * free's marker (one marker per free, only when a block dies), and under
+ * deepum are discarded at once. */
+static void free_blocks(engine *e, const struct alloc_rec *r)
+{
+	bool dies = false;
+	for (uint32_t i = 0; i < r->n_blocks && !dies; i++) {
+		struct block *b = residency_find(e->res, r->first_block + i);
+		dies = b && b->live == 1;
+	}
+	uint64_t mark = dies && e->mark_frees ? e->x.mark(e->x.ctx) : 0;
+	for (uint32_t i = 0; i < r->n_blocks; i++) {
+		struct block *b = residency_find(e->res, r->first_block + i);
+		if (!b || !b->live || !residency_live_drop(e->res, b))
+			continue;
+		b->dead_seq = e->st.launches;
+		b->dead_mark = mark;
+		if (e->policy == ENGINE_DEEPUM && act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
+			e->st.skipped_discards++;
+	}
+	batch_flush(e->batch, &e->x, &e->st);
+}
+
+void engine_on_free(engine *e, uint64_t id)
+{
+	pthread_mutex_lock(&e->lock);
+	struct alloc_rec r;
+	if (allocmap_remove(e->allocs, id, &r) && e->model)
+		free_blocks(e, &r);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_on_write(engine *e, uint64_t id)
+{
+	pthread_mutex_lock(&e->lock);
+	struct alloc_rec *r = allocmap_live(e->allocs, id);
+	if (r)
+		r->touched = true;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void iteration_start(engine *e)
+{
+	uint64_t now = e->x.now ? e->x.now(e->x.ctx) : 0;
+	allocmap_iteration_start(e->allocs);
+	sigcheck_iteration_start(e->sig);
+	if (e->timing) {
+		if (e->n_iter == e->cap_iter) {
+			size_t cap = e->cap_iter ? 2 * e->cap_iter : 64;
+			uint64_t *p = realloc(e->iter_ns, cap * sizeof *p);
+			if (p) {
+				e->iter_ns = p;
+				e->cap_iter = cap;
+			}
+		}
+		if (e->n_iter < e->cap_iter)
+			e->iter_ns[e->n_iter++] = now - e->iter_start_ns;
+		e->st.iterations++;
+	}
+	e->timing = true;
+	e->iter_start_ns = now;
+}
+
+/* A foreign plan gives no more ops; deepum learns its own tables instead
+ * of predicting from another program's. */
+static void become_foreign(engine *e)
+{
+	e->foreign = true;
+	e->st.signature_mismatch = 1;
+	if (e->policy == ENGINE_DEEPUM && !e->online) {
+		struct corr_config c;
+		corr_config_default(&c);
+		e->online = corr_create(&c, NULL, 0);
+		e->tables = e->online;
+	}
+}
+
+static void place(engine *e, uint64_t exec_id, struct match_step *step)
+{
+	match_launch(e->match, exec_id, step);
+	if (step->how == MATCH_MATCHED)
+		e->st.matched++;
+	else if (step->how == MATCH_RESYNCED)
+		e->st.resynced++;
+	else
+		e->st.lost++;
+	if (step->iteration_start)
+		iteration_start(e);
+	sigcheck_launch(e->sig, step->how != MATCH_LOST);
+	if (!e->foreign && sigcheck_foreign(e->sig))
+		become_foreign(e);
+}
+
+/* Pins the kernel's blocks (whole allocations its arguments point into),
+ * refreshes the resident ones and reserves room for the others. */
+static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
+{
+	e->n_kb = 0;
+	e->reserved = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct alloc_rec *r = allocmap_live(e->allocs, acc[i].alloc_id);
+		if (!r)
+			continue;
+		for (uint32_t j = 0; j < r->n_blocks; j++) {
+			struct block *b = residency_find(e->res, r->first_block + j);
+			if (!b || b->pin == e->seq || !kb_room(e))
+				continue;
+			b->pin = e->seq;
+			e->kb[e->n_kb++] = b;
+			if (b->state == BLOCK_RESIDENT) {
+				residency_touch(e->res, b);
+				b->use_seq = e->seq;
+			} else {
+				e->reserved += BLOCK_BYTES;
+			}
+		}
+	}
+}
+
+/* The budget for the kernel itself, then its blocks are resident (they
+ * fault in if nothing brought them), and its allocations are no longer
+ * fresh: only now, since a discard_prefetch of a fresh allocation is meant
+ * to come right before its first kernel. */
+static void kernel_end(engine *e, const struct engine_access *acc, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct alloc_rec *r = allocmap_live(e->allocs, acc[i].alloc_id);
+		if (r)
+			r->touched = true;
+	}
+	if (!act_room(e, 0, false))
+		e->st.budget_overruns++;
+	for (size_t i = 0; i < e->n_kb; i++) {
+		struct block *b = e->kb[i];
+		if (b->state != BLOCK_RESIDENT)
+			residency_set(e->res, b, BLOCK_RESIDENT);
+		b->use_seq = e->seq;
+	}
+	e->reserved = 0;
+}
+
+void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n)
+{
+	pthread_mutex_lock(&e->lock);
+	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
+	e->seq = ++e->st.launches;
+	if (e->match)
+		place(e, exec_id, &step);
+	if (e->model)
+		kernel_begin(e, acc, n);
+	if (e->policy == ENGINE_PLAN && !e->foreign) {
+		if (step.position != PLAN_POS_NONE)
+			pplan_ops(e, &step);
+		else if (step.lost)
+			pcorr_prefetch(e, exec_id);
+	} else if (e->policy == ENGINE_DEEPUM) {
+		pcorr_learn(e, exec_id);
+		pcorr_prefetch(e, exec_id);
+	}
+	if (e->model)
+		kernel_end(e, acc, n);
+	batch_flush(e->batch, &e->x, &e->st);
+	e->prev_exec = exec_id;
+
+	this_launch.e = e;
+	this_launch.seq = e->seq;
+	this_launch.pos = e->policy == ENGINE_PLAN ? step.position : PLAN_POS_NONE;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_after_launch(engine *e)
+{
+	if (this_launch.e != e || !this_launch.seq)
+		return;
+	uint64_t seq = this_launch.seq;
+	uint32_t pos = this_launch.pos;
+	this_launch.seq = 0;
+	/* The bitmap and mark_all never change after creation: no lock needed
+	 * to decide that nothing is to be recorded. */
+	if (!marks_position_wanted(e->marks, pos))
+		pos = PLAN_POS_NONE;
+	if (!e->mark_all && pos == PLAN_POS_NONE)
+		return;
+	pthread_mutex_lock(&e->lock);
+	uint64_t mark = e->x.mark(e->x.ctx);
+	if (mark)
+		marks_note(e->marks, seq, pos, mark);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_get_stats(engine *e, struct engine_stats *out)
+{
+	pthread_mutex_lock(&e->lock);
+	*out = e->st;
+	out->modelled_peak_bytes = residency_peak(e->res);
+	pthread_mutex_unlock(&e->lock);
+}
+
+size_t engine_iteration_times(engine *e, uint64_t *out, size_t max)
+{
+	pthread_mutex_lock(&e->lock);
+	size_t n = e->n_iter < max ? e->n_iter : max;
+	if (n)
+		memcpy(out, e->iter_ns, n * sizeof *out);
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}

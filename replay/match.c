@@ -1,0 +1,165 @@
+/* match.c: plan position tracking (see match.h for the rules). */
+#include "match.h"
+
+#include <stdlib.h>
+
+#include "plan.h"
+
+struct cand {
+	uint64_t exec_id;
+	uint32_t pos;
+};
+
+struct match {
+	const uint64_t *ids;
+	uint32_t n;
+	struct cand *index;      /* [n] sorted by (exec_id, pos) */
+	uint64_t hist[MATCH_HISTORY];
+	uint32_t n_hist, hist_next; /* ring: hist_next is where the next ID goes */
+	bool have_place;         /* next is trusted: a match there counts */
+	uint32_t next;           /* expected position of the next launch (kept
+				    while lost: resync ties go ahead of it) */
+	bool have_last;
+	uint32_t last;           /* the last position a launch was placed at */
+	uint32_t lost_run;
+	uint64_t launches;
+};
+
+static int by_id_pos(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+match *match_create(const uint64_t *exec_ids, uint32_t n)
+{
+	match *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->index = malloc((n ? n : 1) * sizeof *m->index);
+	if (!m->index) {
+		free(m);
+		return NULL;
+	}
+	m->ids = exec_ids;
+	m->n = n;
+	for (uint32_t i = 0; i < n; i++)
+		m->index[i] = (struct cand){ exec_ids[i], i };
+	qsort(m->index, n, sizeof *m->index, by_id_pos);
+	return m;
+}
+
+void match_destroy(match *m)
+{
+	if (!m)
+		return;
+	free(m->index);
+	free(m);
+}
+
+/* The k-th most recent launch's ID, k >= 1 (k <= n_hist). */
+static uint64_t hist_back(const match *m, uint32_t k)
+{
+	return m->hist[(m->hist_next + MATCH_HISTORY - k) % MATCH_HISTORY];
+}
+
+/* The plan's ID back positions before p, wrapping into the previous
+ * iteration. */
+static uint64_t plan_back(const match *m, uint32_t p, uint32_t back)
+{
+	return m->ids[(p + m->n - back % m->n) % m->n];
+}
+
+/* Run of agreement between history (skipping hist_skip most recent launches)
+ * and the plan before p (skipping plan_skip positions). */
+static uint32_t run(const match *m, uint32_t p, uint32_t hist_skip, uint32_t plan_skip)
+{
+	uint32_t r = 0;
+	while (r + hist_skip < m->n_hist &&
+	       hist_back(m, r + 1 + hist_skip) == plan_back(m, p, r + 1 + plan_skip))
+		r++;
+	return r;
+}
+
+static uint32_t score(const match *m, uint32_t p)
+{
+	uint32_t best = 2 * run(m, p, 0, 0);
+	const uint32_t slack[3][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } };
+	for (int i = 0; i < 3; i++) {
+		uint32_t r = run(m, p, slack[i][0], slack[i][1]);
+		if (r && 2 * r - 1 > best)
+			best = 2 * r - 1;
+	}
+	return best;
+}
+
+/* The best-supported position of exec_id, or false when none scores 2. */
+static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->index[mid].exec_id < exec_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t first = lo, end = lo;
+	while (end < m->n && m->index[end].exec_id == exec_id)
+		end++;
+	size_t count = end - first;
+	if (!count)
+		return false;
+	/* Walk the candidates in order of distance ahead of the expected
+	 * position, so the first of equal scores is the nearest. */
+	uint32_t from = m->next;
+	size_t start = first;
+	while (start < end && m->index[start].pos < from)
+		start++;
+	uint32_t best_score = 0;
+	for (size_t i = 0; i < count && i < MATCH_CANDIDATES; i++) {
+		size_t c = first + (start - first + i) % count;
+		uint32_t s = score(m, m->index[c].pos);
+		if (s > best_score) {
+			best_score = s;
+			*pos = m->index[c].pos;
+		}
+	}
+	return best_score >= 2;
+}
+
+void match_launch(match *m, uint64_t exec_id, struct match_step *out)
+{
+	uint32_t p = 0;
+	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false };
+	if (exec_id && m->have_place && m->ids[m->next] == exec_id) {
+		out->how = MATCH_MATCHED;
+		p = m->next;
+	} else if (exec_id && m->launches == 0 && m->ids[0] == exec_id) {
+		out->how = MATCH_MATCHED;
+	} else if (exec_id && resync(m, exec_id, &p)) {
+		out->how = MATCH_RESYNCED;
+		if (m->have_place && p >= m->next)
+			out->skipped = p - m->next;
+	}
+	m->launches++;
+	m->hist[m->hist_next] = exec_id;
+	m->hist_next = (m->hist_next + 1) % MATCH_HISTORY;
+	if (m->n_hist < MATCH_HISTORY)
+		m->n_hist++;
+
+	if (out->how == MATCH_LOST) {
+		if (++m->lost_run >= MATCH_LOST_AFTER)
+			m->have_place = false;
+		out->lost = !m->have_place;
+		return;
+	}
+	out->position = p;
+	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last : p == 0;
+	m->lost_run = 0;
+	m->have_place = m->have_last = true;
+	m->last = p;
+	m->next = (p + 1) % m->n;
+}

@@ -1,0 +1,66 @@
+/*
+ * match.h: where the program is in the plan's kernel sequence.
+ *
+ * Each launch's execution ID is compared with the plan's ID at the expected
+ * position. Equal: matched, the position advances (wrapping after the last
+ * kernel). Otherwise the matcher resynchronises: the candidates are the
+ * plan positions holding this ID (found by binary search in a sorted
+ * (ID, position) index), and each is scored by how well the plan's kernels
+ * before it agree with the last launches seen (a ring of MATCH_HISTORY
+ * IDs). Execution IDs repeat within an iteration (the same kernel shape in
+ * every layer), so the history, not the ID alone, picks the position.
+ *
+ * Scoring a candidate p: the length of the run of agreeing predecessors
+ * (history[-1] against plan[p-1], history[-2] against plan[p-2], ...), and
+ * the same with one kernel of slack right before p: one extra launch in the
+ * history (a kernel inserted), one extra plan kernel (a kernel removed), or
+ * one of each (a kernel replaced). An exact run of r scores 2r, a run with
+ * slack 2r - 1. The best score wins, ties go to the candidate nearest ahead
+ * of the expected position, and a resync needs a score of at least 2 (one
+ * exact predecessor, or two with slack). At most MATCH_CANDIDATES
+ * candidates, the nearest ahead, are scored.
+ *
+ * A launch neither matched nor resynced is lost; the expected position
+ * stays, so a program that ran one unknown kernel matches again at once.
+ * After MATCH_LOST_AFTER lost launches in a row the matcher has lost its
+ * place, and only a resync (history evidence) brings it back.
+ *
+ * The very first launch matches position 0 when its ID is the plan's first.
+ * An iteration starts when the position wraps: a new position at least half
+ * an iteration before the last one (a short backward jump is a repeated
+ * kernel, not a new iteration), or a first placement at position 0.
+ * Not thread-safe: the engine's lock covers it.
+ */
+#ifndef UMKIT_REPLAY_MATCH_H
+#define UMKIT_REPLAY_MATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MATCH_HISTORY 8
+#define MATCH_CANDIDATES 64
+#define MATCH_LOST_AFTER 4
+
+enum match_how { MATCH_MATCHED, MATCH_RESYNCED, MATCH_LOST };
+
+struct match_step {
+	enum match_how how;
+	uint32_t position;    /* this launch's plan position (PLAN_POS_NONE when lost) */
+	uint32_t skipped;     /* positions jumped over, forward within the
+				 iteration, by a resync (0 otherwise) */
+	bool iteration_start; /* this launch begins a pass over the plan */
+	bool lost;            /* the matcher has lost its place (after this launch) */
+};
+
+typedef struct match match;
+
+/* A matcher for the sequence exec_ids[0 .. n) (n >= 1; the array must
+ * outlive the matcher). NULL when out of memory. */
+match *match_create(const uint64_t *exec_ids, uint32_t n);
+void match_destroy(match *m);
+
+/* Places the launch of exec_id (0: unknown, never matches). O(1) when it
+ * matches; a resync costs O(log n + MATCH_CANDIDATES * MATCH_HISTORY). */
+void match_launch(match *m, uint64_t exec_id, struct match_step *out);
+
+#endif

@@ -1,0 +1,108 @@
+/* oplog.c: the recording executor (see oplog.h). */
+#include "oplog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct oplog {
+	struct oplog_entry *e;
+	size_t n, cap;
+	uint64_t next_mark, now;
+	int failed;
+};
+
+oplog *oplog_create(void)
+{
+	oplog *l = calloc(1, sizeof *l);
+	if (l)
+		l->next_mark = 1;
+	return l;
+}
+
+void oplog_clear(oplog *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].ranges);
+	l->n = 0;
+}
+
+void oplog_destroy(oplog *l)
+{
+	if (!l)
+		return;
+	oplog_clear(l);
+	free(l->e);
+	free(l);
+}
+
+static struct oplog_entry *append(oplog *l)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct oplog_entry *p = realloc(l->e, cap * sizeof *p);
+		if (!p) {
+			l->failed = 1;
+			return NULL;
+		}
+		l->e = p;
+		l->cap = cap;
+	}
+	struct oplog_entry *e = &l->e[l->n++];
+	memset(e, 0, sizeof *e);
+	return e;
+}
+
+static void issue(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
+		  uint64_t wait_mark)
+{
+	oplog *l = ctx;
+	struct engine_range *copy = malloc((n ? n : 1) * sizeof *copy);
+	struct oplog_entry *e = copy ? append(l) : NULL;
+	if (!e) {
+		free(copy);
+		l->failed = 1;
+		return;
+	}
+	memcpy(copy, ranges, n * sizeof *copy);
+	e->op = op;
+	e->mark = wait_mark;
+	e->ranges = copy;
+	e->n = n;
+}
+
+static uint64_t mark(void *ctx)
+{
+	oplog *l = ctx;
+	struct oplog_entry *e = append(l);
+	if (!e)
+		return 0;
+	e->is_mark = 1;
+	e->mark = l->next_mark++;
+	return e->mark;
+}
+
+static uint64_t now(void *ctx)
+{
+	return ((oplog *)ctx)->now;
+}
+
+struct engine_executor oplog_executor(oplog *l)
+{
+	return (struct engine_executor){ l, issue, mark, now };
+}
+
+const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)
+{
+	*n = l->n;
+	return l->e;
+}
+
+void oplog_set_time(oplog *l, uint64_t ns)
+{
+	l->now = ns;
+}
+
+int oplog_failed(const oplog *l)
+{
+	return l->failed;
+}

@@ -1,0 +1,50 @@
+/*
+ * oplog.h: an engine executor that records instead of acting: every batch
+ * (kind, ranges, marker waited for) and every marker, in order. The unit
+ * tests judge the engine by this log; it also lets a tool show what a
+ * policy would do to a recorded run without a GPU.
+ *
+ * Markers are numbered 1, 2, ... in the order they are asked for; the
+ * clock is whatever oplog_set_time last set. Not thread-safe on its own: the
+ * engine calls it with its lock held.
+ */
+#ifndef UMKIT_REPLAY_OPLOG_H
+#define UMKIT_REPLAY_OPLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* One entry: a batch, or a marker (is_mark). */
+struct oplog_entry {
+	int is_mark;
+	uint64_t mark;                /* the marker recorded, or waited for */
+	enum engine_op op;            /* batches */
+	struct engine_range *ranges;  /* batches: n ranges, owned by the log */
+	size_t n;
+};
+
+typedef struct oplog oplog;
+
+/* An empty log, or NULL when out of memory. */
+oplog *oplog_create(void);
+void oplog_destroy(oplog *l);
+
+/* The executor writing into l (ctx = l); valid while l lives. */
+struct engine_executor oplog_executor(oplog *l);
+
+/* The entries so far, oldest first; *n gets their count. Valid until the
+ * next entry or oplog_clear. */
+const struct oplog_entry *oplog_entries(const oplog *l, size_t *n);
+
+/* Forgets the entries (marker numbering goes on). */
+void oplog_clear(oplog *l);
+
+/* Sets what the executor's now() returns. */
+void oplog_set_time(oplog *l, uint64_t ns);
+
+/* True when the log ran out of memory (entries were lost). */
+int oplog_failed(const oplog *l);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * policy_plan.c: the plan's ops at a position (common/plan.h, struct
+ * plan_op). Each op's allocation is resolved through the allocation map,
+ * its range widened to whole 2 MB blocks, and each block handed to act.c;
+ * the batches then coalesce neighbours and order the kinds.
+ *
+ * What each kind may touch:
+ *   discard           the named allocation must be freed now, and each block
+ *                     is discarded only while no live allocation overlaps it
+ *                     (small allocations share blocks);
+ *   evict             resident blocks of a live allocation, never one the
+ *                     launch being prepared uses;
+ *   discard_prefetch  a live allocation no kernel has used and the program
+ *                     has not written since it was made, block by block
+ *                     only where it is the block's sole live allocation;
+ *   prefetch          non-resident blocks of a live allocation.
+ * A refused discard or discard_prefetch is counted in skipped_discards: a
+ * wrong discard silently corrupts training, a skipped one only costs time.
+ */
+#include "engine_int.h"
+
+/* Positions a forward resync may jump over and still get their ops (they
+ * were removed from the program, or the plan has extras): beyond this the
+ * program is elsewhere, and old ops would be stale. */
+#define PLAN_REPLAY_SKIPPED 8
+
+/* The op's blocks, widened: [*first, *last]. */
+static void op_blocks(const struct plan_op *op, uint64_t address, uint64_t *first, uint64_t *last)
+{
+	*first = (address + op->offset) >> BLOCK_SHIFT;
+	*last = (address + op->offset + op->bytes - 1) >> BLOCK_SHIFT;
+}
+
+static void op_discard(engine *e, const struct plan_op *op, const struct allocmap_where *w)
+{
+	if (w->state != ALLOCMAP_FREED) {
+		e->st.skipped_discards++;
+		return;
+	}
+	struct wait_ref after = marks_of_position(e->marks, op->after);
+	uint64_t first, last;
+	bool refused = false;
+	op_blocks(op, w->address, &first, &last);
+	for (uint64_t no = first; no <= last; no++) {
+		struct block *b = residency_find(e->res, no);
+		if (b && act_discard(e, b, after) == ACT_REFUSED)
+			refused = true;
+	}
+	e->st.skipped_discards += refused;
+}
+
+static void op_evict(engine *e, const struct plan_op *op, const struct allocmap_where *w)
+{
+	if (w->state != ALLOCMAP_LIVE)
+		return;
+	struct wait_ref after = marks_of_position(e->marks, op->after);
+	uint64_t first, last;
+	op_blocks(op, w->address, &first, &last);
+	for (uint64_t no = first; no <= last; no++) {
+		struct block *b = residency_find(e->res, no);
+		if (b)
+			act_evict(e, b, wait_later(after, marks_of_launch(e->marks, b->use_seq)));
+	}
+}
+
+/* The launch expected to run kernel #deadline for an op of position q
+ * issued at the launch of position pos (q <= pos); 0 when that kernel has
+ * already run. */
+static uint64_t launch_of(const engine *e, uint32_t q, uint32_t pos, uint32_t deadline)
+{
+	uint32_t n = e->plan->signature.n_kernels;
+	uint32_t ahead = (deadline + n - q) % n, back = pos - q;
+	return ahead >= back ? e->seq + ahead - back : 0;
+}
+
+static void op_bring(engine *e, const struct plan_op *op, const struct allocmap_where *w,
+		     uint32_t q, uint32_t pos)
+{
+	if (w->state != ALLOCMAP_LIVE)
+		return;
+	bool fresh = op->kind == PLAN_OP_DISCARD_PREFETCH;
+	if (fresh && (!w->rec || w->rec->touched)) {
+		e->st.skipped_discards++;
+		return;
+	}
+	struct wait_ref after = marks_of_position(e->marks, op->after);
+	uint64_t first, last, keep = launch_of(e, q, pos, op->deadline);
+	bool refused = false;
+	op_blocks(op, w->address, &first, &last);
+	for (uint64_t no = first; no <= last; no++) {
+		struct block *b = residency_find(e->res, no);
+		if (!b)
+			continue;
+		if (!fresh)
+			act_bring(e, b, ENGINE_OP_PREFETCH, after, keep);
+		else if (b->live != 1)
+			refused = true;
+		else
+			act_bring(e, b, ENGINE_OP_DISCARD_PREFETCH, after, keep);
+	}
+	e->st.skipped_discards += refused;
+}
+
+/* The ops of position q, for the launch at position pos. */
+static void plan_position(engine *e, uint32_t q, uint32_t pos)
+{
+	for (uint32_t i = e->op_start[q]; i < e->op_start[q + 1]; i++) {
+		const struct plan_op *op = &e->plan->ops[i];
+		struct allocmap_where w;
+		allocmap_resolve(e->allocs, op->alloc, &w);
+		switch (op->kind) {
+		case PLAN_OP_DISCARD:
+			op_discard(e, op, &w);
+			break;
+		case PLAN_OP_EVICT:
+			op_evict(e, op, &w);
+			break;
+		default:
+			op_bring(e, op, &w, q, pos);
+			break;
+		}
+	}
+}
+
+void pplan_ops(engine *e, const struct match_step *step)
+{
+	if (step->skipped <= PLAN_REPLAY_SKIPPED)
+		for (uint32_t q = step->position - step->skipped; q < step->position; q++)
+			plan_position(e, q, step->position);
+	plan_position(e, step->position, step->position);
+}

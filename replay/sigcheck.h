@@ -1,0 +1,49 @@
+/*
+ * sigcheck.h: deciding that a plan was made for another program (another
+ * model, batch size or script), so the replayer stops acting on it.
+ *
+ * The rule (docs/replay.md, "Foreign plans"):
+ *  - kernels: the window opens at the first launch the matcher places
+ *    (matched or resynced), so a warm-up phase of kernels the plan does not
+ *    hold (model construction, initialisation) is not held against it, and
+ *    spans W = min(n_kernels, SIGCHECK_WINDOW_MAX) launches. Fewer than half
+ *    of them placed: foreign. No launch placed at all within the first
+ *    10 * n_kernels + SIGCHECK_NO_HIT_SLACK launches: foreign.
+ *  - allocations: each complete iteration (from one iteration start to the
+ *    next) is compared with signature.alloc_sizes, size by size. If none of
+ *    the first SIGCHECK_ALLOC_TRIES complete iterations agrees: foreign.
+ *    Several tries, because a framework's first iterations allocate extra
+ *    (optimizer state made at the first step, library workspaces).
+ * The verdict is final. Not thread-safe: the engine's lock covers it.
+ */
+#ifndef UMKIT_REPLAY_SIGCHECK_H
+#define UMKIT_REPLAY_SIGCHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+#define SIGCHECK_WINDOW_MAX 1000
+#define SIGCHECK_NO_HIT_SLACK 10000
+#define SIGCHECK_ALLOC_TRIES 3
+
+typedef struct sigcheck sigcheck;
+
+/* A check against sig (which must outlive it); NULL when out of memory. */
+sigcheck *sigcheck_create(const struct plan_signature *sig);
+void sigcheck_destroy(sigcheck *s);
+
+/* One launch: placed = matched or resynced. */
+void sigcheck_launch(sigcheck *s, bool placed);
+
+/* The program allocated size bytes. */
+void sigcheck_alloc(sigcheck *s, uint64_t size);
+
+/* An iteration started (the previous one, if any, is complete). */
+void sigcheck_iteration_start(sigcheck *s);
+
+/* True once the plan has been judged foreign. */
+bool sigcheck_foreign(const sigcheck *s);
+
+#endif

@@ -1,0 +1,121 @@
+/* stats.c: the statistics file (see stats.h; keys in docs/replay.md). */
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STATS_FORMAT_VERSION 1
+
+/* The batch kinds' JSON names, by enum engine_op. */
+static const char *const op_keys[4] = { "prefetch", "evict", "discard", "discard_prefetch" };
+
+static void put_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void put_u64(FILE *f, const char *key, uint64_t v, const char *after)
+{
+	fprintf(f, "\"%s\": %llu%s", key, (unsigned long long)v, after);
+}
+
+static void put_array(FILE *f, const uint64_t *v, size_t n)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+	fputc(']', f);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void put_engine(FILE *f, const struct engine_stats *s)
+{
+	fputs("  \"engine\": {\n    ", f);
+	put_u64(f, "launches", s->launches, ", ");
+	put_u64(f, "matched", s->matched, ", ");
+	put_u64(f, "resynced", s->resynced, ", ");
+	put_u64(f, "lost", s->lost, ",\n    ");
+	put_u64(f, "iterations", s->iterations, ", ");
+	fprintf(f, "\"signature_mismatch\": %s,\n    \"ops\": {",
+		s->signature_mismatch ? "true" : "false");
+	for (int k = 0; k < 4; k++)
+		fprintf(f, "%s\n      \"%s\": {\"calls\": %llu, \"bytes\": %llu}", k ? "," : "",
+			op_keys[k], (unsigned long long)s->ops[k], (unsigned long long)s->bytes[k]);
+	fputs("\n    },\n    ", f);
+	put_u64(f, "budget_evictions", s->budget_evictions, ", ");
+	put_u64(f, "budget_overruns", s->budget_overruns, ", ");
+	put_u64(f, "skipped_discards", s->skipped_discards, ",\n    ");
+	put_u64(f, "corr_launches", s->corr_launches, ", ");
+	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, "\n  },\n");
+}
+
+static void put_measured(FILE *f, const struct replay_measured *m)
+{
+	if (!m) {
+		fputs("  \"measured\": null\n", f);
+		return;
+	}
+	fputs("  \"measured\": {\n    ", f);
+	put_u64(f, "wall_ns", m->wall_ns, ", ");
+	put_u64(f, "htod_bytes", m->htod_bytes, ", ");
+	put_u64(f, "dtoh_bytes", m->dtoh_bytes, ",\n    ");
+	put_u64(f, "fault_migrations", m->fault_migrations, ", ");
+	put_u64(f, "fault_bytes", m->fault_bytes, ", ");
+	put_u64(f, "fault_records", m->fault_records, ",\n    ");
+	put_u64(f, "peak_residency_bytes", m->peak_residency_bytes, ", ");
+	put_u64(f, "budget_bytes", m->budget_bytes, ", ");
+	put_u64(f, "dropped_discards", m->dropped_discards, ",\n    \"iterations\": [");
+	bool have = m->iteration_fault_migrations && m->iteration_htod_bytes && m->iteration_dtoh_bytes;
+	for (size_t i = 0; have && i < m->n_iterations; i++)
+		fprintf(f, "%s\n      {\"fault_migrations\": %llu, \"htod_bytes\": %llu, \"dtoh_bytes\": %llu}",
+			i ? "," : "", (unsigned long long)m->iteration_fault_migrations[i],
+			(unsigned long long)m->iteration_htod_bytes[i],
+			(unsigned long long)m->iteration_dtoh_bytes[i]);
+	fputs(have && m->n_iterations ? "\n    ]\n  }\n" : "]\n  }\n", f);
+}
+
+int replay_stats_write_json(FILE *f, const char *policy, const struct engine_stats *s,
+			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m)
+{
+	uint64_t *sorted = NULL;
+	if (n_iters) {
+		sorted = malloc(n_iters * sizeof *sorted);
+		if (!sorted)
+			return -1;
+		memcpy(sorted, iter_ns, n_iters * sizeof *sorted);
+		qsort(sorted, n_iters, sizeof *sorted, by_u64);
+	}
+	fprintf(f, "{\n  \"format\": \"umkit-replay-stats\", \"format_version\": %d,\n"
+		   "  \"umkit_version\": ",
+		STATS_FORMAT_VERSION);
+	put_string(f, UMKIT_VERSION);
+	fputs(", \"policy\": ", f);
+	put_string(f, policy);
+	fputs(",\n", f);
+	put_engine(f, s);
+	fputs("  \"iteration_ns\": ", f);
+	put_array(f, iter_ns, n_iters);
+	if (sorted)
+		fprintf(f, ",\n  \"iteration_median_ns\": %llu,\n", (unsigned long long)sorted[n_iters / 2]);
+	else
+		fputs(",\n  \"iteration_median_ns\": null,\n", f);
+	put_measured(f, m);
+	fputs("}\n", f);
+	free(sorted);
+	return fflush(f) != 0 || ferror(f) ? -1 : 0;
+}

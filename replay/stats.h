@@ -1,0 +1,46 @@
+/*
+ * stats.h: the replay's statistics file (umreplay --stats), JSON written
+ * by hand: this code runs inside the program on the GPU machine, which has
+ * no JSON library (h100-facts.md). docs/replay.md, "Stats JSON", lists the
+ * keys.
+ */
+#ifndef UMKIT_REPLAY_STATS_H
+#define UMKIT_REPLAY_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+
+/* What the CUDA side measured (CUPTI Unified Memory counters, memory
+ * sampling, clocks), as opposed to what the engine decided. */
+struct replay_measured {
+	uint64_t wall_ns;              /* from the library's start to the exit */
+	uint64_t htod_bytes, dtoh_bytes; /* every UM migration record */
+	uint64_t fault_migrations;     /* HtoD migrations caused by page faults */
+	uint64_t fault_bytes;          /* their bytes */
+	uint64_t fault_records;        /* GPU page-fault records (a sample) */
+	uint64_t peak_residency_bytes; /* measured device memory use above the
+					  baseline at the first launch */
+	uint64_t budget_bytes;         /* --gpu-budget; 0: none */
+	uint64_t dropped_discards;     /* discards the executor did not issue:
+					  the range was in use again by then */
+	/* Per completed iteration (n_iterations entries each; NULL pointers
+	 * when n_iterations is 0): the counters binned by iteration. */
+	size_t n_iterations;
+	uint64_t *iteration_fault_migrations;
+	uint64_t *iteration_htod_bytes;
+	uint64_t *iteration_dtoh_bytes;
+};
+
+/*
+ * Writes one JSON object to f: the policy, the engine's statistics s, the
+ * iteration times iter_ns[0 .. n_iters) with their median, and m (NULL:
+ * "measured" is null). Returns 0, or -1 when writing failed (errno as the
+ * failing stdio call left it) or memory ran out.
+ */
+int replay_stats_write_json(FILE *f, const char *policy, const struct engine_stats *s,
+			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m);
+
+#endif

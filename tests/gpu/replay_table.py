@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Summarise one umreplay --stats JSON for tests/gpu/run.sh: prints one line
+of key=value pairs (steady-state medians: the first iteration, which holds
+the one-time work, is left out)."""
+import json
+import statistics
+import sys
+
+
+def steady(values):
+    vals = values[1:] if len(values) > 2 else values
+    return statistics.median(vals) if vals else 0
+
+
+def main(path):
+    s = json.load(open(path))
+    e = s["engine"]
+    m = s["measured"]
+    per = m["iterations"]
+    out = {
+        "iter_ms": steady([t / 1e6 for t in s["iteration_ns"]]),
+        "iterations": e["iterations"],
+        "faults_per_iter": steady([i["fault_migrations"] for i in per]),
+        "htod_mb_per_iter": steady([i["htod_bytes"] / 1e6 for i in per]),
+        "dtoh_mb_per_iter": steady([i["dtoh_bytes"] / 1e6 for i in per]),
+        "peak_mb": m["peak_residency_bytes"] / 1e6,
+        "modelled_peak_mb": e["modelled_peak_bytes"] / 1e6,
+        "budget_mb": m["budget_bytes"] / 1e6,
+        "matched": e["matched"],
+        "resynced": e["resynced"],
+        "lost": e["lost"],
+        "mismatch": int(e["signature_mismatch"]),
+    }
+    print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,575 @@
+/*
+ * Unit tests for the replay engine under the plan policy (replay/engine.c,
+ * policy_plan.c, policy_corr.c), judged by the recording executor
+ * (replay/oplog.c): ops at their positions in kind order, behind the right
+ * markers, widened to 2 MB blocks and coalesced; markers only where an op
+ * waits; discards never on live memory (a block shared with a live small
+ * allocation, a reused range, a written fresh allocation); iteration
+ * allocations resolved by ordinal; ops of a skipped position; a foreign
+ * plan detected and then left alone; correlation fallback when lost, and
+ * the plan again once matched; ideal issuing nothing; iteration times.
+ */
+#include "testutil.h"
+
+#include "plan.h"
+#include "replay/engine.h"
+#include "replay/oplog.h"
+
+#define MB ((uint64_t)1 << 20)
+#define BASE ((uint64_t)0x7f0000000000)
+
+enum { K0 = 0x100, K1, K2, K3, K4, K5, U = 0x900 };
+
+/* ---- building plans ---- */
+
+static struct plan *new_plan(const uint64_t *ids, uint32_t n, const uint64_t *sizes, uint32_t ns)
+{
+	struct plan *p = plan_create();
+	assert_non_null(p);
+	p->signature.n_kernels = n;
+	p->signature.exec_ids = malloc(n * sizeof(uint64_t));
+	memcpy(p->signature.exec_ids, ids, n * sizeof(uint64_t));
+	p->signature.n_alloc_sizes = ns;
+	p->signature.alloc_sizes = malloc((ns ? ns : 1) * sizeof(uint64_t));
+	if (ns)
+		memcpy(p->signature.alloc_sizes, sizes, ns * sizeof(uint64_t));
+	p->assume.capacity_bytes = (uint64_t)1 << 30;
+	return p;
+}
+
+static uint32_t add_alloc(struct plan *p, uint8_t origin, uint64_t ordinal, uint64_t size)
+{
+	p->allocs = realloc(p->allocs, (p->n_allocs + 1) * sizeof *p->allocs);
+	p->allocs[p->n_allocs] = (struct plan_alloc){ origin, ordinal, size };
+	return p->n_allocs++;
+}
+
+static void add_op(struct plan *p, uint32_t pos, uint8_t kind, uint32_t after, uint32_t deadline,
+		   uint32_t alloc, uint64_t offset, uint64_t bytes)
+{
+	p->ops = realloc(p->ops, (p->n_ops + 1) * sizeof *p->ops);
+	p->ops[p->n_ops++] = (struct plan_op){ pos, kind, after, deadline, alloc, offset, bytes };
+}
+
+static void finish_plan(struct plan *p)
+{
+	char err[256];
+	plan_finalize(p);
+	if (plan_validate(p, "test", err, sizeof err) != 0)
+		fail_msg("%s", err);
+}
+
+/* ---- running the engine ---- */
+
+struct rig {
+	oplog *log;
+	struct engine_executor x;
+	engine *e;
+	size_t seen; /* log entries already inspected */
+};
+
+static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget,
+		      const struct plan *p)
+{
+	char err[256];
+	r->log = oplog_create();
+	assert_non_null(r->log);
+	r->x = oplog_executor(r->log);
+	struct engine_config cfg = { policy, budget, p };
+	r->e = engine_create(&cfg, &r->x, err, sizeof err);
+	if (!r->e)
+		fail_msg("%s", err);
+	r->seen = 0;
+}
+
+static void rig_stop(struct rig *r)
+{
+	assert_false(oplog_failed(r->log));
+	engine_destroy(r->e);
+	oplog_destroy(r->log);
+}
+
+/* Launches exec_id touching allocations ids[0 .. n), then marks it. */
+static void launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
+{
+	struct engine_access acc[8];
+	for (size_t i = 0; i < n; i++)
+		acc[i] = (struct engine_access){ ids[i], 0 };
+	engine_on_launch(r->e, exec_id, acc, n);
+	engine_after_launch(r->e);
+}
+
+/* The entries logged since the last call. */
+static const struct oplog_entry *fresh(struct rig *r, size_t *n)
+{
+	size_t all;
+	const struct oplog_entry *e = oplog_entries(r->log, &all);
+	*n = all - r->seen;
+	e += r->seen;
+	r->seen = all;
+	return e;
+}
+
+/* Batches only (markers skipped) since the last call: up to max into out. */
+static size_t batches(struct rig *r, const struct oplog_entry **out, size_t max)
+{
+	size_t n, k = 0;
+	const struct oplog_entry *e = fresh(r, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!e[i].is_mark) {
+			assert_true(k < max);
+			out[k++] = &e[i];
+		}
+	return k;
+}
+
+static void expect_batch(const struct oplog_entry *e, enum engine_op op, uint64_t wait,
+			 const struct engine_range *want, size_t n)
+{
+	assert_false(e->is_mark);
+	assert_int_equal(e->op, op);
+	assert_int_equal(e->mark, wait);
+	assert_int_equal(e->n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(e->ranges[i].address == want[i].address);
+		assert_true(e->ranges[i].bytes == want[i].bytes);
+	}
+}
+
+/*
+ * The program of most tests: persistent W1 (8 MiB at BASE), W2 (4 MiB at
+ * BASE + 8 MiB), two small S1 and S2 sharing the block at BASE + 12 MiB;
+ * per iteration K0 .. K5 and one activation (6 MiB at BASE + 16 MiB,
+ * iteration ordinal 1) made after K0 and freed after K4.
+ */
+static const uint64_t prog_ids[6] = { K0, K1, K2, K3, K4, K5 };
+static const uint64_t act_size = 6 * MB;
+
+struct prog {
+	uint32_t w1, w2, s1, act; /* plan allocation indices */
+};
+
+static struct plan *prog_plan(struct prog *a)
+{
+	struct plan *p = new_plan(prog_ids, 6, &act_size, 1);
+	a->w1 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 8 * MB);
+	a->w2 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 4 * MB);
+	a->s1 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 3, 4096);
+	a->act = add_alloc(p, PLAN_ALLOC_ITERATION, 1, act_size);
+	return p;
+}
+
+static void prog_setup(struct rig *r)
+{
+	engine_on_alloc(r->e, 1, BASE, 8 * MB);
+	engine_on_alloc(r->e, 2, BASE + 8 * MB, 4 * MB);
+	engine_on_alloc(r->e, 3, BASE + 12 * MB, 4096);
+	engine_on_alloc(r->e, 4, BASE + 12 * MB + 4096, 4096);
+}
+
+/* One iteration; the activation gets id act_id. free_s1: S1 is freed after
+ * K4 (in the first iteration only). */
+static void prog_iteration(struct rig *r, uint64_t act_id, int free_s1)
+{
+	launch(r, K0, (const uint64_t[]){ 4 }, 1);
+	engine_on_alloc(r->e, act_id, BASE + 16 * MB, act_size);
+	launch(r, K1, (const uint64_t[]){ 1, act_id }, 2);
+	launch(r, K2, (const uint64_t[]){ 2, act_id }, 2);
+	launch(r, K3, (const uint64_t[]){ act_id, 4 }, 2);
+	launch(r, K4, (const uint64_t[]){ act_id }, 1);
+	engine_on_free(r->e, act_id);
+	if (free_s1)
+		engine_on_free(r->e, 3);
+	launch(r, K5, NULL, 0);
+}
+
+static void ops_at_positions_with_waits(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	/* K1: prefetch W2's first 3 MiB and W1's last 2 MiB (adjacent once
+	 * widened: one range); K3: evict W1's first MiB after K1; K5: discard
+	 * the activation after K4, and S1 (its block holds live S2). */
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w2, 0, 3 * MB);
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, a.w1, 6 * MB, 2 * MB);
+	add_op(p, 3, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, MB);
+	add_op(p, 5, PLAN_OP_DISCARD, 4, PLAN_POS_NONE, a.act, 0, act_size);
+	add_op(p, 5, PLAN_OP_DISCARD, 4, PLAN_POS_NONE, a.s1, 0, 4096);
+	finish_plan(p);
+
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	const struct oplog_entry *b[8];
+	size_t n;
+
+	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+	assert_int_equal(batches(&r, b, 8), 0);
+	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
+	launch(&r, K1, (const uint64_t[]){ 1, 5 }, 2);
+	const struct oplog_entry *e = fresh(&r, &n);
+	assert_int_equal(n, 2); /* the prefetch, then the marker behind K1 */
+	expect_batch(&e[0], ENGINE_OP_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 6 * MB, 6 * MB } }, 1);
+	assert_true(e[1].is_mark && e[1].mark == 1);
+	launch(&r, K2, (const uint64_t[]){ 2, 5 }, 2);
+	assert_int_equal(batches(&r, b, 8), 0);
+	launch(&r, K3, (const uint64_t[]){ 5, 4 }, 2);
+	assert_int_equal(batches(&r, b, 8), 1);
+	expect_batch(b[0], ENGINE_OP_EVICT, 1, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+	launch(&r, K4, (const uint64_t[]){ 5 }, 1); /* marker 2 */
+	engine_on_free(r.e, 5);                      /* marker 3: its blocks die */
+	engine_on_free(r.e, 3);                      /* S1: its block lives on (S2) */
+	e = fresh(&r, &n);
+	assert_int_equal(n, 2);
+	assert_true(e[0].is_mark && e[0].mark == 2 && e[1].is_mark && e[1].mark == 3);
+	launch(&r, K5, NULL, 0);
+	assert_int_equal(batches(&r, b, 8), 1);
+	expect_batch(b[0], ENGINE_OP_DISCARD, 3,
+		     (const struct engine_range[]){ { BASE + 16 * MB, 6 * MB } }, 1);
+
+	/* The second iteration: its own activation (a new id, the same
+	 * address), W1's block evicted again behind this iteration's K1. */
+	prog_iteration(&r, 6, 0);
+	/* K1's prefetches find W2 and W1's last block resident (used in the
+	 * first iteration): skipped. Markers: 4 behind K1, 5 behind K4, 6 at
+	 * the activation's free. */
+	assert_int_equal(batches(&r, b, 8), 2);
+	expect_batch(b[0], ENGINE_OP_EVICT, 4, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+	expect_batch(b[1], ENGINE_OP_DISCARD, 6,
+		     (const struct engine_range[]){ { BASE + 16 * MB, 6 * MB } }, 1);
+
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.launches, 12);
+	assert_int_equal(st.matched, 12);
+	assert_int_equal(st.iterations, 1);
+	assert_int_equal(st.skipped_discards, 2); /* S1, twice */
+	assert_int_equal(st.signature_mismatch, 0);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* Every kind due at one position, issued discard, evict, discard_prefetch,
+ * prefetch; a fresh allocation the program wrote is not discard-prefetched. */
+static void kinds_in_order(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	const uint64_t sizes[2] = { 2 * MB, 4 * MB };
+	struct plan *p = new_plan(ids, 3, sizes, 2);
+	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 4 * MB);
+	uint32_t b = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	uint32_t d = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 2 * MB);
+	uint32_t f = add_alloc(p, PLAN_ALLOC_ITERATION, 2, 4 * MB);
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, b, 0, 2 * MB);
+	add_op(p, 1, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, f, 0, 4 * MB);
+	add_op(p, 1, PLAN_OP_EVICT, 0, PLAN_POS_NONE, a, 0, 4 * MB);
+	add_op(p, 1, PLAN_OP_DISCARD, 0, PLAN_POS_NONE, d, 0, 2 * MB);
+	finish_plan(p);
+
+	for (int written = 0; written < 2; written++) {
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		engine_on_alloc(r.e, 1, BASE, 4 * MB);
+		engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB);
+		launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* marker 1 */
+		engine_on_alloc(r.e, 3, BASE + 8 * MB, 2 * MB);
+		engine_on_free(r.e, 3);                       /* marker 2 */
+		engine_on_alloc(r.e, 4, BASE + 16 * MB, 4 * MB);
+		if (written)
+			engine_on_write(r.e, 4); /* say, a memset */
+		launch(&r, K1, NULL, 0);
+		const struct oplog_entry *e[8];
+		size_t n = batches(&r, e, 8);
+		assert_int_equal(n, written ? 3 : 4);
+		expect_batch(e[0], ENGINE_OP_DISCARD, 2,
+			     (const struct engine_range[]){ { BASE + 8 * MB, 2 * MB } }, 1);
+		expect_batch(e[1], ENGINE_OP_EVICT, 1, (const struct engine_range[]){ { BASE, 4 * MB } }, 1);
+		if (!written)
+			expect_batch(e[2], ENGINE_OP_DISCARD_PREFETCH, 0,
+				     (const struct engine_range[]){ { BASE + 16 * MB, 4 * MB } }, 1);
+		expect_batch(e[n - 1], ENGINE_OP_PREFETCH, 0,
+			     (const struct engine_range[]){ { BASE + 4 * MB, 2 * MB } }, 1);
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.skipped_discards, written);
+		assert_int_equal(st.ops[ENGINE_OP_DISCARD], 1);
+		assert_true(st.bytes[ENGINE_OP_EVICT] == 4 * MB);
+		rig_stop(&r);
+	}
+	plan_destroy(p);
+}
+
+/*
+ * Discards that must not happen: of an allocation still live; of a freed
+ * one whose range a new allocation already holds; a discard_prefetch of a
+ * fresh small allocation whose block holds another live one, or of one a
+ * kernel has used. The fresh allocation that took the freed range is
+ * discard-prefetched: it is its block's only live allocation, and the block
+ * is not on the GPU (on the GPU, there would be nothing to gain).
+ */
+static void discard_never_touches_live_memory(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	const uint64_t sizes[3] = { 2 * MB, 4096, 2 * MB };
+	struct plan *p = new_plan(ids, 3, sizes, 3);
+	uint32_t x = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 4 * MB);
+	uint32_t y = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	uint32_t z = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 2 * MB);
+	uint32_t s = add_alloc(p, PLAN_ALLOC_ITERATION, 2, 4096);
+	uint32_t w = add_alloc(p, PLAN_ALLOC_ITERATION, 3, 2 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD, 0, PLAN_POS_NONE, x, 0, 4 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD, 0, PLAN_POS_NONE, y, 0, 2 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, z, 0, 2 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, s, 0, 4096);
+	add_op(p, 2, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, w, 0, 2 * MB);
+	finish_plan(p);
+
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 4 * MB);                 /* x, stays live */
+	engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB);        /* y */
+	engine_on_alloc(r.e, 3, BASE + 6 * MB + 4096, 4096);   /* a small one */
+	launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* y stays on the host */
+	engine_on_free(r.e, 2);
+	engine_on_alloc(r.e, 4, BASE + 4 * MB, 2 * MB);        /* z takes y's range */
+	engine_on_alloc(r.e, 5, BASE + 6 * MB, 4096);          /* s shares a block */
+	engine_on_alloc(r.e, 6, BASE + 8 * MB, 2 * MB);        /* w */
+	launch(&r, K1, (const uint64_t[]){ 6 }, 1);            /* w used */
+	launch(&r, K2, (const uint64_t[]){ 4, 5, 6 }, 3);
+	const struct oplog_entry *e[8];
+	assert_int_equal(batches(&r, e, 8), 1);
+	expect_batch(e[0], ENGINE_OP_DISCARD_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 4 * MB, 2 * MB } }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.skipped_discards, 4);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* K2 removed from the program: K3 resyncs one position ahead, and the op
+ * due at K2 is issued with K3's. */
+static void skipped_position_ops(void **state)
+{
+	const uint64_t ids[4] = { K0, K1, K2, K3 };
+	struct plan *p = new_plan(ids, 4, NULL, 0);
+	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 3, a, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	launch(&r, K0, NULL, 0);
+	launch(&r, K1, NULL, 0);
+	launch(&r, K3, NULL, 0);
+	const struct oplog_entry *e[4];
+	assert_int_equal(batches(&r, e, 4), 1);
+	expect_batch(e[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.matched, 2);
+	assert_int_equal(st.resynced, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* The same kernels with other allocation sizes (another batch size): ops
+ * while the plan is on probation, none once three complete iterations
+ * disagreed. */
+static void foreign_by_allocations(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 3, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, 8 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	for (int it = 0; it < 6; it++) {
+		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+		engine_on_alloc(r.e, 10 + (uint64_t)it, BASE + 16 * MB, 8 * MB); /* not 6 MiB */
+		launch(&r, K1, (const uint64_t[]){ 1 }, 1);
+		launch(&r, K2, NULL, 0);
+		launch(&r, K3, NULL, 0);
+		launch(&r, K4, NULL, 0);
+		engine_on_free(r.e, 10 + (uint64_t)it);
+		launch(&r, K5, NULL, 0);
+		const struct oplog_entry *e[4];
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		/* Judged at the fourth K0, after three complete iterations. */
+		assert_int_equal(st.signature_mismatch, it >= 3);
+		assert_int_equal(batches(&r, e, 4), it < 3 ? 1 : 0);
+	}
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* Another program: its kernels are placed less than half the time once
+ * the window opens, or never. */
+static void foreign_by_kernels(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	launch(&r, K0, NULL, 0);
+	launch(&r, K1, NULL, 0);
+	for (int i = 0; i < 3; i++)
+		launch(&r, U + (uint64_t)i, NULL, 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 0);
+	launch(&r, U + 3, NULL, 0); /* 2 of 6 placed */
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 1);
+	rig_stop(&r);
+
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	for (int i = 0; i < 10 * 6 + 10000; i++)
+		launch(&r, U + (uint64_t)i, NULL, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 1);
+	assert_int_equal(st.lost, 10060);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/*
+ * Kernel i uses allocation i (one block each); the plan has correlation
+ * tables and one prefetch (A3 at K1). Under a 3-block budget the program
+ * runs an iteration, then unknown kernels until the engine is lost, then K5:
+ * the tables predict K0 K1 K2, whose blocks are prefetched (room made by
+ * evicting the least recently used), as many as fit. Then K0 resyncs and
+ * the plan's own op is issued again; the tables are no longer consulted.
+ */
+static void lost_falls_back_to_correlation(void **state)
+{
+	const uint64_t ids[6] = { K0, K1, K2, K3, K4, K5 };
+	struct plan *p = new_plan(ids, 6, NULL, 0);
+	struct corr_block blocks[6];
+	struct corr_kernel_blocks kb[6];
+	for (uint32_t i = 0; i < 6; i++) {
+		add_alloc(p, PLAN_ALLOC_PERSISTENT, i + 1, 2 * MB);
+		blocks[i] = (struct corr_block){ i, 0 };
+		kb[i] = (struct corr_kernel_blocks){ &blocks[i], 1 };
+	}
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 3, 3, 0, 2 * MB);
+	struct corr_config cc;
+	corr_config_default(&cc);
+	p->corr = corr_build(&cc, ids, 6, kb, NULL, 0);
+	assert_non_null(p->corr);
+	finish_plan(p);
+
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 6 * MB, p);
+	for (uint64_t i = 0; i < 6; i++)
+		engine_on_alloc(r.e, i + 1, BASE + 2 * MB * i, 2 * MB);
+	for (uint64_t i = 0; i < 6; i++)
+		launch(&r, ids[i], (const uint64_t[]){ i + 1 }, 1);
+	const struct oplog_entry *e[8];
+	batches(&r, e, 8);
+	for (uint64_t i = 0; i < 4; i++)
+		launch(&r, U + i, NULL, 0);
+	assert_int_equal(batches(&r, e, 8), 0);
+	launch(&r, K5, (const uint64_t[]){ 6 }, 1);
+	/* Resident were A3 A4 A5, A5 is K5's own: A3 and A4 make room for A0
+	 * and A1 (markers: one per launch under a budget, 1 .. 11). */
+	assert_int_equal(batches(&r, e, 8), 2);
+	expect_batch(e[0], ENGINE_OP_EVICT, 5,
+		     (const struct engine_range[]){ { BASE + 6 * MB, 4 * MB } }, 1);
+	expect_batch(e[1], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE, 4 * MB } }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.corr_launches, 2); /* U3 (nothing predicted) and K5 */
+	launch(&r, K0, (const uint64_t[]){ 1 }, 1);
+	launch(&r, K1, (const uint64_t[]){ 2 }, 1);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 1);
+	assert_int_equal(st.matched, 7);
+	assert_int_equal(st.corr_launches, 2);
+	size_t n = batches(&r, e, 8);
+	assert_true(n >= 1);
+	expect_batch(e[n - 1], ENGINE_OP_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 6 * MB, 2 * MB } }, 1);
+	assert_true(st.modelled_peak_bytes <= 6 * MB);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* ideal: nothing issued, no markers, but launches and iterations counted,
+ * with their times. */
+static void ideal_counts_only(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w2, 0, 4 * MB);
+	add_op(p, 5, PLAN_OP_DISCARD, 4, PLAN_POS_NONE, a.act, 0, act_size);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_IDEAL, 4 * MB, p);
+	prog_setup(&r);
+	for (int it = 0; it < 4; it++) {
+		oplog_set_time(r.log, 1000 + 100 * (uint64_t)it * (uint64_t)it);
+		prog_iteration(&r, 10 + (uint64_t)it, it == 0);
+	}
+	size_t n;
+	fresh(&r, &n);
+	assert_int_equal(n, 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.launches, 24);
+	assert_int_equal(st.matched, 24);
+	assert_int_equal(st.iterations, 3);
+	assert_int_equal(st.modelled_peak_bytes, 0);
+	uint64_t t[8];
+	assert_int_equal(engine_iteration_times(r.e, t, 8), 3);
+	assert_true(t[0] == 100 && t[1] == 300 && t[2] == 500);
+	assert_int_equal(engine_iteration_times(r.e, t, 2), 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+static void create_checks_config(void **state)
+{
+	oplog *l = oplog_create();
+	struct engine_executor x = oplog_executor(l);
+	char err[128];
+	struct engine_config cfg = { ENGINE_PLAN, 0, NULL };
+	assert_null(engine_create(&cfg, &x, err, sizeof err));
+	assert_string_equal(err, "policy plan needs a plan (--plan)");
+	cfg.policy = ENGINE_ONDEMAND;
+	struct engine_executor bad = x;
+	bad.mark = NULL;
+	assert_null(engine_create(&cfg, &bad, err, sizeof err));
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	assert_non_null(e);
+	engine_destroy(e);
+	engine_destroy(NULL);
+	enum engine_policy pol;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(engine_policy_parse(engine_policy_name((enum engine_policy)i), &pol), 0);
+		assert_int_equal(pol, i);
+	}
+	assert_int_equal(engine_policy_parse("lru", &pol), -1);
+	assert_int_equal(engine_policy_parse(NULL, &pol), -1);
+	oplog_destroy(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ops_at_positions_with_waits),
+		cmocka_unit_test(kinds_in_order),
+		cmocka_unit_test(discard_never_touches_live_memory),
+		cmocka_unit_test(skipped_position_ops),
+		cmocka_unit_test(foreign_by_allocations),
+		cmocka_unit_test(foreign_by_kernels),
+		cmocka_unit_test(lost_falls_back_to_correlation),
+		cmocka_unit_test(ideal_counts_only),
+		cmocka_unit_test(create_checks_config),
+	};
+	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);
+}

@@ -1,0 +1,297 @@
+/*
+ * Unit tests for the replayer's plan position tracking (replay/match.c) and
+ * the foreign-plan rule (replay/sigcheck.c): exact matching over
+ * iterations, resynchronisation after removed and inserted kernels whose
+ * execution IDs repeat (the history decides), losing the place and finding
+ * it again, and the kernel and allocation rules of the foreign check.
+ */
+#include "testutil.h"
+
+#include "plan.h"
+#include "replay/match.h"
+#include "replay/sigcheck.h"
+
+enum { A = 0xa, B = 0xb, C = 0xc, D = 0xd, E = 0xe, X = 0x58, U = 0x1000 };
+
+/* Feeds seq[0 .. n) and checks each launch's outcome: want_pos[i] is the
+ * expected position, or -1 for a lost launch. */
+static void feed(match *m, const uint64_t *seq, const int *want_pos, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct match_step st;
+		match_launch(m, seq[i], &st);
+		if (want_pos[i] < 0) {
+			assert_int_equal(st.how, MATCH_LOST);
+			assert_int_equal(st.position, PLAN_POS_NONE);
+		} else {
+			assert_int_not_equal(st.how, MATCH_LOST);
+			assert_int_equal(st.position, want_pos[i]);
+		}
+	}
+}
+
+static void exact_over_iterations(void **state)
+{
+	const uint64_t ids[4] = { A, B, X, C };
+	match *m = match_create(ids, 4);
+	assert_non_null(m);
+	for (int it = 0; it < 5; it++) {
+		for (uint32_t p = 0; p < 4; p++) {
+			struct match_step st;
+			match_launch(m, ids[p], &st);
+			assert_int_equal(st.how, MATCH_MATCHED);
+			assert_int_equal(st.position, p);
+			assert_int_equal(st.skipped, 0);
+			assert_int_equal(st.iteration_start, p == 0);
+			assert_false(st.lost);
+		}
+	}
+	match_destroy(m);
+}
+
+static void single_kernel_plan(void **state)
+{
+	const uint64_t ids[1] = { A };
+	match *m = match_create(ids, 1);
+	for (int i = 0; i < 3; i++) {
+		struct match_step st;
+		match_launch(m, A, &st);
+		assert_int_equal(st.how, MATCH_MATCHED);
+		assert_true(st.iteration_start);
+	}
+	struct match_step st;
+	match_launch(m, 0, &st); /* ID 0 is unknown: never matches */
+	assert_int_equal(st.how, MATCH_LOST);
+	match_destroy(m);
+}
+
+/* Warm-up kernels the plan does not hold are lost; the first iteration is
+ * found from the history once a kernel has a known predecessor. */
+static void finds_start_after_warmup(void **state)
+{
+	const uint64_t ids[4] = { A, B, X, C };
+	match *m = match_create(ids, 4);
+	const uint64_t seq[] = { U, U + 1, U + 2, U + 3, U + 4, A, B, X, C, A };
+	const int want[] = { -1, -1, -1, -1, -1, -1, 1, 2, 3, 0 };
+	feed(m, seq, want, 10);
+	match_destroy(m);
+}
+
+/*
+ * Plan A B X C X D X E. The program drops C in its second iteration: X
+ * comes where C was expected, and X is at positions 2, 4 and 6. The history
+ * (... E A B X) agrees with the plan before position 4 with one plan kernel
+ * of slack, and less well elsewhere: resync to 4, then D X E match.
+ */
+static void resync_after_removed_kernel(void **state)
+{
+	const uint64_t ids[8] = { A, B, X, C, X, D, X, E };
+	match *m = match_create(ids, 8);
+	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
+	const uint64_t seq[] = { A, B, X, X, D, X, E, A };
+	const int want[] = { 0, 1, 2, 4, 5, 6, 7, 0 };
+	struct match_step st;
+	feed(m, seq, want, 3);
+	match_launch(m, seq[3], &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 4);
+	assert_int_equal(st.skipped, 1);
+	feed(m, seq + 4, want + 4, 4);
+	match_destroy(m);
+}
+
+/*
+ * Plan A X B X C X D. The program inserts an extra B after C. B occurs only
+ * at position 2, but nothing the program just ran agrees with the plan
+ * before position 2 (C is not X): the launch is lost rather than jumping
+ * back, and X D match where they were expected.
+ */
+static void inserted_aliased_kernel_is_lost_not_jumped(void **state)
+{
+	const uint64_t ids[7] = { A, X, B, X, C, X, D };
+	match *m = match_create(ids, 7);
+	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5, 6 }, 7);
+	const uint64_t seq[] = { A, X, B, X, C, B, X, D, A };
+	const int want[] = { 0, 1, 2, 3, 4, -1, 5, 6, 0 };
+	feed(m, seq, want, 9);
+	match_destroy(m);
+}
+
+/*
+ * A kernel replaced by an unknown one: the next kernel resyncs one position
+ * ahead on the history with one launch of slack on both sides.
+ */
+static void resync_after_replaced_kernel(void **state)
+{
+	const uint64_t ids[6] = { A, B, C, X, D, X };
+	match *m = match_create(ids, 6);
+	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5 }, 6);
+	/* C replaced by U: expected C, got U (lost), then X expected C again:
+	 * X at 3 agrees with B A before it once U is skipped. */
+	const uint64_t seq[] = { A, B, U, X, D, X };
+	const int want[] = { 0, 1, -1, 3, 4, 5 };
+	feed(m, seq, want, 6);
+	match_destroy(m);
+}
+
+/*
+ * Plan A X B X C X. After A X the program runs unknown kernels until the
+ * matcher is lost, then C X D...: C alone has no support (its predecessor
+ * is unknown), but X after C is placed at 5, where C precedes it, although
+ * position 3 is nearer ahead of where the matcher stood.
+ */
+static void lost_then_history_beats_nearest(void **state)
+{
+	const uint64_t ids[6] = { A, X, B, X, C, X };
+	match *m = match_create(ids, 6);
+	struct match_step st;
+	feed(m, ids, (const int[]){ 0, 1 }, 2);
+	for (int i = 0; i < MATCH_LOST_AFTER; i++) {
+		match_launch(m, U + (uint64_t)i, &st);
+		assert_int_equal(st.how, MATCH_LOST);
+		assert_int_equal(st.lost, i + 1 >= MATCH_LOST_AFTER);
+	}
+	match_launch(m, C, &st);
+	assert_int_equal(st.how, MATCH_LOST);
+	assert_true(st.lost);
+	match_launch(m, X, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 5);
+	assert_false(st.lost);
+	assert_int_equal(st.skipped, 0); /* the place was lost: no ops to replay */
+	match_launch(m, A, &st);
+	assert_int_equal(st.how, MATCH_MATCHED);
+	assert_true(st.iteration_start);
+	match_destroy(m);
+}
+
+/* The program repeats C D: the second C has no support (D never precedes
+ * C in the plan), the second D has (C precedes D). A short backward jump is
+ * not a new iteration. */
+static void backward_jump_is_not_an_iteration(void **state)
+{
+	const uint64_t ids[8] = { A, B, C, D, E, X, U, U + 1 };
+	match *m = match_create(ids, 8);
+	feed(m, ids, (const int[]){ 0, 1, 2, 3 }, 4);
+	struct match_step st;
+	match_launch(m, C, &st);
+	assert_int_equal(st.how, MATCH_LOST);
+	match_launch(m, D, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 3);
+	assert_int_equal(st.skipped, 0);
+	assert_false(st.iteration_start);
+	match_launch(m, E, &st);
+	assert_int_equal(st.how, MATCH_MATCHED);
+	match_destroy(m);
+}
+
+/* ---- the foreign-plan rule ---- */
+
+static struct plan_signature signature(uint64_t *ids, uint32_t n, uint64_t *sizes, uint32_t ns)
+{
+	struct plan_signature s = { n, ids, ns, sizes, 0 };
+	return s;
+}
+
+static void kernels_rule(void **state)
+{
+	uint64_t ids[10] = { 0 }, sizes[1] = { 1 };
+	struct plan_signature sig = signature(ids, 10, sizes, 1);
+	/* Unplaced warm-up does not count; then 5 of 10 placed is enough. */
+	sigcheck *s = sigcheck_create(&sig);
+	for (int i = 0; i < 500; i++)
+		sigcheck_launch(s, false);
+	for (int i = 0; i < 10; i++)
+		sigcheck_launch(s, i % 2 == 0);
+	assert_false(sigcheck_foreign(s));
+	for (int i = 0; i < 100; i++)
+		sigcheck_launch(s, false); /* judged already */
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+	/* 4 of 10: foreign. */
+	s = sigcheck_create(&sig);
+	for (int i = 0; i < 10; i++)
+		sigcheck_launch(s, i < 4);
+	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+	/* Never placed: foreign after 10 * n + slack launches. */
+	s = sigcheck_create(&sig);
+	for (int i = 0; i < 10 * 10 + SIGCHECK_NO_HIT_SLACK - 1; i++)
+		sigcheck_launch(s, false);
+	assert_false(sigcheck_foreign(s));
+	sigcheck_launch(s, false);
+	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+}
+
+static void window_is_capped(void **state)
+{
+	static uint64_t ids[5000];
+	uint64_t sizes[1] = { 1 };
+	struct plan_signature sig = signature(ids, 5000, sizes, 1);
+	sigcheck *s = sigcheck_create(&sig);
+	for (int i = 0; i < SIGCHECK_WINDOW_MAX; i++)
+		sigcheck_launch(s, i < SIGCHECK_WINDOW_MAX / 2 - 1);
+	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+}
+
+static void allocations_rule(void **state)
+{
+	uint64_t ids[2] = { A, B }, sizes[3] = { 100, 200, 300 };
+	struct plan_signature sig = signature(ids, 2, sizes, 3);
+	/* Allocations before the first iteration start are not compared; a
+	 * first iteration with an extra allocation (optimizer state), then
+	 * an agreeing one: not foreign. */
+	sigcheck *s = sigcheck_create(&sig);
+	sigcheck_alloc(s, 7);
+	sigcheck_iteration_start(s);
+	const uint64_t first[4] = { 100, 200, 50, 300 };
+	for (int i = 0; i < 4; i++)
+		sigcheck_alloc(s, first[i]);
+	sigcheck_iteration_start(s);
+	for (int i = 0; i < 3; i++)
+		sigcheck_alloc(s, sizes[i]);
+	sigcheck_iteration_start(s);
+	assert_false(sigcheck_foreign(s));
+	for (int it = 0; it < 5; it++) { /* judged: later drift is not held against it */
+		sigcheck_alloc(s, 1);
+		sigcheck_iteration_start(s);
+	}
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+
+	/* Three complete iterations that disagree (too few, other sizes):
+	 * foreign. */
+	s = sigcheck_create(&sig);
+	sigcheck_iteration_start(s);
+	const uint64_t bad[3][3] = { { 100, 200, 0 }, { 100, 201, 300 }, { 1, 2, 3 } };
+	const int n_bad[3] = { 2, 3, 3 };
+	for (int it = 0; it < 3; it++) {
+		assert_false(sigcheck_foreign(s));
+		for (int i = 0; i < n_bad[it]; i++)
+			sigcheck_alloc(s, bad[it][i]);
+		sigcheck_iteration_start(s);
+	}
+	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exact_over_iterations),
+		cmocka_unit_test(single_kernel_plan),
+		cmocka_unit_test(finds_start_after_warmup),
+		cmocka_unit_test(resync_after_removed_kernel),
+		cmocka_unit_test(inserted_aliased_kernel_is_lost_not_jumped),
+		cmocka_unit_test(resync_after_replaced_kernel),
+		cmocka_unit_test(lost_then_history_beats_nearest),
+		cmocka_unit_test(backward_jump_is_not_an_iteration),
+		cmocka_unit_test(kernels_rule),
+		cmocka_unit_test(window_is_capped),
+		cmocka_unit_test(allocations_rule),
+	};
+	return cmocka_run_group_tests_name("replay_match", tests, NULL, NULL);
+}

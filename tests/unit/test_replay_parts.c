@@ -1,0 +1,259 @@
+/*
+ * Unit tests for the replay engine's small modules: the allocation map
+ * (churn against a reference; persistent and iteration resolution with the
+ * previous iteration standing in; sizes that disagree), the block table,
+ * the residency model's victim order, batch coalescing and kind order, and
+ * the marker indexes.
+ */
+#include "testutil.h"
+
+#include "plan.h"
+#include "replay/allocmap.h"
+#include "replay/batch.h"
+#include "replay/blocktab.h"
+#include "replay/marks.h"
+#include "replay/oplog.h"
+#include "replay/residency.h"
+
+#define BLK ((uint64_t)2 << 20)
+#define BASE ((uint64_t)0x7f0000000000)
+
+static void allocmap_churn(void **state)
+{
+	enum { N = 5000 };
+	static uint8_t live[N + 1];
+	allocmap *m = allocmap_create(NULL);
+	uint64_t s = 12345;
+	for (int step = 0; step < 200000; step++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint64_t id = 1 + (s >> 33) % N;
+		struct alloc_rec r;
+		if (live[id]) {
+			assert_true(allocmap_remove(m, id, &r));
+			assert_true(r.id == id && r.address == id * 4096);
+			live[id] = 0;
+		} else {
+			struct alloc_rec *a = allocmap_add(m, id, id * 4096, 100);
+			assert_non_null(a);
+			live[id] = 1;
+		}
+		if (step % 997 == 0)
+			for (uint64_t k = 1; k <= N; k++)
+				assert_int_equal(allocmap_live(m, k) != NULL, live[k]);
+	}
+	assert_null(allocmap_add(m, 0, 0, 1));
+	struct alloc_rec r;
+	assert_false(allocmap_remove(m, 0, &r));
+	allocmap_destroy(m);
+}
+
+static void allocmap_blocks(void **state)
+{
+	allocmap *m = allocmap_create(NULL);
+	struct alloc_rec *a = allocmap_add(m, 1, BASE + BLK - 512, 1024); /* straddles */
+	assert_true(a->first_block == (BASE >> 21) && a->n_blocks == 2);
+	a = allocmap_add(m, 2, BASE, 0); /* size 0 holds one byte */
+	assert_int_equal(a->n_blocks, 1);
+	a = allocmap_add(m, 3, BASE + 4 * BLK, 3 * BLK);
+	assert_int_equal(a->n_blocks, 3);
+	assert_false(a->touched);
+	allocmap_destroy(m);
+}
+
+/* Plan: persistent ordinal 2 (100 B); iteration ordinals 1 (10 B) and 2
+ * (20 B). */
+static void allocmap_resolution(void **state)
+{
+	struct plan *p = plan_create();
+	uint64_t sizes[2] = { 10, 20 };
+	p->signature.n_alloc_sizes = 2;
+	p->signature.alloc_sizes = malloc(sizeof sizes);
+	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
+	p->n_allocs = 3;
+	p->allocs = malloc(3 * sizeof *p->allocs);
+	p->allocs[0] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 2, 20 };
+	p->allocs[1] = (struct plan_alloc){ PLAN_ALLOC_PERSISTENT, 2, 100 };
+	p->allocs[2] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 1, 10 };
+	allocmap *m = allocmap_create(p);
+	struct allocmap_where w;
+	struct alloc_rec r;
+
+	allocmap_add(m, 1, 0x1000, 5);
+	allocmap_add(m, 2, 0x2000, 100);       /* persistent #2 */
+	allocmap_add(m, 3, 0x3000, 10);        /* before any iteration: not counted */
+	allocmap_resolve(m, 1, &w);
+	assert_int_equal(w.state, ALLOCMAP_LIVE);
+	assert_true(w.address == 0x2000 && w.rec && w.rec->id == 2);
+	allocmap_resolve(m, 2, &w);
+	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
+
+	allocmap_iteration_start(m);
+	allocmap_add(m, 4, 0x4000, 10);        /* iteration #1 */
+	allocmap_add(m, 5, 0x5000, 21);        /* iteration #2, wrong size */
+	allocmap_resolve(m, 2, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.address == 0x4000);
+	allocmap_resolve(m, 0, &w);
+	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
+	assert_true(allocmap_remove(m, 4, &r));
+	allocmap_resolve(m, 2, &w);
+	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x4000 && !w.rec);
+
+	/* Next iteration: until #1 is made again, the previous one stands in. */
+	allocmap_iteration_start(m);
+	allocmap_resolve(m, 2, &w);
+	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x4000);
+	allocmap_add(m, 6, 0x4000, 10);
+	allocmap_resolve(m, 2, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 6);
+	allocmap_add(m, 7, 0x7000, 20);
+	allocmap_resolve(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.address == 0x7000);
+
+	/* A previous instance still live when the next iteration starts, freed
+	 * during it: the previous instance's state follows. */
+	allocmap_iteration_start(m);
+	allocmap_resolve(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 7);
+	assert_true(allocmap_remove(m, 7, &r));
+	allocmap_resolve(m, 0, &w);
+	assert_int_equal(w.state, ALLOCMAP_FREED);
+	assert_true(allocmap_remove(m, 2, &r));
+	allocmap_resolve(m, 1, &w);
+	assert_int_equal(w.state, ALLOCMAP_FREED);
+	allocmap_destroy(m);
+	plan_destroy(p);
+}
+
+static void blocktab_lookups(void **state)
+{
+	blocktab *t = blocktab_create();
+	const uint64_t nos[] = { 0, 1, 63, 64, 1u << 20, ((uint64_t)1 << 40) + 5, 7 };
+	for (size_t i = 0; i < sizeof nos / sizeof nos[0]; i++) {
+		struct block *b = blocktab_get(t, nos[i]);
+		assert_true(b->no == nos[i]);
+		b->live = (uint32_t)i + 1;
+	}
+	for (uint64_t c = 0; c < 5000; c++) /* growth keeps earlier blocks in place */
+		blocktab_get(t, c * 64 + (1u << 24));
+	for (size_t i = 0; i < sizeof nos / sizeof nos[0]; i++)
+		assert_int_equal(blocktab_find(t, nos[i])->live, i + 1);
+	assert_null(blocktab_find(t, (uint64_t)1 << 50));
+	assert_int_equal(blocktab_find(t, 2)->live, 0); /* same chunk as 1: zeroed */
+	blocktab_destroy(t);
+}
+
+static void residency_victims(void **state)
+{
+	residency *r = residency_create();
+	struct block *b[5];
+	for (int i = 0; i < 5; i++) {
+		b[i] = residency_block(r, (uint64_t)i);
+		residency_live_add(r, b[i]);
+		residency_set(r, b[i], BLOCK_RESIDENT);
+	}
+	assert_true(residency_bytes(r) == 5 * BLK);
+	residency_touch(r, b[0]); /* oldest first: 1 2 3 4 0 */
+	assert_ptr_equal(residency_victim(r, 9, true), b[1]);
+	b[1]->pin = 9;            /* pinned by launch 9 */
+	b[2]->keep = 12;          /* kept through launch 12 */
+	assert_ptr_equal(residency_victim(r, 9, true), b[3]); /* 1 and 2 passed over */
+	residency_set(r, b[3], BLOCK_ABSENT);
+	assert_ptr_equal(residency_victim(r, 9, true), b[4]);
+	residency_set(r, b[4], BLOCK_ABSENT);
+	assert_true(residency_live_drop(r, b[0])); /* dead: the first to go */
+	assert_ptr_equal(residency_victim(r, 9, true), b[0]);
+	residency_set(r, b[0], BLOCK_DISCARDED);
+	residency_live_add(r, b[0]); /* a new allocation there, not resident */
+	assert_true(residency_bytes(r) == 2 * BLK && residency_peak(r) == 5 * BLK);
+	assert_null(residency_victim(r, 9, true));           /* 1 pinned, 2 kept */
+	assert_ptr_equal(residency_victim(r, 9, false), b[2]); /* keep yields */
+	b[2]->pin = 9;
+	assert_null(residency_victim(r, 9, false));          /* all pinned */
+	assert_ptr_equal(residency_victim(r, 10, true), b[1]); /* a new launch */
+	residency_destroy(r);
+}
+
+static void batch_coalesces_in_kind_order(void **state)
+{
+	oplog *l = oplog_create();
+	struct engine_executor x = oplog_executor(l);
+	batch *b = batch_create();
+	struct engine_stats st = { 0 };
+	const uint64_t pre[] = { 7, 3, 4, 5, 10, 4 };
+	const struct wait_ref none = { 0, 0 };
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(batch_add(b, ENGINE_OP_PREFETCH, (BASE >> 21) + pre[i], none), 0);
+	batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 1, (struct wait_ref){ 5, 50 });
+	batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 2, (struct wait_ref){ 4, 60 });
+	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 20, (struct wait_ref){ 3, 70 });
+	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 21, (struct wait_ref){ 3, 71 });
+	batch_flush(b, &x, &st);
+	size_t n;
+	const struct oplog_entry *e = oplog_entries(l, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(e[0].op, ENGINE_OP_DISCARD);
+	assert_int_equal(e[0].mark, 71); /* same launch: the later marker */
+	assert_int_equal(e[1].op, ENGINE_OP_EVICT);
+	assert_int_equal(e[1].mark, 50); /* the later launch's marker */
+	assert_int_equal(e[1].n, 1);
+	assert_true(e[1].ranges[0].address == BASE + BLK && e[1].ranges[0].bytes == 2 * BLK);
+	assert_int_equal(e[2].op, ENGINE_OP_PREFETCH);
+	assert_int_equal(e[2].mark, 0);
+	assert_int_equal(e[2].n, 3); /* 3-5, 7, 10 */
+	assert_true(e[2].ranges[0].address == BASE + 3 * BLK && e[2].ranges[0].bytes == 3 * BLK);
+	assert_true(e[2].ranges[1].address == BASE + 7 * BLK && e[2].ranges[1].bytes == BLK);
+	assert_true(e[2].ranges[2].address == BASE + 10 * BLK);
+	assert_int_equal(st.ops[ENGINE_OP_PREFETCH], 1);
+	assert_true(st.bytes[ENGINE_OP_PREFETCH] == 5 * BLK);
+	batch_flush(b, &x, &st); /* empty: nothing issued */
+	oplog_entries(l, &n);
+	assert_int_equal(n, 3);
+	batch_destroy(b);
+	oplog_destroy(l);
+}
+
+static void marker_indexes(void **state)
+{
+	struct plan *p = plan_create();
+	p->signature.n_kernels = 4;
+	p->n_ops = 1;
+	p->ops = calloc(1, sizeof *p->ops);
+	p->ops[0] = (struct plan_op){ 3, PLAN_OP_EVICT, 1, PLAN_POS_NONE, 0, 0, 1 };
+	marks *m = marks_create(p);
+	assert_false(marks_position_wanted(m, 0));
+	assert_true(marks_position_wanted(m, 1));
+	assert_false(marks_position_wanted(m, PLAN_POS_NONE));
+	assert_int_equal(marks_of_position(m, 1).mark, 0);
+	marks_note(m, 10, 1, 100);
+	marks_note(m, 11, PLAN_POS_NONE, 101);
+	assert_true(marks_of_position(m, 1).mark == 100 && marks_of_position(m, 1).seq == 10);
+	assert_int_equal(marks_of_launch(m, 11).mark, 101);
+	assert_int_equal(marks_of_launch(m, 12).mark, 0);
+	marks_note(m, 10 + MARKS_RING, 1, 200); /* the ring forgets launch 10 */
+	assert_int_equal(marks_of_launch(m, 10).mark, 0);
+	assert_int_equal(marks_of_position(m, 1).mark, 200);
+	assert_int_equal(marks_of_launch(m, 0).mark, 0);
+	marks_destroy(m);
+	plan_destroy(p);
+
+	struct wait_ref none = { 0, 0 }, a = { 5, 9 }, b = { 5, 7 }, c = { 6, 1 };
+	assert_int_equal(wait_later(none, a).mark, 9);
+	assert_int_equal(wait_later(a, none).mark, 9);
+	assert_int_equal(wait_later(a, b).mark, 9);
+	assert_int_equal(wait_later(b, a).mark, 9);
+	assert_int_equal(wait_later(a, c).mark, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(allocmap_churn),
+		cmocka_unit_test(allocmap_blocks),
+		cmocka_unit_test(allocmap_resolution),
+		cmocka_unit_test(blocktab_lookups),
+		cmocka_unit_test(residency_victims),
+		cmocka_unit_test(batch_coalesces_in_kind_order),
+		cmocka_unit_test(marker_indexes),
+	};
+	return cmocka_run_group_tests_name("replay_parts", tests, NULL, NULL);
+}

@@ -1,0 +1,155 @@
+/*
+ * Unit tests for the replay statistics file (replay/stats.c): the JSON
+ * parses (with cJSON, here only: the writer itself uses none), has every
+ * key docs/replay.md lists with the values given, escapes strings, and a
+ * failed write is reported.
+ */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+
+#include "replay/stats.h"
+
+static cJSON *write_and_parse(const char *policy, const struct engine_stats *s, const uint64_t *it,
+			      size_t n, const struct replay_measured *m)
+{
+	char path[512];
+	FILE *f = fopen(test_path(path, sizeof path, "stats.json"), "w+");
+	assert_non_null(f);
+	assert_int_equal(replay_stats_write_json(f, policy, s, it, n, m), 0);
+	long len = ftell(f);
+	rewind(f);
+	char *text = calloc(1, (size_t)len + 1);
+	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	cJSON *j = cJSON_Parse(text);
+	if (!j)
+		fail_msg("not JSON:\n%s", text);
+	free(text);
+	return j;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsNumber(v))
+		fail_msg("%s is not a number", key);
+	return v->valuedouble;
+}
+
+static void keys_and_values(void **state)
+{
+	struct engine_stats s = { 0 };
+	s.launches = 1200;
+	s.matched = 1100;
+	s.resynced = 60;
+	s.lost = 40;
+	s.iterations = 3;
+	for (int k = 0; k < 4; k++) {
+		s.ops[k] = 10 + (uint64_t)k;
+		s.bytes[k] = ((uint64_t)k + 1) << 21;
+	}
+	s.budget_evictions = 7;
+	s.budget_overruns = 1;
+	s.skipped_discards = 2;
+	s.corr_launches = 40;
+	s.modelled_peak_bytes = (uint64_t)6 << 30;
+	const uint64_t it[3] = { 300, 100, 200 };
+	uint64_t fm[3] = { 5, 0, 1 }, in[3] = { 1 << 20, 0, 4096 }, out[3] = { 0, 2 << 20, 0 };
+	struct replay_measured m = { .wall_ns = 123456789, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
+				     .fault_migrations = 6, .fault_bytes = 6 << 16, .fault_records = 2,
+				     .peak_residency_bytes = (uint64_t)5 << 30,
+				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .n_iterations = 3,
+				     .iteration_fault_migrations = fm, .iteration_htod_bytes = in,
+				     .iteration_dtoh_bytes = out };
+	cJSON *j = write_and_parse("plan", &s, it, 3, &m);
+	assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring, "umkit-replay-stats");
+	assert_int_equal(num(j, "format_version"), 1);
+	assert_string_equal(cJSON_GetObjectItem(j, "umkit_version")->valuestring, UMKIT_VERSION);
+	assert_string_equal(cJSON_GetObjectItem(j, "policy")->valuestring, "plan");
+
+	const cJSON *e = cJSON_GetObjectItem(j, "engine");
+	assert_int_equal(num(e, "launches"), 1200);
+	assert_int_equal(num(e, "matched"), 1100);
+	assert_int_equal(num(e, "resynced"), 60);
+	assert_int_equal(num(e, "lost"), 40);
+	assert_int_equal(num(e, "iterations"), 3);
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "signature_mismatch")));
+	const char *kinds[4] = { "prefetch", "evict", "discard", "discard_prefetch" };
+	const cJSON *ops = cJSON_GetObjectItem(e, "ops");
+	for (int k = 0; k < 4; k++) {
+		const cJSON *o = cJSON_GetObjectItem(ops, kinds[k]);
+		assert_int_equal(num(o, "calls"), 10 + k);
+		assert_int_equal(num(o, "bytes"), (k + 1) << 21);
+	}
+	assert_int_equal(num(e, "budget_evictions"), 7);
+	assert_int_equal(num(e, "budget_overruns"), 1);
+	assert_int_equal(num(e, "skipped_discards"), 2);
+	assert_int_equal(num(e, "corr_launches"), 40);
+	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));
+
+	const cJSON *a = cJSON_GetObjectItem(j, "iteration_ns");
+	assert_int_equal(cJSON_GetArraySize(a), 3);
+	assert_int_equal(cJSON_GetArrayItem(a, 0)->valuedouble, 300);
+	assert_int_equal(num(j, "iteration_median_ns"), 200);
+
+	const cJSON *me = cJSON_GetObjectItem(j, "measured");
+	assert_int_equal(num(me, "wall_ns"), 123456789);
+	assert_int_equal(num(me, "htod_bytes"), 1 << 30);
+	assert_int_equal(num(me, "dtoh_bytes"), 1 << 29);
+	assert_int_equal(num(me, "fault_migrations"), 6);
+	assert_int_equal(num(me, "fault_bytes"), 6 << 16);
+	assert_int_equal(num(me, "fault_records"), 2);
+	assert_true(num(me, "peak_residency_bytes") == (double)((uint64_t)5 << 30));
+	assert_true(num(me, "budget_bytes") == (double)((uint64_t)8 << 30));
+	assert_true(num(me, "dropped_discards") == 7);
+	const cJSON *per = cJSON_GetObjectItem(me, "iterations");
+	assert_int_equal(cJSON_GetArraySize(per), 3);
+	const cJSON *second = cJSON_GetArrayItem(per, 1);
+	assert_int_equal(num(second, "fault_migrations"), 0);
+	assert_int_equal(num(second, "dtoh_bytes"), 2 << 20);
+	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "htod_bytes"), 4096);
+	cJSON_Delete(j);
+}
+
+static void empty_run_and_no_measurements(void **state)
+{
+	struct engine_stats s = { 0 };
+	s.signature_mismatch = 1;
+	cJSON *j = write_and_parse("we\"ird\\\n", &s, NULL, 0, NULL);
+	assert_string_equal(cJSON_GetObjectItem(j, "policy")->valuestring, "we\"ird\\\n");
+	const cJSON *e = cJSON_GetObjectItem(j, "engine");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "signature_mismatch")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "iteration_ns")), 0);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "iteration_median_ns")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "measured")));
+	cJSON_Delete(j);
+
+	struct replay_measured m = { .wall_ns = 1 }; /* no per-iteration counters */
+	j = write_and_parse("ondemand", &s, (const uint64_t[]){ 5, 9 }, 2, &m);
+	assert_int_equal(num(j, "iteration_median_ns"), 9);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "measured"),
+								 "iterations")),
+			 0);
+	cJSON_Delete(j);
+}
+
+static void write_failure_is_reported(void **state)
+{
+	FILE *f = fopen("/dev/full", "w");
+	if (!f)
+		skip();
+	struct engine_stats s = { 0 };
+	assert_int_equal(replay_stats_write_json(f, "ideal", &s, NULL, 0, NULL), -1);
+	fclose(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(keys_and_values),
+		cmocka_unit_test(empty_run_and_no_measurements),
+		cmocka_unit_test(write_failure_is_reported),
+	};
+	return cmocka_run_group_tests_name("replay_stats", tests, NULL, NULL);
+}

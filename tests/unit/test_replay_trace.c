@@ -1,0 +1,289 @@
+/*
+ * End-to-end tests of the replay engine against the real planner: a
+ * synthetic DNN-shaped trace (plan/synth.h) is planned (plan/planner.h) and
+ * its own recorded run replayed through the engine under the plan policy,
+ * with the plan's capacity as the budget. The replay must follow the plan
+ * (positions matched, iterations counted, the plan judged this program's),
+ * act on it (prefetches, evictions, and every discard applied where the
+ * tensors are block-aligned), and stay safe: an independent model of the
+ * ops never sees dead memory prefetched or evicted, live memory discarded,
+ * or more than the budget resident at a kernel. The fixture traces, when
+ * present, get the same treatment.
+ */
+#include "testutil.h"
+
+#include <glob.h>
+
+#include "plan/planner.h"
+#include "plan/synth.h"
+#include "replay/engine.h"
+#include "replay/oplog.h"
+
+#define BLK ((uint64_t)2 << 20)
+
+/* One program event, in the order the recorded run made them. */
+struct event {
+	int64_t ns;
+	int order;    /* among events at one time: frees, allocations, launch */
+	uint32_t idx; /* kernel position or allocation index */
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	if (x->order != y->order)
+		return x->order - y->order;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+enum { EV_FREE = 0, EV_ALLOC = 1, EV_LAUNCH = 2, EV_LATE_FREE = 3 };
+
+/* The independent model: per block of the trace's address range. */
+struct model {
+	uint64_t lo;         /* first block number */
+	size_t n;
+	uint32_t *live;
+	uint8_t *resident, *kernel;
+	size_t seen;
+	uint64_t budget_blocks, prefetched, evicted, discarded;
+};
+
+static size_t mblk(const struct model *m, uint64_t address)
+{
+	size_t b = (size_t)((address / BLK) - m->lo);
+	assert_true(b < m->n);
+	return b;
+}
+
+static void model_live(struct model *m, const struct trace_alloc *a, int delta)
+{
+	for (size_t b = mblk(m, a->address); b <= mblk(m, a->address + (a->size ? a->size : 1) - 1); b++)
+		m->live[b] += (uint32_t)delta;
+}
+
+static void model_check(struct model *m, oplog *log)
+{
+	size_t n;
+	const struct oplog_entry *e = oplog_entries(log, &n);
+	for (size_t i = m->seen; i < n; i++) {
+		if (e[i].is_mark)
+			continue;
+		for (size_t r = 0; r < e[i].n; r++)
+			for (uint64_t a = e[i].ranges[r].address;
+			     a < e[i].ranges[r].address + e[i].ranges[r].bytes; a += BLK) {
+				size_t b = mblk(m, a);
+				switch (e[i].op) {
+				case ENGINE_OP_DISCARD:
+					assert_int_equal(m->live[b], 0);
+					m->resident[b] = 0;
+					m->discarded++;
+					break;
+				case ENGINE_OP_EVICT:
+					assert_true(m->live[b] > 0);
+					assert_false(m->kernel[b]);
+					m->resident[b] = 0;
+					m->evicted++;
+					break;
+				case ENGINE_OP_DISCARD_PREFETCH:
+					assert_int_equal(m->live[b], 1);
+					m->resident[b] = 1;
+					break;
+				case ENGINE_OP_PREFETCH:
+					assert_true(m->live[b] > 0);
+					m->resident[b] = 1;
+					m->prefetched++;
+					break;
+				}
+			}
+	}
+	m->seen = n;
+}
+
+/* Replays trace t through an engine running plan p; returns the stats. */
+static void replay(const struct trace *t, const struct plan *p, uint64_t budget, struct model *m,
+		   struct engine_stats *st)
+{
+	size_t n_ev = t->n_kernels + 2 * t->n_allocs, k = 0;
+	struct event *ev = malloc(n_ev * sizeof *ev);
+	for (uint32_t i = 0; i < t->n_kernels; i++)
+		ev[k++] = (struct event){ t->kernels[i].launch_ns, EV_LAUNCH, i };
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint32_t i = 0; i < t->n_allocs; i++) {
+		const struct trace_alloc *a = &t->allocs[i];
+		ev[k++] = (struct event){ a->alloc_ns, EV_ALLOC, i };
+		if (a->free_ns != TRACE_NS_NEVER)
+			ev[k++] = (struct event){ a->free_ns, a->free_ns == a->alloc_ns ? EV_LATE_FREE : EV_FREE,
+						  i };
+		lo = a->address / BLK < lo ? a->address / BLK : lo;
+		uint64_t end = (a->address + (a->size ? a->size : 1) - 1) / BLK;
+		hi = end > hi ? end : hi;
+	}
+	qsort(ev, k, sizeof *ev, by_time);
+	memset(m, 0, sizeof *m);
+	m->lo = lo;
+	m->n = (size_t)(hi - lo + 1);
+	m->live = calloc(m->n, sizeof *m->live);
+	m->resident = calloc(m->n, 1);
+	m->kernel = calloc(m->n, 1);
+	m->budget_blocks = budget / BLK;
+
+	oplog *log = oplog_create();
+	struct engine_executor x = oplog_executor(log);
+	struct engine_config cfg = { ENGINE_PLAN, budget, p };
+	char err[256];
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	assert_non_null(e);
+	struct engine_access *acc = malloc((t->n_args + 1) * sizeof *acc);
+	uint64_t overruns = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (ev[i].order == EV_ALLOC) {
+			const struct trace_alloc *a = &t->allocs[ev[i].idx];
+			engine_on_alloc(e, a->id, a->address, a->size);
+			model_live(m, a, 1);
+			continue;
+		}
+		if (ev[i].order != EV_LAUNCH) {
+			const struct trace_alloc *a = &t->allocs[ev[i].idx];
+			engine_on_free(e, a->id);
+			model_live(m, a, -1);
+			model_check(m, log);
+			continue;
+		}
+		uint32_t kp = ev[i].idx;
+		size_t n_acc = 0;
+		memset(m->kernel, 0, m->n);
+		for (uint32_t j = t->arg_first[kp]; j < t->arg_first[kp + 1]; j++) {
+			const struct trace_alloc *a = &t->allocs[t->arg_alloc[j]];
+			acc[n_acc++] = (struct engine_access){ a->id, 0 };
+			for (size_t b = mblk(m, a->address); b <= mblk(m, a->address + (a->size ? a->size : 1) - 1);
+			     b++)
+				m->kernel[b] = 1;
+		}
+		engine_on_launch(e, t->kernels[kp].exec_id, acc, n_acc);
+		model_check(m, log);
+		uint64_t resident = 0;
+		for (size_t b = 0; b < m->n; b++) {
+			m->resident[b] |= m->kernel[b];
+			resident += m->resident[b];
+		}
+		/* A kernel whose own blocks exceed the budget (a fused
+		 * optimizer step touches every parameter) is counted, and
+		 * exempt. */
+		engine_get_stats(e, st);
+		if (budget && st->budget_overruns == overruns)
+			assert_true(resident <= m->budget_blocks);
+		overruns = st->budget_overruns;
+		engine_after_launch(e);
+	}
+	engine_get_stats(e, st);
+	assert_false(oplog_failed(log));
+	engine_destroy(e);
+	oplog_destroy(log);
+	free(acc);
+	free(ev);
+	free(m->live);
+	free(m->resident);
+	free(m->kernel);
+}
+
+static struct planner *plan_path(const char *path, uint64_t capacity)
+{
+	struct planner_options o;
+	planner_options_default(&o);
+	o.capacity = capacity;
+	struct planner *p;
+	char err[512];
+	if (planner_run(path, &o, &p, err, sizeof err))
+		fail_msg("%s", err);
+	return p;
+}
+
+/* Plans path at a fraction of its unplanned peak and replays it. */
+static void replay_planned(const char *path, double fraction, bool synthetic, bool aligned)
+{
+	struct planner *base = plan_path(path, 1ULL << 50);
+	uint64_t capacity = (uint64_t)(fraction * (double)base->sched.baseline_peak);
+	planner_free(base);
+	struct planner *pl = plan_path(path, capacity);
+	const struct plan *p = pl->plan;
+	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+	struct model m;
+	struct engine_stats st;
+	replay(pl->trace, p, budget, &m, &st);
+
+	assert_int_equal(st.signature_mismatch, 0);
+	assert_int_equal(st.launches, pl->trace->n_kernels);
+	/* Every kernel of the iterations after the first (which differs: the
+	 * optimizer state is made there) is placed; warm-up and tail kernels
+	 * are not in the plan. */
+	const struct iter_span *first = &pl->iter.iters[0], *last = &pl->iter.iters[pl->iter.n_iters - 1];
+	assert_true(st.matched + st.resynced >= last->first + last->n - first->first - first->n);
+	assert_true(st.iterations + 2 >= pl->iter.n_iters);
+	uint64_t plan_discards = 0, plan_evicts = 0, plan_fresh = 0;
+	for (uint64_t i = 0; i < p->n_ops; i++) {
+		plan_discards += p->ops[i].kind == PLAN_OP_DISCARD;
+		plan_evicts += p->ops[i].kind == PLAN_OP_EVICT;
+		plan_fresh += p->ops[i].kind == PLAN_OP_DISCARD_PREFETCH;
+	}
+	if (plan_discards)
+		assert_true(st.ops[ENGINE_OP_DISCARD] > 0);
+	if (plan_evicts)
+		assert_true(m.evicted > 0);
+	assert_true(m.prefetched > 0 || !p->n_ops);
+	/* With block-aligned tensors, discards are refused only in the first
+	 * iteration (its allocations differ, so ordinals do not resolve):
+	 * at most one iteration's worth. */
+	if (aligned)
+		assert_true(st.skipped_discards <= plan_discards + plan_fresh);
+	if (synthetic) /* small kernels: every one fits */
+		assert_int_equal(st.budget_overruns, 0);
+	planner_free(pl);
+}
+
+static void synthetic_traces(void **state)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct synth_params sp;
+		synth_defaults(&sp);
+		sp.seed = seed;
+		sp.layers = 3 + (uint32_t)(seed * 7 % 10);
+		sp.kernels_per_layer = 1 + (uint32_t)(seed % 3);
+		sp.iterations = 4 + (uint32_t)(seed % 4);
+		sp.warmup_kernels = (uint32_t)(seed % 4);
+		if (seed % 2)
+			snprintf(sp.nvtx, sizeof sp.nvtx, "iteration");
+		bool aligned = seed % 3 != 1;
+		if (!aligned) {
+			sp.min_bytes = 4096; /* packed small tensors share blocks */
+			sp.max_bytes = 3 << 20;
+		}
+		char path[512], err[512];
+		test_path(path, sizeof path, "replay.db");
+		if (synth_write(path, &sp, err, sizeof err))
+			fail_msg("%s", err);
+		replay_planned(path, 0.5, true, aligned);
+		replay_planned(path, 0.8, true, aligned);
+	}
+}
+
+static void fixtures(void **state)
+{
+	char pattern[512];
+	glob_t g;
+	if (glob(test_fixture(pattern, sizeof pattern, "*.db"), 0, NULL, &g) != 0)
+		skip();
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		replay_planned(g.gl_pathv[i], 0.5, false, false);
+	globfree(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(synthetic_traces),
+		cmocka_unit_test(fixtures),
+	};
+	return cmocka_run_group_tests_name("replay_trace", tests, NULL, NULL);
+}
