@@ -9,7 +9,7 @@
 #   umrec          umrec with its defaults
 #   umrec-cache    umrec --framework-cache (allocator cache kept)
 # Usage, on the GPU machine from the repo root with the build present:
-#   BUILD=build bash bench/record_overhead.sh [STEPS] [REPS] > overhead.csv
+#   BUILD=build [MODELS="mlp gpt2 resnet"] bash bench/record_overhead.sh [STEPS] [REPS] > overhead.csv
 set -uo pipefail
 BUILD=${BUILD:-build}
 STEPS=${1:-30}
@@ -35,7 +35,7 @@ run_variant() { # model variant -> prints the median step time
 }
 
 echo "model,steps,plain_ms,plain_uncached_ms,umrec_ms,umrec_cache_ms,umrec_over_plain,umrec_over_uncached"
-for model in mlp gpt2 resnet; do
+for model in ${MODELS:-mlp gpt2 resnet}; do
 	p=$(run_variant $model plain)
 	u=$(run_variant $model plain-uncached)
 	r=$(run_variant $model umrec)

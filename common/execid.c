@@ -22,10 +22,14 @@ static uint64_t mix_u64(uint64_t h, uint64_t v)
 	return execid_fnv1a(h, b, sizeof b);
 }
 
+uint64_t execid_name_state(const char *name)
+{
+	return execid_fnv1a(EXECID_FNV_SEED, name, strlen(name) + 1);
+}
+
 uint64_t execid_of(const struct execid_launch *l)
 {
-	uint64_t h = EXECID_FNV_SEED;
-	h = execid_fnv1a(h, l->name, strlen(l->name) + 1);
+	uint64_t h = l->name_state ? l->name_state : execid_name_state(l->name);
 	for (int i = 0; i < 3; i++) {
 		h = mix_u64(h, l->grid[i]);
 		h = mix_u64(h, l->block[i]);

@@ -23,11 +23,16 @@ struct execid_arg {
 
 struct execid_launch {
 	const char *name;
+	uint64_t name_state; /* execid_name_state(name), or 0 to hash name here */
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
 	const struct execid_arg *args; /* in param_offset order */
 	size_t nargs;
 };
+
+/* The hash state after the name: the part of an ID that depends on the
+ * kernel alone, worth computing once per kernel (mangled names are long). */
+uint64_t execid_name_state(const char *name);
 
 /* The execution ID of a launch. Never 0 (0 means "unknown" in traces). */
 uint64_t execid_of(const struct execid_launch *l);

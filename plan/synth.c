@@ -236,7 +236,7 @@ static void launch(struct gen *g, const struct kernel_spec *k, const struct gall
 		ea[i] = (struct execid_arg){ (uint32_t)(8 * i), k->args[i]->size, 0 };
 	char name[64];
 	snprintf(name, sizeof name, "%s_%u", kname_text[k->kind], k->variant);
-	struct execid_launch l = { name, { (uint32_t)(grid > 65535 ? 65535 : grid), 1, 1 },
+	struct execid_launch l = { name, 0, { (uint32_t)(grid > 65535 ? 65535 : grid), 1, 1 },
 				   { 256, 1, 1 }, 0, ea, k->nargs };
 	uint64_t exec = execid_of(&l);
 

@@ -3,12 +3,14 @@
  *
  * Every parameter's bytes are scanned in 8-byte words, so pointers inside
  * struct parameters count too (PyTorch passes its tensors' data pointers in
- * an array inside a struct). A parameter layout is asked of the driver once
- * per function and cached: cuFuncGetParamInfo costs more than the scan.
+ * an array inside a struct). What is fixed per function (the parameter
+ * layout, the hash of the long mangled name) is computed once and cached:
+ * this runs on every launch of the program.
  */
 #include "launch_info.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,50 +35,72 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
 	return false;
 }
 
-/* Parameter layout of one function: sizes and offsets in order. */
-struct layout {
+/* What is fixed for one function: its parameter layout (sizes and offsets
+ * in order) and the execution-ID hash state after its name. */
+struct kernel_info {
 	CUfunction f;
+	uint64_t name_state;
 	uint32_t nparams;
 	struct { uint32_t offset, size; } *params;
-	struct layout *next;
+	struct kernel_info *next;
 };
 
-#define LAYOUT_BUCKETS 4096
-static struct layout *layouts[LAYOUT_BUCKETS];
-static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Readers walk the buckets without the lock: entries are only ever added,
+ * each published whole with a release store. */
+#define INFO_BUCKETS 4096
+static _Atomic(struct kernel_info *) infos[INFO_BUCKETS];
+static pthread_mutex_t infos_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const struct layout *layout_of(CUfunction f)
+static struct kernel_info *find_info(CUfunction f, size_t h)
 {
-	size_t h = ((uintptr_t)f >> 4) % LAYOUT_BUCKETS;
-	pthread_mutex_lock(&layouts_lock);
-	struct layout *l;
-	for (l = layouts[h]; l && l->f != f; l = l->next)
-		;
-	if (!l && (l = calloc(1, sizeof *l))) {
-		size_t off, size, cap = 0;
-		l->f = f;
-		/* The runtime may launch a CUkernel where a CUfunction is expected;
-		 * ask with the other handle type if the first refuses. */
-		for (uint32_t i = 0;; i++) {
-			if (cuFuncGetParamInfo(f, i, &off, &size) != CUDA_SUCCESS &&
-			    cuKernelGetParamInfo((CUkernel)f, i, &off, &size) != CUDA_SUCCESS)
+	struct kernel_info *k = atomic_load_explicit(&infos[h], memory_order_acquire);
+	while (k && k->f != f)
+		k = k->next;
+	return k;
+}
+
+static struct kernel_info *create_info(CUfunction f, const char *name)
+{
+	struct kernel_info *k = calloc(1, sizeof *k);
+	if (!k)
+		return NULL;
+	size_t off, size, cap = 0;
+	k->f = f;
+	k->name_state = execid_name_state(name);
+	/* The runtime may launch a CUkernel where a CUfunction is expected;
+	 * ask with the other handle type if the first refuses. */
+	for (uint32_t i = 0;; i++) {
+		if (cuFuncGetParamInfo(f, i, &off, &size) != CUDA_SUCCESS &&
+		    cuKernelGetParamInfo((CUkernel)f, i, &off, &size) != CUDA_SUCCESS)
+			break;
+		if (i == cap) {
+			cap = cap ? 2 * cap : 8;
+			void *p = realloc(k->params, cap * sizeof *k->params);
+			if (!p)
 				break;
-			if (i == cap) {
-				cap = cap ? 2 * cap : 8;
-				void *p = realloc(l->params, cap * sizeof *l->params);
-				if (!p)
-					break;
-				l->params = p;
-			}
-			l->params[i].offset = (uint32_t)off;
-			l->params[i].size = (uint32_t)size;
-			l->nparams = i + 1;
+			k->params = p;
 		}
-		l->next = layouts[h];
-		layouts[h] = l;
+		k->params[i].offset = (uint32_t)off;
+		k->params[i].size = (uint32_t)size;
+		k->nparams = i + 1;
 	}
-	pthread_mutex_unlock(&layouts_lock);
-	return l;
+	return k;
+}
+
+static const struct kernel_info *info_of(CUfunction f, const char *name)
+{
+	size_t h = ((uintptr_t)f >> 4) % INFO_BUCKETS;
+	struct kernel_info *k = find_info(f, h);
+	if (k)
+		return k;
+	pthread_mutex_lock(&infos_lock);
+	k = find_info(f, h);
+	if (!k && (k = create_info(f, name))) {
+		k->next = atomic_load_explicit(&infos[h], memory_order_relaxed);
+		atomic_store_explicit(&infos[h], k, memory_order_release);
+	}
+	pthread_mutex_unlock(&infos_lock);
+	return k;
 }
 
 static void scan_word(struct launch_info *out, arena *a, uint32_t param_offset, uint64_t word)
@@ -104,12 +128,12 @@ static void scan_bytes(struct launch_info *out, arena *a, uint32_t base, const u
 	}
 }
 
-static void scan_params(struct launch_info *out, arena *a, CUfunction f, void **params, void **extra)
+static void scan_params(struct launch_info *out, arena *a, const struct kernel_info *k, void **params,
+			void **extra)
 {
 	if (params) {
-		const struct layout *l = layout_of(f);
-		for (uint32_t i = 0; l && i < l->nparams; i++)
-			scan_bytes(out, a, l->params[i].offset, params[i], l->params[i].size);
+		for (uint32_t i = 0; k && i < k->nparams; i++)
+			scan_bytes(out, a, k->params[i].offset, params[i], k->params[i].size);
 		return;
 	}
 	/* The packed form: CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs. */
@@ -177,8 +201,10 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 			     cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz))
 		out->stream = CU_STREAM_PER_THREAD;
 	out->name = cb->symbolName ? cb->symbolName : "<unknown>";
+	out->function = f;
+	const struct kernel_info *k = info_of(f, out->name);
 	if (a)
-		scan_params(out, a, f, params, extra);
+		scan_params(out, a, k, params, extra);
 
 	struct execid_arg ids[LAUNCH_MAX_ARGS];
 	for (uint32_t i = 0; i < out->nargs; i++) {
@@ -186,7 +212,8 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 		ids[i].alloc_size = out->args[i].alloc.size;
 		ids[i].offset = out->args[i].offset;
 	}
-	struct execid_launch l = { out->name, { out->grid[0], out->grid[1], out->grid[2] },
+	struct execid_launch l = { out->name, k ? k->name_state : 0,
+				   { out->grid[0], out->grid[1], out->grid[2] },
 				   { out->block[0], out->block[1], out->block[2] },
 				   out->shared_mem, ids, out->nargs };
 	out->exec_id = execid_of(&l);

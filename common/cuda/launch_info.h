@@ -26,6 +26,7 @@ struct launch_arg {
 
 struct launch_info {
 	const char *name;
+	CUfunction function; /* stable while its module is loaded */
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
 	CUstream stream;

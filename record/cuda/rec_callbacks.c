@@ -23,6 +23,24 @@
 static atomic_uint_fast64_t launch_seq;
 static atomic_int truncation_warned;
 
+/* The trace's string id of a kernel's name, remembered per thread by
+ * function and name pointer: interning hashes the long mangled name under
+ * the writer's lock, and a step of PyTorch training launches the same few
+ * hundred kernels over and over. A miss only costs the lookup. */
+#define NAME_CACHE 256
+static __thread struct { CUfunction f; const char *name; int64_t id; } name_cache[NAME_CACHE];
+
+static int64_t name_id(const struct launch_info *li)
+{
+	size_t slot = ((uintptr_t)li->function >> 4) % NAME_CACHE;
+	if (name_cache[slot].f != li->function || name_cache[slot].name != li->name) {
+		name_cache[slot].f = li->function;
+		name_cache[slot].name = li->name;
+		name_cache[slot].id = trace_writer_intern(rec_writer, li->name);
+	}
+	return name_cache[slot].id;
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_info li;
@@ -44,7 +62,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		.correlation_id = cb->correlationId,
 		.seq = atomic_fetch_add(&launch_seq, 1),
 		.exec_id = li.exec_id,
-		.name_id = trace_writer_intern(rec_writer, li.name),
+		.name_id = name_id(&li),
 		.grid = { li.grid[0], li.grid[1], li.grid[2] },
 		.block = { li.block[0], li.block[1], li.block[2] },
 		.shared_mem = li.shared_mem,

@@ -37,7 +37,7 @@ static void size_formats(void **state)
 
 static struct execid_launch base_launch(const struct execid_arg *args, size_t n)
 {
-	struct execid_launch l = { "gemm_kernel", { 4, 2, 1 }, { 128, 1, 1 }, 1024, args, n };
+	struct execid_launch l = { "gemm_kernel", 0, { 4, 2, 1 }, { 128, 1, 1 }, 1024, args, n };
 	return l;
 }
 
@@ -67,6 +67,17 @@ static void execid_stable_and_sensitive(void **state)
 	assert_true(execid_of(&m) != id);
 }
 
+static void execid_precomputed_name_state_gives_the_same_id(void **state)
+{
+	struct execid_arg args[1] = { { 0, 1 << 22, 64 } };
+	struct execid_launch l = base_launch(args, 1);
+	uint64_t id = execid_of(&l);
+	l.name_state = execid_name_state(l.name);
+	assert_int_equal(execid_of(&l), id);
+	l.name_state = execid_name_state("other_kernel");
+	assert_true(execid_of(&l) != id);
+}
+
 static void execid_known_value(void **state)
 {
 	/* Pinned so that traces and plans from different builds agree. */
@@ -80,6 +91,7 @@ int main(void)
 		cmocka_unit_test(size_rejects_junk),
 		cmocka_unit_test(size_formats),
 		cmocka_unit_test(execid_stable_and_sensitive),
+		cmocka_unit_test(execid_precomputed_name_state_gives_the_same_id),
 		cmocka_unit_test(execid_known_value),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
