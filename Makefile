@@ -119,9 +119,14 @@ $(BUILD)/examples/train_sim: examples/train_sim.cu
 deps:
 	@scripts/install-deps.sh
 
+# The unit tests run twice: as built, and under AddressSanitizer and UBSan
+# (the plan reader's truncation and bit-flip sweeps are meant for that).
+ASAN_BUILD := $(BUILD)/asan
 test: deps
 	@$(MAKE) --no-print-directory WERROR=1 all unit-tests
-	@tests/run.sh $(BUILD)
+	@$(MAKE) --no-print-directory WERROR=1 BUILD=$(ASAN_BUILD) \
+		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all' unit-tests
+	@tests/run.sh $(BUILD) $(ASAN_BUILD)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs every CI test: the cmocka unit-test binaries in BUILD/tests and the
-# command-line tests in tests/cli. Prints one summary line per suite and a
-# final "N passed, M failed"; exits non-zero if anything failed.
+# Runs every CI test: the cmocka unit-test binaries in BUILD/tests (and, if
+# given, again from a sanitizer build SAN_BUILD/tests) and the command-line
+# tests in tests/cli. Prints one summary line per suite and a final
+# "N passed, M failed"; exits non-zero if anything failed.
+# Usage: tests/run.sh [BUILD] [SAN_BUILD]
 set -uo pipefail
 build=${1:-build}
+san_build=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 export UMKIT_FIXTURES="$root/tests/fixtures"
 export UMKIT_BUILD="$root/$build"
@@ -14,9 +17,12 @@ count() { # count FILE PATTERN: the number in the first line matching PATTERN
 	grep -m1 -E "$2" "$1" | grep -oE '[0-9]+' | head -1
 }
 
-for t in "$root/$build"/tests/test_*; do
+unit_tests=("$root/$build"/tests/test_*)
+[ -n "$san_build" ] && unit_tests+=("$root/$san_build"/tests/test_*)
+for t in "${unit_tests[@]}"; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
+	case $t in "$root/$san_build"/*) [ -n "$san_build" ] && name="asan:$name" ;; esac
 	(cd "$root" && "$t") >"$log_dir/$name.log" 2>&1
 	rc=$?
 	p=$(count "$log_dir/$name.log" '^\[  PASSED  \]'); p=${p:-0}
