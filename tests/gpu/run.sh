@@ -8,7 +8,8 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record replay}
+SECTIONS=${SECTIONS:-record replay}   # which parts to run
+CASES=${CASES:-sim mlp}              # which workloads the replay part runs
 WORK=/tmp/umkit-gpu
 rm -rf "$WORK"; mkdir -p "$WORK" "$OUTDIR"
 BUILD=${BUILD:-build}
@@ -144,8 +145,10 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 		done
 	done
 }
-replay_case sim $SIM --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx
-replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
+[[ " $CASES " == *" sim "* ]] &&
+	replay_case sim $SIM --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx
+[[ " $CASES " == *" mlp "* ]] &&
+	replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi
 
