@@ -11,10 +11,11 @@
  */
 #include "corr.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "errmsg.h"
 
 struct blist {
 	uint64_t exec_id;
@@ -39,18 +40,6 @@ struct corr_tables {
 	size_t index_cap;  /* power of two, >= 2 * n_lists */
 	uint64_t block_entries, blocks_dropped;
 };
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t mix64(uint64_t h)
 {
@@ -81,33 +70,33 @@ void corr_config_default(struct corr_config *cfg)
 int corr_config_check(const struct corr_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->rows < 1 || cfg->rows > CORR_MAX_ROWS) {
-		seterr(err, errlen, "correlation rows %u out of range (1..%u)", (unsigned)cfg->rows,
+		um_errmsg(err, errlen, "correlation rows %u out of range (1..%u)", (unsigned)cfg->rows,
 		       CORR_MAX_ROWS);
 		return -1;
 	}
 	if (cfg->ways < 1 || cfg->ways > CORR_MAX_WAYS) {
-		seterr(err, errlen, "correlation ways %u out of range (1..%u)", (unsigned)cfg->ways,
+		um_errmsg(err, errlen, "correlation ways %u out of range (1..%u)", (unsigned)cfg->ways,
 		       CORR_MAX_WAYS);
 		return -1;
 	}
 	if (cfg->successors < 1 || cfg->successors > CORR_MAX_SUCCESSORS) {
-		seterr(err, errlen, "correlation successors %u out of range (1..%u)",
+		um_errmsg(err, errlen, "correlation successors %u out of range (1..%u)",
 		       (unsigned)cfg->successors, CORR_MAX_SUCCESSORS);
 		return -1;
 	}
 	if (cfg->max_blocks_per_exec > CORR_MAX_BLOCKS_PER_EXEC) {
-		seterr(err, errlen, "blocks per execution %u out of range (0..%u)",
+		um_errmsg(err, errlen, "blocks per execution %u out of range (0..%u)",
 		       (unsigned)cfg->max_blocks_per_exec, CORR_MAX_BLOCKS_PER_EXEC);
 		return -1;
 	}
 	if (cfg->max_block_entries > CORR_MAX_BLOCK_ENTRIES) {
-		seterr(err, errlen, "block entries %llu out of range (0..%llu)",
+		um_errmsg(err, errlen, "block entries %llu out of range (0..%llu)",
 		       (unsigned long long)cfg->max_block_entries,
 		       (unsigned long long)CORR_MAX_BLOCK_ENTRIES);
 		return -1;
 	}
 	if (!pow2(cfg->block_size)) {
-		seterr(err, errlen, "block size %llu is not a power of two",
+		um_errmsg(err, errlen, "block size %llu is not a power of two",
 		       (unsigned long long)cfg->block_size);
 		return -1;
 	}
@@ -132,7 +121,7 @@ corr_tables *corr_create(const struct corr_config *cfg, char *err, size_t errlen
 	return t;
 oom:
 	corr_destroy(t);
-	seterr(err, errlen, "out of memory");
+	um_errmsg(err, errlen, "out of memory");
 	return NULL;
 }
 
@@ -402,7 +391,7 @@ corr_tables *corr_build(const struct corr_config *cfg, const uint64_t *exec_ids,
 	return t;
 oom:
 	corr_destroy(t);
-	seterr(err, errlen, "out of memory");
+	um_errmsg(err, errlen, "out of memory");
 	return NULL;
 }
 
@@ -555,25 +544,25 @@ static corr_tables *decode_exec(const void *sec, size_t len, const char *name, c
 	uint64_t clock = bytes_get_u64(&r);
 	uint64_t evictions = bytes_get_u64(&r);
 	if (!bytes_reader_ok(&r)) {
-		seterr(err, errlen, "%s: correlation exec table is truncated", name);
+		um_errmsg(err, errlen, "%s: correlation exec table is truncated", name);
 		return NULL;
 	}
 	cfg.wrap = wrap != 0;
 	char why[160];
 	if (wrap > 1 || corr_config_check(&cfg, why, sizeof why) != 0) {
-		seterr(err, errlen, "%s: correlation exec table: %s", name,
+		um_errmsg(err, errlen, "%s: correlation exec table: %s", name,
 		       wrap > 1 ? "bad wrap flag" : why);
 		return NULL;
 	}
 	size_t slots = (size_t)cfg.rows * cfg.ways;
 	/* Every slot takes at least its 8-byte key: refuse before allocating. */
 	if (!bytes_can_hold(&r, slots, 8)) {
-		seterr(err, errlen, "%s: correlation exec table is truncated", name);
+		um_errmsg(err, errlen, "%s: correlation exec table is truncated", name);
 		return NULL;
 	}
 	corr_tables *t = corr_create(&cfg, NULL, 0);
 	if (!t) {
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	t->clock = clock;
@@ -589,7 +578,7 @@ static corr_tables *decode_exec(const void *sec, size_t len, const char *name, c
 		size_t set = s / cfg.ways;
 		if (key % cfg.rows != set || exec_find(t, key) >= 0 || seen > clock ||
 		    n > cfg.successors) {
-			seterr(err, errlen, "%s: correlation exec table: bad entry in set %zu way %zu",
+			um_errmsg(err, errlen, "%s: correlation exec table: bad entry in set %zu way %zu",
 			       name, set, s % cfg.ways);
 			goto fail;
 		}
@@ -600,7 +589,7 @@ static corr_tables *decode_exec(const void *sec, size_t len, const char *name, c
 			for (uint32_t k = 0; k < j; k++)
 				dup |= succ[k] == succ[j];
 			if (bytes_reader_ok(&r) && (succ[j] == 0 || dup)) {
-				seterr(err, errlen,
+				um_errmsg(err, errlen,
 				       "%s: correlation exec table: bad successor in set %zu way %zu",
 				       name, set, s % cfg.ways);
 				goto fail;
@@ -611,7 +600,7 @@ static corr_tables *decode_exec(const void *sec, size_t len, const char *name, c
 		t->nsucc[s] = n;
 	}
 	if (!bytes_reader_ok(&r) || r.pos != r.len) {
-		seterr(err, errlen, "%s: correlation exec table is %s", name,
+		um_errmsg(err, errlen, "%s: correlation exec table is %s", name,
 		       bytes_reader_ok(&r) ? "longer than its entries" : "truncated");
 		goto fail;
 	}
@@ -632,16 +621,16 @@ static int decode_blocks(corr_tables *t, const void *sec, size_t len, const char
 	uint64_t n_lists = bytes_get_u64(&r);
 	char why[160];
 	if (!bytes_reader_ok(&r)) {
-		seterr(err, errlen, "%s: correlation block table is truncated", name);
+		um_errmsg(err, errlen, "%s: correlation block table is truncated", name);
 		return -1;
 	}
 	if (corr_config_check(&t->cfg, why, sizeof why) != 0) {
-		seterr(err, errlen, "%s: correlation block table: %s", name, why);
+		um_errmsg(err, errlen, "%s: correlation block table: %s", name, why);
 		return -1;
 	}
 	/* A list takes at least 12 bytes (exec ID, count). */
 	if (!bytes_can_hold(&r, n_lists, 12)) {
-		seterr(err, errlen, "%s: correlation block table is truncated", name);
+		um_errmsg(err, errlen, "%s: correlation block table is truncated", name);
 		return -1;
 	}
 	uint64_t prev = 0;
@@ -649,11 +638,11 @@ static int decode_blocks(corr_tables *t, const void *sec, size_t len, const char
 		uint64_t exec_id = bytes_get_u64(&r);
 		uint32_t n = bytes_get_u32(&r);
 		if (!bytes_reader_ok(&r) || !bytes_can_hold(&r, n, 8)) {
-			seterr(err, errlen, "%s: correlation block table is truncated", name);
+			um_errmsg(err, errlen, "%s: correlation block table is truncated", name);
 			return -1;
 		}
 		if (exec_id <= prev) {
-			seterr(err, errlen,
+			um_errmsg(err, errlen,
 			       "%s: correlation block list %llu is out of order or has exec ID 0",
 			       name, (unsigned long long)i);
 			return -1;
@@ -661,14 +650,14 @@ static int decode_blocks(corr_tables *t, const void *sec, size_t len, const char
 		prev = exec_id;
 		if (n == 0 || n > t->cfg.max_blocks_per_exec ||
 		    n > t->cfg.max_block_entries - t->block_entries) {
-			seterr(err, errlen, "%s: correlation block list %llu has %u blocks "
+			um_errmsg(err, errlen, "%s: correlation block list %llu has %u blocks "
 			       "(empty, or over the table's caps)", name,
 			       (unsigned long long)i, (unsigned)n);
 			return -1;
 		}
 		struct blist *l = list_add(t, exec_id);
 		if (!l) {
-			seterr(err, errlen, "%s: out of memory", name);
+			um_errmsg(err, errlen, "%s: out of memory", name);
 			return -1;
 		}
 		for (uint32_t k = 0; k < n; k++) {
@@ -677,11 +666,11 @@ static int decode_blocks(corr_tables *t, const void *sec, size_t len, const char
 			b.block = bytes_get_u32(&r);
 			int rc = list_append(l, b);
 			if (rc < 0) {
-				seterr(err, errlen, "%s: out of memory", name);
+				um_errmsg(err, errlen, "%s: out of memory", name);
 				return -1;
 			}
 			if (rc == 0) {
-				seterr(err, errlen, "%s: correlation block list %llu repeats a block",
+				um_errmsg(err, errlen, "%s: correlation block list %llu repeats a block",
 				       name, (unsigned long long)i);
 				return -1;
 			}
@@ -689,7 +678,7 @@ static int decode_blocks(corr_tables *t, const void *sec, size_t len, const char
 		t->block_entries += n;
 	}
 	if (r.pos != r.len) {
-		seterr(err, errlen, "%s: correlation block table is longer than its lists", name);
+		um_errmsg(err, errlen, "%s: correlation block table is longer than its lists", name);
 		return -1;
 	}
 	return 0;

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Formats into err, tolerating a NULL or empty buffer. */
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || errlen == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
+/* Formats into err, tolerating a NULL or empty buffer. */
 /* Appends an item to a running list of what was searched; items that no
  * longer fit are left out, marked once with "...". */
 static void append(char *buf, size_t len, const char *text)
@@ -77,7 +67,7 @@ int launch_find_library(const char *name, char *out, size_t outlen, char *err, s
 	if (libdir && *libdir) {
 		if (try_file(libdir, name, out, outlen, tried, sizeof tried))
 			return 0;
-		set_err(err, errlen, "cannot find %s in UMKIT_LIBDIR=%s: %s is missing or unreadable", name, libdir,
+		um_errmsg(err, errlen, "cannot find %s in UMKIT_LIBDIR=%s: %s is missing or unreadable", name, libdir,
 			tried);
 		return -1;
 	}
@@ -85,7 +75,7 @@ int launch_find_library(const char *name, char *out, size_t outlen, char *err, s
 	char exe[PATH_MAX], prefix[PATH_MAX + 4];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n < 0) {
-		set_err(err, errlen, "cannot find %s: /proc/self/exe: %s (set UMKIT_LIBDIR to the folder holding it)",
+		um_errmsg(err, errlen, "cannot find %s: /proc/self/exe: %s (set UMKIT_LIBDIR to the folder holding it)",
 			name, strerror(errno));
 		return -1;
 	}
@@ -107,7 +97,7 @@ int launch_find_library(const char *name, char *out, size_t outlen, char *err, s
 		if (try_file(dir, name, out, outlen, tried, sizeof tried))
 			return 0;
 	}
-	set_err(err, errlen, "cannot find %s: looked for %s (set UMKIT_LIBDIR to the folder holding it)",
+	um_errmsg(err, errlen, "cannot find %s: looked for %s (set UMKIT_LIBDIR to the folder holding it)",
 		name, tried);
 	return -1;
 }
@@ -262,7 +252,7 @@ int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, 
 			found = 1;
 		}
 		if (!found)
-			set_err(err, errlen, "UMKIT_CUPTI=%s is neither a readable file nor a folder holding %s", user,
+			um_errmsg(err, errlen, "UMKIT_CUPTI=%s is neither a readable file nor a folder holding %s", user,
 				names[0]);
 		free(deps.rpath);
 		free(deps.runpath);
@@ -299,7 +289,7 @@ int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, 
 		found = try_names("/usr/lib/x86_64-linux-gnu", origin, names, nnames, out, outlen, tried,
 				  sizeof tried);
 	if (!found)
-		set_err(err, errlen, "cannot find %s (looked in %s): set UMKIT_CUPTI to its path", names[0], tried);
+		um_errmsg(err, errlen, "cannot find %s (looked in %s): set UMKIT_CUPTI to its path", names[0], tried);
 	free(deps.rpath);
 	free(deps.runpath);
 	return found ? 0 : -1;
@@ -318,9 +308,9 @@ int launch_check_driver(const char *tool, char *err, size_t errlen)
 	/* "Not found" is the common case (a machine without the driver) and
 	 * gets the plain message; anything else (a broken install) is shown. */
 	if (!why || strstr(why, "No such file"))
-		set_err(err, errlen, "no NVIDIA driver (libcuda.so.1 not found): %s needs a GPU", tool);
+		um_errmsg(err, errlen, "no NVIDIA driver (libcuda.so.1 not found): %s needs a GPU", tool);
 	else
-		set_err(err, errlen, "cannot load the NVIDIA driver: %s", why);
+		um_errmsg(err, errlen, "cannot load the NVIDIA driver: %s", why);
 	return -1;
 }
 
@@ -439,7 +429,7 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 {
 	/* The loader splits LD_PRELOAD at spaces and colons, with no escape. */
 	if (strpbrk(inj->library, " :")) {
-		set_err(err, errlen,
+		um_errmsg(err, errlen,
 			"the library path '%s' holds a space or a colon, which LD_PRELOAD cannot express: "
 			"install umkit elsewhere or set UMKIT_LIBDIR",
 			inj->library);
@@ -467,7 +457,7 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 		goto oom;
 	return 0;
 oom:
-	set_err(err, errlen, "out of memory building the environment");
+	um_errmsg(err, errlen, "out of memory building the environment");
 	return -1;
 }
 
@@ -550,7 +540,7 @@ static void forward_signal(int sig, siginfo_t *info, void *ctx)
 int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen)
 {
 	if (!argv || !argv[0]) {
-		set_err(err, errlen, "no command to run");
+		um_errmsg(err, errlen, "no command to run");
 		return -1;
 	}
 	/* Blocked from before fork until the child's pid is known, so a signal
@@ -578,12 +568,12 @@ int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen)
 	 * exec closes it (close-on-exec), so the parent reads end-of-file. */
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0) {
-		set_err(err, errlen, "cannot create a pipe: %s", strerror(errno));
+		um_errmsg(err, errlen, "cannot create a pipe: %s", strerror(errno));
 		goto restore;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
-		set_err(err, errlen, "cannot fork: %s", strerror(errno));
+		um_errmsg(err, errlen, "cannot fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
 		goto restore;
@@ -625,9 +615,9 @@ int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen)
 	if (r == (ssize_t)sizeof exec_errno) {
 		/* Shell convention: 127 not found, 126 found but not runnable. */
 		status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
-		set_err(err, errlen, "cannot run '%s': %s", argv[0], strerror(exec_errno));
+		um_errmsg(err, errlen, "cannot run '%s': %s", argv[0], strerror(exec_errno));
 	} else if (w < 0) {
-		set_err(err, errlen, "cannot wait for '%s': %s", argv[0], strerror(errno));
+		um_errmsg(err, errlen, "cannot wait for '%s': %s", argv[0], strerror(errno));
 	} else if (WIFEXITED(ws)) {
 		status = WEXITSTATUS(ws);
 	} else if (WIFSIGNALED(ws)) {

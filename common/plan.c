@@ -9,26 +9,14 @@
  */
 #include "plan.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bytes.h"
+#include "errmsg.h"
 #include "execid.h"
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct plan *plan_create(void)
 {
@@ -158,25 +146,25 @@ static int validate_allocs(const struct plan *p, const char *name, char *err, si
 	for (uint32_t i = 0; i < p->n_allocs; i++) {
 		const struct plan_alloc *a = &p->allocs[i];
 		if (!plan_alloc_origin_name(a->origin)) {
-			seterr(err, errlen, "%s: allocation %u has unknown origin %u", name,
+			um_errmsg(err, errlen, "%s: allocation %u has unknown origin %u", name,
 			       (unsigned)i, (unsigned)a->origin);
 			return -1;
 		}
 		if (a->ordinal == 0 || a->size == 0) {
-			seterr(err, errlen, "%s: allocation %u has %s 0", name, (unsigned)i,
+			um_errmsg(err, errlen, "%s: allocation %u has %s 0", name, (unsigned)i,
 			       a->ordinal == 0 ? "ordinal" : "size");
 			return -1;
 		}
 		if (a->origin != PLAN_ALLOC_ITERATION)
 			continue;
 		if (a->ordinal > sig->n_alloc_sizes) {
-			seterr(err, errlen, "%s: allocation %u is the iteration's allocation #%llu "
+			um_errmsg(err, errlen, "%s: allocation %u is the iteration's allocation #%llu "
 			       "but the iteration makes %u", name, (unsigned)i,
 			       (unsigned long long)a->ordinal, (unsigned)sig->n_alloc_sizes);
 			return -1;
 		}
 		if (a->size != sig->alloc_sizes[a->ordinal - 1]) {
-			seterr(err, errlen, "%s: allocation %u has size %llu but the signature says "
+			um_errmsg(err, errlen, "%s: allocation %u has size %llu but the signature says "
 			       "the iteration's allocation #%llu has %llu", name, (unsigned)i,
 			       (unsigned long long)a->size, (unsigned long long)a->ordinal,
 			       (unsigned long long)sig->alloc_sizes[a->ordinal - 1]);
@@ -187,7 +175,7 @@ static int validate_allocs(const struct plan *p, const char *name, char *err, si
 		return 0;
 	const struct plan_alloc **order = malloc(p->n_allocs * sizeof *order);
 	if (!order) {
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return -1;
 	}
 	for (uint32_t i = 0; i < p->n_allocs; i++)
@@ -196,7 +184,7 @@ static int validate_allocs(const struct plan *p, const char *name, char *err, si
 	int rc = 0;
 	for (uint32_t i = 1; i < p->n_allocs && rc == 0; i++) {
 		if (by_origin_ordinal(&order[i - 1], &order[i]) == 0) {
-			seterr(err, errlen, "%s: allocations %u and %u are the same %s allocation #%llu",
+			um_errmsg(err, errlen, "%s: allocations %u and %u are the same %s allocation #%llu",
 			       name, (unsigned)(order[i - 1] - p->allocs),
 			       (unsigned)(order[i] - p->allocs),
 			       plan_alloc_origin_name(order[i]->origin),
@@ -216,43 +204,43 @@ static int validate_op(const struct plan *p, uint64_t i, const char *name, char 
 	unsigned long long oi = (unsigned long long)i;
 	const char *kind = plan_op_kind_name(op->kind);
 	if (!kind) {
-		seterr(err, errlen, "%s: op %llu has unknown kind %u", name, oi, (unsigned)op->kind);
+		um_errmsg(err, errlen, "%s: op %llu has unknown kind %u", name, oi, (unsigned)op->kind);
 		return -1;
 	}
 	if (op->alloc >= p->n_allocs) {
-		seterr(err, errlen, "%s: op %llu names allocation %u but the plan has %u", name, oi,
+		um_errmsg(err, errlen, "%s: op %llu names allocation %u but the plan has %u", name, oi,
 		       (unsigned)op->alloc, (unsigned)p->n_allocs);
 		return -1;
 	}
 	if (op->position >= nk) {
-		seterr(err, errlen, "%s: op %llu is at kernel %u but the iteration has %u kernels",
+		um_errmsg(err, errlen, "%s: op %llu is at kernel %u but the iteration has %u kernels",
 		       name, oi, (unsigned)op->position, (unsigned)nk);
 		return -1;
 	}
 	bool waits = op->kind != PLAN_OP_PREFETCH;
 	bool fetches = op->kind == PLAN_OP_PREFETCH || op->kind == PLAN_OP_DISCARD_PREFETCH;
 	if (waits ? op->after != PLAN_POS_NONE && op->after >= nk : op->after != PLAN_POS_NONE) {
-		seterr(err, errlen, "%s: op %llu (%s) waits after kernel %u, %s", name, oi, kind,
+		um_errmsg(err, errlen, "%s: op %llu (%s) waits after kernel %u, %s", name, oi, kind,
 		       (unsigned)op->after,
 		       waits ? "beyond the iteration" : "but a prefetch waits for nothing");
 		return -1;
 	}
 	if (fetches ? op->deadline >= nk : op->deadline != PLAN_POS_NONE) {
-		seterr(err, errlen, "%s: op %llu (%s) has deadline %u, %s", name, oi, kind,
+		um_errmsg(err, errlen, "%s: op %llu (%s) has deadline %u, %s", name, oi, kind,
 		       (unsigned)op->deadline,
 		       fetches ? "beyond the iteration" : "but only prefetches have deadlines");
 		return -1;
 	}
 	uint64_t size = p->allocs[op->alloc].size;
 	if (op->bytes == 0 || op->offset > size || op->bytes > size - op->offset) {
-		seterr(err, errlen, "%s: op %llu range [%llu, +%llu) is not inside allocation %u "
+		um_errmsg(err, errlen, "%s: op %llu range [%llu, +%llu) is not inside allocation %u "
 		       "(%llu bytes)", name, oi, (unsigned long long)op->offset,
 		       (unsigned long long)op->bytes, (unsigned)op->alloc,
 		       (unsigned long long)size);
 		return -1;
 	}
 	if (i > 0 && op_key_cmp(&p->ops[i - 1], op) > 0) {
-		seterr(err, errlen, "%s: ops are out of order at op %llu (not sorted by position, "
+		um_errmsg(err, errlen, "%s: ops are out of order at op %llu (not sorted by position, "
 		       "kind, allocation, offset)", name, oi);
 		return -1;
 	}
@@ -269,14 +257,14 @@ static int validate_corr(const struct plan *p, const char *name, char *err, size
 		uint64_t exec_id = corr_block_list_get(t, l, &b, &n);
 		for (size_t k = 0; k < n; k++) {
 			if (b[k].alloc >= p->n_allocs) {
-				seterr(err, errlen, "%s: block table of exec ID %016llx names allocation "
+				um_errmsg(err, errlen, "%s: block table of exec ID %016llx names allocation "
 				       "%u but the plan has %u", name, (unsigned long long)exec_id,
 				       (unsigned)b[k].alloc, (unsigned)p->n_allocs);
 				return -1;
 			}
 			uint64_t size = p->allocs[b[k].alloc].size;
 			if (b[k].block > (size - 1) / bs) {
-				seterr(err, errlen, "%s: block table of exec ID %016llx names block %u of "
+				um_errmsg(err, errlen, "%s: block table of exec ID %016llx names block %u of "
 				       "allocation %u, which has %llu", name,
 				       (unsigned long long)exec_id, (unsigned)b[k].block,
 				       (unsigned)b[k].alloc, (unsigned long long)((size - 1) / bs + 1));
@@ -291,29 +279,29 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
 {
 	const struct plan_signature *sig = &p->signature;
 	if (sig->n_kernels == 0 || !sig->exec_ids) {
-		seterr(err, errlen, "%s: the plan's iteration has no kernels", name);
+		um_errmsg(err, errlen, "%s: the plan's iteration has no kernels", name);
 		return -1;
 	}
 	if (sig->n_alloc_sizes && !sig->alloc_sizes) {
-		seterr(err, errlen, "%s: the signature lists %u allocation sizes but has none", name,
+		um_errmsg(err, errlen, "%s: the signature lists %u allocation sizes but has none", name,
 		       (unsigned)sig->n_alloc_sizes);
 		return -1;
 	}
 	uint64_t h = plan_signature_hash(sig->exec_ids, sig->n_kernels, sig->alloc_sizes,
 					 sig->n_alloc_sizes);
 	if (h != sig->hash) {
-		seterr(err, errlen, "%s: signature hash %016llx does not match its content "
+		um_errmsg(err, errlen, "%s: signature hash %016llx does not match its content "
 		       "(%016llx)", name, (unsigned long long)sig->hash, (unsigned long long)h);
 		return -1;
 	}
 	uint64_t bs = p->assume.block_size;
 	if (!bs || (bs & (bs - 1))) {
-		seterr(err, errlen, "%s: block size %llu is not a power of two", name,
+		um_errmsg(err, errlen, "%s: block size %llu is not a power of two", name,
 		       (unsigned long long)bs);
 		return -1;
 	}
 	if ((p->n_allocs && !p->allocs) || (p->n_ops && !p->ops)) {
-		seterr(err, errlen, "%s: the plan counts %s it does not have", name,
+		um_errmsg(err, errlen, "%s: the plan counts %s it does not have", name,
 		       p->n_allocs && !p->allocs ? "allocations" : "ops");
 		return -1;
 	}
@@ -419,7 +407,7 @@ int plan_save(const struct plan *p, const char *path, char *err, size_t errlen)
 	planfile_writer *w = planfile_writer_create();
 	if (!w || plan_encode(p, w) != 0) {
 		planfile_writer_destroy(w);
-		seterr(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	int rc = planfile_writer_save(w, path, err, errlen);
@@ -437,7 +425,7 @@ static bool section(const planfile *pf, uint32_t id, const char *what, struct by
 	size_t len;
 	const void *d = planfile_section(pf, id, &len);
 	if (!d) {
-		seterr(err, errlen, "%s: the %s section is missing", name, what);
+		um_errmsg(err, errlen, "%s: the %s section is missing", name, what);
 		return false;
 	}
 	*r = bytes_reader_init(d, len);
@@ -450,7 +438,7 @@ static bool finished(const struct bytes_reader *r, const char *what, const char 
 {
 	if (bytes_reader_ok(r) && r->pos == r->len)
 		return true;
-	seterr(err, errlen, "%s: the %s section is %s", name, what,
+	um_errmsg(err, errlen, "%s: the %s section is %s", name, what,
 	       bytes_reader_ok(r) ? "longer than its content" : "truncated");
 	return false;
 }
@@ -529,7 +517,7 @@ static bool decode_signature(struct plan *p, const planfile *pf, const char *nam
 	if (!sig->alloc_sizes)
 		sig->n_alloc_sizes = 0;
 	if (oom) {
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return false;
 	}
 	return finished(&r, "signature", name, err, errlen);
@@ -548,7 +536,7 @@ static bool decode_allocs(struct plan *p, const planfile *pf, const char *name, 
 	}
 	p->allocs = calloc(n ? n : 1, sizeof *p->allocs);
 	if (!p->allocs) {
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return false;
 	}
 	p->n_allocs = n;
@@ -573,7 +561,7 @@ static bool decode_ops(struct plan *p, const planfile *pf, const char *name, cha
 	}
 	p->ops = calloc(n ? (size_t)n : 1, sizeof *p->ops);
 	if (!p->ops) {
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return false;
 	}
 	p->n_ops = n;
@@ -599,7 +587,7 @@ static bool decode_corr(struct plan *p, const planfile *pf, const char *name, ch
 	if (!e && !b)
 		return true;
 	if (!e || !b) {
-		seterr(err, errlen, "%s: the correlation %s section is missing", name,
+		um_errmsg(err, errlen, "%s: the correlation %s section is missing", name,
 		       e ? "block" : "exec");
 		return false;
 	}
@@ -620,11 +608,11 @@ static bool decode_provenance(struct plan *p, const planfile *pf, const char *na
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		*strs[i] = get_str(&r, &bad_nul);
 		if (!*strs[i] && bytes_reader_ok(&r) && !bad_nul) {
-			seterr(err, errlen, "%s: out of memory", name);
+			um_errmsg(err, errlen, "%s: out of memory", name);
 			return false;
 		}
 		if (bad_nul) {
-			seterr(err, errlen, "%s: the provenance section has a string with a NUL byte",
+			um_errmsg(err, errlen, "%s: the provenance section has a string with a NUL byte",
 			       name);
 			return false;
 		}
@@ -638,7 +626,7 @@ struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t
 {
 	struct plan *p = calloc(1, sizeof *p);
 	if (!p) {
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	if (decode_header(p, pf, name, err, errlen) && decode_signature(p, pf, name, err, errlen) &&

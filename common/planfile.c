@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <zstd.h>
 
 #include "bytes.h"
+#include "errmsg.h"
 #include "execid.h"
 
 #define MAGIC "UMKPLAN\0"
@@ -53,18 +53,6 @@ struct planfile {
 	struct section *s;
 	size_t n;
 };
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* The file checksum: FNV-1a 64 over every byte of the file except the
  * checksum field itself, so a change anywhere (header included) is caught.
@@ -146,7 +134,7 @@ static int build_image(planfile_writer *w, struct bytes_buf *out, char *err, siz
 	size_t *zlen = calloc(n ? n : 1, sizeof *zlen);
 	int rc = -1;
 	if (!z || !zlen) {
-		seterr(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	uint64_t offset = HEADER_LEN + (uint64_t)n * ENTRY_LEN;
@@ -154,12 +142,12 @@ static int build_image(planfile_writer *w, struct bytes_buf *out, char *err, siz
 		size_t bound = ZSTD_compressBound(w->s[i].len);
 		z[i] = malloc(bound);
 		if (!z[i]) {
-			seterr(err, errlen, "%s: out of memory", path);
+			um_errmsg(err, errlen, "%s: out of memory", path);
 			goto out;
 		}
 		zlen[i] = ZSTD_compress(z[i], bound, w->s[i].data, w->s[i].len, ZSTD_LEVEL);
 		if (ZSTD_isError(zlen[i])) {
-			seterr(err, errlen, "%s: compressing section %u: %s", path,
+			um_errmsg(err, errlen, "%s: compressing section %u: %s", path,
 			       (unsigned)w->s[i].id, ZSTD_getErrorName(zlen[i]));
 			goto out;
 		}
@@ -181,7 +169,7 @@ static int build_image(planfile_writer *w, struct bytes_buf *out, char *err, siz
 	for (size_t i = 0; i < n; i++)
 		bytes_put_raw(out, z[i], zlen[i]);
 	if (out->oom) {
-		seterr(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	uint64_t payload = out->len - HEADER_LEN;
@@ -239,7 +227,7 @@ int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t
 	size_t tlen = strlen(path) + sizeof ".tmp.XXXXXX";
 	char *tmp = malloc(tlen);
 	if (!tmp) {
-		seterr(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		bytes_buf_free(&img);
 		return -1;
 	}
@@ -247,23 +235,23 @@ int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t
 	int rc = -1;
 	int fd = mkstemp(tmp);
 	if (fd < 0) {
-		seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		um_errmsg(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		goto out;
 	}
 	/* mkstemp creates 0600; a plan is an ordinary, shareable file. */
 	if (fchmod(fd, 0644) != 0 || write_all(fd, img.data, img.len) != 0 || fsync(fd) != 0) {
-		seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		um_errmsg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
 		close(fd);
 		unlink(tmp);
 		goto out;
 	}
 	if (close(fd) != 0) {
-		seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		um_errmsg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
 		unlink(tmp);
 		goto out;
 	}
 	if (rename(tmp, path) != 0) {
-		seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+		um_errmsg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
 		unlink(tmp);
 		goto out;
 	}
@@ -288,16 +276,16 @@ static long check_header(const unsigned char *d, size_t len, const char *name, c
 			 size_t errlen)
 {
 	if (len == 0) {
-		seterr(err, errlen, "%s: not a umkit plan (empty file)", name);
+		um_errmsg(err, errlen, "%s: not a umkit plan (empty file)", name);
 		return -1;
 	}
 	size_t m = len < MAGIC_LEN ? len : MAGIC_LEN;
 	if (memcmp(d, MAGIC, m) != 0) {
-		seterr(err, errlen, "%s: not a umkit plan (bad magic)", name);
+		um_errmsg(err, errlen, "%s: not a umkit plan (bad magic)", name);
 		return -1;
 	}
 	if (len < HEADER_LEN) {
-		seterr(err, errlen, "%s: truncated (%zu of at least %d bytes)", name, len, HEADER_LEN);
+		um_errmsg(err, errlen, "%s: truncated (%zu of at least %d bytes)", name, len, HEADER_LEN);
 		return -1;
 	}
 	struct bytes_reader r = bytes_reader_init(d + MAGIC_LEN, HEADER_LEN - MAGIC_LEN);
@@ -308,32 +296,32 @@ static long check_header(const unsigned char *d, size_t len, const char *name, c
 	/* The version is checked before anything else a newer format might
 	 * have changed, so the user hears "upgrade umkit" and not "corrupt". */
 	if (version > PLANFILE_VERSION) {
-		seterr(err, errlen, "%s: format version %u is newer than this umkit (%d)", name,
+		um_errmsg(err, errlen, "%s: format version %u is newer than this umkit (%d)", name,
 		       (unsigned)version, PLANFILE_VERSION);
 		return -1;
 	}
 	if (version < 1) {
-		seterr(err, errlen, "%s: format version %u is not supported (this umkit reads %d)",
+		um_errmsg(err, errlen, "%s: format version %u is not supported (this umkit reads %d)",
 		       name, (unsigned)version, PLANFILE_VERSION);
 		return -1;
 	}
 	if (payload > len - HEADER_LEN) {
-		seterr(err, errlen, "%s: truncated (%zu of %llu bytes)", name, len,
+		um_errmsg(err, errlen, "%s: truncated (%zu of %llu bytes)", name, len,
 		       (unsigned long long)(payload > UINT64_MAX - HEADER_LEN ? UINT64_MAX
 								    : HEADER_LEN + payload));
 		return -1;
 	}
 	if (payload < len - HEADER_LEN) {
-		seterr(err, errlen, "%s: %llu unexpected bytes after the end of the plan", name,
+		um_errmsg(err, errlen, "%s: %llu unexpected bytes after the end of the plan", name,
 		       (unsigned long long)(len - HEADER_LEN - payload));
 		return -1;
 	}
 	if (file_checksum(d, len) != sum) {
-		seterr(err, errlen, "%s: checksum mismatch (file corrupt)", name);
+		um_errmsg(err, errlen, "%s: checksum mismatch (file corrupt)", name);
 		return -1;
 	}
 	if (count > MAX_SECTIONS) {
-		seterr(err, errlen, "%s: %u sections (at most %u)", name, (unsigned)count,
+		um_errmsg(err, errlen, "%s: %u sections (at most %u)", name, (unsigned)count,
 		       MAX_SECTIONS);
 		return -1;
 	}
@@ -352,12 +340,12 @@ planfile *planfile_open_mem(const void *data, size_t len, const char *name, char
 		p->s = calloc(count ? (size_t)count : 1, sizeof *p->s);
 	if (!p || !p->s) {
 		planfile_close(p);
-		seterr(err, errlen, "%s: out of memory", name);
+		um_errmsg(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	struct bytes_reader r = bytes_reader_init(d + HEADER_LEN, len - HEADER_LEN);
 	if (!bytes_can_hold(&r, (uint64_t)count, ENTRY_LEN)) {
-		seterr(err, errlen, "%s: section table (%ld entries) runs past the end of the file",
+		um_errmsg(err, errlen, "%s: section table (%ld entries) runs past the end of the file",
 		       name, count);
 		goto fail;
 	}
@@ -373,50 +361,50 @@ planfile *planfile_open_mem(const void *data, size_t len, const char *name, char
 		uint64_t sum = bytes_get_u64(&r);
 		for (size_t j = 0; j < p->n; j++) {
 			if (p->s[j].id == id) {
-				seterr(err, errlen, "%s: section %u appears twice", name, (unsigned)id);
+				um_errmsg(err, errlen, "%s: section %u appears twice", name, (unsigned)id);
 				goto fail;
 			}
 		}
 		if (codec != CODEC_ZSTD) {
-			seterr(err, errlen, "%s: section %u has unknown compression %u", name,
+			um_errmsg(err, errlen, "%s: section %u has unknown compression %u", name,
 			       (unsigned)id, (unsigned)codec);
 			goto fail;
 		}
 		if (offset != expect || stored > len - expect) {
-			seterr(err, errlen,
+			um_errmsg(err, errlen,
 			       "%s: section %u is misplaced or outside the file (offset %llu, "
 			       "%llu bytes)", name, (unsigned)id, (unsigned long long)offset,
 			       (unsigned long long)stored);
 			goto fail;
 		}
 		if (raw > MAX_SECTION_BYTES) {
-			seterr(err, errlen, "%s: section %u is too large (%llu bytes)", name,
+			um_errmsg(err, errlen, "%s: section %u is too large (%llu bytes)", name,
 			       (unsigned)id, (unsigned long long)raw);
 			goto fail;
 		}
 		const unsigned char *src = d + offset;
 		unsigned long long fcs = ZSTD_getFrameContentSize(src, (size_t)stored);
 		if (fcs != raw) {
-			seterr(err, errlen, "%s: section %u: compressed data does not match its size",
+			um_errmsg(err, errlen, "%s: section %u: compressed data does not match its size",
 			       name, (unsigned)id);
 			goto fail;
 		}
 		unsigned char *buf = malloc(raw ? (size_t)raw : 1);
 		if (!buf) {
-			seterr(err, errlen, "%s: out of memory", name);
+			um_errmsg(err, errlen, "%s: out of memory", name);
 			goto fail;
 		}
 		size_t got = ZSTD_decompress(buf, (size_t)raw, src, (size_t)stored);
 		if (ZSTD_isError(got) || got != raw || section_checksum(id, buf, (size_t)raw) != sum) {
 			free(buf);
-			seterr(err, errlen, "%s: section %u is corrupt", name, (unsigned)id);
+			um_errmsg(err, errlen, "%s: section %u is corrupt", name, (unsigned)id);
 			goto fail;
 		}
 		p->s[p->n++] = (struct section){ id, buf, (size_t)raw };
 		expect += stored;
 	}
 	if (expect != len) {
-		seterr(err, errlen, "%s: %llu bytes after the last section", name,
+		um_errmsg(err, errlen, "%s: %llu bytes after the last section", name,
 		       (unsigned long long)(len - expect));
 		goto fail;
 	}
@@ -430,17 +418,17 @@ planfile *planfile_open(const char *path, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		um_errmsg(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		seterr(err, errlen, "%s: not a regular file", path);
+		um_errmsg(err, errlen, "%s: not a regular file", path);
 		close(fd);
 		return NULL;
 	}
 	if ((uint64_t)st.st_size > MAX_FILE_BYTES + HEADER_LEN) {
-		seterr(err, errlen, "%s: not a umkit plan (%lld bytes is too large)", path,
+		um_errmsg(err, errlen, "%s: not a umkit plan (%lld bytes is too large)", path,
 		       (long long)st.st_size);
 		close(fd);
 		return NULL;
@@ -448,7 +436,7 @@ planfile *planfile_open(const char *path, char *err, size_t errlen)
 	size_t len = (size_t)st.st_size;
 	unsigned char *buf = malloc(len ? len : 1);
 	if (!buf) {
-		seterr(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		close(fd);
 		return NULL;
 	}
@@ -458,7 +446,7 @@ planfile *planfile_open(const char *path, char *err, size_t errlen)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
-			seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+			um_errmsg(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 			close(fd);
 			free(buf);
 			return NULL;

@@ -7,21 +7,11 @@
 #include "trace_schema.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || errlen == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 int trace_schema_create(sqlite3 *db, char *err, size_t errlen)
 {
@@ -35,7 +25,7 @@ int trace_schema_create(sqlite3 *db, char *err, size_t errlen)
 	    sqlite3_exec(db, trace_schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
 	    sqlite3_exec(db, tail, NULL, NULL, &msg) != SQLITE_OK ||
 	    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-		set_err(err, errlen, "creating the trace schema: %s",
+		um_errmsg(err, errlen, "creating the trace schema: %s",
 			msg ? msg : sqlite3_errmsg(db));
 		sqlite3_free(msg);
 		if (!sqlite3_get_autocommit(db))
@@ -74,7 +64,7 @@ static int check_columns(sqlite3 *ref, sqlite3 *db, const char *name, const char
 	int result = 0;
 	if (sqlite3_prepare_v2(ref, sql, -1, &cols, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, has_sql, -1, &has, NULL) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
+		um_errmsg(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
 			sqlite3_errmsg(cols ? db : ref));
 		result = -1;
 		goto out;
@@ -87,10 +77,10 @@ static int check_columns(sqlite3 *ref, sqlite3 *db, const char *name, const char
 		sqlite3_bind_text(has, 2, col, -1, SQLITE_TRANSIENT);
 		int rc = sqlite3_step(has);
 		if (rc == SQLITE_DONE) {
-			set_err(err, errlen, "%s: %s %s has no column %s", name, type, obj, col);
+			um_errmsg(err, errlen, "%s: %s %s has no column %s", name, type, obj, col);
 			result = -1;
 		} else if (rc != SQLITE_ROW) {
-			set_err(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
+			um_errmsg(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
 				sqlite3_errmsg(db));
 			result = -1;
 		}
@@ -110,12 +100,12 @@ static int check_objects(sqlite3 *db, const char *name, char *err, size_t errlen
 	int result = -1;
 
 	if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot build the reference schema: %s", name,
+		um_errmsg(err, errlen, "%s: cannot build the reference schema: %s", name,
 			ref ? sqlite3_errmsg(ref) : "out of memory");
 		goto out;
 	}
 	if (trace_schema_create(ref, ref_err, sizeof ref_err) != 0) {
-		set_err(err, errlen, "%s: cannot build the reference schema: %s", name, ref_err);
+		um_errmsg(err, errlen, "%s: cannot build the reference schema: %s", name, ref_err);
 		goto out;
 	}
 	/* rowid order is creation order: tables come before the views over them. */
@@ -127,7 +117,7 @@ static int check_objects(sqlite3 *db, const char *name, char *err, size_t errlen
 			       "SELECT 1 FROM sqlite_master WHERE type = ?1 "
 			       "AND name = ?2 COLLATE NOCASE",
 			       -1, &find, NULL) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot read the schema: %s", name,
+		um_errmsg(err, errlen, "%s: cannot read the schema: %s", name,
 			sqlite3_errmsg(objs ? db : ref));
 		goto out;
 	}
@@ -140,11 +130,11 @@ static int check_objects(sqlite3 *db, const char *name, char *err, size_t errlen
 		sqlite3_bind_text(find, 2, obj, -1, SQLITE_STATIC);
 		int rc = sqlite3_step(find);
 		if (rc == SQLITE_DONE) {
-			set_err(err, errlen, "%s: missing %s %s", name, type, obj);
+			um_errmsg(err, errlen, "%s: missing %s %s", name, type, obj);
 			goto out;
 		}
 		if (rc != SQLITE_ROW) {
-			set_err(err, errlen, "%s: cannot read the schema: %s", name,
+			um_errmsg(err, errlen, "%s: cannot read the schema: %s", name,
 				sqlite3_errmsg(db));
 			goto out;
 		}
@@ -165,19 +155,19 @@ int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_t errle
 	int rc;
 	if (query_int(db, "PRAGMA user_version", &version, &rc) != 0) {
 		if (rc == SQLITE_NOTADB)
-			set_err(err, errlen, "%s: not a SQLite database", name);
+			um_errmsg(err, errlen, "%s: not a SQLite database", name);
 		else
-			set_err(err, errlen, "%s: cannot read: %s", name, sqlite3_errmsg(db));
+			um_errmsg(err, errlen, "%s: cannot read: %s", name, sqlite3_errmsg(db));
 		return -1;
 	}
 	if (version > TRACE_SCHEMA_VERSION) {
-		set_err(err, errlen,
+		um_errmsg(err, errlen,
 			"%s: schema version %lld is newer than this umplan understands (%d)", name,
 			version, TRACE_SCHEMA_VERSION);
 		return -1;
 	}
 	if (version < 1) {
-		set_err(err, errlen, "%s: not a umkit trace (no schema version)", name);
+		um_errmsg(err, errlen, "%s: not a umkit trace (no schema version)", name);
 		return -1;
 	}
 	return check_objects(db, name, err, errlen);
@@ -191,15 +181,15 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 	/* SQLite's own message for a missing file is "unable to open database
 	 * file"; errno says which of missing, unreadable or a directory. */
 	if (stat(path, &sb) != 0) {
-		set_err(err, errlen, "%s: %s", path, strerror(errno));
+		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (S_ISDIR(sb.st_mode)) {
-		set_err(err, errlen, "%s: %s", path, strerror(EISDIR));
+		um_errmsg(err, errlen, "%s: %s", path, strerror(EISDIR));
 		return -1;
 	}
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot open: %s", path,
+		um_errmsg(err, errlen, "%s: cannot open: %s", path,
 			db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -1;

@@ -1,19 +1,12 @@
 /* access.c: per-kernel access sets and their recall (see access.h). */
 #include "access.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 void access_blocks(uint64_t address, uint64_t bytes, uint64_t *b0, uint64_t *b1)
 {
@@ -303,7 +296,7 @@ oom:
 	free(extra);
 	free(all);
 	access_set_free(a);
-	set_err(err, errlen, "%s: out of memory building access sets", t->path);
+	um_errmsg(err, errlen, "%s: out of memory building access sets", t->path);
 	return -1;
 }
 

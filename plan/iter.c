@@ -2,19 +2,12 @@
 #include "iter.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 int iter_options_parse(const char *text, struct iter_options *out)
 {
@@ -293,7 +286,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 {
 	memset(r, 0, sizeof *r);
 	if (t->n_kernels == 0) {
-		set_err(err, errlen, "%s: the trace has no kernels with a launch record", t->path);
+		um_errmsg(err, errlen, "%s: the trace has no kernels with a launch record", t->path);
 		return -1;
 	}
 	uint64_t *ids = malloc(t->n_kernels * sizeof *ids);
@@ -301,7 +294,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 	if (!ids || !ranges) {
 		free(ids);
 		free(ranges);
-		set_err(err, errlen, "%s: out of memory detecting iterations", t->path);
+		um_errmsg(err, errlen, "%s: out of memory detecting iterations", t->path);
 		return -1;
 	}
 	for (size_t i = 0; i < t->n_kernels; i++)
@@ -312,7 +305,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 	if (o->mode == ITER_MODE_NVTX) {
 		m = matching_ranges(t, o->nvtx_name, ranges);
 		if (m == 0) {
-			set_err(err, errlen, "%s: no NVTX range named '%s' (%zu ranges in the trace)",
+			um_errmsg(err, errlen, "%s: no NVTX range named '%s' (%zu ranges in the trace)",
 				t->path, o->nvtx_name, t->n_nvtx);
 			rc = -1;
 			goto out;
@@ -336,7 +329,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 			goto oom;
 		}
 		if (r->n_iters == 0) {
-			set_err(err, errlen, "%s: the NVTX ranges named '%s' contain no kernels",
+			um_errmsg(err, errlen, "%s: the NVTX ranges named '%s' contain no kernels",
 				t->path, r->nvtx_name);
 			rc = -1;
 			goto out;
@@ -360,7 +353,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 
 	if (o->mode == ITER_MODE_INDEX) {
 		if (o->index >= r->n_iters) {
-			set_err(err, errlen, "%s: iteration %zu asked for, but the trace has %zu "
+			um_errmsg(err, errlen, "%s: iteration %zu asked for, but the trace has %zu "
 				"(0..%zu, found by %s)", t->path, o->index, r->n_iters,
 				r->n_iters - 1, iter_method_name(r->method));
 			rc = -1;
@@ -386,7 +379,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 		r->steady = same_sequence(ids, c, (struct iter_span){ c.first - c.n, c.n });
 	goto out;
 oom:
-	set_err(err, errlen, "%s: out of memory detecting iterations", t->path);
+	um_errmsg(err, errlen, "%s: out of memory detecting iterations", t->path);
 	rc = -1;
 out:
 	free(ids);

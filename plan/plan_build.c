@@ -1,18 +1,11 @@
 /* plan_build.c: the analysis and schedule as a struct plan (see plan_build.h). */
 #include "plan_build.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 /* Blocks of an allocation of size bytes. */
 static uint64_t blocks_of(uint64_t size)
@@ -43,7 +36,7 @@ static int build_corr(const struct plan_build_input *in, struct plan *pl, const 
 	if (!blocks || !kb) {
 		free(blocks);
 		free(kb);
-		set_err(err, errlen, "out of memory building correlation tables");
+		um_errmsg(err, errlen, "out of memory building correlation tables");
 		return -1;
 	}
 	uint64_t at = 0;
@@ -152,7 +145,7 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	free(plan_index);
 	return pl;
 oom:
-	set_err(err, errlen, "out of memory building the plan");
+	um_errmsg(err, errlen, "out of memory building the plan");
 fail:
 	free(plan_index);
 	plan_destroy(pl);

@@ -1,21 +1,13 @@
 /* sched.c: G10-style eviction, eager prefetch, discard (see sched.h). */
 #include "sched.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "link.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* One eviction candidate: an inactive period, and what has been decided for
  * it. Offsets count kernels from evict_at; offset i is position
@@ -581,7 +573,7 @@ out:
 	link_free(&x.d2h);
 	if (rc) {
 		sched_result_free(r);
-		set_err(err, errlen, "out of memory in the scheduler");
+		um_errmsg(err, errlen, "out of memory in the scheduler");
 	}
 	return rc;
 }

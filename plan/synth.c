@@ -1,7 +1,6 @@
 /* synth.c: synthetic DNN-shaped traces (see synth.h). */
 #include "synth.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +8,12 @@
 
 #include <sqlite3.h>
 
+#include "errmsg.h"
 #include "execid.h"
 #include "trace_schema.h"
 
 #define SMALL_LIMIT ((uint64_t)1 << 20)
 #define BLOCK ((uint64_t)2 << 20)
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void synth_defaults(struct synth_params *p)
 {
@@ -99,7 +91,7 @@ static void check(struct gen *g, int rc)
 {
 	if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW && g->rc == SQLITE_OK) {
 		g->rc = rc;
-		set_err(g->err, g->errlen, "writing the synthetic trace: %s", sqlite3_errmsg(g->db));
+		um_errmsg(g->err, g->errlen, "writing the synthetic trace: %s", sqlite3_errmsg(g->db));
 	}
 }
 
@@ -538,7 +530,7 @@ int synth_write(const char *path, const struct synth_params *p, char *err, size_
 	if (!p->layers || !p->iterations || !p->kernels_per_layer || !p->min_bytes ||
 	    p->min_bytes > p->max_bytes || p->min_kernel_ns > p->max_kernel_ns ||
 	    p->stray_fault_pct > 100) {
-		set_err(err, errlen, "%s: bad synthetic trace parameters", path);
+		um_errmsg(err, errlen, "%s: bad synthetic trace parameters", path);
 		return -1;
 	}
 	unlink(path);
@@ -546,7 +538,7 @@ int synth_write(const char *path, const struct synth_params *p, char *err, size_
 			 .cpu = 1000000, .gpu = 1000000, .next_id = 1, .next_string = 1,
 			 .bump = (uint64_t)1 << 40 };
 	if (sqlite3_open(path, &g.db) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot create: %s", path,
+		um_errmsg(err, errlen, "%s: cannot create: %s", path,
 			g.db ? sqlite3_errmsg(g.db) : "out of memory");
 		sqlite3_close(g.db);
 		return -1;
@@ -555,14 +547,14 @@ int synth_write(const char *path, const struct synth_params *p, char *err, size_
 	sqlite3_exec(g.db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", NULL, NULL, NULL);
 	char msg[256];
 	if (trace_schema_create(g.db, msg, sizeof msg)) {
-		set_err(err, errlen, "%s: %s", path, msg);
+		um_errmsg(err, errlen, "%s: %s", path, msg);
 		sqlite3_close(g.db);
 		return -1;
 	}
 	char **indexes = NULL;
 	size_t n_indexes = 0;
 	if (drop_indexes(&g, &indexes, &n_indexes)) {
-		set_err(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		sqlite3_close(g.db);
 		return -1;
 	}
@@ -580,7 +572,7 @@ int synth_write(const char *path, const struct synth_params *p, char *err, size_
 	}
 	int rc = 0;
 	if (g.rc == SQLITE_OK && prepare_all(&g) == 0 && program(&g) != 0) {
-		set_err(err, errlen, "%s: out of memory generating the trace", path);
+		um_errmsg(err, errlen, "%s: out of memory generating the trace", path);
 		rc = -1;
 	}
 	finalize_all(&g);
@@ -599,13 +591,13 @@ int synth_write(const char *path, const struct synth_params *p, char *err, size_
 		free(g.classes[i].addr);
 	free(g.classes);
 	if (sqlite3_close(g.db) != SQLITE_OK && g.rc == SQLITE_OK) {
-		set_err(err, errlen, "%s: closing failed", path);
+		um_errmsg(err, errlen, "%s: closing failed", path);
 		rc = -1;
 	}
 	if (g.rc != SQLITE_OK) {
 		char inner[256];
 		snprintf(inner, sizeof inner, "%s", err);
-		set_err(err, errlen, "%s: %s", path, inner);
+		um_errmsg(err, errlen, "%s: %s", path, inner);
 		rc = -1;
 	}
 	return rc;

@@ -1,20 +1,12 @@
 /* tensor.c: the planned iteration's allocations and lifetimes (see tensor.h). */
 #include "tensor.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "plan.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Position of CPU time ns relative to the iteration's first kernel, in
  * unwrapped coordinates (p and beyond are the next iteration's kernels);
@@ -54,7 +46,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	memset(s, 0, sizeof *s);
 	struct iter_span c = it->iters[it->chosen];
 	if (c.n >= UINT32_MAX) {
-		set_err(err, errlen, "%s: the iteration has %zu kernels, more than a plan can hold",
+		um_errmsg(err, errlen, "%s: the iteration has %zu kernels, more than a plan can hold",
 			t->path, c.n);
 		return -1;
 	}
@@ -189,7 +181,7 @@ oom:
 	free(matched);
 	free(touched);
 	tensor_set_free(s);
-	set_err(err, errlen, "%s: out of memory building the iteration's allocations", t->path);
+	um_errmsg(err, errlen, "%s: out of memory building the iteration's allocations", t->path);
 	return -1;
 }
 

@@ -1,22 +1,14 @@
 /* trace_load.c: reading a trace into the planner's arrays (see trace_load.h). */
 #include "trace_load.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
+#include "errmsg.h"
 #include "trace_schema.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* A growable array of fixed-size elements, so loading never needs to count
  * rows first (a second pass over a million rows costs as much as the first). */
@@ -61,7 +53,7 @@ struct loader {
 static int prepare(struct loader *l, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(l->db, sql, -1, st, NULL) != SQLITE_OK) {
-		set_err(l->err, l->errlen, "%s: cannot query the trace: %s", l->t->path,
+		um_errmsg(l->err, l->errlen, "%s: cannot query the trace: %s", l->t->path,
 			sqlite3_errmsg(l->db));
 		return -1;
 	}
@@ -73,14 +65,14 @@ static int step_failed(struct loader *l, int rc, sqlite3_stmt *st)
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
 		return 0;
-	set_err(l->err, l->errlen, "%s: reading the trace failed: %s", l->t->path,
+	um_errmsg(l->err, l->errlen, "%s: reading the trace failed: %s", l->t->path,
 		rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(l->db));
 	return -1;
 }
 
 static int oom(struct loader *l)
 {
-	set_err(l->err, l->errlen, "%s: out of memory loading the trace", l->t->path);
+	um_errmsg(l->err, l->errlen, "%s: out of memory loading the trace", l->t->path);
 	return -1;
 }
 
@@ -541,7 +533,7 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 	struct trace *t = calloc(1, sizeof *t);
 	if (!t || !(t->path = strdup(path))) {
 		free(t);
-		set_err(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	struct loader l = { NULL, t, err, errlen };

@@ -1,20 +1,12 @@
 /* vital.c: uses, inactive periods and deaths (see vital.h). */
 #include "vital.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "plan.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int vital_bucket(uint64_t ns)
 {
@@ -394,7 +386,7 @@ int vital_build(const struct trace *t, const struct tensor_set *ts, const struct
 	return 0;
 oom:
 	vital_free(v);
-	set_err(err, errlen, "%s: out of memory in the vitality analysis", t->path);
+	um_errmsg(err, errlen, "%s: out of memory in the vitality analysis", t->path);
 	return -1;
 }
 

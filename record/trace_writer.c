@@ -27,6 +27,7 @@
 
 #include <sqlite3.h>
 
+#include "errmsg.h"
 #include "execid.h"
 #include "trace_schema.h"
 
@@ -188,17 +189,6 @@ static void register_atfork(void)
 static int foreign(const trace_writer *w)
 {
 	return atomic_load_explicit(&fork_generation, memory_order_relaxed) != w->fork_gen;
-}
-
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || errlen == 0)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* Counts a failed write and keeps the first message. Takes the mutex. */
@@ -814,11 +804,11 @@ static int remove_old(const char *path, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
 		char p[4096];
 		if ((size_t)snprintf(p, sizeof p, "%s%s", path, suffix[i]) >= sizeof p) {
-			set_err(err, errlen, "%s: path too long", path);
+			um_errmsg(err, errlen, "%s: path too long", path);
 			return -1;
 		}
 		if (unlink(p) != 0 && errno != ENOENT) {
-			set_err(err, errlen, "%s: cannot replace: %s", p, strerror(errno));
+			um_errmsg(err, errlen, "%s: cannot replace: %s", p, strerror(errno));
 			return -1;
 		}
 	}
@@ -835,7 +825,7 @@ static int open_db(trace_writer *w, char *err, size_t errlen)
 		return -1;
 	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 			    NULL) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot create: %s", w->path,
+		um_errmsg(err, errlen, "%s: cannot create: %s", w->path,
 			w->db ? sqlite3_errmsg(w->db) : "out of memory");
 		return -1;
 	}
@@ -851,11 +841,11 @@ static int open_db(trace_writer *w, char *err, size_t errlen)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK ||
 	    sqlite3_exec(w->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot use WAL mode: %s", w->path, sqlite3_errmsg(w->db));
+		um_errmsg(err, errlen, "%s: cannot use WAL mode: %s", w->path, sqlite3_errmsg(w->db));
 		return -1;
 	}
 	if (trace_schema_create(w->db, msg, sizeof msg) != 0) {
-		set_err(err, errlen, "%s: %s", w->path, msg);
+		um_errmsg(err, errlen, "%s: %s", w->path, msg);
 		return -1;
 	}
 	sql = sqlite3_mprintf("INSERT INTO meta(key, value) VALUES ('status', 'recording'), "
@@ -864,13 +854,13 @@ static int open_db(trace_writer *w, char *err, size_t errlen)
 	rc = sql ? sqlite3_exec(w->db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
 	sqlite3_free(sql);
 	if (rc != SQLITE_OK) {
-		set_err(err, errlen, "%s: cannot write meta: %s", w->path, sqlite3_errmsg(w->db));
+		um_errmsg(err, errlen, "%s: cannot write meta: %s", w->path, sqlite3_errmsg(w->db));
 		return -1;
 	}
 	for (int i = 0; i < ST_COUNT; i++) {
 		if (sqlite3_prepare_v3(w->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i],
 				       NULL) != SQLITE_OK) {
-			set_err(err, errlen, "%s: cannot prepare the %s insert: %s", w->path,
+			um_errmsg(err, errlen, "%s: cannot prepare the %s insert: %s", w->path,
 				table_of[i], sqlite3_errmsg(w->db));
 			return -1;
 		}
@@ -884,7 +874,7 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 	pthread_once(&atfork_once, register_atfork);
 	trace_writer *w = calloc(1, sizeof *w);
 	if (!w || !(w->path = strdup(path))) {
-		set_err(err, errlen, "%s: out of memory", path);
+		um_errmsg(err, errlen, "%s: out of memory", path);
 		free(w);
 		return NULL;
 	}
@@ -917,7 +907,7 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 	int rc = pthread_create(&w->thread, NULL, writer_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		set_err(err, errlen, "%s: cannot start the writer thread: %s", path, strerror(rc));
+		um_errmsg(err, errlen, "%s: cannot start the writer thread: %s", path, strerror(rc));
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->wake);
 		pthread_cond_destroy(&w->space);
@@ -950,14 +940,14 @@ static int finish(trace_writer *w, uint64_t end_ns, uint64_t failures)
 int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errlen)
 {
 	if (!w) {
-		set_err(err, errlen, "no trace writer");
+		um_errmsg(err, errlen, "no trace writer");
 		return -1;
 	}
 	if (foreign(w)) {
 		/* The mutex may have been held by a thread that does not exist
 		 * here, and closing the parent's database from a child could
 		 * checkpoint it: touch nothing. */
-		set_err(err, errlen, "%s: not closed in a forked child (the parent owns the trace)",
+		um_errmsg(err, errlen, "%s: not closed in a forked child (the parent owns the trace)",
 			w->path);
 		return -1;
 	}
@@ -976,15 +966,15 @@ int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errle
 	int result = 0;
 	uint64_t failures = w->stats.write_errors + w->stats.dropped;
 	if (finish(w, end_ns, failures) != 0) {
-		set_err(err, errlen, "%s: cannot mark the trace complete: %s", w->path,
+		um_errmsg(err, errlen, "%s: cannot mark the trace complete: %s", w->path,
 			sqlite3_errmsg(w->db));
 		result = -1;
 	} else if (w->stats.write_errors) {
-		set_err(err, errlen, "%s: %llu writes failed (the trace is incomplete); first: %s",
+		um_errmsg(err, errlen, "%s: %llu writes failed (the trace is incomplete); first: %s",
 			w->path, (unsigned long long)w->stats.write_errors, w->first_error);
 		result = -1;
 	} else if (w->stats.dropped) {
-		set_err(err, errlen, "%s: %llu events dropped for lack of memory (the trace is "
+		um_errmsg(err, errlen, "%s: %llu events dropped for lack of memory (the trace is "
 			"incomplete)", w->path, (unsigned long long)w->stats.dropped);
 		result = -1;
 	}
@@ -998,7 +988,7 @@ int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errle
 	sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	sqlite3_exec(w->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
 	if (sqlite3_close(w->db) != SQLITE_OK && result == 0) {
-		set_err(err, errlen, "%s: cannot close: %s", w->path, sqlite3_errmsg(w->db));
+		um_errmsg(err, errlen, "%s: cannot close: %s", w->path, sqlite3_errmsg(w->db));
 		result = -1;
 	}
 	w->db = NULL;
