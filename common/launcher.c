@@ -632,3 +632,32 @@ restore:
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	return status;
 }
+
+int launch_output_path(const char *given, const char *option, const char *noun, char *path, size_t len,
+		       char *err, size_t errlen)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(given, '/');
+	const char *base = slash ? slash + 1 : given;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+		um_errmsg(err, errlen, "%s %s: not a file name", option, given);
+		return -1;
+	}
+	if (slash)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - given) + (slash == given), given);
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (!realpath(dir, real)) {
+		um_errmsg(err, errlen, "cannot write the %s %s: %s: %s", noun, given, dir, strerror(errno));
+		return -1;
+	}
+	if (access(real, W_OK | X_OK) != 0) {
+		um_errmsg(err, errlen, "cannot write the %s %s: %s: %s", noun, given, real, strerror(errno));
+		return -1;
+	}
+	if (snprintf(path, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= (int)len) {
+		um_errmsg(err, errlen, "%s %s: path too long", option, given);
+		return -1;
+	}
+	return 0;
+}

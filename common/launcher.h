@@ -89,6 +89,15 @@ struct launch_inject {
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
 
 /*
+ * Resolves an output file the traced program will write (a trace, a stats
+ * file) into an absolute path (the program may change directory), checking
+ * that its folder exists and is writable. option names the flag ("-o") and
+ * noun the file ("trace") in messages. Returns 0, or -1 with err set.
+ */
+int launch_output_path(const char *given, const char *option, const char *noun, char *path, size_t len,
+		       char *err, size_t errlen);
+
+/*
  * Joins n words of argv with spaces into a malloc'd string, for metadata
  * that people read and may paste into a shell: a word that is empty or
  * holds anything but letters, digits and -_./=:,+@% is put in single

@@ -180,30 +180,11 @@ usage:
  */
 static int check_trace_path(const char *output, char *path, size_t len)
 {
-	char dir[PATH_MAX], real[PATH_MAX];
-	const char *slash = strrchr(output, '/');
-	const char *base = slash ? slash + 1 : output;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		um_error("-o %s: not a file name", output);
+	char err[PATH_MAX + 256];
+	if (launch_output_path(output, "-o", "trace", path, len, err, sizeof err) != 0) {
+		um_error("%s", err);
 		return -1;
 	}
-	if (slash)
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - output) + (slash == output), output);
-	else
-		snprintf(dir, sizeof dir, ".");
-	if (!realpath(dir, real)) {
-		um_error("cannot write the trace %s: %s: %s", output, dir, strerror(errno));
-		return -1;
-	}
-	if (access(real, W_OK | X_OK) != 0) {
-		um_error("cannot write the trace %s: %s: %s", output, real, strerror(errno));
-		return -1;
-	}
-	if (snprintf(path, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= (int)len) {
-		um_error("-o %s: path too long", output);
-		return -1;
-	}
-
 	struct stat st;
 	if (stat(path, &st) == 0) {
 		char magic[16] = { 0 };

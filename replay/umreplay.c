@@ -249,30 +249,11 @@ usage:
  */
 static int check_stats_path(const char *stats, char *path, size_t len)
 {
-	char dir[PATH_MAX], real[PATH_MAX];
-	const char *slash = strrchr(stats, '/');
-	const char *base = slash ? slash + 1 : stats;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		um_error("--stats %s: not a file name", stats);
+	char err[PATH_MAX + 256];
+	if (launch_output_path(stats, "--stats", "stats", path, len, err, sizeof err) != 0) {
+		um_error("%s", err);
 		return -1;
 	}
-	if (slash)
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - stats) + (slash == stats), stats);
-	else
-		snprintf(dir, sizeof dir, ".");
-	if (!realpath(dir, real)) {
-		um_error("cannot write the stats %s: %s: %s", stats, dir, strerror(errno));
-		return -1;
-	}
-	if (access(real, W_OK | X_OK) != 0) {
-		um_error("cannot write the stats %s: %s: %s", stats, real, strerror(errno));
-		return -1;
-	}
-	if (snprintf(path, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= (int)len) {
-		um_error("--stats %s: path too long", stats);
-		return -1;
-	}
-
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return 0;
