@@ -1,8 +1,9 @@
 /*
  * umplan.c: the umplan command: plans a recorded trace into plan.bin,
- * reports on it, or dumps a plan as JSON. A thin main over planner.h,
- * report.h, plan_check.h and plan_json.h; exit status 0 (done), 1 (bad
- * input: the trace or plan could not be used), 2 (bad usage).
+ * reports on it, simulates it under the four policies, or dumps a plan as
+ * JSON. A thin main over planner.h, sim.h, report.h, plan_check.h and
+ * plan_json.h; exit status 0 (done), 1 (bad input: the trace or plan could
+ * not be used), 2 (bad usage).
  */
 #include <getopt.h>
 #include <math.h>
@@ -17,12 +18,15 @@
 #include "plan/plan_json.h"
 #include "plan/planner.h"
 #include "plan/report.h"
+#include "plan/sim.h"
 #include "size.h"
 
 static const char usage_text[] =
 	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--htod-bw GB/s] [--dtoh-bw GB/s]\n"
 	"              [--call-cost US] [--iteration auto|N|nvtx:NAME] [--report] [--json]\n"
 	"              [--check] [--corr-rows N] [--corr-ways N] [--corr-successors N] [-q]\n"
+	"       umplan TRACE.db --simulate [--capacity SIZE | --ratios R,R,...] [--json]\n"
+	"              [--constants FILE] [--sim-csv DIR]\n"
 	"       umplan --dump PLAN\n";
 
 static const char help_text[] =
@@ -55,6 +59,21 @@ static const char help_text[] =
 	"  --corr-rows N       correlation table sets (default 2048)\n"
 	"  --corr-ways N       entries per set (default 2)\n"
 	"  --corr-successors N successors per entry (default 4)\n"
+	"  --simulate          predict one steady-state iteration under the policies ideal,\n"
+	"                      ondemand, deepum and plan (docs/planner.md, \"Simulator\"):\n"
+	"                      time, % of ideal, stall, bytes per direction, faults; at\n"
+	"                      --capacity alone if given, else at capacity W/R for each\n"
+	"                      ratio R (W: the live peak); --json prints it as JSON;\n"
+	"                      no plan is written unless -o is given\n"
+	"  --ratios R,R,...    the ratios for --simulate, each >= 1 (default 1,1.5,2,3,4)\n"
+	"  --constants FILE    --simulate's link constants from a JSON object: htod_gbps,\n"
+	"                      dtoh_gbps (as tests/gpu/calibrate.py prints), optionally\n"
+	"                      fault_gbps, call_cost_us, fault_batch_us; they override\n"
+	"                      --htod-bw/--dtoh-bw/--call-cost and the fault defaults\n"
+	"                      (4.3 GB/s, 30 us per faulting kernel)\n"
+	"  --sim-csv DIR       also write DIR/pressure.csv (residency per kernel before\n"
+	"                      and after the plan, per capacity) and DIR/throughput.csv\n"
+	"                      (% of ideal per ratio and policy) for scripts/sim_plots.py\n"
 	"  --dump PLAN         print the plan file PLAN as JSON and exit\n"
 	"  -q, --quiet         no progress messages\n"
 	"  -h, --help          this text\n"
@@ -64,7 +83,7 @@ static const char help_text[] =
 
 enum {
 	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
-	OPT_DUMP, OPT_ROWS, OPT_WAYS, OPT_SUCC,
+	OPT_DUMP, OPT_ROWS, OPT_WAYS, OPT_SUCC, OPT_SIMULATE, OPT_RATIOS, OPT_CONSTANTS, OPT_SIM_CSV,
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -113,6 +132,45 @@ static int dump(const char *path)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* umplan --simulate: the sweep as a table or JSON on stdout, and the CSV
+ * files when csv_dir is set. Returns the exit status. */
+static int simulate_print(const struct planner *pl, const struct sim_options *so,
+			  const double *ratios, size_t n, uint64_t capacity, bool json,
+			  const char *csv_dir)
+{
+	char err[4200];
+	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+	struct sim_row *rows = NULL;
+	if (!c || sim_sweep(c, ratios, n, capacity, so, &rows, err, sizeof err)) {
+		um_error("%s", err);
+		sim_ctx_free(c);
+		return 1;
+	}
+	int rc = 0;
+	if (json) {
+		cJSON *j = sim_json(c, rows, n, so);
+		char *text = j ? cJSON_Print(j) : NULL;
+		cJSON_Delete(j);
+		if (!text) {
+			um_error("out of memory formatting the simulation");
+			rc = 1;
+		} else {
+			printf("%s\n", text);
+			free(text);
+		}
+	} else if (sim_print(c, rows, n, stdout)) {
+		um_error("writing the simulation failed");
+		rc = 1;
+	}
+	if (csv_dir && sim_write_csv(c, rows, n, so, csv_dir, err, sizeof err)) {
+		um_error("%s", err);
+		rc = 1;
+	}
+	free(rows);
+	sim_ctx_free(c);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	um_log_init("umplan");
@@ -130,6 +188,10 @@ int main(int argc, char **argv)
 		{ "corr-rows", required_argument, NULL, OPT_ROWS },
 		{ "corr-ways", required_argument, NULL, OPT_WAYS },
 		{ "corr-successors", required_argument, NULL, OPT_SUCC },
+		{ "simulate", no_argument, NULL, OPT_SIMULATE },
+		{ "ratios", required_argument, NULL, OPT_RATIOS },
+		{ "constants", required_argument, NULL, OPT_CONSTANTS },
+		{ "sim-csv", required_argument, NULL, OPT_SIM_CSV },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -138,7 +200,9 @@ int main(int argc, char **argv)
 	struct planner_options o;
 	planner_options_default(&o);
 	const char *output = NULL, *dump_path = NULL;
-	bool report = false, json = false, check = false;
+	bool report = false, json = false, check = false, simulate = false;
+	const char *ratios_text = "1,1.5,2,3,4", *constants = NULL, *sim_csv = NULL;
+	bool capacity_given = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
@@ -148,6 +212,7 @@ int main(int argc, char **argv)
 		case OPT_CAPACITY:
 			if (um_size_parse(arg, &o.capacity) || o.capacity == 0)
 				return usage_error("--capacity: '%s' is not a size (e.g. 40G, 512MiB)", arg);
+			capacity_given = true;
 			break;
 		case OPT_HTOD:
 			if (parse_gbps(arg, &o.htod_bytes_per_s))
@@ -172,6 +237,10 @@ int main(int argc, char **argv)
 		case OPT_JSON: json = true; break;
 		case OPT_CHECK: check = true; break;
 		case OPT_DUMP: dump_path = arg; break;
+		case OPT_SIMULATE: simulate = true; break;
+		case OPT_RATIOS: ratios_text = arg; break;
+		case OPT_CONSTANTS: constants = arg; break;
+		case OPT_SIM_CSV: sim_csv = arg; break;
 		case OPT_ROWS:
 			if (parse_u32(arg, &o.corr.rows))
 				return usage_error("--corr-rows: '%s' is not a number", arg);
@@ -204,15 +273,41 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("one trace at a time ('%s' is extra)", argv[optind + 1]);
 	const char *trace_path = argv[optind];
-	if (!output && !report && !json && !check)
+	/* Parsed before the (slow) planner so a typo fails at once. */
+	double *ratios = NULL;
+	size_t n_ratios = 0;
+	if (simulate) {
+		char bad[64];
+		if (sim_parse_ratios(ratios_text, &ratios, &n_ratios, bad, sizeof bad))
+			return usage_error("--ratios: '%s' is not a ratio >= 1", bad);
+		if (capacity_given)
+			n_ratios = 1;
+	} else if (constants || sim_csv) {
+		return usage_error("%s needs --simulate", constants ? "--constants" : "--sim-csv");
+	}
+	struct sim_options so;
+	sim_options_default(&o, &so);
+	if (constants && sim_constants_load(constants, &so, err, sizeof err)) {
+		um_error("%s", err);
+		free(ratios);
+		return 1;
+	}
+	if (!output && !report && !json && !check && !simulate)
 		output = "plan.bin";
 
 	struct planner *pl;
 	if (planner_run(trace_path, &o, &pl, err, sizeof err)) {
 		um_error("%s", err);
+		free(ratios);
 		return 1;
 	}
 	int rc = 0;
+	if (simulate) {
+		rc = simulate_print(pl, &so, ratios, n_ratios, capacity_given ? o.capacity : 0, json,
+				    sim_csv);
+		free(ratios);
+		json = false; /* the simulation's JSON replaces the summary's */
+	}
 	if (output) {
 		if (plan_save(pl->plan, output, err, sizeof err)) {
 			um_error("%s", err);

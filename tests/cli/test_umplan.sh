@@ -40,7 +40,7 @@ make_trace "$trace"
 run "$UMPLAN" --help
 expect_status 0 "--help exits 0"
 for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --iteration --report --json --check \
-	--corr-rows --corr-ways --corr-successors --dump --quiet --version; do
+	--corr-rows --corr-ways --corr-successors --dump --quiet --version --simulate --ratios --constants --sim-csv; do
 	expect_out_has "$opt" "--help documents $opt"
 done
 
@@ -137,5 +137,45 @@ run "$UMPLAN" --dump "$trace"
 expect_status 1 "--dump of a file that is no plan is bad input"
 run "$UMPLAN" --dump "$plan" extra
 expect_status 2 "--dump with an extra argument is a usage error"
+
+# --simulate: the four policies on a committed fixture; --ratios checked.
+fixture=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_mlp.db
+run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 -q
+expect_status 0 "--simulate exits 0"
+for pol in ideal ondemand deepum plan; do
+	expect_out_has " $pol " "--simulate prints the $pol policy"
+done
+expect_out_has "% of ideal" "--simulate prints % of ideal"
+run "$UMPLAN" "$fixture" --simulate --json --capacity 300M -q
+expect_status 0 "--simulate --json exits 0"
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) == 4' <<<"$out"; then
+	ok "--simulate --json prints one row per policy at --capacity"
+else
+	not_ok "--simulate --json prints one row per policy at --capacity"
+fi
+run "$UMPLAN" "$trace" --simulate --ratios 1,0.5
+expect_status 2 "a ratio below 1 is a usage error"
+expect_err_has "'0.5'" "the bad ratio is named"
+run "$UMPLAN" "$trace" --simulate --ratios 2,abc
+expect_status 2 "a non-numeric ratio is a usage error"
+expect_err_has "'abc'" "the non-numeric ratio is named"
+
+echo '{"htod_gbps": 39.92, "dtoh_gbps": 7.76}' >"$SCRATCH/constants.json"
+mkdir -p "$SCRATCH/csv"
+run "$UMPLAN" "$fixture" --simulate --ratios 2 --constants "$SCRATCH/constants.json" \
+	--sim-csv "$SCRATCH/csv" --json -q
+expect_status 0 "--simulate with --constants and --sim-csv exits 0"
+expect_out_has '"htod_gbps":	39.92' "--constants sets the HtoD bandwidth"
+if [ -s "$SCRATCH/csv/pressure.csv" ] && grep -q '^2,.*,plan,' "$SCRATCH/csv/throughput.csv"; then
+	ok "--sim-csv writes pressure.csv and throughput.csv"
+else
+	not_ok "--sim-csv writes pressure.csv and throughput.csv"
+fi
+echo '{"htod_gbps": "fast"}' >"$SCRATCH/bad.json"
+run "$UMPLAN" "$fixture" --simulate --constants "$SCRATCH/bad.json" -q
+expect_status 1 "a bad constants file is bad input"
+expect_err_has "htod_gbps" "the bad constant is named"
+run "$UMPLAN" "$trace" --sim-csv "$SCRATCH/csv"
+expect_status 2 "--sim-csv without --simulate is a usage error"
 
 finish

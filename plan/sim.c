@@ -1,0 +1,620 @@
+/*
+ * sim.c: the --simulate model (sim.h): the iteration's blocks and per-kernel
+ * block sets, and one engine that runs ondemand, deepum and plan over them
+ * (the policies differ only in what they issue before each kernel).
+ */
+#include "sim.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errmsg.h"
+
+struct sim_ctx {
+	const struct planner *pl;
+	uint32_t p;
+	size_t n_blocks;
+	uint64_t *block;        /* sorted distinct block numbers */
+	size_t *k_first, *k_blk; /* blocks used at k: k_blk[k_first[k] .. k_first[k + 1]) */
+	size_t *d_first, *d_blk; /* blocks dead after a free at k (deepum discards) */
+	size_t *o_first;         /* tensors spanning block b: */
+	uint32_t *o_tensor;      /* o_tensor[o_first[b] .. o_first[b + 1]) */
+	uint64_t *gap, *dur;    /* [p] idle time before kernel k, its duration */
+	uint64_t tail_ns;       /* idle time after the last kernel */
+	uint64_t ideal_ns, live_peak;
+};
+
+static const char *const policy_names[SIM_N_POLICIES] = { "ideal", "ondemand", "deepum", "plan" };
+
+const char *sim_policy_name(enum sim_policy p)
+{
+	return (unsigned)p < SIM_N_POLICIES ? policy_names[p] : "?";
+}
+
+void sim_options_default(const struct planner_options *po, struct sim_options *o)
+{
+	o->htod_bytes_per_s = po->htod_bytes_per_s;
+	o->dtoh_bytes_per_s = po->dtoh_bytes_per_s;
+	o->call_cost_ns = po->call_cost_ns;
+	o->fault_bytes_per_s = SIM_FAULT_BPS;
+	o->fault_batch_ns = SIM_FAULT_BATCH_NS;
+}
+
+uint64_t sim_live_peak(const struct sim_ctx *c) { return c->live_peak; }
+uint64_t sim_blocks(const struct sim_ctx *c) { return c->n_blocks; }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Index of block number bn, which the table holds. */
+static size_t block_index(const struct sim_ctx *c, uint64_t bn)
+{
+	size_t lo = 0, hi = c->n_blocks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->block[mid] < bn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Block index range [*i0, *i1] of bytes at address (bytes > 0); the blocks
+ * of one tensor are consecutive in the table since all of them are in it. */
+static void range_blocks(const struct sim_ctx *c, uint64_t address, uint64_t bytes, size_t *i0,
+			 size_t *i1)
+{
+	uint64_t b0, b1;
+	access_blocks(address, bytes, &b0, &b1);
+	*i0 = block_index(c, b0);
+	*i1 = *i0 + (size_t)(b1 - b0);
+}
+
+void sim_ctx_free(struct sim_ctx *c)
+{
+	if (!c)
+		return;
+	free(c->block);
+	free(c->k_first);
+	free(c->k_blk);
+	free(c->d_first);
+	free(c->d_blk);
+	free(c->o_first);
+	free(c->o_tensor);
+	free(c->gap);
+	free(c->dur);
+	free(c);
+}
+
+/* Blocks of the tensors of each position into CSR form; with dead, the
+ * blocks of tensors freed at k that no tensor live at k shares, else the
+ * blocks the access set uses at k. stamp: [n_blocks] scratch, zeroed. */
+static int build_sets(struct sim_ctx *c, bool dead, uint32_t *stamp, size_t **first_out,
+		      size_t **blk_out)
+{
+	const struct tensor_set *ts = &c->pl->tensors;
+	const struct access_set *a = &c->pl->access;
+	size_t *first = calloc((size_t)c->p + 1, sizeof *first), n = 0, cap = 1024;
+	size_t *blk = malloc(cap * sizeof *blk);
+	if (!first || !blk)
+		goto oom;
+	memset(stamp, 0, c->n_blocks * sizeof *stamp);
+	for (uint32_t k = 0; k < c->p; k++) {
+		first[k] = n;
+		if (dead) {
+			/* Stamp the blocks of tensors live at k, then take the
+			 * freed tensors' unstamped blocks. */
+			bool any = false;
+			for (size_t t = 0; t < ts->n && !any; t++)
+				any = ts->t[t].freed && tensor_free_pos(ts, &ts->t[t]) == k;
+			if (!any)
+				continue;
+			for (size_t t = 0; t < ts->n; t++) {
+				if (!ts->t[t].bytes || !tensor_live_at(ts, &ts->t[t], k))
+					continue;
+				size_t i0, i1;
+				range_blocks(c, ts->t[t].address, ts->t[t].bytes, &i0, &i1);
+				for (size_t i = i0; i <= i1; i++)
+					stamp[i] = k + 1;
+			}
+		}
+		size_t nt = dead ? ts->n : a->first[k + 1] - a->first[k];
+		for (size_t j = 0; j < nt; j++) {
+			size_t t = dead ? j : a->tensor[a->first[k] + j];
+			const struct tensor *x = &ts->t[t];
+			if (!x->bytes || (dead && !(x->freed && tensor_free_pos(ts, x) == k)))
+				continue;
+			size_t i0, i1;
+			range_blocks(c, x->address, x->bytes, &i0, &i1);
+			for (size_t i = i0; i <= i1; i++) {
+				if (stamp[i] == k + 1)
+					continue;
+				stamp[i] = k + 1;
+				if (n == cap) {
+					size_t *nb = realloc(blk, 2 * cap * sizeof *blk);
+					if (!nb)
+						goto oom;
+					blk = nb;
+					cap *= 2;
+				}
+				blk[n++] = i;
+			}
+		}
+	}
+	first[c->p] = n;
+	*first_out = first;
+	*blk_out = blk;
+	return 0;
+oom:
+	free(first);
+	free(blk);
+	return -1;
+}
+
+struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
+{
+	const struct tensor_set *ts = &pl->tensors;
+	const struct vital *v = &pl->vital;
+	uint32_t *stamp = NULL;
+	struct sim_ctx *c = calloc(1, sizeof *c);
+	if (!c)
+		goto oom;
+	c->pl = pl;
+	c->p = ts->n_pos;
+	size_t nb = 0;
+	for (size_t t = 0; t < ts->n; t++)
+		if (ts->t[t].bytes)
+			nb += (size_t)(((ts->t[t].address + ts->t[t].bytes - 1) >> ACCESS_BLOCK_SHIFT) -
+				       (ts->t[t].address >> ACCESS_BLOCK_SHIFT)) + 1;
+	c->block = malloc((nb ? nb : 1) * sizeof *c->block);
+	c->gap = calloc(c->p, sizeof *c->gap);
+	c->dur = calloc(c->p, sizeof *c->dur);
+	if (!c->block || !c->gap || !c->dur)
+		goto oom;
+	for (size_t t = 0; t < ts->n; t++) {
+		if (!ts->t[t].bytes)
+			continue;
+		uint64_t b0, b1;
+		access_blocks(ts->t[t].address, ts->t[t].bytes, &b0, &b1);
+		for (uint64_t b = b0; b <= b1; b++)
+			c->block[c->n_blocks++] = b;
+	}
+	qsort(c->block, c->n_blocks, sizeof *c->block, cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < c->n_blocks; i++)
+		if (!u || c->block[u - 1] != c->block[i])
+			c->block[u++] = c->block[i];
+	c->n_blocks = u;
+
+	/* Kernels serialised on one stream: recorded durations and the idle
+	 * gaps before each (zero where recorded kernels overlap). */
+	uint64_t prev_end = 0;
+	for (uint32_t k = 0; k < c->p; k++) {
+		uint64_t s = v->start_ns[k], e = v->end_ns[k];
+		c->gap[k] = s > prev_end ? s - prev_end : 0;
+		c->dur[k] = e > s ? e - s : 0;
+		prev_end = e > prev_end ? e : prev_end;
+		c->ideal_ns += c->gap[k] + c->dur[k];
+	}
+	c->tail_ns = v->cycle_ns > prev_end ? v->cycle_ns - prev_end : 0;
+	c->ideal_ns += c->tail_ns;
+
+	/* W as report.c computes it: allocation bytes live per position. */
+	for (uint32_t k = 0; k < c->p; k++) {
+		uint64_t live = 0;
+		for (size_t t = 0; t < ts->n; t++)
+			if (tensor_live_at(ts, &ts->t[t], k))
+				live += ts->t[t].bytes;
+		if (live > c->live_peak)
+			c->live_peak = live;
+	}
+
+	/* The tensors of each block, for discards of shared blocks. */
+	c->o_first = calloc(c->n_blocks + 1, sizeof *c->o_first);
+	c->o_tensor = malloc((nb ? nb : 1) * sizeof *c->o_tensor);
+	if (!c->o_first || !c->o_tensor)
+		goto oom;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t t = 0; t < ts->n; t++) {
+			if (!ts->t[t].bytes)
+				continue;
+			size_t i0, i1;
+			range_blocks(c, ts->t[t].address, ts->t[t].bytes, &i0, &i1);
+			for (size_t i = i0; i <= i1; i++) {
+				if (pass == 0)
+					c->o_first[i + 1]++;
+				else
+					c->o_tensor[c->o_first[i]++] = (uint32_t)t;
+			}
+		}
+		if (pass == 0)
+			for (size_t i = 0; i < c->n_blocks; i++)
+				c->o_first[i + 1] += c->o_first[i];
+	}
+	/* The second pass advanced each o_first[b] to the start of b + 1. */
+	memmove(c->o_first + 1, c->o_first, c->n_blocks * sizeof *c->o_first);
+	c->o_first[0] = 0;
+
+	stamp = calloc(c->n_blocks ? c->n_blocks : 1, sizeof *stamp);
+	if (!stamp || build_sets(c, false, stamp, &c->k_first, &c->k_blk) ||
+	    build_sets(c, true, stamp, &c->d_first, &c->d_blk))
+		goto oom;
+	free(stamp);
+	return c;
+oom:
+	free(stamp);
+	sim_ctx_free(c);
+	um_errmsg(err, errlen, "simulate: out of memory");
+	return NULL;
+}
+
+/* ---- the engine ---- */
+
+enum { B_NONE, B_RES, B_EVICTING };
+
+struct eng {
+	const struct sim_ctx *c;
+	const struct sim_options *o;
+	size_t cap;          /* blocks */
+	uint8_t *st;         /* [n_blocks] B_* */
+	uint64_t *at;        /* B_RES: arrival time; B_EVICTING: when its room is free */
+	uint64_t *lru;       /* last use (or arrival), for LRU */
+	uint32_t *pin;       /* == pin_stamp: needed now, never a victim */
+	uint32_t pin_stamp;
+	size_t occupied;     /* B_RES + B_EVICTING blocks: what holds GPU memory */
+	size_t n_evicting;
+	uint64_t htod_free, dtoh_free, clock;
+	bool measure;        /* the second iteration: count traffic */
+	struct sim_result *r;
+};
+
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
+{
+	return (uint64_t)((double)bytes * 1e9 / (double)bps);
+}
+
+/* Room held by evictions finished by t is free again. */
+static void reclaim(struct eng *e, uint64_t t)
+{
+	for (size_t b = 0; e->n_evicting && b < e->c->n_blocks; b++)
+		if (e->st[b] == B_EVICTING && e->at[b] <= t) {
+			e->st[b] = B_NONE;
+			e->occupied--;
+			e->n_evicting--;
+		}
+}
+
+/* Starts copying resident block b to the host at t or later on the DtoH
+ * link (after it has arrived). */
+static void evict(struct eng *e, size_t b, uint64_t t)
+{
+	uint64_t start = max64(max64(t, e->dtoh_free), e->at[b]);
+	e->dtoh_free = start + xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s);
+	e->st[b] = B_EVICTING;
+	e->at[b] = e->dtoh_free;
+	e->n_evicting++;
+	e->r->evicted++;
+	if (e->measure)
+		e->r->dtoh_bytes += SIM_BLOCK_BYTES;
+}
+
+/* The time, from t, at which one more block fits; takes that room. When
+ * full: the eviction in flight that ends first, else the driver's LRU victim
+ * among unpinned blocks, evicted now. A kernel whose own blocks exceed the
+ * capacity gets its room anyway (the model oversubscribes there). */
+static uint64_t room(struct eng *e, uint64_t t)
+{
+	reclaim(e, t);
+	if (e->occupied < e->cap)
+		return t;
+	size_t v = SIZE_MAX;
+	for (size_t b = 0; e->n_evicting && b < e->c->n_blocks; b++)
+		if (e->st[b] == B_EVICTING && (v == SIZE_MAX || e->at[b] < e->at[v]))
+			v = b;
+	if (v == SIZE_MAX) {
+		for (size_t b = 0; b < e->c->n_blocks; b++)
+			if (e->st[b] == B_RES && e->pin[b] != e->pin_stamp &&
+			    (v == SIZE_MAX || e->lru[b] < e->lru[v]))
+				v = b;
+		if (v == SIZE_MAX)
+			return t;
+		evict(e, v, t);
+	}
+	e->st[v] = B_NONE;
+	e->occupied--;
+	e->n_evicting--;
+	return max64(t, e->at[v]);
+}
+
+/* A block on its way out must finish leaving before it can come back. */
+static uint64_t settle(struct eng *e, size_t b, uint64_t t)
+{
+	if (e->st[b] != B_EVICTING)
+		return t;
+	e->st[b] = B_NONE;
+	e->occupied--;
+	e->n_evicting--;
+	return max64(t, e->at[b]);
+}
+
+static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
+{
+	e->st[b] = B_RES;
+	e->at[b] = done;
+	e->lru[b] = ++e->clock;
+	e->occupied++;
+	e->r->brought++;
+	if (e->measure && copy)
+		e->r->htod_bytes += SIM_BLOCK_BYTES;
+}
+
+/* Prefetch (copy) or populate (no copy) block b, issued at t, on the HtoD
+ * link behind the room it needs. */
+static void fetch(struct eng *e, size_t b, uint64_t t, bool copy)
+{
+	if (e->st[b] == B_RES)
+		return;
+	uint64_t start = max64(room(e, settle(e, b, t)), e->htod_free);
+	e->htod_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
+	arrive(e, b, e->htod_free, copy);
+}
+
+/* True when no tensor but t, live at k, spans block b: discarding the
+ * block (the driver drops pages, not neighbours' data) loses nothing. */
+static bool block_only(const struct sim_ctx *c, size_t b, uint32_t t, uint32_t k)
+{
+	const struct tensor_set *ts = &c->pl->tensors;
+	for (size_t i = c->o_first[b]; i < c->o_first[b + 1]; i++)
+		if (c->o_tensor[i] != t && tensor_live_at(ts, &ts->t[c->o_tensor[i]], k))
+			return false;
+	return true;
+}
+
+static void discard(struct eng *e, size_t b)
+{
+	if (e->st[b] != B_RES)
+		return;
+	e->st[b] = B_NONE;
+	e->occupied--;
+	e->r->discarded++;
+}
+
+/* One migration call's fixed cost on a link, from t. */
+static void call(struct eng *e, uint64_t *link, uint64_t t)
+{
+	*link = max64(*link, t) + e->o->call_cost_ns;
+}
+
+static void pin_kernel(struct eng *e, uint32_t k)
+{
+	const struct sim_ctx *c = e->c;
+	for (size_t i = c->k_first[k]; i < c->k_first[k + 1]; i++)
+		e->pin[c->k_blk[i]] = e->pin_stamp;
+}
+
+/* Runs kernel k from t0 (its blocks pinned): faults in what is missing,
+ * waits for what is arriving. Returns its end. */
+static uint64_t run_kernel(struct eng *e, uint32_t k, uint64_t t0)
+{
+	const struct sim_ctx *c = e->c;
+	uint64_t t = t0, ready = t0;
+	bool faulted = false;
+	for (size_t i = c->k_first[k]; i < c->k_first[k + 1]; i++) {
+		size_t b = c->k_blk[i];
+		if (e->st[b] == B_RES) {
+			ready = max64(ready, e->at[b]);
+			continue;
+		}
+		/* The driver serves a kernel's faults in one batch, one block at
+		 * a time, each after the eviction making its room. */
+		if (!faulted)
+			t += e->o->fault_batch_ns;
+		faulted = true;
+		t = room(e, settle(e, b, t));
+		t += xfer_ns(SIM_BLOCK_BYTES, e->o->fault_bytes_per_s);
+		arrive(e, b, t, true);
+		if (e->measure)
+			e->r->faults++;
+	}
+	uint64_t start = max64(t, ready);
+	for (size_t i = c->k_first[k]; i < c->k_first[k + 1]; i++)
+		e->lru[c->k_blk[i]] = ++e->clock;
+	if (e->measure)
+		e->r->stall_ns += start - t0;
+	return start + c->dur[k];
+}
+
+/* The plan's ops before kernel k at t (ops in position order, op_at[k] ..
+ * op_at[k + 1]). */
+static void plan_ops(struct eng *e, const struct sched_result *sr, const size_t *op_at, uint32_t k,
+		     uint64_t t)
+{
+	const struct tensor_set *ts = &e->c->pl->tensors;
+	for (size_t j = op_at[k]; j < op_at[k + 1]; j++) {
+		const struct plan_op *op = &sr->ops[j];
+		const struct tensor *x = &ts->t[op->alloc];
+		if (!op->bytes)
+			continue;
+		size_t i0, i1;
+		range_blocks(e->c, x->address + op->offset, op->bytes, &i0, &i1);
+		if (op->kind == PLAN_OP_EVICT)
+			call(e, &e->dtoh_free, t);
+		else if (op->kind != PLAN_OP_DISCARD)
+			call(e, &e->htod_free, t);
+		for (size_t b = i0; b <= i1; b++) {
+			switch (op->kind) {
+			case PLAN_OP_DISCARD:
+				if (block_only(e->c, b, op->alloc, k))
+					discard(e, b);
+				break;
+			case PLAN_OP_EVICT:
+				if (e->st[b] == B_RES)
+					evict(e, b, t);
+				break;
+			case PLAN_OP_DISCARD_PREFETCH:
+				/* A shared block keeps its neighbour's data: a
+				 * prefetch then, not a populate. */
+				if (block_only(e->c, b, op->alloc, k)) {
+					discard(e, b);
+					fetch(e, b, t, false);
+				} else {
+					fetch(e, b, t, true);
+				}
+				break;
+			default: fetch(e, b, t, true); break;
+			}
+		}
+	}
+}
+
+/* DeepUM before kernel k at t: discard what died, prefetch the next
+ * kernels' blocks (one call per target kernel that needs any). */
+static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
+{
+	const struct sim_ctx *c = e->c;
+	for (size_t i = c->d_first[k]; i < c->d_first[k + 1]; i++)
+		discard(e, c->d_blk[i]);
+	for (uint32_t d = 1; d <= SIM_DEEPUM_LOOKAHEAD; d++)
+		pin_kernel(e, (k + d) % c->p);
+	for (uint32_t d = 1; d <= SIM_DEEPUM_LOOKAHEAD; d++) {
+		uint32_t n = (k + d) % c->p;
+		bool called = false;
+		for (size_t i = c->k_first[n]; i < c->k_first[n + 1]; i++) {
+			size_t b = c->k_blk[i];
+			if (e->st[b] == B_RES)
+				continue;
+			if (!called)
+				call(e, &e->htod_free, t);
+			called = true;
+			fetch(e, b, t, true);
+		}
+	}
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct plan_op *x = a, *y = b;
+	/* The plan's order (plan.h): room is made before data comes in. */
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->alloc != y->alloc)
+		return x->alloc < y->alloc ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static void sched_options_for(const struct sim_options *o, uint64_t capacity,
+			      struct sched_options *so)
+{
+	so->capacity = capacity;
+	so->htod_bytes_per_s = o->htod_bytes_per_s;
+	so->dtoh_bytes_per_s = o->dtoh_bytes_per_s;
+	so->call_cost_ns = o->call_cost_ns;
+}
+
+int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_options *o,
+		  uint64_t **before, uint64_t **after, uint32_t *n_pos, char *err, size_t errlen)
+{
+	const struct planner *pl = c->pl;
+	struct sched_options so;
+	sched_options_for(o, capacity, &so);
+	struct sched_result sr = { 0 };
+	if (sched_run(&pl->tensors, &pl->access, &pl->vital, &so, &sr, err, errlen))
+		return -1;
+	size_t sz = (c->p ? c->p : 1) * sizeof(uint64_t);
+	*before = malloc(sz);
+	*after = malloc(sz);
+	if (!*before || !*after) {
+		free(*before);
+		free(*after);
+		sched_result_free(&sr);
+		um_errmsg(err, errlen, "simulate: out of memory");
+		return -1;
+	}
+	memcpy(*before, sr.baseline, c->p * sizeof(uint64_t));
+	memcpy(*after, sr.residency, c->p * sizeof(uint64_t));
+	*n_pos = c->p;
+	sched_result_free(&sr);
+	return 0;
+}
+
+int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
+	    const struct sim_options *o, struct sim_result *out, char *err, size_t errlen)
+{
+	const struct planner *pl = c->pl;
+	memset(out, 0, sizeof *out);
+	out->capacity = capacity;
+	out->ideal_ns = c->ideal_ns;
+	if (policy == SIM_IDEAL) {
+		out->time_ns = c->ideal_ns;
+		return 0;
+	}
+	struct eng e = { .c = c, .o = o, .r = out };
+	e.cap = (size_t)(capacity / SIM_BLOCK_BYTES);
+	if (!e.cap)
+		e.cap = 1;
+	struct sched_result sr = { 0 };
+	size_t *op_at = NULL;
+	int rc = -1;
+	size_t n = c->n_blocks ? c->n_blocks : 1;
+	e.st = calloc(n, sizeof *e.st);
+	e.at = calloc(n, sizeof *e.at);
+	e.lru = calloc(n, sizeof *e.lru);
+	e.pin = calloc(n, sizeof *e.pin);
+	op_at = calloc((size_t)c->p + 1, sizeof *op_at);
+	if (!e.st || !e.at || !e.lru || !e.pin || !op_at) {
+		um_errmsg(err, errlen, "simulate: out of memory");
+		goto done;
+	}
+	if (policy == SIM_PLAN) {
+		struct sched_options so;
+		sched_options_for(o, capacity, &so);
+		if (sched_run(&pl->tensors, &pl->access, &pl->vital, &so, &sr, err, errlen))
+			goto done;
+		qsort(sr.ops, sr.n_ops, sizeof *sr.ops, cmp_op);
+		/* op_at[k]: the first op at position >= k. */
+		for (size_t j = 0; j < sr.n_ops; j++)
+			op_at[sr.ops[j].position + 1]++;
+		for (uint32_t k = 0; k < c->p; k++)
+			op_at[k + 1] += op_at[k];
+	}
+	/* Two iterations from an empty GPU; the second is the steady state. */
+	uint64_t t = 0, t_start = 0;
+	for (int it = 0; it < 2; it++) {
+		if (it == 1) {
+			e.measure = true;
+			t_start = t;
+		}
+		for (uint32_t k = 0; k < c->p; k++) {
+			uint64_t t0 = t + c->gap[k];
+			e.pin_stamp++;
+			pin_kernel(&e, k);
+			if (policy == SIM_PLAN)
+				plan_ops(&e, &sr, op_at, k, t0);
+			else if (policy == SIM_DEEPUM)
+				deepum_ops(&e, k, t0);
+			t = run_kernel(&e, k, t0);
+		}
+		t += c->tail_ns;
+	}
+	out->time_ns = t - t_start;
+	for (size_t b = 0; b < c->n_blocks; b++)
+		out->resident_end += e.st[b] == B_RES;
+	rc = 0;
+done:
+	sched_result_free(&sr);
+	free(op_at);
+	free(e.st);
+	free(e.at);
+	free(e.lru);
+	free(e.pin);
+	return rc;
+}

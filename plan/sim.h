@@ -1,0 +1,136 @@
+/*
+ * sim.h: umplan --simulate: a trace-driven model of one steady-state
+ * iteration under the four policies (design.md, "The simulator"), to predict
+ * what umreplay would measure before running it.
+ *
+ * Model (docs/planner.md, "Simulator"): the planned iteration's kernels run
+ * on one GPU stream in launch order with their recorded durations and the
+ * recorded idle gaps between them; each kernel needs the 2 MB blocks of the
+ * tensors in its access set (access.h); the GPU holds at most capacity bytes
+ * in whole blocks. Two links (HtoD, DtoH) carry one transfer at a time at
+ * their bandwidth; each planned or prefetch call adds call_cost. A kernel
+ * touching a block that is not resident faults: the kernel waits for one
+ * fault-batch cost per faulting kernel plus each block's transfer at the
+ * fault bandwidth, after any eviction the fault needs (LRU, the driver's,
+ * copied DtoH while the kernel waits). Discard frees a block without a
+ * copy. Two iterations are run from an empty GPU; the second is measured.
+ *  - ideal: everything resident: the recorded cycle time.
+ *  - ondemand: faults and LRU eviction only.
+ *  - deepum: at each kernel, the blocks of the next SIM_DEEPUM_LOOKAHEAD
+ *    kernels are prefetched (a perfect correlation predictor, since the
+ *    iteration repeats), making room by evicting LRU blocks the current and
+ *    target kernels do not use; blocks of tensors freed there that no live
+ *    tensor shares are discarded.
+ *  - plan: the ops sched_run makes for that capacity, issued before their
+ *    kernel on the links; a kernel waits for blocks still arriving, and
+ *    faults (with LRU eviction) for the others. A discard drops only blocks
+ *    no other live tensor spans (the driver discards pages, not a
+ *    neighbour's data).
+ */
+#ifndef UMKIT_SIM_H
+#define UMKIT_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "planner.h"
+
+/* h100-facts.md: on-demand migration runs at ~4.3 GB/s (about 11x slower
+ * than prefetch); each batch of faults costs the driver's fault handling. */
+#define SIM_FAULT_BPS 4300000000ULL
+#define SIM_FAULT_BATCH_NS 30000ULL
+#define SIM_DEEPUM_LOOKAHEAD 1
+#define SIM_BLOCK_BYTES (1ULL << ACCESS_BLOCK_SHIFT)
+
+enum sim_policy { SIM_IDEAL, SIM_ONDEMAND, SIM_DEEPUM, SIM_PLAN, SIM_N_POLICIES };
+
+/* "ideal", "ondemand", "deepum", "plan". */
+const char *sim_policy_name(enum sim_policy p);
+
+struct sim_options {
+	uint64_t htod_bytes_per_s, dtoh_bytes_per_s, call_cost_ns;
+	uint64_t fault_bytes_per_s, fault_batch_ns;
+};
+
+/* The planner's link options with the fault constants above. */
+void sim_options_default(const struct planner_options *po, struct sim_options *o);
+
+/* The measured iteration of one policy at one capacity. */
+struct sim_result {
+	uint64_t capacity;
+	uint64_t time_ns, ideal_ns, stall_ns; /* time = ideal + stall */
+	uint64_t htod_bytes, dtoh_bytes, faults;
+	/* Block accounting over the whole run (warm-up included), in blocks:
+	 * brought = resident_end + evicted + discarded. */
+	uint64_t brought, evicted, discarded, resident_end;
+};
+
+/* The prepared iteration: blocks and per-kernel block sets. */
+struct sim_ctx;
+
+/* Prepares pl's iteration. Returns it (free with sim_ctx_free), or NULL with
+ * err set (out of memory). */
+struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen);
+void sim_ctx_free(struct sim_ctx *c);
+
+/* W: the most allocation bytes live at one position (report's live peak). */
+uint64_t sim_live_peak(const struct sim_ctx *c);
+/* Distinct 2 MB blocks the iteration's tensors span. */
+uint64_t sim_blocks(const struct sim_ctx *c);
+
+/* Simulates policy at capacity bytes (ignored for ideal); for SIM_PLAN the
+ * planner's scheduler is rerun at that capacity. Returns 0 with *out
+ * filled, or -1 with err set (out of memory). */
+int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
+	    const struct sim_options *o, struct sim_result *out, char *err, size_t errlen);
+
+/* The scheduler's modelled residency per position at capacity: without a
+ * plan (*before) and under the plan (*after), [*n_pos] each, malloc'd.
+ * Returns 0, or -1 with err set (out of memory). */
+int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_options *o,
+		  uint64_t **before, uint64_t **after, uint32_t *n_pos, char *err, size_t errlen);
+
+/* One capacity: ratio = W / capacity, and each policy's result. */
+struct sim_row {
+	double ratio;
+	struct sim_result res[SIM_N_POLICIES];
+};
+
+/* Parses a comma-separated list of ratios, each a finite number >= 1
+ * ("1,1.5,2"). Returns 0 with a malloc'd array, or -1 naming the bad item
+ * in bad (a copy of up to badlen - 1 characters). */
+int sim_parse_ratios(const char *text, double **out, size_t *n, char *bad, size_t badlen);
+
+/* Runs every policy at capacity W / ratios[i] for each i, or, when capacity
+ * is not 0, at that capacity alone (n must then be 1; its ratio is filled
+ * in). Returns 0 with *rows (n of them, malloc'd), or -1 with err set. */
+int sim_sweep(const struct sim_ctx *c, const double *ratios, size_t n, uint64_t capacity,
+	      const struct sim_options *o, struct sim_row **rows, char *err, size_t errlen);
+
+/* The rows as a table (one line per ratio and policy). Returns 0, or -1
+ * when the write failed. */
+int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FILE *out);
+
+/* The rows as a cJSON object the caller owns, or NULL when out of memory. */
+cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
+		const struct sim_options *o);
+
+/* Overrides o's link constants from the JSON object in the file at path:
+ * htod_gbps, dtoh_gbps (as tests/gpu/calibrate.py prints them), and
+ * optionally fault_gbps, call_cost_us, fault_batch_us; other keys are
+ * ignored. Returns 0, or -1 with err naming the file and the problem (not
+ * readable, not a JSON object, a value that is not a positive number,
+ * neither bandwidth given). */
+int sim_constants_load(const char *path, struct sim_options *o, char *err, size_t errlen);
+
+/* Writes DIR/pressure.csv (ratio, position, capacity, and the scheduler's
+ * modelled residency before and after the plan at that capacity) and
+ * DIR/throughput.csv (ratio, policy, time and % of ideal) for the rows.
+ * Returns 0, or -1 with err naming the file (the directory must exist). */
+int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
+		  const struct sim_options *o, const char *dir, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * Unit tests for the --simulate model (plan/sim.h): ideal is a lower bound
+ * and time = ideal + stall for every policy; more capacity never makes
+ * ondemand slower; blocks are conserved; with room for every block,
+ * ondemand faults only in the warm-up; the ratio parser and the constants
+ * file. On synthetic
+ * traces over several seeds and on every committed fixture trace.
+ */
+#include "testutil.h"
+
+#include <glob.h>
+
+#include "plan/planner.h"
+#include "plan/sim.h"
+#include "plan/synth.h"
+
+static const double ratios[] = { 1, 1.5, 2, 3, 4 };
+#define N_RATIOS (sizeof ratios / sizeof ratios[0])
+
+static struct planner *plan_trace(const char *path)
+{
+	struct planner_options o;
+	planner_options_default(&o);
+	struct planner *p;
+	char err[512];
+	if (planner_run(path, &o, &p, err, sizeof err))
+		fail_msg("%s", err);
+	return p;
+}
+
+static void assert_result(const struct sim_result *s, enum sim_policy pol, const char *what)
+{
+	if (s->time_ns < s->ideal_ns)
+		fail_msg("%s %s: %llu ns below ideal %llu", what, sim_policy_name(pol),
+			 (unsigned long long)s->time_ns, (unsigned long long)s->ideal_ns);
+	assert_true(s->time_ns == s->ideal_ns + s->stall_ns);
+	if (s->brought != s->resident_end + s->evicted + s->discarded)
+		fail_msg("%s %s: %llu blocks brought, %llu resident + %llu evicted + %llu discarded",
+			 what, sim_policy_name(pol), (unsigned long long)s->brought,
+			 (unsigned long long)s->resident_end, (unsigned long long)s->evicted,
+			 (unsigned long long)s->discarded);
+	if (pol == SIM_IDEAL)
+		assert_true(!s->faults && !s->htod_bytes && !s->dtoh_bytes && !s->stall_ns);
+}
+
+/* Every invariant on the trace at path. */
+static void check_trace(const char *path)
+{
+	struct planner *pl = plan_trace(path);
+	char err[512];
+	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+	if (!c)
+		fail_msg("%s", err);
+	struct sim_options o;
+	sim_options_default(&pl->opt, &o);
+	struct sim_row *rows;
+	if (sim_sweep(c, ratios, N_RATIOS, 0, &o, &rows, err, sizeof err))
+		fail_msg("%s", err);
+	for (size_t i = 0; i < N_RATIOS; i++) {
+		assert_true(rows[i].res[SIM_ONDEMAND].capacity <= sim_live_peak(c));
+		for (int p = 0; p < SIM_N_POLICIES; p++)
+			assert_result(&rows[i].res[p], (enum sim_policy)p, path);
+		/* LRU with a kernel's blocks pinned, every cost serial: a
+		 * larger capacity only removes faults and evictions. */
+		if (i && rows[i].res[SIM_ONDEMAND].time_ns < rows[i - 1].res[SIM_ONDEMAND].time_ns)
+			fail_msg("%s: ondemand faster at W/%.1f than at W/%.1f", path, ratios[i],
+				 ratios[i - 1]);
+	}
+	/* Room for every block: after the warm-up nothing faults. */
+	struct sim_result all;
+	if (sim_run(c, SIM_ONDEMAND, sim_blocks(c) * SIM_BLOCK_BYTES, &o, &all, err, sizeof err))
+		fail_msg("%s", err);
+	assert_result(&all, SIM_ONDEMAND, path);
+	assert_int_equal(all.faults, 0);
+	assert_int_equal(all.dtoh_bytes, 0);
+	assert_int_equal(all.evicted, 0);
+	free(rows);
+	sim_ctx_free(c);
+	planner_free(pl);
+}
+
+static void synthetic_traces(void **state)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct synth_params sp;
+		synth_defaults(&sp);
+		sp.seed = seed;
+		sp.layers = 4 + (uint32_t)seed * 2;
+		sp.kernels_per_layer = 1 + (uint32_t)(seed % 2);
+		if (seed == 2) {
+			sp.min_bytes = 4096; /* small tensors share blocks */
+			sp.max_bytes = 3 << 20;
+		}
+		char path[512], name[64], err[512];
+		snprintf(name, sizeof name, "sim%llu.db", (unsigned long long)seed);
+		test_path(path, sizeof path, name);
+		if (synth_write(path, &sp, err, sizeof err))
+			fail_msg("%s", err);
+		check_trace(path);
+	}
+}
+
+static void every_fixture(void **state)
+{
+	char pattern[512];
+	test_fixture(pattern, sizeof pattern, "*.db");
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		print_message("no fixtures under %s: skipped\n", pattern);
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		print_message("fixture %s\n", g.gl_pathv[i]);
+		check_trace(g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+static void ratio_lists(void **state)
+{
+	double *r;
+	size_t n;
+	char bad[64];
+	assert_int_equal(sim_parse_ratios("1,1.5,2", &r, &n, bad, sizeof bad), 0);
+	assert_int_equal(n, 3);
+	assert_true(r[0] == 1 && r[1] == 1.5 && r[2] == 2);
+	free(r);
+	const char *wrong[] = { "", "1,", "0.5", "2,x", "1,,2", "nan", "3e9" };
+	const char *item[] = { "", "", "0.5", "x", "", "nan", "3e9" };
+	for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+		assert_int_equal(sim_parse_ratios(wrong[i], &r, &n, bad, sizeof bad), -1);
+		assert_string_equal(bad, item[i]);
+	}
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void constants_file(void **state)
+{
+	struct planner_options po;
+	planner_options_default(&po);
+	struct sim_options o, def;
+	sim_options_default(&po, &def);
+	char path[512], err[512];
+	test_path(path, sizeof path, "constants.json");
+	write_text(path, "{\"htod_gbps\": 39.92, \"dtoh_gbps\": 7.76, \"other\": 0}");
+	o = def;
+	assert_int_equal(sim_constants_load(path, &o, err, sizeof err), 0);
+	assert_true(o.htod_bytes_per_s == 39920000000ULL && o.dtoh_bytes_per_s == 7760000000ULL);
+	assert_true(o.fault_bytes_per_s == def.fault_bytes_per_s && o.call_cost_ns == def.call_cost_ns);
+	const char *bad[] = { "[1]", "{\"htod_gbps\": -2}", "{\"dtoh_gbps\": \"x\"}",
+			      "{\"fault_gbps\": 3}", "not json" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		write_text(path, bad[i]);
+		o = def;
+		assert_int_equal(sim_constants_load(path, &o, err, sizeof err), -1);
+		assert_non_null(strstr(err, path));
+		assert_true(o.htod_bytes_per_s == def.htod_bytes_per_s); /* left as it was */
+	}
+	test_path(path, sizeof path, "absent.json");
+	assert_int_equal(sim_constants_load(path, &o, err, sizeof err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(synthetic_traces),
+		cmocka_unit_test(every_fixture),
+		cmocka_unit_test(ratio_lists),
+		cmocka_unit_test(constants_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
