@@ -661,3 +661,24 @@ int launch_output_path(const char *given, const char *option, const char *noun, 
 	}
 	return 0;
 }
+
+int launch_option_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
+			const char **value)
+{
+	const char *a = argv[*i];
+	size_t n = lng ? strlen(lng) : 0;
+	if (lng && strncmp(a, lng, n) == 0 && a[n] == '=') {
+		*value = a + n + 1;
+		return 1;
+	}
+	if (shrt && strncmp(a, shrt, 2) == 0 && a[2]) {
+		*value = a + 2;
+		return 1;
+	}
+	if (!((shrt && strcmp(a, shrt) == 0) || (lng && strcmp(a, lng) == 0)))
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}

@@ -89,6 +89,15 @@ struct launch_inject {
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
 
 /*
+ * Matches argv[*i] against an option taking a value, in the forms -xVALUE,
+ * -x VALUE, --name VALUE and --name=VALUE (shrt or lng may be NULL).
+ * Returns 1 with *value set (advancing *i past a separate value), 0 when the
+ * word is another option, -1 when the value is missing.
+ */
+int launch_option_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
+			const char **value);
+
+/*
  * Resolves an output file the traced program will write (a trace, a stats
  * file) into an absolute path (the program may change directory), checking
  * that its folder exists and is writable. option names the flag ("-o") and

@@ -80,32 +80,6 @@ struct umrec_options {
 	int command;     /* argv index of the command; == argc when missing */
 };
 
-/*
- * Matches argv[*i] against an option taking a value, in the forms -o FILE,
- * -oFILE, --output FILE and --output=FILE (shrt or lng may be NULL).
- * Returns 1 with *value set (advancing *i past a separate value), 0 when the
- * word is another option, -1 when the value is missing.
- */
-static int option_value(int argc, char **argv, int *i, const char *shrt, const char *lng, const char **value)
-{
-	const char *a = argv[*i];
-	size_t n = lng ? strlen(lng) : 0;
-	if (lng && strncmp(a, lng, n) == 0 && a[n] == '=') {
-		*value = a + n + 1;
-		return 1;
-	}
-	if (shrt && strncmp(a, shrt, 2) == 0 && a[2]) {
-		*value = a + 2;
-		return 1;
-	}
-	if (!((shrt && strcmp(a, shrt) == 0) || (lng && strcmp(a, lng) == 0)))
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*value = argv[++*i];
-	return 1;
-}
-
 /* Parses umrec's options. Returns -1 to run, or the exit status (0 after
  * --help and --version, EXIT_USAGE with the message printed). */
 static int parse_options(int argc, char **argv, struct umrec_options *o)
@@ -137,13 +111,13 @@ static int parse_options(int argc, char **argv, struct umrec_options *o)
 			o->no_managed = 1;
 		} else if (strcmp(a, "--framework-cache") == 0) {
 			o->framework_cache = 1;
-		} else if ((m = option_value(argc, argv, &i, "-o", "--output", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, "-o", "--output", &value)) != 0) {
 			if (m < 0 || !*value) {
 				um_error("option '%s' needs a file name", a);
 				goto usage;
 			}
 			o->output = value;
-		} else if ((m = option_value(argc, argv, &i, NULL, "--max-managed", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--max-managed", &value)) != 0) {
 			if (m < 0) {
 				um_error("option '%s' needs a size (e.g. 60G)", a);
 				goto usage;

@@ -108,28 +108,6 @@ struct umreplay_options {
 	int command; /* argv index of the command; == argc when missing */
 };
 
-/*
- * Matches argv[*i] against the long option lng taking a value, in the forms
- * --name VALUE and --name=VALUE. Returns 1 with *value set (advancing *i
- * past a separate value), 0 when the word is another option, -1 when the
- * value is missing.
- */
-static int option_value(int argc, char **argv, int *i, const char *lng, const char **value)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(lng);
-	if (strncmp(a, lng, n) == 0 && a[n] == '=') {
-		*value = a + n + 1;
-		return 1;
-	}
-	if (strcmp(a, lng) != 0)
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*value = argv[++*i];
-	return 1;
-}
-
 /* Parses a size option's value into *out (> 0). Returns 0, or -1 with the
  * message printed. */
 static int parse_size(const char *option, const char *value, uint64_t *out)
@@ -176,19 +154,19 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			o->quiet = 1;
-		} else if ((m = option_value(argc, argv, &i, "--plan", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--plan", &value)) != 0) {
 			if (m < 0 || !*value) {
 				um_error("option '--plan' needs a file name");
 				goto usage;
 			}
 			o->plan = value;
-		} else if ((m = option_value(argc, argv, &i, "--stats", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--stats", &value)) != 0) {
 			if (m < 0 || !*value) {
 				um_error("option '--stats' needs a file name");
 				goto usage;
 			}
 			o->stats = value;
-		} else if ((m = option_value(argc, argv, &i, "--policy", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--policy", &value)) != 0) {
 			if (m < 0 || engine_policy_parse(value, &o->policy) != 0) {
 				char names[64];
 				policy_names(names, sizeof names);
@@ -198,7 +176,7 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 					um_error("--policy: unknown policy '%s' (valid: %s)", value, names);
 				goto usage;
 			}
-		} else if ((m = option_value(argc, argv, &i, "--gpu-budget", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--gpu-budget", &value)) != 0) {
 			if (m < 0) {
 				um_error("option '--gpu-budget' needs a size (e.g. 40G)");
 				goto usage;
@@ -206,7 +184,7 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 			if (parse_size("--gpu-budget", value, &o->gpu_budget) != 0)
 				goto usage;
 			o->gpu_budget_text = value;
-		} else if ((m = option_value(argc, argv, &i, "--max-managed", &value)) != 0) {
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--max-managed", &value)) != 0) {
 			if (m < 0) {
 				um_error("option '--max-managed' needs a size (e.g. 60G)");
 				goto usage;
