@@ -296,7 +296,7 @@ static void find_cupti_through_runpath(void **state)
 	char umrec[PATH_MAX], cmd[3 * PATH_MAX], root[512], lib[600], cupti[700], out[PATH_MAX], err[2048];
 	snprintf(umrec, sizeof umrec, "%s/bin/umrec", build ? build : "build");
 	if (access(umrec, R_OK) != 0)
-		skip();
+		fail_msg("%s is missing: build first (make all)", umrec);
 	test_path(root, sizeof root, "rp");
 	snprintf(lib, sizeof lib, "%s/lib", root);
 	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s' '%s/libinjected.so'", lib, umrec, lib);
@@ -327,6 +327,37 @@ static void driver_check_names_the_problem(void **state)
 		assert_true(strstr(err, "umrec needs a GPU") || strstr(err, "NVIDIA driver"));
 }
 
+static void option_value_takes_every_form(void **state)
+{
+	char *argv[] = { "tool", "-ofile", "-o", "f2", "--output=f3", "--output", "f4", "--output", "--other", NULL };
+	int argc = 9, i;
+	const char *v = NULL;
+	i = 1;
+	assert_int_equal(launch_option_value(argc, argv, &i, "-o", "--output", &v), 1);
+	assert_string_equal(v, "file");
+	assert_int_equal(i, 1);
+	i = 2;
+	assert_int_equal(launch_option_value(argc, argv, &i, "-o", "--output", &v), 1);
+	assert_string_equal(v, "f2");
+	assert_int_equal(i, 3);
+	i = 4;
+	assert_int_equal(launch_option_value(argc, argv, &i, NULL, "--output", &v), 1);
+	assert_string_equal(v, "f3");
+	i = 5;
+	assert_int_equal(launch_option_value(argc, argv, &i, NULL, "--output", &v), 1);
+	assert_string_equal(v, "f4");
+	assert_int_equal(i, 6);
+	i = 8;
+	assert_int_equal(launch_option_value(argc, argv, &i, "-o", "--output", &v), 0);
+	/* --output as the last word: its value is missing. */
+	i = 7;
+	assert_int_equal(launch_option_value(argc - 1, argv, &i, NULL, "--output", &v), -1);
+	/* A longer option that starts with the name is another option. */
+	char *other[] = { "tool", "--outputs=x", NULL };
+	i = 1;
+	assert_int_equal(launch_option_value(2, other, &i, NULL, "--output", &v), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +375,7 @@ int main(void)
 		cmocka_unit_test(find_cupti_from_env),
 		cmocka_unit_test(find_cupti_through_runpath),
 		cmocka_unit_test(driver_check_names_the_problem),
+		cmocka_unit_test(option_value_takes_every_form),
 	};
 	return cmocka_run_group_tests_name("launcher", tests, NULL, NULL);
 }

@@ -8,7 +8,6 @@
  */
 #include "testutil.h"
 
-#include <glob.h>
 
 #include "plan/planner.h"
 #include "plan/sim.h"
@@ -102,13 +101,8 @@ static void synthetic_traces(void **state)
 
 static void every_fixture(void **state)
 {
-	char pattern[512];
-	test_fixture(pattern, sizeof pattern, "*.db");
 	glob_t g;
-	if (glob(pattern, 0, NULL, &g) != 0) {
-		print_message("no fixtures under %s: skipped\n", pattern);
-		return;
-	}
+	test_glob_fixtures(&g);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		print_message("fixture %s\n", g.gl_pathv[i]);
 		check_trace(g.gl_pathv[i]);

@@ -7,6 +7,7 @@
 #ifndef UMKIT_TESTUTIL_H
 #define UMKIT_TESTUTIL_H
 
+#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +43,17 @@ static inline const char *test_fixture(char *buf, size_t len, const char *name)
 	const char *dir = getenv("UMKIT_FIXTURES");
 	snprintf(buf, len, "%s/%s", dir ? dir : "tests/fixtures", name);
 	return buf;
+}
+
+/* Globs every committed fixture trace (the .db files in tests/fixtures) into g; fails
+ * the test when there is none, since that is a broken checkout. The caller
+ * calls globfree(g). */
+static inline void test_glob_fixtures(glob_t *g)
+{
+	char pattern[512];
+	test_fixture(pattern, sizeof pattern, "*.db");
+	if (glob(pattern, 0, NULL, g) != 0)
+		fail_msg("no fixture traces under %s", pattern);
 }
 
 #endif
