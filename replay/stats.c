@@ -79,7 +79,13 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fault_records", m->fault_records, ",\n    ");
 	put_u64(f, "peak_residency_bytes", m->peak_residency_bytes, ", ");
 	put_u64(f, "budget_bytes", m->budget_bytes, ", ");
-	put_u64(f, "dropped_discards", m->dropped_discards, ",\n    \"iterations\": [");
+	put_u64(f, "dropped_discards", m->dropped_discards, ",\n    \"host\": {");
+	put_u64(f, "callback_ns", m->callback_ns, ", ");
+	put_u64(f, "discard_waits", m->discard_waits, ",\n      \"driver_calls\": {");
+	for (int k = 0; k < 4; k++)
+		fprintf(f, "%s\n        \"%s\": {\"calls\": %llu, \"ns\": %llu}", k ? "," : "", op_keys[k],
+			(unsigned long long)m->driver_calls[k], (unsigned long long)m->driver_call_ns[k]);
+	fputs("\n      }\n    },\n    \"iterations\": [", f);
 	bool have = m->iteration_fault_migrations && m->iteration_htod_bytes && m->iteration_dtoh_bytes;
 	for (size_t i = 0; have && i < m->n_iterations; i++)
 		fprintf(f, "%s\n      {\"fault_migrations\": %llu, \"htod_bytes\": %llu, \"dtoh_bytes\": %llu}",

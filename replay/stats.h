@@ -26,6 +26,13 @@ struct replay_measured {
 	uint64_t budget_bytes;         /* --gpu-budget; 0: none */
 	uint64_t dropped_discards;     /* discards the executor did not issue:
 					  the range was in use again by then */
+	/* Where the replayer's own CPU time went: the driver calls per op kind
+	 * (by enum engine_op; host time inside the call, on whichever thread
+	 * made it), the launch callbacks on the program's threads, and how
+	 * often the program's stream was ordered after a discard. */
+	uint64_t driver_calls[4], driver_call_ns[4];
+	uint64_t callback_ns;
+	uint64_t discard_waits;
 	/* Per completed iteration (n_iterations entries each; NULL pointers
 	 * when n_iterations is 0): the counters binned by iteration. */
 	size_t n_iterations;

@@ -39,6 +39,10 @@ struct rp_exec_stats {
 	uint64_t marks;
 	uint64_t dropped_discards; /* ranges not discarded: reused, or still in
 				      use when a discard-and-prefetch was due */
+	uint64_t discard_waits;    /* times the program's stream was ordered
+				      after the replayer's discards */
+	uint64_t kind_calls[4], kind_ns[4]; /* driver calls per enum engine_op,
+					       and the host time inside them */
 };
 void rp_exec_get_stats(struct rp_exec_stats *out);
 
@@ -47,6 +51,8 @@ CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub);
 /* Device memory in use at the first launch, and the peak above it since:
  * what the program's data occupies on the GPU, measured (cuMemGetInfo). */
 uint64_t rp_peak_residency(void);
+/* Host time the program's threads spent in the replayer's launch callbacks. */
+uint64_t rp_callback_ns(void);
 /* CPU times (rp_now) at which each completed iteration ended, for binning
  * the counters by iteration; returns how many (at most max). */
 size_t rp_iteration_ends(uint64_t *out, size_t max);

@@ -21,7 +21,7 @@
 #define RESIDENCY_SAMPLE_EVERY 16
 #define MAX_ITERATIONS 65536
 
-static atomic_uint_fast64_t launches;
+static atomic_uint_fast64_t launches, callback_ns;
 static uint64_t baseline_used, peak_used;
 /* Guards the residency samples and the iteration ends. */
 static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -135,15 +135,23 @@ static void on_write(const CUpti_CallbackData *cb)
 		engine_on_write(rp_engine, a.id);
 }
 
+uint64_t rp_callback_ns(void)
+{
+	return atomic_load(&callback_ns);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *data)
 {
 	if (!atomic_load(&rp_active) || domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
-	if (launch_is_kernel_cbid(cbid))
-		on_launch(cbid, data);
-	else
+	if (!launch_is_kernel_cbid(cbid)) {
 		on_write(data);
+		return;
+	}
+	uint64_t t0 = rp_now();
+	on_launch(cbid, data);
+	atomic_fetch_add(&callback_ns, rp_now() - t0);
 }
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)

@@ -1,73 +1,66 @@
 #!/usr/bin/env python3
-"""Measure Unified Memory migration bandwidths on this GPU: prefetch to the
-GPU (HtoD), prefetch to the host (eviction, DtoH), with CUDA's driver API
-through ctypes (no extra packages). Prints one JSON object.
+"""Measure the constants umplan's simulator uses, on this GPU, and print them
+as one JSON object that `umplan --simulate --constants FILE` reads:
 
-Usage: python3 tests/gpu/calibrate.py [GIB]   (default 1; never more than
-the GPU has free)"""
-import ctypes
+  htod_gbps      prefetch to the GPU, one call over the whole range
+  dtoh_gbps      prefetch to the host (eviction), one call
+  fault_gbps     a kernel touching every 4 KiB page of host-resident data
+  call_cost_us   one prefetch call whose range is already there
+  fault_batch_us a kernel touching one page of one host-resident 2 MB block,
+                 less the same kernel on resident data
+
+and, for the record, how much the device memory in use dropped after
+evicting the range (used_drop_after_evict_bytes).
+
+Usage: python3 tests/gpu/calibrate.py [GIB]   (default 1; never more than a
+quarter of the GPU's free memory)"""
 import json
+import statistics
 import sys
 import time
 
-cuda = ctypes.CDLL("libcuda.so.1")
-
-
-class MemLocation(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
-
-
-LOC_DEVICE, LOC_HOST = 1, 2  # CU_MEM_LOCATION_TYPE_DEVICE / _HOST
-
-
-def check(rc, what):
-    if rc != 0:
-        raise SystemExit(f"calibrate: {what} failed with CUDA error {rc}")
+from cudrv import MB2, Gpu, timed
 
 
 def main():
     gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-    size = int(gib * (1 << 30))
-    check(cuda.cuInit(0), "cuInit")
-    dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-    check(cuda.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
-    check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
-    check(cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    free_b, total_b = ctypes.c_size_t(), ctypes.c_size_t()
-    check(cuda.cuMemGetInfo_v2(ctypes.byref(free_b), ctypes.byref(total_b)), "cuMemGetInfo")
-    if size > free_b.value // 4:
-        raise SystemExit("calibrate: refusing to ask for more than a quarter of the free GPU memory")
-    ptr = ctypes.c_uint64()
-    check(cuda.cuMemAllocManaged(ctypes.byref(ptr), ctypes.c_size_t(size), 1), "cuMemAllocManaged")
-    stream = ctypes.c_void_p()
-    check(cuda.cuStreamCreate(ctypes.byref(stream), 1), "cuStreamCreate")
-    check(cuda.cuMemsetD8_v2(ptr, ctypes.c_ubyte(1), ctypes.c_size_t(size)), "cuMemsetD8")
-    check(cuda.cuCtxSynchronize(), "cuCtxSynchronize")
+    size = int(gib * (1 << 30)) // MB2 * MB2
+    gpu = Gpu()
+    ptr = gpu.managed(size)
+    s = gpu.stream()
 
-    def prefetch(loc_type, loc_id):
-        loc = MemLocation(loc_type, loc_id)
-        t = time.perf_counter()
-        check(cuda.cuMemPrefetchAsync_v2(ptr, ctypes.c_size_t(size), loc, 0, stream), "cuMemPrefetchAsync")
-        check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize")
-        return time.perf_counter() - t
+    def move(to_gpu, nbytes=size):
+        return timed(lambda: (gpu.prefetch(ptr, nbytes, to_gpu, s), gpu.sync(s)))
 
-    out = {"bytes": size}
-    for rep in range(3):  # keep the last of three, the first warms the path
-        dtoh = prefetch(LOC_HOST, 0)
-        htod = prefetch(LOC_DEVICE, dev.value)
-    out["htod_gbps"] = round(size / htod / 1e9, 2)
-    out["dtoh_gbps"] = round(size / dtoh / 1e9, 2)
+    for _ in range(3):  # keep the last of three, the first warms the path
+        dtoh = move(False)
+        htod = move(True)
+    out = {"bytes": size, "htod_gbps": round(size / htod / 1e9, 2), "dtoh_gbps": round(size / dtoh / 1e9, 2)}
 
-    # Does evicting managed memory give the device memory back? Compare the
-    # memory in use with the data on the GPU and after moving it out.
-    def used():
-        check(cuda.cuMemGetInfo_v2(ctypes.byref(free_b), ctypes.byref(total_b)), "cuMemGetInfo")
-        return total_b.value - free_b.value
+    # Faults: every page of host-resident data touched by one kernel.
+    move(False)
+    fault = timed(lambda: (gpu.touch(ptr, size, s), gpu.sync(s)))
+    out["fault_gbps"] = round(size / fault / 1e9, 2)
+
+    # One call that moves nothing: the fixed cost of a migration call.
+    out["call_cost_us"] = round(statistics.median(move(True, MB2) for _ in range(50)) * 1e6, 1)
+
+    # One faulting 2 MB block against the same kernel with it resident.
+    resident = statistics.median(timed(lambda: (gpu.touch(ptr, 4096, s), gpu.sync(s))) for _ in range(20))
+    faulting = []
+    for _ in range(20):
+        move(False, MB2)
+        faulting.append(timed(lambda: (gpu.touch(ptr, 4096, s), gpu.sync(s))))
+    out["fault_batch_us"] = round(max(statistics.median(faulting) - resident, 0) * 1e6, 1)
+
+    # Does evicting managed memory give the device memory back?
+    move(True)
+    used = lambda: gpu.mem_info()[1] - gpu.mem_info()[0]
     on_gpu = used()
-    prefetch(LOC_HOST, 0)
+    move(False)
     time.sleep(0.5)
     out["used_drop_after_evict_bytes"] = on_gpu - used()
-    check(cuda.cuMemFree_v2(ptr), "cuMemFree")
+    gpu.free(ptr)
     print(json.dumps(out))
 
 

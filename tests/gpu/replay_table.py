@@ -31,6 +31,14 @@ def main(path):
         "lost": e["lost"],
         "mismatch": int(e["signature_mismatch"]),
     }
+    # The replayer's own host time per iteration: launch callbacks, and the
+    # driver calls of each op kind.
+    host = m["host"]
+    n = max(e["iterations"], 1)
+    out["callback_ms_per_iter"] = host["callback_ns"] / 1e6 / n
+    for kind, c in host["driver_calls"].items():
+        out[f"{kind}_calls_per_iter"] = c["calls"] / n
+        out[f"{kind}_host_ms_per_iter"] = c["ns"] / 1e6 / n
     print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
 
 

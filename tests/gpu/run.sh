@@ -10,6 +10,7 @@ set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
 SECTIONS=${SECTIONS:-record replay}   # which parts to run
 CASES=${CASES:-sim mlp}              # which workloads the replay part runs
+RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
 rm -rf "$WORK"; mkdir -p "$WORK" "$OUTDIR"
 BUILD=${BUILD:-build}
@@ -111,16 +112,19 @@ if section replay; then
 # umplan reports); W/B is the oversubscription ratio. Per-layer updates keep
 # every kernel's own working set small enough for the tightest budget.
 python3 tests/gpu/calibrate.py 1 >"$WORK/calib.json" && cat "$WORK/calib.json"
+python3 tests/gpu/um_costs.py 1 >"$OUTDIR/um_costs.json" && cat "$OUTDIR/um_costs.json"
+mkdir -p "$OUTDIR/stats"
 replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	local name=$1; shift
 	local cmd=("$@")
 	"${cmd[@]}" >"$WORK/$name.plain" 2>&1
 	$B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1
+	cp "$WORK/$name.db" "$OUTDIR/$name.replay.db"
 	local w ws
 	read -r w ws < <($B/umplan "$WORK/$name.db" --json -o "$WORK/$name.full.plan" |
 		python3 -c 'import json,sys; m=json.load(sys.stdin)["memory"]; print(m["live_peak"], m["working_set_peak"])')
 	echo "$name: working set W = $w bytes, largest single kernel $ws bytes"
-	for ratio in 1.5 2 3; do
+	for ratio in $RATIOS; do
 		local budget
 		budget=$(python3 -c "print(int($w / $ratio))")
 		$B/umplan "$WORK/$name.db" --capacity "$budget" -o "$WORK/$name.$ratio.plan" >/dev/null 2>&1 ||
@@ -132,6 +136,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				--max-managed $MAXM --stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
 			local rc=$? summary
 			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
+			cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 			echo "$tag rc=$rc $summary" | tee -a "$WORK/replay.txt"
 			tail -2 "$WORK/$tag.err"
 			same=$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step|iter) ' $WORK/$name.plain) <(grep -E '^(checksum|step|iter) ' $WORK/$tag.out) >/dev/null")

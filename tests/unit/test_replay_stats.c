@@ -61,7 +61,8 @@ static void keys_and_values(void **state)
 				     .peak_residency_bytes = (uint64_t)5 << 30,
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .n_iterations = 3,
 				     .iteration_fault_migrations = fm, .iteration_htod_bytes = in,
-				     .iteration_dtoh_bytes = out };
+				     .iteration_dtoh_bytes = out, .callback_ns = 4242, .discard_waits = 9,
+				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	cJSON *j = write_and_parse("plan", &s, it, 3, &m);
 	assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring, "umkit-replay-stats");
 	assert_int_equal(num(j, "format_version"), 1);
@@ -103,6 +104,15 @@ static void keys_and_values(void **state)
 	assert_true(num(me, "peak_residency_bytes") == (double)((uint64_t)5 << 30));
 	assert_true(num(me, "budget_bytes") == (double)((uint64_t)8 << 30));
 	assert_true(num(me, "dropped_discards") == 7);
+	const cJSON *host = cJSON_GetObjectItem(me, "host");
+	assert_int_equal(num(host, "callback_ns"), 4242);
+	assert_int_equal(num(host, "discard_waits"), 9);
+	const cJSON *calls = cJSON_GetObjectItem(host, "driver_calls");
+	for (int k = 0; k < 4; k++) {
+		const cJSON *c = cJSON_GetObjectItem(calls, kinds[k]);
+		assert_int_equal(num(c, "calls"), k + 1);
+		assert_int_equal(num(c, "ns"), 100 * (k + 1));
+	}
 	const cJSON *per = cJSON_GetObjectItem(me, "iterations");
 	assert_int_equal(cJSON_GetArraySize(per), 3);
 	const cJSON *second = cJSON_GetArrayItem(per, 1);

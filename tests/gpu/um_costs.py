@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Measure what Unified Memory operations cost on this GPU, for the
+questions the replayer's design depends on (h100-facts.md, "Open
+questions"): is eviction faster split over streams, threads or a batch
+call; which driver calls wait while another thread is inside an eviction;
+what do discards cost. Prints one JSON object (times in ms, rates in GB/s).
+
+Usage: python3 tests/gpu/um_costs.py [GIB]   (default 1; never more than a
+quarter of the GPU's free memory)"""
+import json
+import sys
+import threading
+import time
+
+from cudrv import MB2, Gpu, blocks, timed
+
+PARTS = 4
+
+
+def gbps(nbytes, seconds):
+    return round(nbytes / seconds / 1e9, 2)
+
+
+def ms(seconds):
+    return round(seconds * 1e3, 3)
+
+
+def eviction(gpu, ptr, size, streams):
+    """GB/s of evicting [ptr, ptr + size) several ways, each from the GPU."""
+    part = size // PARTS
+    out = {}
+
+    def run(name, issue):
+        gpu.prefetch(ptr, size, True, streams[0])
+        gpu.sync()
+        out[name] = gbps(size, timed(lambda: (issue(), gpu.sync())))
+
+    run("one_call", lambda: gpu.prefetch(ptr, size, False, streams[0]))
+    run("batch_2mb_ranges", lambda: gpu.prefetch_batch(blocks(ptr, size), False, streams[0]))
+    run(f"{PARTS}_streams_one_thread",
+        lambda: [gpu.prefetch(ptr + i * part, part, False, streams[i]) for i in range(PARTS)])
+
+    def threaded():
+        def one(i):
+            gpu.bind()
+            gpu.prefetch(ptr + i * part, part, False, streams[i])
+            gpu.sync(streams[i])
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(PARTS)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    run(f"{PARTS}_streams_{PARTS}_threads", threaded)
+    return out
+
+
+def concurrent(gpu, ptr, size, streams):
+    """Host ms of calls the main thread makes while another thread is inside
+    a long eviction call (eviction calls return only when the copy is done),
+    next to the same call made alone: which calls wait for it?"""
+    small = 64 << 20
+    head, tail = ptr, ptr + size - small  # the eviction covers [head, tail)
+    ev, mark = gpu.stream(), gpu.event()
+    calls = {
+        "kernel_launch": lambda: gpu.touch(tail, small, streams[1]),
+        "event_record": lambda: gpu.record(mark, streams[1]),
+        "mem_get_info": gpu.mem_info,
+        "discard": lambda: gpu.discard_batch([(tail, small)], streams[1]),
+        "discard_prefetch": lambda: gpu.discard_prefetch_batch([(tail, small)], streams[1]),
+        "prefetch_htod": lambda: gpu.prefetch(tail, small, True, streams[2]),
+    }
+    out = {"evict_ms": 0.0}
+    for name, call in calls.items():
+        gpu.prefetch(ptr, size, True, streams[0])
+        gpu.sync()
+        if name == "prefetch_htod":
+            gpu.prefetch(tail, small, False, streams[0])
+            gpu.sync()
+        alone = timed(call)
+        gpu.sync()
+        if name == "prefetch_htod":
+            gpu.prefetch(tail, small, False, streams[0])
+            gpu.sync()
+
+        def evict():
+            gpu.bind()
+            out["evict_ms"] = ms(timed(lambda: gpu.prefetch(head, size - small, False, ev)))
+        t = threading.Thread(target=evict)
+        t.start()
+        time.sleep(0.01)
+        during = timed(call)
+        t.join()
+        gpu.sync()
+        out[name] = {"alone": ms(alone), "during_eviction": ms(during)}
+    return out
+
+
+def queued(gpu, ptr, streams):
+    """An eviction call whose stream waits for 100 ms of unfinished GPU work:
+    how long the call takes, and whether another thread's event record waits
+    with it."""
+    small = 64 << 20
+    gpu.prefetch(ptr, small, True, streams[0])
+    gpu.sync()
+    work, mig, other = streams[1], streams[2], streams[3]
+    mark, probe = gpu.event(), gpu.event()
+    gpu.spin(0.1, work)
+    gpu.record(mark, work)
+    gpu.wait(mig, mark)
+    out = {}
+
+    def evict():
+        gpu.bind()
+        out["evict_call"] = ms(timed(lambda: gpu.prefetch(ptr, small, False, mig)))
+    t = threading.Thread(target=evict)
+    t.start()
+    time.sleep(0.01)
+    out["event_record_meanwhile"] = ms(timed(lambda: gpu.record(probe, other)))
+    t.join()
+    gpu.sync()
+    return out
+
+
+def chunked(gpu, ptr, size, streams):
+    """Eviction in chunks of several sizes by one thread while the main
+    thread records an event every 0.2 ms: the eviction's GB/s and how long
+    the records waited (median and worst)."""
+    out = {}
+    probe = gpu.event()
+    for mb in (4, 16, 64, 256):
+        chunk = mb << 20
+        gpu.prefetch(ptr, size, True, streams[0])
+        gpu.sync()
+        done = threading.Event()
+        took = {}
+
+        def evict():
+            gpu.bind()
+            took["s"] = timed(lambda: [gpu.prefetch(ptr + o, min(chunk, size - o), False, streams[0])
+                                       for o in range(0, size, chunk)])
+            done.set()
+        t = threading.Thread(target=evict)
+        t.start()
+        waits = []
+        while not done.is_set():
+            waits.append(timed(lambda: gpu.record(probe, streams[1])))
+            time.sleep(0.0002)
+        t.join()
+        gpu.sync()
+        waits.sort()
+        out[f"{mb}mb"] = {"gbps": gbps(size, took["s"]), "record_median_ms": ms(waits[len(waits) // 2]),
+                          "record_max_ms": ms(waits[-1]), "records": len(waits)}
+    return out
+
+
+def discards(gpu, ptr, size, s):
+    """ms of discard operations on [ptr, ptr + size)."""
+    out = {}
+
+    def resident():
+        gpu.prefetch(ptr, size, True, s)
+        gpu.sync()
+
+    resident()
+    out["discard_one_range"] = ms(timed(lambda: (gpu.discard_batch([(ptr, size)], s), gpu.sync())))
+    resident()
+    out["discard_2mb_ranges"] = ms(timed(lambda: (gpu.discard_batch(blocks(ptr, size), s), gpu.sync())))
+    out["discard_prefetch_after_discard"] = ms(
+        timed(lambda: (gpu.discard_prefetch_batch([(ptr, size)], s), gpu.sync())))
+    out["touch_after_discard_prefetch"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    out["touch_resident"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    gpu.discard_batch([(ptr, size)], s)
+    gpu.sync()
+    out["touch_after_discard"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    gpu.discard_batch([(ptr, size)], s)
+    gpu.sync()
+    out["evict_after_discard"] = ms(timed(lambda: (gpu.prefetch(ptr, size, False, s), gpu.sync())))
+    resident()
+    out["prefetch_resident_noop"] = ms(timed(lambda: (gpu.prefetch(ptr, size, True, s), gpu.sync())))
+    return out
+
+
+def main():
+    gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    size = int(gib * (1 << 30)) // (PARTS * MB2) * (PARTS * MB2)
+    gpu = Gpu()
+    ptr = gpu.managed(size)
+    streams = [gpu.stream() for _ in range(PARTS)]
+    eviction(gpu, ptr, size, streams)  # warm-up: the host pages exist after it
+    out = {"bytes": size,
+           "evict_gbps": eviction(gpu, ptr, size, streams),
+           "concurrent_ms": concurrent(gpu, ptr, size, streams),
+           "queued_ms": queued(gpu, ptr, streams),
+           "chunked_eviction": chunked(gpu, ptr, size, streams),
+           "discard_ms": discards(gpu, ptr, size, streams[0])}
+    gpu.free(ptr)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
