@@ -619,6 +619,19 @@ bool arena_owns(arena *a, uint64_t address)
 	return owned;
 }
 
+uint64_t arena_mapped_extent(arena *a, uint64_t address, uint64_t bytes)
+{
+	if (outside_span(a, address))
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	size_t n = segment_index_at_or_before(a, address);
+	uint64_t left = 0;
+	if (n && address - a->segments[n - 1]->base < a->segments[n - 1]->bytes)
+		left = a->segments[n - 1]->base + a->segments[n - 1]->bytes - address;
+	pthread_mutex_unlock(&a->lock);
+	return left < bytes ? left : bytes;
+}
+
 void arena_get_stats(arena *a, struct arena_stats *out)
 {
 	pthread_mutex_lock(&a->lock);

@@ -115,6 +115,13 @@ bool arena_range_idle(arena *a, uint64_t address, uint64_t bytes);
 /* True when address lies in memory the arena mapped (live or not). */
 bool arena_owns(arena *a, uint64_t address);
 
+/* How many of the bytes [address, address + bytes) lie in the one segment
+ * that holds address: bytes when the range is within it, less when it runs
+ * past its end, 0 when address is not mapped. A driver call on managed
+ * memory must stay within one allocation (segment); two segments can be
+ * neighbours in the address space. */
+uint64_t arena_mapped_extent(arena *a, uint64_t address, uint64_t bytes);
+
 struct arena_stats {
 	uint64_t mapped_bytes;   /* sum of segments */
 	uint64_t live_bytes;     /* sum of reserved bytes of live allocations */

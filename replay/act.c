@@ -5,6 +5,10 @@
  * prefetched or evicted (either would undo a discard and copy dead bytes),
  * nothing live is discarded, and nothing freed is discarded before the
  * marker of its free.
+ *
+ * ondemand is plain Unified Memory: it never discards, and its budget
+ * evicts dead blocks with a copy as the driver would (it cannot know they
+ * are dead).
  */
 #include "engine_int.h"
 
@@ -23,7 +27,7 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 			v = residency_victim(e->res, e->seq, false);
 		if (!v)
 			return false;
-		if (v->live == 0) {
+		if (v->live == 0 && e->policy != ENGINE_ONDEMAND) {
 			if (act_discard(e, v, (struct wait_ref){ 0, 0 }) != ACT_DONE) {
 				/* Unsafe to discard and never to be evicted: leave
 				 * it to the driver, out of the model. */
@@ -68,8 +72,13 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 
 bool act_evict(engine *e, struct block *b, struct wait_ref w)
 {
-	if (b->state != BLOCK_RESIDENT || b->live == 0 || b->pin == e->seq)
+	if (b->state != BLOCK_RESIDENT || b->pin == e->seq)
 		return false;
+	if (b->live == 0) {
+		if (e->policy != ENGINE_ONDEMAND)
+			return false;
+		w = wait_later(w, (struct wait_ref){ b->dead_seq, b->dead_mark });
+	}
 	if (batch_add(e->batch, ENGINE_OP_EVICT, b->no, w) != 0)
 		return false;
 	residency_set(e->res, b, BLOCK_ABSENT);

@@ -7,7 +7,8 @@
  * A launch, in order: place it in the plan (match.c) and note iteration
  * starts; pin the kernel's own blocks and reserve room for the absent ones;
  * the policy's ops (plan ops at the position, or correlation prefetch);
- * then the budget for the kernel itself; then one batch call per op kind.
+ * populating its reused discarded blocks; then the budget for the kernel
+ * itself; then one batch call per op kind.
  * Nothing here blocks, does I/O or allocates in a steady state.
  */
 #include "engine_int.h"
@@ -291,6 +292,24 @@ static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
 	}
 }
 
+/* The kernel's blocks that were discarded and have been handed out again by
+ * the arena must be populated before the kernel writes them: a GPU write to
+ * a discarded range faults page by page, moving nothing but taking ~2 s per
+ * GiB on the H100 (docs/replay.md). A fresh allocation that alone holds the
+ * block gets a discard-and-prefetch, which moves nothing; any other block
+ * faults in as usual. */
+static void repopulate(engine *e, const struct engine_access *acc, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct alloc_rec *r = allocmap_live(e->allocs, acc[i].alloc_id);
+		for (uint32_t j = 0; r && !r->touched && j < r->n_blocks; j++) {
+			struct block *b = residency_find(e->res, r->first_block + j);
+			if (b && b->state == BLOCK_DISCARDED && b->live == 1 && b->pin == e->seq)
+				act_bring(e, b, ENGINE_OP_DISCARD_PREFETCH, (struct wait_ref){ 0, 0 }, e->seq);
+		}
+	}
+}
+
 /* The budget for the kernel itself, then its blocks are resident (they
  * fault in if nothing brought them), and its allocations are no longer
  * fresh: only now, since a discard_prefetch of a fresh allocation is meant
@@ -331,8 +350,10 @@ void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *a
 		pcorr_learn(e, exec_id);
 		pcorr_prefetch(e, exec_id);
 	}
-	if (e->model)
+	if (e->model) {
+		repopulate(e, acc, n);
 		kernel_end(e, acc, n);
+	}
 	batch_flush(e->batch, &e->x, &e->st);
 	e->prev_exec = exec_id;
 

@@ -102,7 +102,8 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch);
  * is only refreshed and kept. Returns true when an op was added. */
 bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w, uint64_t keep);
 
-/* Evicts resident live block b (not pinned), behind w. Returns true when an
+/* Evicts resident block b (not pinned), behind w: a live one, or under
+ * ondemand a dead one too (behind its free's marker). Returns true when an
  * op was added. */
 bool act_evict(engine *e, struct block *b, struct wait_ref w);
 

@@ -5,7 +5,9 @@
  * the batches then coalesce neighbours and order the kinds.
  *
  * What each kind may touch:
- *   discard           the named allocation must be freed now, and each block
+ *   discard           (without a budget: with one, dead blocks are discarded
+ *                     when the budget needs their room) the named
+ *                     allocation must be freed now, and each block
  *                     is discarded only while no live allocation overlaps it
  *                     (small allocations share blocks);
  *   evict             resident blocks of a live allocation, never one the
@@ -33,6 +35,13 @@ static void op_blocks(const struct plan_op *op, uint64_t address, uint64_t *firs
 
 static void op_discard(engine *e, const struct plan_op *op, const struct allocmap_where *w)
 {
+	/* Under a budget, dead blocks stay resident until the budget needs
+	 * their room (act_room discards them first): the arena often hands
+	 * the range out again before that, and then it is simply reused. A
+	 * discard now would cost two driver calls (the discard, and the
+	 * discard-and-prefetch the next allocation there needs). */
+	if (e->budget)
+		return;
 	if (w->state != ALLOCMAP_FREED) {
 		e->st.skipped_discards++;
 		return;

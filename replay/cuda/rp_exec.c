@@ -39,11 +39,11 @@
 
 #include "common/cuda/um_alloc.h"
 #include "log.h"
+#include "replay/calls.h"
 #include "rp.h"
 #include "size.h"
 
 #define MARKS 4096        /* marker events in the ring */
-#define BATCH_MAX 1024    /* ranges per batch call */
 
 static CUcontext ctx;
 static CUstream mig_stream;
@@ -54,7 +54,8 @@ static CUevent discard_done;
 static __thread CUstream launch_stream;
 
 /* Counted from the program's threads and the worker alike. */
-static atomic_uint_fast64_t n_calls, n_failed, n_marks;
+static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
+static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_int failures_warned;
 
 /* Prefetch and evict jobs for the worker. */
@@ -111,12 +112,12 @@ static void wait_mark(uint64_t mark)
 		check(cuStreamWaitEvent(mig_stream, marks[mark % MARKS], 0), "waiting for a marker");
 }
 
-/* One batch call for up to BATCH_MAX ranges; an NVTX range makes it show
- * in Nsight Systems. */
+/* One batch call for up to CALLS_MAX_RANGES ranges; an NVTX range makes it
+ * show in Nsight Systems. */
 static void call(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	CUdeviceptr ptrs[BATCH_MAX];
-	size_t sizes[BATCH_MAX], loc_idx = 0, bytes = 0;
+	CUdeviceptr ptrs[CALLS_MAX_RANGES];
+	size_t sizes[CALLS_MAX_RANGES], loc_idx = 0, bytes = 0;
 	CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, device };
 	char label[96], sz[32];
 
@@ -127,6 +128,7 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	}
 	snprintf(label, sizeof label, "umkit %s %zu ranges %s", op_name(op), n, um_size_format(bytes, sz, sizeof sz));
 	nvtxRangePushA(label);
+	uint64_t t0 = rp_now();
 	switch (op) {
 	case ENGINE_OP_EVICT:
 		loc.type = CU_MEM_LOCATION_TYPE_HOST;
@@ -144,14 +146,49 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
+	atomic_fetch_add(&kind_ns[op], rp_now() - t0);
+	atomic_fetch_add(&kind_calls[op], 1);
 	nvtxRangePop();
 	atomic_fetch_add(&n_calls, 1);
 }
 
+/* Bytes one migration call moves at most, per direction. While a migration
+ * runs, the driver holds a lock that stalls every other CUDA call of the
+ * process, the program's launches included (docs/replay.md, "What the
+ * driver's calls cost"): about 4 ms of copying per call lets the program's
+ * launches in between calls. Bigger calls copy a little faster. */
+#define EVICT_CALL_BYTES (64ULL << 20)
+#define PREFETCH_CALL_BYTES (192ULL << 20)
+
+static uint64_t call_bytes(enum engine_op op)
+{
+	switch (op) {
+	case ENGINE_OP_EVICT:
+		return EVICT_CALL_BYTES;
+	case ENGINE_OP_PREFETCH:
+	case ENGINE_OP_DISCARD_PREFETCH:
+		return PREFETCH_CALL_BYTES;
+	default:
+		return UINT64_MAX;
+	}
+}
+
+static uint64_t mapped_extent(void *unused, uint64_t address, uint64_t bytes)
+{
+	arena *a = um_alloc_arena();
+	return a ? arena_mapped_extent(a, address, bytes) : bytes;
+}
+
+static void emit(void *op, const struct engine_range *r, size_t n)
+{
+	call(*(enum engine_op *)op, r, n);
+}
+
+/* Issues op on the ranges, cut into calls (calls.h). */
 static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	for (size_t i = 0; i < n; i += BATCH_MAX)
-		call(op, r + i, n - i < BATCH_MAX ? n - i : BATCH_MAX);
+	struct calls_target t = { &op, mapped_extent, emit };
+	calls_split(r, n, call_bytes(op), &t);
 }
 
 static void *worker(void *arg)
@@ -198,7 +235,7 @@ static bool mark_done(uint64_t mark)
  * streams after them. */
 static void discard_now(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	struct engine_range idle[BATCH_MAX];
+	struct engine_range idle[CALLS_MAX_RANGES];
 	size_t k = 0, issued = 0;
 	arena *a = um_alloc_arena();
 	for (size_t i = 0; i < n; i++) {
@@ -207,16 +244,17 @@ static void discard_now(enum engine_op op, const struct engine_range *r, size_t 
 			continue;
 		}
 		idle[k++] = r[i];
-		if (k == BATCH_MAX) {
-			call(op, idle, k);
+		if (k == CALLS_MAX_RANGES) {
+			call_all(op, idle, k);
 			issued += k;
 			k = 0;
 		}
 	}
 	if (k)
-		call(op, idle, k);
+		call_all(op, idle, k);
 	if (!issued && !k)
 		return;
+	atomic_fetch_add(&n_discard_waits, 1);
 	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
 	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
@@ -226,10 +264,10 @@ static void discard_now(enum engine_op op, const struct engine_range *r, size_t 
 /* Issues the pending discards whose markers have completed. */
 static void retry_pending(void)
 {
-	struct engine_range ready[BATCH_MAX];
+	struct engine_range ready[CALLS_MAX_RANGES];
 	size_t k = 0, kept = 0;
 	for (size_t i = 0; i < n_pending; i++) {
-		if (k < BATCH_MAX && mark_done(pending[i].mark))
+		if (k < CALLS_MAX_RANGES && mark_done(pending[i].mark))
 			ready[k++] = pending[i].range;
 		else
 			pending[kept++] = pending[i];
@@ -344,4 +382,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->failed_calls = atomic_load(&n_failed);
 	out->marks = atomic_load(&n_marks);
 	out->dropped_discards = atomic_load(&n_dropped_discards);
+	out->discard_waits = atomic_load(&n_discard_waits);
+	for (int k = 0; k < 4; k++) {
+		out->kind_calls[k] = atomic_load(&kind_calls[k]);
+		out->kind_ns[k] = atomic_load(&kind_ns[k]);
+	}
 }

@@ -666,6 +666,11 @@ static void cap_unmaps_idle_segments_to_make_room(void **state)
 	assert_true(f->peak_mapped <= 12 * MiB);
 	assert_false(arena_owns(a, x));
 	assert_true(arena_owns(a, w));
+	/* Driver calls are clipped to one mapped segment. */
+	assert_int_equal(arena_mapped_extent(a, x, 4 * MiB), 0);
+	assert_int_equal(arena_mapped_extent(a, w, 4 * MiB), 4 * MiB);
+	assert_int_equal(arena_mapped_extent(a, w + 3 * MiB, 4 * MiB), MiB);
+	assert_int_equal(arena_mapped_extent(a, w + 4 * MiB, MiB), 0);
 	/* Idle memory that would not make enough room is kept. */
 	struct arena_alloc out;
 	free_ok(a, z);

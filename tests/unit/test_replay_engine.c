@@ -183,6 +183,69 @@ static void prog_iteration(struct rig *r, uint64_t act_id, int free_s1)
 	launch(r, K5, NULL, 0);
 }
 
+/* Counts the batches of kind op logged since the last look. */
+static size_t count_kind(struct rig *r, enum engine_op op)
+{
+	const struct oplog_entry *b[64];
+	size_t n = batches(r, b, 64), k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += b[i]->op == op;
+	return k;
+}
+
+/* Under a budget the plan's discards wait until the budget needs the room:
+ * with room to spare, the activation's blocks stay resident after its free
+ * and the next iteration's activation reuses them with no op at all. */
+static void budget_defers_plan_discards(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 5, PLAN_OP_DISCARD, 4, PLAN_POS_NONE, a.act, 0, act_size);
+	add_op(p, 1, PLAN_OP_DISCARD_PREFETCH, 0, 1, a.act, 0, act_size);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 64 * MB, p);
+	prog_setup(&r);
+	prog_iteration(&r, 5, 0);
+	prog_iteration(&r, 6, 0);
+	prog_iteration(&r, 7, 0);
+	assert_int_equal(count_kind(&r, ENGINE_OP_DISCARD), 0);
+	/* The first activation's blocks had never been used: populated once. */
+	const struct oplog_entry *e;
+	size_t n;
+	e = oplog_entries(r.log, &n);
+	size_t populates = 0;
+	for (size_t i = 0; i < n; i++)
+		populates += !e[i].is_mark && e[i].op == ENGINE_OP_DISCARD_PREFETCH;
+	assert_int_equal(populates, 1);
+	rig_stop(&r);
+
+	/* Without room (8 blocks for 10), dead blocks are discarded when the
+	 * room is needed (here by a kernel on W1 and W2 between a free and
+	 * the next allocation), and a reused discarded block is populated
+	 * before its first kernel writes it. */
+	rig_start(&r, ENGINE_PLAN, 16 * MB, p);
+	prog_setup(&r);
+	prog_iteration(&r, 5, 0);
+	launch(&r, K5, (const uint64_t[]){ 1, 2 }, 2);
+	prog_iteration(&r, 6, 0);
+	e = oplog_entries(r.log, &n);
+	size_t discards = 0, after = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].is_mark)
+			continue;
+		discards += e[i].op == ENGINE_OP_DISCARD;
+		after += discards && e[i].op == ENGINE_OP_DISCARD_PREFETCH;
+	}
+	assert_true(discards > 0);
+	assert_true(after > 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_true(st.modelled_peak_bytes <= 16 * MB);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 static void ops_at_positions_with_waits(void **state)
 {
 	struct prog a;
@@ -232,11 +295,14 @@ static void ops_at_positions_with_waits(void **state)
 	 * address), W1's block evicted again behind this iteration's K1. */
 	prog_iteration(&r, 6, 0);
 	/* K1's prefetches find W2 and W1's last block resident (used in the
-	 * first iteration): skipped. Markers: 4 behind K1, 5 behind K4, 6 at
-	 * the activation's free. */
-	assert_int_equal(batches(&r, b, 8), 2);
-	expect_batch(b[0], ENGINE_OP_EVICT, 4, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
-	expect_batch(b[1], ENGINE_OP_DISCARD, 6,
+	 * first iteration): skipped; the new activation's blocks were
+	 * discarded, so they are populated without a copy before K1 writes
+	 * them. Markers: 4 behind K1, 5 behind K4, 6 at the activation's free. */
+	assert_int_equal(batches(&r, b, 8), 3);
+	expect_batch(b[0], ENGINE_OP_DISCARD_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 16 * MB, 6 * MB } }, 1);
+	expect_batch(b[1], ENGINE_OP_EVICT, 4, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+	expect_batch(b[2], ENGINE_OP_DISCARD, 6,
 		     (const struct engine_range[]){ { BASE + 16 * MB, 6 * MB } }, 1);
 
 	struct engine_stats st;
@@ -562,6 +628,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ops_at_positions_with_waits),
+		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
 		cmocka_unit_test(skipped_position_ops),

@@ -2,20 +2,22 @@
  * Unit tests for the replay engine's small modules: the allocation map
  * (churn against a reference; persistent and iteration resolution with the
  * previous iteration standing in; sizes that disagree), the block table,
- * the residency model's victim order, batch coalescing and kind order, and
- * the marker indexes.
+ * the residency model's victim order, batch coalescing and kind order, the
+ * marker indexes, and the cutting of ranges into driver calls.
  */
 #include "testutil.h"
 
 #include "plan.h"
 #include "replay/allocmap.h"
 #include "replay/batch.h"
+#include "replay/calls.h"
 #include "replay/blocktab.h"
 #include "replay/marks.h"
 #include "replay/oplog.h"
 #include "replay/residency.h"
 
 #define BLK ((uint64_t)2 << 20)
+#define MB ((uint64_t)1 << 20)
 #define BASE ((uint64_t)0x7f0000000000)
 
 static void allocmap_churn(void **state)
@@ -244,6 +246,97 @@ static void marker_indexes(void **state)
 	assert_int_equal(wait_later(a, c).mark, 1);
 }
 
+/* ---- calls_split: ranges cut into driver calls ---- */
+
+#define SEG_A 0x200000000ULL /* mapping 1: 8 MiB; mapping 2 follows it at once */
+#define SEG_B (SEG_A + 8 * MB)
+#define SEG_C (SEG_B + 8 * MB + 4 * MB) /* after a 4 MiB hole */
+
+static uint64_t two_mappings_and_a_hole(void *ctx, uint64_t address, uint64_t bytes)
+{
+	static const uint64_t maps[3][2] = { { SEG_A, 8 * MB }, { SEG_B, 8 * MB }, { SEG_C, 8 * MB } };
+	for (int i = 0; i < 3; i++)
+		if (address >= maps[i][0] && address < maps[i][0] + maps[i][1]) {
+			uint64_t left = maps[i][0] + maps[i][1] - address;
+			return left < bytes ? left : bytes;
+		}
+	return 0;
+}
+
+struct emitted {
+	struct engine_range r[64];
+	size_t calls[16], n, n_calls;
+};
+
+static void record_call(void *ctx, const struct engine_range *r, size_t n)
+{
+	struct emitted *e = ctx;
+	assert_true(n > 0 && e->n + n <= 64 && e->n_calls < 16);
+	for (size_t i = 0; i < n; i++)
+		e->r[e->n++] = r[i];
+	e->calls[e->n_calls++] = n;
+}
+
+static void calls_split_by_mapping_and_size(void **state)
+{
+	struct emitted e = { 0 };
+	struct calls_target t = { &e, two_mappings_and_a_hole, record_call };
+	/* One coalesced range over both mappings and the hole, into the third;
+	 * and a second range within the third. */
+	const struct engine_range in[2] = { { SEG_A + 4 * MB, 22 * MB }, { SEG_C + 6 * MB, 2 * MB } };
+	assert_int_equal(calls_split(in, 2, UINT64_MAX, &t), 4 * MB);
+	assert_int_equal(e.n_calls, 1);
+	assert_int_equal(e.n, 4);
+	assert_true(e.r[0].address == SEG_A + 4 * MB && e.r[0].bytes == 4 * MB);
+	assert_true(e.r[1].address == SEG_B && e.r[1].bytes == 8 * MB);
+	assert_true(e.r[2].address == SEG_C && e.r[2].bytes == 6 * MB);
+	assert_true(e.r[3].address == SEG_C + 6 * MB && e.r[3].bytes == 2 * MB);
+
+	/* At most 6 MiB per call: pieces are cut, and no call exceeds it. */
+	memset(&e, 0, sizeof e);
+	assert_int_equal(calls_split(in, 2, 6 * MB, &t), 4 * MB);
+	assert_int_equal(e.n_calls, 4);
+	size_t at = 0;
+	uint64_t total = 0;
+	for (size_t c = 0; c < e.n_calls; c++) {
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < e.calls[c]; i++)
+			bytes += e.r[at++].bytes;
+		assert_true(bytes <= 6 * MB);
+		total += bytes;
+	}
+	assert_int_equal(total, 20 * MB);
+	assert_true(e.r[0].address == SEG_A + 4 * MB && e.r[0].bytes == 4 * MB);
+	assert_true(e.r[1].address == SEG_B && e.r[1].bytes == 2 * MB);
+
+	/* Without an extent function everything is one mapping. */
+	memset(&e, 0, sizeof e);
+	t.extent = NULL;
+	assert_int_equal(calls_split(in, 1, UINT64_MAX, &t), 0);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.r[0].bytes, 22 * MB);
+}
+
+static void count_call(void *ctx, const struct engine_range *r, size_t n)
+{
+	size_t *calls = ctx;
+	assert_true(calls[0] < 3);
+	calls[1 + calls[0]++] = n;
+}
+
+static void calls_split_caps_ranges_per_call(void **state)
+{
+	static struct engine_range in[CALLS_MAX_RANGES + 5];
+	for (size_t i = 0; i < CALLS_MAX_RANGES + 5; i++)
+		in[i] = (struct engine_range){ SEG_A + i * 4 * MB, 2 * MB };
+	size_t calls[4] = { 0 }; /* count, then ranges per call */
+	struct calls_target t = { calls, NULL, count_call };
+	calls_split(in, CALLS_MAX_RANGES + 5, UINT64_MAX, &t);
+	assert_int_equal(calls[0], 2);
+	assert_int_equal(calls[1], CALLS_MAX_RANGES);
+	assert_int_equal(calls[2], 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +347,8 @@ int main(void)
 		cmocka_unit_test(residency_victims),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
 		cmocka_unit_test(marker_indexes),
+		cmocka_unit_test(calls_split_by_mapping_and_size),
+		cmocka_unit_test(calls_split_caps_ranges_per_call),
 	};
 	return cmocka_run_group_tests_name("replay_parts", tests, NULL, NULL);
 }
