@@ -21,6 +21,7 @@ struct sim_ctx {
 	size_t *o_first;         /* tensors spanning block b: */
 	uint32_t *o_tensor;      /* o_tensor[o_first[b] .. o_first[b + 1]) */
 	uint64_t *gap, *dur;    /* [p] idle time before kernel k, its duration */
+	uint64_t *recorded;     /* [p] the recorded durations (dur may be perturbed) */
 	uint64_t tail_ns;       /* idle time after the last kernel */
 	uint64_t ideal_ns, live_peak;
 };
@@ -88,6 +89,7 @@ void sim_ctx_free(struct sim_ctx *c)
 	free(c->o_tensor);
 	free(c->gap);
 	free(c->dur);
+	free(c->recorded);
 	free(c);
 }
 
@@ -174,7 +176,8 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 	c->block = malloc((nb ? nb : 1) * sizeof *c->block);
 	c->gap = calloc(c->p, sizeof *c->gap);
 	c->dur = calloc(c->p, sizeof *c->dur);
-	if (!c->block || !c->gap || !c->dur)
+	c->recorded = calloc(c->p, sizeof *c->recorded);
+	if (!c->block || !c->gap || !c->dur || !c->recorded)
 		goto oom;
 	for (size_t t = 0; t < ts->n; t++) {
 		if (!ts->t[t].bytes)
@@ -197,7 +200,7 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 	for (uint32_t k = 0; k < c->p; k++) {
 		uint64_t s = v->start_ns[k], e = v->end_ns[k];
 		c->gap[k] = s > prev_end ? s - prev_end : 0;
-		c->dur[k] = e > s ? e - s : 0;
+		c->dur[k] = c->recorded[k] = e > s ? e - s : 0;
 		prev_end = e > prev_end ? e : prev_end;
 		c->ideal_ns += c->gap[k] + c->dur[k];
 	}
@@ -544,6 +547,22 @@ int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_o
 	*n_pos = c->p;
 	sched_result_free(&sr);
 	return 0;
+}
+
+void sim_ctx_perturb(struct sim_ctx *c, double fraction, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	c->ideal_ns = c->tail_ns;
+	for (uint32_t k = 0; k < c->p; k++) {
+		/* xorshift64*: a uniform draw in [0, 1) per kernel */
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		double u = (double)((x * 0x2545f4914f6cdd1dULL) >> 11) / (double)(1ULL << 53);
+		double scale = 1.0 + fraction * (2.0 * u - 1.0);
+		c->dur[k] = fraction ? (uint64_t)((double)c->recorded[k] * scale + 0.5) : c->recorded[k];
+		c->ideal_ns += c->gap[k] + c->dur[k];
+	}
 }
 
 int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,

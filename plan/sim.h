@@ -76,6 +76,13 @@ struct sim_ctx;
 struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen);
 void sim_ctx_free(struct sim_ctx *c);
 
+/* Scales each kernel's simulated duration by a factor drawn uniformly from
+ * [1 - fraction, 1 + fraction], from the recorded durations each time (the
+ * same seed gives the same draw; fraction 0 restores them); ideal follows.
+ * The plan policy still schedules from the recorded durations: the plan
+ * meets a run that differs from its profile (G10, section 7.6). */
+void sim_ctx_perturb(struct sim_ctx *c, double fraction, uint64_t seed);
+
 /* W: the most allocation bytes live at one position (report's live peak). */
 uint64_t sim_live_peak(const struct sim_ctx *c);
 /* Distinct 2 MB blocks the iteration's tensors span. */
@@ -113,6 +120,27 @@ int sim_sweep(const struct sim_ctx *c, const double *ratios, size_t n, uint64_t 
 /* The rows as a table (one line per ratio and policy). Returns 0, or -1
  * when the write failed. */
 int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FILE *out);
+
+/* Sensitivity to kernel durations, per capacity: the plan's % of ideal with
+ * the recorded durations and over SIM_SENS_DRAWS perturbed runs. */
+#define SIM_SENS_DRAWS 9
+struct sim_sensitivity {
+	double ratio;
+	double recorded_pct;
+	double min_pct, median_pct, max_pct;
+};
+
+/* Runs ideal and plan at each capacity (as sim_sweep chooses them) with
+ * durations perturbed by up to fraction (0 < fraction < 1), seeds 1 ..
+ * SIM_SENS_DRAWS, filling out[0 .. n); c is left with its recorded
+ * durations. Returns 0, or -1 with err set. */
+int sim_sensitivity(struct sim_ctx *c, const double *ratios, size_t n, uint64_t capacity,
+		    const struct sim_options *o, double fraction, struct sim_sensitivity *out,
+		    char *err, size_t errlen);
+
+/* The sensitivity as a table / as a cJSON array (NULL when out of memory). */
+int sim_sensitivity_print(const struct sim_sensitivity *s, size_t n, double fraction, FILE *out);
+cJSON *sim_sensitivity_json(const struct sim_sensitivity *s, size_t n, double fraction);
 
 /* The rows as a cJSON object the caller owns, or NULL when out of memory. */
 cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,

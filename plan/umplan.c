@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"              [--call-cost US] [--iteration auto|N|nvtx:NAME] [--report] [--json]\n"
 	"              [--check] [--corr-rows N] [--corr-ways N] [--corr-successors N] [-q]\n"
 	"       umplan TRACE.db --simulate [--capacity SIZE | --ratios R,R,...] [--json]\n"
-	"              [--constants FILE] [--sim-csv DIR]\n"
+	"              [--constants FILE] [--sim-csv DIR] [--perturb PCT]\n"
 	"       umplan --dump PLAN\n";
 
 static const char help_text[] =
@@ -67,13 +67,17 @@ static const char help_text[] =
 	"                      no plan is written unless -o is given\n"
 	"  --ratios R,R,...    the ratios for --simulate, each >= 1 (default 1,1.5,2,3,4)\n"
 	"  --constants FILE    --simulate's link constants from a JSON object: htod_gbps,\n"
-	"                      dtoh_gbps (as tests/gpu/calibrate.py prints), optionally\n"
+	"                      dtoh_gbps, optionally (tests/gpu/calibrate.py prints all)\n"
 	"                      fault_gbps, call_cost_us, fault_batch_us; they override\n"
 	"                      --htod-bw/--dtoh-bw/--call-cost and the fault defaults\n"
 	"                      (4.3 GB/s, 30 us per faulting kernel)\n"
 	"  --sim-csv DIR       also write DIR/pressure.csv (residency per kernel before\n"
 	"                      and after the plan, per capacity) and DIR/throughput.csv\n"
 	"                      (% of ideal per ratio and policy) for scripts/sim_plots.py\n"
+	"  --perturb PCT       with --simulate, also the sensitivity study: the plan made\n"
+	"                      from the recorded kernel durations, simulated with each\n"
+	"                      kernel's duration scaled by a random factor within +-PCT %\n"
+	"                      (9 seeded draws): the plan's % of ideal, min/median/max\n"
 	"  --dump PLAN         print the plan file PLAN as JSON and exit\n"
 	"  -q, --quiet         no progress messages\n"
 	"  -h, --help          this text\n"
@@ -84,6 +88,7 @@ static const char help_text[] =
 enum {
 	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
 	OPT_DUMP, OPT_ROWS, OPT_WAYS, OPT_SUCC, OPT_SIMULATE, OPT_RATIOS, OPT_CONSTANTS, OPT_SIM_CSV,
+	OPT_PERTURB,
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -132,23 +137,34 @@ static int dump(const char *path)
 	return fflush(stdout) ? 1 : 0;
 }
 
-/* umplan --simulate: the sweep as a table or JSON on stdout, and the CSV
- * files when csv_dir is set. Returns the exit status. */
+/* umplan --simulate: the sweep (and with perturb > 0 the sensitivity study)
+ * as a table or JSON on stdout, and the CSV files when csv_dir is set.
+ * Returns the exit status. */
 static int simulate_print(const struct planner *pl, const struct sim_options *so,
 			  const double *ratios, size_t n, uint64_t capacity, bool json,
-			  const char *csv_dir)
+			  const char *csv_dir, double perturb)
 {
 	char err[4200];
 	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
 	struct sim_row *rows = NULL;
-	if (!c || sim_sweep(c, ratios, n, capacity, so, &rows, err, sizeof err)) {
-		um_error("%s", err);
+	struct sim_sensitivity *sens = perturb > 0 ? calloc(n, sizeof *sens) : NULL;
+	if (!c || (perturb > 0 && !sens) || sim_sweep(c, ratios, n, capacity, so, &rows, err, sizeof err) ||
+	    (sens && sim_sensitivity(c, ratios, n, capacity, so, perturb, sens, err, sizeof err))) {
+		um_error("%s", c && (perturb <= 0 || sens) ? err : "out of memory");
+		free(rows);
+		free(sens);
 		sim_ctx_free(c);
 		return 1;
 	}
 	int rc = 0;
 	if (json) {
 		cJSON *j = sim_json(c, rows, n, so);
+		cJSON *sj = sens ? sim_sensitivity_json(sens, n, perturb) : NULL;
+		if (j && sens && (!sj || !cJSON_AddItemToObject(j, "sensitivity", sj))) {
+			cJSON_Delete(sj);
+			cJSON_Delete(j);
+			j = NULL;
+		}
 		char *text = j ? cJSON_Print(j) : NULL;
 		cJSON_Delete(j);
 		if (!text) {
@@ -158,7 +174,8 @@ static int simulate_print(const struct planner *pl, const struct sim_options *so
 			printf("%s\n", text);
 			free(text);
 		}
-	} else if (sim_print(c, rows, n, stdout)) {
+	} else if (sim_print(c, rows, n, stdout) ||
+		   (sens && sim_sensitivity_print(sens, n, perturb, stdout))) {
 		um_error("writing the simulation failed");
 		rc = 1;
 	}
@@ -167,6 +184,7 @@ static int simulate_print(const struct planner *pl, const struct sim_options *so
 		rc = 1;
 	}
 	free(rows);
+	free(sens);
 	sim_ctx_free(c);
 	return rc;
 }
@@ -192,6 +210,7 @@ int main(int argc, char **argv)
 		{ "ratios", required_argument, NULL, OPT_RATIOS },
 		{ "constants", required_argument, NULL, OPT_CONSTANTS },
 		{ "sim-csv", required_argument, NULL, OPT_SIM_CSV },
+		{ "perturb", required_argument, NULL, OPT_PERTURB },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -203,6 +222,7 @@ int main(int argc, char **argv)
 	bool report = false, json = false, check = false, simulate = false;
 	const char *ratios_text = "1,1.5,2,3,4", *constants = NULL, *sim_csv = NULL;
 	bool capacity_given = false;
+	double perturb = 0;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
@@ -241,6 +261,13 @@ int main(int argc, char **argv)
 		case OPT_RATIOS: ratios_text = arg; break;
 		case OPT_CONSTANTS: constants = arg; break;
 		case OPT_SIM_CSV: sim_csv = arg; break;
+		case OPT_PERTURB: {
+			char *end;
+			perturb = strtod(arg, &end) / 100;
+			if (end == arg || *end || !isfinite(perturb) || perturb <= 0 || perturb >= 1)
+				return usage_error("--perturb: '%s' is not a percentage between 0 and 100", arg);
+			break;
+		}
 		case OPT_ROWS:
 			if (parse_u32(arg, &o.corr.rows))
 				return usage_error("--corr-rows: '%s' is not a number", arg);
@@ -282,8 +309,9 @@ int main(int argc, char **argv)
 			return usage_error("--ratios: '%s' is not a ratio >= 1", bad);
 		if (capacity_given)
 			n_ratios = 1;
-	} else if (constants || sim_csv) {
-		return usage_error("%s needs --simulate", constants ? "--constants" : "--sim-csv");
+	} else if (constants || sim_csv || perturb > 0) {
+		return usage_error("%s needs --simulate",
+				   constants ? "--constants" : sim_csv ? "--sim-csv" : "--perturb");
 	}
 	struct sim_options so;
 	sim_options_default(&o, &so);
@@ -304,7 +332,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 	if (simulate) {
 		rc = simulate_print(pl, &so, ratios, n_ratios, capacity_given ? o.capacity : 0, json,
-				    sim_csv);
+				    sim_csv, perturb);
 		free(ratios);
 		json = false; /* the simulation's JSON replaces the summary's */
 	}

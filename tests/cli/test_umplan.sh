@@ -40,7 +40,7 @@ make_trace "$trace"
 run "$UMPLAN" --help
 expect_status 0 "--help exits 0"
 for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --iteration --report --json --check \
-	--corr-rows --corr-ways --corr-successors --dump --quiet --version --simulate --ratios --constants --sim-csv; do
+	--corr-rows --corr-ways --corr-successors --dump --quiet --version --simulate --ratios --constants --sim-csv --perturb; do
 	expect_out_has "$opt" "--help documents $opt"
 done
 
@@ -177,5 +177,24 @@ expect_status 1 "a bad constants file is bad input"
 expect_err_has "htod_gbps" "the bad constant is named"
 run "$UMPLAN" "$trace" --sim-csv "$SCRATCH/csv"
 expect_status 2 "--sim-csv without --simulate is a usage error"
+
+# --perturb: the sensitivity study, as a table and in the JSON.
+run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 --perturb 20 -q
+expect_status 0 "--simulate --perturb exits 0"
+expect_out_has "sensitivity: plan made from the recorded kernel durations" "--perturb prints the study"
+expect_out_has "[0.80, 1.20]" "--perturb 20 scales durations within +-20 %"
+run "$UMPLAN" "$fixture" --simulate --ratios 2 --perturb 10 --json -q
+if python3 -c 'import json,sys; s=json.load(sys.stdin)["sensitivity"]; assert len(s) == 1 and s[0]["perturbation"] == 0.1 and s[0]["min_pct_ideal"] <= s[0]["max_pct_ideal"]' <<<"$out"; then
+	ok "--perturb adds the study to --json"
+else
+	not_ok "--perturb adds the study to --json"
+fi
+for bad in 0 100 -5 abc; do
+	run "$UMPLAN" "$fixture" --simulate --perturb "$bad"
+	expect_status 2 "--perturb $bad is a usage error"
+done
+expect_err_has "'abc'" "the bad percentage is named"
+run "$UMPLAN" "$trace" --perturb 20
+expect_status 2 "--perturb without --simulate is a usage error"
 
 finish

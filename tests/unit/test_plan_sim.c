@@ -2,8 +2,8 @@
  * Unit tests for the --simulate model (plan/sim.h): ideal is a lower bound
  * and time = ideal + stall for every policy; more capacity never makes
  * ondemand slower; blocks are conserved; with room for every block,
- * ondemand faults only in the warm-up; the ratio parser and the constants
- * file. On synthetic
+ * ondemand faults only in the warm-up; perturbed kernel durations (the
+ * sensitivity study); the ratio parser and the constants file. On synthetic
  * traces over several seeds and on every committed fixture trace.
  */
 #include "testutil.h"
@@ -42,6 +42,50 @@ static void assert_result(const struct sim_result *s, enum sim_policy pol, const
 		assert_true(!s->faults && !s->htod_bytes && !s->dtoh_bytes && !s->stall_ns);
 }
 
+/* Perturbed durations (the sensitivity study): every invariant still holds
+ * under them, the same seed gives the same run, and fraction 0 restores the
+ * recorded run exactly. */
+static void check_perturbation(struct sim_ctx *c, const struct sim_options *o,
+			       const struct sim_row *rows, const char *path)
+{
+	char err[512];
+	struct sim_result a, b;
+	uint64_t cap = rows[2].res[SIM_PLAN].capacity;
+	for (int p = 0; p < SIM_N_POLICIES; p++) {
+		sim_ctx_perturb(c, 0.2, 7);
+		if (sim_run(c, (enum sim_policy)p, cap, o, &a, err, sizeof err))
+			fail_msg("%s", err);
+		assert_result(&a, (enum sim_policy)p, path);
+		if (p == SIM_IDEAL && a.ideal_ns == rows[2].res[SIM_IDEAL].ideal_ns)
+			fail_msg("%s: perturbing the durations left ideal unchanged", path);
+		sim_ctx_perturb(c, 0.2, 7);
+		if (sim_run(c, (enum sim_policy)p, cap, o, &b, err, sizeof err))
+			fail_msg("%s", err);
+		assert_true(a.time_ns == b.time_ns && a.htod_bytes == b.htod_bytes);
+	}
+	sim_ctx_perturb(c, 0, 0);
+	if (sim_run(c, SIM_PLAN, cap, o, &a, err, sizeof err))
+		fail_msg("%s", err);
+	assert_true(a.time_ns == rows[2].res[SIM_PLAN].time_ns);
+	assert_true(a.ideal_ns == rows[2].res[SIM_PLAN].ideal_ns);
+
+	/* The study itself: min <= median <= max, durations restored after. */
+	struct sim_sensitivity sens[N_RATIOS];
+	if (sim_sensitivity(c, ratios, N_RATIOS, 0, o, 0.2, sens, err, sizeof err))
+		fail_msg("%s", err);
+	for (size_t i = 0; i < N_RATIOS; i++) {
+		assert_true(sens[i].ratio == ratios[i]);
+		assert_true(sens[i].min_pct <= sens[i].median_pct && sens[i].median_pct <= sens[i].max_pct);
+		assert_true(sens[i].max_pct <= 100.0 && sens[i].min_pct > 0);
+		double recorded = 100.0 * (double)rows[i].res[SIM_PLAN].ideal_ns /
+				  (double)rows[i].res[SIM_PLAN].time_ns;
+		assert_true(sens[i].recorded_pct == recorded);
+	}
+	if (sim_run(c, SIM_IDEAL, cap, o, &a, err, sizeof err))
+		fail_msg("%s", err);
+	assert_true(a.ideal_ns == rows[2].res[SIM_IDEAL].ideal_ns);
+}
+
 /* Every invariant on the trace at path. */
 static void check_trace(const char *path)
 {
@@ -73,6 +117,7 @@ static void check_trace(const char *path)
 	assert_int_equal(all.faults, 0);
 	assert_int_equal(all.dtoh_bytes, 0);
 	assert_int_equal(all.evicted, 0);
+	check_perturbation(c, &o, rows, path);
 	free(rows);
 	sim_ctx_free(c);
 	planner_free(pl);
