@@ -549,6 +549,11 @@ int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_o
 	return 0;
 }
 
+double sim_pct_ideal(const struct sim_result *r)
+{
+	return r->time_ns ? 100.0 * (double)r->ideal_ns / (double)r->time_ns : 100.0;
+}
+
 void sim_ctx_perturb(struct sim_ctx *c, double fraction, uint64_t seed)
 {
 	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;

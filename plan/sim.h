@@ -68,6 +68,9 @@ struct sim_result {
 	uint64_t brought, evicted, discarded, resident_end;
 };
 
+/* Throughput as a share of ideal: 100 * ideal time / time. */
+double sim_pct_ideal(const struct sim_result *r);
+
 /* The prepared iteration: blocks and per-kernel block sets. */
 struct sim_ctx;
 

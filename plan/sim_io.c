@@ -137,8 +137,7 @@ int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 			const struct sim_result *s = &rows[i].res[p];
 			fprintf(f, "%g,%llu,%s,%llu,%.3f\n", rows[i].ratio,
 				(unsigned long long)s->capacity, sim_policy_name((enum sim_policy)p),
-				(unsigned long long)s->time_ns,
-				s->time_ns ? 100.0 * (double)s->ideal_ns / (double)s->time_ns : 100.0);
+				(unsigned long long)s->time_ns, sim_pct_ideal(s));
 		}
 	if (close_checked(f, path, err, errlen))
 		return -1;

@@ -71,11 +71,6 @@ int sim_sweep(const struct sim_ctx *c, const double *ratios, size_t n, uint64_t 
 	return 0;
 }
 
-static double pct_ideal(const struct sim_result *s)
-{
-	return s->time_ns ? 100.0 * (double)s->ideal_ns / (double)s->time_ns : 100.0;
-}
-
 int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FILE *out)
 {
 	fprintf(out, "simulated iteration: W (live peak) %.1f MB, %llu blocks of 2 MB\n",
@@ -88,7 +83,7 @@ int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FIL
 			fprintf(out, "%6.2f %10.1f %-9s %12.3f %10.1f %10.3f %10.1f %10.1f %8llu\n",
 				rows[i].ratio, (double)s->capacity / 1e6,
 				sim_policy_name((enum sim_policy)p), (double)s->time_ns / 1e6,
-				pct_ideal(s), (double)s->stall_ns / 1e6, (double)s->htod_bytes / 1e6,
+				sim_pct_ideal(s), (double)s->stall_ns / 1e6, (double)s->htod_bytes / 1e6,
 				(double)s->dtoh_bytes / 1e6, (unsigned long long)s->faults);
 		}
 	return ferror(out) ? -1 : 0;
@@ -126,7 +121,7 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 			     cJSON_AddNumberToObject(e, "capacity", (double)s->capacity) &&
 			     cJSON_AddStringToObject(e, "policy", sim_policy_name((enum sim_policy)p)) &&
 			     cJSON_AddNumberToObject(e, "time_ns", (double)s->time_ns) &&
-			     cJSON_AddNumberToObject(e, "pct_ideal", pct_ideal(s)) &&
+			     cJSON_AddNumberToObject(e, "pct_ideal", sim_pct_ideal(s)) &&
 			     cJSON_AddNumberToObject(e, "stall_ns", (double)s->stall_ns) &&
 			     cJSON_AddNumberToObject(e, "htod_bytes", (double)s->htod_bytes) &&
 			     cJSON_AddNumberToObject(e, "dtoh_bytes", (double)s->dtoh_bytes) &&

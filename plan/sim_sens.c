@@ -21,7 +21,7 @@ static int plan_pct(const struct sim_ctx *c, uint64_t capacity, const struct sim
 	struct sim_result r;
 	if (sim_run(c, SIM_PLAN, capacity, o, &r, err, errlen))
 		return -1;
-	*pct = r.time_ns ? 100.0 * (double)r.ideal_ns / (double)r.time_ns : 100.0;
+	*pct = sim_pct_ideal(&r);
 	return 0;
 }
 

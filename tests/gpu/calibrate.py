@@ -55,7 +55,9 @@ def main():
 
     # Does evicting managed memory give the device memory back?
     move(True)
-    used = lambda: gpu.mem_info()[1] - gpu.mem_info()[0]
+    def used():
+        free_b, total_b = gpu.mem_info()
+        return total_b - free_b
     on_gpu = used()
     move(False)
     time.sleep(0.5)

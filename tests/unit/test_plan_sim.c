@@ -77,9 +77,7 @@ static void check_perturbation(struct sim_ctx *c, const struct sim_options *o,
 		assert_true(sens[i].ratio == ratios[i]);
 		assert_true(sens[i].min_pct <= sens[i].median_pct && sens[i].median_pct <= sens[i].max_pct);
 		assert_true(sens[i].max_pct <= 100.0 && sens[i].min_pct > 0);
-		double recorded = 100.0 * (double)rows[i].res[SIM_PLAN].ideal_ns /
-				  (double)rows[i].res[SIM_PLAN].time_ns;
-		assert_true(sens[i].recorded_pct == recorded);
+		assert_true(sens[i].recorded_pct == sim_pct_ideal(&rows[i].res[SIM_PLAN]));
 	}
 	if (sim_run(c, SIM_IDEAL, cap, o, &a, err, sizeof err))
 		fail_msg("%s", err);
