@@ -6,6 +6,7 @@ hands a loss function to train(). What they print (stdout):
     config key=value ...          the arguments, parameter count and bytes
     step N loss X                 one per step, N from 0, X = repr(float)
     time_per_step_ms X            mean over the steps after the first
+    per_step_ms X,X,...         every step's wall time, the first included
     peak_mem_bytes N              torch.cuda.max_memory_allocated(), only when
                                   non-zero (under umkit, which turns off
                                   PyTorch's caching allocator, it is 0)
@@ -124,6 +125,7 @@ def train(args, model, optimizer, batches, compute_loss):
     if times:
         rest = times[1:] or times
         print("time_per_step_ms %.3f" % (1e3 * sum(rest) / len(rest)))
+        print("per_step_ms %s" % ",".join("%.3f" % (1e3 * t) for t in times))
     if device.type == "cuda":
         peak = torch.cuda.max_memory_allocated(device)
         if peak:

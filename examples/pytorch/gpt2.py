@@ -23,7 +23,8 @@ def main():
     config = GPT2Config(n_layer=args.n_layer, n_embd=args.n_embd, n_head=args.n_head,
                         vocab_size=args.vocab_size, n_positions=args.seq_len,
                         use_cache=False)  # training: keep no key/value cache
-    model = GPT2LMHeadModel(config).to(device)
+    with device:  # initialised where it trains: a CPU init of every weight is slow
+        model = GPT2LMHeadModel(config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
 
     def make_batch(g):

@@ -17,8 +17,9 @@ def main():
     common.check_positive(p, args, "image_size", "classes", "batch_size")
     device = common.setup(args)
 
-    model = getattr(torchvision.models, "resnet%d" % args.depth)(
-        weights=None, num_classes=args.classes).to(device)
+    with device:  # initialised where it trains: a CPU init of every weight is slow
+        model = getattr(torchvision.models, "resnet%d" % args.depth)(
+            weights=None, num_classes=args.classes)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     criterion = nn.CrossEntropyLoss()
 

@@ -12,8 +12,8 @@ def steady(values):
     return statistics.median(vals) if vals else 0
 
 
-def main(path):
-    s = json.load(open(path))
+def summarise(s):
+    """The steady-state figures of one parsed stats JSON, as a dict."""
     e = s["engine"]
     m = s["measured"]
     per = m["iterations"]
@@ -39,6 +39,11 @@ def main(path):
     for kind, c in host["driver_calls"].items():
         out[f"{kind}_calls_per_iter"] = c["calls"] / n
         out[f"{kind}_host_ms_per_iter"] = c["ns"] / 1e6 / n
+    return out
+
+
+def main(path):
+    out = summarise(json.load(open(path)))
     print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
 
 

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench/suite.sh: the benchmark suite for one model, on the GPU machine.
+#
+# Usage, from the repository root with the build present:
+#   BUILD=build bash bench/suite.sh MODEL OUTDIR [PARTS]
+# MODEL is one of bench/models.sh's; PARTS any of "grid maxbatch" (default
+# both). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py) and
+# writes OUTDIR/calib-MODEL.json and OUTDIR/MODEL-stats.tar.gz. Render with
+# bench/suite_report.py.
+#
+# grid: the model at its default batch. W is the live peak of its recorded
+#   run; three repetitions each of: the plain program (no tool), ideal
+#   (umreplay --policy ideal, no budget), plan with a budget of 1.25 W (the
+#   cost of replay when memory suffices), and, at W/B = 1.25, 1.5, 2 and 3,
+#   ondemand, deepum and plan under --gpu-budget B. Repetitions are
+#   interleaved so drift touches every policy alike.
+# maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
+#   doubled and tripled; each recorded, planned for that budget and run once
+#   under ideal, ondemand and plan.
+#
+# Safety: --max-managed is 2 W rounded up to whole GiB (at least 8G) and
+# must leave 8 GiB of the GPU free, or the run refuses to start.
+set -uo pipefail
+MODEL=${1:?usage: bench/suite.sh MODEL OUTDIR [PARTS]}
+OUTDIR=${2:?usage: bench/suite.sh MODEL OUTDIR [PARTS]}
+PARTS=${3:-grid maxbatch}
+BUILD=${BUILD:-build}
+B=$BUILD/bin
+RATIOS=${RATIOS:-1.25 1.5 2 3}
+REPS=${REPS:-3}
+RUN_LIMIT_S=${RUN_LIMIT_S:-150}   # a run slower than this is cut off (rc 124)
+RECORD_CAP=32G                     # --max-managed of the recording runs
+. "$(dirname "$0")/models.sh"
+export PYTHONUNBUFFERED=1
+
+batch0=$(default_batch "$MODEL") || { echo "bench/suite.sh: unknown model '$MODEL' (one of: $MODELS)" >&2; exit 2; }
+work=$(mktemp -d /tmp/umkit-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$OUTDIR" "$work/stats"
+csv=$OUTDIR/$MODEL.csv
+date=$(date -u +%Y-%m-%d)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
+echo "$MODEL on $gpu, $free_mib MiB free, $date"
+if [ "$free_mib" -lt $(((32 + 8) * 1024)) ]; then
+	echo "refusing to run: less than 40 GiB free on the GPU" >&2; exit 1
+fi
+
+python3 tests/gpu/calibrate.py 1 >"$OUTDIR/calib-$MODEL.json" || exit 1
+read -r htod dtoh < <(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["htod_gbps"], c["dtoh_gbps"])' "$OUTDIR/calib-$MODEL.json")
+plan_opts=(--htod-bw "$htod" --dtoh-bw "$dtoh")
+
+# record BATCH: records the model at BATCH; prints W and the managed cap.
+record() {
+	local cmd tag=$MODEL.b$1 w
+	read -ra cmd < <(model_command "$MODEL" "$1")
+	$B/umrec -q -o "$work/$tag.db" --max-managed "$RECORD_CAP" -- "${cmd[@]}" \
+		>"$work/$tag.rec" 2>"$work/$tag.rec.err" || { tail -3 "$work/$tag.rec.err" >&2; return 1; }
+	w=$($B/umplan "$work/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])') || return 1
+	local maxm=$(((2 * w + (1 << 30) - 1) >> 30))
+	[ $maxm -lt 8 ] && maxm=8
+	if [ $((maxm + 8)) -gt $((free_mib / 1024)) ]; then
+		echo "refusing: --max-managed ${maxm}G would leave less than 8 GiB of $free_mib MiB free" >&2
+		return 1
+	fi
+	echo "$w ${maxm}G"
+}
+
+# plan BATCH BUDGET: the plan for the recorded BATCH under BUDGET bytes (0:
+# none, the plan ideal runs with: its ops are not used, its signature is).
+plan() {
+	local cap=()
+	[ "$2" != 0 ] && cap=(--capacity "$2")
+	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$work/$MODEL.b$1.$2.plan"
+}
+
+# run EXPERIMENT BATCH W MAXM RATIO BUDGET POLICY REP REF: one run, one CSV row.
+# POLICY "plain" runs the program without umkit; BUDGET 0 means none.
+run() {
+	local exp=$1 batch=$2 w=$3 maxm=$4 ratio=$5 budget=$6 policy=$7 rep=$8 ref=$9
+	local tag=$exp.b$batch.r$ratio.$policy.$rep cmd rc stats=()
+	read -ra cmd < <(model_command "$MODEL" "$batch")
+	if [ "$policy" = plain ]; then
+		timeout "$RUN_LIMIT_S" "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
+		rc=$?
+	else
+		local budget_opt=()
+		[ "$budget" != 0 ] && budget_opt=(--gpu-budget "$budget")
+		timeout "$RUN_LIMIT_S" $B/umreplay -q --plan "$work/$MODEL.b$batch.$budget.plan" \
+			--policy "$policy" "${budget_opt[@]}" --max-managed "$maxm" \
+			--stats "$work/stats/$MODEL.$tag.json" -- "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
+		rc=$?
+		stats=(--stats "$work/stats/$MODEL.$tag.json")
+	fi
+	[ $rc -ne 0 ] && tail -3 "$work/$tag.err" >&2
+	local refopt=()
+	[ -n "$ref" ] && refopt=(--ref "$ref")
+	python3 bench/measure.py "$csv" --out "$work/$tag.out" "${stats[@]}" "${refopt[@]}" --rc $rc \
+		date="$date" gpu="$gpu" model="$MODEL" experiment="$exp" batch="$batch" w_bytes="$w" \
+		ratio="$ratio" budget_bytes="$budget" policy="$policy" rep="$rep"
+	echo "$MODEL $tag rc=$rc $(tail -1 "$csv" | cut -d, -f12-18)"
+}
+
+budget_at() { python3 -c "import sys; print(int(int(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+
+if [[ " $PARTS " == *" grid "* ]]; then
+	read -r w maxm < <(record "$batch0") || exit 1
+	echo "$MODEL batch $batch0: W = $w bytes, --max-managed $maxm"
+	plan "$batch0" 0 || exit 1
+	roomy=$(budget_at "$w" 0.8)
+	plan "$batch0" "$roomy" || exit 1
+	for ratio in $RATIOS; do plan "$batch0" "$(budget_at "$w" "$ratio")" || exit 1; done
+	ref=$work/grid.b$batch0.r0.plain.1.out
+	for rep in $(seq "$REPS"); do
+		run grid "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
+		run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
+		run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref"
+		for ratio in $RATIOS; do
+			for policy in ondemand deepum plan; do
+				run grid "$batch0" "$w" "$maxm" "$ratio" "$(budget_at "$w" "$ratio")" $policy "$rep" "$ref"
+			done
+		done
+	done
+fi
+
+if [[ " $PARTS " == *" maxbatch "* ]]; then
+	[ -n "${w:-}" ] || read -r w maxm < <(record "$batch0") || exit 1
+	fixed=$(budget_at "$w" 1.25)
+	for mult in 2 3; do
+		batch=$((batch0 * mult))
+		read -r wb maxmb < <(record "$batch") || { echo "$MODEL batch $batch: not recorded" >&2; break; }
+		plan "$batch" 0 && plan "$batch" "$fixed" || exit 1
+		ratio=$(python3 -c "print(round($wb / $fixed, 2))")
+		run maxbatch "$batch" "$wb" "$maxmb" 0 0 ideal 1 ""
+		ref=$work/maxbatch.b$batch.r0.ideal.1.out
+		for policy in ondemand plan; do
+			run maxbatch "$batch" "$wb" "$maxmb" "$ratio" "$fixed" $policy 1 "$ref"
+		done
+	done
+fi
+
+tar -C "$work/stats" -czf "$OUTDIR/$MODEL-stats.tar.gz" .

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Command-line tests for bench/suite_report.py: the numbers it computes from a
+# small synthetic suite, failed and missing cells, --docs replacing only the
+# text between its markers, --img writing three PNGs, and exit status 2 with
+# the file named for a missing directory, one without CSVs and a bad header.
+# The suite: models alpha (batch 4, W = 2 GB, HtoD 40 GB/s, DtoH 10 GB/s) and
+# beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
+# (alpha's plain rows written by bench/measure.py itself), one repetition cut
+# off (rc 124), one cell failed in every repetition, one never run, and
+# alpha's maxbatch runs at batches 8 and 12.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(realpath "$(dirname "$0")/../..")
+REPORT=$ROOT/bench/suite_report.py
+MEASURE=$ROOT/bench/measure.py
+export PYTHONDONTWRITEBYTECODE=1   # leave no __pycache__ in the checkout
+# The plots need matplotlib (python3-matplotlib): use a python3 that has it.
+PY=python3
+$PY -c 'import matplotlib' 2>/dev/null || { /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3; }
+
+suite=$SCRATCH/suite
+mkdir -p "$suite"
+echo '{"htod_gbps": 40, "dtoh_gbps": 10, "call_cost_us": 5}' >"$suite/calib-alpha.json"
+echo '{"htod_gbps": 20, "dtoh_gbps": 5}' >"$suite/calib-beta.json"
+
+# reps MODEL EXPERIMENT BATCH W RATIO POLICY "TIMES" [FAULTS HTOD DTOH PEAK]:
+# appends one row per entry of TIMES to MODEL.csv: "30" a repetition of 30 ms,
+# "30/0" one whose outputs differ from the plain run's, "rc124" one that
+# failed. The budget is W / RATIO (0: none).
+reps() {
+	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget
+	budget=$(awk -v w="$w" -v r="$ratio" 'BEGIN { printf "%d", (r > 0 ? w / r : 0) }')
+	for t in $7; do
+		rep=$((rep + 1))
+		local common="2026-01-02,Test GPU,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
+		case $t in
+		rc*) echo "$common,${t#rc},0,,,,,,,,,," ;;
+		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,," ;;
+		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,," ;;
+		esac
+	done >>"$suite/$model.csv"
+}
+
+# alpha's plain rows through bench/measure.py (it writes the header too).
+for rep in 1 2 3; do
+	printf 'per_step_ms 500,%s\nstep 1 loss 2.5\nchecksum 42\n' $((8 + rep)) >"$SCRATCH/plain$rep.out"
+	python3 "$MEASURE" "$suite/alpha.csv" --out "$SCRATCH/plain$rep.out" --ref "$SCRATCH/plain1.out" \
+		date=2026-01-02 gpu="Test GPU" model=alpha experiment=grid batch=4 w_bytes=2000000000 \
+		ratio=0 budget_bytes=0 policy=plain rep=$rep
+done
+W=2000000000
+reps alpha grid 4 $W 0 ideal "20 21 25" 0 0 0 1000
+reps alpha grid 4 $W 0.8 plan "22 23 24" 0 50 0 1900
+reps alpha grid 4 $W 1.25 ondemand "60 70 80" 1100 800 400 1590
+reps alpha grid 4 $W 1.25 deepum "50 50 50" 900 700 300 1590
+reps alpha grid 4 $W 1.25 plan "30 28/0 35" 11 400 100 1590
+reps alpha grid 4 $W 2 ondemand "100 120 rc124" 2000 1600 800 990
+reps alpha grid 4 $W 2 deepum "90 90 90" 1800 1500 700 990
+reps alpha grid 4 $W 2 plan "42 42 42" 40 900 500 990
+reps alpha maxbatch 8 4000000000 0 ideal "40" 0 0 0 3900
+reps alpha maxbatch 8 4000000000 2.5 ondemand "100" 3000 2000 1000 1590
+reps alpha maxbatch 8 4000000000 2.5 plan "70" 50 900 400 1590
+reps alpha maxbatch 12 6000000000 0 ideal "60" 0 0 0 5900
+reps alpha maxbatch 12 6000000000 3.75 ondemand "rc124"
+reps alpha maxbatch 12 6000000000 3.75 plan "150" 90 2000 1500 1590
+
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from measure import COLUMNS; print(",".join(COLUMNS))' \
+	"$ROOT/bench" >"$suite/beta.csv"
+W=1000000000
+reps beta grid 16 $W 0 plain "5 5 5"
+reps beta grid 16 $W 0 ideal "10 10 10" 0 0 0 900
+reps beta grid 16 $W 0.8 plan "11 11 11" 0 0 0 900
+reps beta grid 16 $W 1.25 ondemand "40 40 40" 500 400 200 790
+reps beta grid 16 $W 1.25 deepum "30 30 30" 400 300 100 790
+reps beta grid 16 $W 1.25 plan "15 15 15" 5 100 50 790
+reps beta grid 16 $W 2 ondemand "80 80 80" 900 800 400 490
+reps beta grid 16 $W 2 deepum "rc137 rc137 rc137"
+# beta's plan at W/B 2 is not run.
+
+run python3 "$REPORT" "$suite"
+expect_status 0 "the report exits 0"
+expect_out_has "- **alpha**: 2026-01-02; Test GPU; batch 4; W = 2.00 GB; calibrated HtoD 40 GB/s, DtoH 10 GB/s" \
+	"the header line has date, GPU, batch, W and the calibration"
+expect_out_has "- **beta**: 2026-01-02; Test GPU; batch 16; W = 1.00 GB; calibrated HtoD 20 GB/s, DtoH 5 GB/s" \
+	"each model has its header line"
+# ideal 21 ms; ondemand 70 (60-80): 30 % of ideal; bound max(21, 400/10, 800/40) = 40, 1.75x.
+expect_out_has "| alpha | 1.25 | ondemand | 70.0 (60.0–80.0) | 3/3 | 30.0 | 1100 | 800 | 400 | 40.0 | 1.75 | 1590 / 1600 | yes | – |" \
+	"median, spread, % of ideal, traffic, bound and x bound"
+# plan 30 (28-35): 70 %; bound max(21, 10, 10) = 21, 30/21 = 1.43x; faults 11 of 1100 = 1 %.
+expect_out_has "| alpha | 1.25 | plan | 30.0 (28.0–35.0) | 3/3 | 70.0 | 11 | 400 | 100 | 21.0 | 1.43 | 1590 / 1600 | NO (1 of 3) | 1.00 |" \
+	"plan's faults as % of ondemand's and differing outputs"
+expect_out_has "| alpha | – | plain | 10.0 (9.0–11.0) | 3/3 | 210.0 | – | – | – | – | – | – / none | yes | – |" \
+	"the plain rows written by measure.py are read"
+expect_out_has "| alpha | – | ideal | 21.0 (20.0–25.0) | 3/3 | 100.0 | 0 | 0 | 0 | 21.0 | 1.00 | 1000 / none | yes | – |" \
+	"ideal is 100 % of itself and its own bound"
+expect_out_has "| alpha | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/3 | 91.3 |" "the roomy plan run is a grid row"
+# one of three cut off: the median of the other two, 21 / 110 = 19.1 %.
+expect_out_has "| alpha | 2 | ondemand | 110.0 (100.0–120.0) | 2/3 (rc 124) | 19.1 | 2000 | 1600 | 800 | 80.0 | 1.38 |" \
+	"a failed repetition is left out of the median and counted"
+expect_out_has "| beta | 2 | deepum | failed (rc 137) | 0/3 (rc 137) | – |" "a cell failed in every repetition says so"
+expect_out_has "| beta | 2 | plan | not run | 0/0 | – |" "a missing cell says not run"
+expect_out_has "| alpha | 10.0 (9.0–11.0) | 21.0 (20.0–25.0) | +110.0 % | 23.0 (22.0–24.0) | +130.0 % |" \
+	"replay when memory suffices: overheads against plain"
+expect_out_has "| beta | 5.0 (5.0–5.0) | 10.0 (10.0–10.0) | +100.0 % | 11.0 (11.0–11.0) | +120.0 % |" \
+	"replay when memory suffices: every model"
+expect_out_has "| alpha | 4 (grid) | 1.25 | 21.0 (20.0–25.0) | 70.0 (60.0–80.0) | 30.0 | 30.0 (28.0–35.0) | 70.0 |" \
+	"max batch starts at the grid's default batch"
+expect_out_has "| alpha | 8 | 2.50 | 40.0 | 100.0 | 40.0 | 70.0 | 57.1 |" "max batch: each batch with % of ideal"
+expect_out_has "| alpha | 12 | 3.75 | 60.0 | failed (rc 124) | – | 150.0 | 40.0 |" "max batch: a failed run says so"
+expect_out_has "| alpha | none | 8 |" "largest batch reached per policy (ondemand: 30 % at batch 4)"
+expect_out_has "at least 50 % of ideal's throughput" "the criterion is stated"
+grep -q "img/" <<<"$out" && not_ok "no image links without --img" || ok "no image links without --img"
+
+# --docs: only the text between the markers changes.
+docs=$SCRATCH/benchmarks.md
+printf '# Benchmarks\nbefore\n<!-- suite:begin -->\nOLD TABLE\n<!-- suite:end -->\nafter\n' >"$docs"
+run python3 "$REPORT" "$suite" --docs "$docs"
+expect_status 0 "--docs exits 0"
+[ -z "$out" ] && ok "--docs prints nothing" || not_ok "--docs prints nothing"
+if [ "$(head -3 "$docs")" = "$(printf '# Benchmarks\nbefore\n<!-- suite:begin -->')" ] &&
+	[ "$(tail -2 "$docs")" = "$(printf '<!-- suite:end -->\nafter')" ] &&
+	! grep -q "OLD TABLE" "$docs" && grep -qF "| alpha | 8 | 2.50 |" "$docs"; then
+	ok "--docs replaces the text between the markers and keeps the rest"
+else
+	not_ok "--docs replaces the text between the markers and keeps the rest"; cat "$docs"
+fi
+cp "$docs" "$SCRATCH/once.md"
+run python3 "$REPORT" "$suite" --docs "$docs"
+cmp -s "$docs" "$SCRATCH/once.md" && ok "--docs twice gives the same file" || not_ok "--docs twice gives the same file"
+printf 'no markers here\n' >"$SCRATCH/plain.md"
+run python3 "$REPORT" "$suite" --docs "$SCRATCH/plain.md"
+expect_status 2 "--docs without markers exits 2"
+expect_err_has "$SCRATCH/plain.md" "the file without markers is named"
+expect_err_has "<!-- suite:begin -->" "the missing marker is named"
+
+# --img: three PNGs, linked relative to docs/.
+run "$PY" "$REPORT" "$suite" --img "$SCRATCH/img"
+expect_status 0 "--img exits 0"
+for png in suite-throughput suite-faults suite-traffic; do
+	if [ "$(head -c 8 "$SCRATCH/img/$png.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
+		ok "--img writes $png.png as a PNG"
+	else
+		not_ok "--img writes $png.png as a PNG"
+	fi
+	expect_out_has "(img/$png.png)" "the markdown links img/$png.png"
+done
+
+# Bad input: one line naming the file, exit 2, no traceback.
+run python3 "$REPORT" "$SCRATCH/absent"
+expect_status 2 "a missing directory exits 2"
+expect_err_has "$SCRATCH/absent" "the missing directory is named"
+mkdir "$SCRATCH/empty"
+run python3 "$REPORT" "$SCRATCH/empty"
+expect_status 2 "a directory without CSVs exits 2"
+expect_err_has "$SCRATCH/empty: no MODEL.csv" "the directory without CSVs is named"
+mkdir "$SCRATCH/bad"
+cp "$suite/calib-alpha.json" "$SCRATCH/bad/"
+printf 'model,step_ms\nalpha,3\n' >"$SCRATCH/bad/alpha.csv"
+run python3 "$REPORT" "$SCRATCH/bad"
+expect_status 2 "a wrong header exits 2"
+expect_err_has "$SCRATCH/bad/alpha.csv: header" "the CSV with the wrong header is named"
+[ "$(wc -l <<<"$err")" -eq 1 ] && ! grep -q Traceback <<<"$err" && ok "the error is one line, no traceback" \
+	|| not_ok "the error is one line, no traceback"
+
+finish
