@@ -33,9 +33,9 @@ reps() {
 		rep=$((rep + 1))
 		local common="2026-01-02,Test GPU,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
 		case $t in
-		rc*) echo "$common,${t#rc},0,,,,,,,,,," ;;
-		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,," ;;
-		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,," ;;
+		rc*) echo "$common,${t#rc},0,,,,,,,,,,," ;;
+		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,," ;;
+		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,," ;;
 		esac
 	done >>"$suite/$model.csv"
 }
