@@ -3,33 +3,38 @@
 #
 # Usage, from the repository root with the build present:
 #   BUILD=build bash bench/suite.sh MODEL OUTDIR [PARTS]
-# MODEL is one of bench/models.sh's; PARTS any of "grid maxbatch" (default
-# both). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py) and
+# MODEL is one of bench/models.sh's; PARTS any of "base grid maxbatch"
+# (default all three; split them, and RATIOS, over several GPU commands when
+# one does not fit in 10 minutes). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py) and
 # writes OUTDIR/calib-MODEL.json and OUTDIR/MODEL-stats.tar.gz. Render with
 # bench/suite_report.py.
 #
-# grid: the model at its default batch. W is the live peak of its recorded
-#   run; three repetitions each of: the plain program (no tool), ideal
-#   (umreplay --policy ideal, no budget), plan with a budget of 1.25 W (the
-#   cost of replay when memory suffices), and, at W/B = 1.25, 1.5, 2 and 3,
-#   ondemand, deepum and plan under --gpu-budget B. Repetitions are
-#   interleaved so drift touches every policy alike.
+# The model runs at its default batch; W is the live peak of its recorded
+# run. REPS repetitions (3), interleaved so drift touches every policy alike:
+# base: the plain program (no tool), ideal (umreplay --policy ideal, no
+#   budget), and plan with a budget of 1.25 W (replay when memory suffices).
+# grid: at each W/B of RATIOS (1.25 1.5 2 3), ondemand, deepum and plan
+#   under --gpu-budget B.
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
 #
+# Traces are kept in $TRACE_CACHE (on the GPU machine, while it stays up),
+# named by the recorder library's and the command's hash, so a later part
+# reuses its part's recording.
 # Safety: --max-managed is 2 W rounded up to whole GiB (at least 8G) and
 # must leave 8 GiB of the GPU free, or the run refuses to start.
 set -uo pipefail
 MODEL=${1:?usage: bench/suite.sh MODEL OUTDIR [PARTS]}
 OUTDIR=${2:?usage: bench/suite.sh MODEL OUTDIR [PARTS]}
-PARTS=${3:-grid maxbatch}
+PARTS=${3:-base grid maxbatch}
 BUILD=${BUILD:-build}
 B=$BUILD/bin
 RATIOS=${RATIOS:-1.25 1.5 2 3}
 REPS=${REPS:-3}
 RUN_LIMIT_S=${RUN_LIMIT_S:-150}   # a run slower than this is cut off (rc 124)
 RECORD_CAP=32G                     # --max-managed of the recording runs
+TRACE_CACHE=${TRACE_CACHE:-/tmp/umkit-bench-traces}
 . "$(dirname "$0")/models.sh"
 export PYTHONUNBUFFERED=1
 
@@ -50,12 +55,20 @@ python3 tests/gpu/calibrate.py 1 >"$OUTDIR/calib-$MODEL.json" || exit 1
 read -r htod dtoh < <(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["htod_gbps"], c["dtoh_gbps"])' "$OUTDIR/calib-$MODEL.json")
 plan_opts=(--htod-bw "$htod" --dtoh-bw "$dtoh")
 
-# record BATCH: records the model at BATCH; prints W and the managed cap.
+# record BATCH: records the model at BATCH (or takes the cached trace);
+# prints W and the managed cap.
 record() {
-	local cmd tag=$MODEL.b$1 w
+	local cmd tag=$MODEL.b$1 w key
 	read -ra cmd < <(model_command "$MODEL" "$1")
-	$B/umrec -q -o "$work/$tag.db" --max-managed "$RECORD_CAP" -- "${cmd[@]}" \
-		>"$work/$tag.rec" 2>"$work/$tag.rec.err" || { tail -3 "$work/$tag.rec.err" >&2; return 1; }
+	key=$( (md5sum <"$BUILD/lib/libumrec.so"; echo "${cmd[*]}") | md5sum | cut -c1-16)
+	mkdir -p "$TRACE_CACHE"
+	if [ ! -s "$TRACE_CACHE/$tag.$key.db" ]; then
+		$B/umrec -q -o "$work/$tag.db" --max-managed "$RECORD_CAP" -- "${cmd[@]}" \
+			>"$work/$tag.rec" 2>"$work/$tag.rec.err" || { tail -3 "$work/$tag.rec.err" >&2; return 1; }
+		mv "$work/$tag.db" "$TRACE_CACHE/$tag.$key.db"
+	fi
+	ln -sf "$TRACE_CACHE/$tag.$key.db" "$work/$tag.db"
+	$B/umplan "$work/$tag.db" --report | grep -E '^(iterations|planned) ' >&2
 	w=$($B/umplan "$work/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])') || return 1
 	local maxm=$(((2 * w + (1 << 30) - 1) >> 30))
 	[ $maxm -lt 8 ] && maxm=8
@@ -103,18 +116,28 @@ run() {
 
 budget_at() { python3 -c "import sys; print(int(int(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 
-if [[ " $PARTS " == *" grid "* ]]; then
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+if part base || part grid; then
 	read -r w maxm < <(record "$batch0") || exit 1
 	echo "$MODEL batch $batch0: W = $w bytes, --max-managed $maxm"
 	plan "$batch0" 0 || exit 1
 	roomy=$(budget_at "$w" 0.8)
-	plan "$batch0" "$roomy" || exit 1
-	for ratio in $RATIOS; do plan "$batch0" "$(budget_at "$w" "$ratio")" || exit 1; done
+	part base && { plan "$batch0" "$roomy" || exit 1; }
+	if part grid; then
+		for ratio in $RATIOS; do plan "$batch0" "$(budget_at "$w" "$ratio")" || exit 1; done
+	fi
+	# Outputs are compared with the first plain run (made here when base is
+	# not run).
 	ref=$work/grid.b$batch0.r0.plain.1.out
+	part base || { read -ra cmd < <(model_command "$MODEL" "$batch0"); "${cmd[@]}" >"$ref" 2>/dev/null; }
 	for rep in $(seq "$REPS"); do
-		run grid "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
-		run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
-		run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref"
+		if part base; then
+			run grid "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
+			run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
+			run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref"
+		fi
+		part grid || continue
 		for ratio in $RATIOS; do
 			for policy in ondemand deepum plan; do
 				run grid "$batch0" "$w" "$maxm" "$ratio" "$(budget_at "$w" "$ratio")" $policy "$rep" "$ref"
@@ -123,7 +146,7 @@ if [[ " $PARTS " == *" grid "* ]]; then
 	done
 fi
 
-if [[ " $PARTS " == *" maxbatch "* ]]; then
+if part maxbatch; then
 	[ -n "${w:-}" ] || read -r w maxm < <(record "$batch0") || exit 1
 	fixed=$(budget_at "$w" 1.25)
 	for mult in 2 3; do

@@ -361,8 +361,11 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 		}
 		r->chosen = o->index;
 	} else {
-		/* Latest steady iteration that has a successor, else the last. */
-		r->chosen = r->n_iters - 1;
+		/* Latest steady iteration that has a successor, else the latest
+		 * with a successor: the last one's allocations run into the
+		 * tail (a checksum, an evaluation), so a plan made from it would
+		 * not know the iterations it is replayed on. */
+		r->chosen = r->n_iters >= 2 ? r->n_iters - 2 : 0;
 		for (size_t i = r->n_iters >= 2 ? r->n_iters - 2 : 0; i >= 1; i--) {
 			if (same_sequence(ids, r->iters[i], r->iters[i - 1])) {
 				r->chosen = i;

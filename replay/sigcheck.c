@@ -7,10 +7,12 @@ struct sigcheck {
 	const struct plan_signature *sig;
 	bool foreign;
 
-	uint64_t launches;
+	bool any_placed;
+	uint64_t launches;         /* since the first placed one, or the start */
+	uint64_t limit;            /* 10 * n_kernels + slack */
 	uint32_t window;           /* W */
-	bool window_open, kernels_judged;
-	uint32_t seen, placed;     /* in the window */
+	bool window_open, kernels_ok;
+	uint32_t seen, placed;     /* in the open window */
 
 	bool in_iteration;         /* allocations are being compared */
 	bool alloc_ok;             /* an iteration agreed: allocations judged */
@@ -26,6 +28,7 @@ sigcheck *sigcheck_create(const struct plan_signature *sig)
 		return NULL;
 	s->sig = sig;
 	s->window = sig->n_kernels < SIGCHECK_WINDOW_MAX ? sig->n_kernels : SIGCHECK_WINDOW_MAX;
+	s->limit = 10 * (uint64_t)sig->n_kernels + SIGCHECK_NO_HIT_SLACK;
 	return s;
 }
 
@@ -36,24 +39,28 @@ void sigcheck_destroy(sigcheck *s)
 
 void sigcheck_launch(sigcheck *s, bool placed)
 {
-	s->launches++;
-	if (s->kernels_judged)
+	if (s->kernels_ok || s->foreign)
 		return;
+	if (placed && !s->any_placed) {
+		s->any_placed = true;
+		s->launches = 0;
+	}
+	if (++s->launches >= s->limit) {
+		s->foreign = true;
+		return;
+	}
 	if (!s->window_open) {
-		if (!placed) {
-			if (s->launches >= 10 * (uint64_t)s->sig->n_kernels + SIGCHECK_NO_HIT_SLACK)
-				s->foreign = s->kernels_judged = true;
+		if (!placed)
 			return;
-		}
 		s->window_open = true;
+		s->seen = s->placed = 0;
 	}
 	s->seen++;
 	s->placed += placed;
-	if (s->seen == s->window) {
-		s->kernels_judged = true;
-		if (2 * (uint64_t)s->placed < s->window)
-			s->foreign = true;
-	}
+	if (s->seen < s->window)
+		return;
+	s->window_open = false;
+	s->kernels_ok = 2 * (uint64_t)s->placed >= s->window;
 }
 
 void sigcheck_alloc(sigcheck *s, uint64_t size)

@@ -3,12 +3,16 @@
  * model, batch size or script), so the replayer stops acting on it.
  *
  * The rule (docs/replay.md, "Foreign plans"):
- *  - kernels: the window opens at the first launch the matcher places
- *    (matched or resynced), so a warm-up phase of kernels the plan does not
- *    hold (model construction, initialisation) is not held against it, and
- *    spans W = min(n_kernels, SIGCHECK_WINDOW_MAX) launches. Fewer than half
- *    of them placed: foreign. No launch placed at all within the first
- *    10 * n_kernels + SIGCHECK_NO_HIT_SLACK launches: foreign.
+ *  - kernels: a window opens at a launch the matcher places (matched or
+ *    resynced) and spans W = min(n_kernels, SIGCHECK_WINDOW_MAX) launches;
+ *    at least half of them placed: the kernels agree. A failed window
+ *    closes and the next placed launch opens another, because a warm-up
+ *    kernel the plan also holds (a fill, a copy during initialisation) can
+ *    open one among launches the plan does not hold. Foreign: when
+ *    10 * n_kernels + SIGCHECK_NO_HIT_SLACK launches pass (counted from the
+ *    first placed launch, or from the start if none is) without a window
+ *    agreeing. A program of another shape is usually caught sooner, by its
+ *    allocations.
  *  - allocations: each complete iteration (from one iteration start to the
  *    next) is compared with signature.alloc_sizes, size by size. If none of
  *    the first SIGCHECK_ALLOC_TRIES complete iterations agrees: foreign.

@@ -1,11 +1,10 @@
 /*
  * launch_info.c: decode kernel launches (see launch_info.h).
  *
- * Every parameter's bytes are scanned in 8-byte words, so pointers inside
- * struct parameters count too (PyTorch passes its tensors' data pointers in
- * an array inside a struct). What is fixed per function (the parameter
- * layout, the hash of the long mangled name) is computed once and cached:
- * this runs on every launch of the program.
+ * The parameter words that point into the arena are found by param_scan.c.
+ * What is fixed per function (the parameter layout, the hash of the long
+ * mangled name, the words ruled out as pointers) is computed once and
+ * cached: this runs on every launch of the program.
  */
 #include "launch_info.h"
 
@@ -42,6 +41,7 @@ struct kernel_info {
 	uint64_t name_state;
 	uint32_t nparams;
 	struct { uint32_t offset, size; } *params;
+	param_slots *slots;
 	struct kernel_info *next;
 };
 
@@ -84,6 +84,9 @@ static struct kernel_info *create_info(CUfunction f, const char *name)
 		k->params[i].size = (uint32_t)size;
 		k->nparams = i + 1;
 	}
+	if (k->nparams)
+		k->slots = param_slots_create(k->params[k->nparams - 1].offset +
+					      k->params[k->nparams - 1].size);
 	return k;
 }
 
@@ -103,38 +106,14 @@ static const struct kernel_info *info_of(CUfunction f, const char *name)
 	return k;
 }
 
-static void scan_word(struct launch_info *out, arena *a, uint32_t param_offset, uint64_t word)
-{
-	struct arena_alloc alloc;
-	/* Cheap rejections first: most words are small integers or floats. */
-	if (word < 4096 || !arena_lookup(a, word, &alloc))
-		return;
-	if (out->nargs == LAUNCH_MAX_ARGS) {
-		out->args_truncated = true;
-		return;
-	}
-	struct launch_arg *arg = &out->args[out->nargs++];
-	arg->param_offset = param_offset;
-	arg->alloc = alloc;
-	arg->offset = word - alloc.address;
-}
-
-static void scan_bytes(struct launch_info *out, arena *a, uint32_t base, const unsigned char *p, size_t len)
-{
-	for (size_t o = 0; o + 8 <= len; o += 8) {
-		uint64_t word;
-		memcpy(&word, p + o, 8);
-		scan_word(out, a, base + (uint32_t)o, word);
-	}
-}
-
 static void scan_params(struct launch_info *out, arena *a, const struct kernel_info *k, void **params,
 			void **extra)
 {
+	struct param_args found = { out->args, 0, LAUNCH_MAX_ARGS, false };
 	if (params) {
 		for (uint32_t i = 0; k && i < k->nparams; i++)
-			scan_bytes(out, a, k->params[i].offset, params[i], k->params[i].size);
-		return;
+			param_scan(k->slots, a, k->params[i].offset, params[i], k->params[i].size, &found);
+		goto done;
 	}
 	/* The packed form: CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs. */
 	const unsigned char *buf = NULL;
@@ -146,7 +125,10 @@ static void scan_params(struct launch_info *out, arena *a, const struct kernel_i
 			len = *(size_t *)extra[i + 1];
 	}
 	if (buf)
-		scan_bytes(out, a, 0, buf, len);
+		param_scan(NULL, a, 0, buf, len, &found);
+done:
+	out->nargs = found.n;
+	out->args_truncated = found.truncated;
 }
 
 static void set_shape(struct launch_info *out, unsigned gx, unsigned gy, unsigned gz,

@@ -15,14 +15,9 @@
 #include <cupti.h>
 
 #include "arena.h"
+#include "param_scan.h"
 
 #define LAUNCH_MAX_ARGS 64 /* pointer words kept per launch; more are dropped */
-
-struct launch_arg {
-	uint32_t param_offset;
-	struct arena_alloc alloc; /* the allocation the word points into */
-	uint64_t offset;          /* word - alloc.address */
-};
 
 struct launch_info {
 	const char *name;
@@ -30,7 +25,7 @@ struct launch_info {
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
 	CUstream stream;
-	struct launch_arg args[LAUNCH_MAX_ARGS];
+	struct param_arg args[LAUNCH_MAX_ARGS];
 	uint32_t nargs;
 	bool args_truncated;
 	uint64_t exec_id;

@@ -483,7 +483,14 @@ static void foreign_by_kernels(void **state)
 	struct engine_stats st;
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.signature_mismatch, 0);
-	launch(&r, U + 3, NULL, 0); /* 2 of 6 placed */
+	launch(&r, U + 3, NULL, 0); /* 2 of 6 placed: a failed window */
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 0);
+	for (int i = 4; i < 10 * 6 + 10000 - 3; i++)
+		launch(&r, U + (uint64_t)i, NULL, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 0);
+	launch(&r, U, NULL, 0); /* 10 * n + slack since the first placed one */
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.signature_mismatch, 1);
 	rig_stop(&r);

@@ -209,11 +209,29 @@ static void kernels_rule(void **state)
 		sigcheck_launch(s, false); /* judged already */
 	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
-	/* 4 of 10: foreign. */
+	/* 4 of 10 in every window: foreign once 10 * n + slack launches have
+	 * passed since the first placed one. */
 	s = sigcheck_create(&sig);
-	for (int i = 0; i < 10; i++)
-		sigcheck_launch(s, i < 4);
+	for (int i = 0; i < 7; i++)
+		sigcheck_launch(s, false);
+	for (int i = 0; i < 10 * 10 + SIGCHECK_NO_HIT_SLACK - 1; i++) {
+		sigcheck_launch(s, i % 10 < 4);
+		assert_false(sigcheck_foreign(s));
+	}
+	sigcheck_launch(s, false);
 	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+	/* A warm-up kernel the plan also holds opens a window that fails; the
+	 * iteration's launches open the next, which agrees. */
+	s = sigcheck_create(&sig);
+	sigcheck_launch(s, true);
+	for (int i = 0; i < 30; i++)
+		sigcheck_launch(s, false);
+	for (int i = 0; i < 10; i++)
+		sigcheck_launch(s, i != 3);
+	for (int i = 0; i < 20000; i++)
+		sigcheck_launch(s, false); /* judged already */
+	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
 	/* Never placed: foreign after 10 * n + slack launches. */
 	s = sigcheck_create(&sig);
@@ -230,9 +248,20 @@ static void window_is_capped(void **state)
 	static uint64_t ids[5000];
 	uint64_t sizes[1] = { 1 };
 	struct plan_signature sig = signature(ids, 5000, sizes, 1);
+	/* One window of SIGCHECK_WINDOW_MAX launches, not of n_kernels: half
+	 * of it placed is enough, one fewer is not. */
 	sigcheck *s = sigcheck_create(&sig);
 	for (int i = 0; i < SIGCHECK_WINDOW_MAX; i++)
+		sigcheck_launch(s, i < SIGCHECK_WINDOW_MAX / 2);
+	for (int i = 0; i < 10 * 5000 + SIGCHECK_NO_HIT_SLACK; i++)
+		sigcheck_launch(s, false);
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+	s = sigcheck_create(&sig);
+	for (int i = 0; i < SIGCHECK_WINDOW_MAX; i++)
 		sigcheck_launch(s, i < SIGCHECK_WINDOW_MAX / 2 - 1);
+	for (int i = 0; i < 10 * 5000 + SIGCHECK_NO_HIT_SLACK; i++)
+		sigcheck_launch(s, false);
 	assert_true(sigcheck_foreign(s));
 	sigcheck_destroy(s);
 }

@@ -1,0 +1,140 @@
+/*
+ * test_param_scan.c: finding the arena pointers in a kernel's parameters
+ * (common/param_scan.c): words inside struct parameters, offsets into
+ * allocations, words ruled out once they hold something else (the padding
+ * of PyTorch's functors), zeros and large parameters never ruled out, the
+ * cap on what one launch keeps.
+ */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "param_scan.h"
+
+/* An arena over address space only: nothing is dereferenced. */
+static uint64_t next_base = (uint64_t)1 << 44;
+
+static int map_fn(void *ctx, uint64_t bytes, uint64_t *base)
+{
+	*base = next_base;
+	next_base += bytes;
+	return 0;
+}
+
+static void unmap_fn(void *ctx, uint64_t base, uint64_t bytes) {}
+static uint64_t fence_record(void *ctx) { return 1; }
+static bool fence_done(void *ctx, uint64_t token) { return true; }
+static void fence_wait(void *ctx, uint64_t token) {}
+
+static arena *new_arena(void)
+{
+	struct arena_config cfg = { 0 };
+	struct arena_backend b = { NULL, map_fn, unmap_fn, fence_record, fence_done, fence_wait };
+	arena *a = arena_create(&cfg, &b);
+	assert_non_null(a);
+	return a;
+}
+
+static uint64_t alloc(arena *a, uint64_t size)
+{
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, size, &out), ARENA_OK);
+	return out.address;
+}
+
+/* Scans words[] as one parameter at byte base; returns how many it found. */
+static uint32_t scan(param_slots *s, arena *a, uint32_t base, const uint64_t *words, size_t n,
+		     struct param_arg *found, uint32_t cap)
+{
+	struct param_args out = { found, 0, cap, false };
+	param_scan(s, a, base, (const unsigned char *)words, n * 8, &out);
+	return out.n;
+}
+
+static void pointers_inside_structs(void **state)
+{
+	arena *a = new_arena();
+	uint64_t x = alloc(a, 1000), y = alloc(a, 5 << 20);
+	/* int + padding, a pointer, a float, a pointer into y's middle */
+	uint64_t words[] = { 7, x, 0x3f800000, y + 4096 };
+	struct param_arg found[8];
+	assert_int_equal(scan(NULL, a, 16, words, 4, found, 8), 2);
+	assert_int_equal(found[0].param_offset, 24);
+	assert_int_equal(found[0].alloc.address, x);
+	assert_int_equal(found[0].offset, 0);
+	assert_int_equal(found[1].param_offset, 40);
+	assert_int_equal(found[1].alloc.size, 5 << 20);
+	assert_int_equal(found[1].offset, 4096);
+	arena_destroy(a);
+}
+
+static void padding_is_ruled_out(void **state)
+{
+	arena *a = new_arena();
+	uint64_t x = alloc(a, 1 << 20), y = alloc(a, 1 << 20);
+	param_slots *s = param_slots_create(64);
+	assert_non_null(s);
+	struct param_arg found[4];
+	/* A float with stale pointer bits above it: by chance inside y. */
+	uint64_t launch1[] = { y + 0x3f8e38e4 % (1 << 20), x };
+	assert_int_equal(scan(s, a, 8, launch1, 2, found, 4), 2);
+	/* Next launch: the same word holds a non-address; the pointer word 0. */
+	uint64_t launch2[] = { 0x7f00000000003f8eULL, 0 };
+	assert_int_equal(scan(s, a, 8, launch2, 2, found, 4), 0);
+	/* From now on the padding word is no pointer, even when it looks like
+	 * one; the word that held 0 still is. */
+	uint64_t launch3[] = { y + 64, x + 8 };
+	assert_int_equal(scan(s, a, 8, launch3, 2, found, 4), 1);
+	assert_int_equal(found[0].param_offset, 16);
+	assert_int_equal(found[0].alloc.address, x);
+	/* Another function's slots know nothing of it. */
+	param_slots *other = param_slots_create(64);
+	assert_int_equal(scan(other, a, 8, launch3, 2, found, 4), 2);
+	param_slots_destroy(other);
+	param_slots_destroy(s);
+	arena_destroy(a);
+}
+
+static void large_parameters_never_ruled_out(void **state)
+{
+	arena *a = new_arena();
+	uint64_t x = alloc(a, 1 << 20);
+	param_slots *s = param_slots_create(4096);
+	struct param_arg found[16];
+	/* A multi-tensor list of 9 words (72 bytes): unused slots hold junk. */
+	uint64_t list[9] = { x, 0x1234567, 0xdeadbeef00 };
+	assert_int_equal(scan(s, a, 0, list, 9, found, 16), 1);
+	list[1] = x + 100, list[2] = x + 200;
+	assert_int_equal(scan(s, a, 0, list, 9, found, 16), 3);
+	assert_int_equal(found[2].offset, 200);
+	param_slots_destroy(s);
+	arena_destroy(a);
+}
+
+static void cap_truncates(void **state)
+{
+	arena *a = new_arena();
+	uint64_t x = alloc(a, 1 << 20);
+	uint64_t words[] = { x, x + 1, x + 2, x + 3 };
+	struct param_arg found[2];
+	struct param_args out = { found, 0, 2, false };
+	param_scan(NULL, a, 0, (const unsigned char *)words, sizeof words, &out);
+	assert_int_equal(out.n, 2);
+	assert_true(out.truncated);
+	/* Trailing bytes short of a word are not read as one. */
+	struct param_args rest = { found, 0, 2, false };
+	param_scan(NULL, a, 0, (const unsigned char *)words, 7, &rest);
+	assert_int_equal(rest.n, 0);
+	arena_destroy(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pointers_inside_structs),
+		cmocka_unit_test(padding_is_ruled_out),
+		cmocka_unit_test(large_parameters_never_ruled_out),
+		cmocka_unit_test(cap_truncates),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
