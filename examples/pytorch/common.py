@@ -135,6 +135,22 @@ def train(args, model, optimizer, batches, compute_loss):
     sys.stdout.flush()
 
 
+def train_classifier(args, model, optimizer, sample_shape, classes):
+    """train() on random inputs of sample_shape and random labels among
+    classes, with cross-entropy."""
+    criterion = torch.nn.CrossEntropyLoss()
+
+    def make_batch(g):
+        x = torch.randn(args.batch_size, *sample_shape, generator=g)
+        y = torch.randint(0, classes, (args.batch_size,), generator=g)
+        return x, y
+
+    def compute_loss(x, y):
+        return criterion(model(x), y)
+
+    train(args, model, optimizer, host_batches(args, make_batch), compute_loss)
+
+
 @torch.no_grad()
 def checksum(model, chunk=8 << 20):
     """A 64-bit hash of the bytes of every parameter and buffer, computed on

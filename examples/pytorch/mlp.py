@@ -21,17 +21,7 @@ def main():
     blocks.append(nn.Linear(args.width, args.classes))
     model = nn.Sequential(*blocks).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    criterion = nn.CrossEntropyLoss()
-
-    def make_batch(g):
-        x = torch.randn(args.batch_size, args.width, generator=g)
-        y = torch.randint(0, args.classes, (args.batch_size,), generator=g)
-        return x, y
-
-    def compute_loss(x, y):
-        return criterion(model(x), y)
-
-    common.train(args, model, optimizer, common.host_batches(args, make_batch), compute_loss)
+    common.train_classifier(args, model, optimizer, (args.width,), args.classes)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ import common  # first: sets CUBLAS_WORKSPACE_CONFIG before torch loads
 
 import torch
 import torchvision
-from torch import nn
 
 
 def main():
@@ -21,17 +20,7 @@ def main():
         model = getattr(torchvision.models, "resnet%d" % args.depth)(
             weights=None, num_classes=args.classes)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    criterion = nn.CrossEntropyLoss()
-
-    def make_batch(g):
-        x = torch.randn(args.batch_size, 3, args.image_size, args.image_size, generator=g)
-        y = torch.randint(0, args.classes, (args.batch_size,), generator=g)
-        return x, y
-
-    def compute_loss(x, y):
-        return criterion(model(x), y)
-
-    common.train(args, model, optimizer, common.host_batches(args, make_batch), compute_loss)
+    common.train_classifier(args, model, optimizer, (3, args.image_size, args.image_size), args.classes)
 
 
 if __name__ == "__main__":

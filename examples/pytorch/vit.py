@@ -5,7 +5,6 @@ import common  # first: sets CUBLAS_WORKSPACE_CONFIG before torch loads
 
 import timm
 import torch
-from torch import nn
 
 
 def main():
@@ -22,17 +21,7 @@ def main():
         model = timm.create_model(args.arch, pretrained=False, num_classes=args.classes,
                                   img_size=args.image_size)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    criterion = nn.CrossEntropyLoss()
-
-    def make_batch(g):
-        x = torch.randn(args.batch_size, 3, args.image_size, args.image_size, generator=g)
-        y = torch.randint(0, args.classes, (args.batch_size,), generator=g)
-        return x, y
-
-    def compute_loss(x, y):
-        return criterion(model(x), y)
-
-    common.train(args, model, optimizer, common.host_batches(args, make_batch), compute_loss)
+    common.train_classifier(args, model, optimizer, (3, args.image_size, args.image_size), args.classes)
 
 
 if __name__ == "__main__":
