@@ -11,6 +11,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 export UMKIT_FIXTURES="$root/tests/fixtures"
 export UMKIT_BUILD="$root/$build"
 log_dir=$(mktemp -d "${TMPDIR:-/tmp}/umkit-tests-XXXXXX")
+# Every test's scratch files go under one directory removed at the end (the
+# unit tests' test_path() dirs would otherwise stay behind).
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/umkit-scratch-XXXXXX")
+trap 'rm -rf "$log_dir" "$scratch"' EXIT
+export TMPDIR=$scratch
 passed=0 failed=0 failed_names=()
 
 count() { # count FILE PATTERN: the number in the first line matching PATTERN
@@ -50,6 +55,5 @@ for t in "$root"/tests/cli/test_*.sh; do
 done
 
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
-rm -rf "$log_dir"
 echo "total: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
