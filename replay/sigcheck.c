@@ -2,6 +2,7 @@
 #include "sigcheck.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct sigcheck {
 	const struct plan_signature *sig;
@@ -14,12 +15,20 @@ struct sigcheck {
 	bool window_open, kernels_ok;
 	uint32_t seen, placed;     /* in the open window */
 
-	bool in_iteration;         /* allocations are being compared */
+	uint64_t *want;            /* the signature's allocation sizes, sorted */
+	bool in_iteration;         /* allocations are being collected */
 	bool alloc_ok;             /* an iteration agreed: allocations judged */
-	bool agree;                /* this iteration so far */
-	uint64_t n_allocs;         /* this iteration so far */
+	bool overflow;             /* this iteration: too many to agree, or no memory */
+	uint64_t *got;             /* this iteration's sizes so far */
+	size_t n_got, cap_got;
 	uint32_t tries;            /* complete iterations compared */
 };
+
+static int by_size(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
 
 sigcheck *sigcheck_create(const struct plan_signature *sig)
 {
@@ -29,11 +38,24 @@ sigcheck *sigcheck_create(const struct plan_signature *sig)
 	s->sig = sig;
 	s->window = sig->n_kernels < SIGCHECK_WINDOW_MAX ? sig->n_kernels : SIGCHECK_WINDOW_MAX;
 	s->limit = 10 * (uint64_t)sig->n_kernels + SIGCHECK_NO_HIT_SLACK;
+	s->want = malloc((sig->n_alloc_sizes ? sig->n_alloc_sizes : 1) * sizeof *s->want);
+	if (!s->want) {
+		free(s);
+		return NULL;
+	}
+	if (sig->n_alloc_sizes) {
+		memcpy(s->want, sig->alloc_sizes, sig->n_alloc_sizes * sizeof *s->want);
+		qsort(s->want, sig->n_alloc_sizes, sizeof *s->want, by_size);
+	}
 	return s;
 }
 
 void sigcheck_destroy(sigcheck *s)
 {
+	if (!s)
+		return;
+	free(s->want);
+	free(s->got);
 	free(s);
 }
 
@@ -65,11 +87,45 @@ void sigcheck_launch(sigcheck *s, bool placed)
 
 void sigcheck_alloc(sigcheck *s, uint64_t size)
 {
-	if (!s->in_iteration)
+	if (!s->in_iteration || s->overflow)
 		return;
-	s->n_allocs++;
-	if (s->n_allocs > s->sig->n_alloc_sizes || s->sig->alloc_sizes[s->n_allocs - 1] != size)
-		s->agree = false;
+	/* So many that even all of the signature would be too small a share. */
+	if ((uint64_t)(s->n_got + 1) * SIGCHECK_ALLOC_AGREE_PCT > 100 * (uint64_t)s->sig->n_alloc_sizes) {
+		s->overflow = true;
+		return;
+	}
+	if (s->n_got == s->cap_got) {
+		size_t cap = s->cap_got ? 2 * s->cap_got : 256;
+		uint64_t *p = realloc(s->got, cap * sizeof *p);
+		if (!p) {
+			s->overflow = true;
+			return;
+		}
+		s->got = p;
+		s->cap_got = cap;
+	}
+	s->got[s->n_got++] = size;
+}
+
+/* True when the iteration's sizes and the signature's, as multisets, share
+ * at least SIGCHECK_ALLOC_AGREE_PCT % of the larger of the two. */
+static bool iteration_agrees(sigcheck *s)
+{
+	if (s->overflow)
+		return false;
+	if (s->n_got)
+		qsort(s->got, s->n_got, sizeof *s->got, by_size);
+	size_t i = 0, j = 0, shared = 0, n_want = s->sig->n_alloc_sizes;
+	while (i < s->n_got && j < n_want) {
+		if (s->got[i] == s->want[j])
+			shared++, i++, j++;
+		else if (s->got[i] < s->want[j])
+			i++;
+		else
+			j++;
+	}
+	size_t larger = s->n_got > n_want ? s->n_got : n_want;
+	return 100 * (uint64_t)shared >= SIGCHECK_ALLOC_AGREE_PCT * (uint64_t)larger;
 }
 
 void sigcheck_iteration_start(sigcheck *s)
@@ -77,7 +133,7 @@ void sigcheck_iteration_start(sigcheck *s)
 	if (s->alloc_ok)
 		return;
 	if (s->in_iteration) {
-		if (s->agree && s->n_allocs == s->sig->n_alloc_sizes) {
+		if (iteration_agrees(s)) {
 			s->alloc_ok = true;
 			s->in_iteration = false;
 			return;
@@ -86,8 +142,8 @@ void sigcheck_iteration_start(sigcheck *s)
 			s->foreign = true;
 	}
 	s->in_iteration = !s->foreign;
-	s->agree = true;
-	s->n_allocs = 0;
+	s->overflow = false;
+	s->n_got = 0;
 }
 
 bool sigcheck_foreign(const sigcheck *s)

@@ -14,10 +14,16 @@
  *    agreeing. A program of another shape is usually caught sooner, by its
  *    allocations.
  *  - allocations: each complete iteration (from one iteration start to the
- *    next) is compared with signature.alloc_sizes, size by size. If none of
- *    the first SIGCHECK_ALLOC_TRIES complete iterations agrees: foreign.
- *    Several tries, because a framework's first iterations allocate extra
- *    (optimizer state made at the first step, library workspaces).
+ *    next) is compared with signature.alloc_sizes as multisets: it agrees
+ *    when they share at least SIGCHECK_ALLOC_AGREE_PCT % of the larger. Not
+ *    in order and not exactly, because threads (PyTorch's autograd thread
+ *    and the main one) can interleave their allocations differently from
+ *    run to run, and a resynchronisation can move an iteration's start by a
+ *    kernel. Another batch size changes most sizes (activations); only the
+ *    gradients' stay. If none of the first SIGCHECK_ALLOC_TRIES complete
+ *    iterations agrees: foreign. Several tries, because a framework's first
+ *    iterations allocate extra (optimizer state made at the first step,
+ *    library workspaces).
  * The verdict is final. Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_SIGCHECK_H
@@ -31,6 +37,7 @@
 #define SIGCHECK_WINDOW_MAX 1000
 #define SIGCHECK_NO_HIT_SLACK 10000
 #define SIGCHECK_ALLOC_TRIES 3
+#define SIGCHECK_ALLOC_AGREE_PCT 90
 
 typedef struct sigcheck sigcheck;
 

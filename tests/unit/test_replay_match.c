@@ -266,6 +266,62 @@ static void window_is_capped(void **state)
 	sigcheck_destroy(s);
 }
 
+/* Iterations of 20 allocations: 4 gradients (sizes fixed by the model) and
+ * 16 activations (sizes scale with the batch). */
+static void iteration_sizes(uint64_t *out, uint64_t batch)
+{
+	for (int i = 0; i < 20; i++)
+		out[i] = i < 4 ? 4096u * (i + 1) : batch * 1000u * (i + 1);
+}
+
+static void allocations_as_multisets(void **state)
+{
+	uint64_t ids[2] = { A, B }, want[20], got[21];
+	iteration_sizes(want, 8);
+	struct plan_signature sig = signature(ids, 2, want, 20);
+	/* Another thread's allocations interleaved differently, and one extra
+	 * (a resynchronisation moved the start by a kernel): 20 of 21 shared,
+	 * so the iteration agrees. */
+	sigcheck *s = sigcheck_create(&sig);
+	sigcheck_iteration_start(s);
+	for (int i = 0; i < 20; i++)
+		got[i] = want[(i * 7) % 20];
+	got[20] = 12345;
+	for (int i = 0; i < 21; i++)
+		sigcheck_alloc(s, got[i]);
+	sigcheck_iteration_start(s);
+	for (int it = 0; it < 3; it++) {
+		sigcheck_alloc(s, 1);
+		sigcheck_iteration_start(s);
+	}
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+
+	/* Twice the batch: only the gradients match, 3 times: foreign. */
+	s = sigcheck_create(&sig);
+	iteration_sizes(got, 16);
+	sigcheck_iteration_start(s);
+	for (int it = 0; it < 3; it++) {
+		assert_false(sigcheck_foreign(s));
+		for (int i = 0; i < 20; i++)
+			sigcheck_alloc(s, got[i]);
+		sigcheck_iteration_start(s);
+	}
+	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+
+	/* Every wanted size and then as many again: too many to agree. */
+	s = sigcheck_create(&sig);
+	sigcheck_iteration_start(s);
+	for (int it = 0; it < 3; it++) {
+		for (int i = 0; i < 40; i++)
+			sigcheck_alloc(s, want[i % 20]);
+		sigcheck_iteration_start(s);
+	}
+	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+}
+
 static void allocations_rule(void **state)
 {
 	uint64_t ids[2] = { A, B }, sizes[3] = { 100, 200, 300 };
@@ -321,6 +377,7 @@ int main(void)
 		cmocka_unit_test(kernels_rule),
 		cmocka_unit_test(window_is_capped),
 		cmocka_unit_test(allocations_rule),
+		cmocka_unit_test(allocations_as_multisets),
 	};
 	return cmocka_run_group_tests_name("replay_match", tests, NULL, NULL);
 }
