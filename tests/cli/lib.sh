@@ -25,3 +25,31 @@ expect_err_has() { if grep -qF -- "$1" <<<"$err"; then ok "$2"; else not_ok "$2 
 expect_out_has() { if grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks '$1')"; fi; }
 
 finish() { exit $((failures > 0)); }
+
+# make_trace PATH [EXTRA_SQL]: a small well-formed trace, built with the
+# sqlite3 shell from schema/trace.sql, then EXTRA_SQL: 6 iterations of 4
+# kernels (execution IDs 11..14), a 4 MiB weight used by kernels 0 and 2, and
+# per iteration a 2 MiB activation used by kernels 1 and 3.
+make_trace() {
+	rm -f "$1"
+	{
+		cat "$(dirname "${BASH_SOURCE[0]}")/../../schema/trace.sql"
+		cat <<'EOF'
+PRAGMA user_version = 1;
+INSERT INTO meta VALUES ('schema_version', '1'), ('status', 'complete'),
+  ('device_name', 'test device'), ('device_memory', '1073741824'), ('command', 'python train.py');
+INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3');
+INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);
+WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)
+INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+                   shared_mem, launch_ns, start_ns, end_ns)
+SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0,
+       (n + 1) * 1000000 - 10000, (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;
+WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)
+INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)
+SELECT 2 + n, 8589934592, 2097152, 2097152, 'cudaMalloc', (4 * n + 2) * 1000000 - 30000, (4 * n + 4) * 1000000 + 5000 FROM i;
+INSERT INTO kernel_arg SELECT 100 + seq, 0, CASE WHEN seq % 2 = 0 THEN 1 ELSE 2 + seq / 4 END, 0 FROM kernel;
+EOF
+		[ -n "${2:-}" ] && echo "$2"
+	} | sqlite3 "$1"
+}

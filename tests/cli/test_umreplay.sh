@@ -7,7 +7,6 @@ source "$(dirname "$0")/lib.sh"
 UMREPLAY=$(cd "$BIN" && pwd)/umreplay
 UMPLAN=$(cd "$BIN" && pwd)/umplan
 REAL_SCRATCH=$(cd "$SCRATCH" && pwd -P)
-SCHEMA=$PWD/schema/trace.sql
 # What umreplay adds for the library; none of it may reach a plain run.
 INJECTION_VARS='^(LD_PRELOAD|CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH|PYTORCH_NO_CUDA_MEMORY_CACHING|UMKIT_[A-Z_]*)='
 
@@ -106,22 +105,7 @@ expect_status 3 "'--' ends the options"
 # ---- a valid plan, from umplan on a small synthetic trace: 6 iterations of
 # 4 kernels, a 4 MiB weight and a 2 MiB activation per iteration ----
 plan=$SCRATCH/plan.bin
-{ cat "$SCHEMA"; cat <<'EOF'; } | sqlite3 "$SCRATCH/trace.db"
-PRAGMA user_version = 1;
-INSERT INTO meta VALUES ('schema_version', '1'), ('status', 'complete'),
-  ('device_name', 'test device'), ('device_memory', '1073741824'), ('command', 'python train.py');
-INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3');
-INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);
-WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)
-INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,
-                   shared_mem, launch_ns, start_ns, end_ns)
-SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0,
-       (n + 1) * 1000000 - 10000, (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;
-WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)
-INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)
-SELECT 2 + n, 8589934592, 2097152, 2097152, 'cudaMalloc', (4 * n + 2) * 1000000 - 30000, (4 * n + 4) * 1000000 + 5000 FROM i;
-INSERT INTO kernel_arg SELECT 100 + seq, 0, CASE WHEN seq % 2 = 0 THEN 1 ELSE 2 + seq / 4 END, 0 FROM kernel;
-EOF
+make_trace "$SCRATCH/trace.db"
 have_plan=0
 if [ -x "$UMPLAN" ] && "$UMPLAN" -q "$SCRATCH/trace.db" -o "$plan" --capacity 5M 2>"$SCRATCH/umplan.err" && [ -s "$plan" ]; then
 	have_plan=1
