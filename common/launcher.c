@@ -633,8 +633,8 @@ restore:
 	return status;
 }
 
-int launch_output_path(const char *given, const char *option, const char *noun, char *path, size_t len,
-		       char *err, size_t errlen)
+int launch_output_path(const char *given, const char *option, const char *noun,
+		       bool (*is_ours)(FILE *f), char *path, size_t len, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], real[PATH_MAX];
 	const char *slash = strrchr(given, '/');
@@ -657,6 +657,18 @@ int launch_output_path(const char *given, const char *option, const char *noun, 
 	}
 	if (snprintf(path, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= (int)len) {
 		um_errmsg(err, errlen, "%s %s: path too long", option, given);
+		return -1;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	FILE *f = S_ISREG(st.st_mode) && st.st_size > 0 ? fopen(path, "rb") : NULL;
+	bool replaceable = S_ISREG(st.st_mode) && (st.st_size == 0 || (f && is_ours(f)));
+	if (f)
+		fclose(f);
+	if (!replaceable) {
+		um_errmsg(err, errlen, "%s exists and is not a %s file: not replacing it (choose another %s)",
+			  path, noun, option);
 		return -1;
 	}
 	return 0;

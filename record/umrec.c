@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,33 +145,13 @@ usage:
 	return EXIT_USAGE;
 }
 
-/*
- * Makes the trace path absolute into path (the program may change
- * directory) and checks that its folder is writable and that a file already
- * there is a SQLite database or empty: anything else is left alone, since
- * -o probably named the wrong file.
- */
-static int check_trace_path(const char *output, char *path, size_t len)
+/* An SQLite database: what an earlier trace is. Anything else at the -o
+ * path is left alone, since -o probably named the wrong file. */
+static bool is_sqlite(FILE *f)
 {
-	char err[PATH_MAX + 256];
-	if (launch_output_path(output, "-o", "trace", path, len, err, sizeof err) != 0) {
-		um_error("%s", err);
-		return -1;
-	}
-	struct stat st;
-	if (stat(path, &st) == 0) {
-		char magic[16] = { 0 };
-		FILE *f = S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
-		size_t n = f ? fread(magic, 1, sizeof magic, f) : 0;
-		if (f)
-			fclose(f);
-		if (!S_ISREG(st.st_mode) || (st.st_size > 0 && (n != sizeof magic ||
-								memcmp(magic, "SQLite format 3", 16) != 0))) {
-			um_error("%s exists and is not a trace: not replacing it (choose another -o)", path);
-			return -1;
-		}
-	}
-	return 0;
+	char magic[16];
+	return fread(magic, 1, sizeof magic, f) == sizeof magic &&
+	       memcmp(magic, "SQLite format 3", sizeof magic) == 0;
 }
 
 /* Removes an earlier trace at path with its -wal/-shm files, so that it can
@@ -287,8 +266,10 @@ int main(int argc, char **argv)
 	 * the trace path, the library (UMKIT_LIBDIR), libcupti (UMKIT_CUPTI),
 	 * then the driver. An earlier trace goes only once all have passed. */
 	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], err[4096];
-	if (check_trace_path(o.output, trace, sizeof trace) != 0)
+	if (launch_output_path(o.output, "-o", "trace", is_sqlite, trace, sizeof trace, err, sizeof err) != 0) {
+		um_error("%s", err);
 		return EXIT_SETUP;
+	}
 	if (launch_find_library("libumrec.so", library, sizeof library, err, sizeof err) != 0 ||
 	    launch_find_cupti(library, cupti, sizeof cupti, err, sizeof err) != 0 ||
 	    launch_check_driver("umrec", err, sizeof err) != 0) {

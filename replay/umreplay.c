@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launcher.h"
@@ -219,35 +218,15 @@ usage:
 	return EXIT_USAGE;
 }
 
-/*
- * Makes the stats path absolute into path (the program may change
- * directory), checks that its folder exists and is writable, and that a
- * file already there is a JSON object or empty: anything else is left
- * alone, since --stats probably named the wrong file.
- */
-static int check_stats_path(const char *stats, char *path, size_t len)
+/* A JSON object: what earlier stats are. Anything else at the --stats path
+ * is left alone, since --stats probably named the wrong file. */
+static bool is_json_object(FILE *f)
 {
-	char err[PATH_MAX + 256];
-	if (launch_output_path(stats, "--stats", "stats", path, len, err, sizeof err) != 0) {
-		um_error("%s", err);
-		return -1;
-	}
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return 0;
-	int first = EOF;
-	FILE *f = S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
-	if (f) {
-		do
-			first = fgetc(f);
-		while (first == ' ' || first == '\t' || first == '\n' || first == '\r');
-		fclose(f);
-	}
-	if (!S_ISREG(st.st_mode) || (st.st_size > 0 && first != '{')) {
-		um_error("%s exists and is not a stats file: not replacing it (choose another --stats)", path);
-		return -1;
-	}
-	return 0;
+	int c;
+	do
+		c = fgetc(f);
+	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+	return c == '{';
 }
 
 /* Removes earlier statistics at path, so that they can never pass for this
@@ -388,8 +367,11 @@ int main(int argc, char **argv)
 	 * neither the library nor a driver), the library (UMKIT_LIBDIR), then
 	 * the driver. Earlier stats go only once all have passed. */
 	char stats[PATH_MAX], plan[PATH_MAX], library[PATH_MAX], err[4096];
-	if (o.stats && check_stats_path(o.stats, stats, sizeof stats) != 0)
+	if (o.stats && launch_output_path(o.stats, "--stats", "stats", is_json_object, stats, sizeof stats,
+					  err, sizeof err) != 0) {
+		um_error("%s", err);
 		return EXIT_SETUP;
+	}
 	if (o.plan && check_plan(o.plan, plan) != 0) {
 		if (o.stats && remove_old_stats(stats) != 0)
 			return EXIT_SETUP;

@@ -358,6 +358,47 @@ static void option_value_takes_every_form(void **state)
 	assert_int_equal(launch_option_value(2, other, &i, NULL, "--output", &v), 0);
 }
 
+static bool starts_with_x(FILE *f)
+{
+	return fgetc(f) == 'x';
+}
+
+static void output_path_spares_other_files(void **state)
+{
+	char path[PATH_MAX], err[PATH_MAX + 256], file[512], dir[512];
+	test_path(file, sizeof file, "out.bin");
+	test_path(dir, sizeof dir, "adir");
+	unlink(file);
+	/* Absent: fine, and the path is absolute. */
+	assert_int_equal(launch_output_path(file, "-o", "trace", starts_with_x, path, sizeof path,
+					    err, sizeof err), 0);
+	assert_true(path[0] == '/');
+	/* Empty, or ours: may be replaced. */
+	FILE *f = fopen(file, "w");
+	fclose(f);
+	assert_int_equal(launch_output_path(file, "-o", "trace", starts_with_x, path, sizeof path,
+					    err, sizeof err), 0);
+	f = fopen(file, "w");
+	fputs("x marks ours", f);
+	fclose(f);
+	assert_int_equal(launch_output_path(file, "-o", "trace", starts_with_x, path, sizeof path,
+					    err, sizeof err), 0);
+	/* Anything else, or not a regular file: refused, saying which. */
+	f = fopen(file, "w");
+	fputs("the user's thesis", f);
+	fclose(f);
+	assert_int_equal(launch_output_path(file, "-o", "trace", starts_with_x, path, sizeof path,
+					    err, sizeof err), -1);
+	assert_non_null(strstr(err, "exists and is not a trace file"));
+	assert_non_null(strstr(err, "choose another -o"));
+	mkdir(dir, 0700);
+	assert_int_equal(launch_output_path(dir, "--stats", "stats", starts_with_x, path, sizeof path,
+					    err, sizeof err), -1);
+	assert_non_null(strstr(err, "is not a stats file"));
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +417,7 @@ int main(void)
 		cmocka_unit_test(find_cupti_through_runpath),
 		cmocka_unit_test(driver_check_names_the_problem),
 		cmocka_unit_test(option_value_takes_every_form),
+		cmocka_unit_test(output_path_spares_other_files),
 	};
 	return cmocka_run_group_tests_name("launcher", tests, NULL, NULL);
 }
