@@ -125,7 +125,11 @@ if part base || part grid; then
 	roomy=$(budget_at "$w" 0.8)
 	part base && { plan "$batch0" "$roomy" || exit 1; }
 	if part grid; then
-		for ratio in $RATIOS; do plan "$batch0" "$(budget_at "$w" "$ratio")" || exit 1; done
+		declare -A budget
+		for ratio in $RATIOS; do
+			budget[$ratio]=$(budget_at "$w" "$ratio")
+			plan "$batch0" "${budget[$ratio]}" || exit 1
+		done
 	fi
 	# Outputs are compared with the first plain run (made here when base is
 	# not run).
@@ -140,7 +144,7 @@ if part base || part grid; then
 		part grid || continue
 		for ratio in $RATIOS; do
 			for policy in ondemand deepum plan; do
-				run grid "$batch0" "$w" "$maxm" "$ratio" "$(budget_at "$w" "$ratio")" $policy "$rep" "$ref"
+				run grid "$batch0" "$w" "$maxm" "$ratio" "${budget[$ratio]}" $policy "$rep" "$ref"
 			done
 		done
 	done

@@ -106,27 +106,33 @@ static const struct kernel_info *info_of(CUfunction f, const char *name)
 	return k;
 }
 
-static void scan_params(struct launch_info *out, arena *a, const struct kernel_info *k, void **params,
-			void **extra)
+/* The packed form of the parameters: CU_LAUNCH_PARAM_BUFFER_POINTER and
+ * _SIZE pairs in extra. */
+static const unsigned char *packed_params(void **extra, size_t *len)
 {
-	struct param_args found = { out->args, 0, LAUNCH_MAX_ARGS, false };
-	if (params) {
-		for (uint32_t i = 0; k && i < k->nparams; i++)
-			param_scan(k->slots, a, k->params[i].offset, params[i], k->params[i].size, &found);
-		goto done;
-	}
-	/* The packed form: CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs. */
 	const unsigned char *buf = NULL;
-	size_t len = 0;
+	*len = 0;
 	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
 		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
 			buf = extra[i + 1];
 		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-			len = *(size_t *)extra[i + 1];
+			*len = *(size_t *)extra[i + 1];
 	}
-	if (buf)
+	return buf;
+}
+
+static void scan_params(struct launch_info *out, arena *a, const struct kernel_info *k, void **params,
+			void **extra)
+{
+	struct param_args found = { out->args, 0, LAUNCH_MAX_ARGS, false };
+	size_t len;
+	const unsigned char *buf;
+	if (params) {
+		for (uint32_t i = 0; k && i < k->nparams; i++)
+			param_scan(k->slots, a, k->params[i].offset, params[i], k->params[i].size, &found);
+	} else if ((buf = packed_params(extra, &len))) {
 		param_scan(NULL, a, 0, buf, len, &found);
-done:
+	}
 	out->nargs = found.n;
 	out->args_truncated = found.truncated;
 }
