@@ -76,6 +76,38 @@ static int oom(struct loader *l)
 	return -1;
 }
 
+/* Steps through the rows of sql: row(ctx, st, slot) fills slot, one element
+ * of elem bytes, and returns false to leave the row out. The rows kept end
+ * up in *rows (malloc'd; NULL when none) and *n. Returns 0, or -1 with the
+ * error set and nothing kept. */
+static int load_rows(struct loader *l, const char *sql, size_t elem,
+		     bool (*row)(void *ctx, sqlite3_stmt *st, void *slot), void *ctx,
+		     void **rows, size_t *n)
+{
+	sqlite3_stmt *st;
+	if (prepare(l, sql, &st))
+		return -1;
+	struct grow g = { .elem = elem };
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		void *slot = grow_push(&g);
+		if (!slot) {
+			sqlite3_finalize(st);
+			free(g.data);
+			return oom(l);
+		}
+		if (!row(ctx, st, slot))
+			g.n--;
+	}
+	if (step_failed(l, rc, st)) {
+		free(g.data);
+		return -1;
+	}
+	*rows = g.data;
+	*n = g.n;
+	return 0;
+}
+
 static char *dup_text(const unsigned char *s)
 {
 	return strdup(s ? (const char *)s : "");
@@ -139,33 +171,28 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static bool alloc_row(void *unused, sqlite3_stmt *st, void *slot)
+{
+	struct trace_alloc *a = slot;
+	a->id = (uint64_t)sqlite3_column_int64(st, 0);
+	a->address = (uint64_t)sqlite3_column_int64(st, 1);
+	a->size = (uint64_t)sqlite3_column_int64(st, 2);
+	a->reserved = (uint64_t)sqlite3_column_int64(st, 3);
+	a->alloc_ns = sqlite3_column_int64(st, 4);
+	a->free_ns = col_ns(st, 5, TRACE_NS_NEVER);
+	if (a->free_ns < a->alloc_ns)
+		a->free_ns = a->alloc_ns;
+	return true;
+}
+
 static int load_allocs(struct loader *l)
 {
-	struct trace *t = l->t;
-	sqlite3_stmt *st;
-	if (prepare(l, "SELECT id, address, size, reserved, alloc_ns, free_ns FROM alloc ORDER BY id", &st))
+	void *rows;
+	if (load_rows(l, "SELECT id, address, size, reserved, alloc_ns, free_ns FROM alloc ORDER BY id",
+		      sizeof(struct trace_alloc), alloc_row, NULL, &rows, &l->t->n_allocs))
 		return -1;
-	struct grow g = { .elem = sizeof(struct trace_alloc) };
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_alloc *a = grow_push(&g);
-		if (!a) {
-			sqlite3_finalize(st);
-			free(g.data);
-			return oom(l);
-		}
-		a->id = (uint64_t)sqlite3_column_int64(st, 0);
-		a->address = (uint64_t)sqlite3_column_int64(st, 1);
-		a->size = (uint64_t)sqlite3_column_int64(st, 2);
-		a->reserved = (uint64_t)sqlite3_column_int64(st, 3);
-		a->alloc_ns = sqlite3_column_int64(st, 4);
-		a->free_ns = col_ns(st, 5, TRACE_NS_NEVER);
-		if (a->free_ns < a->alloc_ns)
-			a->free_ns = a->alloc_ns;
-	}
-	t->allocs = g.data;
-	t->n_allocs = g.n;
-	return step_failed(l, rc, st);
+	l->t->allocs = rows;
+	return 0;
 }
 
 long trace_alloc_index(const struct trace *t, uint64_t id)
@@ -210,42 +237,35 @@ static int cmp_corr_pos(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Graph kernels (no seq: not launched by the program) are counted, not kept. */
+static bool kernel_row(void *trace, sqlite3_stmt *st, void *slot)
+{
+	struct seq_row *r = slot;
+	if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+		((struct trace *)trace)->graph_kernels++;
+		return false;
+	}
+	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
+	r->seq = sqlite3_column_int64(st, 1);
+	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
+	r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
+	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
+	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
+	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
+	return true;
+}
+
 static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 {
 	struct trace *t = l->t;
-	sqlite3_stmt *st;
+	void *data;
+	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
 	 * walking the seq index; sorting a million rows in memory is cheap. */
-	if (prepare(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns "
-		       "FROM kernel", &st))
+	if (load_rows(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns "
+			 "FROM kernel", sizeof(struct seq_row), kernel_row, t, &data, &n))
 		return -1;
-	struct grow g = { .elem = sizeof(struct seq_row) };
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
-			t->graph_kernels++;
-			continue;
-		}
-		struct seq_row *r = grow_push(&g);
-		if (!r) {
-			sqlite3_finalize(st);
-			free(g.data);
-			return oom(l);
-		}
-		r->corr = (uint64_t)sqlite3_column_int64(st, 0);
-		r->seq = sqlite3_column_int64(st, 1);
-		r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
-		r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
-		r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
-		r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
-		r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
-	}
-	if (step_failed(l, rc, st)) {
-		free(g.data);
-		return -1;
-	}
-	struct seq_row *rows = g.data;
-	size_t n = g.n;
+	struct seq_row *rows = data;
 	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
@@ -275,60 +295,66 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	return 0;
 }
 
+/* Where argument rows go: each to its kernel's position (by_corr), ci the
+ * position the previous row found. */
+struct arg_rows {
+	const struct trace *t;
+	const struct corr_pos *by_corr;
+	size_t ci;
+};
+
+/* An argument as (kernel position, allocation index); dangling references
+ * (foreign keys are not enforced) and graph kernels' arguments are left out. */
+static bool arg_row(void *ctx, sqlite3_stmt *st, void *slot)
+{
+	struct arg_rows *a = ctx;
+	const struct trace *t = a->t;
+	uint64_t corr = (uint64_t)sqlite3_column_int64(st, 0);
+	long ai = trace_alloc_index(t, (uint64_t)sqlite3_column_int64(st, 1));
+	if (ai < 0)
+		return false;
+	if (a->ci < t->n_kernels && a->by_corr[a->ci].corr > corr) {
+		/* Out of order (not primary-key order): search. */
+		size_t lo = 0, hi = t->n_kernels;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (a->by_corr[mid].corr < corr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		a->ci = lo;
+	}
+	while (a->ci < t->n_kernels && a->by_corr[a->ci].corr < corr)
+		a->ci++;
+	if (a->ci == t->n_kernels || a->by_corr[a->ci].corr != corr)
+		return false;
+	uint32_t *p = slot;
+	p[0] = (uint32_t)a->by_corr[a->ci].pos;
+	p[1] = (uint32_t)ai;
+	return true;
+}
+
 static int load_args(struct loader *l, const struct corr_pos *by_corr)
 {
 	struct trace *t = l->t;
-	sqlite3_stmt *st;
+	struct arg_rows ctx = { t, by_corr, 0 };
+	void *data;
+	size_t n_pairs;
 	/* Primary-key order: grouped by correlation id, so one merge pass
 	 * against by_corr finds each row's kernel. */
-	if (prepare(l, "SELECT correlation_id, alloc_id FROM kernel_arg", &st))
+	if (load_rows(l, "SELECT correlation_id, alloc_id FROM kernel_arg", 2 * sizeof(uint32_t),
+		      arg_row, &ctx, &data, &n_pairs))
 		return -1;
-	struct grow g = { .elem = 2 * sizeof(uint32_t) }; /* (kernel, alloc index) */
-	size_t ci = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t corr = (uint64_t)sqlite3_column_int64(st, 0);
-		long ai = trace_alloc_index(t, (uint64_t)sqlite3_column_int64(st, 1));
-		if (ai < 0)
-			continue; /* a dangling reference: foreign keys are not enforced */
-		if (ci < t->n_kernels && by_corr[ci].corr > corr) {
-			/* Out of order (not primary-key order): search. */
-			size_t lo = 0, hi = t->n_kernels;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (by_corr[mid].corr < corr)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			ci = lo;
-		}
-		while (ci < t->n_kernels && by_corr[ci].corr < corr)
-			ci++;
-		if (ci == t->n_kernels || by_corr[ci].corr != corr)
-			continue; /* a graph kernel's argument, or no such kernel */
-		uint32_t *p = grow_push(&g);
-		if (!p) {
-			sqlite3_finalize(st);
-			free(g.data);
-			return oom(l);
-		}
-		p[0] = (uint32_t)by_corr[ci].pos;
-		p[1] = (uint32_t)ai;
-	}
-	if (step_failed(l, rc, st)) {
-		free(g.data);
-		return -1;
-	}
 	/* Counting sort into CSR by kernel position. */
-	uint32_t *pairs = g.data;
+	uint32_t *pairs = data;
 	t->arg_first = calloc(t->n_kernels + 1, sizeof *t->arg_first);
-	t->arg_alloc = malloc((g.n ? g.n : 1) * sizeof *t->arg_alloc);
+	t->arg_alloc = malloc((n_pairs ? n_pairs : 1) * sizeof *t->arg_alloc);
 	if (!t->arg_first || !t->arg_alloc) {
 		free(pairs);
 		return oom(l);
 	}
-	for (size_t i = 0; i < g.n; i++)
+	for (size_t i = 0; i < n_pairs; i++)
 		t->arg_first[pairs[2 * i] + 1]++;
 	for (size_t k = 0; k < t->n_kernels; k++)
 		t->arg_first[k + 1] += t->arg_first[k];
@@ -338,7 +364,7 @@ static int load_args(struct loader *l, const struct corr_pos *by_corr)
 		return oom(l);
 	}
 	memcpy(fill, t->arg_first, (t->n_kernels + 1) * sizeof *fill);
-	for (size_t i = 0; i < g.n; i++)
+	for (size_t i = 0; i < n_pairs; i++)
 		t->arg_alloc[fill[pairs[2 * i]]++] = pairs[2 * i + 1];
 	free(fill);
 	free(pairs);
@@ -376,61 +402,51 @@ static int cmp_mig(const void *a, const void *b)
 	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
+/* Totals of every migration; only on-demand (fault) HtoD ones are kept. */
+static bool migration_row(void *trace, sqlite3_stmt *st, void *slot)
+{
+	struct trace *t = trace;
+	uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
+	const char *dir = (const char *)sqlite3_column_text(st, 3);
+	const char *cause = (const char *)sqlite3_column_text(st, 4);
+	bool htod = dir && strcmp(dir, "htod") == 0;
+	bool fault = cause && strcmp(cause, "fault") == 0;
+	if (htod)
+		t->htod_bytes += bytes;
+	else if (dir && strcmp(dir, "dtoh") == 0)
+		t->dtoh_bytes += bytes;
+	if (!htod || !fault)
+		return false;
+	t->fault_bytes += bytes;
+	struct trace_migration *m = slot;
+	m->start_ns = sqlite3_column_int64(st, 0);
+	m->address = (uint64_t)sqlite3_column_int64(st, 1);
+	m->bytes = bytes;
+	return true;
+}
+
+static bool fault_row(void *unused, sqlite3_stmt *st, void *slot)
+{
+	struct trace_migration *m = slot;
+	m->start_ns = sqlite3_column_int64(st, 0);
+	m->address = (uint64_t)sqlite3_column_int64(st, 1);
+	m->bytes = 0;
+	return true;
+}
+
 static int load_migrations(struct loader *l)
 {
 	struct trace *t = l->t;
-	sqlite3_stmt *st;
-	if (prepare(l, "SELECT start_ns, address, bytes, direction, cause FROM migration", &st))
+	void *rows;
+	if (load_rows(l, "SELECT start_ns, address, bytes, direction, cause FROM migration",
+		      sizeof(struct trace_migration), migration_row, t, &rows, &t->n_fault_migrations))
 		return -1;
-	struct grow g = { .elem = sizeof(struct trace_migration) };
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
-		const char *dir = (const char *)sqlite3_column_text(st, 3);
-		const char *cause = (const char *)sqlite3_column_text(st, 4);
-		bool htod = dir && strcmp(dir, "htod") == 0;
-		bool fault = cause && strcmp(cause, "fault") == 0;
-		if (htod)
-			t->htod_bytes += bytes;
-		else if (dir && strcmp(dir, "dtoh") == 0)
-			t->dtoh_bytes += bytes;
-		if (!htod || !fault)
-			continue;
-		t->fault_bytes += bytes;
-		struct trace_migration *m = grow_push(&g);
-		if (!m) {
-			sqlite3_finalize(st);
-			free(g.data);
-			return oom(l);
-		}
-		m->start_ns = sqlite3_column_int64(st, 0);
-		m->address = (uint64_t)sqlite3_column_int64(st, 1);
-		m->bytes = bytes;
-	}
-	t->fault_migrations = g.data;
-	t->n_fault_migrations = g.n;
-	if (step_failed(l, rc, st))
-		return -1;
+	t->fault_migrations = rows;
 	sort_rows(t->fault_migrations, t->n_fault_migrations, sizeof(struct trace_migration), cmp_mig);
-
-	if (prepare(l, "SELECT start_ns, address FROM fault", &st))
+	if (load_rows(l, "SELECT start_ns, address FROM fault", sizeof(struct trace_migration),
+		      fault_row, NULL, &rows, &t->n_faults))
 		return -1;
-	struct grow f = { .elem = sizeof(struct trace_migration) };
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_migration *m = grow_push(&f);
-		if (!m) {
-			sqlite3_finalize(st);
-			free(f.data);
-			return oom(l);
-		}
-		m->start_ns = sqlite3_column_int64(st, 0);
-		m->address = (uint64_t)sqlite3_column_int64(st, 1);
-		m->bytes = 0;
-	}
-	t->faults = f.data;
-	t->n_faults = f.n;
-	if (step_failed(l, rc, st))
-		return -1;
+	t->faults = rows;
 	sort_rows(t->faults, t->n_faults, sizeof(struct trace_migration), cmp_mig);
 	return 0;
 }
@@ -501,29 +517,23 @@ static int cmp_nvtx(const void *a, const void *b)
 	return (x->name > y->name) - (x->name < y->name);
 }
 
+static bool nvtx_row(void *unused, sqlite3_stmt *st, void *slot)
+{
+	struct trace_nvtx *r = slot;
+	r->name = (uint32_t)sqlite3_column_int64(st, 0);
+	r->start_ns = sqlite3_column_int64(st, 1);
+	r->end_ns = col_ns(st, 2, TRACE_NS_NEVER);
+	return true;
+}
+
 static int load_nvtx(struct loader *l)
 {
 	struct trace *t = l->t;
-	sqlite3_stmt *st;
-	if (prepare(l, "SELECT name_id, start_ns, end_ns FROM nvtx_range", &st))
+	void *rows;
+	if (load_rows(l, "SELECT name_id, start_ns, end_ns FROM nvtx_range", sizeof(struct trace_nvtx),
+		      nvtx_row, NULL, &rows, &t->n_nvtx))
 		return -1;
-	struct grow g = { .elem = sizeof(struct trace_nvtx) };
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct trace_nvtx *r = grow_push(&g);
-		if (!r) {
-			sqlite3_finalize(st);
-			free(g.data);
-			return oom(l);
-		}
-		r->name = (uint32_t)sqlite3_column_int64(st, 0);
-		r->start_ns = sqlite3_column_int64(st, 1);
-		r->end_ns = col_ns(st, 2, TRACE_NS_NEVER);
-	}
-	t->nvtx = g.data;
-	t->n_nvtx = g.n;
-	if (step_failed(l, rc, st))
-		return -1;
+	t->nvtx = rows;
 	sort_rows(t->nvtx, t->n_nvtx, sizeof(struct trace_nvtx), cmp_nvtx);
 	return 0;
 }
