@@ -295,6 +295,21 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	return 0;
 }
 
+/* The index of the first of by_corr's n entries whose correlation id is at
+ * least corr (n when none is). */
+static size_t first_corr_at_least(const struct corr_pos *by_corr, size_t n, uint64_t corr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_corr[mid].corr < corr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Where argument rows go: each to its kernel's position (by_corr), ci the
  * position the previous row found. */
 struct arg_rows {
@@ -313,18 +328,8 @@ static bool arg_row(void *ctx, sqlite3_stmt *st, void *slot)
 	long ai = trace_alloc_index(t, (uint64_t)sqlite3_column_int64(st, 1));
 	if (ai < 0)
 		return false;
-	if (a->ci < t->n_kernels && a->by_corr[a->ci].corr > corr) {
-		/* Out of order (not primary-key order): search. */
-		size_t lo = 0, hi = t->n_kernels;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (a->by_corr[mid].corr < corr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		a->ci = lo;
-	}
+	if (a->ci < t->n_kernels && a->by_corr[a->ci].corr > corr) /* not primary-key order */
+		a->ci = first_corr_at_least(a->by_corr, t->n_kernels, corr);
 	while (a->ci < t->n_kernels && a->by_corr[a->ci].corr < corr)
 		a->ci++;
 	if (a->ci == t->n_kernels || a->by_corr[a->ci].corr != corr)
@@ -461,15 +466,8 @@ static int cmp_size(const void *a, const void *b)
  * correlation id corr (kernels' ids come from the same counter). */
 static size_t position_after_call(const struct trace *t, const struct corr_pos *by_corr, uint64_t corr)
 {
-	size_t lo = 0, hi = t->n_kernels;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (by_corr[mid].corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->n_kernels ? by_corr[lo].pos : t->n_kernels;
+	size_t i = first_corr_at_least(by_corr, t->n_kernels, corr);
+	return i < t->n_kernels ? by_corr[i].pos : t->n_kernels;
 }
 
 static int load_writes(struct loader *l, const struct corr_pos *by_corr)
