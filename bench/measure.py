@@ -9,7 +9,11 @@ the measurements come from the files:
   OUT    the example's stdout: step_ms is the median of its per_step_ms
          after the first step (the first holds the one-time work)
   STATS  umreplay --stats JSON: faults and traffic per iteration (steady
-         medians, tests/gpu/replay_table.py), peaks, plan positions
+         medians, tests/gpu/replay_table.py), peaks, plan positions; the
+         replayer's launch callbacks in ms per iteration, averaged over the
+         whole run (callback_ms_per_iter) and in a steady iteration
+         (steady_callback_ms), and the launches it could not place in one
+         (steady_lost)
   REF    another run's stdout: same_output is 1 when every loss line and the
          checksum equal REF's, else 0
 A run that failed (RC not 0) or left no file gets empty measurements."""
@@ -25,9 +29,11 @@ from replay_table import summarise  # noqa: E402
 COLUMNS = ["date", "gpu", "model", "experiment", "batch", "w_bytes", "ratio", "budget_bytes",
            "policy", "rep", "rc", "same_output", "step_ms", "faults_per_iter",
            "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb", "modelled_peak_mb",
-           "matched", "resynced", "lost", "mismatch", "callback_ms_per_iter"]
+           "matched", "resynced", "lost", "mismatch", "callback_ms_per_iter",
+           "steady_callback_ms", "steady_lost"]
 FROM_STATS = ["faults_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb",
-              "modelled_peak_mb", "matched", "resynced", "lost", "mismatch", "callback_ms_per_iter"]
+              "modelled_peak_mb", "matched", "resynced", "lost", "mismatch",
+              "callback_ms_per_iter", "steady_callback_ms", "steady_lost"]
 
 
 def read_lines(path):

@@ -86,13 +86,18 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		fprintf(f, "%s\n        \"%s\": {\"calls\": %llu, \"ns\": %llu}", k ? "," : "", op_keys[k],
 			(unsigned long long)m->driver_calls[k], (unsigned long long)m->driver_call_ns[k]);
 	fputs("\n      }\n    },\n    \"iterations\": [", f);
-	bool have = m->iteration_fault_migrations && m->iteration_htod_bytes && m->iteration_dtoh_bytes;
-	for (size_t i = 0; have && i < m->n_iterations; i++)
-		fprintf(f, "%s\n      {\"fault_migrations\": %llu, \"htod_bytes\": %llu, \"dtoh_bytes\": %llu}",
-			i ? "," : "", (unsigned long long)m->iteration_fault_migrations[i],
-			(unsigned long long)m->iteration_htod_bytes[i],
-			(unsigned long long)m->iteration_dtoh_bytes[i]);
-	fputs(have && m->n_iterations ? "\n    ]\n  }\n" : "]\n  }\n", f);
+	bool have = m->iterations && m->n_iterations;
+	for (size_t i = 0; have && i < m->n_iterations; i++) {
+		const struct replay_iteration *it = &m->iterations[i];
+		fprintf(f, "%s\n      {", i ? "," : "");
+		put_u64(f, "fault_migrations", it->fault_migrations, ", ");
+		put_u64(f, "htod_bytes", it->htod_bytes, ", ");
+		put_u64(f, "dtoh_bytes", it->dtoh_bytes, ", ");
+		put_u64(f, "callback_ns", it->callback_ns, ", ");
+		put_u64(f, "resynced", it->resynced, ", ");
+		put_u64(f, "lost", it->lost, "}");
+	}
+	fputs(have ? "\n    ]\n  }\n" : "]\n  }\n", f);
 }
 
 int replay_stats_write_json(FILE *f, const char *policy, const struct engine_stats *s,

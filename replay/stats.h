@@ -13,6 +13,14 @@
 
 #include "engine.h"
 
+/* One completed iteration's share of what the CUDA side measured. */
+struct replay_iteration {
+	uint64_t fault_migrations, htod_bytes, dtoh_bytes; /* UM counters */
+	uint64_t callback_ns;      /* in the launch callbacks */
+	uint64_t resynced, lost;   /* launches placed by resynchronisation, and
+				      not placed (engine_stats' counters) */
+};
+
 /* What the CUDA side measured (CUPTI Unified Memory counters, memory
  * sampling, clocks), as opposed to what the engine decided. */
 struct replay_measured {
@@ -33,12 +41,10 @@ struct replay_measured {
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
 	uint64_t discard_waits;
-	/* Per completed iteration (n_iterations entries each; NULL pointers
-	 * when n_iterations is 0): the counters binned by iteration. */
+	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
+	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;
-	uint64_t *iteration_fault_migrations;
-	uint64_t *iteration_htod_bytes;
-	uint64_t *iteration_dtoh_bytes;
+	const struct replay_iteration *iterations;
 };
 
 /*

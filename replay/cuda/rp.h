@@ -53,9 +53,16 @@ CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub);
 uint64_t rp_peak_residency(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
-/* CPU times (rp_now) at which each completed iteration ended, for binning
- * the counters by iteration; returns how many (at most max). */
-size_t rp_iteration_ends(uint64_t *out, size_t max);
+/* Each completed iteration's end: the CPU time (rp_now) and the running
+ * totals then, for binning the counters by iteration. */
+#define RP_MAX_ITERATIONS 4096
+struct rp_iteration_end {
+	uint64_t ns;
+	uint64_t callback_ns;    /* rp_callback_ns() */
+	uint64_t resynced, lost; /* the engine's counters */
+};
+/* Copies the ends so far to out, oldest first; returns how many (at most max). */
+size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max);
 
 /* Unified Memory counters (rp_activity.c). */
 CUptiResult rp_activity_start(void);

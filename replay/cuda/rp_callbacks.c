@@ -19,13 +19,12 @@
 
 /* cuMemGetInfo costs a few microseconds: sample every this many launches. */
 #define RESIDENCY_SAMPLE_EVERY 16
-#define MAX_ITERATIONS 65536
 
 static atomic_uint_fast64_t launches, callback_ns;
 static uint64_t baseline_used, peak_used;
 /* Guards the residency samples and the iteration ends. */
 static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t iteration_ends[MAX_ITERATIONS];
+static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
 static uint64_t seen_iterations;
 static atomic_int mismatch_warned;
@@ -52,7 +51,7 @@ uint64_t rp_peak_residency(void)
 	return peak;
 }
 
-size_t rp_iteration_ends(uint64_t *out, size_t max)
+size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 {
 	pthread_mutex_lock(&sample_lock);
 	size_t n = n_iteration_ends < max ? n_iteration_ends : max;
@@ -62,8 +61,9 @@ size_t rp_iteration_ends(uint64_t *out, size_t max)
 	return n;
 }
 
-/* After each launch: note iteration boundaries (for binning the counters)
- * and warn once if the engine decided the plan is for another program. */
+/* After each launch: note iteration boundaries with the running totals (for
+ * binning the counters; the launch that ends an iteration counts in the
+ * next) and warn once if the engine decided the plan is for another program. */
 static void after_engine(void)
 {
 	struct engine_stats st;
@@ -71,8 +71,10 @@ static void after_engine(void)
 	pthread_mutex_lock(&sample_lock);
 	while (seen_iterations < st.iterations) {
 		seen_iterations++;
-		if (n_iteration_ends < MAX_ITERATIONS)
-			iteration_ends[n_iteration_ends++] = rp_now();
+		if (n_iteration_ends < RP_MAX_ITERATIONS)
+			iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
+				.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
+				.resynced = st.resynced, .lost = st.lost };
 	}
 	pthread_mutex_unlock(&sample_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)

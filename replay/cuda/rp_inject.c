@@ -68,14 +68,53 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The measurements per completed iteration: the UM counters binned by the
+ * iterations' end times, and the differences of the running totals. NULL
+ * (with *n 0) when there are none or memory ran out. */
+static struct replay_iteration *measure_iterations(size_t *n)
+{
+	struct rp_iteration_end *ends = calloc(RP_MAX_ITERATIONS, sizeof *ends);
+	size_t n_ends = ends ? rp_iteration_ends(ends, RP_MAX_ITERATIONS) : 0;
+	uint64_t *times = calloc(n_ends + 1, sizeof *times);
+	struct rp_traffic *traffic = calloc(n_ends + 1, sizeof *traffic);
+	struct replay_iteration *per = calloc(n_ends + 1, sizeof *per);
+
+	*n = 0;
+	if (!times || !traffic || !per || !n_ends) {
+		free(per);
+		per = NULL;
+		goto out;
+	}
+	for (size_t i = 0; i < n_ends; i++)
+		times[i] = ends[i].ns;
+	rp_activity_by_iteration(times, n_ends, traffic);
+	struct rp_iteration_end prev = { 0 };
+	for (size_t i = 0; i < n_ends; i++) {
+		per[i] = (struct replay_iteration){
+			.fault_migrations = traffic[i].fault_migrations,
+			.htod_bytes = traffic[i].htod_bytes,
+			.dtoh_bytes = traffic[i].dtoh_bytes,
+			.callback_ns = ends[i].callback_ns - prev.callback_ns,
+			.resynced = ends[i].resynced - prev.resynced,
+			.lost = ends[i].lost - prev.lost,
+		};
+		prev = ends[i];
+	}
+	*n = n_ends;
+out:
+	free(ends);
+	free(times);
+	free(traffic);
+	return per;
+}
+
 static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, size_t n)
 {
 	struct replay_measured m = { 0 };
 	struct rp_traffic total;
-	uint64_t ends[4096];
-	size_t n_ends = rp_iteration_ends(ends, 4096);
-	struct rp_traffic *per = calloc(n_ends ? n_ends : 1, sizeof *per);
+	struct replay_iteration *per = measure_iterations(&m.n_iterations);
 
+	m.iterations = per;
 	rp_activity_totals(&total);
 	m.htod_bytes = total.htod_bytes;
 	m.dtoh_bytes = total.dtoh_bytes;
@@ -92,19 +131,6 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();
 	m.wall_ns = rp_now() - start_ns;
-	if (per) {
-		rp_activity_by_iteration(ends, n_ends, per);
-		m.n_iterations = n_ends;
-		m.iteration_fault_migrations = calloc(n_ends ? n_ends : 1, sizeof(uint64_t));
-		m.iteration_htod_bytes = calloc(n_ends ? n_ends : 1, sizeof(uint64_t));
-		m.iteration_dtoh_bytes = calloc(n_ends ? n_ends : 1, sizeof(uint64_t));
-		for (size_t i = 0; m.iteration_dtoh_bytes && m.iteration_htod_bytes &&
-				   m.iteration_fault_migrations && i < n_ends; i++) {
-			m.iteration_fault_migrations[i] = per[i].fault_migrations;
-			m.iteration_htod_bytes[i] = per[i].htod_bytes;
-			m.iteration_dtoh_bytes[i] = per[i].dtoh_bytes;
-		}
-	}
 	FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
 	if (stats_path && !f)
 		um_error("cannot write %s: %s", stats_path, strerror(errno));
@@ -113,9 +139,6 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 		if (fclose(f) != 0)
 			um_error("cannot write %s: %s", stats_path, strerror(errno));
 	}
-	free(m.iteration_fault_migrations);
-	free(m.iteration_htod_bytes);
-	free(m.iteration_dtoh_bytes);
 	free(per);
 
 	char peak[32], cap[32], in[32], out[32], budget_text[48] = "";

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Command-line tests for bench/suite_report.py: the numbers it computes from a
-# small synthetic suite, failed and missing cells, --docs replacing only the
+# Command-line tests for bench/suite_report.py and bench/measure.py: the
+# numbers the report computes from a small synthetic suite, failed and
+# missing cells, --docs replacing only the
 # text between its markers, --img writing three PNGs, and exit status 2 with
-# the file named for a missing directory, one without CSVs and a bad header.
+# the file named for a missing directory, one without CSVs and a bad header;
+# measure.py's steady medians from a --stats file.
 # The suite: models alpha (batch 4, W = 2 GB, HtoD 40 GB/s, DtoH 10 GB/s) and
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
 # (alpha's plain rows written by bench/measure.py itself), one repetition cut
@@ -33,9 +35,9 @@ reps() {
 		rep=$((rep + 1))
 		local common="2026-01-02,Test GPU,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
 		case $t in
-		rc*) echo "$common,${t#rc},0,,,,,,,,,,," ;;
-		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,," ;;
-		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,," ;;
+		rc*) echo "$common,${t#rc},0,,,,,,,,,,,,," ;;
+		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,,,," ;;
+		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,,,," ;;
 		esac
 	done >>"$suite/$model.csv"
 }
@@ -143,6 +145,30 @@ for png in suite-throughput suite-faults suite-traffic; do
 	fi
 	expect_out_has "(img/$png.png)" "the markdown links img/$png.png"
 done
+
+# bench/measure.py with a --stats file: steady medians leave the first
+# iteration (the warm-up) out; the callbacks also averaged over the whole run.
+cat >"$SCRATCH/stats.json" <<'EOF_STATS'
+{"engine": {"iterations": 3, "matched": 90, "resynced": 4, "lost": 12, "signature_mismatch": false,
+  "modelled_peak_bytes": 2000000},
+ "iteration_ns": [9000000, 3000000, 5000000],
+ "measured": {"peak_residency_bytes": 3000000, "budget_bytes": 4000000,
+  "host": {"callback_ns": 30000000, "driver_calls": {"prefetch": {"calls": 6, "ns": 600}}},
+  "iterations": [
+   {"fault_migrations": 50, "htod_bytes": 9000000, "dtoh_bytes": 0, "callback_ns": 20000000, "resynced": 4, "lost": 10},
+   {"fault_migrations": 2, "htod_bytes": 1000000, "dtoh_bytes": 2000000, "callback_ns": 4000000, "resynced": 0, "lost": 0},
+   {"fault_migrations": 4, "htod_bytes": 3000000, "dtoh_bytes": 4000000, "callback_ns": 6000000, "resynced": 0, "lost": 2}]}}
+EOF_STATS
+printf 'per_step_ms 9,4,5\nstep 1 loss 2.5\nchecksum 42\n' >"$SCRATCH/plan.out"
+run python3 "$MEASURE" "$SCRATCH/one.csv" --out "$SCRATCH/plan.out" --stats "$SCRATCH/stats.json" \
+	--ref "$SCRATCH/plain1.out" model=alpha policy=plan rep=1
+expect_status 0 "measure.py with --stats exits 0"
+row=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" ".join(f"{k}={r[k]}" for k in
+	("step_ms","faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","lost","callback_ms_per_iter","steady_callback_ms","steady_lost","same_output")))' \
+	"$SCRATCH/one.csv")
+want="step_ms=4.500 faults_per_iter=3.000 htod_mb_per_iter=2.000 dtoh_mb_per_iter=3.000 lost=12 callback_ms_per_iter=10.000 steady_callback_ms=5.000 steady_lost=1.000 same_output=1"
+[ "$row" = "$want" ] && ok "measure.py: steady medians, whole-run callback average, same output" \
+	|| not_ok "measure.py: steady medians, whole-run callback average, same output (got: $row)"
 
 # Bad input: one line naming the file, exit 2, no traceback.
 run python3 "$REPORT" "$SCRATCH/absent"

@@ -30,9 +30,13 @@ def summarise(s):
         "resynced": e["resynced"],
         "lost": e["lost"],
         "mismatch": int(e["signature_mismatch"]),
+        # The replayer's own host time in the launch callbacks, and the
+        # launches it could not place, in a steady iteration.
+        "steady_callback_ms": steady([i["callback_ns"] / 1e6 for i in per]),
+        "steady_lost": steady([i["lost"] for i in per]),
     }
-    # The replayer's own host time per iteration: launch callbacks, and the
-    # driver calls of each op kind.
+    # Per iteration with the warm-up spread over them: the callbacks, and
+    # the driver calls of each op kind.
     host = m["host"]
     n = max(e["iterations"], 1)
     out["callback_ms_per_iter"] = host["callback_ns"] / 1e6 / n

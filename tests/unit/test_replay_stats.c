@@ -55,13 +55,16 @@ static void keys_and_values(void **state)
 	s.corr_launches = 40;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	const uint64_t it[3] = { 300, 100, 200 };
-	uint64_t fm[3] = { 5, 0, 1 }, in[3] = { 1 << 20, 0, 4096 }, out[3] = { 0, 2 << 20, 0 };
+	const struct replay_iteration per_it[3] = {
+		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30 },
+		{ .dtoh_bytes = 2 << 20, .callback_ns = 700 },
+		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
+	};
 	struct replay_measured m = { .wall_ns = 123456789, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
 				     .fault_migrations = 6, .fault_bytes = 6 << 16, .fault_records = 2,
 				     .peak_residency_bytes = (uint64_t)5 << 30,
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .n_iterations = 3,
-				     .iteration_fault_migrations = fm, .iteration_htod_bytes = in,
-				     .iteration_dtoh_bytes = out, .callback_ns = 4242, .discard_waits = 9,
+				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	cJSON *j = write_and_parse("plan", &s, it, 3, &m);
 	assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring, "umkit-replay-stats");
@@ -118,7 +121,13 @@ static void keys_and_values(void **state)
 	const cJSON *second = cJSON_GetArrayItem(per, 1);
 	assert_int_equal(num(second, "fault_migrations"), 0);
 	assert_int_equal(num(second, "dtoh_bytes"), 2 << 20);
+	assert_int_equal(num(second, "callback_ns"), 700);
+	const cJSON *first = cJSON_GetArrayItem(per, 0);
+	assert_int_equal(num(first, "fault_migrations"), 5);
+	assert_int_equal(num(first, "resynced"), 2);
+	assert_int_equal(num(first, "lost"), 30);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "htod_bytes"), 4096);
+	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "lost"), 1);
 	cJSON_Delete(j);
 }
 
