@@ -3,8 +3,8 @@
  * kernel call" across iterations and runs.
  *
  * The hash covers the kernel's name, grid, block and dynamic shared memory,
- * and each parameter word that points into a managed allocation, in
- * allocation-relative form (the allocation's size and the offset into it),
+ * and each steady parameter word that points into a managed allocation
+ * (param_scan.h), in allocation-relative form (the allocation's size and the offset into it),
  * since addresses differ between iterations and runs. Other parameter values
  * are left out on purpose: scalars such as random seeds and step counters
  * change every iteration while the memory a kernel touches does not.

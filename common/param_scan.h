@@ -10,12 +10,20 @@
  * capturing a float, whose other 4 bytes are whatever the host stack held,
  * often half of an earlier pointer. Such a word sometimes lands in the arena;
  * the kernel then seems to touch a random allocation, and its execution ID
- * changes from one iteration to the next. So each function has a set of
- * ruled-out words (param_slots): a word of a small parameter (functors,
- * scalars, short pointer arrays: at most PARAM_SMALL_BYTES) once seen holding
- * a value that is neither 0 nor an arena address is no pointer slot from then
- * on. Large parameters are exempt: a multi-tensor list reuses its slots for
- * different tensors and leaves the unused ones stale or uninitialised.
+ * changes from one iteration to the next. Large parameters hold stale words
+ * too: the unused dimensions of a TensorIterator kernel's offset calculator,
+ * the unused slots of a multi-tensor list or a concatenation's input array
+ * (left from an earlier launch, often real pointers). So each function
+ * remembers which words have ever held anything but an arena address
+ * (param_slots), and
+ *  - in a small parameter (functors, scalars, short pointer arrays: at most
+ *    PARAM_SMALL_BYTES) a word once seen holding a nonzero non-address is no
+ *    pointer slot from then on: it is not scanned;
+ *  - in a large one such a word, or one seen holding 0, is still scanned
+ *    (a multi-tensor list reuses its slots for different tensors, so the
+ *    slot of a real pointer may be stale in one launch and live in the
+ *    next) but is not *steady*: only steady words name the launch in its
+ *    execution ID, which is then the same in every iteration.
  */
 #ifndef UMKIT_PARAM_SCAN_H
 #define UMKIT_PARAM_SCAN_H
@@ -31,6 +39,8 @@ struct param_arg {
 	uint32_t param_offset;    /* byte offset of the word in the buffer */
 	struct arena_alloc alloc; /* the allocation the word points into */
 	uint64_t offset;          /* word - alloc.address */
+	bool steady;              /* the word has held an arena address at every
+				     launch of the function so far */
 };
 
 /* Where a scan puts what it finds: up to cap args, then truncated. */
@@ -40,7 +50,7 @@ struct param_args {
 	bool truncated;
 };
 
-/* A function's ruled-out words; safe to share between threads. */
+/* What a function's words have held; safe to share between threads. */
 typedef struct param_slots param_slots;
 
 /* For a parameter buffer of buffer_bytes; NULL when out of memory. */
@@ -49,7 +59,8 @@ void param_slots_destroy(param_slots *s);
 
 /* Scans the len bytes at p, one parameter starting at byte base of the
  * buffer, appending the words that point into a's allocations to out.
- * slots (NULL: none) skips the ruled-out words and learns new ones. */
+ * slots (NULL: nothing known, every word steady) skips the ruled-out words
+ * and learns from this launch. */
 void param_scan(param_slots *slots, arena *a, uint32_t base, const unsigned char *p,
 		size_t len, struct param_args *out);
 

@@ -194,16 +194,20 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	if (a)
 		scan_params(out, a, k, params, extra);
 
+	/* The ID names the launch by its steady words only (param_scan.h). */
 	struct execid_arg ids[LAUNCH_MAX_ARGS];
+	uint32_t nids = 0;
 	for (uint32_t i = 0; i < out->nargs; i++) {
-		ids[i].param_offset = out->args[i].param_offset;
-		ids[i].alloc_size = out->args[i].alloc.size;
-		ids[i].offset = out->args[i].offset;
+		if (!out->args[i].steady)
+			continue;
+		ids[nids].param_offset = out->args[i].param_offset;
+		ids[nids].alloc_size = out->args[i].alloc.size;
+		ids[nids++].offset = out->args[i].offset;
 	}
 	struct execid_launch l = { out->name, k ? k->name_state : 0,
 				   { out->grid[0], out->grid[1], out->grid[2] },
 				   { out->block[0], out->block[1], out->block[2] },
-				   out->shared_mem, ids, out->nargs };
+				   out->shared_mem, ids, nids };
 	out->exec_id = execid_of(&l);
 	return true;
 }

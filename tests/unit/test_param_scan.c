@@ -2,8 +2,8 @@
  * test_param_scan.c: finding the arena pointers in a kernel's parameters
  * (common/param_scan.c): words inside struct parameters, offsets into
  * allocations, words ruled out once they hold something else (the padding
- * of PyTorch's functors), zeros and large parameters never ruled out, the
- * cap on what one launch keeps.
+ * of PyTorch's functors), zeros never ruled out; stale words of large
+ * parameters found but not steady; the cap on what one launch keeps.
  */
 #include "testutil.h"
 
@@ -95,18 +95,37 @@ static void padding_is_ruled_out(void **state)
 	arena_destroy(a);
 }
 
-static void large_parameters_never_ruled_out(void **state)
+static void large_parameters_stale_words_not_steady(void **state)
 {
 	arena *a = new_arena();
-	uint64_t x = alloc(a, 1 << 20);
+	uint64_t x = alloc(a, 1 << 20), y = alloc(a, 2 << 20);
 	param_slots *s = param_slots_create(4096);
 	struct param_arg found[16];
 	/* A multi-tensor list of 9 words (72 bytes): unused slots hold junk. */
 	uint64_t list[9] = { x, 0x1234567, 0xdeadbeef00 };
 	assert_int_equal(scan(s, a, 0, list, 9, found, 16), 1);
-	list[1] = x + 100, list[2] = x + 200;
-	assert_int_equal(scan(s, a, 0, list, 9, found, 16), 3);
+	assert_true(found[0].steady);
+	/* The junk slots hold tensors now: still found, never ruled out, but
+	 * not steady; nor is a slot that held 0 (words 3..8). */
+	list[1] = x + 100, list[2] = x + 200, list[3] = y;
+	assert_int_equal(scan(s, a, 0, list, 9, found, 16), 4);
 	assert_int_equal(found[2].offset, 200);
+	assert_true(found[0].steady);
+	assert_false(found[1].steady);
+	assert_false(found[2].steady);
+	assert_int_equal(found[3].alloc.address, y);
+	assert_false(found[3].steady);
+	/* A small parameter's zero word stays steady (an optional pointer). */
+	param_slots *small = param_slots_create(64);
+	uint64_t two[2] = { 0, x };
+	assert_int_equal(scan(small, a, 0, two, 2, found, 16), 1);
+	two[0] = y;
+	assert_int_equal(scan(small, a, 0, two, 2, found, 16), 2);
+	assert_true(found[0].steady && found[1].steady);
+	/* Without slots every word is steady. */
+	assert_int_equal(scan(NULL, a, 0, list, 9, found, 16), 4);
+	assert_true(found[1].steady && found[3].steady);
+	param_slots_destroy(small);
 	param_slots_destroy(s);
 	arena_destroy(a);
 }
@@ -133,7 +152,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pointers_inside_structs),
 		cmocka_unit_test(padding_is_ruled_out),
-		cmocka_unit_test(large_parameters_never_ruled_out),
+		cmocka_unit_test(large_parameters_stale_words_not_steady),
 		cmocka_unit_test(cap_truncates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
