@@ -130,6 +130,18 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	return best_score >= 2;
 }
 
+/* Whether a resync may move the matcher to p. Identical layers give
+ * identical histories, so on track a launch whose ID the plan holds in
+ * another layer (a kernel whose ID varies, one the program inserted) would
+ * score as well there as where the program is: on track the matcher moves
+ * at most MATCH_NEAR positions, ahead or back, and farther only once its
+ * place is lost. */
+static bool may_move(const match *m, uint32_t p)
+{
+	uint32_t ahead = (p + m->n - m->next) % m->n, back = (m->next + m->n - p) % m->n;
+	return !m->have_place || ahead <= MATCH_NEAR || back <= MATCH_NEAR;
+}
+
 void match_launch(match *m, uint64_t exec_id, struct match_step *out)
 {
 	uint32_t p = 0;
@@ -139,7 +151,7 @@ void match_launch(match *m, uint64_t exec_id, struct match_step *out)
 		p = m->next;
 	} else if (exec_id && m->launches == 0 && m->ids[0] == exec_id) {
 		out->how = MATCH_MATCHED;
-	} else if (exec_id && resync(m, exec_id, &p)) {
+	} else if (exec_id && resync(m, exec_id, &p) && may_move(m, p)) {
 		out->how = MATCH_RESYNCED;
 		if (m->have_place && p >= m->next)
 			out->skipped = p - m->next;

@@ -18,7 +18,12 @@
  * slack 2r - 1. The best score wins, ties go to the candidate nearest ahead
  * of the expected position, and a resync needs a score of at least 2 (one
  * exact predecessor, or two with slack). At most MATCH_CANDIDATES
- * candidates, the nearest ahead, are scored.
+ * candidates, the nearest ahead, are scored. While the matcher is on track
+ * it moves at most MATCH_NEAR positions, ahead or back, from the expected
+ * position: identical layers have identical histories, and a kernel whose
+ * ID varies from run to run, or one the program inserted, must not send the
+ * matcher to another layer, or back across the iteration's start, from
+ * where it was right. Farther moves wait until the place is lost (below).
  *
  * A launch neither matched nor resynced is lost; the expected position
  * stays, so a program that ran one unknown kernel matches again at once.
@@ -40,6 +45,7 @@
 #define MATCH_HISTORY 8
 #define MATCH_CANDIDATES 64
 #define MATCH_LOST_AFTER 4
+#define MATCH_NEAR 8
 
 enum match_how { MATCH_MATCHED, MATCH_RESYNCED, MATCH_LOST };
 

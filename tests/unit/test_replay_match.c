@@ -165,6 +165,46 @@ static void lost_then_history_beats_nearest(void **state)
 	match_destroy(m);
 }
 
+/*
+ * Plan S, six layers of A B C D E, T; the recording's fourth layer ran a
+ * variant V of B (a stale parameter word changed its ID). The replay runs
+ * V in the first layer: the plan holds V at 17, 15 ahead, where the history
+ * agrees with the plan as well as here (A before it), but the matcher is on
+ * track, so V is lost rather than sending it three layers ahead; C
+ * resyncs at 3 and the iteration goes on in place, with no extra iteration
+ * start.
+ */
+static void varying_id_does_not_jump_layers(void **state)
+{
+	enum { N = 32 };
+	uint64_t ids[N] = { 0x5 };
+	for (int l = 0; l < 6; l++)
+		for (int k = 0; k < 5; k++)
+			ids[1 + 5 * l + k] = (uint64_t[]){ A, B, C, D, E }[k];
+	ids[17] = U;     /* V */
+	ids[N - 1] = 0x7; /* T */
+	match *m = match_create(ids, N);
+	int want[N];
+	for (int i = 0; i < N; i++)
+		want[i] = i;
+	feed(m, ids, want, N);
+	uint64_t seq[N];
+	memcpy(seq, ids, sizeof seq);
+	seq[2] = U;
+	want[2] = -1;
+	for (int i = 0; i < N; i++) {
+		struct match_step st;
+		match_launch(m, seq[i], &st);
+		if (want[i] < 0)
+			assert_int_equal(st.how, MATCH_LOST);
+		else
+			assert_int_equal(st.position, want[i]);
+		assert_int_equal(st.iteration_start, i == 0);
+		assert_int_equal(st.skipped, i == 3);
+	}
+	match_destroy(m);
+}
+
 /* The program repeats C D: the second C has no support (D never precedes
  * C in the plan), the second D has (C precedes D). A short backward jump is
  * not a new iteration. */
@@ -374,6 +414,7 @@ int main(void)
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
+		cmocka_unit_test(varying_id_does_not_jump_layers),
 		cmocka_unit_test(kernels_rule),
 		cmocka_unit_test(window_is_capped),
 		cmocka_unit_test(allocations_rule),
