@@ -141,6 +141,12 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			tail -2 "$WORK/$tag.err"
 			same=$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step|iter) ' $WORK/$name.plain) <(grep -E '^(checksum|step|iter) ' $WORK/$tag.out) >/dev/null")
 			row "$tag: output same as plain" "$same" "$(echo "$summary" | grep -oE '(iter_ms|faults_per_iter|peak_mb)=[0-9.]+' | tr '\n' ' ')"
+			if [ $policy = plan ]; then
+				local mm
+				mm=$(grep -oE 'mismatch=[0-9]+' <<<"$summary")
+				row "$tag: plan judged this program's" "$(verdict "[ '$mm' = mismatch=0 ]")" \
+					"$(grep -oE '(matched|resynced|steady_lost)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
+			fi
 			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
 				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"
 			elif [ $policy != ideal ]; then
