@@ -281,6 +281,23 @@ static bool same_sequence(const uint64_t *ids, struct iter_span a, struct iter_s
 	return a.n == b.n && memcmp(ids + a.first, ids + b.first, a.n * sizeof *ids) == 0;
 }
 
+/* Compares the chosen iteration c with its predecessor prev, position by
+ * position, for the report's "NOT steady" line. */
+static void compare_with_previous(const uint64_t *ids, struct iter_span c, struct iter_span prev,
+				  struct iter_result *r)
+{
+	size_t common = c.n < prev.n ? c.n : prev.n;
+	r->n_differ = c.n + prev.n - 2 * common;
+	r->first_differ = common;
+	for (size_t i = common; i-- > 0;) {
+		if (ids[c.first + i] != ids[prev.first + i]) {
+			r->n_differ++;
+			r->first_differ = i;
+		}
+	}
+	r->steady = r->n_differ == 0;
+}
+
 int iter_detect(const struct trace *t, const struct iter_options *o, struct iter_result *r,
 		char *err, size_t errlen)
 {
@@ -377,9 +394,9 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 	}
 	struct iter_span c = r->iters[r->chosen];
 	if (r->chosen > 0)
-		r->steady = same_sequence(ids, c, r->iters[r->chosen - 1]);
+		compare_with_previous(ids, c, r->iters[r->chosen - 1], r);
 	else if (c.first >= c.n)
-		r->steady = same_sequence(ids, c, (struct iter_span){ c.first - c.n, c.n });
+		compare_with_previous(ids, c, (struct iter_span){ c.first - c.n, c.n }, r);
 	goto out;
 oom:
 	um_errmsg(err, errlen, "%s: out of memory detecting iterations", t->path);

@@ -74,6 +74,10 @@ struct iter_result {
 	size_t period;           /* ITER_BY_PERIOD: kernels per iteration */
 	size_t chosen;           /* the iteration to plan */
 	bool steady;             /* the chosen iteration equals its predecessor */
+	/* When it does not (and has one): how many of its positions hold
+	 * another execution ID than the predecessor's at the same position
+	 * (positions only one of them has count too), and the first. */
+	size_t n_differ, first_differ;
 };
 
 /*

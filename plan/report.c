@@ -240,7 +240,15 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "planned      iteration %zu: kernels %zu..%zu (%zu per iteration), %.3f ms, %s\n",
 		it->chosen, sp->first, sp->first + sp->n - 1, sp->n, v->cycle_ns / 1e6,
 		it->steady ? "steady (same kernels as the one before)"
-			   : "NOT steady (differs from the one before)");
+		: it->n_differ ? "NOT steady (differs from the one before)"
+			       : "not compared (no iteration before it)");
+	if (it->n_differ && it->first_differ < sp->n)
+		fprintf(out, "             %zu of its positions hold another kernel call than the one before; "
+			"the first, %zu, is %s\n", it->n_differ, it->first_differ,
+			kernel_name(pl, (uint32_t)it->first_differ));
+	else if (it->n_differ)
+		fprintf(out, "             %zu of its positions hold another kernel call than the one before; "
+			"the one before has %zu more kernels\n", it->n_differ, it->iters[it->chosen - 1].n - sp->n);
 	fprintf(out, "allocations  %zu persistent (%s), %zu made during the iteration (%s), %zu live across its end\n",
 		ts->n_persistent, size_str(f.pers_bytes, a, sizeof a), ts->n_iteration,
 		size_str(f.iter_bytes, b, sizeof b), ts->wrapping);
@@ -402,6 +410,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "tail_kernels", it->tail);
 	add_u64(o, "chosen", it->chosen);
 	cJSON_AddBoolToObject(o, "steady", it->steady);
+	add_u64(o, "positions_differing", it->n_differ);
 	add_u64(o, "first_kernel", it->iters[it->chosen].first);
 	add_u64(o, "kernels", it->iters[it->chosen].n);
 	add_u64(o, "iteration_ns", v->cycle_ns);

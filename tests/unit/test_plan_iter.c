@@ -173,6 +173,15 @@ static void synthetic_trace_by_nvtx(void **state)
 	assert_true(r.iters[0].n > r.iters[1].n);
 	assert_int_equal(r.chosen, 2);
 	assert_true(r.steady);
+	assert_int_equal(r.n_differ, 0);
+	iter_result_free(&r);
+	/* Iteration 1 asked for: its predecessor has more kernels, and every
+	 * position past iteration 1's end counts as differing. */
+	assert_int_equal(iter_options_parse("1", &o), 0);
+	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+	assert_false(r.steady);
+	assert_true(r.n_differ >= r.iters[0].n - r.iters[1].n);
+	assert_true(r.first_differ <= r.iters[1].n);
 	iter_result_free(&r);
 	trace_free(t);
 }
@@ -200,6 +209,8 @@ static void no_steady_iteration(void **state)
 	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
 	assert_int_equal(r.chosen, 3);
 	assert_false(r.steady);
+	assert_int_equal(r.n_differ, 1); /* for the report: which position */
+	assert_int_equal(r.first_differ, 1);
 	iter_result_free(&r);
 	trace_free(t);
 }
