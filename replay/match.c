@@ -169,7 +169,7 @@ void match_launch(match *m, uint64_t exec_id, struct match_step *out)
 		return;
 	}
 	out->position = p;
-	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last : p == 0;
+	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= MATCH_NEAR : p == 0;
 	m->lost_run = 0;
 	m->have_place = m->have_last = true;
 	m->last = p;

@@ -33,7 +33,9 @@
  * The very first launch matches position 0 when its ID is the plan's first.
  * An iteration starts when the position wraps: a new position at least half
  * an iteration before the last one (a short backward jump is a repeated
- * kernel, not a new iteration), or a first placement at position 0.
+ * kernel, not a new iteration) and among the first MATCH_NEAR + 1 (a place
+ * found again mid-iteration after being lost is no new iteration), or a
+ * first placement at position 0.
  * Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_MATCH_H

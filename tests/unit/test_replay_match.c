@@ -205,6 +205,42 @@ static void varying_id_does_not_jump_layers(void **state)
 	match_destroy(m);
 }
 
+/*
+ * A matcher that lost its place near the iteration's end and finds it again
+ * mid-iteration (here at 16, from 38) has not started an iteration: a new
+ * one starts only at one of the first MATCH_NEAR + 1 positions. Counting
+ * such re-acquisitions restarted the iteration's allocation ordinals and
+ * the foreign-plan check's window in the middle of an iteration.
+ */
+static void reacquired_mid_iteration_is_no_start(void **state)
+{
+	enum { N = 40 };
+	uint64_t ids[N];
+	int want[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x100 + (uint64_t)i, want[i] = i;
+	match *m = match_create(ids, N);
+	feed(m, ids, want, N - 1);
+	struct match_step st;
+	for (int i = 0; i < MATCH_LOST_AFTER; i++)
+		match_launch(m, U + (uint64_t)i, &st);
+	assert_true(st.lost);
+	match_launch(m, ids[15], &st); /* no support: its predecessor is unknown */
+	assert_int_equal(st.how, MATCH_LOST);
+	match_launch(m, ids[16], &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 16);
+	assert_false(st.iteration_start);
+	for (int i = 17; i < N; i++) {
+		match_launch(m, ids[i], &st);
+		assert_int_equal(st.how, MATCH_MATCHED);
+		assert_false(st.iteration_start);
+	}
+	match_launch(m, ids[0], &st);
+	assert_true(st.iteration_start);
+	match_destroy(m);
+}
+
 /* The program repeats C D: the second C has no support (D never precedes
  * C in the plan), the second D has (C precedes D). A short backward jump is
  * not a new iteration. */
@@ -415,6 +451,7 @@ int main(void)
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
 		cmocka_unit_test(varying_id_does_not_jump_layers),
+		cmocka_unit_test(reacquired_mid_iteration_is_no_start),
 		cmocka_unit_test(kernels_rule),
 		cmocka_unit_test(window_is_capped),
 		cmocka_unit_test(allocations_rule),
