@@ -80,28 +80,27 @@ static struct replay_iteration *measure_iterations(size_t *n)
 	struct replay_iteration *per = calloc(n_ends + 1, sizeof *per);
 
 	*n = 0;
-	if (!times || !traffic || !per || !n_ends) {
+	if (times && traffic && per && n_ends) {
+		for (size_t i = 0; i < n_ends; i++)
+			times[i] = ends[i].ns;
+		rp_activity_by_iteration(times, n_ends, traffic);
+		struct rp_iteration_end prev = { 0 };
+		for (size_t i = 0; i < n_ends; i++) {
+			per[i] = (struct replay_iteration){
+				.fault_migrations = traffic[i].fault_migrations,
+				.htod_bytes = traffic[i].htod_bytes,
+				.dtoh_bytes = traffic[i].dtoh_bytes,
+				.callback_ns = ends[i].callback_ns - prev.callback_ns,
+				.resynced = ends[i].resynced - prev.resynced,
+				.lost = ends[i].lost - prev.lost,
+			};
+			prev = ends[i];
+		}
+		*n = n_ends;
+	} else {
 		free(per);
 		per = NULL;
-		goto out;
 	}
-	for (size_t i = 0; i < n_ends; i++)
-		times[i] = ends[i].ns;
-	rp_activity_by_iteration(times, n_ends, traffic);
-	struct rp_iteration_end prev = { 0 };
-	for (size_t i = 0; i < n_ends; i++) {
-		per[i] = (struct replay_iteration){
-			.fault_migrations = traffic[i].fault_migrations,
-			.htod_bytes = traffic[i].htod_bytes,
-			.dtoh_bytes = traffic[i].dtoh_bytes,
-			.callback_ns = ends[i].callback_ns - prev.callback_ns,
-			.resynced = ends[i].resynced - prev.resynced,
-			.lost = ends[i].lost - prev.lost,
-		};
-		prev = ends[i];
-	}
-	*n = n_ends;
-out:
 	free(ends);
 	free(times);
 	free(traffic);
