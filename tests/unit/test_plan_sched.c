@@ -6,6 +6,7 @@
  * kernels that cannot fit; and every committed fixture trace.
  */
 #include "testutil.h"
+#include "testplan.h"
 
 
 #include "plan/link.h"
@@ -99,18 +100,6 @@ static const char *write_synth(const char *name, const struct synth_params *sp, 
 	return path;
 }
 
-static struct planner *plan_trace(const char *path, uint64_t capacity)
-{
-	struct planner_options o;
-	planner_options_default(&o);
-	o.capacity = capacity;
-	struct planner *p;
-	char err[512];
-	if (planner_run(path, &o, &p, err, sizeof err))
-		fail_msg("%s", err);
-	return p;
-}
-
 static void assert_properties(const struct planner *p, const char *what)
 {
 	struct plan_check_result r;
@@ -133,14 +122,14 @@ static void properties_on_random_traces(void **state)
 		char path[512], what[128];
 		synth_variant(&sp, seed);
 		write_synth("random.db", &sp, path, sizeof path);
-		struct planner *base = plan_trace(path, 1ULL << 50);
+		struct planner *base = test_plan(path, 1ULL << 50);
 		uint64_t peak = base->sched.baseline_peak;
 		assert_int_equal(base->sched.evictions, 0);
 		assert_properties(base, "unlimited");
 		planner_free(base);
 		for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++) {
 			uint64_t cap = (uint64_t)(fractions[f] * (double)peak);
-			struct planner *p = plan_trace(path, cap);
+			struct planner *p = test_plan(path, cap);
 			snprintf(what, sizeof what, "seed %llu, capacity %.2f of the peak",
 				 (unsigned long long)seed, fractions[f]);
 			assert_properties(p, what);
@@ -171,13 +160,13 @@ static void checker_catches_broken_plans(void **state)
 	char path[512];
 	synth_variant(&sp, 4);
 	write_synth("broken.db", &sp, path, sizeof path);
-	struct planner *base = plan_trace(path, 1ULL << 50);
+	struct planner *base = test_plan(path, 1ULL << 50);
 	uint64_t cap = base->sched.baseline_peak / 3;
 	planner_free(base);
 	struct plan_check_result r;
 
 	/* A prefetch that brings back an evicted range, removed. */
-	struct planner *p = plan_trace(path, cap);
+	struct planner *p = test_plan(path, cap);
 	assert_properties(p, "before breaking");
 	size_t i = SIZE_MAX;
 	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX && i == SIZE_MAX;
@@ -196,7 +185,7 @@ static void checker_catches_broken_plans(void **state)
 	planner_free(p);
 
 	/* A discard moved to its range's last use. */
-	p = plan_trace(path, cap);
+	p = test_plan(path, cap);
 	i = find_op(p->plan, PLAN_OP_DISCARD, 0);
 	assert_true(i != SIZE_MAX);
 	p->plan->ops[i].position = p->plan->ops[i].after;
@@ -205,7 +194,7 @@ static void checker_catches_broken_plans(void **state)
 	planner_free(p);
 
 	/* An eviction where the allocation is not live. */
-	p = plan_trace(path, cap);
+	p = test_plan(path, cap);
 	const struct tensor_set *ts = &p->tensors;
 	size_t t = ts->n_persistent;
 	while (t < ts->n && !(ts->t[t].live_len > 0 && ts->t[t].live_len < ts->n_pos))
@@ -225,7 +214,7 @@ static void checker_catches_broken_plans(void **state)
 	planner_free(p);
 
 	/* Residency above a capacity the plan was not made for. */
-	p = plan_trace(path, cap);
+	p = test_plan(path, cap);
 	p->plan->assume.capacity_bytes = cap / 4;
 	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
 	assert_true(r.capacity_violations > 0);
@@ -253,7 +242,7 @@ static void assert_deterministic(const char *path, uint64_t capacity, const char
 	test_path(out1, sizeof out1, name);
 	snprintf(name, sizeof name, "%s-2.bin", tag);
 	test_path(out2, sizeof out2, name);
-	struct planner *a = plan_trace(path, capacity), *b = plan_trace(path, capacity);
+	struct planner *a = test_plan(path, capacity), *b = test_plan(path, capacity);
 	if (plan_save(a->plan, out1, err, sizeof err) || plan_save(b->plan, out2, err, sizeof err))
 		fail_msg("%s", err);
 	planner_free(a);
@@ -273,7 +262,7 @@ static void same_trace_same_plan(void **state)
 		char path[512];
 		synth_variant(&sp, seed);
 		write_synth("determinism.db", &sp, path, sizeof path);
-		struct planner *base = plan_trace(path, 1ULL << 50);
+		struct planner *base = test_plan(path, 1ULL << 50);
 		uint64_t cap = base->sched.baseline_peak / 2;
 		planner_free(base);
 		assert_deterministic(path, cap, "det");
@@ -286,10 +275,10 @@ static void plans_read_back_keep_the_properties(void **state)
 	char path[512], out[512], err[512];
 	synth_variant(&sp, 6);
 	write_synth("readback.db", &sp, path, sizeof path);
-	struct planner *base = plan_trace(path, 1ULL << 50);
+	struct planner *base = test_plan(path, 1ULL << 50);
 	uint64_t cap = base->sched.baseline_peak / 2;
 	planner_free(base);
-	struct planner *p = plan_trace(path, cap);
+	struct planner *p = test_plan(path, cap);
 	test_path(out, sizeof out, "readback.bin");
 	assert_int_equal(plan_save(p->plan, out, err, sizeof err), 0);
 	struct plan *back = plan_load(out, err, sizeof err);
@@ -312,13 +301,13 @@ static void kernels_that_cannot_fit_are_reported(void **state)
 	char path[512];
 	synth_variant(&sp, 2);
 	write_synth("unfit.db", &sp, path, sizeof path);
-	struct planner *base = plan_trace(path, 1ULL << 50);
+	struct planner *base = test_plan(path, 1ULL << 50);
 	uint64_t ws_max = 0;
 	for (uint32_t k = 0; k < base->tensors.n_pos; k++)
 		if (base->access.ws_bytes[k] > ws_max)
 			ws_max = base->access.ws_bytes[k];
 	planner_free(base);
-	struct planner *p = plan_trace(path, ws_max - 1);
+	struct planner *p = test_plan(path, ws_max - 1);
 	assert_true(p->sched.n_unfit > 0);
 	for (size_t i = 0; i < p->sched.n_unfit; i++)
 		assert_true(p->access.ws_bytes[p->sched.unfit[i]] > ws_max - 1);
@@ -333,12 +322,12 @@ static void every_fixture_plans(void **state)
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *path = g.gl_pathv[i];
 		print_message("fixture %s\n", path);
-		struct planner *p = plan_trace(path, 0);
+		struct planner *p = test_plan(path, 0);
 		uint64_t half = p->sched.baseline_peak / 2;
 		assert_properties(p, path);
 		planner_free(p);
 		if (half) {
-			p = plan_trace(path, half);
+			p = test_plan(path, half);
 			assert_properties(p, path);
 			planner_free(p);
 		}

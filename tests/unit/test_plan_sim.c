@@ -7,6 +7,7 @@
  * traces over several seeds and on every committed fixture trace.
  */
 #include "testutil.h"
+#include "testplan.h"
 
 
 #include "plan/planner.h"
@@ -15,17 +16,6 @@
 
 static const double ratios[] = { 1, 1.5, 2, 3, 4 };
 #define N_RATIOS (sizeof ratios / sizeof ratios[0])
-
-static struct planner *plan_trace(const char *path)
-{
-	struct planner_options o;
-	planner_options_default(&o);
-	struct planner *p;
-	char err[512];
-	if (planner_run(path, &o, &p, err, sizeof err))
-		fail_msg("%s", err);
-	return p;
-}
 
 static void assert_result(const struct sim_result *s, enum sim_policy pol, const char *what)
 {
@@ -87,7 +77,7 @@ static void check_perturbation(struct sim_ctx *c, const struct sim_options *o,
 /* Every invariant on the trace at path. */
 static void check_trace(const char *path)
 {
-	struct planner *pl = plan_trace(path);
+	struct planner *pl = test_plan(path, 0);
 	char err[512];
 	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
 	if (!c)

@@ -11,6 +11,7 @@
  * present, get the same treatment.
  */
 #include "testutil.h"
+#include "testplan.h"
 
 
 #include "plan/planner.h"
@@ -187,25 +188,13 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	free(m->kernel);
 }
 
-static struct planner *plan_path(const char *path, uint64_t capacity)
-{
-	struct planner_options o;
-	planner_options_default(&o);
-	o.capacity = capacity;
-	struct planner *p;
-	char err[512];
-	if (planner_run(path, &o, &p, err, sizeof err))
-		fail_msg("%s", err);
-	return p;
-}
-
 /* Plans path at a fraction of its unplanned peak and replays it. */
 static void replay_planned(const char *path, double fraction, bool synthetic, bool aligned)
 {
-	struct planner *base = plan_path(path, 1ULL << 50);
+	struct planner *base = test_plan(path, 1ULL << 50);
 	uint64_t capacity = (uint64_t)(fraction * (double)base->sched.baseline_peak);
 	planner_free(base);
-	struct planner *pl = plan_path(path, capacity);
+	struct planner *pl = test_plan(path, capacity);
 	const struct plan *p = pl->plan;
 	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
 	struct model m;
