@@ -242,13 +242,16 @@ int report_text(const struct planner *pl, FILE *out)
 		it->steady ? "steady (same kernels as the one before)"
 		: it->n_differ ? "NOT steady (differs from the one before)"
 			       : "not compared (no iteration before it)");
-	if (it->n_differ && it->first_differ < sp->n)
-		fprintf(out, "             %zu of its positions hold another kernel call than the one before; "
-			"the first, %zu, is %s\n", it->n_differ, it->first_differ,
-			kernel_name(pl, (uint32_t)it->first_differ));
-	else if (it->n_differ)
-		fprintf(out, "             %zu of its positions hold another kernel call than the one before; "
-			"the one before has %zu more kernels\n", it->n_differ, it->iters[it->chosen - 1].n - sp->n);
+	if (it->n_differ) {
+		fprintf(out, "             %zu of its positions hold another kernel call than the one before; ",
+			it->n_differ);
+		if (it->first_differ < sp->n)
+			fprintf(out, "the first, %zu, is %s\n", it->first_differ,
+				kernel_name(pl, (uint32_t)it->first_differ));
+		else
+			fprintf(out, "the one before has %zu more kernels\n",
+				it->iters[it->chosen - 1].n - sp->n);
+	}
 	fprintf(out, "allocations  %zu persistent (%s), %zu made during the iteration (%s), %zu live across its end\n",
 		ts->n_persistent, size_str(f.pers_bytes, a, sizeof a), ts->n_iteration,
 		size_str(f.iter_bytes, b, sizeof b), ts->wrapping);
