@@ -3,8 +3,8 @@
  *
  *   rp_inject.c     InitializeInjection: settings, the plan, the engine,
  *                   CUPTI set-up; the exit path (summary line, --stats)
- *   rp_callbacks.c  kernel launches and allocations -> the engine; the
- *                   measured residency
+ *   rp_callbacks.c  kernel launches and allocations -> the engine
+ *   rp_residency.c  the measured peak residency, sampled by a thread
  *   rp_exec.c       the engine's executor: the replayer's own stream,
  *                   markers (CUDA events) and the batch migration calls,
  *                   issued from a worker thread so the program never waits
@@ -48,9 +48,6 @@ void rp_exec_get_stats(struct rp_exec_stats *out);
 
 /* Callbacks (rp_callbacks.c). */
 CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub);
-/* Device memory in use at the first launch, and the peak above it since:
- * what the program's data occupies on the GPU, measured (cuMemGetInfo). */
-uint64_t rp_peak_residency(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running
@@ -63,6 +60,12 @@ struct rp_iteration_end {
 };
 /* Copies the ends so far to out, oldest first; returns how many (at most max). */
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max);
+
+/* The measured residency (rp_residency.c). Each launch calls note_launch:
+ * the first starts the sampling. stop ends it and returns the peak device
+ * memory in use above what was in use at the first launch. */
+void rp_residency_note_launch(void);
+uint64_t rp_residency_stop(void);
 
 /* Unified Memory counters (rp_activity.c). */
 CUptiResult rp_activity_start(void);

@@ -17,47 +17,20 @@
 #include "log.h"
 #include "rp.h"
 
-/* cuMemGetInfo costs a few microseconds: sample every this many launches. */
-#define RESIDENCY_SAMPLE_EVERY 16
-
-static atomic_uint_fast64_t launches, callback_ns;
-static uint64_t baseline_used, peak_used;
-/* Guards the residency samples and the iteration ends. */
-static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t callback_ns;
+static pthread_mutex_t ends_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
 static uint64_t seen_iterations;
 static atomic_int mismatch_warned;
 
-static void sample_residency(void)
-{
-	size_t free_b, total_b;
-	if (cuMemGetInfo(&free_b, &total_b) != CUDA_SUCCESS)
-		return;
-	uint64_t used = total_b - free_b;
-	pthread_mutex_lock(&sample_lock);
-	if (!baseline_used)
-		baseline_used = used;
-	if (used > peak_used)
-		peak_used = used;
-	pthread_mutex_unlock(&sample_lock);
-}
-
-uint64_t rp_peak_residency(void)
-{
-	pthread_mutex_lock(&sample_lock);
-	uint64_t peak = peak_used > baseline_used ? peak_used - baseline_used : 0;
-	pthread_mutex_unlock(&sample_lock);
-	return peak;
-}
-
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 {
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&ends_lock);
 	size_t n = n_iteration_ends < max ? n_iteration_ends : max;
 	for (size_t i = 0; i < n; i++)
 		out[i] = iteration_ends[i];
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&ends_lock);
 	return n;
 }
 
@@ -68,7 +41,7 @@ static void after_engine(void)
 {
 	struct engine_stats st;
 	engine_get_stats(rp_engine, &st);
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&ends_lock);
 	while (seen_iterations < st.iterations) {
 		seen_iterations++;
 		if (n_iteration_ends < RP_MAX_ITERATIONS)
@@ -76,7 +49,7 @@ static void after_engine(void)
 				.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
 				.resynced = st.resynced, .lost = st.lost };
 	}
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&ends_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)
 		um_warn("the plan was made for another program (its kernels or allocations differ); "
 			"running without it: re-record and re-plan this program");
@@ -98,8 +71,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	cupti_um_enable(NULL);
 	um_alloc_note_stream(li.stream);
-	if (atomic_fetch_add(&launches, 1) % RESIDENCY_SAMPLE_EVERY == 0)
-		sample_residency();
+	rp_residency_note_launch();
 	for (uint32_t i = 0; i < li.nargs; i++) {
 		acc[i].alloc_id = li.args[i].alloc.id;
 		acc[i].offset = li.args[i].offset;

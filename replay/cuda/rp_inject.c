@@ -120,7 +120,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.fault_migrations = total.fault_migrations;
 	m.fault_bytes = total.fault_bytes;
 	m.fault_records = total.fault_records;
-	m.peak_residency_bytes = rp_peak_residency();
+	m.peak_residency_bytes = rp_residency_stop();
 	m.budget_bytes = budget;
 	struct rp_exec_stats xs;
 	rp_exec_get_stats(&xs);
