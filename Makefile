@@ -54,8 +54,17 @@ INJECTED := $(if $(wildcard record/cuda/*.c),$(BUILD)/lib/libumrec.so) \
 	$(if $(wildcard replay/cuda/*.c),$(BUILD)/lib/libumreplay.so)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all tools injected examples test unit-tests deps demo install clean check-cuda
-all: tools injected examples
+.PHONY: FORCE all tools injected examples test unit-tests deps demo install clean check-cuda
+all: tools injected examples $(BUILD)/COMMIT
+
+# The source the build came from, for benchmark rows (bench/measure.py's
+# build column): the commit, "-dirty" with uncommitted changes. Rewritten
+# only when it changes.
+$(BUILD)/COMMIT: FORCE
+	@mkdir -p $(BUILD)
+	@id=$$(git describe --always --dirty --abbrev=7 2>/dev/null || echo unknown); \
+	[ "$$(cat $@ 2>/dev/null)" = "$$id" ] || echo "$$id" > $@
+FORCE:
 
 tools: $(TOOLS)
 injected: $(INJECTED)

@@ -4,7 +4,8 @@
 Usage: python3 bench/measure.py CSV --out OUT [--stats STATS] [--ref REF]
                                 [--rc RC] KEY=VALUE...
 
-KEY=VALUE pairs name the run (model, experiment, batch, ratio, policy, ...);
+KEY=VALUE pairs name the run (build: the umkit build's $BUILD/COMMIT; model,
+experiment, batch, ratio, policy, ...);
 the measurements come from the files:
   OUT    the example's stdout: step_ms is the median of its per_step_ms
          after the first step (the first holds the one-time work)
@@ -26,7 +27,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
 from replay_table import summarise  # noqa: E402
 
-COLUMNS = ["date", "gpu", "model", "experiment", "batch", "w_bytes", "ratio", "budget_bytes",
+COLUMNS = ["date", "gpu", "build", "model", "experiment", "batch", "w_bytes", "ratio", "budget_bytes",
            "policy", "rep", "rc", "same_output", "step_ms", "faults_per_iter",
            "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb", "modelled_peak_mb",
            "matched", "resynced", "lost", "mismatch", "callback_ms_per_iter",

@@ -12,9 +12,13 @@
 # The model runs at its default batch; W is the live peak of its recorded
 # run. REPS repetitions (3), interleaved so drift touches every policy alike:
 # base: the plain program (no tool), ideal (umreplay --policy ideal, no
-#   budget), and plan with a budget of 1.25 W (replay when memory suffices).
+#   budget), and plan with a budget of 1.25 W (replay when memory suffices);
+#   with COMPARE=OTHER_BUILD, that build's ideal and plan runs too, beside
+#   BUILD's in the same command (for a change to the replayer; recording
+#   and planning use BUILD).
 # grid: at each W/B of RATIOS (1.25 1.5 2 3), ondemand, deepum and plan
-#   under --gpu-budget B.
+#   under --gpu-budget B; without base, ideal too, so every command has the
+#   reference its rows are normalised to.
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
@@ -45,6 +49,9 @@ mkdir -p "$OUTDIR" "$work/stats"
 csv=$OUTDIR/$MODEL.csv
 date=$(date -u +%Y-%m-%d)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+for b in "$BUILD" ${COMPARE:-}; do
+	[ -s "$b/COMMIT" ] || { echo "bench/suite.sh: no $b/COMMIT: make all first" >&2; exit 2; }
+done
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
 echo "$MODEL on $gpu, $free_mib MiB free, $date"
 if [ "$free_mib" -lt $(((32 + 8) * 1024)) ]; then
@@ -90,8 +97,9 @@ plan() {
 # run EXPERIMENT BATCH W MAXM RATIO BUDGET POLICY REP REF: one run, one CSV row.
 # POLICY "plain" runs the program without umkit; BUDGET 0 means none.
 run() {
-	local exp=$1 batch=$2 w=$3 maxm=$4 ratio=$5 budget=$6 policy=$7 rep=$8 ref=$9
+	local exp=$1 batch=$2 w=$3 maxm=$4 ratio=$5 budget=$6 policy=$7 rep=$8 ref=$9 rbuild=${10:-$BUILD}
 	local tag=$exp.b$batch.r$ratio.$policy.$rep cmd rc stats=()
+	[ "$rbuild" != "$BUILD" ] && tag+=.$(basename "$rbuild")
 	read -ra cmd < <(model_command "$MODEL" "$batch")
 	if [ "$policy" = plain ]; then
 		timeout "$RUN_LIMIT_S" "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
@@ -99,7 +107,7 @@ run() {
 	else
 		local budget_opt=()
 		[ "$budget" != 0 ] && budget_opt=(--gpu-budget "$budget")
-		timeout "$RUN_LIMIT_S" $B/umreplay -q --plan "$work/$MODEL.b$batch.$budget.plan" \
+		timeout "$RUN_LIMIT_S" "$rbuild/bin/umreplay" -q --plan "$work/$MODEL.b$batch.$budget.plan" \
 			--policy "$policy" "${budget_opt[@]}" --max-managed "$maxm" \
 			--stats "$work/stats/$MODEL.$tag.json" -- "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
@@ -109,7 +117,7 @@ run() {
 	local refopt=()
 	[ -n "$ref" ] && refopt=(--ref "$ref")
 	python3 bench/measure.py "$csv" --out "$work/$tag.out" "${stats[@]}" "${refopt[@]}" --rc $rc \
-		date="$date" gpu="$gpu" model="$MODEL" experiment="$exp" batch="$batch" w_bytes="$w" \
+		date="$date" gpu="$gpu" build="$(cat "$rbuild/COMMIT")" model="$MODEL" experiment="$exp" batch="$batch" w_bytes="$w" \
 		ratio="$ratio" budget_bytes="$budget" policy="$policy" rep="$rep"
 	echo "$MODEL $tag rc=$rc $(tail -1 "$csv" | cut -d, -f12-18)"
 }
@@ -138,10 +146,13 @@ if part base || part grid; then
 	for rep in $(seq "$REPS"); do
 		if part base; then
 			run grid "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
-			run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
-			run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref"
+			for rb in "$BUILD" ${COMPARE:-}; do
+				run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+				run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref" "$rb"
+			done
 		fi
 		part grid || continue
+		part base || run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
 		for ratio in $RATIOS; do
 			for policy in ondemand deepum plan; do
 				run grid "$batch0" "$w" "$maxm" "$ratio" "${budget[$ratio]}" $policy "$rep" "$ref"
