@@ -130,8 +130,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
-	if (atomic_load(&rp_active))
-		engine_on_alloc(rp_engine, a->id, a->address, a->size);
+	if (!atomic_load(&rp_active))
+		return;
+	rp_exec_forget_discards(a->address, a->size);
+	engine_on_alloc(rp_engine, a->id, a->address, a->size);
 }
 
 static void on_free(const struct arena_alloc *a)

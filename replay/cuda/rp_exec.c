@@ -16,7 +16,8 @@
  * (docs/design.md). So the executor does not trust stream order for them:
  *  - a discard is issued only once its marker has completed on the GPU
  *    (cuEventQuery), until then it waits in a pending list that every later
- *    call retries, without blocking the program;
+ *    call retries, without blocking the program; an allocation in its
+ *    range forgets it (replay/pending_discards.h);
  *  - when it is issued, the arena must confirm that no live allocation
  *    overlaps the range (it may have been handed out again meanwhile; then
  *    that part is dropped: the new owner's data must not be discarded);
@@ -40,6 +41,7 @@
 #include "common/cuda/um_alloc.h"
 #include "log.h"
 #include "replay/calls.h"
+#include "replay/pending_discards.h"
 #include "rp.h"
 #include "size.h"
 
@@ -52,6 +54,17 @@ static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
 static CUevent discard_done;
 static __thread CUstream launch_stream;
+
+/* Discards whose marker has not completed yet; created with the stream,
+ * before any discard can be pending. */
+#define PENDING_MAX 4096
+static pending_discards *pending;
+static pthread_once_t pending_once = PTHREAD_ONCE_INIT;
+
+static void create_pending(void)
+{
+	pending = pending_discards_create(PENDING_MAX);
+}
 
 /* Counted from the program's threads and the worker alike. */
 static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
@@ -92,6 +105,9 @@ static int ensure_stream(void)
 	if (mig_stream)
 		return 0;
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cuCtxGetDevice(&device) != CUDA_SUCCESS)
+		return -1;
+	pthread_once(&pending_once, create_pending);
+	if (!pending)
 		return -1;
 	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
 	if (r == CUDA_SUCCESS)
@@ -215,14 +231,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Discards whose marker has not completed yet. */
-struct pending_discard {
-	uint64_t mark;
-	struct engine_range range;
-};
-#define PENDING_MAX 4096
-static struct pending_discard pending[PENDING_MAX];
-static size_t n_pending;
 static atomic_uint_fast64_t n_dropped_discards;
 
 static bool mark_done(uint64_t mark)
@@ -265,14 +273,7 @@ static void discard_now(enum engine_op op, const struct engine_range *r, size_t 
 static void retry_pending(void)
 {
 	struct engine_range ready[CALLS_MAX_RANGES];
-	size_t k = 0, kept = 0;
-	for (size_t i = 0; i < n_pending; i++) {
-		if (k < CALLS_MAX_RANGES && mark_done(pending[i].mark))
-			ready[k++] = pending[i].range;
-		else
-			pending[kept++] = pending[i];
-	}
-	n_pending = kept;
+	size_t k = pending_discards_take_ready(pending, mark_done, ready, CALLS_MAX_RANGES);
 	if (k)
 		discard_now(ENGINE_OP_DISCARD, ready, k);
 }
@@ -287,15 +288,9 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 		atomic_fetch_add(&n_dropped_discards, n);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (n_pending == PENDING_MAX) {
+	for (size_t i = 0; i < n; i++)
+		if (!pending_discards_add(pending, mark, r[i]))
 			atomic_fetch_add(&n_dropped_discards, 1);
-			continue;
-		}
-		pending[n_pending].mark = mark;
-		pending[n_pending].range = r[i];
-		n_pending++;
-	}
 }
 
 static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
@@ -303,7 +298,7 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 {
 	if (!n || ensure_stream() != 0)
 		return;
-	if (n_pending)
+	if (pending_discards_count(pending))
 		retry_pending();
 	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
 		discard(op, ranges, n, mark);
@@ -339,7 +334,7 @@ static uint64_t mark(void *unused)
 {
 	if (ensure_stream() != 0)
 		return 0;
-	if (n_pending)
+	if (pending_discards_count(pending))
 		retry_pending();
 	uint64_t m = next_mark++;
 	CUevent *ev = &marks[m % MARKS];
@@ -359,6 +354,13 @@ const struct engine_executor *rp_exec_get(void)
 {
 	static const struct engine_executor exec = { NULL, issue, mark, now };
 	return &exec;
+}
+
+void rp_exec_forget_discards(uint64_t address, uint64_t bytes)
+{
+	pthread_once(&pending_once, create_pending);
+	if (pending)
+		atomic_fetch_add(&n_dropped_discards, pending_discards_forget(pending, address, bytes));
 }
 
 void rp_exec_set_launch_stream(CUstream s)

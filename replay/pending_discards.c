@@ -1,0 +1,112 @@
+/* pending_discards.c: discards waiting for their markers (see pending_discards.h). */
+#include "pending_discards.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+struct pending {
+	uint64_t mark;
+	struct engine_range range;
+};
+
+struct pending_discards {
+	pthread_mutex_t lock;
+	size_t n, cap;
+	atomic_size_t count; /* n, readable without the lock */
+	struct pending *items;
+};
+
+pending_discards *pending_discards_create(size_t cap)
+{
+	pending_discards *p = calloc(1, sizeof *p);
+	if (p && !(p->items = calloc(cap ? cap : 1, sizeof *p->items))) {
+		free(p);
+		return NULL;
+	}
+	if (p) {
+		pthread_mutex_init(&p->lock, NULL);
+		p->cap = cap;
+	}
+	return p;
+}
+
+void pending_discards_destroy(pending_discards *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_destroy(&p->lock);
+	free(p->items);
+	free(p);
+}
+
+bool pending_discards_add(pending_discards *p, uint64_t mark, struct engine_range r)
+{
+	pthread_mutex_lock(&p->lock);
+	bool room = p->n < p->cap;
+	if (room) {
+		p->items[p->n++] = (struct pending){ mark, r };
+		atomic_store(&p->count, p->n);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return room;
+}
+
+/* Keeps the items keep() accepts, in order; returns how many went. */
+static size_t filter(pending_discards *p, bool (*keep)(const struct pending *, void *), void *arg)
+{
+	size_t kept = 0, n = p->n;
+	for (size_t i = 0; i < n; i++)
+		if (keep(&p->items[i], arg))
+			p->items[kept++] = p->items[i];
+	p->n = kept;
+	atomic_store(&p->count, kept);
+	return n - kept;
+}
+
+static bool disjoint(const struct pending *it, void *arg)
+{
+	const struct engine_range *r = arg;
+	return it->range.address + it->range.bytes <= r->address || r->address + r->bytes <= it->range.address;
+}
+
+size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes)
+{
+	struct engine_range r = { address, bytes };
+	if (!bytes || !atomic_load(&p->count))
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	size_t gone = filter(p, disjoint, &r);
+	pthread_mutex_unlock(&p->lock);
+	return gone;
+}
+
+struct take {
+	bool (*done)(uint64_t mark);
+	struct engine_range *out;
+	size_t n, max;
+};
+
+static bool not_taken(const struct pending *it, void *arg)
+{
+	struct take *t = arg;
+	if (t->n == t->max || !t->done(it->mark))
+		return true;
+	t->out[t->n++] = it->range;
+	return false;
+}
+
+size_t pending_discards_take_ready(pending_discards *p, bool (*done)(uint64_t mark),
+				   struct engine_range *out, size_t max)
+{
+	struct take t = { done, out, 0, max };
+	pthread_mutex_lock(&p->lock);
+	filter(p, not_taken, &t);
+	pthread_mutex_unlock(&p->lock);
+	return t.n;
+}
+
+size_t pending_discards_count(pending_discards *p)
+{
+	return atomic_load(&p->count);
+}

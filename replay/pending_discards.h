@@ -1,0 +1,47 @@
+/*
+ * pending_discards.h: discards waiting for the GPU to finish with a range.
+ *
+ * A discard of a freed range may be issued only once the marker recorded at
+ * its free has completed (every kernel queued before the free is done). The
+ * executor keeps such discards here and takes the ready ones at later calls.
+ *
+ * A pending discard belongs to the range's *previous* owner. If the range
+ * is allocated again meanwhile, it is forgotten, even if the new owner is
+ * freed before the old marker completes: the old marker says nothing about
+ * the new owner's kernels, which may still be reading the range. (Issuing
+ * it then changed ViT-B/16's losses under capacity emulation on the H100.)
+ *
+ * Thread-safe: allocations arrive on any of the program's threads.
+ */
+#ifndef UMKIT_REPLAY_PENDING_DISCARDS_H
+#define UMKIT_REPLAY_PENDING_DISCARDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "replay/engine.h"
+
+typedef struct pending_discards pending_discards;
+
+/* At most cap discards wait at once. NULL if out of memory. */
+pending_discards *pending_discards_create(size_t cap);
+void pending_discards_destroy(pending_discards *p);
+
+/* Queues a discard of r behind mark; false if full (the discard is then
+ * not made: discards only save work). */
+bool pending_discards_add(pending_discards *p, uint64_t mark, struct engine_range r);
+
+/* Forgets every pending discard overlapping [address, address + bytes):
+ * the range has a new owner. Returns how many were forgotten. */
+size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes);
+
+/* Moves up to max discards whose marker done() says completed into out;
+ * returns how many. The others stay, in order. */
+size_t pending_discards_take_ready(pending_discards *p, bool (*done)(uint64_t mark),
+				   struct engine_range *out, size_t max);
+
+/* How many wait (a hint: another thread may add or take meanwhile). */
+size_t pending_discards_count(pending_discards *p);
+
+#endif
