@@ -6,19 +6,20 @@
 # MODEL is one of bench/models.sh's; PARTS any of "base grid maxbatch"
 # (default all three; split them, and RATIOS, over several GPU commands when
 # one does not fit in 10 minutes). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py) and
-# writes OUTDIR/calib-MODEL.json and OUTDIR/MODEL-stats.tar.gz. Render with
+# writes OUTDIR/calib-MODEL.json, OUTDIR/MODEL-stats.tar.gz and the runs'
+# stdout in OUTDIR/MODEL-outputs.tar.gz. Render with
 # bench/suite_report.py.
 #
 # The model runs at its default batch; W is the live peak of its recorded
 # run. REPS repetitions (3), interleaved so drift touches every policy alike:
 # base: the plain program (no tool), ideal (umreplay --policy ideal, no
 #   budget), and plan with a budget of 1.25 W (replay when memory suffices);
-#   with COMPARE=OTHER_BUILD, that build's ideal and plan runs too, beside
-#   BUILD's in the same command (for a change to the replayer; recording
-#   and planning use BUILD).
-# grid: at each W/B of RATIOS (1.25 1.5 2 3), ondemand, deepum and plan
-#   under --gpu-budget B; without base, ideal too, so every command has the
-#   reference its rows are normalised to.
+# grid: at each W/B of RATIOS (1.25 1.5 2 3), POLICIES (ondemand deepum
+#   plan) under --gpu-budget B; without base, ideal too, so every command
+#   has the reference its rows are normalised to.
+# With COMPARE=OTHER_BUILD, base and grid run that build's replays beside
+# BUILD's in the same command (for a change to the replayer; recording and
+# planning use BUILD).
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
@@ -35,6 +36,7 @@ PARTS=${3:-base grid maxbatch}
 BUILD=${BUILD:-build}
 B=$BUILD/bin
 RATIOS=${RATIOS:-1.25 1.5 2 3}
+POLICIES=${POLICIES:-ondemand deepum plan}   # the grid's, under a budget
 REPS=${REPS:-3}
 RUN_LIMIT_S=${RUN_LIMIT_S:-150}   # a run slower than this is cut off (rc 124)
 RECORD_CAP=32G                     # --max-managed of the recording runs
@@ -154,8 +156,10 @@ if part base || part grid; then
 		part grid || continue
 		part base || run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
 		for ratio in $RATIOS; do
-			for policy in ondemand deepum plan; do
-				run grid "$batch0" "$w" "$maxm" "$ratio" "${budget[$ratio]}" $policy "$rep" "$ref"
+			for policy in $POLICIES; do
+				for rb in "$BUILD" ${COMPARE:-}; do
+					run grid "$batch0" "$w" "$maxm" "$ratio" "${budget[$ratio]}" $policy "$rep" "$ref" "$rb"
+				done
 			done
 		done
 	done
@@ -178,3 +182,4 @@ if part maxbatch; then
 fi
 
 tar -C "$work/stats" -czf "$OUTDIR/$MODEL-stats.tar.gz" .
+(cd "$work" && tar -czf "$OUTDIR/$MODEL-outputs.tar.gz" -- *.out)
