@@ -2,7 +2,8 @@
 """Markdown tables (and plots) for docs/benchmarks.md from the benchmark
 suite's outputs (bench/suite.sh): DIR/MODEL.csv, one row per run as
 bench/measure.py writes it, and DIR/calib-MODEL.json, the link bandwidths
-measured in the same run. Nothing is computed that the files do not say.
+measured in the same run (or DIR/calib-MODEL-BUILD.json for one build's
+rows). Nothing is computed that the files do not say.
 
 Usage: python3 bench/suite_report.py DIR [--docs FILE] [--img IMGDIR]
   --docs FILE    put the markdown between the lines "<!-- suite:begin -->"
@@ -11,7 +12,8 @@ Usage: python3 bench/suite_report.py DIR [--docs FILE] [--img IMGDIR]
                  suite-traffic.png into IMGDIR; the markdown links them as
                  img/NAME.png (relative to docs/)
 
-Times, faults and traffic are medians over the repetitions that succeeded
+Rows are grouped per model and build (the CSV's build column); times,
+faults and traffic are medians over the repetitions that succeeded
 (rc 0); a cell whose every repetition failed reads "failed (rc N)", one with
 no row "not run". Bad input (DIR missing, no CSV in it, a CSV whose header
 is not measure.py's, a bad value) is one line on stderr and exit status 2."""
@@ -98,7 +100,12 @@ def read_calib(path):
 
 
 def read_suite(d):
-    """{model: (rows, calib)} for every MODEL.csv in d, sorted by model."""
+    """{"MODEL (BUILD)": (rows, calib)} for every MODEL.csv in d and every
+    build in it, sorted by model, builds in the order of their first row.
+    Each build's rows are summarised apart: a policy's time is compared
+    with the ideal runs of the same build only, and its lower bound uses
+    calib-MODEL-BUILD.json where there is one (the build's own command's
+    calibration), else calib-MODEL.json."""
     if not os.path.isdir(d):
         raise BadInput(f"{d}: no such directory")
     paths = sorted(glob.glob(os.path.join(d, "*.csv")))
@@ -107,7 +114,12 @@ def read_suite(d):
     suite = {}
     for p in paths:
         model = os.path.basename(p)[:-len(".csv")]
-        suite[model] = (read_csv(p), read_calib(os.path.join(d, f"calib-{model}.json")))
+        rows = read_csv(p)
+        for build in dict.fromkeys(r["build"] for r in rows):
+            calib = os.path.join(d, f"calib-{model}-{build}.json")
+            if not os.path.exists(calib):
+                calib = os.path.join(d, f"calib-{model}.json")
+            suite[f"{model} ({build})"] = ([r for r in rows if r["build"] == build], read_calib(calib))
     return suite
 
 
@@ -239,21 +251,26 @@ def header_line(model, rows, calib):
             f"calibrated HtoD {calib['htod_gbps']:g} GB/s, DtoH {calib['dtoh_gbps']:g} GB/s")
 
 
-def grid_keys(grid, ratios):
-    """Every (ratio, policy) the grid should have, and any other it has, in order."""
-    want = {(0, "plain"), (0, "ideal"), (ROOMY, "plan")}
-    want |= {(r, p) for r in ratios for p in TOOLS} | set(grid)
+def has_base(grid):
+    return (0, "plain") in grid or (ROOMY, "plan") in grid
+
+
+def grid_keys(grid):
+    """Every (ratio, policy) a build's grid should have, in order: ideal, the
+    base part's runs if it ran, every policy at each W/B it ran."""
+    want = {(0, "ideal")} | ({(0, "plain"), (ROOMY, "plan")} if has_base(grid) else set())
+    want |= {(r, p) for r, _ in grid if r not in (0, ROOMY) for p in TOOLS} | set(grid)
     return sorted(want, key=lambda k: (k[0], POLICIES.index(k[1])))
 
 
 def grid_table(suite):
-    ratios = {r["ratio"] for rows, _ in suite.values() for r in rows
-              if r["experiment"] == "grid" and r["ratio"] not in (0, ROOMY)}
     out = []
     for model, (rows, calib) in suite.items():
         grid = cells(rows, "grid", "ratio")
+        if not grid:
+            continue
         ideal = grid.get((0, "ideal"))
-        for ratio, policy in grid_keys(grid, ratios):
+        for ratio, policy in grid_keys(grid):
             c = grid.get((ratio, policy))
             head = [model, ratio_text(ratio), policy, time_text(c), reps_text(c)]
             if c is None or c.ms is None:
@@ -276,6 +293,8 @@ def roomy_table(suite):
     out = []
     for model, (rows, _) in suite.items():
         grid = cells(rows, "grid", "ratio")
+        if not has_base(grid):
+            continue
         plain, ideal, plan = grid.get((0, "plain")), grid.get((0, "ideal")), grid.get((ROOMY, "plan"))
         out.append([model, time_text(plain), time_text(ideal), overhead(ideal, plain),
                     time_text(plan), overhead(plan, plain)])
@@ -285,11 +304,11 @@ def roomy_table(suite):
 
 def batch_points(rows):
     """[(batch, W/B, {policy: Cell}, from grid)]: the default batch's grid
-    cells at W/B 1.25, then each maxbatch batch."""
+    cells at W/B 1.25 if the build ran them, then each maxbatch batch."""
     grid = cells(rows, "grid", "ratio")
     points = []
     gbatch = [r["batch"] for r in rows if r["experiment"] == "grid"]
-    if gbatch:
+    if gbatch and any(r == FIXED for r, _ in grid):
         points.append((gbatch[0], FIXED, {"ideal": grid.get((0, "ideal")),
                                           "ondemand": grid.get((FIXED, "ondemand")),
                                           "plan": grid.get((FIXED, "plan"))}, True))
@@ -331,7 +350,9 @@ def markdown(suite, img):
     parts = ["Generated by `python3 bench/suite_report.py DIR` from bench/suite.sh's outputs.",
              "\n".join(header_line(m, rows, calib) for m, (rows, calib) in suite.items()),
              "### Iteration time by policy and W/B (grid)",
-             "Medians over the repetitions that succeeded (rc 0); reps ok = succeeded / run, "
+             "Each model's rows are grouped by the build (commit) that made them, and a "
+             "policy is compared with the ideal runs of its own build, made in the same GPU "
+             "command. Medians over the repetitions that succeeded (rc 0); reps ok = succeeded / run, "
              "with the exit status of the others. % of ideal = ideal median / policy median "
              "x 100. lower bound = max(ideal median, DtoH MB / DtoH GB/s, HtoD MB / HtoD GB/s) "
              "with the policy's own median traffic and the model's calibrated bandwidths. "
@@ -345,8 +366,8 @@ def markdown(suite, img):
              roomy_table(suite),
              "### Largest batch under a fixed budget (maxbatch)",
              f"The budget is fixed at W / {FIXED} of the default batch; the batch is doubled "
-             "and tripled, each run once under ideal (no budget), ondemand and plan. The first "
-             f"row of each model is the grid's default batch at W/B {FIXED}. A batch is "
+             "and tripled, each run once under ideal (no budget), ondemand and plan. A model's "
+             f"first row is the grid's default batch at W/B {FIXED} where the same build ran it. A batch is "
              f"reached by a policy when it gets at least {REACHED_PCT} % of ideal's throughput "
              "at that batch (policy ms at most twice ideal ms); a batch whose ideal run failed "
              "counts as not reached.",
@@ -368,7 +389,8 @@ def plot_groups(suite):
     for model, (rows, _) in suite.items():
         grid = cells(rows, "grid", "ratio")
         for ratio in sorted({r for r, p in grid if r}):
-            groups.append((f"{model}\n{ratio:g}", grid, ratio))
+            label = model.replace(" (", "\n(")   # the build on a line of its own
+            groups.append((f"{label}\n{ratio:g}", grid, ratio))
     return groups
 
 
@@ -397,7 +419,7 @@ def plot(suite, img):
     os.makedirs(img, exist_ok=True)
     groups = plot_groups(suite)
     labels = [g[0] for g in groups]
-    width = max(6, 0.5 * len(groups) + 2)
+    width = max(6, 0.75 * len(groups) + 2)
 
     def series(value):
         return {p: [value(grid.get((r, p)), grid.get((0, "ideal"))) for _, grid, r in groups]

@@ -9,7 +9,8 @@
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
 # (alpha's plain rows written by bench/measure.py itself), one repetition cut
 # off (rc 124), one cell failed in every repetition, one never run, and
-# alpha's maxbatch runs at batches 8 and 12.
+# alpha's maxbatch runs at batches 8 and 12; a second build of beta with its
+# own ideal and one cell.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 REPORT=$ROOT/bench/suite_report.py
@@ -23,17 +24,18 @@ suite=$SCRATCH/suite
 mkdir -p "$suite"
 echo '{"htod_gbps": 40, "dtoh_gbps": 10, "call_cost_us": 5}' >"$suite/calib-alpha.json"
 echo '{"htod_gbps": 20, "dtoh_gbps": 5}' >"$suite/calib-beta.json"
+echo '{"htod_gbps": 10, "dtoh_gbps": 1}' >"$suite/calib-beta-b2.json"
 
 # reps MODEL EXPERIMENT BATCH W RATIO POLICY "TIMES" [FAULTS HTOD DTOH PEAK]:
 # appends one row per entry of TIMES to MODEL.csv: "30" a repetition of 30 ms,
 # "30/0" one whose outputs differ from the plain run's, "rc124" one that
 # failed. The budget is W / RATIO (0: none).
 reps() {
-	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget
+	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget build=${BUILD_ID:-b1}
 	budget=$(awk -v w="$w" -v r="$ratio" 'BEGIN { printf "%d", (r > 0 ? w / r : 0) }')
 	for t in $7; do
 		rep=$((rep + 1))
-		local common="2026-01-02,Test GPU,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
+		local common="2026-01-02,Test GPU,$build,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
 		case $t in
 		rc*) echo "$common,${t#rc},0,,,,,,,,,,,,," ;;
 		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,,,," ;;
@@ -46,7 +48,7 @@ reps() {
 for rep in 1 2 3; do
 	printf 'per_step_ms 500,%s\nstep 1 loss 2.5\nchecksum 42\n' $((8 + rep)) >"$SCRATCH/plain$rep.out"
 	python3 "$MEASURE" "$suite/alpha.csv" --out "$SCRATCH/plain$rep.out" --ref "$SCRATCH/plain1.out" \
-		date=2026-01-02 gpu="Test GPU" model=alpha experiment=grid batch=4 w_bytes=2000000000 \
+		date=2026-01-02 gpu="Test GPU" build=b1 model=alpha experiment=grid batch=4 w_bytes=2000000000 \
 		ratio=0 budget_bytes=0 policy=plain rep=$rep
 done
 W=2000000000
@@ -77,38 +79,49 @@ reps beta grid 16 $W 1.25 plan "15 15 15" 5 100 50 790
 reps beta grid 16 $W 2 ondemand "80 80 80" 900 800 400 490
 reps beta grid 16 $W 2 deepum "rc137 rc137 rc137"
 # beta's plan at W/B 2 is not run.
+# Another build of beta, whose plan is compared with its own ideal only.
+BUILD_ID=b2 reps beta grid 16 $W 0 ideal "20 20 20" 0 0 0 900
+BUILD_ID=b2 reps beta grid 16 $W 1.25 plan "40 40 40" 5 100 50 790
 
 run python3 "$REPORT" "$suite"
 expect_status 0 "the report exits 0"
-expect_out_has "- **alpha**: 2026-01-02; Test GPU; batch 4; W = 2.00 GB; calibrated HtoD 40 GB/s, DtoH 10 GB/s" \
+expect_out_has "- **alpha (b1)**: 2026-01-02; Test GPU; batch 4; W = 2.00 GB; calibrated HtoD 40 GB/s, DtoH 10 GB/s" \
 	"the header line has date, GPU, batch, W and the calibration"
-expect_out_has "- **beta**: 2026-01-02; Test GPU; batch 16; W = 1.00 GB; calibrated HtoD 20 GB/s, DtoH 5 GB/s" \
+expect_out_has "- **beta (b1)**: 2026-01-02; Test GPU; batch 16; W = 1.00 GB; calibrated HtoD 20 GB/s, DtoH 5 GB/s" \
 	"each model has its header line"
 # ideal 21 ms; ondemand 70 (60-80): 30 % of ideal; bound max(21, 400/10, 800/40) = 40, 1.75x.
-expect_out_has "| alpha | 1.25 | ondemand | 70.0 (60.0–80.0) | 3/3 | 30.0 | 1100 | 800 | 400 | 40.0 | 1.75 | 1590 / 1600 | yes | – |" \
+expect_out_has "| alpha (b1) | 1.25 | ondemand | 70.0 (60.0–80.0) | 3/3 | 30.0 | 1100 | 800 | 400 | 40.0 | 1.75 | 1590 / 1600 | yes | – |" \
 	"median, spread, % of ideal, traffic, bound and x bound"
 # plan 30 (28-35): 70 %; bound max(21, 10, 10) = 21, 30/21 = 1.43x; faults 11 of 1100 = 1 %.
-expect_out_has "| alpha | 1.25 | plan | 30.0 (28.0–35.0) | 3/3 | 70.0 | 11 | 400 | 100 | 21.0 | 1.43 | 1590 / 1600 | NO (1 of 3) | 1.00 |" \
+expect_out_has "| alpha (b1) | 1.25 | plan | 30.0 (28.0–35.0) | 3/3 | 70.0 | 11 | 400 | 100 | 21.0 | 1.43 | 1590 / 1600 | NO (1 of 3) | 1.00 |" \
 	"plan's faults as % of ondemand's and differing outputs"
-expect_out_has "| alpha | – | plain | 10.0 (9.0–11.0) | 3/3 | 210.0 | – | – | – | – | – | – / none | yes | – |" \
+expect_out_has "| alpha (b1) | – | plain | 10.0 (9.0–11.0) | 3/3 | 210.0 | – | – | – | – | – | – / none | yes | – |" \
 	"the plain rows written by measure.py are read"
-expect_out_has "| alpha | – | ideal | 21.0 (20.0–25.0) | 3/3 | 100.0 | 0 | 0 | 0 | 21.0 | 1.00 | 1000 / none | yes | – |" \
+expect_out_has "| alpha (b1) | – | ideal | 21.0 (20.0–25.0) | 3/3 | 100.0 | 0 | 0 | 0 | 21.0 | 1.00 | 1000 / none | yes | – |" \
 	"ideal is 100 % of itself and its own bound"
-expect_out_has "| alpha | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/3 | 91.3 |" "the roomy plan run is a grid row"
+expect_out_has "| alpha (b1) | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/3 | 91.3 |" "the roomy plan run is a grid row"
 # one of three cut off: the median of the other two, 21 / 110 = 19.1 %.
-expect_out_has "| alpha | 2 | ondemand | 110.0 (100.0–120.0) | 2/3 (rc 124) | 19.1 | 2000 | 1600 | 800 | 80.0 | 1.38 |" \
+expect_out_has "| alpha (b1) | 2 | ondemand | 110.0 (100.0–120.0) | 2/3 (rc 124) | 19.1 | 2000 | 1600 | 800 | 80.0 | 1.38 |" \
 	"a failed repetition is left out of the median and counted"
-expect_out_has "| beta | 2 | deepum | failed (rc 137) | 0/3 (rc 137) | – |" "a cell failed in every repetition says so"
-expect_out_has "| beta | 2 | plan | not run | 0/0 | – |" "a missing cell says not run"
-expect_out_has "| alpha | 10.0 (9.0–11.0) | 21.0 (20.0–25.0) | +110.0 % | 23.0 (22.0–24.0) | +130.0 % |" \
+expect_out_has "| beta (b1) | 2 | deepum | failed (rc 137) | 0/3 (rc 137) | – |" "a cell failed in every repetition says so"
+expect_out_has "| beta (b1) | 2 | plan | not run | 0/0 | – |" "a missing cell says not run"
+# b2's bound with its own calibration (HtoD 10, DtoH 1): max(20, 50 / 1, 100 / 10) = 50.
+expect_out_has "| beta (b2) | 1.25 | plan | 40.0 (40.0–40.0) | 3/3 | 50.0 | 5 | 100 | 50 | 50.0 | 0.80 |" \
+	"a build's policy is compared with that build's ideal (20 ms, not b1's 10) and calibration"
+expect_out_has "| beta (b2) | 1.25 | ondemand | not run |" "a build's grid lists every policy at its ratios"
+grep -q "| beta (b2) | – | plain |" <<<"$out" && not_ok "no base rows for a build that did not run base" \
+	|| ok "no base rows for a build that did not run base"
+grep -q "| beta (b2) | 2 |" <<<"$out" && not_ok "a build's grid lists only the ratios it ran" \
+	|| ok "a build's grid lists only the ratios it ran"
+expect_out_has "| alpha (b1) | 10.0 (9.0–11.0) | 21.0 (20.0–25.0) | +110.0 % | 23.0 (22.0–24.0) | +130.0 % |" \
 	"replay when memory suffices: overheads against plain"
-expect_out_has "| beta | 5.0 (5.0–5.0) | 10.0 (10.0–10.0) | +100.0 % | 11.0 (11.0–11.0) | +120.0 % |" \
+expect_out_has "| beta (b1) | 5.0 (5.0–5.0) | 10.0 (10.0–10.0) | +100.0 % | 11.0 (11.0–11.0) | +120.0 % |" \
 	"replay when memory suffices: every model"
-expect_out_has "| alpha | 4 (grid) | 1.25 | 21.0 (20.0–25.0) | 70.0 (60.0–80.0) | 30.0 | 30.0 (28.0–35.0) | 70.0 |" \
+expect_out_has "| alpha (b1) | 4 (grid) | 1.25 | 21.0 (20.0–25.0) | 70.0 (60.0–80.0) | 30.0 | 30.0 (28.0–35.0) | 70.0 |" \
 	"max batch starts at the grid's default batch"
-expect_out_has "| alpha | 8 | 2.50 | 40.0 | 100.0 | 40.0 | 70.0 | 57.1 |" "max batch: each batch with % of ideal"
-expect_out_has "| alpha | 12 | 3.75 | 60.0 | failed (rc 124) | – | 150.0 | 40.0 |" "max batch: a failed run says so"
-expect_out_has "| alpha | none | 8 |" "largest batch reached per policy (ondemand: 30 % at batch 4)"
+expect_out_has "| alpha (b1) | 8 | 2.50 | 40.0 | 100.0 | 40.0 | 70.0 | 57.1 |" "max batch: each batch with % of ideal"
+expect_out_has "| alpha (b1) | 12 | 3.75 | 60.0 | failed (rc 124) | – | 150.0 | 40.0 |" "max batch: a failed run says so"
+expect_out_has "| alpha (b1) | none | 8 |" "largest batch reached per policy (ondemand: 30 % at batch 4)"
 expect_out_has "at least 50 % of ideal's throughput" "the criterion is stated"
 grep -q "img/" <<<"$out" && not_ok "no image links without --img" || ok "no image links without --img"
 
@@ -120,7 +133,7 @@ expect_status 0 "--docs exits 0"
 [ -z "$out" ] && ok "--docs prints nothing" || not_ok "--docs prints nothing"
 if [ "$(head -3 "$docs")" = "$(printf '# Benchmarks\nbefore\n<!-- suite:begin -->')" ] &&
 	[ "$(tail -2 "$docs")" = "$(printf '<!-- suite:end -->\nafter')" ] &&
-	! grep -q "OLD TABLE" "$docs" && grep -qF "| alpha | 8 | 2.50 |" "$docs"; then
+	! grep -q "OLD TABLE" "$docs" && grep -qF "| alpha (b1) | 8 | 2.50 |" "$docs"; then
 	ok "--docs replaces the text between the markers and keeps the rest"
 else
 	not_ok "--docs replaces the text between the markers and keeps the rest"; cat "$docs"
@@ -161,7 +174,7 @@ cat >"$SCRATCH/stats.json" <<'EOF_STATS'
 EOF_STATS
 printf 'per_step_ms 9,4,5\nstep 1 loss 2.5\nchecksum 42\n' >"$SCRATCH/plan.out"
 run python3 "$MEASURE" "$SCRATCH/one.csv" --out "$SCRATCH/plan.out" --stats "$SCRATCH/stats.json" \
-	--ref "$SCRATCH/plain1.out" model=alpha policy=plan rep=1
+	--ref "$SCRATCH/plain1.out" build=b1 model=alpha policy=plan rep=1
 expect_status 0 "measure.py with --stats exits 0"
 row=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" ".join(f"{k}={r[k]}" for k in
 	("step_ms","faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","lost","callback_ms_per_iter","steady_callback_ms","steady_lost","same_output")))' \
