@@ -169,6 +169,13 @@ def discards(gpu, ptr, size, s):
         timed(lambda: (gpu.discard_prefetch_batch([(ptr, size)], s), gpu.sync())))
     out["touch_after_discard_prefetch"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
     out["touch_resident"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    # A plain prefetch may populate a discarded range the way a
+    # discard-and-prefetch does; unlike that, it destroys nothing, so the
+    # replayer's worker could issue it off the program's launch path.
+    gpu.discard_batch([(ptr, size)], s)
+    gpu.sync()
+    out["prefetch_after_discard"] = ms(timed(lambda: (gpu.prefetch(ptr, size, True, s), gpu.sync())))
+    out["touch_after_prefetch_after_discard"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
     gpu.discard_batch([(ptr, size)], s)
     gpu.sync()
     out["touch_after_discard"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
