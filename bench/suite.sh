@@ -15,8 +15,8 @@
 # base: the plain program (no tool), ideal (umreplay --policy ideal, no
 #   budget), and plan with a budget of 1.25 W (replay when memory suffices);
 # grid: at each W/B of RATIOS (1.25 1.5 2 3), POLICIES (ondemand deepum
-#   plan) under --gpu-budget B; without base, ideal too, so every command
-#   has the reference its rows are normalised to.
+#   plan) under --gpu-budget B; without base, ideal too, so every build in
+#   every command has the reference its rows are normalised to.
 # With COMPARE=OTHER_BUILD, base and grid run that build's replays beside
 # BUILD's in the same command (for a change to the replayer; recording and
 # planning use BUILD).
@@ -121,7 +121,7 @@ run() {
 	python3 bench/measure.py "$csv" --out "$work/$tag.out" "${stats[@]}" "${refopt[@]}" --rc $rc \
 		date="$date" gpu="$gpu" build="$(cat "$rbuild/COMMIT")" model="$MODEL" experiment="$exp" batch="$batch" w_bytes="$w" \
 		ratio="$ratio" budget_bytes="$budget" policy="$policy" rep="$rep"
-	echo "$MODEL $tag rc=$rc $(tail -1 "$csv" | cut -d, -f12-18)"
+	echo "$MODEL $tag rc=$rc $(tail -1 "$csv" | cut -d, -f13-19)"
 }
 
 budget_at() { python3 -c "import sys; print(int(int(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
@@ -154,7 +154,11 @@ if part base || part grid; then
 			done
 		fi
 		part grid || continue
-		part base || run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
+		if ! part base; then
+			for rb in "$BUILD" ${COMPARE:-}; do
+				run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			done
+		fi
 		for ratio in $RATIOS; do
 			for policy in $POLICIES; do
 				for rb in "$BUILD" ${COMPARE:-}; do
