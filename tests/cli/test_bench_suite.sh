@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Command-line test for bench/suite.sh without a GPU: nvidia-smi, the
+# calibration, the model scripts and the umkit tools are fakes on PATH and
+# in fake build folders, so what is checked is the script's own logic: the
+# rows it writes per part, build and policy (a grid part without base runs
+# ideal for every build, COMPARE runs a second build beside the first,
+# POLICIES picks the grid's policies), the build column, the outputs
+# compared with the plain run, the tarballs, and its refusals (a build
+# without COMMIT, too little free GPU memory).
+source "$(dirname "$0")/lib.sh"
+ROOT=$(realpath "$(dirname "$0")/../..")
+export PYTHONDONTWRITEBYTECODE=1
+REAL_PY=$(command -v python3)
+
+fake=$SCRATCH/fakebin
+mkdir -p "$fake"
+cat >"$fake/nvidia-smi" <<'EOF_SMI'
+#!/bin/sh
+case "$*" in
+*memory.free*) echo "${FAKE_FREE_MIB:-81000}" ;;
+*name*) echo "Fake GPU" ;;
+esac
+EOF_SMI
+# python3: the calibration and the model scripts are faked, the rest is real.
+cat >"$fake/python3" <<EOF_PY
+#!/bin/sh
+case "\$1" in
+tests/gpu/calibrate.py) echo '{"htod_gbps": 40, "dtoh_gbps": 10}' ;;
+examples/pytorch/*) printf 'step 1 loss 2.5\nper_step_ms 12,10,11\nchecksum 42\n' ;;
+*) exec "$REAL_PY" "\$@" ;;
+esac
+EOF_PY
+
+# fake_build DIR COMMIT: umrec writes a trace file, umplan answers --report,
+# --json and -o, umreplay runs the program and writes a --stats file.
+fake_build() {
+	mkdir -p "$1/bin" "$1/lib"
+	echo "$2" >"$1/COMMIT"
+	echo "$2" >"$1/lib/libumrec.so"
+	cat >"$1/bin/umrec" <<'EOF_REC'
+#!/bin/sh
+while [ "$1" != -o ]; do shift; done
+echo trace >"$2"
+EOF_REC
+	cat >"$1/bin/umplan" <<'EOF_PLAN'
+#!/bin/sh
+case "$*" in
+*--report*) echo "iterations   5 found"; echo "planned      iteration 3" ;;
+*--json*) echo '{"memory": {"live_peak": 2000000000}}' ;;
+*) while [ "$1" != -o ]; do shift; done; echo plan >"$2" ;;
+esac
+EOF_PLAN
+	cat >"$1/bin/umreplay" <<'EOF_REPLAY'
+#!/bin/sh
+while [ "$1" != -- ]; do
+	[ "$1" = --stats ] && stats=$2
+	shift
+done
+shift
+cat >"$stats" <<'EOF_STATS'
+{"engine": {"iterations": 2, "matched": 9, "resynced": 0, "lost": 0, "signature_mismatch": false,
+  "modelled_peak_bytes": 1000000},
+ "iteration_ns": [2000000, 1000000],
+ "measured": {"peak_residency_bytes": 1000000, "budget_bytes": 0,
+  "host": {"callback_ns": 1000000, "driver_calls": {}},
+  "iterations": [{"fault_migrations": 0, "htod_bytes": 0, "dtoh_bytes": 0, "callback_ns": 0, "resynced": 0, "lost": 0},
+                 {"fault_migrations": 0, "htod_bytes": 0, "dtoh_bytes": 0, "callback_ns": 0, "resynced": 0, "lost": 0}]}}
+EOF_STATS
+exec "$@"
+EOF_REPLAY
+	chmod +x "$1"/bin/*
+}
+chmod +x "$fake"/*
+fake_build "$SCRATCH/build-a" aaaa111
+fake_build "$SCRATCH/build-b" bbbb222
+
+suite() { # OUTDIR PARTS; settings (REPS, RATIOS, ...) come from the caller's environment
+	(cd "$ROOT" && PATH="$fake:$PATH" TRACE_CACHE=$SCRATCH/cache BUILD=$SCRATCH/build-a \
+		bash bench/suite.sh gpt2 "$@")
+}
+rows() { # CSV FILTER: the rows' "build policy ratio" for rows matching FILTER
+	"$REAL_PY" -c 'import csv,sys; [print(r["build"], r["policy"], r["ratio"], r["same_output"])
+		for r in csv.DictReader(open(sys.argv[1])) if eval(sys.argv[2])]' "$1" "$2" | sort | uniq -c | sed 's/^ *//'
+}
+
+out1=$SCRATCH/out1
+REPS=2 RATIOS="2" POLICIES="plan" COMPARE="$SCRATCH/build-b" run suite "$out1" grid
+expect_status 0 "a grid part with COMPARE exits 0"
+got=$(rows "$out1/gpt2.csv" True)
+want=$(printf '%s\n' "2 aaaa111 ideal 0 1" "2 aaaa111 plan 2 1" "2 bbbb222 ideal 0 1" "2 bbbb222 plan 2 1")
+[ "$got" = "$want" ] && ok "grid without base: ideal and the chosen policies, per build, per repetition" \
+	|| not_ok "grid without base: ideal and the chosen policies, per build, per repetition (got: $got)"
+[ -s "$out1/calib-gpt2.json" ] && ok "the calibration is kept" || not_ok "the calibration is kept"
+tar -tzf "$out1/gpt2-outputs.tar.gz" | grep -q '^grid.b4.r2.plan.2.build-b.out$' \
+	&& ok "every run's stdout is kept, named by build" || not_ok "every run's stdout is kept, named by build"
+[ "$(tar -tzf "$out1/gpt2-stats.tar.gz" | grep -c '\.json$')" -eq 8 ] \
+	&& ok "a stats file per replay" || not_ok "a stats file per replay"
+
+out2=$SCRATCH/out2
+REPS=1 run suite "$out2" base
+expect_status 0 "a base part exits 0"
+got=$(rows "$out2/gpt2.csv" True)
+want=$(printf '%s\n' "1 aaaa111 ideal 0 1" "1 aaaa111 plain 0 1" "1 aaaa111 plan 0.8 1")
+[ "$got" = "$want" ] && ok "base: plain, ideal, plan with room" || not_ok "base: plain, ideal, plan with room (got: $got)"
+
+rm "$SCRATCH/build-b/COMMIT"
+COMPARE="$SCRATCH/build-b" run suite "$SCRATCH/out3" grid
+expect_status 2 "a build without COMMIT exits 2"
+expect_err_has "build-b/COMMIT: make all first" "the build without COMMIT is named"
+[ ! -e "$SCRATCH/out3/gpt2.csv" ] && ok "nothing runs then" || not_ok "nothing runs then"
+
+FAKE_FREE_MIB=30000 run suite "$SCRATCH/out4" grid
+expect_status 1 "too little free GPU memory exits 1"
+expect_err_has "refusing to run" "the refusal says why"
+
+finish
