@@ -66,7 +66,8 @@ size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max);
 
 /* The measured residency (rp_residency.c). Each launch calls note_launch:
  * the first starts the sampling. stop ends it and returns the peak device
- * memory in use above what was in use at the first launch. */
+ * memory in use above what was in use at the first launch; the exit path
+ * calls it in the replaying process only (a forked child has no sampler). */
 void rp_residency_note_launch(void);
 uint64_t rp_residency_stop(void);
 

@@ -8,9 +8,11 @@
  * Systems), gives one warning and a plain run.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cupti.h>
 
@@ -30,6 +32,7 @@ static uint64_t budget;
 static char *stats_path;
 static uint64_t start_ns;
 static CUpti_SubscriberHandle subscriber;
+static pid_t owner; /* the process that replays; forked children do not */
 
 uint64_t rp_now(void)
 {
@@ -162,9 +165,16 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 		budget_text);
 }
 
+/* A forked child shares the engine's memory but none of the replayer's
+ * threads, and the parent owns the stats file: it stops following. */
+static void stop_in_child(void)
+{
+	atomic_store(&rp_active, false);
+}
+
 static void finish(void)
 {
-	if (!rp_engine)
+	if (!rp_engine || getpid() != owner)
 		return;
 	rp_activity_flush();
 	atomic_store(&rp_active, false);
@@ -210,7 +220,9 @@ int InitializeInjection(void)
 		return 1;
 	}
 	cupti_guard_hold("umreplay");
+	owner = getpid();
 	atomic_store(&rp_active, true);
+	pthread_atfork(NULL, NULL, stop_in_child);
 	atexit(finish);
 	return 1;
 }

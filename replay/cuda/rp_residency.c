@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cuda.h>
 
@@ -21,7 +20,7 @@
 
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static pthread_t sampler;
-static pid_t sampler_pid; /* a forked child has no sampler to stop */
+static bool sampler_running;
 static atomic_bool stopping;
 static CUcontext ctx;
 /* Written by the sampler only; read at exit after the sampler has stopped. */
@@ -56,8 +55,7 @@ static void start_sampler(void)
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || !used_now(&baseline_used))
 		return;
 	peak_used = baseline_used;
-	if (pthread_create(&sampler, NULL, sample_loop, NULL) == 0)
-		sampler_pid = getpid();
+	sampler_running = pthread_create(&sampler, NULL, sample_loop, NULL) == 0;
 }
 
 void rp_residency_note_launch(void)
@@ -67,10 +65,10 @@ void rp_residency_note_launch(void)
 
 uint64_t rp_residency_stop(void)
 {
-	if (sampler_pid && sampler_pid == getpid()) {
+	if (sampler_running) {
 		atomic_store(&stopping, true);
 		pthread_join(sampler, NULL);
-		sampler_pid = 0;
+		sampler_running = false;
 	}
 	return peak_used > baseline_used ? peak_used - baseline_used : 0;
 }
