@@ -132,8 +132,10 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 {
 	if (!atomic_load(&rp_active))
 		return;
-	rp_exec_forget_discards(a->address, a->size);
+	/* The engine first: once it knows the range is live it queues no more
+	 * discards of it, so none can be added after the forgetting. */
 	engine_on_alloc(rp_engine, a->id, a->address, a->size);
+	rp_exec_forget_discards(a->address, a->size);
 }
 
 static void on_free(const struct arena_alloc *a)
