@@ -122,6 +122,16 @@ static struct trace *synth_trace(const char *name, const struct synth_params *sp
 	return t;
 }
 
+/* Detects t's iterations as SPEC (an --iteration value) asks; must succeed. */
+static void detect(struct trace *t, const char *spec, struct iter_result *r)
+{
+	struct iter_options o;
+	char err[512];
+	assert_int_equal(iter_options_parse(spec, &o), 0);
+	if (iter_detect(t, &o, r, err, sizeof err) != 0)
+		fail_msg("%s", err);
+}
+
 static void synthetic_trace_by_period(void **state)
 {
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -132,11 +142,8 @@ static void synthetic_trace_by_period(void **state)
 		sp.kernels_per_layer = (uint32_t)seed;
 		sp.iterations = 5;
 		struct trace *t = synth_trace("period_synth.db", &sp);
-		struct iter_options o;
 		struct iter_result r;
-		char err[512];
-		iter_options_parse("auto", &o);
-		assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+		detect(t, "auto", &r);
 		uint64_t per = (uint64_t)sp.layers * (sp.kernels_per_layer + 3) + 1;
 		assert_int_equal(r.method, ITER_BY_PERIOD);
 		assert_int_equal(r.period, per);
@@ -159,11 +166,8 @@ static void synthetic_trace_by_nvtx(void **state)
 	snprintf(sp.nvtx, sizeof sp.nvtx, "step");
 	sp.iterations = 4;
 	struct trace *t = synth_trace("nvtx_synth.db", &sp);
-	struct iter_options o;
 	struct iter_result r;
-	char err[512];
-	iter_options_parse("auto", &o);
-	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+	detect(t, "auto", &r);
 	assert_int_equal(r.method, ITER_BY_NVTX);
 	assert_string_equal(r.nvtx_name, "step");
 	assert_int_equal(r.n_iters, 4);
@@ -177,8 +181,7 @@ static void synthetic_trace_by_nvtx(void **state)
 	iter_result_free(&r);
 	/* Iteration 1 asked for: its predecessor has more kernels, and every
 	 * position past iteration 1's end counts as differing. */
-	assert_int_equal(iter_options_parse("1", &o), 0);
-	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+	detect(t, "1", &r);
 	assert_false(r.steady);
 	assert_true(r.n_differ >= r.iters[0].n - r.iters[1].n);
 	assert_true(r.first_differ <= r.iters[1].n);
@@ -197,16 +200,13 @@ static void no_steady_iteration(void **state)
 	snprintf(sp.nvtx, sizeof sp.nvtx, "iteration");
 	sp.iterations = 5;
 	struct trace *t = synth_trace("unsteady.db", &sp);
-	struct iter_options o;
 	struct iter_result r;
-	char err[512];
-	iter_options_parse("auto", &o);
-	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+	detect(t, "auto", &r);
 	assert_int_equal(r.n_iters, 5);
 	for (size_t i = 0; i < r.n_iters; i++)
 		t->kernels[r.iters[i].first + 1].exec_id = 0xabc0 + i;
 	iter_result_free(&r);
-	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+	detect(t, "auto", &r);
 	assert_int_equal(r.chosen, 3);
 	assert_false(r.steady);
 	assert_int_equal(r.n_differ, 1); /* for the report: which position */
@@ -222,11 +222,8 @@ static void whole_trace_when_nothing_repeats(void **state)
 	sp.iterations = 1;
 	sp.warmup_kernels = 0;
 	struct trace *t = synth_trace("once.db", &sp);
-	struct iter_options o;
 	struct iter_result r;
-	char err[512];
-	iter_options_parse("auto", &o);
-	assert_int_equal(iter_detect(t, &o, &r, err, sizeof err), 0);
+	detect(t, "auto", &r);
 	assert_int_equal(r.method, ITER_WHOLE);
 	assert_int_equal(r.n_iters, 1);
 	assert_int_equal(r.iters[0].n, t->n_kernels);
