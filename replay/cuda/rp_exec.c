@@ -55,8 +55,8 @@ static uint64_t next_mark = 1;
 static CUevent discard_done;
 static __thread CUstream launch_stream;
 
-/* Discards whose marker has not completed yet; created with the stream,
- * before any discard can be pending. */
+/* Discards whose marker has not completed yet; created on first use,
+ * from the program's thread that creates the stream or allocates first. */
 #define PENDING_MAX 4096
 static pending_discards *pending;
 static pthread_once_t pending_once = PTHREAD_ONCE_INIT;
