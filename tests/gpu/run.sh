@@ -66,7 +66,7 @@ for m in mlp gpt2 resnet; do
 	$B/umrec -o "$WORK/$m.db" --max-managed $MAXM -- python3 $PY/$m.py --steps 6 --nvtx \
 		>"$WORK/$m.rec" 2>"$WORK/$m.rec.err"
 	rc=$?
-	tail -3 "$WORK/$m.plain.err" "$WORK/$m.rec.err"
+	tail -n 3 "$WORK/$m.plain.err" "$WORK/$m.rec.err"
 	check_trace "$WORK/$m.db"
 	j="$WORK/$m.db.json"
 	row "$m: losses identical" "$(verdict "[ $rc -eq 0 ] && [ -n \"\$(losses $WORK/$m.plain)\" ] && diff <(losses $WORK/$m.plain) <(losses $WORK/$m.rec) >/dev/null")" \
@@ -138,7 +138,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
 			cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 			echo "$tag rc=$rc $summary" | tee -a "$WORK/replay.txt"
-			tail -2 "$WORK/$tag.err"
+			tail -n 2 "$WORK/$tag.err"
 			same=$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step|iter) ' $WORK/$name.plain) <(grep -E '^(checksum|step|iter) ' $WORK/$tag.out) >/dev/null")
 			row "$tag: output same as plain" "$same" "$(echo "$summary" | grep -oE '(iter_ms|faults_per_iter|peak_mb)=[0-9.]+' | tr '\n' ' ')"
 			if [ $policy = plan ]; then
