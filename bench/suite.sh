@@ -3,8 +3,8 @@
 #
 # Usage, from the repository root with the build present:
 #   BUILD=build bash bench/suite.sh MODEL OUTDIR [PARTS]
-# MODEL is one of bench/models.sh's; PARTS any of "base grid maxbatch"
-# (default all three; split them, and RATIOS, over several GPU commands when
+# MODEL is one of bench/models.sh's; PARTS any of "base grid maxbatch
+# overhead" (default the first three; split them, and RATIOS, over several GPU commands when
 # one does not fit in 10 minutes). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py) and
 # writes OUTDIR/calib-MODEL.json, OUTDIR/MODEL-stats.tar.gz and the runs'
 # stdout in OUTDIR/MODEL-outputs.tar.gz. Render with
@@ -23,6 +23,14 @@
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
+# overhead: where replay's cost goes when memory suffices, at the default
+#   batch with OVERHEAD_STEPS (20) steps, REPS interleaved, each variant
+#   adding one thing to the one before: plain; ideal without a plan and with
+#   PyTorch's caching allocator kept (PYTORCH_NO_CUDA_MEMORY_CACHING=0: the
+#   injection, its launch callbacks, managed memory), experiment
+#   overhead-cached; ideal without a plan (every tensor through umkit's
+#   arena), overhead-noplan; ideal with the plan (matching), and plan with a
+#   budget of 1.25 W, experiment overhead.
 #
 # Traces are kept in $TRACE_CACHE (on the GPU machine, while it stays up),
 # named by the recorder library's and the command's hash, so a later part
@@ -33,6 +41,7 @@ set -uo pipefail
 MODEL=${1:?usage: bench/suite.sh MODEL OUTDIR [PARTS]}
 OUTDIR=${2:?usage: bench/suite.sh MODEL OUTDIR [PARTS]}
 PARTS=${3:-base grid maxbatch}
+OVERHEAD_STEPS=${OVERHEAD_STEPS:-20}
 BUILD=${BUILD:-build}
 B=$BUILD/bin
 RATIOS=${RATIOS:-1.25 1.5 2 3}
@@ -107,9 +116,13 @@ run() {
 		timeout "$RUN_LIMIT_S" "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
 	else
-		local budget_opt=()
+		local budget_opt=() plan_opt=(--plan "$work/$MODEL.b$batch.$budget.plan") env_opt=()
 		[ "$budget" != 0 ] && budget_opt=(--gpu-budget "$budget")
-		timeout "$RUN_LIMIT_S" "$rbuild/bin/umreplay" -q --plan "$work/$MODEL.b$batch.$budget.plan" \
+		case $exp in
+		overhead-noplan) plan_opt=() ;;
+		overhead-cached) plan_opt=() env_opt=(PYTORCH_NO_CUDA_MEMORY_CACHING=0) ;;
+		esac
+		timeout "$RUN_LIMIT_S" env "${env_opt[@]}" "$rbuild/bin/umreplay" -q "${plan_opt[@]}" \
 			--policy "$policy" "${budget_opt[@]}" --max-managed "$maxm" \
 			--stats "$work/stats/$MODEL.$tag.json" -- "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
@@ -167,6 +180,23 @@ if part base || part grid; then
 			done
 		done
 	done
+fi
+
+if part overhead; then
+	read -r w maxm < <(record "$batch0") || exit 1
+	roomy=$(budget_at "$w" 0.8)
+	plan "$batch0" 0 && plan "$batch0" "$roomy" || exit 1
+	steps0=$STEPS
+	STEPS=$OVERHEAD_STEPS   # model_command's, for these runs only
+	ref=$work/overhead.b$batch0.r0.plain.1.out
+	for rep in $(seq "$REPS"); do
+		run overhead "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
+		run overhead-cached "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
+		run overhead-noplan "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
+		run overhead "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
+		run overhead "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref"
+	done
+	STEPS=$steps0
 fi
 
 if part maxbatch; then

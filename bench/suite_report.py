@@ -30,14 +30,22 @@ sys.dont_write_bytecode = True   # importing measure.py leaves no __pycache__ in
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure import COLUMNS  # noqa: E402
 
+ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
 POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan"]
 TOOLS = ["ondemand", "deepum", "plan"]   # the policies that run under a budget
-EXPERIMENTS = ["grid", "maxbatch"]
-ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
+EXPERIMENTS = ["grid", "maxbatch", "overhead", "overhead-cached", "overhead-noplan"]
+# The overhead part's variants, each adding one thing to the one before:
+# (experiment, ratio, policy, what the column shows).
+OVERHEAD_VARIANTS = [("overhead", 0, "plain", "plain"),
+                     ("overhead-cached", 0, "ideal", "injected, cache kept"),
+                     ("overhead-noplan", 0, "ideal", "+ every tensor in the arena"),
+                     ("overhead", 0, "ideal", "+ plan matching (ideal)"),
+                     ("overhead", ROOMY, "plan", "plan, B = 1.25 W")]
 FIXED = 1.25         # maxbatch's budget is W / 1.25 of the default batch
 REACHED_PCT = 50     # a batch is reached at >= this % of ideal's throughput
 NUMBERS = ["ratio", "budget_bytes", "w_bytes", "step_ms", "faults_per_iter",
-           "htod_mb_per_iter", "dtoh_mb_per_iter", "modelled_peak_mb", "same_output"]
+           "htod_mb_per_iter", "dtoh_mb_per_iter", "modelled_peak_mb", "same_output",
+           "steady_callback_ms"]
 INTEGERS = ["batch", "rc"]
 BEGIN, END = "<!-- suite:begin -->", "<!-- suite:end -->"
 PLOTS = ["suite-throughput.png", "suite-faults.png", "suite-traffic.png"]
@@ -139,6 +147,7 @@ class Cell:
     dtoh: float = None
     peak: float = None   # modelled peak MB
     budget: float = None  # bytes; 0: none
+    callback: float = None  # ms in the launch callbacks in a steady iteration
     differ: int = 0      # succeeded reps whose outputs differ from the plain run's
     compared: int = 0    # succeeded reps with a same_output value
 
@@ -163,6 +172,7 @@ def summarise(rows):
                 ms=median(good, "step_ms"), lo=min(times, default=None), hi=max(times, default=None),
                 faults=median(good, "faults_per_iter"), htod=median(good, "htod_mb_per_iter"),
                 dtoh=median(good, "dtoh_mb_per_iter"), peak=median(good, "modelled_peak_mb"),
+                callback=median(good, "steady_callback_ms"),
                 budget=rows[0]["budget_bytes"], differ=sum(1 for s in same if s != 1),
                 compared=len(same))
 
@@ -302,6 +312,30 @@ def roomy_table(suite):
                   "plan vs plain"], out)
 
 
+def overhead_split_table(suite):
+    """The overhead part: each variant's time, its overhead against plain
+    and the launch callbacks' ms per steady iteration."""
+    out = []
+    for model, (rows, _) in suite.items():
+        found = {}
+        for exp, ratio, policy, _ in OVERHEAD_VARIANTS:
+            found[exp, ratio, policy] = cells(rows, exp, "ratio").get((ratio, policy))
+        if not any(found.values()):
+            continue
+        plain = found["overhead", 0, "plain"]
+        line = [model]
+        for key in found:
+            c = found[key]
+            text = time_text(c)
+            if key[2] != "plain" and c is not None and c.ms is not None:
+                text += f", {overhead(c, plain)}, {num(c.callback, 2)}"
+            line.append(text)
+        out.append(line)
+    if not out:
+        return "No overhead runs."
+    return table(["model"] + [v[3] for v in OVERHEAD_VARIANTS], out)
+
+
 def batch_points(rows):
     """[(batch, W/B, {policy: Cell}, from grid)]: the default batch's grid
     cells at W/B 1.25 if the build ran them, then each maxbatch batch."""
@@ -364,6 +398,16 @@ def markdown(suite, img):
              "The program alone (plain), under umreplay's ideal policy (no budget) and under "
              "the plan policy with a budget of 1.25 W; overhead against plain.",
              roomy_table(suite),
+             "### Where the overhead goes when memory suffices (overhead)",
+             "The overhead part (bench/suite.sh), at the default batch with more steps, "
+             "each variant adding one thing to the one before: the program injected under "
+             "umreplay --policy ideal without a plan and with PyTorch's caching allocator "
+             "kept (PYTORCH_NO_CUDA_MEMORY_CACHING=0); then every tensor through umkit's "
+             "arena (the cache off, as umreplay sets it); then the plan's matching (ideal "
+             "with the plan); then the plan policy with a budget of 1.25 W. Each cell: "
+             "median ms (min–max), overhead against plain, ms per steady iteration in the "
+             "launch callbacks.",
+             overhead_split_table(suite),
              "### Largest batch under a fixed budget (maxbatch)",
              f"The budget is fixed at W / {FIXED} of the default batch; the batch is doubled "
              "and tripled, each run once under ideal (no budget), ondemand and plan. A model's "

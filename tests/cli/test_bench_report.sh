@@ -9,8 +9,8 @@
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
 # (alpha's plain rows written by bench/measure.py itself), one repetition cut
 # off (rc 124), one cell failed in every repetition, one never run, and
-# alpha's maxbatch runs at batches 8 and 12; a second build of beta with its
-# own ideal and one cell.
+# alpha's maxbatch runs at batches 8 and 12 and its overhead part; a second
+# build of beta with its own ideal and one cell.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 REPORT=$ROOT/bench/suite_report.py
@@ -26,7 +26,7 @@ echo '{"htod_gbps": 40, "dtoh_gbps": 10, "call_cost_us": 5}' >"$suite/calib-alph
 echo '{"htod_gbps": 20, "dtoh_gbps": 5}' >"$suite/calib-beta.json"
 echo '{"htod_gbps": 10, "dtoh_gbps": 1}' >"$suite/calib-beta-b2.json"
 
-# reps MODEL EXPERIMENT BATCH W RATIO POLICY "TIMES" [FAULTS HTOD DTOH PEAK]:
+# reps MODEL EXPERIMENT BATCH W RATIO POLICY "TIMES" [FAULTS HTOD DTOH PEAK CALLBACK]:
 # appends one row per entry of TIMES to MODEL.csv: "30" a repetition of 30 ms,
 # "30/0" one whose outputs differ from the plain run's, "rc124" one that
 # failed. The budget is W / RATIO (0: none).
@@ -38,8 +38,8 @@ reps() {
 		local common="2026-01-02,Test GPU,$build,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
 		case $t in
 		rc*) echo "$common,${t#rc},0,,,,,,,,,,,,," ;;
-		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,,,," ;;
-		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,,,," ;;
+		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,,,${12:-}," ;;
+		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,,,${12:-}," ;;
 		esac
 	done >>"$suite/$model.csv"
 }
@@ -66,6 +66,11 @@ reps alpha maxbatch 8 4000000000 2.5 plan "70" 50 900 400 1590
 reps alpha maxbatch 12 6000000000 0 ideal "60" 0 0 0 5900
 reps alpha maxbatch 12 6000000000 3.75 ondemand "rc124"
 reps alpha maxbatch 12 6000000000 3.75 plan "150" 90 2000 1500 1590
+reps alpha overhead 4 $W 0 plain "10 11 12"
+reps alpha overhead-cached 4 $W 0 ideal "10.5 10.5 10.5" 0 0 0 1000 1.5
+reps alpha overhead-noplan 4 $W 0 ideal "12 12 12" 0 0 0 1000 2
+reps alpha overhead 4 $W 0 ideal "13.2 13.2 13.2" 0 0 0 1000 3
+reps alpha overhead 4 $W 0.8 plan "rc124 14.3 14.3" 0 0 0 1000 3.5
 
 python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from measure import COLUMNS; print(",".join(COLUMNS))' \
 	"$ROOT/bench" >"$suite/beta.csv"
@@ -123,6 +128,11 @@ expect_out_has "| alpha (b1) | 8 | 2.50 | 40.0 | 100.0 | 40.0 | 70.0 | 57.1 |" "
 expect_out_has "| alpha (b1) | 12 | 3.75 | 60.0 | failed (rc 124) | – | 150.0 | 40.0 |" "max batch: a failed run says so"
 expect_out_has "| alpha (b1) | none | 8 |" "largest batch reached per policy (ondemand: 30 % at batch 4)"
 expect_out_has "at least 50 % of ideal's throughput" "the criterion is stated"
+# overhead against alpha's overhead plain (11 ms), not the grid's (10 ms).
+expect_out_has "| alpha (b1) | 11.0 (10.0–12.0) | 10.5 (10.5–10.5), -4.5 %, 1.50 | 12.0 (12.0–12.0), +9.1 %, 2.00 | 13.2 (13.2–13.2), +20.0 %, 3.00 | 14.3 (14.3–14.3), +30.0 %, 3.50 |" \
+	"the overhead part: each variant against plain, with its callbacks' ms"
+grep -q "| beta (b1) | .*, " <<<"$out" && not_ok "no overhead row for a model without the part" \
+	|| ok "no overhead row for a model without the part"
 grep -q "img/" <<<"$out" && not_ok "no image links without --img" || ok "no image links without --img"
 
 # --docs: only the text between the markers changes.

@@ -5,8 +5,8 @@
 # rows it writes per part, build and policy (a grid part without base runs
 # ideal for every build, COMPARE runs a second build beside the first,
 # POLICIES picks the grid's policies), the build column, the outputs
-# compared with the plain run, the tarballs, and its refusals (a build
-# without COMMIT, too little free GPU memory).
+# compared with the plain run, the tarballs, the overhead part's variants,
+# and its refusals (a build without COMMIT, too little free GPU memory).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1
@@ -26,7 +26,8 @@ cat >"$fake/python3" <<EOF_PY
 #!/bin/sh
 case "\$1" in
 tests/gpu/calibrate.py) echo '{"htod_gbps": 40, "dtoh_gbps": 10}' ;;
-examples/pytorch/*) printf 'step 1 loss 2.5\nper_step_ms 12,10,11\nchecksum 42\n' ;;
+examples/pytorch/*) [ -n "\${FAKE_LOG:-}" ] && echo "model \$*" >>"\$FAKE_LOG"
+	printf 'step 1 loss 2.5\nper_step_ms 12,10,11\nchecksum 42\n' ;;
 *) exec "$REAL_PY" "\$@" ;;
 esac
 EOF_PY
@@ -52,6 +53,7 @@ esac
 EOF_PLAN
 	cat >"$1/bin/umreplay" <<'EOF_REPLAY'
 #!/bin/sh
+[ -n "${FAKE_LOG:-}" ] && echo "umreplay cache-off=${PYTORCH_NO_CUDA_MEMORY_CACHING:-unset} $*" >>"$FAKE_LOG"
 while [ "$1" != -- ]; do
 	[ "$1" = --stats ] && stats=$2
 	shift
@@ -102,6 +104,29 @@ expect_status 0 "a base part exits 0"
 got=$(rows "$out2/gpt2.csv" True)
 want=$(printf '%s\n' "1 aaaa111 ideal 0 1" "1 aaaa111 plain 0 1" "1 aaaa111 plan 0.8 1")
 [ "$got" = "$want" ] && ok "base: plain, ideal, plan with room" || not_ok "base: plain, ideal, plan with room (got: $got)"
+
+out5=$SCRATCH/out5
+FAKE_LOG=$SCRATCH/overhead.log REPS=1 OVERHEAD_STEPS=7 run suite "$out5" overhead
+expect_status 0 "an overhead part exits 0"
+got=$("$REAL_PY" -c 'import csv,sys; [print(r["experiment"], r["policy"], r["ratio"], r["same_output"])
+	for r in csv.DictReader(open(sys.argv[1]))]' "$out5/gpt2.csv")
+want=$(printf '%s\n' "overhead plain 0 1" "overhead-cached ideal 0 1" "overhead-noplan ideal 0 1" \
+	"overhead ideal 0 1" "overhead plan 0.8 1")
+[ "$got" = "$want" ] && ok "overhead: plain, ideal cached, ideal without a plan, ideal, roomy plan" \
+	|| not_ok "overhead: plain, ideal cached, ideal without a plan, ideal, roomy plan (got: $got)"
+replays=$(grep '^umreplay' "$SCRATCH/overhead.log")
+if [ "$(grep -c -- '--plan' <<<"$replays")" -eq 2 ] &&
+	[ "$(sed -n 1p <<<"$replays" | cut -d' ' -f2)" = "cache-off=0" ] &&
+	[ "$(sed -n 2p <<<"$replays" | cut -d' ' -f2)" = "cache-off=unset" ] &&
+	! sed -n 1,2p <<<"$replays" | grep -q -- '--plan'; then
+	ok "overhead: the cached and no-plan variants run without a plan, the cached one with the cache kept"
+else
+	not_ok "overhead: the cached and no-plan variants run without a plan, the cached one with the cache kept"
+	echo "$replays"
+fi
+steps=$(grep '^model' "$SCRATCH/overhead.log" | grep -o -- '--steps [0-9]*' | sort | uniq -c | sed 's/^ *//')
+[ "$steps" = "$(printf '%s\n' "5 --steps 7")" ] && ok "overhead: its runs have OVERHEAD_STEPS steps" \
+	|| not_ok "overhead: its runs have OVERHEAD_STEPS steps (got: $steps)"
 
 rm "$SCRATCH/build-b/COMMIT"
 COMPARE="$SCRATCH/build-b" run suite "$SCRATCH/out3" grid
