@@ -17,8 +17,8 @@
 # grid: at each W/B of RATIOS (1.25 1.5 2 3), POLICIES (ondemand deepum
 #   plan) under --gpu-budget B; without base, ideal too, so every build in
 #   every command has the reference its rows are normalised to.
-# With COMPARE=OTHER_BUILD, base and grid run that build's replays beside
-# BUILD's in the same command (for a change to the replayer; recording and
+# With COMPARE=OTHER_BUILD, base, grid and overhead run that build's replays
+# beside BUILD's in the same command (for a change to the replayer; recording and
 # planning use BUILD).
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
@@ -191,10 +191,12 @@ if part overhead; then
 	ref=$work/overhead.b$batch0.r0.plain.1.out
 	for rep in $(seq "$REPS"); do
 		run overhead "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
-		run overhead-cached "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
-		run overhead-noplan "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
-		run overhead "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref"
-		run overhead "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref"
+		for rb in "$BUILD" ${COMPARE:-}; do
+			run overhead-cached "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			run overhead-noplan "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			run overhead "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			run overhead "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref" "$rb"
+		done
 	done
 	STEPS=$steps0
 fi

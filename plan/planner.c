@@ -32,8 +32,8 @@ static int schedule(struct planner *p, char *err, size_t errlen)
 	}
 	if (!p->sched_opt.capacity) {
 		/* Unknown device: measure the unplanned peak with no limit,
-		 * then plan against it (the plan then only adds discards and
-		 * prefetches of fresh tensors that fit under it). */
+		 * then plan against it (a capacity that does not bind: the
+		 * plan has no ops, only the tables and the signature). */
 		p->sched_opt.capacity = UINT64_MAX / 4;
 		if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
 			return -1;

@@ -437,6 +437,14 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		r->stall_ns = r->dtoh_busy_ns - cycle;
 	if (r->htod_busy_ns > cycle && r->htod_busy_ns - cycle > r->stall_ns)
 		r->stall_ns = r->htod_busy_ns - cycle;
+	/* Deaths and births matter only under pressure. When everything fits
+	 * (the residency without evictions never exceeds capacity), a freed
+	 * range can stay resident for the arena's next tensor; discarding it
+	 * would cost a call at the death and another to populate the range
+	 * again at the birth (a kernel touching a discarded range faults on
+	 * every page: tests/gpu/um_costs.py). */
+	if (r->baseline_peak <= x->o->capacity)
+		return 0;
 	/* Deaths: discard where the program frees a used tensor. */
 	for (size_t t = 0; t < ts->n; t++) {
 		const struct tensor *tx = &ts->t[t];

@@ -1,7 +1,8 @@
 /*
  * sched.h: the migration scheduler (design.md, mechanism 6): G10's smart
  * eviction, then eager prefetch, discard at every death and
- * discard-and-prefetch of fresh allocations.
+ * discard-and-prefetch of fresh allocations (these two only when capacity
+ * binds).
  *
  * Residency is modelled per kernel position: before kernel k the ops due at
  * k take effect, then the kernel's tensors must be resident. A tensor is
@@ -31,7 +32,9 @@
  *    allocated, when capacity allows holding it from there to its first
  *    use; a plain PREFETCH instead when a copy or memset may have written
  *    the fresh allocation before its first kernel (a discard would lose
- *    that data).
+ *    that data). Only when capacity binds (the residency without
+ *    evictions exceeds it somewhere): otherwise freed ranges stay resident
+ *    for the next tensors, which costs nothing, and the plan has no ops.
  * Kernels whose own working set exceeds the capacity cannot fit; they are
  * listed, and the model there aims at the working set alone.
  */

@@ -12,15 +12,46 @@
  */
 #include "engine_int.h"
 
+struct wait_ref act_use_wait(const engine *e, uint64_t seq)
+{
+	struct wait_ref w = marks_of_launch(e->marks, seq);
+	if (!w.mark && e->latch.mark && seq <= e->latch.seq)
+		w = e->latch;
+	return w;
+}
+
+/* The same for a block freed after launch dead_seq: its free's marker, or
+ * the latch marker for a free before it (dead_seq 0: freed before any
+ * launch, nothing to wait for). mark 0 with seq not 0: unknown. */
+static struct wait_ref dead_wait(const engine *e, const struct block *b)
+{
+	if (!b->dead_mark && b->dead_seq && e->latch.mark && b->dead_seq <= e->latch.seq)
+		return e->latch;
+	return (struct wait_ref){ b->dead_seq, b->dead_mark };
+}
+
 static bool over_budget(engine *e, uint64_t extra)
 {
 	return residency_bytes(e->res) + e->reserved + extra > e->budget;
+}
+
+/* The first time the budget needs room: markers from now on, and one now
+ * for everything before. Called while a launch is being prepared, so the
+ * marker follows the launches before it (not yet this one). */
+static void start_marking(engine *e)
+{
+	e->mark_all = true;
+	uint64_t mark = e->x.mark(e->x.ctx);
+	if (mark)
+		e->latch = (struct wait_ref){ e->seq - 1, mark };
 }
 
 bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 {
 	if (!e->budget)
 		return true;
+	if (!e->mark_all && over_budget(e, extra))
+		start_marking(e);
 	while (over_budget(e, extra)) {
 		struct block *v = residency_victim(e->res, e->seq, true);
 		if (!v && !for_prefetch)
@@ -33,7 +64,7 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 				 * it to the driver, out of the model. */
 				residency_set(e->res, v, BLOCK_ABSENT);
 			}
-		} else if (!act_evict(e, v, marks_of_launch(e->marks, v->use_seq))) {
+		} else if (!act_evict(e, v, act_use_wait(e, v->use_seq))) {
 			return false;
 		}
 		e->st.budget_evictions++;
@@ -77,7 +108,7 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w)
 	if (b->live == 0) {
 		if (e->policy != ENGINE_ONDEMAND)
 			return false;
-		w = wait_later(w, (struct wait_ref){ b->dead_seq, b->dead_mark });
+		w = wait_later(w, dead_wait(e, b));
 	}
 	if (batch_add(e->batch, ENGINE_OP_EVICT, b->no, w) != 0)
 		return false;
@@ -91,10 +122,10 @@ enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 		return ACT_REFUSED;
 	if (b->state == BLOCK_DISCARDED)
 		return ACT_NOTHING;
-	/* dead_seq 0: freed before any launch, so no kernel can be using it. */
-	if (b->dead_seq && !b->dead_mark)
+	struct wait_ref dead = dead_wait(e, b);
+	if (dead.seq && !dead.mark)
 		return ACT_REFUSED;
-	w = wait_later(w, (struct wait_ref){ b->dead_seq, b->dead_mark });
+	w = wait_later(w, dead);
 	if (batch_add(e->batch, ENGINE_OP_DISCARD, b->no, w) != 0)
 		return ACT_REFUSED;
 	residency_set(e->res, b, BLOCK_DISCARDED);

@@ -22,6 +22,7 @@ static _Thread_local struct {
 	engine *e;
 	uint64_t seq;
 	uint32_t pos; /* plan position to mark, or PLAN_POS_NONE */
+	bool mark;    /* a marker behind it whatever the position */
 } this_launch;
 
 static const char *const policy_names[] = { "ideal", "ondemand", "deepum", "plan" };
@@ -116,7 +117,6 @@ engine *engine_create(const struct engine_config *cfg, const struct engine_execu
 	e->x = *exec;
 	e->model = cfg->policy != ENGINE_IDEAL;
 	e->budget = e->model ? cfg->gpu_budget : 0;
-	e->mark_all = e->budget > 0;
 	e->mark_frees = e->model && (e->budget || cfg->policy != ENGINE_ONDEMAND);
 	if (create_parts(e, cfg->plan) != 0) {
 		engine_destroy(e);
@@ -183,7 +183,8 @@ static void free_blocks(engine *e, const struct alloc_rec *r)
 		struct block *b = residency_find(e->res, r->first_block + i);
 		dies = b && b->live == 1;
 	}
-	uint64_t mark = dies && e->mark_frees ? e->x.mark(e->x.ctx) : 0;
+	bool marking = e->mark_frees && (!e->budget || e->mark_all);
+	uint64_t mark = dies && marking ? e->x.mark(e->x.ctx) : 0;
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
 		if (!b || !b->live || !residency_live_drop(e->res, b))
@@ -360,6 +361,7 @@ void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *a
 	this_launch.e = e;
 	this_launch.seq = e->seq;
 	this_launch.pos = e->policy == ENGINE_PLAN ? step.position : PLAN_POS_NONE;
+	this_launch.mark = e->mark_all;
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -370,11 +372,12 @@ void engine_after_launch(engine *e)
 	uint64_t seq = this_launch.seq;
 	uint32_t pos = this_launch.pos;
 	this_launch.seq = 0;
-	/* The bitmap and mark_all never change after creation: no lock needed
-	 * to decide that nothing is to be recorded. */
+	/* The bitmap never changes after creation, and whether to mark every
+	 * launch was decided under the lock at the launch: no lock needed to
+	 * decide that nothing is to be recorded. */
 	if (!marks_position_wanted(e->marks, pos))
 		pos = PLAN_POS_NONE;
-	if (!e->mark_all && pos == PLAN_POS_NONE)
+	if (!this_launch.mark && pos == PLAN_POS_NONE)
 		return;
 	pthread_mutex_lock(&e->lock);
 	uint64_t mark = e->x.mark(e->x.ctx);

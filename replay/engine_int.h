@@ -56,8 +56,14 @@ struct engine {
 	batch *batch;
 
 	bool model;                /* keep the residency model (not ideal) */
-	bool mark_all;             /* a marker behind every launch (budget) */
 	bool mark_frees;           /* a marker at frees that kill blocks */
+	/* Under a budget, markers behind every launch and at frees, but only
+	 * from the first time the budget needs room (act_room): before that
+	 * nothing waits for them, and each costs an event record on the
+	 * program's thread. The marker recorded then follows every launch
+	 * and free before it, so it stands in for their markers. */
+	bool mark_all;             /* a marker behind every launch */
+	struct wait_ref latch;     /* that first marker ({0, 0}: none yet) */
 	bool foreign;              /* the plan is not for this program */
 
 	const corr_tables *tables; /* prediction tables in use, or NULL */
@@ -86,6 +92,11 @@ struct engine {
 /* Results of act_discard. */
 enum act_result { ACT_DONE = 1, ACT_NOTHING = 0, ACT_REFUSED = -1 };
 
+/* What an op on a block last used by launch seq must wait for: that
+ * launch's marker, or the latch marker for a launch before it ({0, 0}:
+ * none known; the launch is then old or its marker was never recorded). */
+struct wait_ref act_use_wait(const engine *e, uint64_t seq);
+
 /* Gives up victims (dead blocks discarded, else the least recently used
  * live ones evicted, never a block pinned by the current launch) until the
  * model holds resident + reserved + extra bytes within the budget. Blocks
@@ -108,8 +119,9 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 bool act_evict(engine *e, struct block *b, struct wait_ref w);
 
 /* Discards block b behind w and behind the marker of the free that killed
- * it. Refused when b holds a live allocation, or was freed after a launch
- * without a marker being recorded (the freed memory may still be in use);
+ * it (or the latch marker, for a free before it). Refused when b holds a
+ * live allocation, or was freed after a launch with neither marker
+ * recorded (the freed memory may still be in use);
  * nothing to do when already discarded. */
 enum act_result act_discard(engine *e, struct block *b, struct wait_ref w);
 

@@ -68,7 +68,7 @@ static void op_evict(engine *e, const struct plan_op *op, const struct allocmap_
 	for (uint64_t no = first; no <= last; no++) {
 		struct block *b = residency_find(e->res, no);
 		if (b)
-			act_evict(e, b, wait_later(after, marks_of_launch(e->marks, b->use_seq)));
+			act_evict(e, b, wait_later(after, act_use_wait(e, b->use_seq)));
 	}
 }
 

@@ -315,6 +315,28 @@ static void kernels_that_cannot_fit_are_reported(void **state)
 	planner_free(p);
 }
 
+/* On a real trace (the H100 MLP fixture): with room for everything the
+ * plan has no ops at all (a discard would only cost calls and a
+ * re-population); one byte less than the unplanned peak and frees are
+ * discarded, fresh allocations discard-prefetched. */
+static void discards_only_when_capacity_binds(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_mlp.db");
+	struct planner *p = test_plan(path, 1ULL << 50);
+	uint64_t peak = p->sched.baseline_peak;
+	assert_int_equal(p->plan->n_ops, 0);
+	planner_free(p);
+	p = test_plan(path, peak);
+	assert_int_equal(p->plan->n_ops, 0);
+	planner_free(p);
+	p = test_plan(path, peak - 1);
+	assert_true(find_op(p->plan, PLAN_OP_DISCARD, 0) != SIZE_MAX);
+	assert_true(find_op(p->plan, PLAN_OP_DISCARD_PREFETCH, 0) != SIZE_MAX);
+	assert_properties(p, "capacity one byte below the peak");
+	planner_free(p);
+}
+
 static void every_fixture_plans(void **state)
 {
 	glob_t g;
@@ -345,6 +367,7 @@ int main(void)
 		cmocka_unit_test(same_trace_same_plan),
 		cmocka_unit_test(plans_read_back_keep_the_properties),
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
+		cmocka_unit_test(discards_only_when_capacity_binds),
 		cmocka_unit_test(every_fixture_plans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -501,23 +501,33 @@ static void lru_order(void **state)
 	rig_stop(&r);
 }
 
-/* Evictions wait for the marker behind the block's last use; every launch
- * gets a marker under a budget. */
+/* Evictions wait for the marker behind the block's last use. Markers start
+ * the first time the budget needs room; the one recorded then stands in for
+ * the launches before it. */
 static void eviction_waits_for_last_use(void **state)
 {
 	struct rig r;
-	rig_start(&r, ENGINE_ONDEMAND, 2, 3);
-	run(&r, 1, (const uint64_t[]){ 1 }, 1); /* marker 1 */
-	run(&r, 2, (const uint64_t[]){ 2 }, 1); /* marker 2 */
-	run(&r, 3, (const uint64_t[]){ 3 }, 1); /* evicts 1 behind marker 1 */
+	rig_start(&r, ENGINE_ONDEMAND, 2, 5);
+	run(&r, 1, (const uint64_t[]){ 1 }, 1);
+	run(&r, 2, (const uint64_t[]){ 2 }, 1);
 	size_t n;
+	oplog_entries(r.log, &n);
+	assert_int_equal(n, 0); /* no room needed yet: no markers */
+	run(&r, 3, (const uint64_t[]){ 3 }, 1); /* marker 1 now, 1 evicted behind it; 2 behind 3 */
+	run(&r, 4, (const uint64_t[]){ 4 }, 1); /* 2 evicted behind marker 1; 3 behind 4 */
+	run(&r, 5, (const uint64_t[]){ 5 }, 1); /* 3 evicted behind its own marker, 2 */
 	const struct oplog_entry *e = oplog_entries(r.log, &n);
-	assert_int_equal(n, 4);
-	assert_true(e[0].is_mark && e[1].is_mark);
-	assert_false(e[2].is_mark);
-	assert_int_equal(e[2].op, ENGINE_OP_EVICT);
-	assert_int_equal(e[2].mark, 1);
-	assert_true(e[3].is_mark && e[3].mark == 3);
+	assert_int_equal(n, 7);
+	const uint64_t want_mark[] = { 1, 0, 2, 0, 3, 0, 4 }, want_wait[] = { 0, 1, 0, 1, 0, 2, 0 };
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(e[i].is_mark, want_mark[i] != 0);
+		if (e[i].is_mark) {
+			assert_int_equal(e[i].mark, want_mark[i]);
+		} else {
+			assert_int_equal(e[i].op, ENGINE_OP_EVICT);
+			assert_int_equal(e[i].mark, want_wait[i]);
+		}
+	}
 	rig_stop(&r);
 }
 
@@ -537,30 +547,40 @@ static void own_blocks_never_evicted(void **state)
 	rig_stop(&r);
 }
 
-/* A freed block is given up first, behind the marker recorded at the free:
- * under ondemand (plain UM, which cannot know the data is dead) by an
- * eviction that copies it. */
+/* A freed block is given up first, behind the marker of its free (or the
+ * first marker, for a free before markers started): under ondemand (plain
+ * UM, which cannot know the data is dead) by an eviction that copies it. */
 static void dead_blocks_go_first(void **state)
 {
 	struct rig r;
 	char t[256];
-	rig_start(&r, ENGINE_ONDEMAND, 3, 4);
+	rig_start(&r, ENGINE_ONDEMAND, 3, 6);
 	run(&r, 1, (const uint64_t[]){ 1 }, 1);
 	run(&r, 2, (const uint64_t[]){ 2 }, 1);
-	run(&r, 3, (const uint64_t[]){ 3 }, 1); /* markers 1 2 3 */
-	engine_on_free(r.e, 3);                   /* marker 4 */
-	run(&r, 4, (const uint64_t[]){ 4 }, 1);
+	run(&r, 3, (const uint64_t[]){ 3 }, 1);
+	engine_on_free(r.e, 3);                   /* no room needed yet: no marker */
+	run(&r, 4, (const uint64_t[]){ 4 }, 1);   /* marker 1 now; marker 2 behind 4 */
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(r.log, &n);
-	assert_false(e[4].is_mark);
-	assert_int_equal(e[4].op, ENGINE_OP_EVICT);
-	assert_int_equal(e[4].mark, 4);
+	assert_int_equal(n, 3);
+	assert_true(e[0].is_mark && e[0].mark == 1);
+	assert_int_equal(e[1].op, ENGINE_OP_EVICT);
+	assert_int_equal(e[1].mark, 1);
 	assert_string_equal(ops_text(&r, t, sizeof t), "E3;");
 	/* A new allocation in 3's range needs room again: the least recently
 	 * used live block goes. */
-	engine_on_alloc(r.e, 5, BASE + 3 * BLK, BLK);
-	run(&r, 5, (const uint64_t[]){ 5 }, 1);
+	engine_on_alloc(r.e, 7, BASE + 3 * BLK, BLK);
+	run(&r, 5, (const uint64_t[]){ 7 }, 1);   /* marker 3 behind it */
 	assert_string_equal(ops_text(&r, t, sizeof t), "E1;");
+	/* Markers have started: a free records its own, and the dead block
+	 * waits for it. */
+	engine_on_free(r.e, 4);                   /* marker 4 */
+	run(&r, 6, (const uint64_t[]){ 5 }, 1);
+	e = oplog_entries(r.log, &n);
+	assert_true(e[n - 3].is_mark && e[n - 3].mark == 4);
+	assert_int_equal(e[n - 2].op, ENGINE_OP_EVICT);
+	assert_int_equal(e[n - 2].mark, 4);
+	assert_string_equal(ops_text(&r, t, sizeof t), "E4;");
 	rig_stop(&r);
 }
 
