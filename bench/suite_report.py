@@ -328,7 +328,9 @@ def overhead_split_table(suite):
             c = found[key]
             text = time_text(c)
             if key[2] != "plain" and c is not None and c.ms is not None:
-                text += f", {overhead(c, plain)}, {num(c.callback, 2)}"
+                # Without a plan no iteration is found, so no steady one.
+                steady = num(c.callback, 2) if key[0] == "overhead" else "–"
+                text += f", {overhead(c, plain)}, {steady}"
             line.append(text)
         out.append(line)
     if not out:
@@ -406,7 +408,8 @@ def markdown(suite, img):
              "arena (the cache off, as umreplay sets it); then the plan's matching (ideal "
              "with the plan); then the plan policy with a budget of 1.25 W. Each cell: "
              "median ms (min–max), overhead against plain, ms per steady iteration in the "
-             "launch callbacks.",
+             "launch callbacks (none without a plan: no iteration is found). A build "
+             "run beside another (COMPARE) has no plain runs of its own.",
              overhead_split_table(suite),
              "### Largest batch under a fixed budget (maxbatch)",
              f"The budget is fixed at W / {FIXED} of the default batch; the batch is doubled "

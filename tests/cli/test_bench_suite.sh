@@ -5,8 +5,9 @@
 # rows it writes per part, build and policy (a grid part without base runs
 # ideal for every build, COMPARE runs a second build beside the first,
 # POLICIES picks the grid's policies), the build column, the outputs
-# compared with the plain run, the tarballs, the overhead part's variants,
-# and its refusals (a build without COMMIT, too little free GPU memory).
+# compared with the plain run, the tarballs, the overhead part's variants
+# (with COMPARE too), and its refusals (a build without COMMIT, too little
+# free GPU memory).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1
@@ -127,6 +128,14 @@ fi
 steps=$(grep '^model' "$SCRATCH/overhead.log" | grep -o -- '--steps [0-9]*' | sort | uniq -c | sed 's/^ *//')
 [ "$steps" = "$(printf '%s\n' "5 --steps 7")" ] && ok "overhead: its runs have OVERHEAD_STEPS steps" \
 	|| not_ok "overhead: its runs have OVERHEAD_STEPS steps (got: $steps)"
+
+out6=$SCRATCH/out6
+REPS=1 COMPARE="$SCRATCH/build-b" run suite "$out6" overhead
+got=$("$REAL_PY" -c 'import csv,sys; [print(r["build"], r["experiment"], r["policy"])
+	for r in csv.DictReader(open(sys.argv[1]))]' "$out6/gpt2.csv" | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')
+want="1 aaaa111 overhead ideal;1 aaaa111 overhead plain;1 aaaa111 overhead plan;1 aaaa111 overhead-cached ideal;1 aaaa111 overhead-noplan ideal;1 bbbb222 overhead ideal;1 bbbb222 overhead plan;1 bbbb222 overhead-cached ideal;1 bbbb222 overhead-noplan ideal;"
+[ "$got" = "$want" ] && ok "overhead with COMPARE: every replay variant per build, plain once" \
+	|| not_ok "overhead with COMPARE: every replay variant per build, plain once (got: $got)"
 
 rm "$SCRATCH/build-b/COMMIT"
 COMPARE="$SCRATCH/build-b" run suite "$SCRATCH/out3" grid
