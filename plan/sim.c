@@ -603,7 +603,8 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 		sched_options_for(o, capacity, &so);
 		if (sched_run(&pl->tensors, &pl->access, &pl->vital, &so, &sr, err, errlen))
 			goto done;
-		qsort(sr.ops, sr.n_ops, sizeof *sr.ops, cmp_op);
+		if (sr.n_ops) /* none when capacity does not bind; qsort wants a pointer */
+			qsort(sr.ops, sr.n_ops, sizeof *sr.ops, cmp_op);
 		/* op_at[k]: the first op at position >= k. */
 		for (size_t j = 0; j < sr.n_ops; j++)
 			op_at[sr.ops[j].position + 1]++;
