@@ -12,20 +12,26 @@
  */
 #include "engine_int.h"
 
+/* True when the latch marker follows launch seq (and what came after it
+ * before the marker was recorded). */
+static bool latch_covers(const engine *e, uint64_t seq)
+{
+	return e->latch.mark && seq <= e->latch.seq;
+}
+
 struct wait_ref act_use_wait(const engine *e, uint64_t seq)
 {
 	struct wait_ref w = marks_of_launch(e->marks, seq);
-	if (!w.mark && e->latch.mark && seq <= e->latch.seq)
-		w = e->latch;
-	return w;
+	return !w.mark && latch_covers(e, seq) ? e->latch : w;
 }
 
-/* The same for a block freed after launch dead_seq: its free's marker, or
- * the latch marker for a free before it (dead_seq 0: freed before any
- * launch, nothing to wait for). mark 0 with seq not 0: unknown. */
+/* What an op on block b, freed after launch dead_seq, must wait for: its
+ * free's marker, or the latch marker for a free before it (dead_seq 0:
+ * freed before any launch, nothing to wait for). mark 0 with seq not 0:
+ * unknown. */
 static struct wait_ref dead_wait(const engine *e, const struct block *b)
 {
-	if (!b->dead_mark && b->dead_seq && e->latch.mark && b->dead_seq <= e->latch.seq)
+	if (!b->dead_mark && b->dead_seq && latch_covers(e, b->dead_seq))
 		return e->latch;
 	return (struct wait_ref){ b->dead_seq, b->dead_mark };
 }
