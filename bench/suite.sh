@@ -100,9 +100,10 @@ record() {
 # plan BATCH BUDGET: the plan for the recorded BATCH under BUDGET bytes (0:
 # none, the plan ideal runs with: its ops are not used, its signature is).
 plan() {
-	local cap=()
+	local cap=() out=$work/$MODEL.b$1.$2.plan
+	[ -s "$out" ] && return 0   # made by an earlier part of this command
 	[ "$2" != 0 ] && cap=(--capacity "$2")
-	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$work/$MODEL.b$1.$2.plan"
+	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$out"
 }
 
 # run EXPERIMENT BATCH W MAXM RATIO BUDGET POLICY REP REF: one run, one CSV row.
@@ -183,7 +184,7 @@ if part base || part grid; then
 fi
 
 if part overhead; then
-	read -r w maxm < <(record "$batch0") || exit 1
+	[ -n "${w:-}" ] || read -r w maxm < <(record "$batch0") || exit 1
 	roomy=$(budget_at "$w" 0.8)
 	plan "$batch0" 0 && plan "$batch0" "$roomy" || exit 1
 	steps0=$STEPS

@@ -317,9 +317,9 @@ def overhead_split_table(suite):
     and the launch callbacks' ms per steady iteration."""
     out = []
     for model, (rows, _) in suite.items():
-        found = {}
-        for exp, ratio, policy, _ in OVERHEAD_VARIANTS:
-            found[exp, ratio, policy] = cells(rows, exp, "ratio").get((ratio, policy))
+        by_exp = {exp: cells(rows, exp, "ratio") for exp in {v[0] for v in OVERHEAD_VARIANTS}}
+        found = {(exp, ratio, policy): by_exp[exp].get((ratio, policy))
+                 for exp, ratio, policy, _ in OVERHEAD_VARIANTS}
         if not any(found.values()):
             continue
         plain = found["overhead", 0, "plain"]
