@@ -4,10 +4,15 @@
  * Markers are CUDA events recorded on the program's stream right after a
  * launch (a ring of events, reused; a marker whose event was reused since
  * only makes an op wait longer, never shorter). Ops go on the replayer's
- * own non-blocking stream, behind the marker they name.
+ * own non-blocking streams, behind the marker they name: migrations on one,
+ * discards on another, so that the program, which waits for discards, never
+ * waits behind a migration.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
- * issues them and the program's thread never waits for the driver.
+ * issues them and the program's thread never waits for the driver; the
+ * worker issues them behind a closed gate (rp_gate.c), so that the driver
+ * copies later instead of inside the call, when it would stall the
+ * program's own calls.
  *
  * Discards are different: a discard that overlaps the program's use of the
  * range destroys data (h100-facts.md). On the H100 machine a discard queued
@@ -25,7 +30,9 @@
  *    completed is dropped (the allocation then faults in on first use);
  *  - the program's stream is made to wait for every discard issued, so
  *    whatever it does next to the range comes after.
- * Discards move no data, so none of this costs a copy.
+ * Discards move no data, so none of this costs a copy. A migration queued
+ * earlier may still run on a range after its discard: it preserves
+ * whatever the range holds, as every migration does, so it costs time only.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
  * own state needs no lock except the worker queue.
@@ -48,7 +55,7 @@
 #define MARKS 4096        /* marker events in the ring */
 
 static CUcontext ctx;
-static CUstream mig_stream;
+static CUstream mig_stream, discard_stream;
 static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
@@ -98,8 +105,8 @@ static void check(CUresult r, const char *what)
 	}
 }
 
-/* Binds the program's context and creates the stream on first use (from a
- * launch callback, where the program's context is current). */
+/* Binds the program's context and creates the streams on first use (from a
+ * launch callback, where the program's context is current); all or none. */
 static int ensure_stream(void)
 {
 	if (mig_stream)
@@ -109,17 +116,37 @@ static int ensure_stream(void)
 	pthread_once(&pending_once, create_pending);
 	if (!pending)
 		return -1;
-	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
+	CUstream m = NULL, d = NULL;
+	CUresult r = cuStreamCreate(&m, CU_STREAM_NON_BLOCKING);
 	if (r == CUDA_SUCCESS)
+		r = cuStreamCreate(&d, CU_STREAM_NON_BLOCKING);
+	if (r == CUDA_SUCCESS && !discard_done)
 		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
-	check(r, "creating the replayer's stream");
-	return r == CUDA_SUCCESS ? 0 : -1;
+	check(r, "creating the replayer's streams");
+	if (r != CUDA_SUCCESS) {
+		if (m)
+			cuStreamDestroy(m);
+		if (d)
+			cuStreamDestroy(d);
+		return -1;
+	}
+	discard_stream = d;
+	mig_stream = m;
+	if (!rp_gate_create())
+		um_warn("cannot allocate the replayer's gate word; migrations will stall the program's "
+			"CUDA calls while they copy");
+	return 0;
 }
 
 static const char *op_name(enum engine_op op)
 {
 	static const char *names[] = { "prefetch", "evict", "discard", "discard+prefetch" };
 	return names[op];
+}
+
+static bool is_discard(enum engine_op op)
+{
+	return op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH;
 }
 
 static void wait_mark(uint64_t mark)
@@ -135,6 +162,7 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	CUdeviceptr ptrs[CALLS_MAX_RANGES];
 	size_t sizes[CALLS_MAX_RANGES], loc_idx = 0, bytes = 0;
 	CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, device };
+	CUstream s = is_discard(op) ? discard_stream : mig_stream;
 	char label[96], sz[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -151,14 +179,14 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 		loc.id = 0;
 		/* fall through */
 	case ENGINE_OP_PREFETCH:
-		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, s),
 		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD:
-		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
+		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, s), "cuMemDiscardBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD_PREFETCH:
-		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, s),
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
@@ -168,11 +196,10 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	atomic_fetch_add(&n_calls, 1);
 }
 
-/* Bytes one migration call moves at most, per direction. While a migration
- * runs, the driver holds a lock that stalls every other CUDA call of the
- * process, the program's launches included (docs/replay.md, "What the
- * driver's calls cost"): about 4 ms of copying per call lets the program's
- * launches in between calls. Bigger calls copy a little faster. */
+/* Bytes one migration call moves at most, per direction: about 4 ms of
+ * copying. Chosen when the calls copied inside the call and stalled the
+ * program meanwhile (before the gate), so that its launches got in between;
+ * not measured again since. Bigger calls copy a little faster. */
 #define EVICT_CALL_BYTES (64ULL << 20)
 #define PREFETCH_CALL_BYTES (192ULL << 20)
 
@@ -223,8 +250,11 @@ static void *worker(void *arg)
 			queue_tail = NULL;
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
+		bool gated = rp_gate_close(mig_stream);
 		wait_mark(j->wait_mark);
 		call_all(j->op, j->ranges, j->n);
+		if (gated)
+			rp_gate_open();
 		free(j);
 		pthread_mutex_lock(&queue_lock);
 	}
@@ -263,7 +293,7 @@ static void discard_now(enum engine_op op, const struct engine_range *r, size_t 
 	if (!issued && !k)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
-	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
+	check(cuEventRecord(discard_done, discard_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
 	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
 		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
@@ -300,7 +330,7 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 		return;
 	if (pending_discards_count(pending))
 		retry_pending();
-	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
+	if (is_discard(op)) {
 		discard(op, ranges, n, mark);
 		return;
 	}
@@ -376,6 +406,8 @@ void rp_exec_drain(void)
 	pthread_mutex_unlock(&queue_lock);
 	if (mig_stream)
 		cuStreamSynchronize(mig_stream);
+	if (discard_stream)
+		cuStreamSynchronize(discard_stream);
 }
 
 void rp_exec_get_stats(struct rp_exec_stats *out)

@@ -109,6 +109,27 @@ class Gpu:
         else:
             check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize")
 
+    def idle(self, stream):
+        """True once everything queued on stream has finished."""
+        rc = cuda.cuStreamQuery(stream)
+        if rc not in (0, 600):  # CUDA_ERROR_NOT_READY
+            check(rc, "cuStreamQuery")
+        return rc == 0
+
+    def gate(self):
+        """A 32-bit word in pinned host memory the GPU can read: (host
+        address, device address). wait_value makes a stream wait for it."""
+        host, dev = ctypes.c_void_p(), ctypes.c_uint64()
+        check(cuda.cuMemHostAlloc(ctypes.byref(host), ctypes.c_size_t(4), 2), "cuMemHostAlloc")  # DEVICEMAP
+        check(cuda.cuMemHostGetDevicePointer_v2(ctypes.byref(dev), host, 0), "cuMemHostGetDevicePointer")
+        ctypes.c_uint32.from_address(host.value).value = 0
+        return host.value, dev.value
+
+    def wait_value(self, stream, dev, value):
+        """stream waits until the word at dev is at least value."""
+        check(cuda.cuStreamWaitValue32_v2(stream, ctypes.c_uint64(dev), ctypes.c_uint32(value), 0, 0),
+              "cuStreamWaitValue32")
+
     def event(self):
         ev = ctypes.c_void_p()
         check(cuda.cuEventCreate(ctypes.byref(ev), 2), "cuEventCreate")  # disable timing

@@ -7,6 +7,7 @@ what do discards cost. Prints one JSON object (times in ms, rates in GB/s).
 
 Usage: python3 tests/gpu/um_costs.py [GIB]   (default 1; never more than a
 quarter of the GPU's free memory)"""
+import ctypes
 import json
 import sys
 import threading
@@ -121,6 +122,64 @@ def queued(gpu, ptr, streams):
     return out
 
 
+def deferred(gpu, ptr, size, streams):
+    """Evictions and prefetches queued on a stream that is not idle (the
+    call returns at once; the driver moves the data later): do the main
+    thread's calls wait while the driver copies? The stream waits either
+    for 100 ms of GPU work or for a word the host sets right after the call
+    (a gate, as the replayer's worker could use). Meanwhile the main thread
+    records an event and launches a small kernel, or discards and
+    discard-and-prefetches a small range, every 0.2 ms until the copy is
+    done; their host times are split by whether the copy was under way."""
+    small = 64 << 20
+    spare = gpu.managed(small)
+    work, mig, other = streams[1], streams[2], streams[3]
+    mark = gpu.event()
+    gate_host, gate_dev = gpu.gate()
+    word = ctypes.c_uint32.from_address(gate_host)
+    probes = {
+        "launch": lambda: (gpu.record(mark, other), gpu.touch(spare, small, other)),
+        "discard": lambda: (gpu.discard_batch([(spare, small)], other),
+                            gpu.discard_prefetch_batch([(spare, small)], other)),
+    }
+    out = {}
+    for gate in ("gpu_work", "host_gate"):
+        for probe, act in probes.items():
+            for name, to_gpu in (("evict", False), ("prefetch", True)):
+                gpu.prefetch(ptr, size, not to_gpu, streams[0])
+                gpu.sync()
+                t0 = time.perf_counter()
+                if gate == "gpu_work":
+                    gpu.spin(0.1, work)
+                    gpu.record(mark, work)
+                    gpu.wait(mig, mark)
+                else:
+                    gpu.wait_value(mig, gate_dev, word.value + 1)
+                call = timed(lambda: gpu.prefetch(ptr, size, to_gpu, mig))
+                if gate == "host_gate":
+                    word.value += 1
+                waits, began, done = {"before": [], "during": []}, None, None
+                while done is None:
+                    took = timed(act)
+                    now = time.perf_counter() - t0
+                    if began is None and (gate == "host_gate" or gpu.idle(work)):
+                        began = now
+                    if gpu.idle(mig):
+                        done = now
+                    waits["before" if began is None else "during"].append(took)
+                    time.sleep(0.0002)
+                gpu.sync()
+                row = {"call_ms": ms(call), "copy_done_ms": ms(done),
+                       "copy_gbps": gbps(size, done - began) if done > began else None}
+                for phase, ts in waits.items():
+                    ts.sort()
+                    if ts:
+                        row[phase] = {"n": len(ts), "median_ms": ms(ts[len(ts) // 2]), "max_ms": ms(ts[-1])}
+                out[f"{name}_{gate}_{probe}"] = row
+    gpu.free(spare)
+    return out
+
+
 def chunked(gpu, ptr, size, streams):
     """Eviction in chunks of several sizes by one thread while the main
     thread records an event every 0.2 ms: the eviction's GB/s and how long
@@ -198,6 +257,7 @@ def main():
            "evict_gbps": eviction(gpu, ptr, size, streams),
            "concurrent_ms": concurrent(gpu, ptr, size, streams),
            "queued_ms": queued(gpu, ptr, streams),
+           "deferred": deferred(gpu, ptr, size, streams),
            "chunked_eviction": chunked(gpu, ptr, size, streams),
            "discard_ms": discards(gpu, ptr, size, streams[0])}
     gpu.free(ptr)
