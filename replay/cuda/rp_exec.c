@@ -4,9 +4,7 @@
  * Markers are CUDA events recorded on the program's stream right after a
  * launch (a ring of events, reused; a marker whose event was reused since
  * only makes an op wait longer, never shorter). Ops go on the replayer's
- * own non-blocking streams, behind the marker they name: migrations on one,
- * discards on another, so that the program, which waits for discards, never
- * waits behind a migration.
+ * own non-blocking stream, behind the marker they name.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
  * issues them and the program's thread never waits for the driver; the
@@ -30,9 +28,12 @@
  *    completed is dropped (the allocation then faults in on first use);
  *  - the program's stream is made to wait for every discard issued, so
  *    whatever it does next to the range comes after.
- * Discards move no data, so none of this costs a copy. A migration queued
- * earlier may still run on a range after its discard: it preserves
- * whatever the range holds, as every migration does, so it costs time only.
+ *  - discards go on the migration stream, after every migration queued
+ *    before them: on a stream of their own, where a discard could run
+ *    while an earlier migration of its range was pending or copying, the
+ *    PyTorch MLP's losses changed under deepum in 3 of 6 runs on the H100
+ *    (0 of 6 on the one stream; docs/replay.md).
+ * Discards move no data, so none of this costs a copy.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
  * own state needs no lock except the worker queue.
@@ -55,7 +56,7 @@
 #define MARKS 4096        /* marker events in the ring */
 
 static CUcontext ctx;
-static CUstream mig_stream, discard_stream;
+static CUstream mig_stream;
 static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
@@ -105,8 +106,8 @@ static void check(CUresult r, const char *what)
 	}
 }
 
-/* Binds the program's context and creates the streams on first use (from a
- * launch callback, where the program's context is current); all or none. */
+/* Binds the program's context and creates the stream on first use (from a
+ * launch callback, where the program's context is current). */
 static int ensure_stream(void)
 {
 	if (mig_stream)
@@ -116,22 +117,12 @@ static int ensure_stream(void)
 	pthread_once(&pending_once, create_pending);
 	if (!pending)
 		return -1;
-	CUstream m = NULL, d = NULL;
-	CUresult r = cuStreamCreate(&m, CU_STREAM_NON_BLOCKING);
+	CUresult r = discard_done ? CUDA_SUCCESS : cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
 	if (r == CUDA_SUCCESS)
-		r = cuStreamCreate(&d, CU_STREAM_NON_BLOCKING);
-	if (r == CUDA_SUCCESS && !discard_done)
-		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
-	check(r, "creating the replayer's streams");
-	if (r != CUDA_SUCCESS) {
-		if (m)
-			cuStreamDestroy(m);
-		if (d)
-			cuStreamDestroy(d);
+		r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
+	check(r, "creating the replayer's stream");
+	if (r != CUDA_SUCCESS)
 		return -1;
-	}
-	discard_stream = d;
-	mig_stream = m;
 	if (!rp_gate_create())
 		um_warn("cannot allocate the replayer's gate word; migrations will stall the program's "
 			"CUDA calls while they copy");
@@ -142,11 +133,6 @@ static const char *op_name(enum engine_op op)
 {
 	static const char *names[] = { "prefetch", "evict", "discard", "discard+prefetch" };
 	return names[op];
-}
-
-static bool is_discard(enum engine_op op)
-{
-	return op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH;
 }
 
 static void wait_mark(uint64_t mark)
@@ -162,7 +148,6 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	CUdeviceptr ptrs[CALLS_MAX_RANGES];
 	size_t sizes[CALLS_MAX_RANGES], loc_idx = 0, bytes = 0;
 	CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, device };
-	CUstream s = is_discard(op) ? discard_stream : mig_stream;
 	char label[96], sz[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -179,14 +164,14 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 		loc.id = 0;
 		/* fall through */
 	case ENGINE_OP_PREFETCH:
-		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, s),
+		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD:
-		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, s), "cuMemDiscardBatchAsync");
+		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD_PREFETCH:
-		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, s),
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
@@ -293,7 +278,7 @@ static void discard_now(enum engine_op op, const struct engine_range *r, size_t 
 	if (!issued && !k)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
-	check(cuEventRecord(discard_done, discard_stream), "recording a discard");
+	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
 	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
 		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
@@ -330,7 +315,7 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 		return;
 	if (pending_discards_count(pending))
 		retry_pending();
-	if (is_discard(op)) {
+	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
 		discard(op, ranges, n, mark);
 		return;
 	}
@@ -406,8 +391,6 @@ void rp_exec_drain(void)
 	pthread_mutex_unlock(&queue_lock);
 	if (mig_stream)
 		cuStreamSynchronize(mig_stream);
-	if (discard_stream)
-		cuStreamSynchronize(discard_stream);
 }
 
 void rp_exec_get_stats(struct rp_exec_stats *out)
