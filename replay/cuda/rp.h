@@ -8,8 +8,6 @@
  *   rp_exec.c       the engine's executor: the replayer's own stream,
  *                   markers (CUDA events) and the batch migration calls,
  *                   issued from a worker thread so the program never waits
- *   rp_gate.c       the gate that keeps the replayer's stream waiting
- *                   while the worker issues migrations
  *   rp_activity.c   what the Unified Memory counters say actually moved
  */
 #ifndef UMKIT_RP_H
@@ -50,13 +48,6 @@ struct rp_exec_stats {
 					       and the host time inside them */
 };
 void rp_exec_get_stats(struct rp_exec_stats *out);
-
-/* The gate (rp_gate.c). create: false when the host word cannot be made
- * (then close always fails). close makes s wait until the next open;
- * false (and one warning) when the stream cannot be made to wait. */
-bool rp_gate_create(void);
-bool rp_gate_close(CUstream s);
-void rp_gate_open(void);
 
 /* Callbacks (rp_callbacks.c). */
 CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub);

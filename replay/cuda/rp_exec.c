@@ -7,10 +7,7 @@
  * own non-blocking stream, behind the marker they name.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
- * issues them and the program's thread never waits for the driver; the
- * worker issues them behind a closed gate (rp_gate.c), so that the driver
- * copies later instead of inside the call, when it would stall the
- * program's own calls.
+ * issues them and the program's thread never waits for the driver.
  *
  * Discards are different: a discard that overlaps the program's use of the
  * range destroys data (h100-facts.md). On the H100 machine a discard queued
@@ -24,15 +21,16 @@
  *  - when it is issued, the arena must confirm that no live allocation
  *    overlaps the range (it may have been handed out again meanwhile; then
  *    that part is dropped: the new owner's data must not be discarded);
+ *  - a discard-and-prefetch of a fresh allocation whose marker has not
+ *    completed is dropped (the allocation then faults in on first use);
  *  - the program's stream is made to wait for every discard issued, so
  *    whatever it does next to the range comes after;
- *  - discards go on the migration stream, after every migration queued
- *    before them: on a stream of their own, where a discard could run
- *    while an earlier migration of its range was pending or copying, the
- *    PyTorch MLP's losses changed under deepum in 3 of 6 runs on the H100
- *    (0 of 6 on the one stream; docs/replay.md).
- * Discards move no data, so none of this costs a copy. The engine's
- * discard_prefetch is no discard here: see populate().
+ *  - discards go on the one stream, behind the migrations queued before
+ *    them: on a stream of their own, where a discard could run while an
+ *    earlier migration of its range was pending or copying, the PyTorch
+ *    MLP's losses changed under deepum in 3 of 6 runs on the H100 (0 of 6
+ *    on the one stream; docs/replay.md, "What discard may touch").
+ * Discards move no data, so none of this costs a copy.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
  * own state needs no lock except the worker queue.
@@ -116,21 +114,16 @@ static int ensure_stream(void)
 	pthread_once(&pending_once, create_pending);
 	if (!pending)
 		return -1;
-	CUresult r = discard_done ? CUDA_SUCCESS : cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
+	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
 	if (r == CUDA_SUCCESS)
-		r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
+		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
 	check(r, "creating the replayer's stream");
-	if (r != CUDA_SUCCESS)
-		return -1;
-	if (!rp_gate_create())
-		um_warn("cannot allocate the replayer's gate word; migrations will stall the program's "
-			"CUDA calls while they copy");
-	return 0;
+	return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 static const char *op_name(enum engine_op op)
 {
-	static const char *names[] = { "prefetch", "evict", "discard", "populate" };
+	static const char *names[] = { "prefetch", "evict", "discard", "discard+prefetch" };
 	return names[op];
 }
 
@@ -163,12 +156,15 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 		loc.id = 0;
 		/* fall through */
 	case ENGINE_OP_PREFETCH:
-	case ENGINE_OP_DISCARD_PREFETCH: /* populate(): a plain prefetch */
 		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD:
 		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
+		break;
+	case ENGINE_OP_DISCARD_PREFETCH:
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
 	atomic_fetch_add(&kind_ns[op], rp_now() - t0);
@@ -177,10 +173,12 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	atomic_fetch_add(&n_calls, 1);
 }
 
-/* Bytes one migration call moves at most, per direction: about 4 ms of
- * copying. Chosen when the calls copied inside the call and stalled the
- * program meanwhile (before the gate), so that its launches got in between;
- * not measured again since. Bigger calls copy a little faster. */
+/* Bytes one migration call moves at most, per direction. A call made on an
+ * idle stream copies inside the call, and for that long the driver stalls
+ * every other CUDA call of the process, the program's launches included
+ * (docs/replay.md, "What the driver's calls cost"): about 4 ms of copying
+ * per call lets the program's launches in between calls. Bigger calls copy
+ * a little faster. */
 #define EVICT_CALL_BYTES (64ULL << 20)
 #define PREFETCH_CALL_BYTES (192ULL << 20)
 
@@ -231,11 +229,8 @@ static void *worker(void *arg)
 			queue_tail = NULL;
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
-		bool gated = rp_gate_close(mig_stream);
 		wait_mark(j->wait_mark);
 		call_all(j->op, j->ranges, j->n);
-		if (gated)
-			rp_gate_open();
 		free(j);
 		pthread_mutex_lock(&queue_lock);
 	}
@@ -249,39 +244,35 @@ static bool mark_done(uint64_t mark)
 	return !mark || cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
-/* Makes the program's streams wait for what the replayer's stream holds so
- * far, so whatever the program does next to the ranges comes after. */
-static void order_program_after(void)
-{
-	atomic_fetch_add(&n_discard_waits, 1);
-	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
-	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
-	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
-		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
-}
-
-/* Issues discards of the ranges nothing lives in now. */
-static void discard_now(const struct engine_range *r, size_t n)
+/* Issues discards of ranges nothing lives in (or, for discard-and-prefetch,
+ * of the fresh allocation the engine named), and orders the program's
+ * streams after them. */
+static void discard_now(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	struct engine_range idle[CALLS_MAX_RANGES];
 	size_t k = 0, issued = 0;
 	arena *a = um_alloc_arena();
 	for (size_t i = 0; i < n; i++) {
-		if (!a || !arena_range_idle(a, r[i].address, r[i].bytes)) {
+		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes))) {
 			atomic_fetch_add(&n_dropped_discards, 1);
 			continue;
 		}
 		idle[k++] = r[i];
 		if (k == CALLS_MAX_RANGES) {
-			call_all(ENGINE_OP_DISCARD, idle, k);
+			call_all(op, idle, k);
 			issued += k;
 			k = 0;
 		}
 	}
 	if (k)
-		call_all(ENGINE_OP_DISCARD, idle, k);
-	if (issued || k)
-		order_program_after();
+		call_all(op, idle, k);
+	if (!issued && !k)
+		return;
+	atomic_fetch_add(&n_discard_waits, 1);
+	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
+	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
+	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
+		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
 }
 
 /* Issues the pending discards whose markers have completed. */
@@ -290,30 +281,22 @@ static void retry_pending(void)
 	struct engine_range ready[CALLS_MAX_RANGES];
 	size_t k = pending_discards_take_ready(pending, mark_done, ready, CALLS_MAX_RANGES);
 	if (k)
-		discard_now(ready, k);
+		discard_now(ENGINE_OP_DISCARD, ready, k);
 }
 
-static void discard(const struct engine_range *r, size_t n, uint64_t mark)
+static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
 {
 	if (mark_done(mark)) {
-		discard_now(r, n);
+		discard_now(op, r, n);
+		return;
+	}
+	if (op == ENGINE_OP_DISCARD_PREFETCH) {
+		atomic_fetch_add(&n_dropped_discards, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!pending_discards_add(pending, mark, r[i]))
 			atomic_fetch_add(&n_dropped_discards, 1);
-}
-
-/* The engine's discard_prefetch: a discarded block handed out again must be
- * populated on the GPU before the program writes it (a write to a discarded
- * page faults page by page: docs/replay.md). A plain prefetch populates a
- * discarded range as fast as cuMemDiscardAndPrefetchBatchAsync (1.55 against
- * 1.75 ms per GiB on the H100, tests/gpu/um_costs.py) and, unlike it,
- * destroys nothing: it needs no marker and no check, and is issued at once. */
-static void populate(const struct engine_range *r, size_t n)
-{
-	call_all(ENGINE_OP_DISCARD_PREFETCH, r, n);
-	order_program_after();
 }
 
 static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
@@ -323,12 +306,8 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 		return;
 	if (pending_discards_count(pending))
 		retry_pending();
-	if (op == ENGINE_OP_DISCARD) {
-		discard(ranges, n, mark);
-		return;
-	}
-	if (op == ENGINE_OP_DISCARD_PREFETCH) {
-		populate(ranges, n);
+	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
+		discard(op, ranges, n, mark);
 		return;
 	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
