@@ -134,11 +134,11 @@ def deferred(gpu, ptr, size, streams):
     small = 64 << 20
     spare = gpu.managed(small)
     work, mig, other = streams[1], streams[2], streams[3]
-    mark = gpu.event()
+    mark, probe_ev = gpu.event(), gpu.event()
     gate_host, gate_dev = gpu.gate()
     word = ctypes.c_uint32.from_address(gate_host)
     probes = {
-        "launch": lambda: (gpu.record(mark, other), gpu.touch(spare, small, other)),
+        "launch": lambda: (gpu.record(probe_ev, other), gpu.touch(spare, small, other)),
         "discard": lambda: (gpu.discard_batch([(spare, small)], other),
                             gpu.discard_prefetch_batch([(spare, small)], other)),
     }
