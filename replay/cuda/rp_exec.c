@@ -2,16 +2,12 @@
  * rp_exec.c: the engine's executor on CUDA.
  *
  * Markers are CUDA events recorded on the program's stream right after a
- * launch (a ring of events, reused; an op whose marker's event was
- * recorded again since does not wait, see wait_mark). Ops go on the
- * replayer's own non-blocking stream, behind the marker they name.
+ * launch (a ring of events, reused; a marker whose event was reused since
+ * only makes an op wait longer, never shorter). Ops go on the replayer's
+ * own non-blocking stream, behind the marker they name.
  *
- * A worker thread makes every driver call, so the program's thread never
- * waits for the driver: a call made while another is copying waits for that
- * copy (docs/replay.md, "What the driver's calls cost"), and in the
- * launch callbacks those waits were most of the program's lost time
- * (ResNet-152 and GPT-2 at W/B 2, where discard-and-prefetch calls on the
- * program's thread took 0.3 ms each).
+ * Prefetches and evictions only cost time if mistimed, so a worker thread
+ * issues them and the program's thread never waits for the driver.
  *
  * Discards are different: a discard that overlaps the program's use of the
  * range destroys data (h100-facts.md). On the H100 machine a discard queued
@@ -27,27 +23,17 @@
  *    that part is dropped: the new owner's data must not be discarded);
  *  - a discard-and-prefetch of a fresh allocation whose marker has not
  *    completed is dropped (the allocation then faults in on first use);
- *  - the program's streams are made to wait for every discard: each batch
- *    of discards gets a ticket, the program's streams wait until a word
- *    reaches it (cuStreamWaitValue32, queued at once by the program's
- *    thread), and the worker, which takes discards before any queued
- *    migration, has the replayer's stream write the ticket after the
- *    calls; so whatever the program does next to the range comes after;
+ *  - the program's stream is made to wait for every discard issued, so
+ *    whatever it does next to the range comes after;
  *  - discards go on the one stream, behind the migrations queued before
  *    them: on a stream of their own, where a discard could run while an
  *    earlier migration of its range was pending or copying, the PyTorch
  *    MLP's losses changed under deepum in 3 of 6 runs on the H100 (0 of 6
- *    on the one stream; docs/replay.md, "What discard may touch"). They
- *    are issued ahead of migrations still in the worker's queue, as they
- *    were when the program's thread made them.
+ *    on the one stream; docs/replay.md, "What discard may touch").
  * Discards move no data, so none of this costs a copy.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
- * own state needs no lock except the worker queue and the marker ring.
- * The program's streams wait for the worker now (the tickets), so the
- * worker must never wait for a lock that a thread waiting on the GPU may
- * hold, nor make the replayer's stream wait for work queued behind a
- * ticket wait.
+ * own state needs no lock except the worker queue.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -71,13 +57,7 @@ static CUstream mig_stream;
 static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
-static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER; /* marks[] against the worker */
-/* The discard tickets: a word in pinned host memory that the replayer's
- * stream sets to the last ticket done, and the last ticket handed out.
- * Tickets wrap; the waits compare them as signed differences. */
-static uint32_t *ticket_word;
-static CUdeviceptr ticket_dev;
-static uint32_t last_ticket;
+static CUevent discard_done;
 static __thread CUstream launch_stream;
 
 /* Discards whose marker has not completed yet; created on first use,
@@ -96,29 +76,20 @@ static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_int failures_warned;
 
-/* Work for the worker: migrations behind a marker, or discards with the
- * ticket to write after them. Its driver calls are cut when it is queued,
- * so that the worker never takes the arena's lock (calls.h needs the
- * arena's mappings): a thread holding that lock may be waiting for a fence
- * on the program's stream, the stream for a discard ticket, and the ticket
- * for the worker. */
+/* Prefetch and evict jobs for the worker. */
 struct job {
 	enum engine_op op;
 	uint64_t wait_mark;
-	uint32_t ticket;
-	size_t n_calls;
-	uint32_t *call_ranges;        /* ranges in each call */
-	struct engine_range *ranges;  /* every call's, one after another */
+	size_t n;
+	struct engine_range *ranges;
 	struct job *next;
-};
-struct queue {
-	struct job *head, *tail;
 };
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
-static struct queue migrations, discards; /* the worker takes discards first */
+static struct job *queue_head, *queue_tail;
 static int worker_busy;
+static int worker_started;
 
 static void check(CUresult r, const char *what)
 {
@@ -132,46 +103,22 @@ static void check(CUresult r, const char *what)
 	}
 }
 
-static bool create_ticket_word(void)
+/* Binds the program's context and creates the stream on first use (from a
+ * launch callback, where the program's context is current). */
+static int ensure_stream(void)
 {
-	void *host;
-	if (cuMemHostAlloc(&host, sizeof *ticket_word, CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS)
-		return false;
-	if (cuMemHostGetDevicePointer(&ticket_dev, host, 0) != CUDA_SUCCESS) {
-		cuMemFreeHost(host);
-		return false;
-	}
-	ticket_word = host;
-	*ticket_word = 0;
-	return true;
-}
-
-static void *worker(void *arg);
-
-/* Sets the executor up on first use, from a launch callback (where the
- * program's context is current): the pending list, the stream, the ticket
- * word and the worker. Without all of them no op is made. Returns 0 when
- * it is up. */
-static int ensure_started(void)
-{
-	static int state; /* 0: not tried; 1: up; -1: failed */
-	if (state)
-		return state > 0 ? 0 : -1;
-	state = -1;
-	pthread_t t;
+	if (mig_stream)
+		return 0;
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cuCtxGetDevice(&device) != CUDA_SUCCESS)
 		return -1;
 	pthread_once(&pending_once, create_pending);
-	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
-	if (!pending || r != CUDA_SUCCESS || !create_ticket_word() ||
-	    pthread_create(&t, NULL, worker, NULL) != 0) {
-		um_warn("cannot set up the replayer's stream, ticket word or worker thread; "
-			"the program runs without the replayer's ops");
+	if (!pending)
 		return -1;
-	}
-	pthread_detach(t);
-	state = 1;
-	return 0;
+	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
+	if (r == CUDA_SUCCESS)
+		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
+	check(r, "creating the replayer's stream");
+	return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 static const char *op_name(enum engine_op op)
@@ -182,13 +129,8 @@ static const char *op_name(enum engine_op op)
 
 static void wait_mark(uint64_t mark)
 {
-	pthread_mutex_lock(&ring_lock);
-	/* A slot recorded again since may follow a discard ticket that the
-	 * program's stream waits for, which only this worker writes: waiting
-	 * for it could deadlock. A migration made early only costs time. */
-	if (mark && next_mark - mark <= MARKS)
+	if (mark)
 		check(cuStreamWaitEvent(mig_stream, marks[mark % MARKS], 0), "waiting for a marker");
-	pthread_mutex_unlock(&ring_lock);
 }
 
 /* One batch call for up to CALLS_MAX_RANGES ranges; an NVTX range makes it
@@ -259,105 +201,16 @@ static uint64_t mapped_extent(void *unused, uint64_t address, uint64_t bytes)
 	return a ? arena_mapped_extent(a, address, bytes) : bytes;
 }
 
-/* The calls of the job being cut. Only the thread holding the engine's
- * lock cuts, so one buffer serves. */
-static struct {
-	struct engine_range *ranges;
-	uint32_t *call_ranges;
-	size_t n, cap, n_calls, cap_calls;
-	bool failed;
-} cut;
-
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
+static void emit(void *op, const struct engine_range *r, size_t n)
 {
-	if (need <= *cap)
-		return true;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
+	call(*(enum engine_op *)op, r, n);
 }
 
-static void emit(void *unused, const struct engine_range *r, size_t n)
+/* Issues op on the ranges, cut into calls (calls.h). */
+static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	if (!grow((void **)&cut.ranges, &cut.cap, cut.n + n, sizeof *r) ||
-	    !grow((void **)&cut.call_ranges, &cut.cap_calls, cut.n_calls + 1, sizeof *cut.call_ranges)) {
-		cut.failed = true;
-		return;
-	}
-	memcpy(cut.ranges + cut.n, r, n * sizeof *r);
-	cut.n += n;
-	cut.call_ranges[cut.n_calls++] = (uint32_t)n;
-}
-
-/* A job for op on the ranges, cut into calls (calls.h); NULL when out of
- * memory. */
-static struct job *new_job(enum engine_op op, uint64_t mark, const struct engine_range *r, size_t n)
-{
-	struct calls_target t = { NULL, mapped_extent, emit };
-	cut.n = cut.n_calls = 0;
-	cut.failed = false;
+	struct calls_target t = { &op, mapped_extent, emit };
 	calls_split(r, n, call_bytes(op), &t);
-	if (cut.failed)
-		return NULL;
-	size_t ranges = cut.n * sizeof *cut.ranges, calls = cut.n_calls * sizeof *cut.call_ranges;
-	struct job *j = malloc(sizeof *j + ranges + calls);
-	if (!j)
-		return NULL;
-	*j = (struct job){ op, mark, 0, cut.n_calls, NULL, (struct engine_range *)(j + 1), NULL };
-	j->call_ranges = (uint32_t *)((char *)j->ranges + ranges);
-	memcpy(j->ranges, cut.ranges, ranges);
-	memcpy(j->call_ranges, cut.call_ranges, calls);
-	return j;
-}
-
-/* Makes the job's calls. */
-static void run_job(const struct job *j)
-{
-	const struct engine_range *r = j->ranges;
-	for (size_t i = 0; i < j->n_calls; r += j->call_ranges[i++])
-		call(j->op, r, j->call_ranges[i]);
-}
-
-/* Queues j for the worker. */
-static void enqueue(struct queue *q, struct job *j)
-{
-	pthread_mutex_lock(&queue_lock);
-	if (q->tail)
-		q->tail->next = j;
-	else
-		q->head = j;
-	q->tail = j;
-	worker_busy = 1;
-	pthread_cond_signal(&queue_cond);
-	pthread_mutex_unlock(&queue_lock);
-}
-
-/* Makes every queued discard, in order, then lets the program's streams go
- * on past their tickets. */
-static void run_discards(struct job *j)
-{
-	uint32_t ticket = 0;
-	while (j) {
-		struct job *next = j->next;
-		run_job(j);
-		ticket = j->ticket;
-		free(j);
-		j = next;
-	}
-	CUresult r = cuStreamWriteValue32(mig_stream, ticket_dev, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
-	check(r, "releasing the program's streams after discards");
-	if (r != CUDA_SUCCESS) {
-		/* The program's streams must not wait forever: release them
-		 * from here once the discards are done. */
-		cuStreamSynchronize(mig_stream);
-		__atomic_store_n(ticket_word, ticket, __ATOMIC_RELEASE);
-	}
 }
 
 static void *worker(void *arg)
@@ -365,27 +218,20 @@ static void *worker(void *arg)
 	cuCtxSetCurrent(ctx);
 	pthread_mutex_lock(&queue_lock);
 	for (;;) {
-		while (!discards.head && !migrations.head) {
+		while (!queue_head) {
 			worker_busy = 0;
 			pthread_cond_broadcast(&idle_cond);
 			pthread_cond_wait(&queue_cond, &queue_lock);
 		}
+		struct job *j = queue_head;
+		queue_head = j->next;
+		if (!queue_head)
+			queue_tail = NULL;
 		worker_busy = 1;
-		struct job *j = discards.head;
-		if (j) {
-			discards = (struct queue){ NULL, NULL };
-			pthread_mutex_unlock(&queue_lock);
-			run_discards(j);
-		} else {
-			j = migrations.head;
-			migrations.head = j->next;
-			if (!migrations.head)
-				migrations.tail = NULL;
-			pthread_mutex_unlock(&queue_lock);
-			wait_mark(j->wait_mark);
-			run_job(j);
-			free(j);
-		}
+		pthread_mutex_unlock(&queue_lock);
+		wait_mark(j->wait_mark);
+		call_all(j->op, j->ranges, j->n);
+		free(j);
 		pthread_mutex_lock(&queue_lock);
 	}
 	return NULL;
@@ -398,49 +244,35 @@ static bool mark_done(uint64_t mark)
 	return !mark || cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
-/* Makes stream s wait until the word reaches ticket; false if it cannot. */
-static bool wait_ticket(CUstream s, uint32_t ticket)
-{
-	CUresult r = cuStreamWaitValue32(s, ticket_dev, ticket, CU_STREAM_WAIT_VALUE_GEQ);
-	check(r, "ordering the program's stream after a discard");
-	return r == CUDA_SUCCESS;
-}
-
-/* Hands the worker discards of the ranges nothing lives in (or, for
- * discard-and-prefetch, of the fresh allocation the engine named), and
- * orders the program's streams after them. */
+/* Issues discards of ranges nothing lives in (or, for discard-and-prefetch,
+ * of the fresh allocation the engine named), and orders the program's
+ * streams after them. */
 static void discard_now(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	static struct engine_range *idle;
-	static size_t cap_idle;
+	struct engine_range idle[CALLS_MAX_RANGES];
+	size_t k = 0, issued = 0;
 	arena *a = um_alloc_arena();
-	size_t k = 0;
-	if (!grow((void **)&idle, &cap_idle, n, sizeof *idle)) {
-		atomic_fetch_add(&n_dropped_discards, n);
-		return;
-	}
 	for (size_t i = 0; i < n; i++) {
-		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes)))
+		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes))) {
 			atomic_fetch_add(&n_dropped_discards, 1);
-		else
-			idle[k++] = r[i];
+			continue;
+		}
+		idle[k++] = r[i];
+		if (k == CALLS_MAX_RANGES) {
+			call_all(op, idle, k);
+			issued += k;
+			k = 0;
+		}
 	}
-	struct job *j = k ? new_job(op, 0, idle, k) : NULL;
-	if (!j) {
-		if (k)
-			atomic_fetch_add(&n_dropped_discards, k);
+	if (k)
+		call_all(op, idle, k);
+	if (!issued && !k)
 		return;
-	}
-	j->ticket = ++last_ticket;
-	/* Unordered, a discard could destroy what the program writes next:
-	 * if a stream cannot be made to wait, only the ticket is written. */
-	if (!wait_ticket(CU_STREAM_LEGACY, j->ticket) ||
-	    (launch_stream && launch_stream != CU_STREAM_LEGACY && !wait_ticket(launch_stream, j->ticket))) {
-		atomic_fetch_add(&n_dropped_discards, k);
-		j->n_calls = 0;
-	}
-	enqueue(&discards, j);
 	atomic_fetch_add(&n_discard_waits, 1);
+	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
+	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
+	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
+		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
 }
 
 /* Issues the pending discards whose markers have completed. */
@@ -470,7 +302,7 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
 		  uint64_t mark)
 {
-	if (!n || ensure_started() != 0)
+	if (!n || ensure_stream() != 0)
 		return;
 	if (pending_discards_count(pending))
 		retry_pending();
@@ -478,27 +310,43 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 		discard(op, ranges, n, mark);
 		return;
 	}
-	struct job *j = new_job(op, mark, ranges, n);
-	if (j)
-		enqueue(&migrations, j);
+	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
+	if (!j)
+		return;
+	j->op = op;
+	j->wait_mark = mark;
+	j->n = n;
+	j->ranges = (struct engine_range *)(j + 1);
+	memcpy(j->ranges, ranges, n * sizeof *ranges);
+	j->next = NULL;
+	pthread_mutex_lock(&queue_lock);
+	if (!worker_started) {
+		pthread_t t;
+		worker_started = pthread_create(&t, NULL, worker, NULL) == 0;
+		if (worker_started)
+			pthread_detach(t);
+	}
+	if (queue_tail)
+		queue_tail->next = j;
+	else
+		queue_head = j;
+	queue_tail = j;
+	worker_busy = 1;
+	pthread_cond_signal(&queue_cond);
+	pthread_mutex_unlock(&queue_lock);
 }
 
 static uint64_t mark(void *unused)
 {
-	if (ensure_started() != 0)
+	if (ensure_stream() != 0)
 		return 0;
 	if (pending_discards_count(pending))
 		retry_pending();
-	pthread_mutex_lock(&ring_lock);
-	uint64_t m = next_mark;
+	uint64_t m = next_mark++;
 	CUevent *ev = &marks[m % MARKS];
-	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-		pthread_mutex_unlock(&ring_lock);
+	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		return 0;
-	}
-	next_mark++;
 	check(cuEventRecord(*ev, launch_stream ? launch_stream : CU_STREAM_LEGACY), "recording a marker");
-	pthread_mutex_unlock(&ring_lock);
 	atomic_fetch_add(&n_marks, 1);
 	return m;
 }
@@ -529,7 +377,7 @@ void rp_exec_set_launch_stream(CUstream s)
 void rp_exec_drain(void)
 {
 	pthread_mutex_lock(&queue_lock);
-	while (discards.head || migrations.head || worker_busy)
+	while (worker_started && (queue_head || worker_busy))
 		pthread_cond_wait(&idle_cond, &queue_lock);
 	pthread_mutex_unlock(&queue_lock);
 	if (mig_stream)
