@@ -24,7 +24,10 @@
  *  - a discard-and-prefetch of a fresh allocation whose marker has not
  *    completed is dropped (the allocation then faults in on first use);
  *  - the program's stream is made to wait for every discard issued, so
- *    whatever it does next to the range comes after;
+ *    whatever it does next to the range comes after; the discard call is
+ *    made on the program's thread, so that the wait names work already
+ *    queued (a build where the program's streams waited for a word that
+ *    the worker's later calls set hung the MLP under plan: docs/replay.md);
  *  - discards go on the one stream, behind the migrations queued before
  *    them: on a stream of their own, where a discard could run while an
  *    earlier migration of its range was pending or copying, the PyTorch
