@@ -134,6 +134,7 @@ enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 	w = wait_later(w, dead);
 	if (batch_add(e->batch, ENGINE_OP_DISCARD, b->no, w) != 0)
 		return ACT_REFUSED;
+	b->before_discard = b->state;
 	residency_set(e->res, b, BLOCK_DISCARDED);
 	return ACT_DONE;
 }
