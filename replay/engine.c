@@ -206,37 +206,18 @@ void engine_on_free(engine *e, uint64_t id)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* The blocks of [first, last] still modelled as discarded; with restore,
- * they go back to the state they had before. Returns the bytes of those
- * that were resident then. */
-static uint64_t discarded_blocks(engine *e, uint64_t first, uint64_t last, bool restore)
-{
-	uint64_t resident = 0;
-	for (uint64_t no = first; no <= last; no++) {
-		struct block *b = residency_find(e->res, no);
-		if (!b || b->state != BLOCK_DISCARDED)
-			continue;
-		resident += b->before_discard == BLOCK_RESIDENT ? BLOCK_BYTES : 0;
-		if (restore) {
-			residency_set(e->res, b, (enum block_state)b->before_discard);
-			e->st.undone_discards++;
-		}
-	}
-	return resident;
-}
-
 void engine_on_discard_undone(engine *e, uint64_t address, uint64_t bytes)
 {
 	if (!bytes)
 		return;
 	pthread_mutex_lock(&e->lock);
-	uint64_t first = address >> BLOCK_SHIFT, last = (address + bytes - 1) >> BLOCK_SHIFT;
-	if (e->model) {
-		/* Room first, as a launch would make it: the model never holds
-		 * more than the budget. */
-		act_room(e, discarded_blocks(e, first, last, false), false);
-		discarded_blocks(e, first, last, true);
-		batch_flush(e->batch, &e->x, &e->st);
+	uint64_t last = (address + bytes - 1) >> BLOCK_SHIFT;
+	for (uint64_t no = address >> BLOCK_SHIFT; e->model && no <= last; no++) {
+		struct block *b = residency_find(e->res, no);
+		if (b && b->state == BLOCK_DISCARDED && !b->discard_undone) {
+			b->discard_undone = 1;
+			e->st.undone_discards++;
+		}
 	}
 	pthread_mutex_unlock(&e->lock);
 }

@@ -100,10 +100,11 @@ void engine_on_free(engine *e, uint64_t id);
 
 /* A discard the engine issued over [address, address + bytes) was not made
  * (the executor forgot it: the range got a new owner before the free's
- * marker completed). Its blocks still modelled as discarded go back to the
- * state they had before, so the model stays true, and a fresh allocation
- * there needs no discard-and-prefetch; room for them is made at once, as
- * at a launch (evictions, discards). */
+ * marker completed). Its blocks still modelled as discarded keep counting
+ * as given up until used (the room they were to make is not made again
+ * now: doing so at the allocation, before the next kernel's blocks are
+ * pinned, evicted what that kernel needed and made ResNet-152 slower), but
+ * a fresh allocation there needs no discard-and-prefetch. */
 void engine_on_discard_undone(engine *e, uint64_t address, uint64_t bytes);
 
 /* The program wrote into allocation id other than through a kernel launch
