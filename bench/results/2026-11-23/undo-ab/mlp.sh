@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Outputs and discard counts of the MLP under deepum and plan at W/B 1.5
-# and 2, 2 interleaved reps, with forgotten discards undone in the model
-# (build-lead, 9a9337d) and without (build-old, 9456046's replayer). Run
+# and 2 (or RATIOS), 2 interleaved reps, with forgotten discards undone
+# (build-lead) and without (build-old, 9456046's replayer). Run
 # from the repository root on the GPU machine.
 set -u
 W=/tmp/undo; rm -rf $W; mkdir -p $W
@@ -9,7 +9,7 @@ cmd=(python3 examples/pytorch/mlp.py --steps 12 --nvtx)
 "${cmd[@]}" > $W/plain 2>&1
 build-lead/bin/umrec -q -o $W/mlp.db --max-managed 8G -- "${cmd[@]}" >/dev/null 2>&1
 w=$(build-lead/bin/umplan $W/mlp.db --json -o $W/full.plan | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-for ratio in 1.5 2; do
+for ratio in ${RATIOS:-1.5 2}; do
   b=$(python3 -c "print(int($w/$ratio))")
   build-lead/bin/umplan $W/mlp.db --capacity $b -o $W/$ratio.plan >/dev/null 2>&1
   for rep in 1 2; do
