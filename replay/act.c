@@ -96,10 +96,7 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	bool own = b->pin == e->seq;
 	if (!act_room(e, own ? 0 : BLOCK_BYTES, !own))
 		return false;
-	/* A discard that was not made left the block populated: nothing to
-	 * call, only the model to update. */
-	bool populated = op == ENGINE_OP_DISCARD_PREFETCH && b->state == BLOCK_DISCARDED && b->discard_undone;
-	if (!populated && batch_add(e->batch, op, b->no, w) != 0)
+	if (batch_add(e->batch, op, b->no, w) != 0)
 		return false;
 	if (own)
 		e->reserved -= BLOCK_BYTES;
@@ -137,7 +134,6 @@ enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 	w = wait_later(w, dead);
 	if (batch_add(e->batch, ENGINE_OP_DISCARD, b->no, w) != 0)
 		return ACT_REFUSED;
-	b->discard_undone = 0;
 	residency_set(e->res, b, BLOCK_DISCARDED);
 	return ACT_DONE;
 }

@@ -42,8 +42,6 @@ struct block {
 					 is not made by evicting it before */
 	uint32_t live;                /* live allocations overlapping it */
 	uint8_t state;                /* enum block_state */
-	uint8_t discard_undone;       /* while discarded: the discard was not
-					 made after all (engine_on_discard_undone) */
 	uint8_t list;                 /* residency list holding it (residency.c) */
 };
 

@@ -206,22 +206,6 @@ void engine_on_free(engine *e, uint64_t id)
 	pthread_mutex_unlock(&e->lock);
 }
 
-void engine_on_discard_undone(engine *e, uint64_t address, uint64_t bytes)
-{
-	if (!bytes)
-		return;
-	pthread_mutex_lock(&e->lock);
-	uint64_t last = (address + bytes - 1) >> BLOCK_SHIFT;
-	for (uint64_t no = address >> BLOCK_SHIFT; e->model && no <= last; no++) {
-		struct block *b = residency_find(e->res, no);
-		if (b && b->state == BLOCK_DISCARDED && !b->discard_undone) {
-			b->discard_undone = 1;
-			e->st.undone_discards++;
-		}
-	}
-	pthread_mutex_unlock(&e->lock);
-}
-
 void engine_on_write(engine *e, uint64_t id)
 {
 	pthread_mutex_lock(&e->lock);

@@ -98,15 +98,6 @@ void engine_destroy(engine *e);
 void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
 void engine_on_free(engine *e, uint64_t id);
 
-/* A discard the engine issued over [address, address + bytes) was not made
- * (the executor forgot it: the range got a new owner before the free's
- * marker completed). Its blocks still modelled as discarded keep counting
- * as given up until used (the room they were to make is not made again
- * now: doing so at the allocation, before the next kernel's blocks are
- * pinned, evicted what that kernel needed and made ResNet-152 slower), but
- * a fresh allocation there needs no discard-and-prefetch. */
-void engine_on_discard_undone(engine *e, uint64_t address, uint64_t bytes);
-
 /* The program wrote into allocation id other than through a kernel launch
  * (a memset, a copy into it), before the write is queued: a planned
  * discard_prefetch of it, which would drop that write, is skipped. */
@@ -135,8 +126,6 @@ struct engine_stats {
 	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or
 						 parts) refused: live or written memory */
 	uint64_t budget_overruns;             /* kernels whose own blocks exceed the budget */
-	uint64_t undone_discards;             /* blocks whose discard was not made
-						 (engine_on_discard_undone) */
 	uint64_t corr_launches;               /* launches that consulted the
 						 correlation tables (deepum, plan fallback) */
 };

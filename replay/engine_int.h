@@ -110,9 +110,7 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch);
  * only a fresh allocation nothing has written), making room first; pins it
  * for the current launch (no op of this launch undoes it) and keeps it
  * through launch `keep` (the launch expected to use it). A resident block
- * is only refreshed and kept, and a discarded one whose discard was not
- * made needs no discard-and-prefetch (only the model changes). Returns true
- * when the block was brought (counted resident now). */
+ * is only refreshed and kept. Returns true when an op was added. */
 bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w, uint64_t keep);
 
 /* Evicts resident block b (not pinned), behind w: a live one, or under

@@ -64,31 +64,19 @@ static size_t filter(pending_discards *p, bool (*keep)(const struct pending *, v
 	return n - kept;
 }
 
-struct forget {
-	struct engine_range range;
-	struct engine_range *out;
-	size_t n, max;
-};
-
 static bool disjoint(const struct pending *it, void *arg)
 {
-	struct forget *f = arg;
-	const struct engine_range *r = &f->range;
-	if (it->range.address + it->range.bytes <= r->address || r->address + r->bytes <= it->range.address)
-		return true;
-	if (f->n < f->max)
-		f->out[f->n++] = it->range;
-	return false;
+	const struct engine_range *r = arg;
+	return it->range.address + it->range.bytes <= r->address || r->address + r->bytes <= it->range.address;
 }
 
-size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes,
-			       struct engine_range *out, size_t max)
+size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes)
 {
-	struct forget f = { { address, bytes }, out, 0, max };
+	struct engine_range r = { address, bytes };
 	if (!bytes || !atomic_load(&p->count))
 		return 0;
 	pthread_mutex_lock(&p->lock);
-	size_t gone = filter(p, disjoint, &f);
+	size_t gone = filter(p, disjoint, &r);
 	pthread_mutex_unlock(&p->lock);
 	return gone;
 }

@@ -33,10 +33,8 @@ void pending_discards_destroy(pending_discards *p);
 bool pending_discards_add(pending_discards *p, uint64_t mark, struct engine_range r);
 
 /* Forgets every pending discard overlapping [address, address + bytes):
- * the range has a new owner. Returns how many were forgotten, and copies
- * the first max of their ranges to out (nothing was discarded there). */
-size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes,
-			       struct engine_range *out, size_t max);
+ * the range has a new owner. Returns how many were forgotten. */
+size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes);
 
 /* Moves up to max discards whose marker done() says completed into out;
  * returns how many. The others stay, in order. */

@@ -59,8 +59,7 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	fputs("\n    },\n    ", f);
 	put_u64(f, "budget_evictions", s->budget_evictions, ", ");
 	put_u64(f, "budget_overruns", s->budget_overruns, ", ");
-	put_u64(f, "skipped_discards", s->skipped_discards, ", ");
-	put_u64(f, "undone_discards", s->undone_discards, ",\n    ");
+	put_u64(f, "skipped_discards", s->skipped_discards, ",\n    ");
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
 	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, "\n  },\n");
 }

@@ -33,9 +33,8 @@ const struct engine_executor *rp_exec_get(void);
 /* The stream of the launch the calling thread is making (for markers). */
 void rp_exec_set_launch_stream(CUstream s);
 /* The range has a new owner: discards still waiting for its previous
- * owner's marker are not made. Copies up to max of their ranges to out and
- * returns how many it copied. */
-size_t rp_exec_forget_discards(uint64_t address, uint64_t bytes, struct engine_range *out, size_t max);
+ * owner's marker are not made. */
+void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
 /* Waits until every queued op has been issued and has finished. */
 void rp_exec_drain(void);
 struct rp_exec_stats {

@@ -133,13 +133,9 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	if (!atomic_load(&rp_active))
 		return;
 	/* The engine first: once it knows the range is live it queues no more
-	 * discards of it, so none can be added after the forgetting. Then the
-	 * engine learns which of its discards were not made. */
-	struct engine_range gone[16];
+	 * discards of it, so none can be added after the forgetting. */
 	engine_on_alloc(rp_engine, a->id, a->address, a->size);
-	size_t n = rp_exec_forget_discards(a->address, a->size, gone, 16);
-	for (size_t i = 0; i < n; i++)
-		engine_on_discard_undone(rp_engine, gone[i].address, gone[i].bytes);
+	rp_exec_forget_discards(a->address, a->size);
 }
 
 static void on_free(const struct arena_alloc *a)

@@ -365,14 +365,11 @@ const struct engine_executor *rp_exec_get(void)
 	return &exec;
 }
 
-size_t rp_exec_forget_discards(uint64_t address, uint64_t bytes, struct engine_range *out, size_t max)
+void rp_exec_forget_discards(uint64_t address, uint64_t bytes)
 {
 	pthread_once(&pending_once, create_pending);
-	if (!pending)
-		return 0;
-	size_t gone = pending_discards_forget(pending, address, bytes, out, max);
-	atomic_fetch_add(&n_dropped_discards, gone);
-	return gone < max ? gone : max;
+	if (pending)
+		atomic_fetch_add(&n_dropped_discards, pending_discards_forget(pending, address, bytes));
 }
 
 void rp_exec_set_launch_stream(CUstream s)

@@ -584,46 +584,6 @@ static void dead_blocks_go_first(void **state)
 	rig_stop(&r);
 }
 
-/* Budget 2, blocks 1..4: block 3 discarded at its free (deepum), 2 and 4
- * resident, then a new allocation (5) in block 3; undo: whether the
- * discard is reported as not made. Returns the ops of 5's first launch. */
-static const char *reuse_after_discard(struct rig *r, bool undo, char *t, size_t len)
-{
-	rig_start(r, ENGINE_DEEPUM, 2, 4);
-	run(r, 1, (const uint64_t[]){ 1 }, 1);
-	run(r, 2, (const uint64_t[]){ 2 }, 1);
-	run(r, 3, (const uint64_t[]){ 3 }, 1); /* room: markers start, 1 goes */
-	assert_string_equal(ops_text(r, t, len), "E1;");
-	engine_on_free(r->e, 3);                /* deepum discards at free */
-	assert_string_equal(ops_text(r, t, len), "D3;");
-	run(r, 4, (const uint64_t[]){ 4 }, 1);  /* fits: 2 and 4 resident */
-	engine_on_alloc(r->e, 5, BASE + 3 * BLK, BLK);
-	if (undo)
-		engine_on_discard_undone(r->e, BASE + 3 * BLK, BLK);
-	assert_string_equal(ops_text(r, t, len), "");
-	run(r, 5, (const uint64_t[]){ 5 }, 1);
-	return ops_text(r, t, len);
-}
-
-/* A discard the executor did not make (its range got a new owner before
- * the free's marker completed) left the block populated: the new owner's
- * kernel needs room for it, but no discard-and-prefetch. */
-static void undone_discard_needs_no_populate(void **state)
-{
-	struct rig r;
-	char t[256];
-	assert_string_equal(reuse_after_discard(&r, false, t, sizeof t), "E2;F3;");
-	rig_stop(&r);
-	assert_string_equal(reuse_after_discard(&r, true, t, sizeof t), "E2;");
-	engine_on_discard_undone(r.e, BASE + 3 * BLK, BLK); /* resident now: nothing to undo */
-	struct engine_stats st;
-	engine_get_stats(r.e, &st);
-	assert_int_equal(st.undone_discards, 1);
-	assert_int_equal(st.ops[ENGINE_OP_DISCARD_PREFETCH], 0);
-	assert_true(st.modelled_peak_bytes == 2 * BLK);
-	rig_stop(&r);
-}
-
 /*
  * deepum, no plan: kernels 1..6 each use their own block, 6 blocks of data
  * under a 4-block budget. The first pass teaches the tables (and evicts 1
@@ -726,7 +686,6 @@ int main(void)
 		cmocka_unit_test(eviction_waits_for_last_use),
 		cmocka_unit_test(own_blocks_never_evicted),
 		cmocka_unit_test(dead_blocks_go_first),
-		cmocka_unit_test(undone_discard_needs_no_populate),
 		cmocka_unit_test(deepum_prefetches_after_learning),
 		cmocka_unit_test(concurrent_threads),
 	};

@@ -52,7 +52,6 @@ static void keys_and_values(void **state)
 	s.budget_evictions = 7;
 	s.budget_overruns = 1;
 	s.skipped_discards = 2;
-	s.undone_discards = 3;
 	s.corr_launches = 40;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	const uint64_t it[3] = { 300, 100, 200 };
@@ -90,7 +89,6 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "budget_evictions"), 7);
 	assert_int_equal(num(e, "budget_overruns"), 1);
 	assert_int_equal(num(e, "skipped_discards"), 2);
-	assert_int_equal(num(e, "undone_discards"), 3);
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));
 

@@ -2,7 +2,10 @@
 # Outputs and discard counts of the MLP under deepum and plan at W/B 1.5
 # and 2 (or RATIOS), 2 interleaved reps, with forgotten discards undone
 # (build-lead) and without (build-old, 9456046's replayer). Run
-# from the repository root on the GPU machine.
+# from the repository root on the GPU machine. build-lead was 9a9337d
+# (blocks restored, room made at the allocation) for mlp-output-restore.txt
+# and 5f68617 (only the discard-and-prefetch spared) for mlp-output.txt,
+# run with RATIOS=1.5 under a 100 s timeout (6 of its 8 runs finished).
 set -u
 W=/tmp/undo; rm -rf $W; mkdir -p $W
 cmd=(python3 examples/pytorch/mlp.py --steps 12 --nvtx)
