@@ -2,9 +2,9 @@
  * arena.c: the bookkeeping of the managed-memory caching arena (arena.h).
  *
  * Owns the segments mapped through the backend, the ranges they are cut
- * into, the free indexes that placement searches and the live index that
- * lookups search. Mapping memory and ordering against the GPU stay in the
- * backend.
+ * into, the free indexes that placement searches, and the block map and
+ * live index that lookups search. Mapping memory and ordering against the
+ * GPU stay in the backend.
  *
  * Two levels, one mechanism. Segments are cut into ranges of whole 2 MiB
  * blocks; a large allocation takes one such range, and so does a small
@@ -52,6 +52,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "arena_blockmap.h"
 #include "arena_tree.h"
 
 #define SMALL_ALIGN ((uint64_t)512)
@@ -97,6 +98,10 @@ struct arena {
 	uint64_t max_bytes; /* when capped: the cap rounded down to whole blocks */
 	uint64_t segment_bytes, small_threshold;
 	struct arena_tree live, free_large, free_small;
+	/* Per block of every segment: the range that takes it (a large live
+	 * one, or a small block's carrier); NULL where it is free. Lookups go
+	 * here first: see arena_lookup. */
+	struct arena_blockmap blocks;
 	struct region **segments; /* sorted by base, for arena_owns */
 	size_t segments_cap;
 	struct region *oldest, *newest;
@@ -250,6 +255,8 @@ static void release_range(arena *a, struct range *r, uint64_t fence, uint64_t fr
 	r->free_seq = free_seq;
 	r->block = NULL;
 	region->ranges_in_use--;
+	if (!region->carrier)
+		arena_blockmap_set(&a->blocks, r->start, r->size, NULL);
 	if (r->prev && r->prev->state == RANGE_FREE) {
 		struct range *low = r->prev;
 		arena_tree_remove(free_index, &low->link);
@@ -384,6 +391,10 @@ static bool grow(arena *a, uint64_t need, bool *waited)
 		if (!unmap_idle_segments(a, 0, waited) || a->backend.map(a->backend.ctx, bytes, &base) != 0)
 			goto fail;
 	}
+	if (!arena_blockmap_reserve(&a->blocks, base, bytes)) {
+		a->backend.unmap(a->backend.ctx, base, bytes);
+		goto fail;
+	}
 
 	uint64_t lo = atomic_load(&a->span_lo);
 	if (!lo || base < lo)
@@ -422,6 +433,8 @@ static struct range *take_large(arena *a, uint64_t need, bool *waited)
 	struct range *r = take_fit(&a->free_large, need, &oom);
 	if (!r && !oom && grow(a, need, waited))
 		r = take_fit(&a->free_large, need, &oom);
+	if (r)
+		arena_blockmap_set(&a->blocks, r->start, r->size, r);
 	return r;
 }
 
@@ -470,7 +483,12 @@ arena *arena_create(const struct arena_config *cfg, const struct arena_backend *
 	arena *a = calloc(1, sizeof *a);
 	if (!a)
 		return NULL;
+	if (!arena_blockmap_init(&a->blocks)) {
+		free(a);
+		return NULL;
+	}
 	if (pthread_mutex_init(&a->lock, NULL) != 0) {
+		arena_blockmap_destroy(&a->blocks);
 		free(a);
 		return NULL;
 	}
@@ -514,6 +532,7 @@ void arena_destroy(arena *a)
 		free(seg);
 	}
 	free(a->segments);
+	arena_blockmap_destroy(&a->blocks);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -587,8 +606,12 @@ bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
 	if (outside_span(a, address))
 		return false;
 	pthread_mutex_lock(&a->lock);
-	struct range *r = live_at_or_before(a, address);
-	bool found = r && address - r->start < served_size(r->requested);
+	/* The block map names the one large allocation of the address's block;
+	 * only a block of small allocations needs the live index. */
+	struct range *r = arena_blockmap_get(&a->blocks, address);
+	if (r && r->state == RANGE_CARRIER)
+		r = live_at_or_before(a, address);
+	bool found = r && r->state == RANGE_LIVE && address - r->start < served_size(r->requested);
 	if (found)
 		describe(r, out);
 	pthread_mutex_unlock(&a->lock);

@@ -333,10 +333,11 @@ static void kernel_end(engine *e, const struct engine_access *acc, size_t n)
 	e->reserved = 0;
 }
 
-void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n)
+bool engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n)
 {
 	pthread_mutex_lock(&e->lock);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
+	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch;
 	e->seq = ++e->st.launches;
 	if (e->match)
 		place(e, exec_id, &step);
@@ -362,7 +363,9 @@ void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *a
 	this_launch.seq = e->seq;
 	this_launch.pos = e->policy == ENGINE_PLAN ? step.position : PLAN_POS_NONE;
 	this_launch.mark = e->mark_all;
+	bool news = e->st.iterations != iterations || e->st.signature_mismatch != verdict;
 	pthread_mutex_unlock(&e->lock);
+	return news;
 }
 
 void engine_after_launch(engine *e)

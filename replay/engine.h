@@ -105,8 +105,10 @@ void engine_on_write(engine *e, uint64_t id);
 
 /* A kernel is about to be launched: advance the plan position (match, or
  * resynchronise, or lose the place), enforce the budget, and issue the ops
- * due before it. */
-void engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n);
+ * due before it. Returns true when the launch completed an iteration or
+ * the plan was judged foreign: the caller's cue to read the stats, which
+ * it need not do at every launch. */
+bool engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n);
 
 /* The kernel announced by the last engine_on_launch on this thread has been
  * queued: records a marker if a later op must wait for it (a plan position

@@ -34,9 +34,10 @@ size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 	return n;
 }
 
-/* After each launch: note iteration boundaries with the running totals (for
- * binning the counters; the launch that ends an iteration counts in the
- * next) and warn once if the engine decided the plan is for another program. */
+/* After a launch that completed an iteration or brought the foreign verdict:
+ * note iteration boundaries with the running totals (for binning the
+ * counters; the launch that ends an iteration counts in the next) and warn
+ * once if the engine decided the plan is for another program. */
 static void after_engine(void)
 {
 	struct engine_stats st;
@@ -60,15 +61,15 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct launch_info li;
 	struct engine_access acc[LAUNCH_MAX_ARGS];
 
-	/* At exit only the stream matters (for the marker): skip the scan. */
-	bool entering = cb->callbackSite == CUPTI_API_ENTER;
-	if (!launch_decode(cbid, cb, entering ? um_alloc_arena() : NULL, &li))
-		return;
-	rp_exec_set_launch_stream(li.stream);
-	if (!entering) {
+	/* At exit only the marker is left to record, on the stream the entry
+	 * noted: nothing to decode. */
+	if (cb->callbackSite != CUPTI_API_ENTER) {
 		engine_after_launch(rp_engine);
 		return;
 	}
+	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
+		return;
+	rp_exec_set_launch_stream(li.stream);
 	cupti_um_enable(NULL);
 	um_alloc_note_stream(li.stream);
 	rp_residency_note_launch();
@@ -76,8 +77,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		acc[i].alloc_id = li.args[i].alloc.id;
 		acc[i].offset = li.args[i].offset;
 	}
-	engine_on_launch(rp_engine, li.exec_id, acc, li.nargs);
-	after_engine();
+	if (engine_on_launch(rp_engine, li.exec_id, acc, li.nargs))
+		after_engine();
 }
 
 /* Driver calls that write device memory other than through a kernel. Each

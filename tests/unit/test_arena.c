@@ -822,6 +822,68 @@ static void lookup_finds_interior_not_past_end_nor_freed(void **state)
 	free(f);
 }
 
+/* The live allocation whose served bytes hold address, by brute force. */
+static const struct arena_alloc *model_lookup(const struct arena_alloc *live, size_t n, uint64_t address)
+{
+	for (size_t i = 0; i < n; i++)
+		if (address - live[i].address < (live[i].size ? live[i].size : 1))
+			return &live[i];
+	return NULL;
+}
+
+/* Lookups go through the block map first (large allocations, small blocks'
+ * carriers, free blocks) and the live index for small ones; both must agree
+ * with a brute-force model while ranges are split, merged, recycled as small
+ * blocks and whole segments unmapped, with segments laid out either way. */
+static void lookup_agrees_with_a_model_through_random_ops(void **state)
+{
+	enum { OPS = 3000, MAX_LIVE = 200, PROBES = 24 };
+	const uint64_t segment = 16 * MiB;
+	for (int descending = 0; descending < 2; descending++) {
+		struct fake *f = fake_new();
+		f->fences_instant = true;
+		f->descending = descending;
+		arena *a = arena_over(f, 128 * MiB, segment);
+		struct arena_alloc live[MAX_LIVE], gone[8] = { 0 };
+		size_t nlive = 0, ngone = 0, hits = 0, misses = 0;
+		uint64_t rng = 11 + (uint64_t)descending;
+		for (int op = 0; op < OPS; op++) {
+			uint64_t r = rng_next(&rng);
+			if (nlive && (nlive == MAX_LIVE || r % 100 < 45)) {
+				size_t i = (r >> 16) % nlive;
+				free_ok(a, live[i].address);
+				gone[ngone++ % 8] = live[i];
+				live[i] = live[--nlive];
+			} else if (arena_alloc(a, random_size(&rng, segment), &live[nlive]) == ARENA_OK) {
+				nlive++;
+			}
+			for (int p = 0; p < PROBES && (nlive || ngone); p++) {
+				uint64_t q = rng_next(&rng);
+				const struct arena_alloc *base = (q % 3 || !ngone) && nlive ? &live[q % nlive]
+											  : &gone[q % (ngone < 8 ? ngone : 8)];
+				/* Inside, at either end, past the end, before the start. */
+				uint64_t span = (base->size ? base->size : 1) + 2 * MiB;
+				uint64_t address = base->address - MiB + (q >> 8) % (span + MiB);
+				const struct arena_alloc *want = model_lookup(live, nlive, address);
+				struct arena_alloc got;
+				bool found = arena_lookup(a, address, &got);
+				assert_int_equal(found, want != NULL);
+				if (want) {
+					assert_int_equal(got.id, want->id);
+					assert_int_equal(got.address, want->address);
+					assert_int_equal(got.size, want->size);
+				}
+				hits += found;
+				misses += !found;
+			}
+		}
+		assert_true(hits > 1000 && misses > 1000); /* both answers were checked */
+		assert_true(f->unmaps > 0);              /* and segments went away */
+		arena_destroy(a);
+		free(f);
+	}
+}
+
 static void range_idle_sees_reserved_ranges_of_live_allocations(void **state)
 {
 	struct fake *f = fake_new();
@@ -1088,6 +1150,7 @@ int main(void)
 		cmocka_unit_test(refused_map_is_enomem_and_retried_after_unmapping_idle),
 		cmocka_unit_test(same_calls_give_same_relative_addresses),
 		cmocka_unit_test(lookup_finds_interior_not_past_end_nor_freed),
+		cmocka_unit_test(lookup_agrees_with_a_model_through_random_ops),
 		cmocka_unit_test(range_idle_sees_reserved_ranges_of_live_allocations),
 		cmocka_unit_test(free_of_unknown_address_is_enotfound),
 		cmocka_unit_test(ids_count_successful_allocations),

@@ -7,7 +7,8 @@
  * allocation, a reused range, a written fresh allocation); iteration
  * allocations resolved by ordinal; ops of a skipped position; a foreign
  * plan detected and then left alone; correlation fallback when lost, and
- * the plan again once matched; ideal issuing nothing; iteration times.
+ * the plan again once matched; ideal issuing nothing; iteration times;
+ * the launches that tell the caller to read the stats.
  */
 #include "testutil.h"
 
@@ -89,14 +90,16 @@ static void rig_stop(struct rig *r)
 	oplog_destroy(r->log);
 }
 
-/* Launches exec_id touching allocations ids[0 .. n), then marks it. */
-static void launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
+/* Launches exec_id touching allocations ids[0 .. n), then marks it;
+ * returns what engine_on_launch did. */
+static bool launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
 {
 	struct engine_access acc[8];
 	for (size_t i = 0; i < n; i++)
 		acc[i] = (struct engine_access){ ids[i], 0 };
-	engine_on_launch(r->e, exec_id, acc, n);
+	bool news = engine_on_launch(r->e, exec_id, acc, n);
 	engine_after_launch(r->e);
+	return news;
 }
 
 /* The entries logged since the last call. */
@@ -602,6 +605,58 @@ static void ideal_counts_only(void **state)
 	plan_destroy(p);
 }
 
+/* Launches exec_id as launch() does and checks its answer against the
+ * stats: news exactly when an iteration completed or the verdict came. */
+static bool checked_launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
+{
+	struct engine_stats before, after;
+	engine_get_stats(r->e, &before);
+	bool news = launch(r, exec_id, ids, n);
+	engine_get_stats(r->e, &after);
+	assert_int_equal(news, after.iterations != before.iterations ||
+				       after.signature_mismatch != before.signature_mismatch);
+	return news;
+}
+
+/* engine_on_launch tells the injection when the stats have news, and only
+ * then: a program whose iterations complete (its allocations agree with
+ * the plan's), and one whose kernels the plan does not hold, judged foreign
+ * at a launch that completes no iteration. */
+static void launch_tells_of_iterations_and_the_verdict(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	size_t told = 0;
+	for (uint64_t it = 0; it < 4; it++) {
+		told += checked_launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+		engine_on_alloc(r.e, 10 + it, BASE + 16 * MB, act_size);
+		told += checked_launch(&r, K1, (const uint64_t[]){ 1, 10 + it }, 2);
+		told += checked_launch(&r, K2, (const uint64_t[]){ 2, 10 + it }, 2);
+		told += checked_launch(&r, K3, (const uint64_t[]){ 10 + it, 4 }, 2);
+		told += checked_launch(&r, K4, (const uint64_t[]){ 10 + it }, 1);
+		engine_on_free(r.e, 10 + it);
+		told += checked_launch(&r, K5, NULL, 0);
+	}
+	assert_int_equal(told, 3);
+	rig_stop(&r);
+
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	told = 0;
+	for (int i = 0; i < 10 * 6 + 10000; i++)
+		told += checked_launch(&r, U + (uint64_t)i, NULL, 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 1);
+	assert_int_equal(st.iterations, 0);
+	assert_int_equal(told, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 static void create_checks_config(void **state)
 {
 	oplog *l = oplog_create();
@@ -640,6 +695,7 @@ int main(void)
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(ideal_counts_only),
+		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(create_checks_config),
 	};
 	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);
