@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "search.h"
 
 void access_blocks(uint64_t address, uint64_t bytes, uint64_t *b0, uint64_t *b1)
 {
@@ -51,14 +52,7 @@ static bool kernel_covers_block(const struct trace *t, size_t k, uint64_t block)
 static size_t attribute(const struct trace *t, const struct timed *by_start, size_t n,
 			int64_t ns, uint64_t address, bool *covered)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (by_start[mid].start <= ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_i64(by_start, n, SEARCH_FIELD(struct timed, start), ns);
 	*covered = false;
 	if (lo == 0)
 		return SIZE_MAX;
@@ -108,14 +102,7 @@ static int cmp_by_addr(const void *x, const void *y)
 static uint32_t tensor_at(const struct tensor_set *ts, const struct by_addr *idx, uint64_t max_bytes,
 			  uint64_t address, uint32_t pos)
 {
-	size_t lo = 0, hi = ts->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (idx[mid].address <= address)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_u64(idx, ts->n, SEARCH_FIELD(struct by_addr, address), address);
 	for (size_t i = lo; i > 0 && idx[i - 1].address + max_bytes > address; i--) {
 		const struct tensor *x = &ts->t[idx[i - 1].tensor];
 		if (address < x->address + x->bytes && tensor_live_at(ts, x, pos))

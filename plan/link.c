@@ -1,5 +1,6 @@
 /* link.c: per-direction link occupancy on a cyclic time axis (see link.h). */
 #include "link.h"
+#include "search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +32,7 @@ int64_t link_earliest(const struct link *l, int64_t t, int64_t d)
 		return LINK_NONE;
 	int64_t x = mod(t, l->cycle_ns), base = t - x;
 	/* First interval ending after x. */
-	size_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->e[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_i64(l->e, l->n, sizeof *l->e, 0, x);
 	int64_t cand = x;
 	for (size_t j = 0; j <= l->n; j++) {
 		size_t idx = (lo + j) % l->n;
@@ -64,14 +58,7 @@ int64_t link_latest(const struct link *l, int64_t t, int64_t d)
 		base -= l->cycle_ns;
 	}
 	/* Number of intervals starting before y: the last of them is hi - 1. */
-	size_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->s[mid] < y)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_i64(l->s, l->n, sizeof *l->s, 0, y);
 	int64_t cand = y; /* end of the free stretch being examined */
 	for (size_t j = 0; j <= l->n; j++) {
 		/* Walk intervals backwards from lo - 1, wrapping to earlier laps. */

@@ -1,5 +1,6 @@
 /* plan_check.c: residency simulation of a plan (see plan_check.h). */
 #include "plan_check.h"
+#include "search.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -50,14 +51,7 @@ static uint32_t tensor_of(const struct tensor_set *ts, const struct plan_alloc *
 	if (pa->origin == PLAN_ALLOC_ITERATION)
 		return pa->ordinal >= 1 && pa->ordinal <= ts->n_iteration
 			? (uint32_t)(ts->n_persistent + pa->ordinal - 1) : TENSOR_NONE;
-	size_t lo = 0, hi = ts->n_persistent;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ts->t[mid].ordinal < pa->ordinal)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_u64(ts->t, ts->n_persistent, SEARCH_FIELD(struct tensor, ordinal), pa->ordinal);
 	return lo < ts->n_persistent && ts->t[lo].ordinal == pa->ordinal ? (uint32_t)lo : TENSOR_NONE;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "search.h"
 
 struct sim_ctx {
 	const struct planner *pl;
@@ -54,15 +55,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Index of block number bn, which the table holds. */
 static size_t block_index(const struct sim_ctx *c, uint64_t bn)
 {
-	size_t lo = 0, hi = c->n_blocks;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->block[mid] < bn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound_u64(c->block, c->n_blocks, sizeof *c->block, 0, bn);
 }
 
 /* Block index range [*i0, *i1] of bytes at address (bytes > 0); the blocks

@@ -11,6 +11,7 @@
 #include "errmsg.h"
 #include "execid.h"
 #include "trace_schema.h"
+#include "search.h"
 
 #define SMALL_LIMIT ((uint64_t)1 << 20)
 #define BLOCK ((uint64_t)2 << 20)
@@ -103,14 +104,7 @@ static void run(struct gen *g, sqlite3_stmt *st)
 
 static struct size_class *class_of(struct gen *g, uint64_t reserved)
 {
-	size_t lo = 0, hi = g->n_classes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (g->classes[mid].reserved < reserved)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_u64(g->classes, g->n_classes, SEARCH_FIELD(struct size_class, reserved), reserved);
 	if (lo < g->n_classes && g->classes[lo].reserved == reserved)
 		return &g->classes[lo];
 	if (g->n_classes == g->cap_classes) {

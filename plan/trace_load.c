@@ -9,6 +9,7 @@
 
 #include "errmsg.h"
 #include "trace_schema.h"
+#include "search.h"
 
 /* A growable array of fixed-size elements, so loading never needs to count
  * rows first (a second pass over a million rows costs as much as the first). */
@@ -201,14 +202,7 @@ long trace_alloc_index(const struct trace *t, uint64_t id)
 	 * direct slot before searching. */
 	if (id >= 1 && id <= t->n_allocs && t->allocs[id - 1].id == id)
 		return (long)(id - 1);
-	size_t lo = 0, hi = t->n_allocs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->allocs[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_u64(t->allocs, t->n_allocs, SEARCH_FIELD(struct trace_alloc, id), id);
 	return lo < t->n_allocs && t->allocs[lo].id == id ? (long)lo : -1;
 }
 
@@ -299,15 +293,7 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
  * least corr (n when none is). */
 static size_t first_corr_at_least(const struct corr_pos *by_corr, size_t n, uint64_t corr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (by_corr[mid].corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound_u64(by_corr, n, SEARCH_FIELD(struct corr_pos, corr), corr);
 }
 
 /* Where argument rows go: each to its kernel's position (by_corr), ci the
@@ -600,51 +586,21 @@ void trace_free(struct trace *t)
 
 const char *trace_string(const struct trace *t, uint32_t id)
 {
-	size_t lo = 0, hi = t->n_strings;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->string_ids[mid] < (int64_t)id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, id);
 	return lo < t->n_strings && t->string_ids[lo] == (int64_t)id ? t->strings[lo] : "?";
 }
 
 size_t trace_position_at(const struct trace *t, int64_t ns)
 {
-	size_t lo = 0, hi = t->n_kernels;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->kernels[mid].launch_ns < ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound_i64(t->kernels, t->n_kernels, SEARCH_FIELD(struct trace_kernel, launch_ns), ns);
 }
 
 bool trace_write_between(const struct trace *t, size_t from_pos, size_t to_pos, int64_t from_ns,
 			 int64_t to_ns)
 {
-	size_t lo = 0, hi = t->n_write_pos;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->write_pos[mid] < from_pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_u64(t->write_pos, t->n_write_pos, sizeof *t->write_pos, 0, from_pos);
 	if (lo < t->n_write_pos && t->write_pos[lo] <= to_pos)
 		return true;
-	lo = 0;
-	hi = t->n_write_ns;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->write_ns[mid] < from_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = lower_bound_i64(t->write_ns, t->n_write_ns, sizeof *t->write_ns, 0, from_ns);
 	return lo < t->n_write_ns && t->write_ns[lo] <= to_ns;
 }

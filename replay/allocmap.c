@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "blocktab.h"
+#include "search.h"
 
 struct instance {
 	uint64_t id, address, size;
@@ -138,14 +139,7 @@ static int grow(allocmap *m)
 
 static long find_pers(const allocmap *m, uint64_t id)
 {
-	size_t lo = 0, hi = m->n_pers;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->pers[mid].ordinal < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound_u64(m->pers, m->n_pers, SEARCH_FIELD(struct pers, ordinal), id);
 	return lo < m->n_pers && m->pers[lo].ordinal == id ? (long)m->pers[lo].index : -1;
 }
 

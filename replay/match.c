@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "plan.h"
+#include "search.h"
 
 struct cand {
 	uint64_t exec_id;
@@ -98,15 +99,7 @@ static uint32_t score(const match *m, uint32_t p)
 /* The best-supported position of exec_id, or false when none scores 2. */
 static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->index[mid].exec_id < exec_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t first = lo, end = lo;
+	size_t first = lower_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id), end = first;
 	while (end < m->n && m->index[end].exec_id == exec_id)
 		end++;
 	size_t count = end - first;

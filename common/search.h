@@ -1,0 +1,86 @@
+/*
+ * search.h: binary search in arrays sorted by a 64-bit key.
+ *
+ * The planner and the replayer keep many arrays of records sorted by one
+ * integer field (an ordinal, an address, a time, an execution ID) and ask
+ * where a key falls. Each question has one answer here: the index of the
+ * first record whose key is at least key (lower bound) or greater than key
+ * (upper bound); n when there is none. The n records of size bytes start at
+ * base, and the key is the field at offset bytes into each record (0 and
+ * the element size for a plain array), unsigned or signed.
+ */
+#ifndef UMKIT_SEARCH_H
+#define UMKIT_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Arrays of size_t (positions) are searched as unsigned 64-bit keys. */
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t keys are searched as 64-bit keys");
+
+static inline uint64_t search_u64_at(const void *base, size_t size, size_t offset, size_t i)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)base + i * size + offset, sizeof v);
+	return v;
+}
+
+/* The first index whose key is not before key; strictly: also not equal. */
+static inline size_t search_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key,
+				bool strictly)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = search_u64_at(base, size, offset, mid);
+		if (v < key || (strictly && v == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline size_t search_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key,
+				bool strictly)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t v = (int64_t)search_u64_at(base, size, offset, mid);
+		if (v < key || (strictly && v == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The size and offset arguments for an array of type keyed by field, which
+ * must be 64 bits wide (a narrower one fails to compile). */
+#define SEARCH_FIELD(type, field) \
+	sizeof(type) + 0 * sizeof(char[sizeof(((type *)0)->field) == 8 ? 1 : -1]), offsetof(type, field)
+
+static inline size_t lower_bound_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key)
+{
+	return search_u64(base, n, size, offset, key, false);
+}
+
+static inline size_t upper_bound_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key)
+{
+	return search_u64(base, n, size, offset, key, true);
+}
+
+static inline size_t lower_bound_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key)
+{
+	return search_i64(base, n, size, offset, key, false);
+}
+
+static inline size_t upper_bound_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key)
+{
+	return search_i64(base, n, size, offset, key, true);
+}
+
+#endif
