@@ -20,21 +20,19 @@
 /* Arrays of size_t (positions) are searched as unsigned 64-bit keys. */
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t keys are searched as 64-bit keys");
 
-static inline uint64_t search_u64_at(const void *base, size_t size, size_t offset, size_t i)
-{
-	uint64_t v;
-	memcpy(&v, (const char *)base + i * size + offset, sizeof v);
-	return v;
-}
-
-/* The first index whose key is not before key; strictly: also not equal. */
-static inline size_t search_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key,
-				bool strictly)
+/* The first index whose key is not before key; strictly: also not equal.
+ * Keys are compared as unsigned after xor with sign: 0 for unsigned keys,
+ * the sign bit for signed ones (which maps their order onto unsigned). */
+static inline size_t search_bound(const void *base, size_t n, size_t size, size_t offset, uint64_t key,
+				  uint64_t sign, bool strictly)
 {
 	size_t lo = 0, hi = n;
+	key ^= sign;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint64_t v = search_u64_at(base, size, offset, mid);
+		uint64_t v;
+		memcpy(&v, (const char *)base + mid * size + offset, sizeof v);
+		v ^= sign;
 		if (v < key || (strictly && v == key))
 			lo = mid + 1;
 		else
@@ -43,20 +41,7 @@ static inline size_t search_u64(const void *base, size_t n, size_t size, size_t 
 	return lo;
 }
 
-static inline size_t search_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key,
-				bool strictly)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int64_t v = (int64_t)search_u64_at(base, size, offset, mid);
-		if (v < key || (strictly && v == key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
+#define SEARCH_SIGNED (UINT64_C(1) << 63)
 
 /* The size and offset arguments for an array of type keyed by field, which
  * must be 64 bits wide (a narrower one fails to compile). */
@@ -65,22 +50,22 @@ static inline size_t search_i64(const void *base, size_t n, size_t size, size_t 
 
 static inline size_t lower_bound_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key)
 {
-	return search_u64(base, n, size, offset, key, false);
+	return search_bound(base, n, size, offset, key, 0, false);
 }
 
 static inline size_t upper_bound_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key)
 {
-	return search_u64(base, n, size, offset, key, true);
+	return search_bound(base, n, size, offset, key, 0, true);
 }
 
 static inline size_t lower_bound_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key)
 {
-	return search_i64(base, n, size, offset, key, false);
+	return search_bound(base, n, size, offset, (uint64_t)key, SEARCH_SIGNED, false);
 }
 
 static inline size_t upper_bound_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key)
 {
-	return search_i64(base, n, size, offset, key, true);
+	return search_bound(base, n, size, offset, (uint64_t)key, SEARCH_SIGNED, true);
 }
 
 #endif

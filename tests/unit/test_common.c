@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include "execid.h"
+#include "search.h"
 #include "size.h"
 
 static void size_parses_units(void **state)
@@ -84,6 +85,39 @@ static void execid_known_value(void **state)
 	assert_int_equal(execid_fnv1a(EXECID_FNV_SEED, "a", 1), 0xaf63dc4c8601ec8cULL);
 }
 
+/* Lower and upper bounds agree with a linear scan, signed keys across zero
+ * and the extremes included, for plain arrays and struct fields alike. */
+static void search_bounds_match_a_scan(void **state)
+{
+	const int64_t s[] = { INT64_MIN, -5, -5, -1, 0, 0, 3, 3, 3, INT64_MAX };
+	const uint64_t u[] = { 0, 1, 1, 7, UINT64_C(1) << 63, UINT64_MAX, UINT64_MAX };
+	struct rec { uint32_t pad; uint64_t key; } r[7];
+	const size_t ns = sizeof s / sizeof *s, nu = sizeof u / sizeof *u;
+	for (size_t i = 0; i < nu; i++)
+		r[i] = (struct rec){ 0, u[i] };
+	const int64_t sk[] = { INT64_MIN, -6, -5, -2, -1, 0, 1, 3, 4, INT64_MAX };
+	for (size_t k = 0; k < sizeof sk / sizeof *sk; k++) {
+		size_t lo = 0, up = 0;
+		while (lo < ns && s[lo] < sk[k])
+			lo++;
+		while (up < ns && s[up] <= sk[k])
+			up++;
+		assert_int_equal(lower_bound_i64(s, ns, sizeof *s, 0, sk[k]), lo);
+		assert_int_equal(upper_bound_i64(s, ns, sizeof *s, 0, sk[k]), up);
+	}
+	const uint64_t uk[] = { 0, 1, 2, 7, 8, UINT64_C(1) << 63, UINT64_MAX - 1, UINT64_MAX };
+	for (size_t k = 0; k < sizeof uk / sizeof *uk; k++) {
+		size_t lo = 0, up = 0;
+		while (lo < nu && u[lo] < uk[k])
+			lo++;
+		while (up < nu && u[up] <= uk[k])
+			up++;
+		assert_int_equal(lower_bound_u64(u, nu, sizeof *u, 0, uk[k]), lo);
+		assert_int_equal(upper_bound_u64(r, nu, SEARCH_FIELD(struct rec, key), uk[k]), up);
+	}
+	assert_int_equal(lower_bound_u64(NULL, 0, sizeof *u, 0, 5), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -93,6 +127,7 @@ int main(void)
 		cmocka_unit_test(execid_stable_and_sensitive),
 		cmocka_unit_test(execid_precomputed_name_state_gives_the_same_id),
 		cmocka_unit_test(execid_known_value),
+		cmocka_unit_test(search_bounds_match_a_scan),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
