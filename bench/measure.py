@@ -14,7 +14,10 @@ the measurements come from the files:
          replayer's launch callbacks in ms per iteration, averaged over the
          whole run (callback_ms_per_iter) and in a steady iteration
          (steady_callback_ms), and the launches it could not place in one
-         (steady_lost)
+         (steady_lost); how long the kernels (with --kernel-times) and the
+         migrations of each direction kept the GPU busy in a steady
+         iteration (steady_kernel_busy_ms, steady_htod_busy_ms,
+         steady_dtoh_busy_ms)
   REF    another run's stdout: same_output is 1 when every loss line and the
          checksum equal REF's, else 0
 A run that failed (RC not 0) or left no file gets empty measurements."""
@@ -31,10 +34,12 @@ COLUMNS = ["date", "gpu", "build", "model", "experiment", "batch", "w_bytes", "r
            "policy", "rep", "rc", "same_output", "step_ms", "faults_per_iter",
            "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb", "modelled_peak_mb",
            "matched", "resynced", "lost", "mismatch", "callback_ms_per_iter",
-           "steady_callback_ms", "steady_lost"]
+           "steady_callback_ms", "steady_lost", "steady_kernel_busy_ms", "steady_htod_busy_ms",
+           "steady_dtoh_busy_ms"]
 FROM_STATS = ["faults_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb",
               "modelled_peak_mb", "matched", "resynced", "lost", "mismatch",
-              "callback_ms_per_iter", "steady_callback_ms", "steady_lost"]
+              "callback_ms_per_iter", "steady_callback_ms", "steady_lost", "steady_kernel_busy_ms",
+              "steady_htod_busy_ms", "steady_dtoh_busy_ms"]
 
 
 def read_lines(path):
@@ -73,7 +78,7 @@ def measure(out, stats, ref, rc):
             s = summarise(json.load(f))
         for k in FROM_STATS:
             v = s[k]
-            row[k] = "%.3f" % v if isinstance(v, float) else v
+            row[k] = "%.3f" % v if isinstance(v, float) else ("" if v is None else v)
     return row
 
 

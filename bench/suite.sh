@@ -17,6 +17,9 @@
 # grid: at each W/B of RATIOS (1.25 1.5 2 3), POLICIES (ondemand deepum
 #   plan) under --gpu-budget B; without base, ideal too, so every build in
 #   every command has the reference its rows are normalised to.
+# With KERNEL_TIMES=1 every replay also times the kernels (umreplay
+# --kernel-times), so the CSV tells how long the GPU computed per steady
+# iteration (a diagnostic: it adds to each launch).
 # With COMPARE=OTHER_BUILD, base, grid and overhead run that build's replays
 # beside BUILD's in the same command (for a change to the replayer; recording and
 # planning use BUILD).
@@ -117,14 +120,15 @@ run() {
 		timeout "$RUN_LIMIT_S" "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
 	else
-		local budget_opt=() plan_opt=(--plan "$work/$MODEL.b$batch.$budget.plan") env_opt=()
+		local budget_opt=() plan_opt=(--plan "$work/$MODEL.b$batch.$budget.plan") env_opt=() diag_opt=()
 		[ "$budget" != 0 ] && budget_opt=(--gpu-budget "$budget")
+		[ "${KERNEL_TIMES:-0}" = 1 ] && diag_opt=(--kernel-times)
 		case $exp in
 		overhead-noplan) plan_opt=() ;;
 		overhead-cached) plan_opt=() env_opt=(PYTORCH_NO_CUDA_MEMORY_CACHING=0) ;;
 		esac
 		timeout "$RUN_LIMIT_S" env "${env_opt[@]}" "$rbuild/bin/umreplay" -q "${plan_opt[@]}" \
-			--policy "$policy" "${budget_opt[@]}" --max-managed "$maxm" \
+			--policy "$policy" "${budget_opt[@]}" "${diag_opt[@]}" --max-managed "$maxm" \
 			--stats "$work/stats/$MODEL.$tag.json" -- "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
 		stats=(--stats "$work/stats/$MODEL.$tag.json")

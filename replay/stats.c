@@ -79,7 +79,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fault_records", m->fault_records, ",\n    ");
 	put_u64(f, "peak_residency_bytes", m->peak_residency_bytes, ", ");
 	put_u64(f, "budget_bytes", m->budget_bytes, ", ");
-	put_u64(f, "dropped_discards", m->dropped_discards, ",\n    \"host\": {");
+	put_u64(f, "dropped_discards", m->dropped_discards, ", ");
+	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
 	put_u64(f, "discard_waits", m->discard_waits, ",\n      \"driver_calls\": {");
 	for (int k = 0; k < 4; k++)
@@ -95,7 +96,13 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		put_u64(f, "dtoh_bytes", it->dtoh_bytes, ", ");
 		put_u64(f, "callback_ns", it->callback_ns, ", ");
 		put_u64(f, "resynced", it->resynced, ", ");
-		put_u64(f, "lost", it->lost, "}");
+		put_u64(f, "lost", it->lost, ",\n       ");
+		put_u64(f, "htod_busy_ns", it->htod_busy_ns, ", ");
+		put_u64(f, "dtoh_busy_ns", it->dtoh_busy_ns, ", ");
+		if (m->kernels_timed)
+			put_u64(f, "kernel_busy_ns", it->kernel_busy_ns, "}");
+		else
+			fputs("\"kernel_busy_ns\": null}", f);
 	}
 	fputs(have ? "\n    ]\n  }\n" : "]\n  }\n", f);
 }

@@ -7,6 +7,7 @@
 #ifndef UMKIT_REPLAY_STATS_H
 #define UMKIT_REPLAY_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,10 @@ struct replay_iteration {
 	uint64_t callback_ns;      /* in the launch callbacks */
 	uint64_t resynced, lost;   /* launches placed by resynchronisation, and
 				      not placed (engine_stats' counters) */
+	/* How long migrations of each direction, and kernels, kept the GPU
+	 * busy within the iteration's wall-clock window (replay/busy.h);
+	 * kernel_busy_ns only when replay_measured.kernels_timed. */
+	uint64_t htod_busy_ns, dtoh_busy_ns, kernel_busy_ns;
 };
 
 /* What the CUDA side measured (CUPTI Unified Memory counters, memory
@@ -41,6 +46,7 @@ struct replay_measured {
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
 	uint64_t discard_waits;
+	bool kernels_timed;            /* --kernel-times: kernel_busy_ns is known */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;

@@ -15,6 +15,7 @@
  *   UMKIT_GPU_BUDGET   residency budget, bytes in decimal (only if given)
  *   UMKIT_MAX_MANAGED  cap on managed memory, bytes in decimal (only if given)
  *   UMKIT_STATS        absolute path of the statistics file (only if given)
+ *   UMKIT_KERNEL_TIMES 1 with --kernel-times
  *   UMKIT_LOG          quiet with -q (otherwise the user's setting is kept)
  *   UMKIT_COMMAND      the command line, for the summary and the statistics
  * plus CUDA_INJECTION64_PATH, LD_PRELOAD and PYTORCH_NO_CUDA_MEMORY_CACHING
@@ -79,6 +80,9 @@ static const char usage_text[] =
 	"      --stats FILE         when the program exits, write the replay's\n"
 	"                           statistics to FILE as JSON; an earlier file there\n"
 	"                           is removed before the run\n"
+	"      --kernel-times       also time every kernel on the GPU, so --stats\n"
+	"                           tells per iteration how long the GPU computed\n"
+	"                           (a diagnostic: it adds a little to each launch)\n"
 	"  -q, --quiet              no summary; the replayer prints warnings only\n"
 	"  -h, --help               show this help and exit\n"
 	"      --version            show the version and exit\n"
@@ -104,6 +108,7 @@ struct umreplay_options {
 	uint64_t max_managed;    /* 0: no cap given */
 	const char *gpu_budget_text, *max_managed_text; /* as given, for messages */
 	int quiet;
+	int kernel_times;
 	int command; /* argv index of the command; == argc when missing */
 };
 
@@ -153,6 +158,8 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			o->quiet = 1;
+		} else if (strcmp(a, "--kernel-times") == 0) {
+			o->kernel_times = 1;
 		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--plan", &value)) != 0) {
 			if (m < 0 || !*value) {
 				um_error("option '--plan' needs a file name");
@@ -327,6 +334,7 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 	     (stats && launch_env_set(e, "UMKIT_STATS", stats) != 0) ||
 	     set_bytes(e, "UMKIT_GPU_BUDGET", o->gpu_budget) != 0 ||
 	     set_bytes(e, "UMKIT_MAX_MANAGED", o->max_managed) != 0 ||
+	     (o->kernel_times && launch_env_set(e, "UMKIT_KERNEL_TIMES", "1") != 0) ||
 	     (o->quiet && launch_env_set(e, "UMKIT_LOG", "quiet") != 0);
 	free(command);
 	if (rc) {

@@ -14,6 +14,7 @@
 #define UMKIT_RP_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cuda.h>
@@ -72,15 +73,25 @@ void rp_residency_note_launch(void);
 uint64_t rp_residency_stop(void);
 
 /* Unified Memory counters (rp_activity.c). */
-CUptiResult rp_activity_start(void);
+/* Starts collecting the counters; with kernel_times also every kernel's
+ * time on the GPU (CUPTI kernel activity). */
+CUptiResult rp_activity_start(bool kernel_times);
+/* Whether kernel times are being collected. */
+bool rp_activity_kernels_timed(void);
 void rp_activity_flush(void);
+enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };
 struct rp_traffic {
 	uint64_t htod_bytes, dtoh_bytes;
 	uint64_t fault_migrations, fault_bytes; /* HtoD migrations with cause 'fault' */
 	uint64_t fault_records;                 /* GPU page-fault records (a sample) */
+	/* Per iteration only: how long the migrations of each direction and
+	 * the kernels kept the GPU busy within its window (replay/busy.h);
+	 * kernels only with kernel times on. */
+	uint64_t busy_ns[RP_BUSY_KINDS];
 };
 /* Totals, and per iteration given the iteration end times: out[i] counts
- * records that started before ends[i] and at or after ends[i-1]. */
+ * records that started before ends[i] and at or after ends[i-1], and the
+ * busy times cover [ends[i-1], ends[i]). */
 void rp_activity_totals(struct rp_traffic *out);
 void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic *out);
 

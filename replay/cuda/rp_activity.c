@@ -1,26 +1,32 @@
 /*
  * rp_activity.c: what actually moved during the replay, from CUPTI's
  * Unified Memory counters: bytes each way, on-demand (fault-driven)
- * migrations, and GPU page-fault records. Records are kept (compactly) so
- * that they can be binned by iteration at exit.
+ * migrations, and GPU page-fault records; with --kernel-times also each
+ * kernel's time on the GPU. Records are kept (compactly) so that they can
+ * be binned by iteration at exit, with the time the copy engines and the
+ * kernels kept the GPU busy in each iteration (replay/busy.h).
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <cupti.h>
 
 #include "common/cuda/cupti_guard.h"
 #include "log.h"
+#include "replay/busy.h"
 #include "rp.h"
 
 #define BUFFER_BYTES (4u << 20)
 #define FLUSH_PERIOD_MS 500
 
-/* One UM record, as much as the stats need. */
+/* One record, as much as the stats need. */
+/* The first three are rp_traffic's busy_ns indexes (enum rp_busy). */
+enum event_kind { EV_HTOD = RP_BUSY_HTOD, EV_DTOH = RP_BUSY_DTOH, EV_KERNEL = RP_BUSY_KERNELS, EV_FAULT_RECORD };
 struct um_event {
-	uint64_t start_ns;
+	uint64_t start_ns, end_ns;
 	uint64_t bytes;
-	uint8_t kind; /* 0 htod, 1 dtoh, 2 fault record */
+	uint8_t kind; /* enum event_kind */
 	uint8_t on_demand;
 };
 
@@ -57,19 +63,24 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 {
 	CUpti_Activity *rec = NULL;
 	while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+		if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			const CUpti_ActivityKernel10 *k = (const void *)rec;
+			keep((struct um_event){ k->start, k->end, 0, EV_KERNEL, 0 });
+			continue;
+		}
 		if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
 			continue;
 		const CUpti_ActivityUnifiedMemoryCounter3 *u = (const void *)rec;
-		struct um_event ev = { u->start, u->value, 0, 0 };
+		struct um_event ev = { u->start, u->end, u->value, EV_HTOD, 0 };
 		switch (u->counterKind) {
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
 			ev.on_demand = u->flags == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
 			break;
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
-			ev.kind = 1;
+			ev.kind = EV_DTOH;
 			break;
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
-			ev.kind = 2;
+			ev.kind = EV_FAULT_RECORD;
 			ev.bytes = 0;
 			break;
 		default:
@@ -80,12 +91,23 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buf);
 }
 
-CUptiResult rp_activity_start(void)
+static bool kernels_timed;
+
+CUptiResult rp_activity_start(bool kernel_times)
 {
-	CUptiResult r = cupti_real()->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	const struct cupti_real *cr = cupti_real();
+	CUptiResult r = cr->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r == CUPTI_SUCCESS && kernel_times)
+		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r == CUPTI_SUCCESS)
 		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+	kernels_timed = r == CUPTI_SUCCESS && kernel_times;
 	return r;
+}
+
+bool rp_activity_kernels_timed(void)
+{
+	return kernels_timed;
 }
 
 void rp_activity_flush(void)
@@ -95,16 +117,22 @@ void rp_activity_flush(void)
 
 static void add(struct rp_traffic *t, const struct um_event *ev)
 {
-	if (ev->kind == 0) {
+	switch ((enum event_kind)ev->kind) {
+	case EV_HTOD:
 		t->htod_bytes += ev->bytes;
 		if (ev->on_demand) {
 			t->fault_migrations++;
 			t->fault_bytes += ev->bytes;
 		}
-	} else if (ev->kind == 1) {
+		break;
+	case EV_DTOH:
 		t->dtoh_bytes += ev->bytes;
-	} else {
+		break;
+	case EV_FAULT_RECORD:
 		t->fault_records++;
+		break;
+	case EV_KERNEL:
+		break;
 	}
 }
 
@@ -117,11 +145,42 @@ void rp_activity_totals(struct rp_traffic *out)
 	pthread_mutex_unlock(&events_lock);
 }
 
+/* The union of kind's intervals, merged (busy.h); NULL with *n 0 when
+ * there are none or memory ran out. Called with events_lock held. */
+static struct busy_interval *merged_intervals(enum event_kind kind, size_t *n)
+{
+	size_t k = 0;
+	for (size_t e = 0; e < n_events; e++)
+		k += events[e].kind == kind;
+	struct busy_interval *v = k ? malloc(k * sizeof *v) : NULL;
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t e = 0; e < n_events; e++)
+		if (events[e].kind == kind)
+			v[(*n)++] = (struct busy_interval){ events[e].start_ns, events[e].end_ns };
+	*n = busy_merge(v, *n);
+	return v;
+}
+
+/* How long kind kept the GPU busy in each iteration's window, into
+ * out[].busy_ns[kind]. Called with events_lock held. */
+static void add_busy(enum rp_busy kind, const uint64_t *ends, size_t n, struct rp_traffic *out)
+{
+	size_t m;
+	struct busy_interval *v = merged_intervals((enum event_kind)kind, &m);
+	for (size_t i = 0; v && i < n; i++)
+		out[i].busy_ns[kind] = busy_within(v, m, i ? ends[i - 1] : 0, ends[i]);
+	free(v);
+}
+
 void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic *out)
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = (struct rp_traffic){ 0 };
 	pthread_mutex_lock(&events_lock);
+	for (int kind = 0; kind < RP_BUSY_KINDS; kind++)
+		add_busy((enum rp_busy)kind, ends, n, out);
 	for (size_t e = 0; e < n_events; e++) {
 		/* Iterations are few: a linear search beats sorting here. */
 		for (size_t i = 0; i < n; i++) {

@@ -3,9 +3,9 @@
  *
  * umreplay sets CUDA_INJECTION64_PATH and LD_PRELOAD to this library and
  * passes its settings in the environment (UMKIT_POLICY, UMKIT_PLAN,
- * UMKIT_GPU_BUDGET, UMKIT_STATS). Whatever goes wrong here, the program runs
- * on: a plan that cannot be used, or CUPTI held by another tool (Nsight
- * Systems), gives one warning and a plain run.
+ * UMKIT_GPU_BUDGET, UMKIT_STATS, UMKIT_KERNEL_TIMES). Whatever goes wrong
+ * here, the program runs on: a plan that cannot be used, or CUPTI held by
+ * another tool (Nsight Systems), gives one warning and a plain run.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,6 +30,7 @@ static struct plan *the_plan;
 static enum engine_policy policy;
 static uint64_t budget;
 static char *stats_path;
+static bool kernel_times;
 static uint64_t start_ns;
 static CUpti_SubscriberHandle subscriber;
 static pid_t owner; /* the process that replays; forked children do not */
@@ -62,6 +63,8 @@ static int parse_settings(char *err, size_t errlen)
 	const char *s = getenv("UMKIT_STATS");
 	if (s && *s)
 		stats_path = strdup(s);
+	const char *k = getenv("UMKIT_KERNEL_TIMES");
+	kernel_times = k && strcmp(k, "1") == 0;
 	return 0;
 }
 
@@ -96,6 +99,9 @@ static struct replay_iteration *measure_iterations(size_t *n)
 				.callback_ns = ends[i].callback_ns - prev.callback_ns,
 				.resynced = ends[i].resynced - prev.resynced,
 				.lost = ends[i].lost - prev.lost,
+				.htod_busy_ns = traffic[i].busy_ns[RP_BUSY_HTOD],
+				.dtoh_busy_ns = traffic[i].busy_ns[RP_BUSY_DTOH],
+				.kernel_busy_ns = traffic[i].busy_ns[RP_BUSY_KERNELS],
 			};
 			prev = ends[i];
 		}
@@ -128,6 +134,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	struct rp_exec_stats xs;
 	rp_exec_get_stats(&xs);
 	m.dropped_discards = xs.dropped_discards;
+	m.kernels_timed = rp_activity_kernels_timed();
 	m.discard_waits = xs.discard_waits;
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
@@ -209,7 +216,7 @@ int InitializeInjection(void)
 	}
 	CUptiResult r = rp_callbacks_start(&subscriber);
 	if (r == CUPTI_SUCCESS)
-		r = rp_activity_start();
+		r = rp_activity_start(kernel_times);
 	if (r != CUPTI_SUCCESS) {
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);

@@ -6,7 +6,7 @@
 # ideal for every build, COMPARE runs a second build beside the first,
 # POLICIES picks the grid's policies), the build column, the outputs
 # compared with the plain run, the tarballs, the overhead part's variants
-# (with COMPARE too), and its refusals (a build without COMMIT, too little
+# (with COMPARE too), the busy times and KERNEL_TIMES, and its refusals (a build without COMMIT, too little
 # free GPU memory).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
@@ -55,19 +55,22 @@ EOF_PLAN
 	cat >"$1/bin/umreplay" <<'EOF_REPLAY'
 #!/bin/sh
 [ -n "${FAKE_LOG:-}" ] && echo "umreplay cache-off=${PYTORCH_NO_CUDA_MEMORY_CACHING:-unset} $*" >>"$FAKE_LOG"
+kb=null
 while [ "$1" != -- ]; do
 	[ "$1" = --stats ] && stats=$2
+	[ "$1" = --kernel-times ] && kb=5000000
 	shift
 done
 shift
-cat >"$stats" <<'EOF_STATS'
+it='{"fault_migrations": 0, "htod_bytes": 0, "dtoh_bytes": 0, "callback_ns": 0, "resynced": 0, "lost": 0,
+     "htod_busy_ns": 3000000, "dtoh_busy_ns": 4000000, "kernel_busy_ns": '$kb'}'
+cat >"$stats" <<EOF_STATS
 {"engine": {"iterations": 2, "matched": 9, "resynced": 0, "lost": 0, "signature_mismatch": false,
   "modelled_peak_bytes": 1000000},
  "iteration_ns": [2000000, 1000000],
  "measured": {"peak_residency_bytes": 1000000, "budget_bytes": 0,
   "host": {"callback_ns": 1000000, "driver_calls": {}},
-  "iterations": [{"fault_migrations": 0, "htod_bytes": 0, "dtoh_bytes": 0, "callback_ns": 0, "resynced": 0, "lost": 0},
-                 {"fault_migrations": 0, "htod_bytes": 0, "dtoh_bytes": 0, "callback_ns": 0, "resynced": 0, "lost": 0}]}}
+  "iterations": [$it, $it]}}
 EOF_STATS
 exec "$@"
 EOF_REPLAY
@@ -98,6 +101,18 @@ tar -tzf "$out1/gpt2-outputs.tar.gz" | grep -q '^grid.b4.r2.plan.2.build-b.out$'
 	&& ok "every run's stdout is kept, named by build" || not_ok "every run's stdout is kept, named by build"
 [ "$(tar -tzf "$out1/gpt2-stats.tar.gz" | grep -c '\.json$')" -eq 8 ] \
 	&& ok "a stats file per replay" || not_ok "a stats file per replay"
+
+busy() { # CSV: each replay row's kernel, HtoD and DtoH busy ms, distinct ones
+	"$REAL_PY" -c 'import csv,sys; [print(r["steady_kernel_busy_ms"] or "-", r["steady_htod_busy_ms"],
+		r["steady_dtoh_busy_ms"]) for r in csv.DictReader(open(sys.argv[1])) if r["policy"] != "plain"]' "$1" | sort -u
+}
+[ "$(busy "$out1/gpt2.csv")" = "- 3.000 4.000" ] && ok "the copy engines' busy ms per steady iteration; no kernel times by default" \
+	|| not_ok "the copy engines' busy ms per steady iteration; no kernel times by default (got: $(busy "$out1/gpt2.csv"))"
+out7=$SCRATCH/out7
+FAKE_LOG=$SCRATCH/ktimes.log KERNEL_TIMES=1 REPS=1 RATIOS="2" POLICIES="plan" run suite "$out7" grid
+[ "$(grep -c '^umreplay.*--kernel-times' "$SCRATCH/ktimes.log")" -eq 2 ] && [ "$(busy "$out7/gpt2.csv")" = "5.000 3.000 4.000" ] \
+	&& ok "KERNEL_TIMES=1: every replay times the kernels, and the CSV has their busy ms" \
+	|| not_ok "KERNEL_TIMES=1: every replay times the kernels, and the CSV has their busy ms (got: $(busy "$out7/gpt2.csv"))"
 
 out2=$SCRATCH/out2
 REPS=1 run suite "$out2" base

@@ -287,8 +287,12 @@ if [ "$have_plan" -eq 1 ]; then
 	if [ ! -e "$SCRATCH/stats.json" ]; then ok "earlier stats are removed before the run"
 	else not_ok "earlier stats are removed before the run"; fi
 
-	UMKIT_LOG=debug PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umreplay --plan="$plan" --policy=deepum ./program.sh
+	env_lacks UMKIT_KERNEL_TIMES "env: no --kernel-times, no UMKIT_KERNEL_TIMES"
+
+	UMKIT_LOG=debug PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umreplay --plan="$plan" --policy=deepum --kernel-times \
+		./program.sh
 	env_has "UMKIT_POLICY=deepum" "env: --policy deepum"
+	env_has "UMKIT_KERNEL_TIMES=1" "env: --kernel-times sets UMKIT_KERNEL_TIMES=1"
 	env_has "UMKIT_PLAN=$REAL_SCRATCH/plan.bin" "env: deepum with a plan gets it"
 	env_has "UMKIT_LOG=debug" "env: the user's UMKIT_LOG is kept without -q"
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0" "env: the user's PyTorch setting is kept"
@@ -297,7 +301,7 @@ else
 	not_ok "valid plan: the program runs with the replay environment # needs umplan's plan"
 fi
 
-UMKIT_PLAN=/stale.bin UMKIT_GPU_BUDGET=1 UMKIT_STATS=/stale.json UMKIT_MAX_MANAGED=1 \
+UMKIT_PLAN=/stale.bin UMKIT_GPU_BUDGET=1 UMKIT_STATS=/stale.json UMKIT_MAX_MANAGED=1 UMKIT_KERNEL_TIMES=1 \
 	fake_umreplay --policy ideal ./program.sh "" "it's"
 expect_status 0 "no plan, --policy ideal: the program runs"
 env_has "UMKIT_POLICY=ideal" "env: --policy ideal"
@@ -305,6 +309,7 @@ env_lacks UMKIT_PLAN "env: no --plan, no UMKIT_PLAN (a stale one is removed)"
 env_lacks UMKIT_GPU_BUDGET "env: no --gpu-budget, no UMKIT_GPU_BUDGET (a stale one is removed)"
 env_lacks UMKIT_MAX_MANAGED "env: no --max-managed, no UMKIT_MAX_MANAGED (a stale one is removed)"
 env_lacks UMKIT_STATS "env: no --stats, no UMKIT_STATS (a stale one is removed)"
+env_lacks UMKIT_KERNEL_TIMES "env: no --kernel-times, no UMKIT_KERNEL_TIMES (a stale one is removed)"
 env_has "UMKIT_COMMAND=./program.sh '' 'it'\\''s'" "env: UMKIT_COMMAND quotes the command line"
 env_has "LD_PRELOAD=$LIB" "env: the library alone in LD_PRELOAD"
 

@@ -12,6 +12,13 @@ def steady(values):
     return statistics.median(vals) if vals else 0
 
 
+def steady_busy(per, key):
+    values = [i.get(key) for i in per]
+    if not values or None in values:
+        return None
+    return steady([v / 1e6 for v in values])
+
+
 def summarise(s):
     """The steady-state figures of one parsed stats JSON, as a dict."""
     e = s["engine"]
@@ -34,6 +41,12 @@ def summarise(s):
         # launches it could not place, in a steady iteration.
         "steady_callback_ms": steady([i["callback_ns"] / 1e6 for i in per]),
         "steady_lost": steady([i["lost"] for i in per]),
+        # How long the copy engines (each direction) and, with
+        # --kernel-times, the kernels kept the GPU busy in a steady
+        # iteration (None when not measured: older stats, or no kernel times).
+        "steady_htod_busy_ms": steady_busy(per, "htod_busy_ns"),
+        "steady_dtoh_busy_ms": steady_busy(per, "dtoh_busy_ns"),
+        "steady_kernel_busy_ms": steady_busy(per, "kernel_busy_ns"),
     }
     # Per iteration with the warm-up spread over them: the callbacks, and
     # the driver calls of each op kind.
@@ -48,7 +61,8 @@ def summarise(s):
 
 def main(path):
     out = summarise(json.load(open(path)))
-    print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
+    print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                   for k, v in out.items() if v is not None))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
  * (churn against a reference; persistent and iteration resolution with the
  * previous iteration standing in; sizes that disagree), the block table,
  * the residency model's victim order, batch coalescing and kind order, the
- * marker indexes, and the cutting of ranges into driver calls.
+ * marker indexes, the cutting of ranges into driver calls, and the GPU's
+ * busy time per window.
  */
 #include "testutil.h"
 
@@ -12,6 +13,7 @@
 #include "replay/batch.h"
 #include "replay/calls.h"
 #include "replay/blocktab.h"
+#include "replay/busy.h"
 #include "replay/marks.h"
 #include "replay/oplog.h"
 #include "replay/residency.h"
@@ -337,6 +339,39 @@ static void calls_split_caps_ranges_per_call(void **state)
 	assert_int_equal(calls[2], 5);
 }
 
+/* Random overlapping intervals on a small clock, against a bitmap of the
+ * covered nanoseconds: merged, they are disjoint and ascending, and every
+ * window's covered time is the bitmap's count. */
+static void busy_matches_a_bitmap(void **state)
+{
+	enum { T = 600, N = 40 };
+	uint64_t s = 99;
+	for (int round = 0; round < 300; round++) {
+		struct busy_interval v[N];
+		bool on[T] = { false };
+		size_t n = (size_t)(round % N);
+		for (size_t i = 0; i < n; i++) {
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint64_t a = (s >> 33) % (T - 100), len = (s >> 20) % 100;
+			v[i] = (struct busy_interval){ a, a + len };
+			for (uint64_t t = a; t < a + len; t++)
+				on[t] = true;
+		}
+		size_t k = busy_merge(v, n);
+		for (size_t i = 1; i < k; i++)
+			assert_true(v[i - 1].end < v[i].start);
+		for (uint64_t from = 0; from < T; from += 37) {
+			for (uint64_t to = from; to <= T; to += 53) {
+				uint64_t want = 0;
+				for (uint64_t t = from; t < to; t++)
+					want += on[t];
+				assert_int_equal(busy_within(v, k, from, to), want);
+			}
+			assert_int_equal(busy_within(v, k, from + 10, from), 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +384,7 @@ int main(void)
 		cmocka_unit_test(marker_indexes),
 		cmocka_unit_test(calls_split_by_mapping_and_size),
 		cmocka_unit_test(calls_split_caps_ranges_per_call),
+		cmocka_unit_test(busy_matches_a_bitmap),
 	};
 	return cmocka_run_group_tests_name("replay_parts", tests, NULL, NULL);
 }

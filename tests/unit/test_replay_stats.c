@@ -57,7 +57,8 @@ static void keys_and_values(void **state)
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
 		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30 },
-		{ .dtoh_bytes = 2 << 20, .callback_ns = 700 },
+		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
+		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
 	};
 	struct replay_measured m = { .wall_ns = 123456789, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
@@ -122,12 +123,24 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(second, "fault_migrations"), 0);
 	assert_int_equal(num(second, "dtoh_bytes"), 2 << 20);
 	assert_int_equal(num(second, "callback_ns"), 700);
+	assert_int_equal(num(second, "htod_busy_ns"), 11);
+	assert_int_equal(num(second, "dtoh_busy_ns"), 22);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(second, "kernel_busy_ns")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "kernel_times")));
 	const cJSON *first = cJSON_GetArrayItem(per, 0);
 	assert_int_equal(num(first, "fault_migrations"), 5);
 	assert_int_equal(num(first, "resynced"), 2);
 	assert_int_equal(num(first, "lost"), 30);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "htod_bytes"), 4096);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "lost"), 1);
+	cJSON_Delete(j);
+
+	/* With kernel times on, the kernels' busy time is a number. */
+	m.kernels_timed = true;
+	j = write_and_parse("plan", &s, it, 3, &m);
+	me = cJSON_GetObjectItem(j, "measured");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "kernel_times")));
+	assert_int_equal(num(cJSON_GetArrayItem(cJSON_GetObjectItem(me, "iterations"), 1), "kernel_busy_ns"), 33);
 	cJSON_Delete(j);
 }
 
