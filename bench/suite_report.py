@@ -47,6 +47,9 @@ NUMBERS = ["ratio", "budget_bytes", "w_bytes", "step_ms", "faults_per_iter",
            "htod_mb_per_iter", "dtoh_mb_per_iter", "modelled_peak_mb", "same_output",
            "steady_callback_ms"]
 INTEGERS = ["batch", "rc"]
+# CSVs written before the busy-time columns end at steady_lost; they are
+# read with those columns empty.
+OLDEST_COLUMNS = COLUMNS.index("steady_lost") + 1
 BEGIN, END = "<!-- suite:begin -->", "<!-- suite:end -->"
 PLOTS = ["suite-throughput.png", "suite-faults.png", "suite-traffic.png"]
 
@@ -80,14 +83,17 @@ def read_csv(path):
             lines = list(csv.reader(f))
     except (UnicodeDecodeError, csv.Error) as e:
         raise BadInput(f"{path}: not a CSV file: {e}") from None
-    if not lines or lines[0] != COLUMNS:
+    header = lines[0] if lines else []
+    if len(header) < OLDEST_COLUMNS or header != COLUMNS[:len(header)]:
         raise BadInput(f"{path}: header is not bench/measure.py's COLUMNS "
                        f"(wanted {','.join(COLUMNS[:4])},...)")
     rows = []
     for n, values in enumerate(lines[1:], 2):
-        if len(values) != len(COLUMNS):
-            raise BadInput(f"{path}: line {n}: {len(values)} fields, wanted {len(COLUMNS)}")
-        rows.append(parse_row(dict(zip(COLUMNS, values)), f"{path}: line {n}"))
+        if len(values) != len(header):
+            raise BadInput(f"{path}: line {n}: {len(values)} fields, wanted {len(header)}")
+        row = dict.fromkeys(COLUMNS, "")
+        row.update(zip(header, values))
+        rows.append(parse_row(row, f"{path}: line {n}"))
     return rows
 
 

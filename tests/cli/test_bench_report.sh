@@ -4,6 +4,7 @@
 # missing cells, --docs replacing only the
 # text between its markers, --img writing three PNGs, and exit status 2 with
 # the file named for a missing directory, one without CSVs and a bad header;
+# a CSV from before the busy-time columns read alike;
 # measure.py's steady medians from a --stats file.
 # The suite: models alpha (batch 4, W = 2 GB, HtoD 40 GB/s, DtoH 10 GB/s) and
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
@@ -29,17 +30,19 @@ echo '{"htod_gbps": 10, "dtoh_gbps": 1}' >"$suite/calib-beta-b2.json"
 # reps MODEL EXPERIMENT BATCH W RATIO POLICY "TIMES" [FAULTS HTOD DTOH PEAK CALLBACK]:
 # appends one row per entry of TIMES to MODEL.csv: "30" a repetition of 30 ms,
 # "30/0" one whose outputs differ from the plain run's, "rc124" one that
-# failed. The budget is W / RATIO (0: none).
+# failed. The budget is W / RATIO (0: none). The busy-time columns are
+# empty; OLD_CSV=1 leaves them out, as CSVs written before them did.
 reps() {
-	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget build=${BUILD_ID:-b1}
+	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget build=${BUILD_ID:-b1} tail=,,,
+	[ "${OLD_CSV:-0}" = 1 ] && tail=
 	budget=$(awk -v w="$w" -v r="$ratio" 'BEGIN { printf "%d", (r > 0 ? w / r : 0) }')
 	for t in $7; do
 		rep=$((rep + 1))
 		local common="2026-01-02,Test GPU,$build,$model,$exp,$batch,$w,$ratio,$budget,$policy,$rep"
 		case $t in
-		rc*) echo "$common,${t#rc},0,,,,,,,,,,,,," ;;
-		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,,,${12:-}," ;;
-		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,,,${12:-}," ;;
+		rc*) echo "$common,${t#rc},0,,,,,,,,,,,,,$tail" ;;
+		*/*) echo "$common,0,${t#*/},${t%/*},${8:-},${9:-},${10:-},,${11:-},,,,,,${12:-},$tail" ;;
+		*) echo "$common,0,1,$t,${8:-},${9:-},${10:-},,${11:-},,,,,,${12:-},$tail" ;;
 		esac
 	done >>"$suite/$model.csv"
 }
@@ -72,8 +75,10 @@ reps alpha overhead-noplan 4 $W 0 ideal "12 12 12" 0 0 0 1000 2
 reps alpha overhead 4 $W 0 ideal "13.2 13.2 13.2" 0 0 0 1000 3
 reps alpha overhead 4 $W 0.8 plan "rc124 14.3 14.3" 0 0 0 1000 3.5
 
-python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from measure import COLUMNS; print(",".join(COLUMNS))' \
-	"$ROOT/bench" >"$suite/beta.csv"
+# beta's CSV is as older suites wrote it, without the busy-time columns.
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from measure import COLUMNS
+print(",".join(COLUMNS[:COLUMNS.index("steady_lost") + 1]))' "$ROOT/bench" >"$suite/beta.csv"
+export OLD_CSV=1
 W=1000000000
 reps beta grid 16 $W 0 plain "5 5 5"
 reps beta grid 16 $W 0 ideal "10 10 10" 0 0 0 900
@@ -87,6 +92,7 @@ reps beta grid 16 $W 2 deepum "rc137 rc137 rc137"
 # Another build of beta, whose plan is compared with its own ideal only.
 BUILD_ID=b2 reps beta grid 16 $W 0 ideal "20 20 20" 0 0 0 900
 BUILD_ID=b2 reps beta grid 16 $W 1.25 plan "40 40 40" 5 100 50 790
+unset OLD_CSV
 
 run python3 "$REPORT" "$suite"
 expect_status 0 "the report exits 0"
