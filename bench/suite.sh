@@ -63,7 +63,8 @@ mkdir -p "$OUTDIR" "$work/stats"
 csv=$OUTDIR/$MODEL.csv
 date=$(date -u +%Y-%m-%d)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-for b in "$BUILD" ${COMPARE:-}; do
+builds=("$BUILD" ${COMPARE:-})   # the replays of each part run with each of these
+for b in "${builds[@]}"; do
 	[ -s "$b/COMMIT" ] || { echo "bench/suite.sh: no $b/COMMIT: make all first" >&2; exit 2; }
 done
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
@@ -166,20 +167,20 @@ if part base || part grid; then
 	for rep in $(seq "$REPS"); do
 		if part base; then
 			run grid "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
-			for rb in "$BUILD" ${COMPARE:-}; do
+			for rb in "${builds[@]}"; do
 				run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
 				run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref" "$rb"
 			done
 		fi
 		part grid || continue
 		if ! part base; then
-			for rb in "$BUILD" ${COMPARE:-}; do
+			for rb in "${builds[@]}"; do
 				run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
 			done
 		fi
 		for ratio in $RATIOS; do
 			for policy in $POLICIES; do
-				for rb in "$BUILD" ${COMPARE:-}; do
+				for rb in "${builds[@]}"; do
 					run grid "$batch0" "$w" "$maxm" "$ratio" "${budget[$ratio]}" $policy "$rep" "$ref" "$rb"
 				done
 			done
@@ -196,7 +197,7 @@ if part overhead; then
 	ref=$work/overhead.b$batch0.r0.plain.1.out
 	for rep in $(seq "$REPS"); do
 		run overhead "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
-		for rb in "$BUILD" ${COMPARE:-}; do
+		for rb in "${builds[@]}"; do
 			run overhead-cached "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
 			run overhead-noplan "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
 			run overhead "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
