@@ -74,10 +74,9 @@ uint64_t rp_residency_stop(void);
 
 /* Unified Memory counters (rp_activity.c). */
 /* Starts collecting the counters; with kernel_times also every kernel's
- * time on the GPU (CUPTI kernel activity). */
+ * time on the GPU (CUPTI kernel activity). Anything but CUPTI_SUCCESS
+ * means the replay does not run. */
 CUptiResult rp_activity_start(bool kernel_times);
-/* Whether kernel times are being collected. */
-bool rp_activity_kernels_timed(void);
 void rp_activity_flush(void);
 enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };
 struct rp_traffic {

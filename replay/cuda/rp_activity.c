@@ -7,7 +7,6 @@
  * kernels kept the GPU busy in each iteration (replay/busy.h).
  */
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 #include <cupti.h>
@@ -20,8 +19,8 @@
 #define BUFFER_BYTES (4u << 20)
 #define FLUSH_PERIOD_MS 500
 
-/* One record, as much as the stats need. */
-/* The first three are rp_traffic's busy_ns indexes (enum rp_busy). */
+/* One record, as much as the stats need. The first three kinds are
+ * rp_traffic's busy_ns indexes (enum rp_busy). */
 enum event_kind { EV_HTOD = RP_BUSY_HTOD, EV_DTOH = RP_BUSY_DTOH, EV_KERNEL = RP_BUSY_KERNELS, EV_FAULT_RECORD };
 struct um_event {
 	uint64_t start_ns, end_ns;
@@ -91,8 +90,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buf);
 }
 
-static bool kernels_timed;
-
 CUptiResult rp_activity_start(bool kernel_times)
 {
 	const struct cupti_real *cr = cupti_real();
@@ -101,13 +98,7 @@ CUptiResult rp_activity_start(bool kernel_times)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r == CUPTI_SUCCESS)
 		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
-	kernels_timed = r == CUPTI_SUCCESS && kernel_times;
 	return r;
-}
-
-bool rp_activity_kernels_timed(void)
-{
-	return kernels_timed;
 }
 
 void rp_activity_flush(void)

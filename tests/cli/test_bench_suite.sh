@@ -6,8 +6,8 @@
 # ideal for every build, COMPARE runs a second build beside the first,
 # POLICIES picks the grid's policies), the build column, the outputs
 # compared with the plain run, the tarballs, the overhead part's variants
-# (with COMPARE too), the busy times and KERNEL_TIMES, and its refusals (a build without COMMIT, too little
-# free GPU memory).
+# (with COMPARE too), the busy times and KERNEL_TIMES, and its refusals (a
+# build without COMMIT, too little free GPU memory).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1
