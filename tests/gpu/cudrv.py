@@ -8,6 +8,9 @@ import time
 cuda = ctypes.CDLL("libcuda.so.1")
 
 LOC_DEVICE, LOC_HOST = 1, 2  # CU_MEM_LOCATION_TYPE_DEVICE / _HOST
+# CUmem_advise values
+ADVISE_SET_PREFERRED_LOCATION, ADVISE_UNSET_PREFERRED_LOCATION = 3, 4
+ADVISE_SET_ACCESSED_BY, ADVISE_UNSET_ACCESSED_BY = 5, 6
 MB2 = 2 << 20
 
 # touch writes one word in every 4 KiB page of [p, p + pages * 4096): it
@@ -35,6 +38,39 @@ KERNELS_PTX = b"""
 	add.u64 %rd6, %rd1, %rd5;
 	st.global.u32 [%rd6], %r3;
 	ret;
+}
+
+// bump adds 1 to every 32-bit word of [p, p + n16 * 16), 16 bytes per
+// thread and loop pass (grid-stride): it reads and writes all of the data,
+// at the rate a memory-bound kernel would.
+.visible .entry bump(.param .u64 p, .param .u64 n16)
+{
+	.reg .u64 %rd<8>;
+	.reg .u32 %r<9>;
+	.reg .pred %done;
+	ld.param.u64 %rd1, [p];
+	ld.param.u64 %rd2, [n16];
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mov.u32 %r3, %tid.x;
+	mov.u32 %r4, %nctaid.x;
+	mul.wide.u32 %rd3, %r1, %r2;
+	cvt.u64.u32 %rd4, %r3;
+	add.u64 %rd3, %rd3, %rd4;
+	mul.wide.u32 %rd5, %r4, %r2;
+NEXT:
+	setp.ge.u64 %done, %rd3, %rd2;
+	@%done ret;
+	shl.b64 %rd6, %rd3, 4;
+	add.u64 %rd7, %rd1, %rd6;
+	ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd7];
+	add.u32 %r5, %r5, 1;
+	add.u32 %r6, %r6, 1;
+	add.u32 %r7, %r7, 1;
+	add.u32 %r8, %r8, 1;
+	st.global.v4.u32 [%rd7], {%r5, %r6, %r7, %r8};
+	add.u64 %rd3, %rd3, %rd5;
+	bra NEXT;
 }
 
 // Runs for the given number of nanoseconds (one thread): a kernel that
@@ -162,6 +198,28 @@ class Gpu:
                                            ctypes.byref(idx), ctypes.c_size_t(1), ctypes.c_ulonglong(0),
                                            stream), "cuMemPrefetchBatchAsync")
 
+    def advise(self, ptr, size, advice, to_gpu):
+        check(cuda.cuMemAdvise_v2(ctypes.c_uint64(ptr), ctypes.c_size_t(size), ctypes.c_int(advice),
+                                  self.location(to_gpu)), "cuMemAdvise")
+
+    def pinned(self, size):
+        """size bytes of page-locked host memory."""
+        host = ctypes.c_void_p()
+        check(cuda.cuMemHostAlloc(ctypes.byref(host), ctypes.c_size_t(size), 0), "cuMemHostAlloc")
+        return host.value
+
+    def free_pinned(self, host):
+        check(cuda.cuMemFreeHost(ctypes.c_void_p(host)), "cuMemFreeHost")
+
+    def copy(self, dst, src, size, stream, to_gpu):
+        """An asynchronous copy between device (or managed) and host memory."""
+        if to_gpu:
+            check(cuda.cuMemcpyHtoDAsync_v2(ctypes.c_uint64(dst), ctypes.c_void_p(src), ctypes.c_size_t(size),
+                                            stream), "cuMemcpyHtoDAsync")
+        else:
+            check(cuda.cuMemcpyDtoHAsync_v2(ctypes.c_void_p(dst), ctypes.c_uint64(src), ctypes.c_size_t(size),
+                                            stream), "cuMemcpyDtoHAsync")
+
     def discard_batch(self, ranges, stream):
         n, ptrs, sizes = self._ranges(ranges)
         check(cuda.cuMemDiscardBatchAsync(ptrs, sizes, ctypes.c_size_t(n), ctypes.c_ulonglong(0), stream),
@@ -191,6 +249,10 @@ class Gpu:
         """Launches the page-touching kernel over [ptr, ptr + size)."""
         pages = size // 4096
         self._launch(b"touch", (pages + 255) // 256, 256, stream, ptr, pages)
+
+    def bump(self, ptr, size, stream):
+        """Launches the kernel that reads and writes every word of [ptr, ptr + size)."""
+        self._launch(b"bump", 132 * 8, 256, stream, ptr, size // 16)
 
     def spin(self, seconds, stream):
         """Launches a kernel that keeps the GPU busy for seconds."""

@@ -3,7 +3,8 @@
 questions the replayer's design depends on (h100-facts.md, "Open
 questions"): is eviction faster split over streams, threads or a batch
 call; which driver calls wait while another thread is inside an eviction;
-what do discards cost. Prints one JSON object (times in ms, rates in GB/s).
+what do discards cost; can data leave the GPU and come back more cheaply
+than by eviction and prefetch. Prints one JSON object (times in ms, rates in GB/s).
 
 Usage: python3 tests/gpu/um_costs.py [GIB]   (default 1; never more than a
 quarter of the GPU's free memory)"""
@@ -13,7 +14,8 @@ import sys
 import threading
 import time
 
-from cudrv import MB2, Gpu, blocks, timed
+from cudrv import (ADVISE_SET_ACCESSED_BY, ADVISE_SET_PREFERRED_LOCATION, ADVISE_UNSET_ACCESSED_BY,
+                   ADVISE_UNSET_PREFERRED_LOCATION, MB2, Gpu, blocks, timed)
 
 PARTS = 4
 
@@ -246,6 +248,58 @@ def discards(gpu, ptr, size, s):
     return out
 
 
+def round_trips(gpu, size, s):
+    """ms of the ways data can leave the GPU and come back, each call
+    synchronised, on a fresh allocation of size bytes written on the GPU:
+
+    - eviction the first time (no host pages yet) and again, then prefetch;
+    - the same with the range's preferred location set to the host;
+    - a swap through pinned host memory: copy out and discard, then
+      discard-and-prefetch and copy in (and whether the data survived);
+    - not moving it at all: the range prefers the host and is mapped for
+      the GPU, and a kernel reads and writes all of it there, twice (a
+      second pass as fast as on resident data would mean the driver
+      migrated it after all);
+
+    next to the same kernel on resident data and on evicted data (faults)."""
+    ptr = gpu.managed(size)
+    host = gpu.pinned(size)
+    out = {}
+
+    def sync_ms(fn):
+        return ms(timed(lambda: (fn(), gpu.sync())))
+
+    out["evict_first"] = sync_ms(lambda: gpu.prefetch(ptr, size, False, s))
+    out["prefetch"] = sync_ms(lambda: gpu.prefetch(ptr, size, True, s))
+    out["evict_again"] = sync_ms(lambda: gpu.prefetch(ptr, size, False, s))
+    gpu.prefetch(ptr, size, True, s)
+    out["bump_resident"] = sync_ms(lambda: gpu.bump(ptr, size, s))
+    gpu.prefetch(ptr, size, False, s)
+    out["bump_faulting"] = sync_ms(lambda: gpu.bump(ptr, size, s))
+
+    out["swap_out"] = sync_ms(lambda: (gpu.copy(host, ptr, size, s, False), gpu.discard_batch([(ptr, size)], s)))
+    out["swap_in"] = sync_ms(lambda: (gpu.discard_prefetch_batch([(ptr, size)], s),
+                                      gpu.copy(ptr, host, size, s, True)))
+    edges = (ctypes.c_uint8 * 32)()
+    gpu.copy(ctypes.addressof(edges), ptr, 16, s, False)
+    gpu.copy(ctypes.addressof(edges) + 16, ptr + size - 16, 16, s, False)
+    gpu.sync()
+    out["swap_intact"] = (bytes(edges[:16]) == ctypes.string_at(host, 16)
+                          and bytes(edges[16:]) == ctypes.string_at(host + size - 16, 16))
+
+    gpu.advise(ptr, size, ADVISE_SET_PREFERRED_LOCATION, False)
+    out["evict_preferring_host"] = sync_ms(lambda: gpu.prefetch(ptr, size, False, s))
+    out["prefetch_preferring_host"] = sync_ms(lambda: gpu.prefetch(ptr, size, True, s))
+    gpu.prefetch(ptr, size, False, s)
+    gpu.advise(ptr, size, ADVISE_SET_ACCESSED_BY, True)
+    out["bump_mapped_on_host"] = [sync_ms(lambda: gpu.bump(ptr, size, s)) for _ in range(2)]
+    gpu.advise(ptr, size, ADVISE_UNSET_ACCESSED_BY, True)
+    gpu.advise(ptr, size, ADVISE_UNSET_PREFERRED_LOCATION, False)
+    gpu.free_pinned(host)
+    gpu.free(ptr)
+    return out
+
+
 def main():
     gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     size = int(gib * (1 << 30)) // (PARTS * MB2) * (PARTS * MB2)
@@ -259,7 +313,8 @@ def main():
            "queued_ms": queued(gpu, ptr, streams),
            "deferred": deferred(gpu, ptr, size, streams),
            "chunked_eviction": chunked(gpu, ptr, size, streams),
-           "discard_ms": discards(gpu, ptr, size, streams[0])}
+           "discard_ms": discards(gpu, ptr, size, streams[0]),
+           "round_trip_ms": round_trips(gpu, size, streams[0])}
     gpu.free(ptr)
     print(json.dumps(out))
 
