@@ -39,6 +39,7 @@ void plan_destroy(struct plan *p)
 	free(p->allocs);
 	free(p->ops);
 	corr_destroy(p->corr);
+	free(p->host);
 	free(p);
 }
 
@@ -196,6 +197,41 @@ static int validate_allocs(const struct plan *p, const char *name, char *err, si
 	return rc;
 }
 
+static int validate_host(const struct plan *p, const char *name, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < p->n_host; i++) {
+		uint32_t a = p->host[i];
+		if (a >= p->n_allocs) {
+			um_errmsg(err, errlen, "%s: host entry %u names allocation %u but the plan has %u",
+			       name, (unsigned)i, (unsigned)a, (unsigned)p->n_allocs);
+			return -1;
+		}
+		if (i > 0 && a <= p->host[i - 1]) {
+			um_errmsg(err, errlen, "%s: host entries are not in ascending order at entry %u",
+			       name, (unsigned)i);
+			return -1;
+		}
+		if (p->allocs[a].origin != PLAN_ALLOC_PERSISTENT) {
+			um_errmsg(err, errlen, "%s: host entry %u names an iteration allocation (only "
+			       "persistent ones may stay on the host)", name, (unsigned)i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* host is ascending once validate_host has passed. */
+static bool on_host(const struct plan *p, uint32_t alloc)
+{
+	return p->n_host && bsearch(&alloc, p->host, p->n_host, sizeof *p->host, u32_cmp);
+}
+
 static int validate_op(const struct plan *p, uint64_t i, const char *name, char *err,
 		       size_t errlen)
 {
@@ -210,6 +246,11 @@ static int validate_op(const struct plan *p, uint64_t i, const char *name, char 
 	if (op->alloc >= p->n_allocs) {
 		um_errmsg(err, errlen, "%s: op %llu names allocation %u but the plan has %u", name, oi,
 		       (unsigned)op->alloc, (unsigned)p->n_allocs);
+		return -1;
+	}
+	if (on_host(p, op->alloc)) {
+		um_errmsg(err, errlen, "%s: op %llu names allocation %u, which the plan keeps on the "
+		       "host", name, oi, (unsigned)op->alloc);
 		return -1;
 	}
 	if (op->position >= nk) {
@@ -300,12 +341,18 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
 		       (unsigned long long)bs);
 		return -1;
 	}
-	if ((p->n_allocs && !p->allocs) || (p->n_ops && !p->ops)) {
-		um_errmsg(err, errlen, "%s: the plan counts %s it does not have", name,
-		       p->n_allocs && !p->allocs ? "allocations" : "ops");
+	const char *missing = NULL;
+	if (p->n_allocs && !p->allocs)
+		missing = "allocations";
+	else if (p->n_ops && !p->ops)
+		missing = "ops";
+	else if (p->n_host && !p->host)
+		missing = "host entries";
+	if (missing) {
+		um_errmsg(err, errlen, "%s: the plan counts %s it does not have", name, missing);
 		return -1;
 	}
-	if (validate_allocs(p, name, err, errlen) != 0)
+	if (validate_allocs(p, name, err, errlen) != 0 || validate_host(p, name, err, errlen) != 0)
 		return -1;
 	for (uint64_t i = 0; i < p->n_ops; i++)
 		if (validate_op(p, i, name, err, errlen) != 0)
@@ -397,7 +444,17 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 	put_str(&b, pv->iteration_method);
 	bytes_put_u32(&b, pv->trace_iteration);
 	bytes_put_u32(&b, pv->trace_iterations);
-	return add(w, PLAN_SEC_PROVENANCE, &b);
+	if (add(w, PLAN_SEC_PROVENANCE, &b) != 0)
+		return -1;
+
+	/* Absent rather than empty, so a plan without host placement reads
+	 * the same as a version 1 plan. */
+	if (!p->n_host)
+		return 0;
+	bytes_put_u32(&b, p->n_host);
+	for (uint32_t i = 0; i < p->n_host; i++)
+		bytes_put_u32(&b, p->host[i]);
+	return add(w, PLAN_SEC_HOST, &b);
 }
 
 int plan_save(const struct plan *p, const char *path, char *err, size_t errlen)
@@ -622,6 +679,31 @@ static bool decode_provenance(struct plan *p, const planfile *pf, const char *na
 	return finished(&r, "provenance", name, err, errlen);
 }
 
+/* Optional: a plan without the section keeps nothing on the host. */
+static bool decode_host(struct plan *p, const planfile *pf, const char *name, char *err,
+			size_t errlen)
+{
+	size_t len;
+	const void *d = planfile_section(pf, PLAN_SEC_HOST, &len);
+	if (!d)
+		return true;
+	struct bytes_reader r = bytes_reader_init(d, len);
+	uint32_t n = bytes_get_u32(&r);
+	if (!bytes_can_hold(&r, n, 4)) {
+		r.bad = true;
+		return finished(&r, "host placement", name, err, errlen);
+	}
+	p->host = malloc((n ? n : 1) * sizeof *p->host);
+	if (!p->host) {
+		um_errmsg(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	p->n_host = n;
+	for (uint32_t i = 0; i < n; i++)
+		p->host[i] = bytes_get_u32(&r);
+	return finished(&r, "host placement", name, err, errlen);
+}
+
 struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)
 {
 	struct plan *p = calloc(1, sizeof *p);
@@ -632,7 +714,7 @@ struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t
 	if (decode_header(p, pf, name, err, errlen) && decode_signature(p, pf, name, err, errlen) &&
 	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
-	    plan_validate(p, name, err, errlen) == 0)
+	    decode_host(p, pf, name, err, errlen) && plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);
 	return NULL;

@@ -143,6 +143,12 @@ struct plan {
 	struct plan_op *ops;       /* sorted by (position, kind, alloc, offset) */
 	corr_tables *corr;         /* NULL: the plan has no correlation tables;
 				      block entries index allocs */
+	/* Allocations kept in host memory and mapped for the GPU, which
+	 * reads and writes them there over the link: never resident, never
+	 * migrated. Indices into allocs, ascending; each a PERSISTENT
+	 * allocation that no op names. */
+	uint32_t n_host;
+	uint32_t *host;
 };
 
 /* The sections of plan.bin (docs/plan-format.md). A reader ignores ids it
@@ -156,6 +162,7 @@ enum plan_section {
 	PLAN_SEC_CORR_EXEC = 5,   /* optional; present together with CORR_BLOCKS */
 	PLAN_SEC_CORR_BLOCKS = 6,
 	PLAN_SEC_PROVENANCE = 7,
+	PLAN_SEC_HOST = 8,        /* optional (format version 2): plan.host */
 };
 
 /* A zeroed plan with assume.block_size = PLAN_BLOCK_SIZE, or NULL when out
@@ -179,7 +186,7 @@ void plan_finalize(struct plan *p);
 /*
  * Checks every invariant this header states (signature hash, allocation
  * origins/ordinals/sizes, op kinds, positions, after/deadline, ranges, op
- * order, block table entries). Returns 0, or -1 with err naming `name` and
+ * order, block table entries, host entries). Returns 0, or -1 with err naming `name` and
  * the first problem, e.g. "plan.bin: op 17 names allocation 9 but the plan
  * has 4".
  */

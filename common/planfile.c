@@ -301,8 +301,8 @@ static long check_header(const unsigned char *d, size_t len, const char *name, c
 		return -1;
 	}
 	if (version < 1) {
-		um_errmsg(err, errlen, "%s: format version %u is not supported (this umkit reads %d)",
-		       name, (unsigned)version, PLANFILE_VERSION);
+		um_errmsg(err, errlen, "%s: format version %u is not supported (this umkit reads 1 "
+		       "to %d)", name, (unsigned)version, PLANFILE_VERSION);
 		return -1;
 	}
 	if (payload > len - HEADER_LEN) {

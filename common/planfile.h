@@ -15,7 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PLANFILE_VERSION 1
+/* The version written; the reader takes every version from 1 to this one. */
+#define PLANFILE_VERSION 2
 
 typedef struct planfile_writer planfile_writer;
 typedef struct planfile planfile;

@@ -28,7 +28,8 @@ static int build_corr(const struct plan_build_input *in, struct plan *pl, const 
 	for (uint32_t k = 0; k < p; k++) {
 		uint64_t n = 0;
 		for (uint32_t j = a->first[k]; j < a->first[k + 1]; j++)
-			n += blocks_of(ts->t[a->tensor[j]].size);
+			if (!ts->t[a->tensor[j]].host)
+				n += blocks_of(ts->t[a->tensor[j]].size);
 		total += n < cap ? n : cap;
 	}
 	struct corr_block *blocks = malloc((total ? total : 1) * sizeof *blocks);
@@ -44,7 +45,7 @@ static int build_corr(const struct plan_build_input *in, struct plan *pl, const 
 		uint64_t start = at;
 		for (uint32_t j = a->first[k]; j < a->first[k + 1] && at - start < cap; j++) {
 			uint32_t x = a->tensor[j];
-			uint64_t nb = blocks_of(ts->t[x].size);
+			uint64_t nb = ts->t[x].host ? 0 : blocks_of(ts->t[x].size);
 			for (uint64_t b = 0; b < nb && at - start < cap; b++)
 				blocks[at++] = (struct corr_block){ plan_index[x], (uint32_t)b };
 		}
@@ -99,7 +100,7 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	pl->predict.prefetch_bytes = sr->prefetch_bytes;
 	pl->predict.evict_bytes = sr->evict_bytes;
 	pl->predict.discard_bytes = sr->discard_bytes;
-	pl->predict.iteration_ns = in->vital->cycle_ns + sr->stall_ns;
+	pl->predict.iteration_ns = in->vital->cycle_ns + sr->stall_ns + in->host_ns;
 	if (fill_provenance(in, pl))
 		goto oom;
 
@@ -110,6 +111,8 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 		goto oom;
 	for (size_t i = 0; i < sr->n_ops; i++)
 		named[sr->ops[i].alloc] = 1;
+	for (size_t x = 0; x < ts->n; x++)
+		named[x] |= ts->t[x].host;
 	if (in->corr)
 		for (size_t i = 0; i < in->access->n_refs; i++)
 			named[in->access->tensor[i]] = 1;
@@ -123,12 +126,17 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	pl->n_allocs = n;
 	pl->allocs = calloc(n ? n : 1, sizeof *pl->allocs);
 	pl->ops = malloc((sr->n_ops ? sr->n_ops : 1) * sizeof *pl->ops);
-	if (!pl->allocs || !pl->ops)
+	pl->host = malloc((n ? n : 1) * sizeof *pl->host);
+	if (!pl->allocs || !pl->ops || !pl->host)
 		goto oom;
-	for (size_t x = 0; x < ts->n; x++)
-		if (plan_index[x] != UINT32_MAX)
-			pl->allocs[plan_index[x]] = (struct plan_alloc){ ts->t[x].origin, ts->t[x].ordinal,
-									  ts->t[x].size };
+	for (size_t x = 0; x < ts->n; x++) {
+		if (plan_index[x] == UINT32_MAX)
+			continue;
+		pl->allocs[plan_index[x]] = (struct plan_alloc){ ts->t[x].origin, ts->t[x].ordinal,
+								  ts->t[x].size };
+		if (ts->t[x].host)
+			pl->host[pl->n_host++] = plan_index[x];
+	}
 	for (size_t i = 0; i < sr->n_ops; i++) {
 		pl->ops[i] = sr->ops[i];
 		pl->ops[i].alloc = plan_index[sr->ops[i].alloc];

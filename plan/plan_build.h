@@ -6,7 +6,9 @@
  * to, persistent ones first, each group in ordinal order, so equal inputs
  * give equal plans. The correlation tables are built from the planned
  * iteration's execution IDs and, per kernel, the 2 MB blocks of the tensors
- * it uses (allocation-relative), wrapping from the last kernel to the first.
+ * it uses (allocation-relative), wrapping from the last kernel to the first;
+ * tensors kept in host memory (tensor.host) are listed in plan.host and
+ * left out of the tables (nothing prefetches them).
  */
 #ifndef UMKIT_PLAN_BUILD_H
 #define UMKIT_PLAN_BUILD_H
@@ -31,6 +33,8 @@ struct plan_build_input {
 	const struct sched_options *sched_options;
 	const struct sched_result *sched;
 	const struct corr_config *corr; /* NULL: no correlation tables */
+	uint64_t host_ns;               /* added to the predicted iteration:
+					   kernels' passes over host memory */
 };
 
 /* Builds, finalizes and validates the plan. Returns it, or NULL with err set

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum state { ABSENT = 0, EMPTY, RESIDENT, EVICTED };
+/* ON_HOST: kept in host memory by the plan (plan.host), never resident. */
+enum state { ABSENT = 0, EMPTY, RESIDENT, EVICTED, ON_HOST };
 
 struct sim {
 	const struct tensor_set *ts;
@@ -167,6 +168,9 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 	}
 	for (uint32_t i = 0; i < pl->n_allocs; i++)
 		map[i] = tensor_of(ts, &pl->allocs[i]);
+	for (uint32_t i = 0; i < pl->n_host; i++)
+		if (map[pl->host[i]] != TENSOR_NONE)
+			s.state[map[pl->host[i]]] = ON_HOST;
 	if (pl->signature.n_kernels != p) {
 		snprintf(out->first, sizeof out->first,
 			 "the plan is for %u kernels per iteration, the iteration has %u",
@@ -196,7 +200,7 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 	 * were, and previous instances of wrapping tensors resident. */
 	for (size_t t = 0; t < ts->n; t++) {
 		const struct tensor *x = &ts->t[t];
-		if (!simulated(x) || !tensor_live_at(ts, x, 0))
+		if (!simulated(x) || !tensor_live_at(ts, x, 0) || s.state[t] == ON_HOST)
 			continue;
 		set_state(&s, (uint32_t)t, x->origin == PLAN_ALLOC_PERSISTENT ? fresh_state(x) : RESIDENT);
 	}
@@ -209,9 +213,14 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 				set_state(&s, alloc_list[j], fresh_state(&ts->t[alloc_list[j]]));
 			for (uint32_t j = op_first[k]; j < op_first[k + 1]; j++)
 				apply_op(&s, map, op_list[j], k);
+			uint64_t ws = a->ws_bytes[k];
 			for (uint32_t j = a->first[k]; j < a->first[k + 1]; j++) {
 				uint32_t t = a->tensor[j];
 				const struct tensor *x = &ts->t[t];
+				if (s.state[t] == ON_HOST) {
+					ws -= x->bytes;
+					continue;
+				}
 				if (s.state[t] == EVICTED)
 					violation(&s, &out->use_violations,
 						  "kernel %u uses %s allocation %llu while it is evicted "
@@ -224,8 +233,8 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 				set_state(&s, t, RESIDENT);
 			}
 			uint64_t limit = pl->assume.capacity_bytes;
-			if (a->ws_bytes[k] > limit)
-				limit = a->ws_bytes[k];
+			if (ws > limit)
+				limit = ws;
 			if (s.resident > limit)
 				violation(&s, &out->capacity_violations,
 					  "kernel %u: %llu bytes resident, above the capacity of %llu "

@@ -12,7 +12,9 @@
  *     its last use (and names that last use in `after`);
  *  4. every op names a live allocation (a DISCARD: the one freed there).
  * It knows the plan's allocations only by (origin, ordinal), so it checks a
- * plan read back from disk as well as one just built.
+ * plan read back from disk as well as one just built. Allocations the plan
+ * keeps in host memory (plan.host) are never resident and count in no
+ * working set.
  *
  * Model per position k: frees due at k, then allocations (an iteration
  * tensor starts empty, a persistent one freed during the iteration starts

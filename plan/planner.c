@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host.h"
 #include "plan_build.h"
 
 void planner_options_default(struct planner_options *o)
@@ -13,8 +14,32 @@ void planner_options_default(struct planner_options *o)
 	o->htod_bytes_per_s = PLANNER_HTOD_BPS;
 	o->dtoh_bytes_per_s = PLANNER_DTOH_BPS;
 	o->call_cost_ns = PLANNER_CALL_NS;
+	o->remote_bytes_per_s = PLANNER_REMOTE_BPS;
 	iter_options_parse("auto", &o->iter);
 	corr_config_default(&o->corr);
+}
+
+/* Where the schedule leaves residency above the capacity, keeps tensors in
+ * host memory (host.h) and schedules again without them. */
+static int place_on_host(struct planner *p, char *err, size_t errlen)
+{
+	uint64_t peak = p->sched.baseline_peak, cap = p->sched_opt.capacity;
+	struct host_options ho = {
+		.excess = peak > cap ? peak - cap : 0,
+		.remote_bytes_per_s = p->opt.remote_bytes_per_s,
+		.htod_bytes_per_s = p->opt.htod_bytes_per_s,
+		.dtoh_bytes_per_s = p->opt.dtoh_bytes_per_s,
+	};
+	p->host_bytes = host_choose(&p->tensors, &p->vital, &ho);
+	if (p->host_bytes == (uint64_t)-1) {
+		p->host_bytes = 0;
+		snprintf(err, errlen, "out of memory choosing what stays in host memory");
+		return -1;
+	}
+	if (!p->host_bytes)
+		return 0;
+	sched_result_free(&p->sched);
+	return sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen);
 }
 
 static int schedule(struct planner *p, char *err, size_t errlen)
@@ -41,7 +66,9 @@ static int schedule(struct planner *p, char *err, size_t errlen)
 		sched_result_free(&p->sched);
 		p->capacity_source = PLANNER_CAPACITY_PEAK;
 	}
-	return sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen);
+	if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
+		return -1;
+	return place_on_host(p, err, errlen);
 }
 
 int planner_run(const char *path, const struct planner_options *o, struct planner **out,
@@ -72,6 +99,7 @@ int planner_run(const char *path, const struct planner_options *o, struct planne
 		.trace = p->trace, .iter = &p->iter, .tensors = &p->tensors, .access = &p->access,
 		.vital = &p->vital, .sched_options = &p->sched_opt, .sched = &p->sched,
 		.corr = &p->opt.corr,
+		.host_ns = p->host_bytes ? host_pass_ns(&p->tensors, &p->vital, p->opt.remote_bytes_per_s) : 0,
 	};
 	if (!(p->plan = plan_build(&in, err, errlen))) {
 		planner_free(p);

@@ -1,7 +1,7 @@
 /*
  * planner.h: the umplan pipeline as one call: load the trace, find the
  * iterations, build the chosen iteration's tensors, access sets and
- * vitality, schedule, and build the plan (with its correlation tables).
+ * vitality, choose what stays in host memory, schedule, and build the plan (with its correlation tables).
  * umplan is a thin main over this; tests call it directly.
  *
  * Everything is deterministic: the same trace and options give the same
@@ -27,6 +27,9 @@
 #define PLANNER_HTOD_BPS 48800000000ULL
 #define PLANNER_DTOH_BPS 8600000000ULL
 #define PLANNER_CALL_NS 100000ULL
+/* One pass, read and written, over host memory mapped for the GPU: 1 GiB
+ * in 28.7 ms on the H100 (tests/gpu/um_costs.py, round_trip_ms). */
+#define PLANNER_REMOTE_BPS 37400000000ULL
 
 struct planner_options {
 	uint64_t capacity;         /* bytes; 0: the trace's device memory, else
@@ -34,6 +37,7 @@ struct planner_options {
 	uint64_t htod_bytes_per_s;
 	uint64_t dtoh_bytes_per_s;
 	uint64_t call_cost_ns;
+	uint64_t remote_bytes_per_s; /* host placement (host.h); 0: off */
 	struct iter_options iter;
 	struct corr_config corr;
 };
@@ -57,6 +61,7 @@ struct planner {
 	struct vital vital;
 	struct sched_options sched_opt;
 	struct sched_result sched;
+	uint64_t host_bytes;       /* kept in host memory (host.h) */
 	struct plan *plan;
 	enum planner_capacity_source capacity_source;
 };

@@ -469,6 +469,8 @@ static bool resident_span(const struct tensor_set *ts, const struct vital *v, si
 	const struct tensor *tx = &ts->t[t];
 	const struct vital_tensor *tv = &v->tv[t];
 	bool at_start = tx->origin == PLAN_ALLOC_PERSISTENT && tx->resident_at_start;
+	if (tx->host)
+		return false;
 	if (tx->live_len >= ts->n_pos && !tx->freed) {
 		*start = 0;
 		*len = ts->n_pos;
@@ -510,6 +512,9 @@ static int setup(struct ctx *x, struct sched_result *r)
 	}
 	for (uint32_t k = 0; k < p; k++) {
 		int64_t ws = (int64_t)x->a->ws_bytes[k], cap = (int64_t)x->o->capacity;
+		for (uint32_t j = x->a->first[k]; j < x->a->first[k + 1]; j++)
+			if (ts->t[x->a->tensor[j]].host)
+				ws -= (int64_t)ts->t[x->a->tensor[j]].bytes;
 		x->target[k] = ws > cap ? ws : cap;
 		if (ws > cap)
 			r->unfit[r->n_unfit++] = k;
@@ -525,6 +530,8 @@ static int setup(struct ctx *x, struct sched_result *r)
 	for (size_t i = 0; i < x->v->n_periods; i++) {
 		const struct vital_period *per = &x->v->periods[i];
 		const struct tensor *tx = &ts->t[per->tensor];
+		if (tx->host)
+			continue;
 		struct cand *c = &x->c[x->nc++];
 		c->tensor = per->tensor;
 		c->bytes = tx->size ? (int64_t)tx->bytes : 0;

@@ -37,6 +37,8 @@
  *    for the next tensors, which costs nothing, and the plan has no ops.
  * Kernels whose own working set exceeds the capacity cannot fit; they are
  * listed, and the model there aims at the working set alone.
+ * Tensors kept in host memory (tensor.host, host.h) are left out: never
+ * resident, never moved, outside every working set.
  */
 #ifndef UMKIT_SCHED_H
 #define UMKIT_SCHED_H

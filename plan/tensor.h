@@ -44,6 +44,8 @@ struct tensor {
 	bool resident_at_start; /* PERSISTENT: touched by a kernel before the
 				   iteration, so assumed resident when it starts */
 	size_t trace_alloc;  /* the planned instance's index in trace.allocs */
+	bool host;           /* kept in host memory, mapped for the GPU
+				(host.h): never resident, never migrated */
 };
 
 struct tensor_set {

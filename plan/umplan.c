@@ -23,7 +23,8 @@
 
 static const char usage_text[] =
 	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--htod-bw GB/s] [--dtoh-bw GB/s]\n"
-	"              [--call-cost US] [--iteration auto|N|nvtx:NAME] [--report] [--json]\n"
+	"              [--call-cost US] [--host-bw GB/s] [--iteration auto|N|nvtx:NAME]\n"
+	"              [--report] [--json]\n"
 	"              [--check] [--corr-rows N] [--corr-ways N] [--corr-successors N] [-q]\n"
 	"       umplan TRACE.db --simulate [--capacity SIZE | --ratios R,R,...] [--json]\n"
 	"              [--constants FILE] [--sim-csv DIR] [--perturb PCT]\n"
@@ -43,6 +44,11 @@ static const char help_text[] =
 	"  --htod-bw GB/s      host-to-device prefetch bandwidth (default 48.8)\n"
 	"  --dtoh-bw GB/s      device-to-host eviction bandwidth (default 8.6)\n"
 	"  --call-cost US      fixed cost of one migration call, microseconds (default 100)\n"
+	"  --host-bw GB/s      a kernel's pass over host memory mapped for the GPU (default\n"
+	"                      37.4): where the capacity binds, tensors used by a few kernels\n"
+	"                      per iteration (optimizer state) stay in host memory when a\n"
+	"                      pass per use costs less than an eviction and a prefetch;\n"
+	"                      0 turns host placement off (--simulate always does)\n"
 	"  --iteration WHICH   auto: NVTX ranges named iteration/iter/step/train_step/\n"
 	"                      training_step/ProfilerStep/batch if present, else the period\n"
 	"                      of the execution-ID sequence, planning the latest steady\n"
@@ -87,7 +93,7 @@ static const char help_text[] =
 	"Exit status: 0 done, 1 bad input (trace, plan, or a failed --check), 2 bad usage.\n";
 
 enum {
-	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
+	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_HOST, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
 	OPT_DUMP, OPT_ROWS, OPT_WAYS, OPT_SUCC, OPT_SIMULATE, OPT_RATIOS, OPT_CONSTANTS, OPT_SIM_CSV,
 	OPT_PERTURB,
 };
@@ -199,6 +205,7 @@ int main(int argc, char **argv)
 		{ "htod-bw", required_argument, NULL, OPT_HTOD },
 		{ "dtoh-bw", required_argument, NULL, OPT_DTOH },
 		{ "call-cost", required_argument, NULL, OPT_CALL },
+		{ "host-bw", required_argument, NULL, OPT_HOST },
 		{ "iteration", required_argument, NULL, OPT_ITER },
 		{ "report", no_argument, NULL, OPT_REPORT },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -242,6 +249,12 @@ int main(int argc, char **argv)
 		case OPT_DTOH:
 			if (parse_gbps(arg, &o.dtoh_bytes_per_s))
 				return usage_error("--dtoh-bw: '%s' is not a bandwidth in GB/s", arg);
+			break;
+		case OPT_HOST:
+			if (strcmp(arg, "0") == 0)
+				o.remote_bytes_per_s = 0;
+			else if (parse_gbps(arg, &o.remote_bytes_per_s))
+				return usage_error("--host-bw: '%s' is not a bandwidth in GB/s (or 0)", arg);
 			break;
 		case OPT_CALL: {
 			uint32_t us;
@@ -321,6 +334,9 @@ int main(int argc, char **argv)
 		free(ratios);
 		return 1;
 	}
+	/* The simulator models migrations only. */
+	if (simulate)
+		o.remote_bytes_per_s = 0;
 	if (!output && !report && !json && !check && !simulate)
 		output = "plan.bin";
 

@@ -80,7 +80,7 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 
 bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w, uint64_t keep)
 {
-	if (b->live == 0)
+	if (b->live == 0 || b->host)
 		return false;
 	if (b->state == BLOCK_RESIDENT) {
 		/* Kept, not pinned: the kernel being launched may still take

@@ -43,6 +43,9 @@ struct block {
 	uint32_t live;                /* live allocations overlapping it */
 	uint8_t state;                /* enum block_state */
 	uint8_t list;                 /* residency list holding it (residency.c) */
+	uint8_t host;                 /* kept in host memory by the plan
+					 (onhost.c): never resident, never
+					 brought in or evicted */
 };
 
 typedef struct blocktab blocktab;

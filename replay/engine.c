@@ -170,6 +170,8 @@ void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 		if (b)
 			residency_live_add(e->res, b);
 	}
+	if (r && e->model)
+		onhost_alloc(e, r);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -201,8 +203,10 @@ void engine_on_free(engine *e, uint64_t id)
 {
 	pthread_mutex_lock(&e->lock);
 	struct alloc_rec r;
-	if (allocmap_remove(e->allocs, id, &r) && e->model)
+	if (allocmap_remove(e->allocs, id, &r) && e->model) {
+		onhost_free(e, &r);
 		free_blocks(e, &r);
+	}
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -279,7 +283,7 @@ static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
 			continue;
 		for (uint32_t j = 0; j < r->n_blocks; j++) {
 			struct block *b = residency_find(e->res, r->first_block + j);
-			if (!b || b->pin == e->seq || !kb_room(e))
+			if (!b || b->host || b->pin == e->seq || !kb_room(e))
 				continue;
 			b->pin = e->seq;
 			e->kb[e->n_kb++] = b;

@@ -16,7 +16,8 @@
  *             kernels, pre-eviction of blocks not predicted, discard of
  *             freed allocations;
  *   plan      the plan's ops at their positions, correlation prefetch when
- *             the run drifts from the plan.
+ *             the run drifts from the plan; the allocations the plan keeps
+ *             in host memory placed there when they are made.
  * Under every policy but ideal a budget is a hard limit on modelled
  * residency: before a kernel, blocks are evicted (dead ones discarded first,
  * then LRU, never the kernel's own) until its blocks fit. A discarded block
@@ -70,6 +71,10 @@ struct engine_executor {
 	uint64_t (*mark)(void *ctx);
 	/* Monotonic time in ns (iteration timing); may be NULL (times read 0). */
 	uint64_t (*now)(void *ctx);
+	/* Keeps [address, address + bytes) in host memory and maps it for
+	 * the GPU (on_host), or undoes that; synchronous. Returns false when
+	 * it could not. May be NULL: the plan's host placement is then off. */
+	bool (*place)(void *ctx, uint64_t address, uint64_t bytes, bool on_host);
 };
 
 struct engine_config {
@@ -94,7 +99,10 @@ void engine_destroy(engine *e);
 /* The program allocated [address, address + size) as allocation id (ids are
  * 1, 2, ... in allocation order) / freed it. Call engine_on_alloc once the
  * memory is the program's and engine_on_free before the range can be handed
- * out again. A free may issue discards (deepum) and record a marker. */
+ * out again. A free may issue discards (deepum) and record a marker. Under
+ * the plan policy, an allocation the plan keeps in host memory is placed
+ * there (executor place) before engine_on_alloc returns, and released at
+ * its free. */
 void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
 void engine_on_free(engine *e, uint64_t id);
 
@@ -130,6 +138,9 @@ struct engine_stats {
 	uint64_t budget_overruns;             /* kernels whose own blocks exceed the budget */
 	uint64_t corr_launches;               /* launches that consulted the
 						 correlation tables (deepum, plan fallback) */
+	uint64_t host_allocs, host_bytes;     /* allocations placed in host memory
+						 by the plan (plan.host), and their
+						 bytes (whole blocks) */
 };
 void engine_get_stats(engine *e, struct engine_stats *out);
 

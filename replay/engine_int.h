@@ -10,6 +10,7 @@
  *                  belong to common/plan.h)
  *   policy_corr.c  correlation-table prediction and online learning
  *                  (pcorr_*: corr_* names belong to common/corr.h)
+ *   onhost.c       allocations the plan keeps in host memory (onhost_*)
  *
  * Every function declared here expects the engine's lock held.
  */
@@ -135,5 +136,10 @@ void pcorr_learn(engine *e, uint64_t exec_id);
 
 /* Prefetches the blocks of the kernels predicted to follow exec_id. */
 void pcorr_prefetch(engine *e, uint64_t exec_id);
+
+/* Allocation r was just made / is being freed: places it in host memory
+ * when the plan keeps it there / releases it if it was placed. */
+void onhost_alloc(engine *e, const struct alloc_rec *r);
+void onhost_free(engine *e, const struct alloc_rec *r);
 
 #endif

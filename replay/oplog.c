@@ -52,22 +52,39 @@ static struct oplog_entry *append(oplog *l)
 	return e;
 }
 
-static void issue(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
-		  uint64_t wait_mark)
+/* A new entry holding a copy of ranges[0 .. n), or NULL (l->failed set). */
+static struct oplog_entry *append_ranges(oplog *l, const struct engine_range *ranges, size_t n)
 {
-	oplog *l = ctx;
 	struct engine_range *copy = malloc((n ? n : 1) * sizeof *copy);
 	struct oplog_entry *e = copy ? append(l) : NULL;
 	if (!e) {
 		free(copy);
 		l->failed = 1;
-		return;
+		return NULL;
 	}
 	memcpy(copy, ranges, n * sizeof *copy);
-	e->op = op;
-	e->mark = wait_mark;
 	e->ranges = copy;
 	e->n = n;
+	return e;
+}
+
+static void issue(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
+		  uint64_t wait_mark)
+{
+	struct oplog_entry *e = append_ranges(ctx, ranges, n);
+	if (e) {
+		e->op = op;
+		e->mark = wait_mark;
+	}
+}
+
+static bool place(void *ctx, uint64_t address, uint64_t bytes, bool on_host)
+{
+	struct engine_range r = { address, bytes };
+	struct oplog_entry *e = append_ranges(ctx, &r, 1);
+	if (e)
+		e->place = on_host ? 1 : -1;
+	return e != NULL;
 }
 
 static uint64_t mark(void *ctx)
@@ -88,7 +105,7 @@ static uint64_t now(void *ctx)
 
 struct engine_executor oplog_executor(oplog *l)
 {
-	return (struct engine_executor){ l, issue, mark, now };
+	return (struct engine_executor){ l, issue, mark, now, place };
 }
 
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)

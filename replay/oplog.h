@@ -1,6 +1,7 @@
 /*
  * oplog.h: an engine executor that records instead of acting: every batch
- * (kind, ranges, marker waited for) and every marker, in order. The unit
+ * (kind, ranges, marker waited for), every marker and every placement in
+ * host memory, in order. The unit
  * tests judge the engine by this log; it also lets a tool show what a
  * policy would do to a recorded run without a GPU.
  *
@@ -16,9 +17,11 @@
 
 #include "engine.h"
 
-/* One entry: a batch, or a marker (is_mark). */
+/* One entry: a batch, a marker (is_mark) or a placement (place). */
 struct oplog_entry {
 	int is_mark;
+	int place;                    /* 1: placed in host memory, -1: released;
+					 the range is ranges[0] */
 	uint64_t mark;                /* the marker recorded, or waited for */
 	enum engine_op op;            /* batches */
 	struct engine_range *ranges;  /* batches: n ranges, owned by the log */

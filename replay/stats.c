@@ -61,6 +61,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "budget_overruns", s->budget_overruns, ", ");
 	put_u64(f, "skipped_discards", s->skipped_discards, ",\n    ");
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
+	put_u64(f, "placed_on_host", s->host_allocs, ", ");
+	put_u64(f, "placed_on_host_bytes", s->host_bytes, ",\n    ");
 	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, "\n  },\n");
 }
 

@@ -359,9 +359,28 @@ static uint64_t now(void *unused)
 	return rp_now();
 }
 
+/* Made when the program allocates or frees, so on its thread, outside the
+ * launch path: an advice is no stream operation, and it must be in force
+ * before the first kernel touches the memory. */
+static bool place(void *unused, uint64_t address, uint64_t bytes, bool on_host)
+{
+	if (ensure_stream())
+		return false;
+	CUmemLocation host = { CU_MEM_LOCATION_TYPE_HOST, 0 }, gpu = { CU_MEM_LOCATION_TYPE_DEVICE, device };
+	CUresult r = cuMemAdvise((CUdeviceptr)address, bytes,
+				 on_host ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+				 host);
+	if (r == CUDA_SUCCESS)
+		r = cuMemAdvise((CUdeviceptr)address, bytes,
+				on_host ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu);
+	check(r, on_host ? "placing an allocation in host memory (cuMemAdvise)"
+			 : "releasing an allocation from host memory (cuMemAdvise)");
+	return r == CUDA_SUCCESS;
+}
+
 const struct engine_executor *rp_exec_get(void)
 {
-	static const struct engine_executor exec = { NULL, issue, mark, now };
+	static const struct engine_executor exec = { NULL, issue, mark, now, place };
 	return &exec;
 }
 

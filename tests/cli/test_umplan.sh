@@ -70,7 +70,7 @@ expect_status 0 "--report under a small capacity exits 0"
 expect_out_has "capacity     5.00 MiB, from --capacity" "--capacity shows in the report"
 expect_out_has "evict" "the report lists evictions"
 
-run "$UMPLAN" "$trace" --json --capacity 5M
+run "$UMPLAN" "$trace" --json --capacity 5M --host-bw 0
 expect_status 0 "--json exits 0"
 if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["iterations"]["period"] == 4; assert d["plan"]["capacity"] == 5*2**20; assert d["plan"]["evict"] > 0' <<<"$out"; then
 	ok "--json is JSON with the period, capacity and evictions"

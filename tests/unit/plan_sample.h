@@ -1,7 +1,8 @@
 /*
  * plan_sample.h: a small but complete plan for the plan-file tests
  * (test_plan.c, test_planfile.c, test_plan_json.c): every op kind, both
- * allocation origins, a wrap-around deadline, correlation tables.
+ * allocation origins, a wrap-around deadline, correlation tables; and a
+ * variant that keeps allocations on the host.
  */
 #ifndef UMKIT_PLAN_SAMPLE_H
 #define UMKIT_PLAN_SAMPLE_H
@@ -80,6 +81,25 @@ static inline struct plan *sample_plan(void)
 	if (!p->corr)
 		abort();
 	plan_finalize(p);
+	return p;
+}
+
+/* The sample plan with two more persistent allocations that no op names, 4
+ * and 5, both kept on the host. */
+static inline struct plan *sample_host_plan(void)
+{
+	struct plan *p = sample_plan();
+	struct plan_alloc *a = realloc(p->allocs, 6 * sizeof *a);
+	p->host = malloc(2 * sizeof *p->host);
+	if (!a || !p->host)
+		abort();
+	a[4] = (struct plan_alloc){ PLAN_ALLOC_PERSISTENT, 3, 16 * MIB };
+	a[5] = (struct plan_alloc){ PLAN_ALLOC_PERSISTENT, 7, MIB };
+	p->allocs = a;
+	p->n_allocs = 6;
+	p->host[0] = 4;
+	p->host[1] = 5;
+	p->n_host = 2;
 	return p;
 }
 

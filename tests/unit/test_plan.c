@@ -61,9 +61,45 @@ static void round_trip(void **state)
 	assert_int_equal(corr_next_execs(q->corr, sample_exec_ids[4], next, 3), 3);
 	assert_true(next[0] == sample_exec_ids[5]);
 	assert_true(next[1] == sample_exec_ids[0]); /* wraps to the next iteration */
+	assert_int_equal(q->n_host, 0);
+	assert_null(q->host);
 	assert_plans_equal(p, q);
 	plan_destroy(p);
 	plan_destroy(q);
+}
+
+static void host_round_trip(void **state)
+{
+	struct plan *p = sample_host_plan();
+	char path[512], err[256];
+	test_path(path, sizeof path, "host.bin");
+	assert_int_equal(plan_save(p, path, err, sizeof err), 0);
+	struct plan *q = plan_load(path, err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_int_equal(q->n_allocs, 6);
+	assert_int_equal(q->allocs[5].ordinal, 7);
+	assert_int_equal(q->n_host, 2);
+	assert_int_equal(q->host[0], 4);
+	assert_int_equal(q->host[1], 5);
+	assert_plans_equal(p, q);
+	plan_destroy(p);
+	plan_destroy(q);
+}
+
+/* A plan that keeps nothing on the host has no section 8: it is what a
+ * version 1 umkit wrote. */
+static void no_host_no_section(void **state)
+{
+	struct plan *p = sample_plan();
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
+	assert_non_null(pf);
+	assert_null(planfile_section(pf, PLAN_SEC_HOST, NULL));
+	planfile_close(pf);
+	free(img);
+	plan_destroy(p);
 }
 
 static void ops_sorted_by_finalize(void **state)
@@ -239,6 +275,49 @@ static void bad_block_tables(void **state)
 			  "allocation 3, which has 1", false);
 }
 
+static void bad_host_entries(void **state)
+{
+	struct plan *p = sample_host_plan();
+	p->host[1] = 9;
+	expect_refused(p, "plan.bin: host entry 1 names allocation 9 but the plan has 6", false);
+	p = sample_host_plan();
+	p->host[0] = 5;
+	p->host[1] = 4;
+	expect_refused(p, "plan.bin: host entries are not in ascending order at entry 1", false);
+	p = sample_host_plan();
+	p->host[1] = 4;
+	expect_refused(p, "plan.bin: host entries are not in ascending order at entry 1", false);
+	p = sample_host_plan();
+	p->host[0] = 2;
+	expect_refused(p, "plan.bin: host entry 0 names an iteration allocation (only persistent "
+			  "ones may stay on the host)", false);
+	/* ops[0] is the evict of allocation 1 at kernel 0. */
+	p = sample_host_plan();
+	p->host[0] = 1;
+	expect_refused(p, "plan.bin: op 0 names allocation 1, which the plan keeps on the host",
+		       false);
+
+	/* A plan without allocations keeps none on the host. */
+	p = sample_host_plan();
+	free(p->allocs);
+	p->allocs = NULL;
+	p->n_allocs = 0;
+	p->n_ops = 0;
+	corr_destroy(p->corr);
+	p->corr = NULL;
+	p->n_host = 1;
+	p->host[0] = 0;
+	expect_refused(p, "plan.bin: host entry 0 names allocation 0 but the plan has 0", false);
+
+	char err[256];
+	p = sample_host_plan();
+	free(p->host);
+	p->host = NULL;
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
+	assert_string_equal(err, "plan.bin: the plan counts host entries it does not have");
+	plan_destroy(p);
+}
+
 /* Copies every section of pf into a new writer, replacing section `id`'s
  * content with data[0..len) (or leaving it out when data is NULL), and
  * returns the resulting image. */
@@ -262,9 +341,10 @@ static unsigned char *rebuild(const planfile *pf, uint32_t id, const void *data,
 	return img;
 }
 
+/* The host plan's container: every section there is, 8 included. */
 static planfile *sample_container(void)
 {
-	struct plan *p = sample_plan();
+	struct plan *p = sample_host_plan();
 	size_t len;
 	unsigned char *img = sample_image(p, &len);
 	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
@@ -297,6 +377,16 @@ static void missing_sections(void **state)
 		assert_string_equal(err, cases[i].msg);
 		free(img);
 	}
+	/* Without section 8 the plan keeps nothing on the host. */
+	size_t len;
+	void *img = rebuild(pf, PLAN_SEC_HOST, NULL, 0, &len);
+	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_int_equal(q->n_host, 0);
+	plan_destroy(q);
+	free(img);
+
 	/* An unknown section is ignored: a later umkit may add optional ones. */
 	planfile_writer *w = planfile_writer_create();
 	for (size_t i = 0; i < planfile_section_count(pf); i++) {
@@ -306,10 +396,8 @@ static void missing_sections(void **state)
 		planfile_writer_add(w, id, d, n);
 	}
 	planfile_writer_add(w, 99, "future", 6);
-	void *img;
-	size_t len;
 	assert_int_equal(planfile_writer_encode(w, &img, &len), 0);
-	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
 	assert_non_null(q);
 	plan_destroy(q);
 	free(img);
@@ -344,6 +432,40 @@ static void section_truncations(void **state)
 		assert_non_null(strstr(err, "longer than its"));
 		free(img);
 		free(longer);
+	}
+	planfile_close(pf);
+}
+
+/* Section 8 decoded exactly: its count is checked against the bytes present
+ * before anything is allocated. */
+static void host_section_damage(void **state)
+{
+	planfile *pf = sample_container();
+	const unsigned char good[12] = { 2, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0 };
+	unsigned char longer[13] = { 2, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 0 };
+	const unsigned char huge[8] = { 0xff, 0xff, 0xff, 0xff, 4, 0, 0, 0 };
+	size_t n;
+	const void *d = planfile_section(pf, PLAN_SEC_HOST, &n);
+	assert_int_equal(n, sizeof good);
+	assert_memory_equal(d, good, sizeof good);
+	struct {
+		const void *data;
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ good, 10, "plan.bin: the host placement section is truncated" },
+		{ good, 3, "plan.bin: the host placement section is truncated" },
+		{ huge, sizeof huge, "plan.bin: the host placement section is truncated" },
+		{ longer, sizeof longer, "plan.bin: the host placement section is longer than its "
+					 "content" },
+	};
+	char err[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t len;
+		unsigned char *img = rebuild(pf, PLAN_SEC_HOST, cases[i].data, cases[i].len, &len);
+		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
+		assert_string_equal(err, cases[i].msg);
+		free(img);
 	}
 	planfile_close(pf);
 }
@@ -401,6 +523,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip),
+		cmocka_unit_test(host_round_trip),
+		cmocka_unit_test(no_host_no_section),
 		cmocka_unit_test(ops_sorted_by_finalize),
 		cmocka_unit_test(signature_hash_pinned),
 		cmocka_unit_test(no_correlation_tables),
@@ -410,8 +534,10 @@ int main(void)
 		cmocka_unit_test(op_fields),
 		cmocka_unit_test(bad_signature_and_allocs),
 		cmocka_unit_test(bad_block_tables),
+		cmocka_unit_test(bad_host_entries),
 		cmocka_unit_test(missing_sections),
 		cmocka_unit_test(section_truncations),
+		cmocka_unit_test(host_section_damage),
 		cmocka_unit_test(section_flips),
 		cmocka_unit_test(load_errors),
 	};

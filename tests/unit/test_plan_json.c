@@ -111,6 +111,9 @@ static void dump_has_everything(void **state)
 		kinds[i] = text(cJSON_GetArrayItem(ops, i), "kind");
 	assert_string_equal(kinds[3], "discard");
 	assert_string_equal(kinds[4], "discard_prefetch");
+	const cJSON *host = get(root, "host");
+	assert_true(cJSON_IsArray(host));
+	assert_int_equal(cJSON_GetArraySize(host), 0);
 
 	const cJSON *corr = get(root, "correlation");
 	const cJSON *cfg = get(corr, "config");
@@ -177,10 +180,23 @@ static void big_values_stay_exact(void **state)
 	plan_destroy(p);
 }
 
+static void dump_shows_host(void **state)
+{
+	struct plan *p = sample_host_plan();
+	cJSON *root = dump(p);
+	assert_int_equal(num(root, "n_allocs"), 6);
+	const cJSON *host = get(root, "host");
+	assert_int_equal(cJSON_GetArraySize(host), 2);
+	assert_int_equal(cJSON_GetArrayItem(host, 0)->valueint, 4);
+	assert_int_equal(cJSON_GetArrayItem(host, 1)->valueint, 5);
+	cJSON_Delete(root);
+	plan_destroy(p);
+}
+
 /* The dump of a loaded plan is the dump of the plan that was saved. */
 static void dump_survives_round_trip(void **state)
 {
-	struct plan *p = sample_plan();
+	struct plan *p = sample_host_plan();
 	size_t len;
 	char err[256];
 	unsigned char *img = sample_image(p, &len);
@@ -200,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dump_has_everything),
 		cmocka_unit_test(big_values_stay_exact),
+		cmocka_unit_test(dump_shows_host),
 		cmocka_unit_test(dump_survives_round_trip),
 	};
 	return cmocka_run_group_tests_name("plan_json", tests, NULL, NULL);

@@ -129,13 +129,19 @@ static void properties_on_random_traces(void **state)
 		planner_free(base);
 		for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++) {
 			uint64_t cap = (uint64_t)(fractions[f] * (double)peak);
-			struct planner *p = test_plan(path, cap);
-			snprintf(what, sizeof what, "seed %llu, capacity %.2f of the peak",
-				 (unsigned long long)seed, fractions[f]);
-			assert_properties(p, what);
-			if (f > 0 && fractions[f] < 1)
-				assert_true(p->sched.evictions > 0 || p->sched.n_unfit > 0);
-			planner_free(p);
+			/* Migrations alone, then with host placement. */
+			for (int host = 0; host < 2; host++) {
+				struct planner *p = test_plan_host(path, cap, host ? PLANNER_REMOTE_BPS : 0);
+				snprintf(what, sizeof what, "seed %llu, capacity %.2f of the peak%s",
+					 (unsigned long long)seed, fractions[f], host ? ", host placement" : "");
+				assert_properties(p, what);
+				if (f > 0 && fractions[f] < 1)
+					assert_true(p->sched.evictions > 0 || p->sched.n_unfit > 0 ||
+						    p->host_bytes > 0);
+				if (!host)
+					assert_int_equal(p->plan->n_host, 0);
+				planner_free(p);
+			}
 		}
 	}
 }
@@ -307,7 +313,8 @@ static void kernels_that_cannot_fit_are_reported(void **state)
 		if (base->access.ws_bytes[k] > ws_max)
 			ws_max = base->access.ws_bytes[k];
 	planner_free(base);
-	struct planner *p = test_plan(path, ws_max - 1);
+	/* Host placement would take tensors out of the working sets. */
+	struct planner *p = test_plan_host(path, ws_max - 1, 0);
 	assert_true(p->sched.n_unfit > 0);
 	for (size_t i = 0; i < p->sched.n_unfit; i++)
 		assert_true(p->access.ws_bytes[p->sched.unfit[i]] > ws_max - 1);

@@ -45,9 +45,9 @@ struct model {
 	uint64_t lo;         /* first block number */
 	size_t n;
 	uint32_t *live;
-	uint8_t *resident, *kernel;
+	uint8_t *resident, *kernel, *host;
 	size_t seen;
-	uint64_t budget_blocks, prefetched, evicted, discarded;
+	uint64_t budget_blocks, prefetched, evicted, discarded, placed;
 };
 
 static size_t mblk(const struct model *m, uint64_t address)
@@ -70,10 +70,23 @@ static void model_check(struct model *m, oplog *log)
 	for (size_t i = m->seen; i < n; i++) {
 		if (e[i].is_mark)
 			continue;
+		if (e[i].place) {
+			/* In host memory: never resident, whatever touches it. */
+			for (uint64_t a = e[i].ranges[0].address; a < e[i].ranges[0].address + e[i].ranges[0].bytes;
+			     a += BLK) {
+				size_t b = mblk(m, a);
+				assert_int_equal(m->host[b], e[i].place < 0);
+				m->host[b] = e[i].place > 0;
+				m->resident[b] = 0;
+				m->placed += e[i].place > 0;
+			}
+			continue;
+		}
 		for (size_t r = 0; r < e[i].n; r++)
 			for (uint64_t a = e[i].ranges[r].address;
 			     a < e[i].ranges[r].address + e[i].ranges[r].bytes; a += BLK) {
 				size_t b = mblk(m, a);
+				assert_false(m->host[b]);
 				switch (e[i].op) {
 				case ENGINE_OP_DISCARD:
 					assert_int_equal(m->live[b], 0);
@@ -127,6 +140,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	m->live = calloc(m->n, sizeof *m->live);
 	m->resident = calloc(m->n, 1);
 	m->kernel = calloc(m->n, 1);
+	m->host = calloc(m->n, 1);
 	m->budget_blocks = budget / BLK;
 
 	oplog *log = oplog_create();
@@ -142,6 +156,8 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 			const struct trace_alloc *a = &t->allocs[ev[i].idx];
 			engine_on_alloc(e, a->id, a->address, a->size);
 			model_live(m, a, 1);
+			memset(m->kernel, 0, m->n); /* no launch under way */
+			model_check(m, log);
 			continue;
 		}
 		if (ev[i].order != EV_LAUNCH) {
@@ -165,7 +181,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 		model_check(m, log);
 		uint64_t resident = 0;
 		for (size_t b = 0; b < m->n; b++) {
-			m->resident[b] |= m->kernel[b];
+			m->resident[b] |= m->kernel[b] && !m->host[b];
 			resident += m->resident[b];
 		}
 		/* A kernel whose own blocks exceed the budget (a fused
@@ -186,6 +202,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	free(m->live);
 	free(m->resident);
 	free(m->kernel);
+	free(m->host);
 }
 
 /* Plans path at a fraction of its unplanned peak and replays it. */
@@ -225,6 +242,10 @@ static void replay_planned(const char *path, double fraction, bool synthetic, bo
 	 * at most one iteration's worth. */
 	if (aligned)
 		assert_true(st.skipped_discards <= plan_discards + plan_fresh);
+	/* The allocations the plan keeps in host memory were placed there. */
+	assert_int_equal(st.host_bytes / BLK, m.placed);
+	if (p->n_host)
+		assert_true(st.host_allocs > 0);
 	if (synthetic) /* small kernels: every one fits */
 		assert_int_equal(st.budget_overruns, 0);
 	planner_free(pl);

@@ -1,23 +1,30 @@
 /*
  * testplan.h: planning a trace inside a unit test, with the planner's
- * defaults at a capacity (0: the trace's device memory); a planner error
- * fails the test with its message. Include after testutil.h.
+ * defaults at a capacity (0: the trace's device memory), or with host
+ * placement set apart; a planner error fails the test with its message. Include after testutil.h.
  */
 #ifndef UMKIT_TESTPLAN_H
 #define UMKIT_TESTPLAN_H
 
 #include "plan/planner.h"
 
-static inline struct planner *test_plan(const char *path, uint64_t capacity)
+/* remote_bps: host placement's pass bandwidth (0: host placement off). */
+static inline struct planner *test_plan_host(const char *path, uint64_t capacity, uint64_t remote_bps)
 {
 	struct planner_options o;
 	planner_options_default(&o);
 	o.capacity = capacity;
+	o.remote_bytes_per_s = remote_bps;
 	struct planner *p;
 	char err[512];
 	if (planner_run(path, &o, &p, err, sizeof err))
 		fail_msg("%s", err);
 	return p;
+}
+
+static inline struct planner *test_plan(const char *path, uint64_t capacity)
+{
+	return test_plan_host(path, capacity, PLANNER_REMOTE_BPS);
 }
 
 #endif

@@ -1,0 +1,74 @@
+/* host.c: choosing the tensors kept in host memory (see host.h). */
+#include "host.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "plan.h"
+
+struct cand {
+	uint32_t uses;
+	uint64_t bytes;
+	uint32_t tensor;
+};
+
+/* Fewest uses first, then the largest, then tensor order. */
+static int by_cost(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+	if (a->uses != b->uses)
+		return a->uses < b->uses ? -1 : 1;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->tensor < b->tensor ? -1 : a->tensor > b->tensor;
+}
+
+static bool owns_blocks(const struct tensor *t)
+{
+	return t->address % PLAN_BLOCK_SIZE == 0 && t->bytes % PLAN_BLOCK_SIZE == 0 && t->bytes > 0;
+}
+
+static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t i,
+		     const struct host_options *o)
+{
+	const struct tensor *t = &ts->t[i];
+	uint32_t uses = v->tv[i].n_uses;
+	if (t->origin != PLAN_ALLOC_PERSISTENT || t->live_len < ts->n_pos || t->freed ||
+	    !owns_blocks(t) || uses > HOST_MAX_USES)
+		return false;
+	double pass = 1.0 / (double)o->remote_bytes_per_s;
+	double migrate = 1.0 / (double)o->dtoh_bytes_per_s + 1.0 / (double)o->htod_bytes_per_s;
+	return uses * pass < migrate;
+}
+
+uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct host_options *o)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		ts->t[i].host = false;
+	if (!o->excess || !o->remote_bytes_per_s || !o->dtoh_bytes_per_s || !o->htod_bytes_per_s)
+		return 0;
+	struct cand *cand = malloc((ts->n_persistent ? ts->n_persistent : 1) * sizeof *cand);
+	if (!cand)
+		return (uint64_t)-1;
+	size_t n = 0;
+	for (size_t i = 0; i < ts->n_persistent; i++)
+		if (eligible(ts, v, i, o))
+			cand[n++] = (struct cand){ v->tv[i].n_uses, ts->t[i].bytes, (uint32_t)i };
+	qsort(cand, n, sizeof *cand, by_cost);
+	uint64_t chosen = 0;
+	for (size_t j = 0; j < n && chosen < o->excess; j++) {
+		ts->t[cand[j].tensor].host = true;
+		chosen += cand[j].bytes;
+	}
+	free(cand);
+	return chosen;
+}
+
+uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s)
+{
+	double ns = 0;
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->t[i].host)
+			ns += (double)v->tv[i].n_uses * (double)ts->t[i].bytes * 1e9 / (double)remote_bytes_per_s;
+	return (uint64_t)ns;
+}

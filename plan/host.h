@@ -1,0 +1,54 @@
+/*
+ * host.h: which tensors the plan keeps in host memory, mapped for the GPU,
+ * instead of migrating them (docs/planner.md, "Host placement").
+ *
+ * A tensor kept on the host is never resident on the GPU: every kernel that
+ * uses it reads and writes it there, over the link. On the H100 one such
+ * pass over 1 GiB, read and written, took 28.7 ms, against 70 ms for the
+ * eviction of the same GiB and 23 ms for its prefetch
+ * (tests/gpu/um_costs.py, round_trip_ms). So a tensor few kernels touch per
+ * iteration, such as an optimizer's state (an Adam moment: two or three
+ * elementwise kernels per step; a momentum buffer), costs less to leave
+ * there than to evict and bring back each iteration.
+ *
+ * When the capacity binds, candidates are the persistent tensors live the
+ * whole iteration that own whole 2 MB blocks (the arena gives those to
+ * allocations over 1 MiB), used by at most HOST_MAX_USES kernels, and only
+ * while one pass per use costs less than an eviction and a prefetch:
+ *
+ *     uses / remote_bw  <  1 / dtoh_bw + 1 / htod_bw
+ *
+ * They are taken from the fewest uses up, the largest first among equals,
+ * until the chosen bytes cover the excess (the peak residency without
+ * evictions less the capacity); past that, host placement gains nothing.
+ */
+#ifndef UMKIT_HOST_H
+#define UMKIT_HOST_H
+
+#include <stdint.h>
+
+#include "tensor.h"
+#include "vital.h"
+
+/* One pass per use understates what a kernel that reuses its operand (a
+ * GEMM reads a weight once per output tile) would pull over the link:
+ * tensors used more often than this stay in the migration schedule. */
+#define HOST_MAX_USES 3
+
+struct host_options {
+	uint64_t excess;             /* bytes to take off the GPU; 0: none */
+	uint64_t remote_bytes_per_s; /* one pass over mapped host memory; 0: off */
+	uint64_t htod_bytes_per_s;
+	uint64_t dtoh_bytes_per_s;
+};
+
+/* Sets tensor.host on the chosen tensors of ts (clearing it on the others)
+ * and returns their bytes (footprint). Deterministic. Returns (uint64_t)-1
+ * when out of memory, with nothing chosen. */
+uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct host_options *o);
+
+/* What the chosen tensors add to an iteration: one pass over each per use,
+ * at remote_bytes_per_s (ns). */
+uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s);
+
+#endif
