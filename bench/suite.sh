@@ -16,7 +16,9 @@
 #   budget), and plan with a budget of 1.25 W (replay when memory suffices);
 # grid: at each W/B of RATIOS (1.25 1.5 2 3), POLICIES (ondemand deepum
 #   plan) under --gpu-budget B; without base, ideal too, so every build in
-#   every command has the reference its rows are normalised to.
+#   every command has the reference its rows are normalised to. The
+#   pseudo-policy plan-migrate is plan with a plan made without host
+#   placement (umplan --host-bw 0): migrations alone.
 # With KERNEL_TIMES=1 every replay also times the kernels (umreplay
 # --kernel-times), so the CSV tells how long the GPU computed per steady
 # iteration (a diagnostic: it adds to each launch).
@@ -102,12 +104,15 @@ record() {
 }
 
 # plan BATCH BUDGET: the plan for the recorded BATCH under BUDGET bytes (0:
-# none, the plan ideal runs with: its ops are not used, its signature is).
+# none, the plan ideal runs with: its ops are not used, its signature is);
+# for the pseudo-policy plan-migrate, also the plan without host placement.
 plan() {
 	local cap=() out=$work/$MODEL.b$1.$2.plan
 	[ -s "$out" ] && return 0   # made by an earlier part of this command
 	[ "$2" != 0 ] && cap=(--capacity "$2")
-	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$out"
+	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$out" || return 1
+	[[ " $POLICIES " != *" plan-migrate "* ]] ||
+		$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" --host-bw 0 -q -o "$out.migrate"
 }
 
 # run EXPERIMENT BATCH W MAXM RATIO BUDGET POLICY REP REF: one run, one CSV row.
@@ -122,6 +127,8 @@ run() {
 		rc=$?
 	else
 		local budget_opt=() plan_opt=(--plan "$work/$MODEL.b$batch.$budget.plan") env_opt=() diag_opt=()
+		local rpolicy=$policy
+		[ "$policy" = plan-migrate ] && rpolicy=plan plan_opt[1]+=.migrate
 		[ "$budget" != 0 ] && budget_opt=(--gpu-budget "$budget")
 		[ "${KERNEL_TIMES:-0}" = 1 ] && diag_opt=(--kernel-times)
 		case $exp in
@@ -129,7 +136,7 @@ run() {
 		overhead-cached) plan_opt=() env_opt=(PYTORCH_NO_CUDA_MEMORY_CACHING=0) ;;
 		esac
 		timeout "$RUN_LIMIT_S" env "${env_opt[@]}" "$rbuild/bin/umreplay" -q "${plan_opt[@]}" \
-			--policy "$policy" "${budget_opt[@]}" "${diag_opt[@]}" --max-managed "$maxm" \
+			--policy "$rpolicy" "${budget_opt[@]}" "${diag_opt[@]}" --max-managed "$maxm" \
 			--stats "$work/stats/$MODEL.$tag.json" -- "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
 		stats=(--stats "$work/stats/$MODEL.$tag.json")

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure import COLUMNS  # noqa: E402
 
 ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
-POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan"]
+POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan-migrate", "plan"]
 TOOLS = ["ondemand", "deepum", "plan"]   # the policies that run under a budget
 EXPERIMENTS = ["grid", "maxbatch", "overhead", "overhead-cached", "overhead-noplan"]
 # The overhead part's variants, each adding one thing to the one before:
