@@ -39,7 +39,12 @@ static int place_on_host(struct planner *p, char *err, size_t errlen)
 	if (!p->host_bytes)
 		return 0;
 	sched_result_free(&p->sched);
-	return sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen);
+	if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
+		return -1;
+	/* The reports' peak "without a plan" is the program's, host tensors
+	 * included. */
+	p->sched.baseline_peak = peak;
+	return 0;
 }
 
 static int schedule(struct planner *p, char *err, size_t errlen)

@@ -104,7 +104,7 @@ static bool visit_kernel(engine *e, uint64_t exec_id, uint64_t keep, bool bring,
 			continue;
 		for (uint64_t no = first; no <= last; no++) {
 			struct block *b = residency_find(e->res, no);
-			if (!b || !b->live)
+			if (!b || !b->live || b->host)
 				continue;
 			if (b->state == BLOCK_RESIDENT) {
 				/* Recency only matters to a budget. */

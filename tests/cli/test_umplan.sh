@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command-line tests for umplan: usage errors, --report and --json output,
-# -o writing a plan, --dump printing it as JSON, --check, and clear errors
-# for a missing trace, a trace without a table and a newer schema.
+# host placement (--host-bw), -o writing a plan, --dump printing it as JSON,
+# --check, and clear errors for a missing trace, a trace without a table and
+# a newer schema.
 # Traces come from lib.sh's make_trace.
 source "$(dirname "$0")/lib.sh"
 UMPLAN=$(realpath "$BIN/umplan")
@@ -11,10 +12,11 @@ make_trace "$trace"
 
 run "$UMPLAN" --help
 expect_status 0 "--help exits 0"
-for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --iteration --report --json --check \
+for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --host-bw --iteration --report --json --check \
 	--corr-rows --corr-ways --corr-successors --dump --quiet --version --simulate --ratios --constants --sim-csv --perturb; do
 	expect_out_has "$opt" "--help documents $opt"
 done
+expect_out_has "  --host-bw GB/s " "--help explains --host-bw"
 
 run "$UMPLAN"
 expect_status 2 "no trace is a usage error"
@@ -29,6 +31,9 @@ run "$UMPLAN" "$trace" --iteration sometimes
 expect_status 2 "a bad --iteration is a usage error"
 run "$UMPLAN" "$trace" --htod-bw -3
 expect_status 2 "a negative bandwidth is a usage error"
+run "$UMPLAN" "$trace" --host-bw abc
+expect_status 2 "a bad --host-bw is a usage error"
+expect_err_has "--host-bw: 'abc'" "the bad --host-bw is named"
 run "$UMPLAN" "$trace" --corr-ways 0
 expect_status 2 "an out-of-range table size is a usage error"
 run "$UMPLAN" "$trace" "$trace"
@@ -76,6 +81,36 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["iterations"]["
 	ok "--json is JSON with the period, capacity and evictions"
 else
 	not_ok "--json is JSON with the period, capacity and evictions"
+fi
+
+# Host placement: at 5 MiB the 4 MiB weight (two uses per iteration) stays
+# in host memory by default, and nothing migrates; a slow link or
+# --host-bw 0 leaves it to the migration schedule.
+run "$UMPLAN" "$trace" --json --capacity 5M
+expect_status 0 "--json with host placement exits 0"
+if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 1 and p["host_bytes"] == 4*2**20 and p["evict"] == 0 and p["prefetch"] == 0' <<<"$out"; then
+	ok "--json: the weight stays on the host, nothing migrates"
+else
+	not_ok "--json: the weight stays on the host, nothing migrates"
+fi
+for bw in 0 1; do
+	run "$UMPLAN" "$trace" --json --capacity 5M --host-bw "$bw"
+	expect_status 0 "--host-bw $bw exits 0"
+	if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 0 and p["host_bytes"] == 0 and p["evict"] > 0' <<<"$out"; then
+		ok "--host-bw $bw: nothing on the host, the weight migrates"
+	else
+		not_ok "--host-bw $bw: nothing on the host, the weight migrates"
+	fi
+done
+run "$UMPLAN" "$trace" --report --capacity 5M
+expect_out_has "host         1 tensors (4.00 MiB) stay in host memory" "--report lists the host tensors"
+run "$UMPLAN" "$trace" -o "$SCRATCH/host.bin" --capacity 5M --check -q
+expect_status 0 "a plan with host placement passes --check"
+run "$UMPLAN" --dump "$SCRATCH/host.bin"
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["host"] == [0] and d["allocs"][0]["origin"] == "persistent" and d["n_ops"] == 0' <<<"$out"; then
+	ok "--dump shows the host list"
+else
+	not_ok "--dump shows the host list"
 fi
 
 plan=$SCRATCH/plan.bin

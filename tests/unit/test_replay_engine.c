@@ -8,7 +8,11 @@
  * allocations resolved by ordinal; ops of a skipped position; a foreign
  * plan detected and then left alone; correlation fallback when lost, and
  * the plan again once matched; ideal issuing nothing; iteration times;
- * the launches that tell the caller to read the stats.
+ * the launches that tell the caller to read the stats; allocations the plan
+ * keeps in host memory placed at their allocation (an earlier tenant's
+ * resident blocks evicted first), left out of the residency model and
+ * released at their free, and only under the plan policy, on blocks of
+ * their own.
  */
 #include "testutil.h"
 
@@ -186,13 +190,23 @@ static void prog_iteration(struct rig *r, uint64_t act_id, int free_s1)
 	launch(r, K5, NULL, 0);
 }
 
-/* The batches of kind op in the whole log. */
+/* The batches of kind op in the whole log (placements are no batches). */
 static size_t count_kind(struct rig *r, enum engine_op op)
 {
 	size_t n, k = 0;
 	const struct oplog_entry *e = oplog_entries(r->log, &n);
 	for (size_t i = 0; i < n; i++)
-		k += !e[i].is_mark && e[i].op == op;
+		k += !e[i].is_mark && !e[i].place && e[i].op == op;
+	return k;
+}
+
+/* The placements in host memory in the whole log. */
+static size_t count_places(struct rig *r)
+{
+	size_t n, k = 0;
+	const struct oplog_entry *e = oplog_entries(r->log, &n);
+	for (size_t i = 0; i < n; i++)
+		k += e[i].place != 0;
 	return k;
 }
 
@@ -657,6 +671,261 @@ static void launch_tells_of_iterations_and_the_verdict(void **state)
 	plan_destroy(p);
 }
 
+/* ---- host placement ---- */
+
+/*
+ * The program of the host placement tests: persistent W1 (2 MiB at BASE),
+ * H (3 MiB at BASE + 2 MiB: blocks 1 and 2), which the plan keeps in host
+ * memory, and W2 (2 MiB at BASE + 6 MiB); kernels K0 (W1), K1 (H, W2), K2
+ * (H).
+ */
+static const uint64_t host_ids[3] = { K0, K1, K2 };
+static const struct engine_range host_range = { BASE + 2 * MB, 4 * MB };
+
+static struct plan *host_plan(void)
+{
+	struct plan *p = new_plan(host_ids, 3, NULL, 0);
+	add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t h = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 3 * MB);
+	add_alloc(p, PLAN_ALLOC_PERSISTENT, 3, 2 * MB);
+	p->host = malloc(sizeof *p->host);
+	assert_non_null(p->host);
+	p->host[0] = h;
+	p->n_host = 1;
+	return p;
+}
+
+static void host_iteration(struct rig *r)
+{
+	launch(r, K0, (const uint64_t[]){ 1 }, 1);
+	launch(r, K1, (const uint64_t[]){ 2, 3 }, 2);
+	launch(r, K2, (const uint64_t[]){ 2 }, 1);
+}
+
+static void expect_place(const struct oplog_entry *e, int place, const struct engine_range *want)
+{
+	assert_false(e->is_mark);
+	assert_int_equal(e->place, place);
+	assert_int_equal(e->n, 1);
+	assert_true(e->ranges[0].address == want->address);
+	assert_true(e->ranges[0].bytes == want->bytes);
+}
+
+/* H is placed when it is made, on its whole blocks, and nothing else is;
+ * its blocks then count toward no budget and are never prefetched or
+ * evicted (a budget of W1 and W2 alone needs no eviction); its free
+ * releases the placement, after which the blocks count again. */
+static void host_allocation_placed_and_released(void **state)
+{
+	struct plan *p = host_plan();
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 4 * MB, p);
+	size_t n;
+	const struct oplog_entry *e;
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	fresh(&r, &n);
+	assert_int_equal(n, 0);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	e = fresh(&r, &n);
+	assert_int_equal(n, 1);
+	expect_place(&e[0], 1, &host_range);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
+	fresh(&r, &n);
+	assert_int_equal(n, 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.host_allocs, 1);
+	assert_true(st.host_bytes == 4 * MB);
+
+	host_iteration(&r);
+	host_iteration(&r);
+	e = fresh(&r, &n);
+	for (size_t i = 0; i < n; i++)
+		assert_true(e[i].is_mark);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.launches, 6);
+	assert_int_equal(st.budget_evictions, 0);
+	assert_int_equal(st.budget_overruns, 0);
+	assert_true(st.modelled_peak_bytes == 4 * MB);
+
+	engine_on_free(r.e, 2);
+	e = fresh(&r, &n);
+	size_t places = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].place) {
+			expect_place(&e[i], -1, &host_range);
+			places++;
+		}
+	assert_int_equal(places, 1);
+	assert_int_equal(count_places(&r), 2);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.host_allocs, 1);
+
+	/* A later tenant of the blocks (no plan allocation) is modelled:
+	 * its first kernel makes room by evicting W1 and W2. */
+	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB);
+	launch(&r, K0, (const uint64_t[]){ 9 }, 1);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.budget_evictions, 2);
+	assert_int_equal(count_kind(&r, ENGINE_OP_EVICT), 1);
+	assert_int_equal(count_places(&r), 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* Runs the host program (H at address h_at, a small allocation at BASE +
+ * 5 MiB made first when shared) under policy and a budget of W1 and W2, and
+ * checks H was not placed; returns the budget evictions. */
+static uint64_t run_unplaced(const struct plan *p, enum engine_policy policy, uint64_t h_at,
+			     bool shared)
+{
+	struct rig r;
+	rig_start(&r, policy, 4 * MB, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	if (shared)
+		engine_on_alloc(r.e, 9, BASE + 5 * MB, 4096);
+	engine_on_alloc(r.e, 2, h_at, 3 * MB);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
+	host_iteration(&r);
+	assert_int_equal(count_places(&r), 0);
+	engine_on_free(r.e, 2);
+	assert_int_equal(count_places(&r), 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.host_allocs, 0);
+	assert_int_equal(st.host_bytes, 0);
+	rig_stop(&r);
+	return st.budget_evictions;
+}
+
+/* Not placed: under the other policies (they have no host placement: H's
+ * blocks are modelled, and where there is a model the budget evicts for
+ * them), at an address inside a block, on a block another live allocation
+ * holds, under a plan judged foreign, or with an executor that cannot
+ * place. */
+static void host_allocation_not_placed(void **state)
+{
+	struct plan *p = host_plan();
+	finish_plan(p);
+	assert_int_equal(run_unplaced(p, ENGINE_IDEAL, BASE + 2 * MB, false), 0);
+	assert_true(run_unplaced(p, ENGINE_ONDEMAND, BASE + 2 * MB, false) > 0);
+	assert_true(run_unplaced(p, ENGINE_DEEPUM, BASE + 2 * MB, false) > 0);
+	assert_true(run_unplaced(p, ENGINE_PLAN, BASE + 2 * MB + 4096, false) > 0);
+	assert_true(run_unplaced(p, ENGINE_PLAN, BASE + 2 * MB, true) > 0);
+
+	/* Nor once the plan is judged another program's. */
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 4 * MB, p);
+	for (int i = 0; i < 10 * 3 + 10000; i++)
+		launch(&r, U + (uint64_t)i, NULL, 0);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 1);
+	assert_int_equal(st.host_allocs, 0);
+	assert_int_equal(count_places(&r), 0);
+	rig_stop(&r);
+
+	oplog *l = oplog_create();
+	struct engine_executor x = oplog_executor(l);
+	x.place = NULL;
+	char err[128];
+	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p };
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	assert_non_null(e);
+	engine_on_alloc(e, 2, BASE + 2 * MB, 3 * MB);
+	engine_on_free(e, 2);
+	engine_get_stats(e, &st);
+	assert_int_equal(st.host_allocs, 0);
+	size_t n;
+	oplog_entries(l, &n);
+	assert_int_equal(n, 0);
+	engine_destroy(e);
+	oplog_destroy(l);
+	plan_destroy(p);
+}
+
+/* An earlier tenant of H's blocks (freed, its blocks left resident) is
+ * evicted before H is placed there: a page on the GPU would stay there. */
+static void host_placement_evicts_earlier_tenant(void **state)
+{
+	struct plan *p = host_plan();
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 64 * MB, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB);
+	launch(&r, K0, (const uint64_t[]){ 1, 9 }, 2);
+	engine_on_free(r.e, 9);
+	size_t n;
+	fresh(&r, &n);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	const struct oplog_entry *e = fresh(&r, &n);
+	assert_int_equal(n, 2);
+	expect_batch(&e[0], ENGINE_OP_EVICT, 0, &host_range, 1);
+	assert_int_equal(e[0].place, 0);
+	expect_place(&e[1], 1, &host_range);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.ops[ENGINE_OP_EVICT], 1);
+	assert_true(st.bytes[ENGINE_OP_EVICT] == 4 * MB);
+	assert_int_equal(st.host_allocs, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* Correlation tables that name H (umplan leaves it out of them; a plan made
+ * otherwise may not): once the run is lost, K0's predicted successors
+ * prefetch W3, which no kernel used, but never H's blocks. W3 comes first in
+ * K1's list: a block act_bring refuses ends the pass as a lack of room
+ * would. */
+static void host_blocks_never_prefetched(void **state)
+{
+	struct plan *p = host_plan();
+	add_alloc(p, PLAN_ALLOC_PERSISTENT, 4, 2 * MB);
+	const struct corr_block k0[1] = { { 0, 0 } };
+	const struct corr_block k1[4] = { { 3, 0 }, { 2, 0 }, { 1, 0 }, { 1, 1 } };
+	const struct corr_block k2[2] = { { 1, 0 }, { 1, 1 } };
+	const struct corr_kernel_blocks kb[3] = { { k0, 1 }, { k1, 4 }, { k2, 2 } };
+	struct corr_config cc;
+	corr_config_default(&cc);
+	p->corr = corr_build(&cc, host_ids, 3, kb, NULL, 0);
+	assert_non_null(p->corr);
+	finish_plan(p);
+
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
+	engine_on_alloc(r.e, 4, BASE + 8 * MB, 2 * MB);
+	host_iteration(&r);
+	for (uint64_t i = 0; i < 4; i++)
+		launch(&r, U + i, NULL, 0);
+	launch(&r, K0, (const uint64_t[]){ 1 }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_true(st.corr_launches > 0);
+	assert_int_equal(st.host_allocs, 1);
+	size_t n;
+	const struct oplog_entry *e = oplog_entries(r.log, &n);
+	size_t w3 = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].is_mark || e[i].place)
+			continue;
+		for (size_t j = 0; j < e[i].n; j++) {
+			const struct engine_range *g = &e[i].ranges[j];
+			assert_false(g->address < host_range.address + host_range.bytes &&
+				     host_range.address < g->address + g->bytes);
+			w3 += e[i].op == ENGINE_OP_PREFETCH && g->address == BASE + 8 * MB;
+		}
+	}
+	assert_int_equal(w3, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 static void create_checks_config(void **state)
 {
 	oplog *l = oplog_create();
@@ -696,6 +965,10 @@ int main(void)
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(ideal_counts_only),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
+		cmocka_unit_test(host_allocation_placed_and_released),
+		cmocka_unit_test(host_allocation_not_placed),
+		cmocka_unit_test(host_placement_evicts_earlier_tenant),
+		cmocka_unit_test(host_blocks_never_prefetched),
 		cmocka_unit_test(create_checks_config),
 	};
 	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);

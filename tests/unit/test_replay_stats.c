@@ -53,6 +53,8 @@ static void keys_and_values(void **state)
 	s.budget_overruns = 1;
 	s.skipped_discards = 2;
 	s.corr_launches = 40;
+	s.host_allocs = 3;
+	s.host_bytes = (uint64_t)5 << 31;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
@@ -91,6 +93,8 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "budget_overruns"), 1);
 	assert_int_equal(num(e, "skipped_discards"), 2);
 	assert_int_equal(num(e, "corr_launches"), 40);
+	assert_int_equal(num(e, "placed_on_host"), 3);
+	assert_true(num(e, "placed_on_host_bytes") == (double)((uint64_t)5 << 31));
 	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));
 
 	const cJSON *a = cJSON_GetObjectItem(j, "iteration_ns");
@@ -152,6 +156,8 @@ static void empty_run_and_no_measurements(void **state)
 	assert_string_equal(cJSON_GetObjectItem(j, "policy")->valuestring, "we\"ird\\\n");
 	const cJSON *e = cJSON_GetObjectItem(j, "engine");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "signature_mismatch")));
+	assert_int_equal(num(e, "placed_on_host"), 0);
+	assert_int_equal(num(e, "placed_on_host_bytes"), 0);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "iteration_ns")), 0);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "iteration_median_ns")));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "measured")));

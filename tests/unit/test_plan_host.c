@@ -1,0 +1,381 @@
+/*
+ * Unit tests for host placement (plan/host.c and its use by the planner):
+ * host_choose on hand-built tensors (which ones qualify, one test per
+ * reason to leave a tensor out; the cost rule; the order and where it
+ * stops; nothing chosen without an excess or a bandwidth), host_pass_ns,
+ * and plans of a real trace at half its unplanned peak: host entries that
+ * only name persistent allocations no op names, every property kept, the
+ * list surviving plan.bin, and fewer evictions than without host placement.
+ */
+#include "testutil.h"
+#include "testplan.h"
+
+#include "plan/host.h"
+#include "plan/plan_check.h"
+#include "plan/planner.h"
+
+#define BLK PLAN_BLOCK_SIZE
+#define BASE ((uint64_t)0x7f0000000000)
+#define GBPS 1000000000ULL
+
+/* The planner's bandwidths: a pass per use costs less than an eviction and
+ * a prefetch up to HOST_MAX_USES uses. */
+static const struct host_options defaults = { .remote_bytes_per_s = PLANNER_REMOTE_BPS,
+					       .htod_bytes_per_s = PLANNER_HTOD_BPS,
+					       .dtoh_bytes_per_s = PLANNER_DTOH_BPS };
+
+/* ---- host_choose on hand-built tensors ---- */
+
+#define MAXT 8
+
+/* The fields of a tensor set and its vitality that host_choose reads. */
+struct fix {
+	struct tensor t[MAXT];
+	struct vital_tensor tv[MAXT];
+	struct tensor_set ts;
+	struct vital v;
+};
+
+/* n persistent tensors, each eligible (live the whole cycle of 10 kernels,
+ * never freed, on whole blocks of its own) with blocks[i] blocks and uses[i]
+ * uses; then one iteration tensor, eligible in every other way, that is
+ * never chosen. */
+static void fix_init(struct fix *f, size_t n, const uint64_t *blocks, const uint32_t *uses)
+{
+	assert_true(n < MAXT);
+	memset(f, 0, sizeof *f);
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t bytes = (i < n ? blocks[i] : 1) * BLK;
+		f->t[i] = (struct tensor){ .origin = PLAN_ALLOC_PERSISTENT, .ordinal = i + 1,
+					   .size = bytes, .bytes = bytes,
+					   .address = BASE + i * 64 * BLK, .live_len = 10 };
+		f->tv[i].n_uses = i < n ? uses[i] : 1;
+	}
+	f->t[n].origin = PLAN_ALLOC_ITERATION;
+	f->t[n].ordinal = 1;
+	f->ts = (struct tensor_set){ .n_pos = 10, .n = n + 1, .t = f->t, .n_persistent = n,
+				     .n_iteration = 1 };
+	f->v = (struct vital){ .n_pos = 10, .tv = f->tv };
+}
+
+static uint64_t choose(struct fix *f, uint64_t excess)
+{
+	struct host_options o = defaults;
+	o.excess = excess;
+	return host_choose(&f->ts, &f->v, &o);
+}
+
+/* The host flags as a bit set (bit i: tensor i). */
+static unsigned chosen(const struct fix *f)
+{
+	unsigned bits = 0;
+	for (size_t i = 0; i < f->ts.n; i++)
+		bits |= (unsigned)f->t[i].host << i;
+	return bits;
+}
+
+/* Tensor 0 (the larger, so the one taken first) spoiled by spoil; tensor 1
+ * eligible. Under an excess that takes everything eligible, only tensor 1
+ * is chosen. */
+static void expect_left_out(void (*spoil)(struct fix *f))
+{
+	struct fix f;
+	fix_init(&f, 2, (const uint64_t[]){ 4, 1 }, (const uint32_t[]){ 1, 1 });
+	assert_int_equal(choose(&f, 100 * BLK), 5 * BLK);
+	assert_int_equal(chosen(&f), 0x3);
+	spoil(&f);
+	assert_int_equal(choose(&f, 100 * BLK), BLK);
+	assert_int_equal(chosen(&f), 0x2);
+}
+
+static void spoil_origin(struct fix *f)
+{
+	f->t[0].origin = PLAN_ALLOC_ITERATION;
+}
+
+static void spoil_live_len(struct fix *f)
+{
+	f->t[0].live_len = f->ts.n_pos - 1;
+}
+
+static void spoil_freed(struct fix *f)
+{
+	f->t[0].freed = true;
+}
+
+static void spoil_address(struct fix *f)
+{
+	f->t[0].address += 4096;
+}
+
+static void spoil_bytes(struct fix *f)
+{
+	f->t[0].bytes -= 4096;
+}
+
+static void spoil_empty(struct fix *f)
+{
+	f->t[0].bytes = 0;
+	f->t[0].size = 0;
+}
+
+static void spoil_uses(struct fix *f)
+{
+	f->tv[0].n_uses = HOST_MAX_USES + 1;
+}
+
+/* An iteration allocation comes and goes within the iteration: nothing to
+ * keep on the host (the trailing iteration tensor is never chosen either). */
+static void host_leaves_out_iteration_tensors(void **state)
+{
+	expect_left_out(spoil_origin);
+}
+
+/* A persistent tensor live only part of the cycle. */
+static void host_leaves_out_short_lived(void **state)
+{
+	expect_left_out(spoil_live_len);
+}
+
+/* A persistent tensor the program frees during the iteration. */
+static void host_leaves_out_freed(void **state)
+{
+	expect_left_out(spoil_freed);
+}
+
+/* A tensor that does not start on a block boundary shares its first
+ * block. */
+static void host_leaves_out_unaligned(void **state)
+{
+	expect_left_out(spoil_address);
+}
+
+/* A footprint that is not whole blocks shares its last block; an empty one
+ * owns none. */
+static void host_leaves_out_partial_blocks(void **state)
+{
+	expect_left_out(spoil_bytes);
+	expect_left_out(spoil_empty);
+}
+
+/* Used more than HOST_MAX_USES times: left to the migration schedule, however
+ * fast the link. */
+static void host_leaves_out_many_uses(void **state)
+{
+	expect_left_out(spoil_uses);
+	struct fix f;
+	fix_init(&f, 2, (const uint64_t[]){ 1, 1 },
+		 (const uint32_t[]){ HOST_MAX_USES, HOST_MAX_USES + 1 });
+	struct host_options o = { .excess = 100 * BLK, .remote_bytes_per_s = 1000 * GBPS,
+				  .htod_bytes_per_s = GBPS, .dtoh_bytes_per_s = GBPS };
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), BLK);
+	assert_int_equal(chosen(&f), 0x1);
+}
+
+/* uses / remote < 1 / dtoh + 1 / htod: at 12.5 GB/s against 10 and 10, two
+ * passes (0.16 ns/B) cost less than a round trip (0.2 ns/B), three (0.24)
+ * do not; at 10 GB/s two passes cost the same as the round trip, which is no
+ * gain; with evictions at 4 GB/s (0.35 ns/B) three passes (0.3) gain. */
+static void host_cost_rule(void **state)
+{
+	struct fix f;
+	fix_init(&f, 3, (const uint64_t[]){ 1, 1, 1 }, (const uint32_t[]){ 1, 2, 3 });
+	struct host_options o = { .excess = 100 * BLK, .remote_bytes_per_s = 12500000000ULL,
+				  .htod_bytes_per_s = 10 * GBPS, .dtoh_bytes_per_s = 10 * GBPS };
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), 2 * BLK);
+	assert_int_equal(chosen(&f), 0x3);
+	o.remote_bytes_per_s = 10 * GBPS;
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), BLK);
+	assert_int_equal(chosen(&f), 0x1);
+	o.dtoh_bytes_per_s = 4 * GBPS;
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), 3 * BLK);
+	assert_int_equal(chosen(&f), 0x7);
+}
+
+/* Fewest uses first (an unused tensor before all), then the largest, then
+ * tensor order; taken until the chosen bytes cover the excess, the last one
+ * whole (it may overshoot). Order: t4 (0 uses, 1 block), t2 (1 use, 4),
+ * t3 (1 use, 4), t1 (1 use, 2), t0 (2 uses, 8). */
+static void host_order_and_stop(void **state)
+{
+	struct fix f;
+	fix_init(&f, 5, (const uint64_t[]){ 8, 2, 4, 4, 1 }, (const uint32_t[]){ 2, 1, 1, 1, 0 });
+	static const struct {
+		uint64_t excess, want;
+		unsigned set;
+	} steps[] = {
+		{ 1, BLK, 0x10 },
+		{ BLK, BLK, 0x10 },
+		{ BLK + 1, 5 * BLK, 0x14 },
+		{ 5 * BLK, 5 * BLK, 0x14 },
+		{ 5 * BLK + 1, 9 * BLK, 0x1c },
+		{ 9 * BLK + 1, 11 * BLK, 0x1e },
+		{ 11 * BLK + 1, 19 * BLK, 0x1f },
+		{ 1000 * BLK, 19 * BLK, 0x1f },
+	};
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		print_message("excess %llu\n", (unsigned long long)steps[i].excess);
+		assert_int_equal(choose(&f, steps[i].excess), steps[i].want);
+		assert_int_equal(chosen(&f), steps[i].set);
+	}
+}
+
+/* No excess, or no bandwidth for one of the three: nothing chosen, and the
+ * flags of an earlier choice (and stray ones) cleared. */
+static void host_nothing_without_excess_or_bandwidth(void **state)
+{
+	struct fix f;
+	fix_init(&f, 2, (const uint64_t[]){ 2, 1 }, (const uint32_t[]){ 1, 1 });
+	for (int c = 0; c < 4; c++) {
+		struct host_options o = defaults;
+		o.excess = c == 0 ? 0 : 100 * BLK;
+		if (c == 1)
+			o.remote_bytes_per_s = 0;
+		if (c == 2)
+			o.htod_bytes_per_s = 0;
+		if (c == 3)
+			o.dtoh_bytes_per_s = 0;
+		for (size_t i = 0; i < f.ts.n; i++)
+			f.t[i].host = true;
+		assert_int_equal(host_choose(&f.ts, &f.v, &o), 0);
+		assert_int_equal(chosen(&f), 0);
+	}
+	/* A real choice clears the flag of what it leaves out too (here the
+	 * iteration tensor). */
+	for (size_t i = 0; i < f.ts.n; i++)
+		f.t[i].host = true;
+	assert_int_equal(choose(&f, 100 * BLK), 3 * BLK);
+	assert_int_equal(chosen(&f), 0x3);
+}
+
+/* One pass per use over each chosen tensor: uses * bytes / remote, summed;
+ * tensors not chosen add nothing. */
+static void host_pass_time(void **state)
+{
+	struct fix f;
+	fix_init(&f, 4, (const uint64_t[]){ 8, 2, 4, 1 }, (const uint32_t[]){ 2, 1, 3, 0 });
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, GBPS), 0);
+	f.t[0].host = true;
+	f.t[1].host = true;
+	f.t[3].host = true;
+	/* At 1 GB/s a byte takes a nanosecond: (2 * 8 + 1 * 2 + 0 * 1) blocks. */
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, GBPS), 18 * BLK);
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, 2 * GBPS), 9 * BLK);
+	/* What host_choose picked, at the planner's bandwidth. */
+	assert_int_equal(choose(&f, 100 * BLK), 15 * BLK);
+	double want = (2.0 * 8 + 2 + 3 * 4) * (double)BLK * 1e9 / (double)PLANNER_REMOTE_BPS;
+	double got = (double)host_pass_ns(&f.ts, &f.v, PLANNER_REMOTE_BPS);
+	assert_true(got > want - 2 && got < want + 1); /* whole nanoseconds */
+}
+
+/* ---- plans of a real trace ---- */
+
+static uint32_t tensor_of_alloc(const struct tensor_set *ts, const struct plan_alloc *a)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->t[i].origin == a->origin && ts->t[i].ordinal == a->ordinal)
+			return (uint32_t)i;
+	return TENSOR_NONE;
+}
+
+/* The ViT fixture at half its unplanned peak: the plan keeps tensors on the
+ * host, each a persistent allocation that no op names and the planner
+ * marked, their footprint host_bytes, their passes in the predicted
+ * iteration; every property holds; the list survives plan.bin; and the
+ * schedule evicts fewer bytes than the plan made with host placement off,
+ * which keeps nothing on the host. */
+static void vit_at_half_keeps_tensors_on_host(void **state)
+{
+	char path[512], out[512], err[512];
+	test_fixture(path, sizeof path, "h100_vit_varying_ids.db");
+	struct planner *base = test_plan(path, 1ULL << 50);
+	uint64_t cap = base->sched.baseline_peak / 2;
+	planner_free(base);
+
+	struct planner *p = test_plan(path, cap);
+	const struct plan *pl = p->plan;
+	print_message("%u host allocations, %llu bytes\n", (unsigned)pl->n_host,
+		      (unsigned long long)p->host_bytes);
+	assert_true(pl->n_host > 0);
+	uint64_t bytes = 0;
+	size_t marked = 0;
+	for (size_t i = 0; i < p->tensors.n; i++)
+		marked += p->tensors.t[i].host;
+	assert_int_equal(marked, pl->n_host);
+	for (uint32_t i = 0; i < pl->n_host; i++) {
+		assert_true(pl->host[i] < pl->n_allocs);
+		const struct plan_alloc *a = &pl->allocs[pl->host[i]];
+		assert_int_equal(a->origin, PLAN_ALLOC_PERSISTENT);
+		uint32_t t = tensor_of_alloc(&p->tensors, a);
+		assert_true(t != TENSOR_NONE);
+		assert_true(p->tensors.t[t].host);
+		assert_true(p->tensors.t[t].address % BLK == 0 && p->tensors.t[t].bytes % BLK == 0);
+		assert_true(p->vital.tv[t].n_uses <= HOST_MAX_USES);
+		bytes += p->tensors.t[t].bytes;
+		for (uint64_t k = 0; k < pl->n_ops; k++)
+			assert_int_not_equal(pl->ops[k].alloc, pl->host[i]);
+	}
+	assert_int_equal(bytes, p->host_bytes);
+	/* The passes over host memory lengthen the predicted iteration. */
+	assert_int_equal(pl->predict.iteration_ns,
+			 p->vital.cycle_ns + p->sched.stall_ns +
+				 host_pass_ns(&p->tensors, &p->vital, PLANNER_REMOTE_BPS));
+	struct plan_check_result r;
+	plan_check(&p->tensors, &p->access, &p->vital, pl, &r);
+	if (r.violations)
+		fail_msg("%zu violations, first: %s", r.violations, r.first);
+
+	test_path(out, sizeof out, "vit-host.bin");
+	assert_int_equal(plan_save(pl, out, err, sizeof err), 0);
+	struct plan *back = plan_load(out, err, sizeof err);
+	if (!back)
+		fail_msg("%s", err);
+	assert_int_equal(back->n_host, pl->n_host);
+	assert_memory_equal(back->host, pl->host, pl->n_host * sizeof *pl->host);
+	plan_check(&p->tensors, &p->access, &p->vital, back, &r);
+	assert_int_equal(r.violations, 0);
+	plan_destroy(back);
+
+	struct planner *off = test_plan_host(path, cap, 0);
+	print_message("evicted %llu bytes with host placement, %llu without\n",
+		      (unsigned long long)p->sched.evict_bytes,
+		      (unsigned long long)off->sched.evict_bytes);
+	assert_int_equal(off->plan->n_host, 0);
+	assert_int_equal(off->host_bytes, 0);
+	assert_true(p->sched.evict_bytes < off->sched.evict_bytes);
+	planner_free(off);
+	planner_free(p);
+}
+
+/* Where the capacity does not bind there is no excess: nothing on the
+ * host. */
+static void nothing_on_host_without_pressure(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_vit_varying_ids.db");
+	struct planner *p = test_plan(path, 1ULL << 50);
+	assert_int_equal(p->plan->n_host, 0);
+	assert_int_equal(p->host_bytes, 0);
+	for (size_t i = 0; i < p->tensors.n; i++)
+		assert_false(p->tensors.t[i].host);
+	planner_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(host_leaves_out_iteration_tensors),
+		cmocka_unit_test(host_leaves_out_short_lived),
+		cmocka_unit_test(host_leaves_out_freed),
+		cmocka_unit_test(host_leaves_out_unaligned),
+		cmocka_unit_test(host_leaves_out_partial_blocks),
+		cmocka_unit_test(host_leaves_out_many_uses),
+		cmocka_unit_test(host_cost_rule),
+		cmocka_unit_test(host_order_and_stop),
+		cmocka_unit_test(host_nothing_without_excess_or_bandwidth),
+		cmocka_unit_test(host_pass_time),
+		cmocka_unit_test(vit_at_half_keeps_tensors_on_host),
+		cmocka_unit_test(nothing_on_host_without_pressure),
+	};
+	return cmocka_run_group_tests_name("plan_host", tests, NULL, NULL);
+}
