@@ -226,8 +226,7 @@ static int u32_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* host is ascending once validate_host has passed. */
-static bool on_host(const struct plan *p, uint32_t alloc)
+bool plan_on_host(const struct plan *p, uint32_t alloc)
 {
 	return p->n_host && bsearch(&alloc, p->host, p->n_host, sizeof *p->host, u32_cmp);
 }
@@ -248,7 +247,7 @@ static int validate_op(const struct plan *p, uint64_t i, const char *name, char 
 		       (unsigned)op->alloc, (unsigned)p->n_allocs);
 		return -1;
 	}
-	if (on_host(p, op->alloc)) {
+	if (plan_on_host(p, op->alloc)) {
 		um_errmsg(err, errlen, "%s: op %llu names allocation %u, which the plan keeps on the "
 		       "host", name, oi, (unsigned)op->alloc);
 		return -1;

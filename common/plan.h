@@ -18,6 +18,7 @@
 #ifndef UMKIT_PLAN_H
 #define UMKIT_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -191,6 +192,10 @@ void plan_finalize(struct plan *p);
  * has 4".
  */
 int plan_validate(const struct plan *p, const char *name, char *err, size_t errlen);
+
+/* Whether the plan keeps allocation alloc (an index into allocs) in host
+ * memory. plan.host must be ascending (plan_validate checks it). */
+bool plan_on_host(const struct plan *p, uint32_t alloc);
 
 /* Adds p's sections to w without validating (tests use this to write
  * invalid plans). Returns 0, or -1 when out of memory. */

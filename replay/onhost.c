@@ -9,25 +9,10 @@
  */
 #include "engine_int.h"
 
-static bool planned_on_host(const struct plan *p, int32_t alloc)
-{
-	if (alloc < 0)
-		return false;
-	uint32_t lo = 0, hi = p->n_host;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (p->host[mid] < (uint32_t)alloc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->n_host && p->host[lo] == (uint32_t)alloc;
-}
-
 void onhost_alloc(engine *e, const struct alloc_rec *r)
 {
-	if (e->policy != ENGINE_PLAN || e->foreign || !e->x.place || !planned_on_host(e->plan, r->plan_pers) ||
-	    r->address % BLOCK_BYTES)
+	if (e->policy != ENGINE_PLAN || e->foreign || !e->x.place || r->plan_pers < 0 ||
+	    !plan_on_host(e->plan, (uint32_t)r->plan_pers) || r->address % BLOCK_BYTES)
 		return;
 	/* Only blocks of its own: another tenant would be dragged along. */
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
