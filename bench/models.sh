@@ -6,7 +6,7 @@
 # model's suite needs several GPU commands: on the H100, "base grid" at two
 # ratios took 508 s for gpt2 and 370 s for resnet152.
 MODELS="gpt2 bert vit resnet152 dlrm"
-STEPS=5   # the first is warm-up; the median of the other four is reported
+STEPS=${STEPS:-5}   # the first is warm-up; the median of the others is reported
 
 default_batch() {
 	case $1 in
