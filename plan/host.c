@@ -64,11 +64,21 @@ uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct 
 	return chosen;
 }
 
+/* What a use at position pos can have moved of a tensor of bytes. */
+static double touched(const struct vital *v, uint32_t pos, uint64_t bytes)
+{
+	uint64_t ns = v->end_ns[pos] - v->start_ns[pos];
+	double most = (double)ns * HOST_DEVICE_PEAK_BPS / 1e9;
+	return ns && most < (double)bytes ? most : (double)bytes;
+}
+
 uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s)
 {
-	double ns = 0;
-	for (size_t i = 0; i < ts->n; i++)
-		if (ts->t[i].host)
-			ns += (double)v->tv[i].n_uses * (double)ts->t[i].bytes * 1e9 / (double)remote_bytes_per_s;
-	return (uint64_t)ns;
+	double bytes = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct vital_tensor *tv = &v->tv[i];
+		for (uint32_t k = 0; ts->t[i].host && k < tv->n_uses; k++)
+			bytes += touched(v, v->uses[tv->use_first + k], ts->t[i].bytes);
+	}
+	return (uint64_t)(bytes * 1e9 / (double)remote_bytes_per_s);
 }

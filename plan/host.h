@@ -47,8 +47,17 @@ struct host_options {
  * when out of memory, with nothing chosen. */
 uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct host_options *o);
 
-/* What the chosen tensors add to an iteration: one pass over each per use,
- * at remote_bytes_per_s (ns). */
+/* The most bytes a kernel can move in a nanosecond: the H100 SXM's HBM3
+ * peak, 3.35 TB/s (NVIDIA's specification, not measured here). A kernel of
+ * d ns, timed in the recording with its operands resident, touched at most
+ * d times this many bytes, whatever the size of its operands. */
+#define HOST_DEVICE_PEAK_BPS 3350000000000.0
+
+/* What the chosen tensors add to an iteration: per use, the bytes the
+ * kernel can have touched (the tensor's size, or less when the kernel ran
+ * too briefly to read it all: a gather of a few rows of an embedding
+ * table) moved at remote_bytes_per_s (ns). A kernel with no recorded
+ * duration counts a whole pass. The choice itself assumes whole passes. */
 uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s);
 
 #endif

@@ -38,6 +38,7 @@ static int place_on_host(struct planner *p, char *err, size_t errlen)
 	}
 	if (!p->host_bytes)
 		return 0;
+	p->host_ns = host_pass_ns(&p->tensors, &p->vital, p->opt.remote_bytes_per_s);
 	sched_result_free(&p->sched);
 	if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
 		return -1;
@@ -104,7 +105,7 @@ int planner_run(const char *path, const struct planner_options *o, struct planne
 		.trace = p->trace, .iter = &p->iter, .tensors = &p->tensors, .access = &p->access,
 		.vital = &p->vital, .sched_options = &p->sched_opt, .sched = &p->sched,
 		.corr = &p->opt.corr,
-		.host_ns = p->host_bytes ? host_pass_ns(&p->tensors, &p->vital, p->opt.remote_bytes_per_s) : 0,
+		.host_ns = p->host_ns,
 	};
 	if (!(p->plan = plan_build(&in, err, errlen))) {
 		planner_free(p);

@@ -62,6 +62,7 @@ struct planner {
 	struct sched_options sched_opt;
 	struct sched_result sched;
 	uint64_t host_bytes;       /* kept in host memory (host.h) */
+	uint64_t host_ns;          /* their passes per iteration (host_pass_ns) */
 	struct plan *plan;
 	enum planner_capacity_source capacity_source;
 };

@@ -32,14 +32,17 @@ static const struct host_options defaults = { .remote_bytes_per_s = PLANNER_REMO
 struct fix {
 	struct tensor t[MAXT];
 	struct vital_tensor tv[MAXT];
+	uint32_t uses[MAXT * 10];
+	uint64_t start_ns[11], end_ns[11];
 	struct tensor_set ts;
 	struct vital v;
 };
 
 /* n persistent tensors, each eligible (live the whole cycle of 10 kernels,
  * never freed, on whole blocks of its own) with blocks[i] blocks and uses[i]
- * uses; then one iteration tensor, eligible in every other way, that is
- * never chosen. */
+ * uses (kernels 0, 1, ...); then one iteration tensor, eligible in every
+ * other way, that is never chosen. Each kernel runs a second, time enough
+ * to touch all of every operand. */
 static void fix_init(struct fix *f, size_t n, const uint64_t *blocks, const uint32_t *uses)
 {
 	assert_true(n < MAXT);
@@ -49,13 +52,21 @@ static void fix_init(struct fix *f, size_t n, const uint64_t *blocks, const uint
 		f->t[i] = (struct tensor){ .origin = PLAN_ALLOC_PERSISTENT, .ordinal = i + 1,
 					   .size = bytes, .bytes = bytes,
 					   .address = BASE + i * 64 * BLK, .live_len = 10 };
-		f->tv[i].n_uses = i < n ? uses[i] : 1;
+		f->tv[i] = (struct vital_tensor){ .n_uses = i < n ? uses[i] : 1, .use_first = 10 * i };
+		for (uint32_t k = 0; k < f->tv[i].n_uses; k++)
+			f->uses[10 * i + k] = k;
+	}
+	for (int k = 0; k <= 10; k++) {
+		f->start_ns[k] = (uint64_t)k * 1000000000;
+		f->end_ns[k] = f->start_ns[k] + (k < 10 ? 1000000000 : 0);
 	}
 	f->t[n].origin = PLAN_ALLOC_ITERATION;
 	f->t[n].ordinal = 1;
 	f->ts = (struct tensor_set){ .n_pos = 10, .n = n + 1, .t = f->t, .n_persistent = n,
 				     .n_iteration = 1 };
-	f->v = (struct vital){ .n_pos = 10, .tv = f->tv };
+	f->v = (struct vital){ .n_pos = 10, .tv = f->tv, .uses = f->uses, .n_uses = 10 * (n + 1),
+			       .start_ns = f->start_ns, .end_ns = f->end_ns,
+			       .cycle_ns = f->start_ns[10] };
 }
 
 static uint64_t choose(struct fix *f, uint64_t excess)
@@ -268,6 +279,22 @@ static void host_pass_time(void **state)
 	assert_true(got > want - 2 && got < want + 1); /* whole nanoseconds */
 }
 
+/* A use by a kernel too brief to read the whole tensor counts only what
+ * the kernel could have read at the device's peak bandwidth; a kernel with
+ * no recorded duration counts whole. */
+static void host_pass_time_of_brief_kernels(void **state)
+{
+	struct fix f;
+	fix_init(&f, 1, (const uint64_t[]){ 8 }, (const uint32_t[]){ 3 });
+	f.t[0].host = true;
+	f.end_ns[0] = f.start_ns[0] + 100;   /* 100 ns: 335,000 bytes at most */
+	f.end_ns[2] = f.start_ns[2];         /* not timed */
+	/* At 1 GB/s a byte takes a nanosecond. */
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, GBPS), 335000 + 2 * 8 * BLK);
+	/* The choice does not change: it assumes whole passes. */
+	assert_int_equal(choose(&f, 100 * BLK), 8 * BLK);
+}
+
 /* ---- plans of a real trace ---- */
 
 static uint32_t tensor_of_alloc(const struct tensor_set *ts, const struct plan_alloc *a)
@@ -317,9 +344,8 @@ static void vit_at_half_keeps_tensors_on_host(void **state)
 	}
 	assert_int_equal(bytes, p->host_bytes);
 	/* The passes over host memory lengthen the predicted iteration. */
-	assert_int_equal(pl->predict.iteration_ns,
-			 p->vital.cycle_ns + p->sched.stall_ns +
-				 host_pass_ns(&p->tensors, &p->vital, PLANNER_REMOTE_BPS));
+	assert_int_equal(p->host_ns, host_pass_ns(&p->tensors, &p->vital, PLANNER_REMOTE_BPS));
+	assert_int_equal(pl->predict.iteration_ns, p->vital.cycle_ns + p->sched.stall_ns + p->host_ns);
 	struct plan_check_result r;
 	plan_check(&p->tensors, &p->access, &p->vital, pl, &r);
 	if (r.violations)
@@ -344,6 +370,49 @@ static void vit_at_half_keeps_tensors_on_host(void **state)
 	assert_int_equal(off->host_bytes, 0);
 	assert_true(p->sched.evict_bytes < off->sched.evict_bytes);
 	planner_free(off);
+	planner_free(p);
+}
+
+/* The DLRM fixture (8 embedding tables of 512 MB under SGD with sparse
+ * gradients: a gather and a sparse update per step, each touching a few
+ * rows) at half its unplanned peak: tables go to the host until the excess
+ * is covered, and then nothing is left to migrate. The passes are priced by what the
+ * brief kernels could touch, far below a whole pass per use (on the H100
+ * the plan ran within 2-3 ms of ideal's 8-10 ms iteration:
+ * docs/benchmarks.md). */
+static void dlrm_at_half_keeps_tables_on_host(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_dlrm.db");
+	struct planner *base = test_plan(path, 1ULL << 50);
+	uint64_t cap = base->sched.baseline_peak / 2;
+	planner_free(base);
+
+	struct planner *p = test_plan(path, cap);
+	const struct plan *pl = p->plan;
+	double whole = 0;
+	unsigned tables = 0;
+	for (size_t i = 0; i < p->tensors.n; i++) {
+		const struct tensor *t = &p->tensors.t[i];
+		if (!t->host)
+			continue;
+		print_message("tensor %zu: %llu bytes, %u uses\n", i, (unsigned long long)t->size,
+			      p->vital.tv[i].n_uses);
+		/* A table, or a tensor no kernel uses (the first taken). */
+		assert_true(t->size == 512000000 || !p->vital.tv[i].n_uses);
+		tables += t->size == 512000000;
+		whole += (double)p->vital.tv[i].n_uses * (double)t->bytes * 1e9 / PLANNER_REMOTE_BPS;
+	}
+	assert_true(tables >= 4);
+	assert_int_equal(pl->n_ops, 0);
+	assert_int_equal(p->sched.evict_bytes, 0);
+	assert_true(p->sched.peak <= cap);
+	assert_int_equal(p->host_ns, host_pass_ns(&p->tensors, &p->vital, PLANNER_REMOTE_BPS));
+	print_message("passes %.1f ms, %.1f ms as whole passes\n", (double)p->host_ns / 1e6, whole / 1e6);
+	assert_true((double)p->host_ns < whole / 4);
+	struct plan_check_result r;
+	plan_check(&p->tensors, &p->access, &p->vital, pl, &r);
+	assert_int_equal(r.violations, 0);
 	planner_free(p);
 }
 
@@ -374,7 +443,9 @@ int main(void)
 		cmocka_unit_test(host_order_and_stop),
 		cmocka_unit_test(host_nothing_without_excess_or_bandwidth),
 		cmocka_unit_test(host_pass_time),
+		cmocka_unit_test(host_pass_time_of_brief_kernels),
 		cmocka_unit_test(vit_at_half_keeps_tensors_on_host),
+		cmocka_unit_test(dlrm_at_half_keeps_tables_on_host),
 		cmocka_unit_test(nothing_on_host_without_pressure),
 	};
 	return cmocka_run_group_tests_name("plan_host", tests, NULL, NULL);
