@@ -39,13 +39,16 @@ static int place_on_host(struct planner *p, char *err, size_t errlen)
 	if (!p->host_bytes)
 		return 0;
 	p->host_ns = host_pass_ns(&p->tensors, &p->vital, p->opt.remote_bytes_per_s);
+	/* The residency without a plan (the reports' "active" memory and
+	 * peak) is the program's, host tensors included: the first run's. */
+	uint64_t *baseline = p->sched.baseline;
+	p->sched.baseline = NULL;
 	sched_result_free(&p->sched);
-	if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
-		return -1;
-	/* The reports' peak "without a plan" is the program's, host tensors
-	 * included. */
+	int rc = sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen);
+	free(p->sched.baseline);
+	p->sched.baseline = baseline;
 	p->sched.baseline_peak = peak;
-	return 0;
+	return rc ? -1 : 0;
 }
 
 static int schedule(struct planner *p, char *err, size_t errlen)

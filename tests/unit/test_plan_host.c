@@ -310,7 +310,8 @@ static uint32_t tensor_of_alloc(const struct tensor_set *ts, const struct plan_a
  * marked, their footprint host_bytes, their passes in the predicted
  * iteration; every property holds; the list survives plan.bin; and the
  * schedule evicts fewer bytes than the plan made with host placement off,
- * which keeps nothing on the host. */
+ * which keeps nothing on the host and reports the same residency without a
+ * plan. */
 static void vit_at_half_keeps_tensors_on_host(void **state)
 {
 	char path[512], out[512], err[512];
@@ -369,6 +370,9 @@ static void vit_at_half_keeps_tensors_on_host(void **state)
 	assert_int_equal(off->plan->n_host, 0);
 	assert_int_equal(off->host_bytes, 0);
 	assert_true(p->sched.evict_bytes < off->sched.evict_bytes);
+	/* The residency without a plan is the program's either way. */
+	assert_int_equal(p->sched.baseline_peak, off->sched.baseline_peak);
+	assert_memory_equal(p->sched.baseline, off->sched.baseline, p->tensors.n_pos * sizeof *p->sched.baseline);
 	planner_free(off);
 	planner_free(p);
 }
