@@ -88,15 +88,15 @@ fi
 # --host-bw 0 leaves it to the migration schedule.
 run "$UMPLAN" "$trace" --json --capacity 5M
 expect_status 0 "--json with host placement exits 0"
-if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 1 and p["host_bytes"] == 4*2**20 and p["evict"] == 0 and p["prefetch"] == 0' <<<"$out"; then
-	ok "--json: the weight stays on the host, nothing migrates"
+if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 1 and p["host_bytes"] == 4*2**20 and p["evict"] == 0 and p["prefetch"] == 0; assert 0 < p["host_pass_ns"] < p["predicted_iteration_ns"]' <<<"$out"; then
+	ok "--json: the weight stays on the host, nothing migrates, its passes priced"
 else
-	not_ok "--json: the weight stays on the host, nothing migrates"
+	not_ok "--json: the weight stays on the host, nothing migrates, its passes priced"
 fi
 for bw in 0 1; do
 	run "$UMPLAN" "$trace" --json --capacity 5M --host-bw "$bw"
 	expect_status 0 "--host-bw $bw exits 0"
-	if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 0 and p["host_bytes"] == 0 and p["evict"] > 0' <<<"$out"; then
+	if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 0 and p["host_bytes"] == 0 and p["host_pass_ns"] == 0 and p["evict"] > 0' <<<"$out"; then
 		ok "--host-bw $bw: nothing on the host, the weight migrates"
 	else
 		not_ok "--host-bw $bw: nothing on the host, the weight migrates"
