@@ -877,15 +877,15 @@ static void host_placement_evicts_earlier_tenant(void **state)
 
 /* Correlation tables that name H (umplan leaves it out of them; a plan made
  * otherwise may not): once the run is lost, K0's predicted successors
- * prefetch W3, which no kernel used, but never H's blocks. W3 comes first in
- * K1's list: a block act_bring refuses ends the pass as a lack of room
- * would. */
+ * prefetch W3, which no kernel used, but never H's blocks. W3 comes last in
+ * K1's list, after H's blocks: the pass skips them rather than ending
+ * there. */
 static void host_blocks_never_prefetched(void **state)
 {
 	struct plan *p = host_plan();
 	add_alloc(p, PLAN_ALLOC_PERSISTENT, 4, 2 * MB);
 	const struct corr_block k0[1] = { { 0, 0 } };
-	const struct corr_block k1[4] = { { 3, 0 }, { 2, 0 }, { 1, 0 }, { 1, 1 } };
+	const struct corr_block k1[4] = { { 2, 0 }, { 1, 0 }, { 1, 1 }, { 3, 0 } };
 	const struct corr_block k2[2] = { { 1, 0 }, { 1, 1 } };
 	const struct corr_kernel_blocks kb[3] = { { k0, 1 }, { k1, 4 }, { k2, 2 } };
 	struct corr_config cc;
