@@ -154,7 +154,7 @@ static void map_plan(allocmap *m, struct alloc_rec *r)
 	}
 	if (!m->counting)
 		return;
-	m->ordinal++;
+	r->iter_ordinal = ++m->ordinal;
 	if (m->ordinal > m->n_iter_ords)
 		return;
 	int32_t i = m->iter_index[m->ordinal - 1];

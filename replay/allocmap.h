@@ -32,6 +32,9 @@ struct alloc_rec {
 	bool touched;         /* a kernel used it or the program wrote it since
 				 it was made: its contents may matter */
 	int32_t plan_pers, plan_iter; /* plan allocations mapped to it, or -1 */
+	uint64_t iter_ordinal; /* allocations since the plan's kernel #0 was
+				  last reached, this one included; 0: made
+				  before it was first reached, or no plan */
 };
 
 enum allocmap_state { ALLOCMAP_UNSEEN = 0, ALLOCMAP_LIVE = 1, ALLOCMAP_FREED = 2 };

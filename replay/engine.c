@@ -65,7 +65,8 @@ static int create_parts(engine *e, const struct plan *plan)
 	e->res = residency_create();
 	e->marks = marks_create(plan);
 	e->batch = batch_create();
-	if (!e->allocs || !e->res || !e->marks || !e->batch)
+	e->faults = faultsrc_create();
+	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->faults)
 		return -1;
 	if (plan) {
 		e->match = match_create(plan->signature.exec_ids, plan->signature.n_kernels);
@@ -137,6 +138,7 @@ void engine_destroy(engine *e)
 	residency_destroy(e->res);
 	marks_destroy(e->marks);
 	batch_destroy(e->batch);
+	faultsrc_destroy(e->faults);
 	corr_destroy(e->online);
 	free(e->obs);
 	free(e->kb);
@@ -163,6 +165,8 @@ void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 {
 	pthread_mutex_lock(&e->lock);
 	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
+	if (r)
+		faultsrc_note(e->faults, e->x.now ? e->x.now(e->x.ctx) : 0, r);
 	if (r && e->sig)
 		sigcheck_alloc(e->sig, size);
 	for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
@@ -409,4 +413,13 @@ size_t engine_iteration_times(engine *e, uint64_t *out, size_t max)
 		memcpy(out, e->iter_ns, n * sizeof *out);
 	pthread_mutex_unlock(&e->lock);
 	return n;
+}
+
+size_t engine_fault_sources(engine *e, const struct fault_event *ev, size_t n, struct fault_source *out,
+			    size_t max, struct fault_totals *tot)
+{
+	pthread_mutex_lock(&e->lock);
+	size_t k = faultsrc_attribute(e->faults, ev, n, out, max, tot);
+	pthread_mutex_unlock(&e->lock);
+	return k;
 }

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "faultsrc.h"
 #include "plan.h"
 
 typedef struct engine engine;
@@ -147,5 +148,11 @@ void engine_get_stats(engine *e, struct engine_stats *out);
 /* Iteration wall times so far (ns), oldest first; returns how many were
  * copied into out (at most max). */
 size_t engine_iteration_times(engine *e, uint64_t *out, size_t max);
+
+/* The on-demand migrations ev[0 .. n) charged to the allocations that held
+ * their addresses (faultsrc.h; the times from the executor's clock): the
+ * max sources with the most bytes into out, most first. */
+size_t engine_fault_sources(engine *e, const struct fault_event *ev, size_t n, struct fault_source *out,
+			    size_t max, struct fault_totals *tot);
 
 #endif

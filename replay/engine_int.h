@@ -55,6 +55,7 @@ struct engine {
 	residency *res;
 	marks *marks;
 	batch *batch;
+	faultsrc *faults;          /* every allocation, for fault_sources */
 
 	bool model;                /* keep the residency model (not ideal) */
 	bool mark_frees;           /* a marker at frees that kill blocks */

@@ -66,6 +66,29 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, "\n  },\n");
 }
 
+static void put_fault_sources(FILE *f, const struct replay_measured *m)
+{
+	fputs("    \"fault_sources\": {", f);
+	put_u64(f, "migrations", m->fault_window_migrations, ", ");
+	put_u64(f, "unattributed", m->fault_totals.unattributed, ", ");
+	put_u64(f, "sources", m->fault_totals.sources, ", \"top\": [");
+	for (size_t i = 0; i < m->n_fault_sources; i++) {
+		const struct fault_source *s = &m->fault_sources[i];
+		fprintf(f, "%s\n      {\"origin\": \"%s\", ", i ? "," : "",
+			s->origin == PLAN_ALLOC_ITERATION ? "iteration" : "persistent");
+		put_u64(f, "ordinal", s->ordinal, ", ");
+		put_u64(f, "alloc_id", s->alloc_id, ", ");
+		put_u64(f, "size", s->size, ", ");
+		if (s->plan_alloc >= 0)
+			fprintf(f, "\"plan_alloc\": %d, ", (int)s->plan_alloc);
+		else
+			fputs("\"plan_alloc\": null, ", f);
+		put_u64(f, "migrations", s->migrations, ", ");
+		put_u64(f, "bytes", s->bytes, "}");
+	}
+	fputs(m->n_fault_sources ? "\n    ]},\n" : "]},\n", f);
+}
+
 static void put_measured(FILE *f, const struct replay_measured *m)
 {
 	if (!m) {
@@ -78,7 +101,9 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "dtoh_bytes", m->dtoh_bytes, ",\n    ");
 	put_u64(f, "fault_migrations", m->fault_migrations, ", ");
 	put_u64(f, "fault_bytes", m->fault_bytes, ", ");
-	put_u64(f, "fault_records", m->fault_records, ",\n    ");
+	put_u64(f, "fault_records", m->fault_records, ",\n");
+	put_fault_sources(f, m);
+	fputs("    ", f);
 	put_u64(f, "peak_residency_bytes", m->peak_residency_bytes, ", ");
 	put_u64(f, "budget_bytes", m->budget_bytes, ", ");
 	put_u64(f, "dropped_discards", m->dropped_discards, ", ");

@@ -51,6 +51,14 @@ struct replay_measured {
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;
 	const struct replay_iteration *iterations;
+	/* The on-demand migrations of the steady iterations (all but the
+	 * first, or the whole run when there are two or fewer) charged to the
+	 * allocations that held their addresses (faultsrc.h): how many there
+	 * were, the totals, and the sources with the most bytes. */
+	uint64_t fault_window_migrations;
+	struct fault_totals fault_totals;
+	size_t n_fault_sources;
+	const struct fault_source *fault_sources;
 };
 
 /*

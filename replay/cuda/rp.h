@@ -93,5 +93,8 @@ struct rp_traffic {
  * busy times cover [ends[i-1], ends[i]). */
 void rp_activity_totals(struct rp_traffic *out);
 void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic *out);
+/* The on-demand migrations that started in [from_ns, to_ns), malloc'ed;
+ * NULL with *n 0 when there are none or memory ran out. */
+struct fault_event *rp_activity_faults(uint64_t from_ns, uint64_t to_ns, size_t *n);
 
 #endif

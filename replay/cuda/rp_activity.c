@@ -25,6 +25,7 @@ enum event_kind { EV_HTOD = RP_BUSY_HTOD, EV_DTOH = RP_BUSY_DTOH, EV_KERNEL = RP
 struct um_event {
 	uint64_t start_ns, end_ns;
 	uint64_t bytes;
+	uint64_t address; /* migrations: the first byte moved */
 	uint8_t kind; /* enum event_kind */
 	uint8_t on_demand;
 };
@@ -64,13 +65,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
 		if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			const CUpti_ActivityKernel10 *k = (const void *)rec;
-			keep((struct um_event){ k->start, k->end, 0, EV_KERNEL, 0 });
+			keep((struct um_event){ k->start, k->end, 0, 0, EV_KERNEL, 0 });
 			continue;
 		}
 		if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
 			continue;
 		const CUpti_ActivityUnifiedMemoryCounter3 *u = (const void *)rec;
-		struct um_event ev = { u->start, u->end, u->value, EV_HTOD, 0 };
+		struct um_event ev = { u->start, u->end, u->value, u->address, EV_HTOD, 0 };
 		switch (u->counterKind) {
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
 			ev.on_demand = u->flags == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
@@ -163,6 +164,23 @@ static void add_busy(enum rp_busy kind, const uint64_t *ends, size_t n, struct r
 	for (size_t i = 0; v && i < n; i++)
 		out[i].busy_ns[kind] = busy_within(v, m, i ? ends[i - 1] : 0, ends[i]);
 	free(v);
+}
+
+struct fault_event *rp_activity_faults(uint64_t from_ns, uint64_t to_ns, size_t *n)
+{
+	*n = 0;
+	pthread_mutex_lock(&events_lock);
+	size_t k = 0;
+	for (size_t e = 0; e < n_events; e++)
+		k += events[e].kind == EV_HTOD && events[e].on_demand;
+	struct fault_event *v = k ? malloc(k * sizeof *v) : NULL;
+	for (size_t e = 0; v && e < n_events; e++) {
+		const struct um_event *x = &events[e];
+		if (x->kind == EV_HTOD && x->on_demand && x->start_ns >= from_ns && x->start_ns < to_ns)
+			v[(*n)++] = (struct fault_event){ x->start_ns, x->address, x->bytes };
+	}
+	pthread_mutex_unlock(&events_lock);
+	return v;
 }
 
 void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic *out)

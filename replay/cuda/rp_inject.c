@@ -26,6 +26,9 @@
 
 engine *rp_engine;
 atomic_bool rp_active;
+/* Allocations --stats names as sources of faults, most bytes first. */
+#define FAULT_SOURCES_SHOWN 20
+
 static struct plan *the_plan;
 static enum engine_policy policy;
 static uint64_t budget;
@@ -116,13 +119,36 @@ static struct replay_iteration *measure_iterations(size_t *n)
 	return per;
 }
 
+/* The steady iterations' on-demand migrations charged to allocations, into
+ * m (the sources into out[0 .. max)); the window as stats.h gives it. */
+static void charge_faults(struct replay_measured *m, struct fault_source *out, size_t max)
+{
+	struct rp_iteration_end *ends = calloc(RP_MAX_ITERATIONS, sizeof *ends);
+	size_t n_ends = ends ? rp_iteration_ends(ends, RP_MAX_ITERATIONS) : 0;
+	uint64_t from = 0, to = UINT64_MAX;
+	if (n_ends > 2) {
+		from = ends[0].ns;
+		to = ends[n_ends - 1].ns;
+	}
+	free(ends);
+	size_t n;
+	struct fault_event *ev = rp_activity_faults(from, to, &n);
+	m->fault_window_migrations = n;
+	m->n_fault_sources = engine_fault_sources(rp_engine, ev, n, out, max, &m->fault_totals);
+	m->fault_sources = out;
+	free(ev);
+}
+
 static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, size_t n)
 {
 	struct replay_measured m = { 0 };
 	struct rp_traffic total;
 	struct replay_iteration *per = measure_iterations(&m.n_iterations);
+	struct fault_source sources[FAULT_SOURCES_SHOWN];
 
 	m.iterations = per;
+	if (stats_path)
+		charge_faults(&m, sources, FAULT_SOURCES_SHOWN);
 	rp_activity_totals(&total);
 	m.htod_bytes = total.htod_bytes;
 	m.dtoh_bytes = total.dtoh_bytes;

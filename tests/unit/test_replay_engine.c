@@ -12,7 +12,7 @@
  * keeps in host memory placed at their allocation (an earlier tenant's
  * resident blocks evicted first), left out of the residency model and
  * released at their free, and only under the plan policy, on blocks of
- * their own.
+ * their own; on-demand migrations charged to the plan's allocations.
  */
 #include "testutil.h"
 
@@ -619,6 +619,43 @@ static void ideal_counts_only(void **state)
 	plan_destroy(p);
 }
 
+/* On-demand migrations are charged to the allocations that held their
+ * addresses, by the identity the plan gives them, under any policy: an
+ * activation made anew each iteration is one source (its plan allocation,
+ * its first instance's id); a weight keeps its id. */
+static void faults_charged_to_plan_allocations(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_ONDEMAND, 0, p);
+	oplog_set_time(r.log, 10);
+	prog_setup(&r);
+	for (uint64_t it = 0; it < 3; it++) {
+		oplog_set_time(r.log, 1000 * (it + 1));
+		prog_iteration(&r, 10 + it, 0);
+	}
+	struct fault_event ev[] = {
+		{ 1500, BASE + 16 * MB + 5, 4096 }, { 2500, BASE + 20 * MB, 4096 },
+		{ 100, BASE + 1, 65536 }, { 5, BASE, 4096 },
+	};
+	struct fault_source s[4];
+	struct fault_totals tot;
+	assert_int_equal(engine_fault_sources(r.e, ev, 4, s, 4, &tot), 2);
+	assert_int_equal(tot.unattributed, 1);
+	assert_int_equal(s[0].origin, PLAN_ALLOC_PERSISTENT);
+	assert_int_equal(s[0].ordinal, 1);
+	assert_int_equal(s[0].plan_alloc, a.w1);
+	assert_int_equal(s[1].origin, PLAN_ALLOC_ITERATION);
+	assert_int_equal(s[1].ordinal, 1);
+	assert_int_equal(s[1].plan_alloc, a.act);
+	assert_int_equal(s[1].alloc_id, 10);
+	assert_int_equal(s[1].migrations, 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* Launches exec_id as launch() does and checks its answer against the
  * stats: news exactly when an iteration completed or the verdict came. */
 static bool checked_launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
@@ -964,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(ideal_counts_only),
+		cmocka_unit_test(faults_charged_to_plan_allocations),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(host_allocation_placed_and_released),
 		cmocka_unit_test(host_allocation_not_placed),

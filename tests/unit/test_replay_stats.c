@@ -69,6 +69,16 @@ static void keys_and_values(void **state)
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .n_iterations = 3,
 				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
+	const struct fault_source src[2] = {
+		{ .origin = PLAN_ALLOC_ITERATION, .ordinal = 12, .alloc_id = 345, .size = 3 << 20,
+		  .plan_alloc = 7, .migrations = 4, .bytes = 1 << 18 },
+		{ .origin = PLAN_ALLOC_PERSISTENT, .ordinal = 2, .alloc_id = 2, .size = 4096,
+		  .plan_alloc = -1, .migrations = 1, .bytes = 4096 },
+	};
+	m.fault_window_migrations = 6;
+	m.fault_totals = (struct fault_totals){ .sources = 3, .unattributed = 1 };
+	m.fault_sources = src;
+	m.n_fault_sources = 2;
 	cJSON *j = write_and_parse("plan", &s, it, 3, &m);
 	assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring, "umkit-replay-stats");
 	assert_int_equal(num(j, "format_version"), 1);
@@ -109,6 +119,22 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(me, "fault_migrations"), 6);
 	assert_int_equal(num(me, "fault_bytes"), 6 << 16);
 	assert_int_equal(num(me, "fault_records"), 2);
+	const cJSON *fs = cJSON_GetObjectItem(me, "fault_sources");
+	assert_int_equal(num(fs, "migrations"), 6);
+	assert_int_equal(num(fs, "unattributed"), 1);
+	assert_int_equal(num(fs, "sources"), 3);
+	const cJSON *top = cJSON_GetObjectItem(fs, "top");
+	assert_int_equal(cJSON_GetArraySize(top), 2);
+	const cJSON *t0 = cJSON_GetArrayItem(top, 0), *t1 = cJSON_GetArrayItem(top, 1);
+	assert_string_equal(cJSON_GetObjectItem(t0, "origin")->valuestring, "iteration");
+	assert_int_equal(num(t0, "ordinal"), 12);
+	assert_int_equal(num(t0, "alloc_id"), 345);
+	assert_int_equal(num(t0, "size"), 3 << 20);
+	assert_int_equal(num(t0, "plan_alloc"), 7);
+	assert_int_equal(num(t0, "migrations"), 4);
+	assert_int_equal(num(t0, "bytes"), 1 << 18);
+	assert_string_equal(cJSON_GetObjectItem(t1, "origin")->valuestring, "persistent");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(t1, "plan_alloc")));
 	assert_true(num(me, "peak_residency_bytes") == (double)((uint64_t)5 << 30));
 	assert_true(num(me, "budget_bytes") == (double)((uint64_t)8 << 30));
 	assert_true(num(me, "dropped_discards") == 7);
@@ -169,6 +195,9 @@ static void empty_run_and_no_measurements(void **state)
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "measured"),
 								 "iterations")),
 			 0);
+	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "measured"), "fault_sources");
+	assert_int_equal(num(fs, "migrations"), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(fs, "top")), 0);
 	cJSON_Delete(j);
 }
 

@@ -1,0 +1,176 @@
+/*
+ * Unit tests for charging on-demand migrations to allocations
+ * (replay/faultsrc.c): a reused range goes to whichever allocation held it
+ * at the migration's time; allocations sharing a block are told apart by
+ * address; one spanning many blocks is found from any of them; instances of
+ * one iteration allocation add up to one source, a persistent one keeps its
+ * id; migrations before any allocation, or outside every one, are counted
+ * unattributed; the sources come most bytes first, cut to the room given.
+ */
+#include "testutil.h"
+
+#include "plan.h"
+#include "replay/faultsrc.h"
+
+#define MB ((uint64_t)1 << 20)
+#define BASE ((uint64_t)0x7f0000000000)
+
+/* Notes allocation id at [address, address + size) at t; iter_ordinal 0
+ * makes it persistent, plan_alloc -1 leaves it unnamed. */
+static void note(faultsrc *f, uint64_t t, uint64_t id, uint64_t address, uint64_t size, uint64_t iter_ordinal,
+		 int32_t plan_alloc)
+{
+	struct alloc_rec r = { .id = id, .address = address, .size = size, .iter_ordinal = iter_ordinal,
+			       .plan_pers = iter_ordinal ? -1 : plan_alloc,
+			       .plan_iter = iter_ordinal ? plan_alloc : -1 };
+	faultsrc_note(f, t, &r);
+}
+
+/* Attributes ev and returns the sources (at most 8) in out. */
+static size_t charge(faultsrc *f, const struct fault_event *ev, size_t n, struct fault_source *out,
+		     struct fault_totals *tot)
+{
+	return faultsrc_attribute(f, ev, n, out, 8, tot);
+}
+
+static void reused_range_goes_to_its_holder_then(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	note(f, 10, 1, BASE, 4 * MB, 0, -1);
+	note(f, 50, 2, BASE, 1 * MB, 0, -1); /* 1 was freed; 2 reuses its start */
+	struct fault_event ev[] = {
+		{ 30, BASE + 100, 4096 },     /* before 2 was made: 1's */
+		{ 60, BASE + 200, 16384 },    /* after: 2's */
+		{ 60, BASE + 3 * MB, 4096 },  /* past 2's end: still 1's range */
+		{ 5, BASE, 4096 },            /* before anything was made */
+	};
+	struct fault_source s[8];
+	struct fault_totals tot;
+	size_t n = charge(f, ev, 4, s, &tot);
+	assert_int_equal(n, 2);
+	assert_int_equal(tot.sources, 2);
+	assert_int_equal(tot.unattributed, 1);
+	assert_int_equal(s[0].alloc_id, 2);
+	assert_int_equal(s[0].migrations, 1);
+	assert_int_equal(s[0].bytes, 16384);
+	assert_int_equal(s[1].alloc_id, 1);
+	assert_int_equal(s[1].migrations, 2);
+	assert_int_equal(s[1].bytes, 8192);
+	faultsrc_destroy(f);
+}
+
+static void neighbours_in_one_block_and_spans(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	note(f, 10, 1, BASE, 4096, 0, 3);
+	note(f, 20, 2, BASE + 4096, 4096, 0, -1);
+	note(f, 30, 3, BASE + 3 * MB, 9 * MB, 0, -1); /* blocks 1 to 5 */
+	struct fault_event ev[] = {
+		{ 40, BASE + 10, 4096 },         /* 1, behind the newer 2 */
+		{ 40, BASE + 5000, 4096 },       /* 2 */
+		{ 40, BASE + 11 * MB, 65536 },   /* 3's last block */
+		{ 40, BASE + 12 * MB + 1, 4096 },/* past 3 */
+		{ 40, BASE + 8192, 4096 },       /* between 2 and 3, in block 0 */
+	};
+	struct fault_source s[8];
+	struct fault_totals tot;
+	size_t n = charge(f, ev, 5, s, &tot);
+	assert_int_equal(n, 3);
+	assert_int_equal(tot.unattributed, 2);
+	assert_int_equal(s[0].alloc_id, 3);
+	assert_int_equal(s[0].size, 9 * MB);
+	assert_int_equal(s[0].plan_alloc, -1);
+	/* 1 and 2 tie on bytes: persistent ones in ordinal (= id) order. */
+	assert_int_equal(s[1].alloc_id, 1);
+	assert_int_equal(s[1].origin, PLAN_ALLOC_PERSISTENT);
+	assert_int_equal(s[1].ordinal, 1);
+	assert_int_equal(s[1].plan_alloc, 3);
+	assert_int_equal(s[2].alloc_id, 2);
+	faultsrc_destroy(f);
+}
+
+static void iteration_instances_are_one_source(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	/* Ordinal 2 of each of three iterations, at a repeating address; a
+	 * persistent plan allocation made during the first iteration keeps
+	 * its id. */
+	note(f, 100, 7, BASE, 2 * MB, 2, 4);
+	note(f, 110, 8, BASE + 8 * MB, MB, 3, -1);
+	struct alloc_rec pers = { .id = 9, .address = BASE + 16 * MB, .size = MB, .iter_ordinal = 4,
+				  .plan_pers = 0, .plan_iter = -1 };
+	faultsrc_note(f, 120, &pers);
+	note(f, 200, 17, BASE, 2 * MB, 2, 4);
+	note(f, 300, 27, BASE, 2 * MB, 2, 4);
+	struct fault_event ev[] = {
+		{ 150, BASE, 4096 }, { 250, BASE + MB, 4096 }, { 350, BASE, 4096 },
+		{ 150, BASE + 8 * MB, 8192 }, { 350, BASE + 16 * MB, 4096 },
+	};
+	struct fault_source s[8];
+	struct fault_totals tot;
+	size_t n = charge(f, ev, 5, s, &tot);
+	assert_int_equal(n, 3);
+	assert_int_equal(tot.unattributed, 0);
+	assert_int_equal(s[0].origin, PLAN_ALLOC_ITERATION);
+	assert_int_equal(s[0].ordinal, 2);
+	assert_int_equal(s[0].alloc_id, 7); /* the first instance charged */
+	assert_int_equal(s[0].plan_alloc, 4);
+	assert_int_equal(s[0].migrations, 3);
+	assert_int_equal(s[0].bytes, 3 * 4096);
+	assert_int_equal(s[1].origin, PLAN_ALLOC_ITERATION);
+	assert_int_equal(s[1].ordinal, 3);
+	assert_int_equal(s[1].plan_alloc, -1);
+	assert_int_equal(s[2].origin, PLAN_ALLOC_PERSISTENT);
+	assert_int_equal(s[2].ordinal, 9);
+	assert_int_equal(s[2].plan_alloc, 0);
+	faultsrc_destroy(f);
+}
+
+static void most_bytes_first_within_the_room(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	for (uint64_t i = 0; i < 3; i++)
+		note(f, 1, i + 1, BASE + i * 4 * MB, MB, 0, -1);
+	struct fault_event ev[] = {
+		{ 2, BASE, 10 }, { 2, BASE + 4 * MB, 30 }, { 2, BASE + 8 * MB, 20 },
+	};
+	struct fault_source s[2];
+	struct fault_totals tot;
+	assert_int_equal(faultsrc_attribute(f, ev, 3, s, 2, &tot), 2);
+	assert_int_equal(tot.sources, 3);
+	assert_int_equal(s[0].bytes, 30);
+	assert_int_equal(s[1].bytes, 20);
+	/* Nothing to charge: no sources, nothing unattributed. */
+	assert_int_equal(faultsrc_attribute(f, NULL, 0, s, 2, &tot), 0);
+	assert_int_equal(tot.sources, 0);
+	assert_int_equal(tot.unattributed, 0);
+	faultsrc_destroy(f);
+}
+
+static void nothing_noted(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	struct fault_event ev = { 1, BASE, 4096 };
+	struct fault_source s[1];
+	struct fault_totals tot;
+	assert_int_equal(faultsrc_attribute(f, &ev, 1, s, 1, &tot), 0);
+	assert_int_equal(tot.unattributed, 1);
+	faultsrc_destroy(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reused_range_goes_to_its_holder_then),
+		cmocka_unit_test(neighbours_in_one_block_and_spans),
+		cmocka_unit_test(iteration_instances_are_one_source),
+		cmocka_unit_test(most_bytes_first_within_the_room),
+		cmocka_unit_test(nothing_noted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
