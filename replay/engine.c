@@ -66,7 +66,8 @@ static int create_parts(engine *e, const struct plan *plan)
 	e->marks = marks_create(plan);
 	e->batch = batch_create();
 	e->faults = faultsrc_create();
-	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->faults)
+	e->lost = lostids_create();
+	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->faults || !e->lost)
 		return -1;
 	if (plan) {
 		e->match = match_create(plan->signature.exec_ids, plan->signature.n_kernels);
@@ -139,6 +140,7 @@ void engine_destroy(engine *e)
 	marks_destroy(e->marks);
 	batch_destroy(e->batch);
 	faultsrc_destroy(e->faults);
+	lostids_destroy(e->lost);
 	corr_destroy(e->online);
 	free(e->obs);
 	free(e->kb);
@@ -268,6 +270,8 @@ static void place(engine *e, uint64_t exec_id, struct match_step *step)
 		e->st.resynced++;
 	else
 		e->st.lost++;
+	if (step->how == MATCH_LOST && e->st.iterations)
+		lostids_count(e->lost, exec_id);
 	if (step->iteration_start)
 		iteration_start(e);
 	sigcheck_launch(e->sig, step->how != MATCH_LOST);
@@ -420,6 +424,14 @@ size_t engine_fault_sources(engine *e, const struct fault_event *ev, size_t n, s
 {
 	pthread_mutex_lock(&e->lock);
 	size_t k = faultsrc_attribute(e->faults, ev, n, out, max, tot);
+	pthread_mutex_unlock(&e->lock);
+	return k;
+}
+
+size_t engine_lost_kernels(engine *e, struct lost_id *out, size_t max, struct lost_totals *tot)
+{
+	pthread_mutex_lock(&e->lock);
+	size_t k = lostids_top(e->lost, out, max, tot);
 	pthread_mutex_unlock(&e->lock);
 	return k;
 }

@@ -89,6 +89,18 @@ static void put_fault_sources(FILE *f, const struct replay_measured *m)
 	fputs(m->n_fault_sources ? "\n    ]},\n" : "]},\n", f);
 }
 
+static void put_lost_kernels(FILE *f, const struct replay_measured *m)
+{
+	fputs("    \"lost_kernels\": {", f);
+	put_u64(f, "launches", m->lost_totals.launches, ", ");
+	put_u64(f, "distinct", m->lost_totals.distinct, ", \"top\": [");
+	for (size_t i = 0; i < m->n_lost_kernels; i++)
+		fprintf(f, "%s\n      {\"exec_id\": \"0x%016llx\", \"launches\": %llu}", i ? "," : "",
+			(unsigned long long)m->lost_kernels[i].exec_id,
+			(unsigned long long)m->lost_kernels[i].launches);
+	fputs(m->n_lost_kernels ? "\n    ]},\n" : "]},\n", f);
+}
+
 static void put_measured(FILE *f, const struct replay_measured *m)
 {
 	if (!m) {
@@ -103,6 +115,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fault_bytes", m->fault_bytes, ", ");
 	put_u64(f, "fault_records", m->fault_records, ",\n");
 	put_fault_sources(f, m);
+	put_lost_kernels(f, m);
 	fputs("    ", f);
 	put_u64(f, "peak_residency_bytes", m->peak_residency_bytes, ", ");
 	put_u64(f, "budget_bytes", m->budget_bytes, ", ");

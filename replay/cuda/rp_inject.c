@@ -28,6 +28,8 @@ engine *rp_engine;
 atomic_bool rp_active;
 /* Allocations --stats names as sources of faults, most bytes first. */
 #define FAULT_SOURCES_SHOWN 20
+/* Execution IDs --stats lists among the steady launches the plan lost. */
+#define LOST_KERNELS_SHOWN 20
 
 static struct plan *the_plan;
 static enum engine_policy policy;
@@ -145,10 +147,14 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	struct rp_traffic total;
 	struct replay_iteration *per = measure_iterations(&m.n_iterations);
 	struct fault_source sources[FAULT_SOURCES_SHOWN];
+	struct lost_id lost[LOST_KERNELS_SHOWN];
 
 	m.iterations = per;
-	if (stats_path)
+	if (stats_path) {
 		charge_faults(&m, sources, FAULT_SOURCES_SHOWN);
+		m.n_lost_kernels = engine_lost_kernels(rp_engine, lost, LOST_KERNELS_SHOWN, &m.lost_totals);
+		m.lost_kernels = lost;
+	}
 	rp_activity_totals(&total);
 	m.htod_bytes = total.htod_bytes;
 	m.dtoh_bytes = total.dtoh_bytes;

@@ -12,7 +12,8 @@
  * keeps in host memory placed at their allocation (an earlier tenant's
  * resident blocks evicted first), left out of the residency model and
  * released at their free, and only under the plan policy, on blocks of
- * their own; on-demand migrations charged to the plan's allocations.
+ * their own; on-demand migrations charged to the plan's allocations; the
+ * steady launches it lost counted by execution ID.
  */
 #include "testutil.h"
 
@@ -656,6 +657,36 @@ static void faults_charged_to_plan_allocations(void **state)
 	plan_destroy(p);
 }
 
+/* Launches the plan cannot place are counted by execution ID once an
+ * iteration has completed (not during the warm-up before it). */
+static void steady_lost_kernels_counted(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_IDEAL, 0, p);
+	prog_setup(&r);
+	launch(&r, U, NULL, 0);
+	for (uint64_t it = 0; it < 3; it++)
+		prog_iteration(&r, 10 + it, 0);
+	for (int i = 0; i < 3; i++)
+		launch(&r, U + 1, NULL, 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.iterations, 1);
+	assert_true(st.lost >= 4); /* U, before, too */
+	struct lost_id top[2];
+	struct lost_totals tot;
+	assert_int_equal(engine_lost_kernels(r.e, top, 2, &tot), 1);
+	assert_int_equal(tot.launches, 3);
+	assert_int_equal(tot.distinct, 1);
+	assert_int_equal(top[0].exec_id, U + 1);
+	assert_int_equal(top[0].launches, 3);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* Launches exec_id as launch() does and checks its answer against the
  * stats: news exactly when an iteration completed or the verdict came. */
 static bool checked_launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
@@ -1002,6 +1033,7 @@ int main(void)
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(ideal_counts_only),
 		cmocka_unit_test(faults_charged_to_plan_allocations),
+		cmocka_unit_test(steady_lost_kernels_counted),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(host_allocation_placed_and_released),
 		cmocka_unit_test(host_allocation_not_placed),

@@ -3,8 +3,9 @@
  * (churn against a reference; persistent and iteration resolution with the
  * previous iteration standing in; sizes that disagree), the block table,
  * the residency model's victim order, batch coalescing and kind order, the
- * marker indexes, the cutting of ranges into driver calls, and the GPU's
- * busy time per window.
+ * marker indexes, the cutting of ranges into driver calls, the GPU's
+ * busy time per window, and the count of lost execution IDs (most first,
+ * bounded).
  */
 #include "testutil.h"
 
@@ -14,6 +15,7 @@
 #include "replay/calls.h"
 #include "replay/blocktab.h"
 #include "replay/busy.h"
+#include "replay/lostids.h"
 #include "replay/marks.h"
 #include "replay/oplog.h"
 #include "replay/residency.h"
@@ -342,6 +344,42 @@ static void calls_split_caps_ranges_per_call(void **state)
 /* Random overlapping intervals on a small clock, against a bitmap of the
  * covered nanoseconds: merged, they are disjoint and ascending, and every
  * window's covered time is the bitmap's count. */
+static void lostids_most_first_and_bounded(void **state)
+{
+	(void)state;
+	lostids *l = lostids_create();
+	assert_non_null(l);
+	struct lost_id top[4];
+	struct lost_totals tot;
+	assert_int_equal(lostids_top(l, top, 4, &tot), 0);
+	assert_int_equal(tot.launches, 0);
+	for (uint64_t i = 0; i < 5; i++)
+		lostids_count(l, 0xbeef);
+	for (uint64_t i = 0; i < 3; i++) {
+		lostids_count(l, 0xcafe);
+		lostids_count(l, 0xab);
+	}
+	lostids_count(l, 7);
+	assert_int_equal(lostids_top(l, top, 3, &tot), 3);
+	assert_int_equal(tot.launches, 12);
+	assert_int_equal(tot.distinct, 4);
+	assert_int_equal(top[0].exec_id, 0xbeef);
+	assert_int_equal(top[0].launches, 5);
+	assert_int_equal(top[1].exec_id, 0xab); /* a tie: the smaller ID first */
+	assert_int_equal(top[2].exec_id, 0xcafe);
+	/* Past the cap, new IDs count in the total only; known ones still
+	 * count in full. */
+	for (uint64_t id = 100; id < 100 + 2 * LOSTIDS_CAP; id++)
+		lostids_count(l, id);
+	lostids_count(l, 7);
+	assert_int_equal(lostids_top(l, top, 4, &tot), 4);
+	assert_int_equal(tot.distinct, LOSTIDS_CAP);
+	assert_int_equal(tot.launches, 12 + 2 * LOSTIDS_CAP + 1);
+	assert_int_equal(top[3].exec_id, 7);
+	assert_int_equal(top[3].launches, 2);
+	lostids_destroy(l);
+}
+
 static void busy_matches_a_bitmap(void **state)
 {
 	enum { T = 600, N = 40 };
@@ -385,6 +423,7 @@ int main(void)
 		cmocka_unit_test(calls_split_by_mapping_and_size),
 		cmocka_unit_test(calls_split_caps_ranges_per_call),
 		cmocka_unit_test(busy_matches_a_bitmap),
+		cmocka_unit_test(lostids_most_first_and_bounded),
 	};
 	return cmocka_run_group_tests_name("replay_parts", tests, NULL, NULL);
 }

@@ -79,6 +79,10 @@ static void keys_and_values(void **state)
 	m.fault_totals = (struct fault_totals){ .sources = 3, .unattributed = 1 };
 	m.fault_sources = src;
 	m.n_fault_sources = 2;
+	const struct lost_id lost[1] = { { 0xabcdef0123456789ULL, 44 } };
+	m.lost_totals = (struct lost_totals){ .launches = 61, .distinct = 9 };
+	m.lost_kernels = lost;
+	m.n_lost_kernels = 1;
 	cJSON *j = write_and_parse("plan", &s, it, 3, &m);
 	assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring, "umkit-replay-stats");
 	assert_int_equal(num(j, "format_version"), 1);
@@ -135,6 +139,12 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(t0, "bytes"), 1 << 18);
 	assert_string_equal(cJSON_GetObjectItem(t1, "origin")->valuestring, "persistent");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(t1, "plan_alloc")));
+	const cJSON *lk = cJSON_GetObjectItem(me, "lost_kernels");
+	assert_int_equal(num(lk, "launches"), 61);
+	assert_int_equal(num(lk, "distinct"), 9);
+	const cJSON *l0 = cJSON_GetArrayItem(cJSON_GetObjectItem(lk, "top"), 0);
+	assert_string_equal(cJSON_GetObjectItem(l0, "exec_id")->valuestring, "0xabcdef0123456789");
+	assert_int_equal(num(l0, "launches"), 44);
 	assert_true(num(me, "peak_residency_bytes") == (double)((uint64_t)5 << 30));
 	assert_true(num(me, "budget_bytes") == (double)((uint64_t)8 << 30));
 	assert_true(num(me, "dropped_discards") == 7);
