@@ -243,6 +243,9 @@ static void iteration_start(engine *e)
 			e->iter_ns[e->n_iter++] = now - e->iter_start_ns;
 		e->st.iterations++;
 	}
+	/* The launches lost in an iteration count once it completes, and
+	 * only from the second: the first holds the warm-up. */
+	lostids_iteration_end(e->lost, e->st.iterations >= 2);
 	e->timing = true;
 	e->iter_start_ns = now;
 }
@@ -270,7 +273,7 @@ static void place(engine *e, uint64_t exec_id, struct match_step *step)
 		e->st.resynced++;
 	else
 		e->st.lost++;
-	if (step->how == MATCH_LOST && e->st.iterations)
+	if (step->how == MATCH_LOST)
 		lostids_count(e->lost, exec_id);
 	if (step->iteration_start)
 		iteration_start(e);

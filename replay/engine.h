@@ -156,8 +156,8 @@ size_t engine_iteration_times(engine *e, uint64_t *out, size_t max);
 size_t engine_fault_sources(engine *e, const struct fault_event *ev, size_t n, struct fault_source *out,
 			    size_t max, struct fault_totals *tot);
 
-/* The execution IDs the plan could not place once an iteration had
- * completed (lostids.h): the max most frequent into out, most first. */
+/* The execution IDs the plan could not place in the steady iterations
+ * (lostids.h): the max most frequent into out, most first. */
 size_t engine_lost_kernels(engine *e, struct lost_id *out, size_t max, struct lost_totals *tot);
 
 #endif

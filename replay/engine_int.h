@@ -56,7 +56,7 @@ struct engine {
 	marks *marks;
 	batch *batch;
 	faultsrc *faults;          /* every allocation, for fault_sources */
-	lostids *lost;             /* with a plan: steady launches it lost */
+	lostids *lost;             /* launches lost in steady iterations */
 
 	bool model;                /* keep the residency model (not ideal) */
 	bool mark_frees;           /* a marker at frees that kill blocks */

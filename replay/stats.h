@@ -59,8 +59,8 @@ struct replay_measured {
 	struct fault_totals fault_totals;
 	size_t n_fault_sources;
 	const struct fault_source *fault_sources;
-	/* And from the engine: the steady launches the plan could not place
-	 * (lostids.h), the most frequent of them. */
+	/* And from the engine: the launches the plan could not place in the
+	 * steady iterations (lostids.h), the most frequent of them. */
 	struct lost_totals lost_totals;
 	size_t n_lost_kernels;
 	const struct lost_id *lost_kernels;

@@ -13,7 +13,7 @@
  * resident blocks evicted first), left out of the residency model and
  * released at their free, and only under the plan policy, on blocks of
  * their own; on-demand migrations charged to the plan's allocations; the
- * steady launches it lost counted by execution ID.
+ * launches it lost in steady iterations counted by execution ID.
  */
 #include "testutil.h"
 
@@ -657,8 +657,9 @@ static void faults_charged_to_plan_allocations(void **state)
 	plan_destroy(p);
 }
 
-/* Launches the plan cannot place are counted by execution ID once an
- * iteration has completed (not during the warm-up before it). */
+/* Launches the plan cannot place are counted by execution ID in the steady
+ * iterations: not before the first completes (warm-up), nor after the last
+ * (the program's end-of-run work). */
 static void steady_lost_kernels_counted(void **state)
 {
 	struct prog a;
@@ -668,14 +669,19 @@ static void steady_lost_kernels_counted(void **state)
 	rig_start(&r, ENGINE_IDEAL, 0, p);
 	prog_setup(&r);
 	launch(&r, U, NULL, 0);
-	for (uint64_t it = 0; it < 3; it++)
-		prog_iteration(&r, 10 + it, 0);
-	for (int i = 0; i < 3; i++)
+	prog_iteration(&r, 10, 0);
+	prog_iteration(&r, 11, 0);     /* its K0 starts the first iteration */
+	launch(&r, U + 3, NULL, 0);    /* in the first: warm-up */
+	prog_iteration(&r, 12, 0);
+	for (int i = 0; i < 3; i++)    /* in the second: steady */
 		launch(&r, U + 1, NULL, 0);
+	prog_iteration(&r, 13, 0);
+	launch(&r, U + 2, NULL, 0);    /* after the last completed one */
+	launch(&r, U + 2, NULL, 0);
 	struct engine_stats st;
 	engine_get_stats(r.e, &st);
-	assert_int_equal(st.iterations, 1);
-	assert_true(st.lost >= 4); /* U, before, too */
+	assert_int_equal(st.iterations, 2);
+	assert_true(st.lost >= 7);
 	struct lost_id top[2];
 	struct lost_totals tot;
 	assert_int_equal(engine_lost_kernels(r.e, top, 2, &tot), 1);

@@ -360,6 +360,8 @@ static void lostids_most_first_and_bounded(void **state)
 		lostids_count(l, 0xab);
 	}
 	lostids_count(l, 7);
+	assert_int_equal(lostids_top(l, top, 3, &tot), 0); /* pending until the iteration ends */
+	lostids_iteration_end(l, true);
 	assert_int_equal(lostids_top(l, top, 3, &tot), 3);
 	assert_int_equal(tot.launches, 12);
 	assert_int_equal(tot.distinct, 4);
@@ -371,6 +373,12 @@ static void lostids_most_first_and_bounded(void **state)
 	 * count in full. */
 	for (uint64_t id = 100; id < 100 + 2 * LOSTIDS_CAP; id++)
 		lostids_count(l, id);
+	lostids_count(l, 7);
+	lostids_iteration_end(l, true);
+	/* A dropped iteration's launches count nowhere. */
+	lostids_count(l, 7);
+	lostids_iteration_end(l, false);
+	/* Nor do those of an iteration that never ends. */
 	lostids_count(l, 7);
 	assert_int_equal(lostids_top(l, top, 4, &tot), 4);
 	assert_int_equal(tot.distinct, LOSTIDS_CAP);
