@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Where a replay's remaining faults and lost launches came from.
+
+Usage: bench/fault_report.py STATS.json [--plan PLAN] [--trace TRACE.db] [--umplan BIN]
+
+Reads umreplay --stats' measured.fault_sources and measured.lost_kernels
+(docs/replay.md). With --plan, each source also shows whether the plan keeps
+it in host memory and the ops that name it (from umplan --dump); with
+--trace, each lost execution ID shows how often the recording launched it
+and the kernel's name (an ID the recording never saw is one whose launch
+hashed differently in this run: docs/replay.md, "Stats JSON").
+"""
+import argparse
+import collections
+import json
+import sqlite3
+import subprocess
+
+
+def plan_index(plan_path, umplan):
+    dump = json.loads(subprocess.run([umplan, "--dump", plan_path], check=True,
+                                     capture_output=True, text=True).stdout)
+    ops = collections.defaultdict(collections.Counter)
+    for op in dump["ops"]:
+        ops[op["alloc"]][op["kind"]] += 1
+    return set(dump["host"]), ops
+
+
+def kernel_of(db, exec_id):
+    signed = exec_id - (1 << 64) if exec_id >= 1 << 63 else exec_id
+    return db.execute("SELECT count(*), (SELECT value FROM string WHERE id = name_id) "
+                      "FROM kernel WHERE exec_id = ?", (signed,)).fetchone()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("stats")
+    p.add_argument("--plan")
+    p.add_argument("--trace")
+    p.add_argument("--umplan", default="build/bin/umplan")
+    a = p.parse_args()
+    with open(a.stats) as f:
+        measured = json.load(f)["measured"]
+    host, ops = plan_index(a.plan, a.umplan) if a.plan else (set(), {})
+
+    fs = measured["fault_sources"]
+    print(f"on-demand migrations in the steady iterations: {fs['migrations']} "
+          f"({fs['unattributed']} unattributed) from {fs['sources']} allocations")
+    print("origin      ordinal  size MB  migrations  MB moved  plan_alloc" +
+          ("  host  plan ops" if a.plan else ""))
+    for s in fs["top"]:
+        line = (f"{s['origin']:<10} {s['ordinal']:>8} {s['size'] / 1e6:>8.1f} {s['migrations']:>11} "
+                f"{s['bytes'] / 1e6:>9.1f}  {str(s['plan_alloc']):>10}")
+        if a.plan:
+            named = dict(ops.get(s["plan_alloc"], {}))
+            line += f"  {'yes' if s['plan_alloc'] in host else 'no':>4}  {named or 'none'}"
+        print(line)
+
+    lk = measured["lost_kernels"]
+    print(f"\nlaunches lost in the steady iterations: {lk['launches']} ({lk['distinct']} execution IDs)")
+    db = sqlite3.connect(f"file:{a.trace}?mode=ro", uri=True) if a.trace else None
+    for k in lk["top"]:
+        line = f"{k['exec_id']}  {k['launches']:>6}"
+        if db:
+            n, name = kernel_of(db, int(k["exec_id"], 16))
+            line += f"  recorded {n:>5}  {(name or '(never recorded)')[:100]}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
