@@ -180,14 +180,16 @@ size_t faultsrc_attribute(const faultsrc *f, const struct fault_event *ev, size_
 		c[n_charges++] = (struct charge){ f->v[h].ordinal, f->v[h].origin, (uint32_t)h, ev[i].bytes };
 	}
 	free(e);
-	qsort(c, n_charges, sizeof *c, by_identity);
+	if (n_charges)
+		qsort(c, n_charges, sizeof *c, by_identity);
 	struct fault_source *s = sum_charges(f, c, n_charges, &n_sources);
 	free(c);
 	if (n_charges && !s) {
 		tot->unattributed = 0;
 		return 0;
 	}
-	qsort(s, n_sources, sizeof *s, by_bytes_down);
+	if (n_sources)
+		qsort(s, n_sources, sizeof *s, by_bytes_down);
 	size_t k = n_sources < max ? n_sources : max;
 	for (size_t i = 0; i < k; i++)
 		out[i] = s[i];
