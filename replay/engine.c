@@ -59,15 +59,17 @@ static uint32_t *index_ops(const struct plan *p)
 	return start;
 }
 
-static int create_parts(engine *e, const struct plan *plan)
+static int create_parts(engine *e, const struct engine_config *cfg)
 {
+	const struct plan *plan = cfg->plan;
+	if (cfg->fault_sources && !(e->faults = faultsrc_create()))
+		return -1;
 	e->allocs = allocmap_create(plan);
 	e->res = residency_create();
 	e->marks = marks_create(plan);
 	e->batch = batch_create();
-	e->faults = faultsrc_create();
 	e->lost = lostids_create();
-	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->faults || !e->lost)
+	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->lost)
 		return -1;
 	if (plan) {
 		e->match = match_create(plan->signature.exec_ids, plan->signature.n_kernels);
@@ -120,7 +122,7 @@ engine *engine_create(const struct engine_config *cfg, const struct engine_execu
 	e->model = cfg->policy != ENGINE_IDEAL;
 	e->budget = e->model ? cfg->gpu_budget : 0;
 	e->mark_frees = e->model && (e->budget || cfg->policy != ENGINE_ONDEMAND);
-	if (create_parts(e, cfg->plan) != 0) {
+	if (create_parts(e, cfg) != 0) {
 		engine_destroy(e);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -163,12 +165,17 @@ static bool kb_room(engine *e)
 	return true;
 }
 
+static uint64_t now_ns(engine *e)
+{
+	return e->x.now ? e->x.now(e->x.ctx) : 0;
+}
+
 void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 {
 	pthread_mutex_lock(&e->lock);
 	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
 	if (r)
-		faultsrc_note(e->faults, e->x.now ? e->x.now(e->x.ctx) : 0, r);
+		faultsrc_note(e->faults, now_ns(e), r);
 	if (r && e->sig)
 		sigcheck_alloc(e->sig, size);
 	for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
@@ -227,7 +234,7 @@ void engine_on_write(engine *e, uint64_t id)
 
 static void iteration_start(engine *e)
 {
-	uint64_t now = e->x.now ? e->x.now(e->x.ctx) : 0;
+	uint64_t now = now_ns(e);
 	allocmap_iteration_start(e->allocs);
 	sigcheck_iteration_start(e->sig);
 	if (e->timing) {
@@ -425,6 +432,10 @@ size_t engine_iteration_times(engine *e, uint64_t *out, size_t max)
 size_t engine_fault_sources(engine *e, const struct fault_event *ev, size_t n, struct fault_source *out,
 			    size_t max, struct fault_totals *tot)
 {
+	if (!e->faults) {
+		*tot = (struct fault_totals){ .unattributed = n };
+		return 0;
+	}
 	pthread_mutex_lock(&e->lock);
 	size_t k = faultsrc_attribute(e->faults, ev, n, out, max, tot);
 	pthread_mutex_unlock(&e->lock);

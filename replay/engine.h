@@ -84,6 +84,9 @@ struct engine_config {
 	uint64_t gpu_budget;      /* bytes; 0: no budget */
 	const struct plan *plan;  /* required for ENGINE_PLAN; deepum uses its
 				     correlation tables when present */
+	bool fault_sources;       /* log every allocation, for
+				     engine_fault_sources (its memory grows
+				     with the run, up to FAULTSRC_MAX_ALLOCS) */
 };
 
 /* One allocation a launch's arguments point into. */
@@ -152,7 +155,8 @@ size_t engine_iteration_times(engine *e, uint64_t *out, size_t max);
 
 /* The on-demand migrations ev[0 .. n) charged to the allocations that held
  * their addresses (faultsrc.h; the times from the executor's clock): the
- * max sources with the most bytes into out, most first. */
+ * max sources with the most bytes into out, most first. Without
+ * engine_config.fault_sources every migration is unattributed. */
 size_t engine_fault_sources(engine *e, const struct fault_event *ev, size_t n, struct fault_source *out,
 			    size_t max, struct fault_totals *tot);
 

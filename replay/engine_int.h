@@ -55,7 +55,7 @@ struct engine {
 	residency *res;
 	marks *marks;
 	batch *batch;
-	faultsrc *faults;          /* every allocation, for fault_sources */
+	faultsrc *faults;          /* every allocation (config fault_sources), or NULL */
 	lostids *lost;             /* launches lost in steady iterations */
 
 	bool model;                /* keep the residency model (not ideal) */

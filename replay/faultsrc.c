@@ -10,11 +10,14 @@
 
 #include <stdlib.h>
 
+#include "allocmap.h"
 #include "blocktab.h"
 #include "search.h"
 
 struct noted {
 	uint64_t t_ns, id, address, size, ordinal;
+	uint64_t first_block; /* the blocks it overlaps, as allocmap gives them */
+	uint32_t n_blocks;
 	int32_t plan_alloc;
 	uint8_t origin;
 };
@@ -52,6 +55,8 @@ void faultsrc_destroy(faultsrc *f)
 
 void faultsrc_note(faultsrc *f, uint64_t t_ns, const struct alloc_rec *r)
 {
+	if (!f)
+		return;
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 1024;
 		struct noted *v = cap <= FAULTSRC_MAX_ALLOCS ? realloc(f->v, cap * sizeof *v) : NULL;
@@ -62,6 +67,7 @@ void faultsrc_note(faultsrc *f, uint64_t t_ns, const struct alloc_rec *r)
 	}
 	struct noted *x = &f->v[f->n++];
 	*x = (struct noted){ .t_ns = t_ns, .id = r->id, .address = r->address, .size = r->size,
+			     .first_block = r->first_block, .n_blocks = r->n_blocks,
 			     .origin = PLAN_ALLOC_PERSISTENT, .ordinal = r->id, .plan_alloc = r->plan_pers };
 	/* A persistent plan allocation keeps its id; anything else made
 	 * during the iterations is known by its place in one. */
@@ -86,17 +92,15 @@ static struct entry *index_blocks(const faultsrc *f, size_t *n)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < f->n; i++)
-		k += ((f->v[i].address + (f->v[i].size ? f->v[i].size : 1) - 1) >> BLOCK_SHIFT) -
-		     (f->v[i].address >> BLOCK_SHIFT) + 1;
+		k += f->v[i].n_blocks;
 	struct entry *e = k ? malloc(k * sizeof *e) : NULL;
 	*n = 0;
 	if (!e)
 		return NULL;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct noted *x = &f->v[i];
-		uint64_t last = (x->address + (x->size ? x->size : 1) - 1) >> BLOCK_SHIFT;
-		for (uint64_t b = x->address >> BLOCK_SHIFT; b <= last; b++)
-			e[(*n)++] = (struct entry){ b, x->t_ns, (uint32_t)i };
+		for (uint32_t j = 0; j < x->n_blocks; j++)
+			e[(*n)++] = (struct entry){ x->first_block + j, x->t_ns, (uint32_t)i };
 	}
 	qsort(e, *n, sizeof *e, by_block_then_time);
 	return e;

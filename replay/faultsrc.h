@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "allocmap.h"
+struct alloc_rec; /* allocmap.h */
 
 /* Allocations noted at most: past this (about 48 MB of log) later ones go
  * unnoted, and faults on them unattributed. */
@@ -55,7 +55,8 @@ typedef struct faultsrc faultsrc;
 faultsrc *faultsrc_create(void);
 void faultsrc_destroy(faultsrc *f);
 
-/* The program made allocation r at t_ns (calls in time order). */
+/* The program made allocation r at t_ns (calls in time order; faultsrc
+ * may be NULL: nothing is noted). */
 void faultsrc_note(faultsrc *f, uint64_t t_ns, const struct alloc_rec *r);
 
 /* Charges ev[0 .. n) (any order) to the noted allocations and writes the

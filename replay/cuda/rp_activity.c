@@ -166,19 +166,22 @@ static void add_busy(enum rp_busy kind, const uint64_t *ends, size_t n, struct r
 	free(v);
 }
 
+static bool fault_within(const struct um_event *x, uint64_t from_ns, uint64_t to_ns)
+{
+	return x->kind == EV_HTOD && x->on_demand && x->start_ns >= from_ns && x->start_ns < to_ns;
+}
+
 struct fault_event *rp_activity_faults(uint64_t from_ns, uint64_t to_ns, size_t *n)
 {
 	*n = 0;
 	pthread_mutex_lock(&events_lock);
 	size_t k = 0;
 	for (size_t e = 0; e < n_events; e++)
-		k += events[e].kind == EV_HTOD && events[e].on_demand;
+		k += fault_within(&events[e], from_ns, to_ns);
 	struct fault_event *v = k ? malloc(k * sizeof *v) : NULL;
-	for (size_t e = 0; v && e < n_events; e++) {
-		const struct um_event *x = &events[e];
-		if (x->kind == EV_HTOD && x->on_demand && x->start_ns >= from_ns && x->start_ns < to_ns)
-			v[(*n)++] = (struct fault_event){ x->start_ns, x->address, x->bytes };
-	}
+	for (size_t e = 0; v && e < n_events; e++)
+		if (fault_within(&events[e], from_ns, to_ns))
+			v[(*n)++] = (struct fault_event){ events[e].start_ns, events[e].address, events[e].bytes };
 	pthread_mutex_unlock(&events_lock);
 	return v;
 }

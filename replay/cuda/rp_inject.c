@@ -79,13 +79,12 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The measurements per completed iteration: the UM counters binned by the
- * iterations' end times, and the differences of the running totals. NULL
- * (with *n 0) when there are none or memory ran out. */
-static struct replay_iteration *measure_iterations(size_t *n)
+/* The measurements per completed iteration (ends[0 .. n_ends)): the UM
+ * counters binned by the iterations' end times, and the differences of the
+ * running totals. NULL (with *n 0) when there are none or memory ran out. */
+static struct replay_iteration *measure_iterations(const struct rp_iteration_end *ends, size_t n_ends,
+						   size_t *n)
 {
-	struct rp_iteration_end *ends = calloc(RP_MAX_ITERATIONS, sizeof *ends);
-	size_t n_ends = ends ? rp_iteration_ends(ends, RP_MAX_ITERATIONS) : 0;
 	uint64_t *times = calloc(n_ends + 1, sizeof *times);
 	struct rp_traffic *traffic = calloc(n_ends + 1, sizeof *traffic);
 	struct replay_iteration *per = calloc(n_ends + 1, sizeof *per);
@@ -115,24 +114,22 @@ static struct replay_iteration *measure_iterations(size_t *n)
 		free(per);
 		per = NULL;
 	}
-	free(ends);
 	free(times);
 	free(traffic);
 	return per;
 }
 
 /* The steady iterations' on-demand migrations charged to allocations, into
- * m (the sources into out[0 .. max)); the window as stats.h gives it. */
-static void charge_faults(struct replay_measured *m, struct fault_source *out, size_t max)
+ * m (the sources into out[0 .. max)); the window as stats.h gives it, from
+ * the iterations' ends[0 .. n_ends). */
+static void charge_faults(const struct rp_iteration_end *ends, size_t n_ends, struct replay_measured *m,
+			  struct fault_source *out, size_t max)
 {
-	struct rp_iteration_end *ends = calloc(RP_MAX_ITERATIONS, sizeof *ends);
-	size_t n_ends = ends ? rp_iteration_ends(ends, RP_MAX_ITERATIONS) : 0;
 	uint64_t from = 0, to = UINT64_MAX;
 	if (n_ends > 2) {
 		from = ends[0].ns;
 		to = ends[n_ends - 1].ns;
 	}
-	free(ends);
 	size_t n;
 	struct fault_event *ev = rp_activity_faults(from, to, &n);
 	m->fault_window_migrations = n;
@@ -145,13 +142,15 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 {
 	struct replay_measured m = { 0 };
 	struct rp_traffic total;
-	struct replay_iteration *per = measure_iterations(&m.n_iterations);
+	struct rp_iteration_end *ends = calloc(RP_MAX_ITERATIONS, sizeof *ends);
+	size_t n_ends = ends ? rp_iteration_ends(ends, RP_MAX_ITERATIONS) : 0;
+	struct replay_iteration *per = measure_iterations(ends, n_ends, &m.n_iterations);
 	struct fault_source sources[FAULT_SOURCES_SHOWN];
 	struct lost_id lost[LOST_KERNELS_SHOWN];
 
 	m.iterations = per;
 	if (stats_path) {
-		charge_faults(&m, sources, FAULT_SOURCES_SHOWN);
+		charge_faults(ends, n_ends, &m, sources, FAULT_SOURCES_SHOWN);
 		m.n_lost_kernels = engine_lost_kernels(rp_engine, lost, LOST_KERNELS_SHOWN, &m.lost_totals);
 		m.lost_kernels = lost;
 	}
@@ -181,6 +180,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 			um_error("cannot write %s: %s", stats_path, strerror(errno));
 	}
 	free(per);
+	free(ends);
 
 	char peak[32], cap[32], in[32], out[32], budget_text[48] = "";
 	uint64_t median = 0;
@@ -240,7 +240,9 @@ int InitializeInjection(void)
 		um_warn("%s; running the program without a plan", err);
 		return 1;
 	}
-	struct engine_config cfg = { policy, budget, the_plan };
+	/* The allocation log behind --stats' fault sources only when there
+	 * are stats to write: it grows with the run. */
+	struct engine_config cfg = { policy, budget, the_plan, .fault_sources = stats_path != NULL };
 	rp_engine = engine_create(&cfg, rp_exec_get(), err, sizeof err);
 	if (!rp_engine) {
 		um_warn("%s; running the program without a plan", err);

@@ -10,19 +10,34 @@
 #include "testutil.h"
 
 #include "plan.h"
+#include "replay/allocmap.h"
 #include "replay/faultsrc.h"
 
 #define MB ((uint64_t)1 << 20)
 #define BASE ((uint64_t)0x7f0000000000)
+
+/* Allocation id at [address, address + size) as allocmap records it
+ * (its blocks among the rest), mapped to no plan allocation. */
+static struct alloc_rec rec_at(uint64_t id, uint64_t address, uint64_t size)
+{
+	allocmap *m = allocmap_create(NULL);
+	assert_non_null(m);
+	struct alloc_rec *r = allocmap_add(m, id, address, size);
+	assert_non_null(r);
+	struct alloc_rec copy = *r;
+	allocmap_destroy(m);
+	return copy;
+}
 
 /* Notes allocation id at [address, address + size) at t; iter_ordinal 0
  * makes it persistent, plan_alloc -1 leaves it unnamed. */
 static void note(faultsrc *f, uint64_t t, uint64_t id, uint64_t address, uint64_t size, uint64_t iter_ordinal,
 		 int32_t plan_alloc)
 {
-	struct alloc_rec r = { .id = id, .address = address, .size = size, .iter_ordinal = iter_ordinal,
-			       .plan_pers = iter_ordinal ? -1 : plan_alloc,
-			       .plan_iter = iter_ordinal ? plan_alloc : -1 };
+	struct alloc_rec r = rec_at(id, address, size);
+	r.iter_ordinal = iter_ordinal;
+	r.plan_pers = iter_ordinal ? -1 : plan_alloc;
+	r.plan_iter = iter_ordinal ? plan_alloc : -1;
 	faultsrc_note(f, t, &r);
 }
 
@@ -100,8 +115,9 @@ static void iteration_instances_are_one_source(void **state)
 	 * its id. */
 	note(f, 100, 7, BASE, 2 * MB, 2, 4);
 	note(f, 110, 8, BASE + 8 * MB, MB, 3, -1);
-	struct alloc_rec pers = { .id = 9, .address = BASE + 16 * MB, .size = MB, .iter_ordinal = 4,
-				  .plan_pers = 0, .plan_iter = -1 };
+	struct alloc_rec pers = rec_at(9, BASE + 16 * MB, MB);
+	pers.iter_ordinal = 4;
+	pers.plan_pers = 0;
 	faultsrc_note(f, 120, &pers);
 	note(f, 200, 17, BASE, 2 * MB, 2, 4);
 	note(f, 300, 27, BASE, 2 * MB, 2, 4);

@@ -326,7 +326,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 	c.budget_blocks = 24 + below(r, 8);
 	c.plain_um = policy == ENGINE_ONDEMAND;
 	char err[256];
-	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan };
+	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan, false };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 
@@ -431,7 +431,7 @@ static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget_
 	char err[256];
 	r->log = oplog_create();
 	r->x = oplog_executor(r->log);
-	struct engine_config cfg = { policy, budget_blocks * BLK, NULL };
+	struct engine_config cfg = { policy, budget_blocks * BLK, NULL, false };
 	r->e = engine_create(&cfg, &r->x, err, sizeof err);
 	assert_non_null(r->e);
 	r->seen = 0;
@@ -654,7 +654,7 @@ static void concurrent_threads(void **state)
 		oplog *log = oplog_create();
 		struct engine_executor x = oplog_executor(log);
 		char err[128];
-		struct engine_config cfg = { (enum engine_policy)policy, 6 * BLK, NULL };
+		struct engine_config cfg = { (enum engine_policy)policy, 6 * BLK, NULL, false };
 		engine *e = engine_create(&cfg, &x, err, sizeof err);
 		struct worker w[4];
 		pthread_t t[4];

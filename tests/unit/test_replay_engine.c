@@ -81,7 +81,7 @@ static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget,
 	r->log = oplog_create();
 	assert_non_null(r->log);
 	r->x = oplog_executor(r->log);
-	struct engine_config cfg = { policy, budget, p };
+	struct engine_config cfg = { policy, budget, p, true };
 	r->e = engine_create(&cfg, &r->x, err, sizeof err);
 	if (!r->e)
 		fail_msg("%s", err);
@@ -654,6 +654,19 @@ static void faults_charged_to_plan_allocations(void **state)
 	assert_int_equal(s[1].alloc_id, 10);
 	assert_int_equal(s[1].migrations, 2);
 	rig_stop(&r);
+
+	/* Without the log (no --stats), nothing is noted or charged. */
+	char err[256];
+	struct engine_config cfg = { ENGINE_ONDEMAND, 0, p, false };
+	r.log = oplog_create();
+	r.x = oplog_executor(r.log);
+	r.e = engine_create(&cfg, &r.x, err, sizeof err);
+	assert_non_null(r.e);
+	prog_setup(&r);
+	assert_int_equal(engine_fault_sources(r.e, ev, 4, s, 4, &tot), 0);
+	assert_int_equal(tot.sources, 0);
+	assert_int_equal(tot.unattributed, 4);
+	rig_stop(&r);
 	plan_destroy(p);
 }
 
@@ -905,7 +918,7 @@ static void host_allocation_not_placed(void **state)
 	struct engine_executor x = oplog_executor(l);
 	x.place = NULL;
 	char err[128];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p, false };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 	engine_on_alloc(e, 2, BASE + 2 * MB, 3 * MB);
@@ -1005,7 +1018,7 @@ static void create_checks_config(void **state)
 	oplog *l = oplog_create();
 	struct engine_executor x = oplog_executor(l);
 	char err[128];
-	struct engine_config cfg = { ENGINE_PLAN, 0, NULL };
+	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false };
 	assert_null(engine_create(&cfg, &x, err, sizeof err));
 	assert_string_equal(err, "policy plan needs a plan (--plan)");
 	cfg.policy = ENGINE_ONDEMAND;
