@@ -27,24 +27,42 @@ uint64_t execid_name_state(const char *name)
 	return execid_fnv1a(EXECID_FNV_SEED, name, strlen(name) + 1);
 }
 
-uint64_t execid_of(const struct execid_launch *l)
+/* The hash of everything but the arguments. */
+static uint64_t shape_state(const struct execid_launch *l)
 {
 	uint64_t h = l->name_state ? l->name_state : execid_name_state(l->name);
 	for (int i = 0; i < 3; i++) {
 		h = mix_u64(h, l->grid[i]);
 		h = mix_u64(h, l->block[i]);
 	}
-	h = mix_u64(h, l->shared_mem);
-	for (size_t i = 0; i < l->nargs; i++) {
-		h = mix_u64(h, l->args[i].param_offset);
-		h = mix_u64(h, l->args[i].alloc_size);
-		h = mix_u64(h, l->args[i].offset);
-	}
-	/* Finalizer (splitmix64) spreads the low bits for hash-table use. */
+	return mix_u64(h, l->shared_mem);
+}
+
+/* Finalizer (splitmix64): spreads the low bits for hash-table use. */
+static uint64_t finish(uint64_t h)
+{
 	h ^= h >> 30;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 27;
 	h *= 0x94d049bb133111ebULL;
 	h ^= h >> 31;
 	return h ? h : 1;
+}
+
+uint64_t execid_of(const struct execid_launch *l, uint64_t *shape_id)
+{
+	uint64_t h = shape_state(l);
+	if (shape_id)
+		*shape_id = finish(h);
+	for (size_t i = 0; i < l->nargs; i++) {
+		h = mix_u64(h, l->args[i].param_offset);
+		h = mix_u64(h, l->args[i].alloc_size);
+		h = mix_u64(h, l->args[i].offset);
+	}
+	return finish(h);
+}
+
+uint64_t execid_shape_of(const struct execid_launch *l)
+{
+	return finish(shape_state(l));
 }

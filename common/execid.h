@@ -34,8 +34,16 @@ struct execid_launch {
  * kernel alone, worth computing once per kernel (mangled names are long). */
 uint64_t execid_name_state(const char *name);
 
-/* The execution ID of a launch. Never 0 (0 means "unknown" in traces). */
-uint64_t execid_of(const struct execid_launch *l);
+/* The execution ID of a launch. Never 0 (0 means "unknown" in traces).
+ * With shape_id, also the launch's shape ID: the same hash over the name,
+ * grid, block and shared memory alone (what execid_shape_of returns), for
+ * one pass over the launch where both are wanted. */
+uint64_t execid_of(const struct execid_launch *l, uint64_t *shape_id);
+
+/* The shape ID: what names a launch when its pointer words drift between
+ * runs (a stale word in a multi-tensor list): the kernel and its launch
+ * shape, without the arguments. Never 0. */
+uint64_t execid_shape_of(const struct execid_launch *l);
 
 /* FNV-1a 64 over bytes, continuing from h (start with EXECID_FNV_SEED). */
 #define EXECID_FNV_SEED 0xcbf29ce484222325ULL

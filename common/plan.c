@@ -31,6 +31,7 @@ void plan_destroy(struct plan *p)
 	if (!p)
 		return;
 	free(p->signature.exec_ids);
+	free(p->signature.shape_ids);
 	free(p->signature.alloc_sizes);
 	free(p->provenance.umkit_version);
 	free(p->provenance.trace_path);
@@ -446,6 +447,14 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 	if (add(w, PLAN_SEC_PROVENANCE, &b) != 0)
 		return -1;
 
+	if (sig->shape_ids) {
+		bytes_put_u32(&b, sig->n_kernels);
+		for (uint32_t i = 0; i < sig->n_kernels; i++)
+			bytes_put_u64(&b, sig->shape_ids[i]);
+		if (add(w, PLAN_SEC_SHAPES, &b) != 0)
+			return -1;
+	}
+
 	/* Absent rather than empty, so a plan without host placement reads
 	 * the same as a version 1 plan. */
 	if (!p->n_host)
@@ -703,6 +712,33 @@ static bool decode_host(struct plan *p, const planfile *pf, const char *name, ch
 	return finished(&r, "host placement", name, err, errlen);
 }
 
+/* Optional: without the section, the replayer matches by execution ID
+ * alone. With it, one shape per kernel of the signature. */
+static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, char *err,
+			  size_t errlen)
+{
+	size_t len;
+	const void *d = planfile_section(pf, PLAN_SEC_SHAPES, &len);
+	if (!d)
+		return true;
+	struct bytes_reader r = bytes_reader_init(d, len);
+	struct plan_signature *sig = &p->signature;
+	uint32_t n = 0;
+	bool oom = false;
+	if (!get_u64s(&r, &n, &sig->shape_ids, &oom))
+		r.bad = true;
+	if (oom) {
+		um_errmsg(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	if (bytes_reader_ok(&r) && n != sig->n_kernels) {
+		um_errmsg(err, errlen, "%s: the shape section lists %u kernels, the signature %u", name,
+			  (unsigned)n, (unsigned)sig->n_kernels);
+		return false;
+	}
+	return finished(&r, "shape", name, err, errlen);
+}
+
 struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)
 {
 	struct plan *p = calloc(1, sizeof *p);
@@ -713,7 +749,8 @@ struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t
 	if (decode_header(p, pf, name, err, errlen) && decode_signature(p, pf, name, err, errlen) &&
 	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
-	    decode_host(p, pf, name, err, errlen) && plan_validate(p, name, err, errlen) == 0)
+	    decode_host(p, pf, name, err, errlen) && decode_shapes(p, pf, name, err, errlen) &&
+	    plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);
 	return NULL;

@@ -97,6 +97,9 @@ struct plan_op {
 struct plan_signature {
 	uint32_t n_kernels;       /* kernels in one iteration, >= 1 */
 	uint64_t *exec_ids;       /* [n_kernels] execution IDs, in launch order */
+	uint64_t *shape_ids;      /* [n_kernels] their shape IDs (execid_shape_of),
+				     for matching where an ID drifts; NULL in a
+				     plan without them. Not in the hash. */
 	uint32_t n_alloc_sizes;   /* allocations made during one iteration */
 	uint64_t *alloc_sizes;    /* [n_alloc_sizes] their sizes, in order */
 	uint64_t hash;            /* plan_signature_hash of the above */
@@ -164,6 +167,7 @@ enum plan_section {
 	PLAN_SEC_CORR_BLOCKS = 6,
 	PLAN_SEC_PROVENANCE = 7,
 	PLAN_SEC_HOST = 8,        /* optional (format version 2): plan.host */
+	PLAN_SEC_SHAPES = 9,      /* optional: signature.shape_ids */
 };
 
 /* A zeroed plan with assume.block_size = PLAN_BLOCK_SIZE, or NULL when out

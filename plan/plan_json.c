@@ -83,6 +83,12 @@ static cJSON *signature_json(struct jb *j, const struct plan_signature *sig)
 	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
 		push(j, sizes, u64(j, sig->alloc_sizes[i]));
 	add(j, o, "exec_ids", ids);
+	if (sig->shape_ids) {
+		cJSON *shapes = arr(j);
+		for (uint32_t i = 0; i < sig->n_kernels; i++)
+			push(j, shapes, hex(j, sig->shape_ids[i]));
+		add(j, o, "shape_ids", shapes);
+	}
 	add(j, o, "alloc_sizes", sizes);
 	return o;
 }

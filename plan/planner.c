@@ -15,6 +15,7 @@ void planner_options_default(struct planner_options *o)
 	o->dtoh_bytes_per_s = PLANNER_DTOH_BPS;
 	o->call_cost_ns = PLANNER_CALL_NS;
 	o->remote_bytes_per_s = PLANNER_REMOTE_BPS;
+	o->headroom_pct = SCHED_HEADROOM_PCT;
 	iter_options_parse("auto", &o->iter);
 	corr_config_default(&o->corr);
 }
@@ -75,6 +76,11 @@ static int schedule(struct planner *p, char *err, size_t errlen)
 		sched_result_free(&p->sched);
 		p->capacity_source = PLANNER_CAPACITY_PEAK;
 	}
+	/* A capacity that does not bind needs no room left: its plan moves
+	 * nothing. */
+	p->budget = p->sched_opt.capacity;
+	if (p->capacity_source != PLANNER_CAPACITY_PEAK)
+		p->sched_opt.capacity = sched_headroom(p->budget, p->opt.headroom_pct);
 	if (sched_run(&p->tensors, &p->access, &p->vital, &p->sched_opt, &p->sched, err, errlen))
 		return -1;
 	return place_on_host(p, err, errlen);

@@ -38,6 +38,7 @@ struct planner_options {
 	uint64_t dtoh_bytes_per_s;
 	uint64_t call_cost_ns;
 	uint64_t remote_bytes_per_s; /* host placement (host.h); 0: off */
+	uint32_t headroom_pct;     /* of the capacity, left free (sched.h) */
 	struct iter_options iter;
 	struct corr_config corr;
 };
@@ -65,6 +66,7 @@ struct planner {
 	uint64_t host_ns;          /* their passes per iteration (host_pass_ns) */
 	struct plan *plan;
 	enum planner_capacity_source capacity_source;
+	uint64_t budget;           /* the capacity before the headroom */
 };
 
 /*

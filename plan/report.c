@@ -295,8 +295,12 @@ int report_text(const struct planner *pl, FILE *out)
 	print_hist(out, "blocks", v->block_hist, NULL);
 	fprintf(out, "  (%llu distinct 2 MB blocks in use)\n", (unsigned long long)v->n_blocks);
 
-	fprintf(out, "\ncapacity     %s, from %s\n", size_str(plan->assume.capacity_bytes, a, sizeof a),
+	fprintf(out, "\ncapacity     %s, from %s", size_str(plan->assume.capacity_bytes, a, sizeof a),
 		capacity_source(pl));
+	if (pl->budget > plan->assume.capacity_bytes)
+		fprintf(out, ": %s less %u %% headroom", size_str(pl->budget, b, sizeof b),
+			(unsigned)pl->opt.headroom_pct);
+	fputc('\n', out);
 	fprintf(out, "links        HtoD %.1f GB/s, DtoH %.1f GB/s, %.3f ms per call\n",
 		plan->assume.htod_bytes_per_s / 1e9, plan->assume.dtoh_bytes_per_s / 1e9,
 		plan->assume.call_cost_ns / 1e6);
@@ -474,6 +478,7 @@ cJSON *report_json(const struct planner *pl)
 
 	o = cJSON_AddObjectToObject(root, "plan");
 	add_u64(o, "capacity", plan->assume.capacity_bytes);
+	add_u64(o, "capacity_before_headroom", pl->budget);
 	cJSON_AddStringToObject(o, "capacity_source",
 				pl->capacity_source == PLANNER_CAPACITY_OPTION ? "option"
 				: pl->capacity_source == PLANNER_CAPACITY_DEVICE ? "device" : "peak");

@@ -42,6 +42,13 @@ struct ctx {
 	size_t nc;
 };
 
+uint64_t sched_headroom(uint64_t capacity, uint32_t headroom_pct)
+{
+	if (headroom_pct > 50)
+		headroom_pct = 50;
+	return capacity - capacity / 100 * headroom_pct;
+}
+
 static uint32_t pos_of(const struct ctx *x, const struct cand *c, uint64_t i)
 {
 	return (uint32_t)((c->evict_at + i) % x->p);

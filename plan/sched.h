@@ -51,8 +51,23 @@
 #include "tensor.h"
 #include "vital.h"
 
+/* The share of a GPU budget a plan leaves free by default (umplan
+ * --headroom). The replayer's residency is not exactly the plan's: small
+ * tensors share 2 MB blocks, and a fresh allocation that lands on a
+ * resident block is resident before its first use. A plan filled to the
+ * byte leaves every such block to the budget's LRU eviction, which evicts a
+ * live block that faults back in and evicts the next: a cascade. On the
+ * BERT-large trace at W/B 2, replayed through the engine offline, budget
+ * evictions of live blocks that later faulted fell from 185 to 21 blocks
+ * per iteration with 3 % (docs/planner.md, "Headroom"). */
+#define SCHED_HEADROOM_PCT 3
+
+/* The capacity a plan for a budget of capacity bytes keeps residency
+ * under, headroom_pct percent (at most 50) left free. */
+uint64_t sched_headroom(uint64_t capacity, uint32_t headroom_pct);
+
 struct sched_options {
-	uint64_t capacity;          /* bytes */
+	uint64_t capacity;          /* bytes: residency is kept under it */
 	uint64_t htod_bytes_per_s;
 	uint64_t dtoh_bytes_per_s;
 	uint64_t call_cost_ns;      /* fixed cost of each migration call */

@@ -39,6 +39,7 @@ void sim_options_default(const struct planner_options *po, struct sim_options *o
 	o->htod_bytes_per_s = po->htod_bytes_per_s;
 	o->dtoh_bytes_per_s = po->dtoh_bytes_per_s;
 	o->call_cost_ns = po->call_cost_ns;
+	o->headroom_pct = po->headroom_pct;
 	o->fault_bytes_per_s = SIM_FAULT_BPS;
 	o->fault_batch_ns = SIM_FAULT_BATCH_NS;
 }
@@ -510,7 +511,7 @@ static int cmp_op(const void *a, const void *b)
 static void sched_options_for(const struct sim_options *o, uint64_t capacity,
 			      struct sched_options *so)
 {
-	so->capacity = capacity;
+	so->capacity = sched_headroom(capacity, o->headroom_pct);
 	so->htod_bytes_per_s = o->htod_bytes_per_s;
 	so->dtoh_bytes_per_s = o->dtoh_bytes_per_s;
 	so->call_cost_ns = o->call_cost_ns;

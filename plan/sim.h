@@ -52,6 +52,7 @@ const char *sim_policy_name(enum sim_policy p);
 
 struct sim_options {
 	uint64_t htod_bytes_per_s, dtoh_bytes_per_s, call_cost_ns;
+	uint32_t headroom_pct; /* the plan's, as umplan makes it (sched.h) */
 	uint64_t fault_bytes_per_s, fault_batch_ns;
 };
 

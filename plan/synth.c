@@ -224,7 +224,7 @@ static void launch(struct gen *g, const struct kernel_spec *k, const struct gall
 	snprintf(name, sizeof name, "%s_%u", kname_text[k->kind], k->variant);
 	struct execid_launch l = { name, 0, { (uint32_t)(grid > 65535 ? 65535 : grid), 1, 1 },
 				   { 256, 1, 1 }, 0, ea, k->nargs };
-	uint64_t exec = execid_of(&l);
+	uint64_t exec = execid_of(&l, NULL);
 
 	g->cpu += 4000;
 	int64_t start = g->gpu > g->cpu + 3000 ? g->gpu : g->cpu + 3000;

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "errmsg.h"
+#include "execid.h"
 #include "trace_schema.h"
 #include "search.h"
 
@@ -217,6 +218,7 @@ struct seq_row {
 	int64_t seq;
 	uint64_t corr;
 	struct trace_kernel k;
+	uint32_t grid[3], block[3], shared_mem; /* for k.shape_id */
 };
 
 static int cmp_seq_row(const void *a, const void *b)
@@ -246,7 +248,27 @@ static bool kernel_row(void *trace, sqlite3_stmt *st, void *slot)
 	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
 	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
 	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
+	for (int i = 0; i < 3; i++) {
+		r->grid[i] = (uint32_t)sqlite3_column_int64(st, 7 + i);
+		r->block[i] = (uint32_t)sqlite3_column_int64(st, 10 + i);
+	}
+	r->shared_mem = (uint32_t)sqlite3_column_int64(st, 13);
 	return true;
+}
+
+/* The shape ID of row r's launch. name_states caches the hash state of each
+ * string (by index; 0: not yet computed): kernel names are long and few. */
+static uint64_t shape_of(const struct trace *t, const struct seq_row *r, uint64_t *name_states)
+{
+	size_t i = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, r->k.name);
+	bool known = i < t->n_strings && t->string_ids[i] == (int64_t)r->k.name;
+	const char *name = known ? t->strings[i] : "?";
+	struct execid_launch l = { name, known ? name_states[i] : 0,
+				   { r->grid[0], r->grid[1], r->grid[2] },
+				   { r->block[0], r->block[1], r->block[2] }, r->shared_mem, NULL, 0 };
+	if (known && !name_states[i])
+		l.name_state = name_states[i] = execid_name_state(name);
+	return execid_shape_of(&l);
 }
 
 static int load_kernels(struct loader *l, struct corr_pos **by_corr)
@@ -256,14 +278,17 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
 	 * walking the seq index; sorting a million rows in memory is cheap. */
-	if (load_rows(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns "
-			 "FROM kernel", sizeof(struct seq_row), kernel_row, t, &data, &n))
+	if (load_rows(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, "
+			 "grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem FROM kernel",
+			 sizeof(struct seq_row), kernel_row, t, &data, &n))
 		return -1;
 	struct seq_row *rows = data;
 	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
-	if (!t->kernels || !*by_corr) {
+	uint64_t *name_states = calloc(t->n_strings ? t->n_strings : 1, sizeof *name_states);
+	if (!t->kernels || !*by_corr || !name_states) {
+		free(name_states);
 		free(rows);
 		return oom(l);
 	}
@@ -280,10 +305,12 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 			t->untimed_kernels++;
 			k.start_ns = k.end_ns = TRACE_NS_NONE;
 		}
+		k.shape_id = shape_of(t, &rows[i], name_states);
 		t->kernels[i] = k;
 		(*by_corr)[i] = (struct corr_pos){ rows[i].corr, i };
 	}
 	t->n_kernels = n;
+	free(name_states);
 	free(rows);
 	sort_rows(*by_corr, n, sizeof **by_corr, cmp_corr_pos);
 	return 0;

@@ -30,6 +30,7 @@ struct trace_kernel {
 	int64_t start_ns;   /* GPU start, TRACE_NS_NONE if the activity is missing */
 	int64_t end_ns;     /* GPU end, TRACE_NS_NONE likewise */
 	uint32_t name;      /* string id of the kernel name */
+	uint64_t shape_id;  /* execid_shape_of: name, grid, block, shared memory */
 };
 
 struct trace_alloc {

@@ -22,8 +22,8 @@
 #include "size.h"
 
 static const char usage_text[] =
-	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--htod-bw GB/s] [--dtoh-bw GB/s]\n"
-	"              [--call-cost US] [--host-bw GB/s] [--iteration auto|N|nvtx:NAME]\n"
+	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--headroom PCT] [--htod-bw GB/s]\n"
+	"              [--dtoh-bw GB/s] [--call-cost US] [--host-bw GB/s] [--iteration auto|N|nvtx:NAME]\n"
 	"              [--report] [--json]\n"
 	"              [--check] [--corr-rows N] [--corr-ways N] [--corr-successors N] [-q]\n"
 	"       umplan TRACE.db --simulate [--capacity SIZE | --ratios R,R,...] [--json]\n"
@@ -41,6 +41,10 @@ static const char help_text[] =
 	"  --capacity SIZE     GPU memory the plan keeps residency under (e.g. 40G, 512MiB);\n"
 	"                      default: the trace's device memory, or the peak without a\n"
 	"                      plan when the trace does not record it (--report says which)\n"
+	"  --headroom PCT      percent of the capacity the plan leaves free (default 3, at most\n"
+	"                      50; not applied to the unplanned peak): the replayer's residency\n"
+	"                      counts whole 2 MB blocks, and what the plan did not count is\n"
+	"                      evicted by the budget, least recently used first\n"
 	"  --htod-bw GB/s      host-to-device prefetch bandwidth (default 48.8)\n"
 	"  --dtoh-bw GB/s      device-to-host eviction bandwidth (default 8.6)\n"
 	"  --call-cost US      fixed cost of one migration call, microseconds (default 100)\n"
@@ -95,7 +99,7 @@ static const char help_text[] =
 enum {
 	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_HOST, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
 	OPT_DUMP, OPT_ROWS, OPT_WAYS, OPT_SUCC, OPT_SIMULATE, OPT_RATIOS, OPT_CONSTANTS, OPT_SIM_CSV,
-	OPT_PERTURB,
+	OPT_PERTURB, OPT_HEADROOM,
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -202,6 +206,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "capacity", required_argument, NULL, OPT_CAPACITY },
+		{ "headroom", required_argument, NULL, OPT_HEADROOM },
 		{ "htod-bw", required_argument, NULL, OPT_HTOD },
 		{ "dtoh-bw", required_argument, NULL, OPT_DTOH },
 		{ "call-cost", required_argument, NULL, OPT_CALL },
@@ -255,6 +260,10 @@ int main(int argc, char **argv)
 				o.remote_bytes_per_s = 0;
 			else if (parse_gbps(arg, &o.remote_bytes_per_s))
 				return usage_error("--host-bw: '%s' is not a bandwidth in GB/s (or 0)", arg);
+			break;
+		case OPT_HEADROOM:
+			if (parse_u32(arg, &o.headroom_pct) || o.headroom_pct > 50)
+				return usage_error("--headroom: '%s' is not a percentage from 0 to 50", arg);
 			break;
 		case OPT_CALL: {
 			uint32_t us;

@@ -72,7 +72,8 @@ static int create_parts(engine *e, const struct engine_config *cfg)
 	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->lost)
 		return -1;
 	if (plan) {
-		e->match = match_create(plan->signature.exec_ids, plan->signature.n_kernels);
+		e->match = match_create(plan->signature.exec_ids, plan->signature.shape_ids,
+					plan->signature.n_kernels);
 		e->sig = sigcheck_create(&plan->signature);
 		e->op_start = index_ops(plan);
 		if (!e->match || !e->sig || !e->op_start)
@@ -271,11 +272,13 @@ static void become_foreign(engine *e)
 	}
 }
 
-static void place(engine *e, uint64_t exec_id, struct match_step *step)
+static void place(engine *e, uint64_t exec_id, uint64_t shape_id, struct match_step *step)
 {
-	match_launch(e->match, exec_id, step);
+	match_launch(e->match, exec_id, shape_id, step);
 	if (step->how == MATCH_MATCHED)
 		e->st.matched++;
+	else if (step->how == MATCH_SHAPED)
+		e->st.shaped++;
 	else if (step->how == MATCH_RESYNCED)
 		e->st.resynced++;
 	else
@@ -284,7 +287,9 @@ static void place(engine *e, uint64_t exec_id, struct match_step *step)
 		lostids_count(e->lost, exec_id);
 	if (step->iteration_start)
 		iteration_start(e);
-	sigcheck_launch(e->sig, step->how != MATCH_LOST);
+	/* Whether the plan is this program's is judged by IDs alone: another
+	 * program may well launch the same kernel shapes. */
+	sigcheck_launch(e->sig, step->how == MATCH_MATCHED || step->how == MATCH_RESYNCED);
 	if (!e->foreign && sigcheck_foreign(e->sig))
 		become_foreign(e);
 }
@@ -355,14 +360,15 @@ static void kernel_end(engine *e, const struct engine_access *acc, size_t n)
 	e->reserved = 0;
 }
 
-bool engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n)
+bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const struct engine_access *acc,
+		      size_t n)
 {
 	pthread_mutex_lock(&e->lock);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
 	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch;
 	e->seq = ++e->st.launches;
 	if (e->match)
-		place(e, exec_id, &step);
+		place(e, exec_id, shape_id, &step);
 	if (e->model)
 		kernel_begin(e, acc, n);
 	if (e->policy == ENGINE_PLAN && !e->foreign) {

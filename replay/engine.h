@@ -116,12 +116,13 @@ void engine_on_free(engine *e, uint64_t id);
  * discard_prefetch of it, which would drop that write, is skipped. */
 void engine_on_write(engine *e, uint64_t id);
 
-/* A kernel is about to be launched: advance the plan position (match, or
- * resynchronise, or lose the place), enforce the budget, and issue the ops
- * due before it. Returns true when the launch completed an iteration or
- * the plan was judged foreign: the caller's cue to read the stats, which
- * it need not do at every launch. */
-bool engine_on_launch(engine *e, uint64_t exec_id, const struct engine_access *acc, size_t n);
+/* A kernel is about to be launched: advance the plan position (match,
+ * match by shape_id, or resynchronise, or lose the place; see match.h),
+ * enforce the budget, and issue the ops due before it. Returns true when
+ * the launch completed an iteration or the plan was judged foreign: the
+ * caller's cue to read the stats, which it need not do at every launch. */
+bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const struct engine_access *acc,
+		      size_t n);
 
 /* The kernel announced by the last engine_on_launch on this thread has been
  * queued: records a marker if a later op must wait for it (a plan position
@@ -131,7 +132,8 @@ void engine_after_launch(engine *e);
 
 struct engine_stats {
 	uint64_t launches;
-	uint64_t matched, resynced, lost;     /* launches by how the position was found */
+	uint64_t matched, shaped, resynced, lost; /* launches by how the position was
+						     found (match.h: by ID, by shape, ...) */
 	uint64_t iterations;                  /* completed passes over the plan */
 	uint64_t ops[4], bytes[4];            /* by enum engine_op: calls and bytes */
 	uint64_t budget_evictions;            /* blocks given up for the budget

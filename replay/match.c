@@ -13,6 +13,7 @@ struct cand {
 
 struct match {
 	const uint64_t *ids;
+	const uint64_t *shapes; /* NULL: no shape matching */
 	uint32_t n;
 	struct cand *index;      /* [n] sorted by (exec_id, pos) */
 	uint64_t hist[MATCH_HISTORY];
@@ -34,7 +35,7 @@ static int by_id_pos(const void *a, const void *b)
 	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-match *match_create(const uint64_t *exec_ids, uint32_t n)
+match *match_create(const uint64_t *exec_ids, const uint64_t *shape_ids, uint32_t n)
 {
 	match *m = calloc(1, sizeof *m);
 	if (!m)
@@ -45,6 +46,7 @@ match *match_create(const uint64_t *exec_ids, uint32_t n)
 		return NULL;
 	}
 	m->ids = exec_ids;
+	m->shapes = shape_ids;
 	m->n = n;
 	for (uint32_t i = 0; i < n; i++)
 		m->index[i] = (struct cand){ exec_ids[i], i };
@@ -135,7 +137,7 @@ static bool may_move(const match *m, uint32_t p)
 	return !m->have_place || ahead <= MATCH_NEAR || back <= MATCH_NEAR;
 }
 
-void match_launch(match *m, uint64_t exec_id, struct match_step *out)
+void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out)
 {
 	uint32_t p = 0;
 	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false };
@@ -148,6 +150,10 @@ void match_launch(match *m, uint64_t exec_id, struct match_step *out)
 		out->how = MATCH_RESYNCED;
 		if (m->have_place && p >= m->next)
 			out->skipped = p - m->next;
+	} else if (shape_id && m->shapes && m->have_place && m->shapes[m->next] == shape_id) {
+		out->how = MATCH_SHAPED;
+		p = m->next;
+		exec_id = m->ids[p];
 	}
 	m->launches++;
 	m->hist[m->hist_next] = exec_id;

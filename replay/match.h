@@ -25,6 +25,17 @@
  * matcher to another layer, or back across the iteration's start, from
  * where it was right. Farther moves wait until the place is lost (below).
  *
+ * Where a launch's ID is neither at the expected position nor resyncs, but
+ * the plan gives its shape (kernel, grid, block, shared memory: the ID
+ * without the arguments) and the launch has the expected position's shape,
+ * it is placed there, matched by shape. Some IDs drift between runs: a
+ * multi-tensor optimizer kernel's argument struct holds stale pointer words
+ * left from earlier launches, which point into different allocations in
+ * every run; such a launch is still the kernel the plan expects. Only on
+ * track and only at the expected position: a shape alone (every layer has
+ * the same) never moves the matcher. The history then takes the plan's ID
+ * for the launch, so the predecessors of later launches agree.
+ *
  * A launch neither matched nor resynced is lost; the expected position
  * stays, so a program that ran one unknown kernel matches again at once.
  * After MATCH_LOST_AFTER lost launches in a row the matcher has lost its
@@ -49,7 +60,7 @@
 #define MATCH_LOST_AFTER 4
 #define MATCH_NEAR 8
 
-enum match_how { MATCH_MATCHED, MATCH_RESYNCED, MATCH_LOST };
+enum match_how { MATCH_MATCHED, MATCH_SHAPED, MATCH_RESYNCED, MATCH_LOST };
 
 struct match_step {
 	enum match_how how;
@@ -62,13 +73,15 @@ struct match_step {
 
 typedef struct match match;
 
-/* A matcher for the sequence exec_ids[0 .. n) (n >= 1; the array must
- * outlive the matcher). NULL when out of memory. */
-match *match_create(const uint64_t *exec_ids, uint32_t n);
+/* A matcher for the sequence exec_ids[0 .. n) (n >= 1), with each
+ * position's shape ID in shape_ids (NULL: match by ID alone). The arrays
+ * must outlive the matcher. NULL when out of memory. */
+match *match_create(const uint64_t *exec_ids, const uint64_t *shape_ids, uint32_t n);
 void match_destroy(match *m);
 
-/* Places the launch of exec_id (0: unknown, never matches). O(1) when it
- * matches; a resync costs O(log n + MATCH_CANDIDATES * MATCH_HISTORY). */
-void match_launch(match *m, uint64_t exec_id, struct match_step *out);
+/* Places the launch of exec_id and shape_id (0: unknown, never matches).
+ * O(1) when it matches; a resync costs O(log n + MATCH_CANDIDATES *
+ * MATCH_HISTORY). */
+void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out);
 
 #endif

@@ -48,6 +48,7 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	fputs("  \"engine\": {\n    ", f);
 	put_u64(f, "launches", s->launches, ", ");
 	put_u64(f, "matched", s->matched, ", ");
+	put_u64(f, "matched_by_shape", s->shaped, ", ");
 	put_u64(f, "resynced", s->resynced, ", ");
 	put_u64(f, "lost", s->lost, ",\n    ");
 	put_u64(f, "iterations", s->iterations, ", ");

@@ -208,6 +208,6 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 				   { out->grid[0], out->grid[1], out->grid[2] },
 				   { out->block[0], out->block[1], out->block[2] },
 				   out->shared_mem, ids, nids };
-	out->exec_id = execid_of(&l);
+	out->exec_id = execid_of(&l, &out->shape_id);
 	return true;
 }

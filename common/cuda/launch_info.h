@@ -29,6 +29,7 @@ struct launch_info {
 	uint32_t nargs;
 	bool args_truncated;
 	uint64_t exec_id;
+	uint64_t shape_id; /* execid_shape_of: the launch without its arguments */
 };
 
 /* True for the driver-API callback ids that launch a kernel. */

@@ -77,7 +77,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		acc[i].alloc_id = li.args[i].alloc.id;
 		acc[i].offset = li.args[i].offset;
 	}
-	if (engine_on_launch(rp_engine, li.exec_id, acc, li.nargs))
+	if (engine_on_launch(rp_engine, li.exec_id, li.shape_id, acc, li.nargs))
 		after_engine();
 }
 

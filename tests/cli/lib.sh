@@ -23,6 +23,8 @@ expect_status() { if [ "$status" -eq "$1" ]; then ok "$2"; else not_ok "$2 (want
 expect_err_has() { if grep -qF -- "$1" <<<"$err"; then ok "$2"; else not_ok "$2 (stderr lacks '$1')"; fi; }
 # expect_out_has TEXT DESC: stdout contains TEXT
 expect_out_has() { if grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks '$1')"; fi; }
+# expect_out_lacks TEXT DESC: stdout does not contain TEXT
+expect_out_lacks() { if grep -qF -- "$1" <<<"$out"; then not_ok "$2 (stdout has '$1')"; else ok "$2"; fi; }
 
 finish() { exit $((failures > 0)); }
 

@@ -64,7 +64,8 @@ expect_status 0 "--report exits 0"
 expect_out_has "iterations   6 found by the period of the execution-ID sequence (4 kernels)" \
 	"--report shows the iterations found"
 expect_out_has "planned      iteration 4: kernels 16..19" "--report shows the planned iteration"
-expect_out_has "capacity     1.00 GiB, from the trace's device memory" "--report shows the default capacity"
+expect_out_has "from the trace's device memory (default): 1.00 GiB less 3 % headroom" \
+	"--report shows the default capacity and its headroom"
 expect_out_has "inactive periods" "--report shows inactive periods"
 expect_out_has "predicted    peak residency" "--report shows the predicted peak"
 expect_out_has "cannot fit   none" "--report says every kernel fits"
@@ -72,12 +73,22 @@ expect_out_has "cannot fit   none" "--report says every kernel fits"
 
 run "$UMPLAN" "$trace" --report --capacity 5M
 expect_status 0 "--report under a small capacity exits 0"
-expect_out_has "capacity     5.00 MiB, from --capacity" "--capacity shows in the report"
+expect_out_has "capacity     4.85 MiB, from --capacity: 5.00 MiB less 3 % headroom" "--capacity shows in the report"
 expect_out_has "evict" "the report lists evictions"
+
+run "$UMPLAN" "$trace" --report --capacity 5M --headroom 0
+expect_status 0 "--headroom 0 exits 0"
+expect_out_has "capacity     5.00 MiB, from --capacity" "--headroom 0 plans under the whole capacity"
+expect_out_lacks "headroom" "--headroom 0 leaves nothing free"
+for bad in 51 -1 x; do
+	run "$UMPLAN" "$trace" --capacity 5M --headroom "$bad"
+	expect_status 2 "--headroom $bad is a usage error"
+done
+expect_err_has "'x' is not a percentage from 0 to 50" "the bad headroom is named"
 
 run "$UMPLAN" "$trace" --json --capacity 5M --host-bw 0
 expect_status 0 "--json exits 0"
-if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["iterations"]["period"] == 4; assert d["plan"]["capacity"] == 5*2**20; assert d["plan"]["evict"] > 0' <<<"$out"; then
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["iterations"]["period"] == 4; assert d["plan"]["capacity_before_headroom"] == 5*2**20; assert d["plan"]["capacity"] == 5*2**20 - 5*2**20 // 100 * 3; assert d["plan"]["evict"] > 0' <<<"$out"; then
 	ok "--json is JSON with the period, capacity and evictions"
 else
 	not_ok "--json is JSON with the period, capacity and evictions"

@@ -26,6 +26,12 @@ static const uint64_t sample_exec_ids[6] = {
 	0x2000000000000002ULL, 0x5000000000000005ULL, 0xf00000000000000fULL,
 };
 
+/* Their shapes: K0 and K4 share one (the same kernel, other arguments). */
+static const uint64_t sample_shape_ids[6] = {
+	0x5a00000000000001ULL, 0x5a00000000000002ULL, 0x5a00000000000003ULL,
+	0x5a00000000000002ULL, 0x5a00000000000001ULL, 0x5a0000000000000fULL,
+};
+
 static inline struct plan *sample_plan(void)
 {
 	struct plan *p = plan_create();
@@ -34,6 +40,8 @@ static inline struct plan *sample_plan(void)
 	p->signature.n_kernels = 6;
 	p->signature.exec_ids = malloc(sizeof sample_exec_ids);
 	memcpy(p->signature.exec_ids, sample_exec_ids, sizeof sample_exec_ids);
+	p->signature.shape_ids = malloc(sizeof sample_shape_ids);
+	memcpy(p->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
 	p->signature.n_alloc_sizes = 2;
 	p->signature.alloc_sizes = malloc(2 * sizeof(uint64_t));
 	p->signature.alloc_sizes[0] = 3 * MIB;

@@ -46,37 +46,56 @@ static void execid_stable_and_sensitive(void **state)
 {
 	struct execid_arg args[2] = { { 0, 1 << 22, 0 }, { 8, 1 << 20, 256 } };
 	struct execid_launch l = base_launch(args, 2);
-	uint64_t id = execid_of(&l);
+	uint64_t id = execid_of(&l, NULL);
 	assert_true(id != 0);
-	assert_int_equal(execid_of(&l), id);
+	assert_int_equal(execid_of(&l, NULL), id);
 
 	struct execid_launch m = l;
 	m.grid[0] = 5;
-	assert_true(execid_of(&m) != id);
+	assert_true(execid_of(&m, NULL) != id);
 	m = l;
 	m.name = "gemm_kernel2";
-	assert_true(execid_of(&m) != id);
+	assert_true(execid_of(&m, NULL) != id);
 	m = l;
 	m.shared_mem = 0;
-	assert_true(execid_of(&m) != id);
+	assert_true(execid_of(&m, NULL) != id);
 
 	struct execid_arg moved[2] = { args[0], args[1] };
 	moved[1].offset = 512;
 	m = base_launch(moved, 2);
-	assert_true(execid_of(&m) != id);
+	assert_true(execid_of(&m, NULL) != id);
 	m = base_launch(args, 1);
-	assert_true(execid_of(&m) != id);
+	assert_true(execid_of(&m, NULL) != id);
+}
+
+/* The shape ID names the kernel and its launch shape, whatever the
+ * arguments; execid_of gives the same one in its pass. */
+static void execid_shape_ignores_arguments(void **state)
+{
+	struct execid_arg args[2] = { { 0, 1 << 22, 0 }, { 8, 1 << 20, 256 } };
+	struct execid_launch l = base_launch(args, 2), m = base_launch(args, 1);
+	uint64_t shape = 0, id = execid_of(&l, &shape);
+	assert_int_equal(shape, execid_shape_of(&l));
+	assert_true(shape != id && shape != 0);
+	assert_int_equal(execid_shape_of(&m), shape);
+	m = base_launch(NULL, 0);
+	assert_int_equal(execid_of(&m, NULL), shape);
+	m.block[1] = 2;
+	assert_true(execid_shape_of(&m) != shape);
+	m = l;
+	m.name = "gemm_kernel2";
+	assert_true(execid_shape_of(&m) != shape);
 }
 
 static void execid_precomputed_name_state_gives_the_same_id(void **state)
 {
 	struct execid_arg args[1] = { { 0, 1 << 22, 64 } };
 	struct execid_launch l = base_launch(args, 1);
-	uint64_t id = execid_of(&l);
+	uint64_t id = execid_of(&l, NULL);
 	l.name_state = execid_name_state(l.name);
-	assert_int_equal(execid_of(&l), id);
+	assert_int_equal(execid_of(&l, NULL), id);
 	l.name_state = execid_name_state("other_kernel");
-	assert_true(execid_of(&l) != id);
+	assert_true(execid_of(&l, NULL) != id);
 }
 
 static void execid_known_value(void **state)
@@ -125,6 +144,7 @@ int main(void)
 		cmocka_unit_test(size_rejects_junk),
 		cmocka_unit_test(size_formats),
 		cmocka_unit_test(execid_stable_and_sensitive),
+		cmocka_unit_test(execid_shape_ignores_arguments),
 		cmocka_unit_test(execid_precomputed_name_state_gives_the_same_id),
 		cmocka_unit_test(execid_known_value),
 		cmocka_unit_test(search_bounds_match_a_scan),

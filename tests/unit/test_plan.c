@@ -30,6 +30,7 @@ static void round_trip(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(q->signature.n_kernels, 6);
 	assert_memory_equal(q->signature.exec_ids, sample_exec_ids, sizeof sample_exec_ids);
+	assert_memory_equal(q->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
 	assert_int_equal(q->signature.n_alloc_sizes, 2);
 	assert_true(q->signature.alloc_sizes[1] == MIB + 512);
 	assert_true(q->signature.hash == p->signature.hash);
@@ -386,6 +387,14 @@ static void missing_sections(void **state)
 	assert_int_equal(q->n_host, 0);
 	plan_destroy(q);
 	free(img);
+	/* Without section 9 the replayer matches by ID alone. */
+	img = rebuild(pf, PLAN_SEC_SHAPES, NULL, 0, &len);
+	q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_null(q->signature.shape_ids);
+	plan_destroy(q);
+	free(img);
 
 	/* An unknown section is ignored: a later umkit may add optional ones. */
 	planfile_writer *w = planfile_writer_create();
@@ -470,6 +479,39 @@ static void host_section_damage(void **state)
 	planfile_close(pf);
 }
 
+/* Section 9 holds one shape per kernel of the signature, no more, no
+ * fewer. */
+static void shape_section_damage(void **state)
+{
+	planfile *pf = sample_container();
+	size_t n;
+	const unsigned char *d = planfile_section(pf, PLAN_SEC_SHAPES, &n);
+	assert_int_equal(n, 4 + 6 * 8);
+	unsigned char fewer[4 + 5 * 8];
+	memcpy(fewer, d, sizeof fewer);
+	fewer[0] = 5;
+	unsigned char claims_more[4 + 6 * 8];
+	memcpy(claims_more, d, sizeof claims_more);
+	claims_more[0] = 7;
+	struct {
+		const void *data;
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ fewer, sizeof fewer, "plan.bin: the shape section lists 5 kernels, the signature 6" },
+		{ claims_more, sizeof claims_more, "plan.bin: the shape section is truncated" },
+	};
+	char err[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t len;
+		unsigned char *img = rebuild(pf, PLAN_SEC_SHAPES, cases[i].data, cases[i].len, &len);
+		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
+		assert_string_equal(err, cases[i].msg);
+		free(img);
+	}
+	planfile_close(pf);
+}
+
 /* Flipping bytes inside each section (container intact) must give an error
  * or a plan that passes every check: never a crash (run under ASan). */
 static void section_flips(void **state)
@@ -538,6 +580,7 @@ int main(void)
 		cmocka_unit_test(missing_sections),
 		cmocka_unit_test(section_truncations),
 		cmocka_unit_test(host_section_damage),
+		cmocka_unit_test(shape_section_damage),
 		cmocka_unit_test(section_flips),
 		cmocka_unit_test(load_errors),
 	};

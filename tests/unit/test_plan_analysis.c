@@ -2,7 +2,9 @@
  * Unit tests for the planner's analysis on a hand-made trace whose answers
  * are known exactly: trace loading and its errors (missing table, newer
  * schema, not a trace), iteration detection (period and NVTX), the
- * iteration's tensors, access sets and recall, and vitality.
+ * iteration's tensors, access sets and recall, and vitality. Kernel shape
+ * IDs are checked on a real trace, whose optimizer kernels' execution IDs
+ * drift between iterations.
  *
  * The program: 4 iterations of 4 kernels (execution IDs 11..14), one kernel
  * every millisecond, 100 us each. W (4 MiB) is allocated first and used by
@@ -16,7 +18,9 @@
 
 #include <sqlite3.h>
 
+#include "execid.h"
 #include "plan/access.h"
+#include "plan/planner.h"
 #include "plan/iter.h"
 #include "plan/tensor.h"
 #include "plan/trace_load.h"
@@ -350,6 +354,56 @@ static void not_a_trace_is_named(void **state)
 	assert_non_null(strstr(err, path));
 }
 
+/* Every kernel's shape ID is execid_shape_of its row (name, grid, block,
+ * shared memory); on the ViT fixture the launches whose execution IDs
+ * differ from the iteration before keep their shapes, and the plan carries
+ * the planned iteration's shapes. */
+static void shape_ids_from_the_kernel_rows(void **state)
+{
+	char path[512], err[512];
+	test_fixture(path, sizeof path, "h100_vit_varying_ids.db");
+	struct planner_options o;
+	planner_options_default(&o);
+	struct planner *pl;
+	if (planner_run(path, &o, &pl, err, sizeof err))
+		fail_msg("%s", err);
+	const struct trace *t = pl->trace;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT s.value, grid_x, grid_y, grid_z, block_x, block_y, "
+					    "block_z, shared_mem FROM kernel JOIN string s ON s.id = name_id "
+					    "WHERE seq IS NOT NULL ORDER BY seq", -1, &st, NULL),
+			 SQLITE_OK);
+	size_t k = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t v[7];
+		for (int i = 0; i < 7; i++)
+			v[i] = (uint32_t)sqlite3_column_int64(st, 1 + i);
+		struct execid_launch l = { (const char *)sqlite3_column_text(st, 0), 0, { v[0], v[1], v[2] },
+					   { v[3], v[4], v[5] }, v[6], NULL, 0 };
+		assert_true(k < t->n_kernels);
+		assert_true(t->kernels[k++].shape_id == execid_shape_of(&l));
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_int_equal(k, t->n_kernels);
+
+	const struct iter_span *it = &pl->iter.iters[pl->iter.chosen];
+	assert_true(pl->iter.chosen > 0);
+	size_t drifted = 0;
+	for (size_t i = 0; i < it->n; i++) {
+		const struct trace_kernel *now = &t->kernels[it->first + i], *before = now - it->n;
+		if (now->exec_id != before->exec_id) {
+			drifted++;
+			assert_true(now->shape_id == before->shape_id);
+		}
+		assert_true(pl->plan->signature.shape_ids[i] == now->shape_id);
+	}
+	assert_true(drifted > 0);
+	planner_free(pl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +417,7 @@ int main(void)
 		cmocka_unit_test(missing_table_is_named),
 		cmocka_unit_test(newer_schema_is_named),
 		cmocka_unit_test(not_a_trace_is_named),
+		cmocka_unit_test(shape_ids_from_the_kernel_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

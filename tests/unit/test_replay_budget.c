@@ -360,7 +360,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 			 * not know, touching nothing. */
 			memset(c.kernel, 0, sizeof c.kernel);
 			if (below(r, 20) == 0) {
-				engine_on_launch(e, 0x999, NULL, 0);
+				engine_on_launch(e, 0x999, 0, NULL, 0);
 				engine_after_launch(e);
 				check_log(&c, log);
 			}
@@ -372,7 +372,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 				for (uint32_t b = blk(addr_of[sl]); b <= blk(addr_of[sl] + s->size[sl] - 1); b++)
 					c.kernel[b] = 1;
 			}
-			engine_on_launch(e, v->exec_id, acc, n_acc);
+			engine_on_launch(e, v->exec_id, 0, acc, n_acc);
 			check_log(&c, log);
 			uint64_t resident = 0;
 			for (uint32_t b = 0; b < NBLK; b++) {
@@ -450,7 +450,7 @@ static void run(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
 	struct engine_access acc[8];
 	for (size_t i = 0; i < n; i++)
 		acc[i] = (struct engine_access){ ids[i], 0 };
-	engine_on_launch(r->e, exec_id, acc, n);
+	engine_on_launch(r->e, exec_id, 0, acc, n);
 	engine_after_launch(r->e);
 }
 
@@ -642,7 +642,7 @@ static void *work(void *arg)
 			engine_on_alloc(w->e, id, BASE + slot * BLK, BLK);
 		}
 		struct engine_access acc = { id, 0 };
-		engine_on_launch(w->e, 0x100 + (uint64_t)(i % 8), &acc, 1);
+		engine_on_launch(w->e, 0x100 + (uint64_t)(i % 8), 0, &acc, 1);
 		engine_after_launch(w->e);
 	}
 	return NULL;

@@ -3,7 +3,8 @@
  * the foreign-plan rule (replay/sigcheck.c): exact matching over
  * iterations, resynchronisation after removed and inserted kernels whose
  * execution IDs repeat (the history decides), losing the place and finding
- * it again, and the kernel and allocation rules of the foreign check.
+ * it again, matching by shape where an ID drifts, and the kernel and
+ * allocation rules of the foreign check.
  */
 #include "testutil.h"
 
@@ -19,7 +20,7 @@ static void feed(match *m, const uint64_t *seq, const int *want_pos, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct match_step st;
-		match_launch(m, seq[i], &st);
+		match_launch(m, seq[i], 0, &st);
 		if (want_pos[i] < 0) {
 			assert_int_equal(st.how, MATCH_LOST);
 			assert_int_equal(st.position, PLAN_POS_NONE);
@@ -33,12 +34,12 @@ static void feed(match *m, const uint64_t *seq, const int *want_pos, size_t n)
 static void exact_over_iterations(void **state)
 {
 	const uint64_t ids[4] = { A, B, X, C };
-	match *m = match_create(ids, 4);
+	match *m = match_create(ids, NULL, 4);
 	assert_non_null(m);
 	for (int it = 0; it < 5; it++) {
 		for (uint32_t p = 0; p < 4; p++) {
 			struct match_step st;
-			match_launch(m, ids[p], &st);
+			match_launch(m, ids[p], 0, &st);
 			assert_int_equal(st.how, MATCH_MATCHED);
 			assert_int_equal(st.position, p);
 			assert_int_equal(st.skipped, 0);
@@ -52,15 +53,15 @@ static void exact_over_iterations(void **state)
 static void single_kernel_plan(void **state)
 {
 	const uint64_t ids[1] = { A };
-	match *m = match_create(ids, 1);
+	match *m = match_create(ids, NULL, 1);
 	for (int i = 0; i < 3; i++) {
 		struct match_step st;
-		match_launch(m, A, &st);
+		match_launch(m, A, 0, &st);
 		assert_int_equal(st.how, MATCH_MATCHED);
 		assert_true(st.iteration_start);
 	}
 	struct match_step st;
-	match_launch(m, 0, &st); /* ID 0 is unknown: never matches */
+	match_launch(m, 0, 0, &st); /* ID 0 is unknown: never matches */
 	assert_int_equal(st.how, MATCH_LOST);
 	match_destroy(m);
 }
@@ -70,7 +71,7 @@ static void single_kernel_plan(void **state)
 static void finds_start_after_warmup(void **state)
 {
 	const uint64_t ids[4] = { A, B, X, C };
-	match *m = match_create(ids, 4);
+	match *m = match_create(ids, NULL, 4);
 	const uint64_t seq[] = { U, U + 1, U + 2, U + 3, U + 4, A, B, X, C, A };
 	const int want[] = { -1, -1, -1, -1, -1, -1, 1, 2, 3, 0 };
 	feed(m, seq, want, 10);
@@ -86,13 +87,13 @@ static void finds_start_after_warmup(void **state)
 static void resync_after_removed_kernel(void **state)
 {
 	const uint64_t ids[8] = { A, B, X, C, X, D, X, E };
-	match *m = match_create(ids, 8);
+	match *m = match_create(ids, NULL, 8);
 	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
 	const uint64_t seq[] = { A, B, X, X, D, X, E, A };
 	const int want[] = { 0, 1, 2, 4, 5, 6, 7, 0 };
 	struct match_step st;
 	feed(m, seq, want, 3);
-	match_launch(m, seq[3], &st);
+	match_launch(m, seq[3], 0, &st);
 	assert_int_equal(st.how, MATCH_RESYNCED);
 	assert_int_equal(st.position, 4);
 	assert_int_equal(st.skipped, 1);
@@ -109,7 +110,7 @@ static void resync_after_removed_kernel(void **state)
 static void inserted_aliased_kernel_is_lost_not_jumped(void **state)
 {
 	const uint64_t ids[7] = { A, X, B, X, C, X, D };
-	match *m = match_create(ids, 7);
+	match *m = match_create(ids, NULL, 7);
 	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5, 6 }, 7);
 	const uint64_t seq[] = { A, X, B, X, C, B, X, D, A };
 	const int want[] = { 0, 1, 2, 3, 4, -1, 5, 6, 0 };
@@ -124,7 +125,7 @@ static void inserted_aliased_kernel_is_lost_not_jumped(void **state)
 static void resync_after_replaced_kernel(void **state)
 {
 	const uint64_t ids[6] = { A, B, C, X, D, X };
-	match *m = match_create(ids, 6);
+	match *m = match_create(ids, NULL, 6);
 	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5 }, 6);
 	/* C replaced by U: expected C, got U (lost), then X expected C again:
 	 * X at 3 agrees with B A before it once U is skipped. */
@@ -143,23 +144,23 @@ static void resync_after_replaced_kernel(void **state)
 static void lost_then_history_beats_nearest(void **state)
 {
 	const uint64_t ids[6] = { A, X, B, X, C, X };
-	match *m = match_create(ids, 6);
+	match *m = match_create(ids, NULL, 6);
 	struct match_step st;
 	feed(m, ids, (const int[]){ 0, 1 }, 2);
 	for (int i = 0; i < MATCH_LOST_AFTER; i++) {
-		match_launch(m, U + (uint64_t)i, &st);
+		match_launch(m, U + (uint64_t)i, 0, &st);
 		assert_int_equal(st.how, MATCH_LOST);
 		assert_int_equal(st.lost, i + 1 >= MATCH_LOST_AFTER);
 	}
-	match_launch(m, C, &st);
+	match_launch(m, C, 0, &st);
 	assert_int_equal(st.how, MATCH_LOST);
 	assert_true(st.lost);
-	match_launch(m, X, &st);
+	match_launch(m, X, 0, &st);
 	assert_int_equal(st.how, MATCH_RESYNCED);
 	assert_int_equal(st.position, 5);
 	assert_false(st.lost);
 	assert_int_equal(st.skipped, 0); /* the place was lost: no ops to replay */
-	match_launch(m, A, &st);
+	match_launch(m, A, 0, &st);
 	assert_int_equal(st.how, MATCH_MATCHED);
 	assert_true(st.iteration_start);
 	match_destroy(m);
@@ -183,7 +184,7 @@ static void varying_id_does_not_jump_layers(void **state)
 			ids[1 + 5 * l + k] = (uint64_t[]){ A, B, C, D, E }[k];
 	ids[17] = U;     /* V */
 	ids[N - 1] = 0x7; /* T */
-	match *m = match_create(ids, N);
+	match *m = match_create(ids, NULL, N);
 	int want[N];
 	for (int i = 0; i < N; i++)
 		want[i] = i;
@@ -194,7 +195,7 @@ static void varying_id_does_not_jump_layers(void **state)
 	want[2] = -1;
 	for (int i = 0; i < N; i++) {
 		struct match_step st;
-		match_launch(m, seq[i], &st);
+		match_launch(m, seq[i], 0, &st);
 		if (want[i] < 0)
 			assert_int_equal(st.how, MATCH_LOST);
 		else
@@ -219,24 +220,24 @@ static void reacquired_mid_iteration_is_no_start(void **state)
 	int want[N];
 	for (int i = 0; i < N; i++)
 		ids[i] = 0x100 + (uint64_t)i, want[i] = i;
-	match *m = match_create(ids, N);
+	match *m = match_create(ids, NULL, N);
 	feed(m, ids, want, N - 1);
 	struct match_step st;
 	for (int i = 0; i < MATCH_LOST_AFTER; i++)
-		match_launch(m, U + (uint64_t)i, &st);
+		match_launch(m, U + (uint64_t)i, 0, &st);
 	assert_true(st.lost);
-	match_launch(m, ids[15], &st); /* no support: its predecessor is unknown */
+	match_launch(m, ids[15], 0, &st); /* no support: its predecessor is unknown */
 	assert_int_equal(st.how, MATCH_LOST);
-	match_launch(m, ids[16], &st);
+	match_launch(m, ids[16], 0, &st);
 	assert_int_equal(st.how, MATCH_RESYNCED);
 	assert_int_equal(st.position, 16);
 	assert_false(st.iteration_start);
 	for (int i = 17; i < N; i++) {
-		match_launch(m, ids[i], &st);
+		match_launch(m, ids[i], 0, &st);
 		assert_int_equal(st.how, MATCH_MATCHED);
 		assert_false(st.iteration_start);
 	}
-	match_launch(m, ids[0], &st);
+	match_launch(m, ids[0], 0, &st);
 	assert_true(st.iteration_start);
 	match_destroy(m);
 }
@@ -247,18 +248,86 @@ static void reacquired_mid_iteration_is_no_start(void **state)
 static void backward_jump_is_not_an_iteration(void **state)
 {
 	const uint64_t ids[8] = { A, B, C, D, E, X, U, U + 1 };
-	match *m = match_create(ids, 8);
+	match *m = match_create(ids, NULL, 8);
 	feed(m, ids, (const int[]){ 0, 1, 2, 3 }, 4);
 	struct match_step st;
-	match_launch(m, C, &st);
+	match_launch(m, C, 0, &st);
 	assert_int_equal(st.how, MATCH_LOST);
-	match_launch(m, D, &st);
+	match_launch(m, D, 0, &st);
 	assert_int_equal(st.how, MATCH_RESYNCED);
 	assert_int_equal(st.position, 3);
 	assert_int_equal(st.skipped, 0);
 	assert_false(st.iteration_start);
-	match_launch(m, E, &st);
+	match_launch(m, E, 0, &st);
 	assert_int_equal(st.how, MATCH_MATCHED);
+	match_destroy(m);
+}
+
+/* ---- matching by shape ---- */
+
+enum { SA = 0x5a, SB = 0x5b, SM = 0x50 };
+
+static void step_is(match *m, uint64_t id, uint64_t shape, enum match_how how, uint32_t pos)
+{
+	struct match_step st;
+	match_launch(m, id, shape, &st);
+	assert_int_equal(st.how, how);
+	assert_int_equal(st.position, pos);
+}
+
+/* An optimizer's multi-tensor kernels (shape SM) whose IDs drift every
+ * iteration (stale pointer words): placed by shape at the expected
+ * position, every iteration, and the history then holds the plan's IDs, so
+ * a replaced kernel right after still resyncs. Without shapes they are
+ * lost, and four in a row lose the place. */
+static void drifting_ids_matched_by_shape(void **state)
+{
+	const uint64_t ids[8] = { A, B, 0x71, 0x72, 0x73, 0x74, C, D };
+	const uint64_t shapes[8] = { SA, SB, SM, SM, SM, SM, SA, SB };
+	match *m = match_create(ids, shapes, 8);
+	for (uint64_t it = 0; it < 3; it++) {
+		step_is(m, A, SA, MATCH_MATCHED, 0);
+		step_is(m, B, SB, MATCH_MATCHED, 1);
+		for (uint32_t p = 2; p < 6; p++)
+			step_is(m, 0x100 * (it + 1) + p, SM, MATCH_SHAPED, p);
+		/* C replaced by an unknown kernel of another shape: lost;
+		 * then D resyncs from the history, which agrees before it. */
+		step_is(m, U, SB, MATCH_LOST, PLAN_POS_NONE);
+		step_is(m, D, SB, MATCH_RESYNCED, 7);
+	}
+	match_destroy(m);
+
+	m = match_create(ids, NULL, 8);
+	step_is(m, A, SA, MATCH_MATCHED, 0);
+	step_is(m, B, SB, MATCH_MATCHED, 1);
+	struct match_step st;
+	for (int i = 0; i < MATCH_LOST_AFTER; i++)
+		match_launch(m, 0x200 + (uint64_t)i, SM, &st);
+	assert_int_equal(st.how, MATCH_LOST);
+	assert_true(st.lost);
+	match_destroy(m);
+}
+
+/* A shape places a launch only where the matcher expects one, on track: it
+ * never moves the matcher (every layer has the same shapes), a known ID's
+ * resync comes first, and once the place is lost a shape does not bring it
+ * back. */
+static void shape_never_moves_the_matcher(void **state)
+{
+	const uint64_t ids[8] = { A, B, X, C, A, B, X, D };
+	const uint64_t shapes[8] = { SA, SB, SM, SA, SA, SB, SM, SB };
+	match *m = match_create(ids, shapes, 8);
+	step_is(m, A, SA, MATCH_MATCHED, 0);
+	step_is(m, B, SB, MATCH_MATCHED, 1);
+	/* At 2 a drifted ID of another shape: lost, not placed. */
+	step_is(m, 0x77, SA, MATCH_LOST, PLAN_POS_NONE);
+	/* C has the shape of the expected position 2, but its ID resyncs at
+	 * 3 (the history agrees with one kernel of slack): the ID wins. */
+	step_is(m, C, SM, MATCH_RESYNCED, 3);
+	for (int i = 0; i < MATCH_LOST_AFTER; i++)
+		step_is(m, 0x300 + (uint64_t)i, 0x99, MATCH_LOST, PLAN_POS_NONE);
+	/* Lost: position 4 has this shape, but only an ID finds the place. */
+	step_is(m, 0x400, SA, MATCH_LOST, PLAN_POS_NONE);
 	match_destroy(m);
 }
 
@@ -266,7 +335,7 @@ static void backward_jump_is_not_an_iteration(void **state)
 
 static struct plan_signature signature(uint64_t *ids, uint32_t n, uint64_t *sizes, uint32_t ns)
 {
-	struct plan_signature s = { n, ids, ns, sizes, 0 };
+	struct plan_signature s = { .n_kernels = n, .exec_ids = ids, .n_alloc_sizes = ns, .alloc_sizes = sizes };
 	return s;
 }
 
@@ -452,6 +521,8 @@ int main(void)
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
 		cmocka_unit_test(varying_id_does_not_jump_layers),
 		cmocka_unit_test(reacquired_mid_iteration_is_no_start),
+		cmocka_unit_test(drifting_ids_matched_by_shape),
+		cmocka_unit_test(shape_never_moves_the_matcher),
 		cmocka_unit_test(kernels_rule),
 		cmocka_unit_test(window_is_capped),
 		cmocka_unit_test(allocations_rule),

@@ -42,6 +42,7 @@ static void keys_and_values(void **state)
 	struct engine_stats s = { 0 };
 	s.launches = 1200;
 	s.matched = 1100;
+	s.shaped = 37;
 	s.resynced = 60;
 	s.lost = 40;
 	s.iterations = 3;
@@ -92,6 +93,7 @@ static void keys_and_values(void **state)
 	const cJSON *e = cJSON_GetObjectItem(j, "engine");
 	assert_int_equal(num(e, "launches"), 1200);
 	assert_int_equal(num(e, "matched"), 1100);
+	assert_int_equal(num(e, "matched_by_shape"), 37);
 	assert_int_equal(num(e, "resynced"), 60);
 	assert_int_equal(num(e, "lost"), 40);
 	assert_int_equal(num(e, "iterations"), 3);

@@ -8,7 +8,9 @@
  * tensors are block-aligned), and stay safe: an independent model of the
  * ops never sees dead memory prefetched or evicted, live memory discarded,
  * or more than the budget resident at a kernel. The fixture traces, when
- * present, get the same treatment.
+ * present, get the same treatment, and on the ViT one, whose optimizer
+ * kernels' execution IDs drift, the launches the IDs lose are placed by
+ * their shapes.
  */
 #include "testutil.h"
 #include "testplan.h"
@@ -177,7 +179,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 			     b++)
 				m->kernel[b] = 1;
 		}
-		engine_on_launch(e, t->kernels[kp].exec_id, acc, n_acc);
+		engine_on_launch(e, t->kernels[kp].exec_id, t->kernels[kp].shape_id, acc, n_acc);
 		model_check(m, log);
 		uint64_t resident = 0;
 		for (size_t b = 0; b < m->n; b++) {
@@ -286,11 +288,46 @@ static void fixtures(void **state)
 	globfree(&g);
 }
 
+/* Every launch is placed one way or lost; with the plan's shapes the
+ * drifting launches are placed by shape instead of lost, and the plan's
+ * ops at their positions are issued. */
+static void drifting_ids_placed_by_shape(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_vit_varying_ids.db");
+	struct planner *base = test_plan(path, 1ULL << 50);
+	uint64_t capacity = base->sched.baseline_peak / 2;
+	planner_free(base);
+	struct planner *pl = test_plan(path, capacity);
+	struct plan *p = pl->plan;
+	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+	struct model m;
+	struct engine_stats with, without;
+	replay(pl->trace, p, budget, &m, &with);
+	uint64_t *shapes = p->signature.shape_ids;
+	p->signature.shape_ids = NULL;
+	replay(pl->trace, p, budget, &m, &without);
+	p->signature.shape_ids = shapes;
+	assert_int_equal(with.matched + with.shaped + with.resynced + with.lost, with.launches);
+	assert_int_equal(without.shaped, 0);
+	assert_true(with.shaped > 0);
+	assert_true(with.lost < without.lost);
+	assert_true(with.matched + with.shaped + with.resynced > without.matched + without.resynced);
+	uint64_t ops_with = 0, ops_without = 0;
+	for (int k = 0; k < 4; k++) {
+		ops_with += with.ops[k];
+		ops_without += without.ops[k];
+	}
+	assert_true(ops_with >= ops_without);
+	planner_free(pl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(synthetic_traces),
 		cmocka_unit_test(fixtures),
+		cmocka_unit_test(drifting_ids_placed_by_shape),
 	};
 	return cmocka_run_group_tests_name("replay_trace", tests, NULL, NULL);
 }

@@ -8,18 +8,26 @@
 
 #include "plan/planner.h"
 
-/* remote_bps: host placement's pass bandwidth (0: host placement off). */
-static inline struct planner *test_plan_host(const char *path, uint64_t capacity, uint64_t remote_bps)
+/* remote_bps: host placement's pass bandwidth (0: host placement off);
+ * headroom_pct: the share of capacity left free (sched.h). */
+static inline struct planner *test_plan_full(const char *path, uint64_t capacity, uint64_t remote_bps,
+					     uint32_t headroom_pct)
 {
 	struct planner_options o;
 	planner_options_default(&o);
 	o.capacity = capacity;
 	o.remote_bytes_per_s = remote_bps;
+	o.headroom_pct = headroom_pct;
 	struct planner *p;
 	char err[512];
 	if (planner_run(path, &o, &p, err, sizeof err))
 		fail_msg("%s", err);
 	return p;
+}
+
+static inline struct planner *test_plan_host(const char *path, uint64_t capacity, uint64_t remote_bps)
+{
+	return test_plan_full(path, capacity, remote_bps, SCHED_HEADROOM_PCT);
 }
 
 static inline struct planner *test_plan(const char *path, uint64_t capacity)
