@@ -72,23 +72,26 @@ static cJSON *arr(struct jb *j)
 	return check(j, cJSON_CreateArray());
 }
 
+/* v[0 .. n) as hex strings. */
+static cJSON *hex_array(struct jb *j, const uint64_t *v, uint32_t n)
+{
+	cJSON *a = arr(j);
+	for (uint32_t i = 0; i < n; i++)
+		push(j, a, hex(j, v[i]));
+	return a;
+}
+
 static cJSON *signature_json(struct jb *j, const struct plan_signature *sig)
 {
-	cJSON *o = obj(j), *ids = arr(j), *sizes = arr(j);
+	cJSON *o = obj(j), *sizes = arr(j);
 	add(j, o, "hash", hex(j, sig->hash));
 	add(j, o, "n_kernels", u64(j, sig->n_kernels));
 	add(j, o, "n_alloc_sizes", u64(j, sig->n_alloc_sizes));
-	for (uint32_t i = 0; i < sig->n_kernels; i++)
-		push(j, ids, hex(j, sig->exec_ids[i]));
 	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
 		push(j, sizes, u64(j, sig->alloc_sizes[i]));
-	add(j, o, "exec_ids", ids);
-	if (sig->shape_ids) {
-		cJSON *shapes = arr(j);
-		for (uint32_t i = 0; i < sig->n_kernels; i++)
-			push(j, shapes, hex(j, sig->shape_ids[i]));
-		add(j, o, "shape_ids", shapes);
-	}
+	add(j, o, "exec_ids", hex_array(j, sig->exec_ids, sig->n_kernels));
+	if (sig->shape_ids)
+		add(j, o, "shape_ids", hex_array(j, sig->shape_ids, sig->n_kernels));
 	add(j, o, "alloc_sizes", sizes);
 	return o;
 }

@@ -256,12 +256,20 @@ static bool kernel_row(void *trace, sqlite3_stmt *st, void *slot)
 	return true;
 }
 
+/* The index of the string with id in the string table, n_strings when there
+ * is none. */
+static size_t string_index(const struct trace *t, uint32_t id)
+{
+	size_t i = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, id);
+	return i < t->n_strings && t->string_ids[i] == (int64_t)id ? i : t->n_strings;
+}
+
 /* The shape ID of row r's launch. name_states caches the hash state of each
  * string (by index; 0: not yet computed): kernel names are long and few. */
 static uint64_t shape_of(const struct trace *t, const struct seq_row *r, uint64_t *name_states)
 {
-	size_t i = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, r->k.name);
-	bool known = i < t->n_strings && t->string_ids[i] == (int64_t)r->k.name;
+	size_t i = string_index(t, r->k.name);
+	bool known = i < t->n_strings;
 	const char *name = known ? t->strings[i] : "?";
 	struct execid_launch l = { name, known ? name_states[i] : 0,
 				   { r->grid[0], r->grid[1], r->grid[2] },
@@ -613,8 +621,8 @@ void trace_free(struct trace *t)
 
 const char *trace_string(const struct trace *t, uint32_t id)
 {
-	size_t lo = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, id);
-	return lo < t->n_strings && t->string_ids[lo] == (int64_t)id ? t->strings[lo] : "?";
+	size_t i = string_index(t, id);
+	return i < t->n_strings ? t->strings[i] : "?";
 }
 
 size_t trace_position_at(const struct trace *t, int64_t ns)

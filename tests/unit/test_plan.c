@@ -355,6 +355,32 @@ static planfile *sample_container(void)
 	return pf;
 }
 
+/* pf with section id replaced by data[0 .. len) (left out when data is
+ * NULL) must be refused with msg. */
+static void assert_rebuilt_refused(const planfile *pf, uint32_t id, const void *data, size_t len,
+				   const char *msg)
+{
+	char err[256];
+	size_t n;
+	unsigned char *img = rebuild(pf, id, data, len, &n);
+	assert_null(plan_load_mem(img, n, "plan.bin", err, sizeof err));
+	assert_string_equal(err, msg);
+	free(img);
+}
+
+/* pf with section id left out, loaded: it must load. */
+static struct plan *load_without(const planfile *pf, uint32_t id)
+{
+	char err[256];
+	size_t n;
+	unsigned char *img = rebuild(pf, id, NULL, 0, &n);
+	struct plan *q = plan_load_mem(img, n, "plan.bin", err, sizeof err);
+	free(img);
+	if (!q)
+		fail_msg("%s", err);
+	return q;
+}
+
 static void missing_sections(void **state)
 {
 	planfile *pf = sample_container();
@@ -370,33 +396,21 @@ static void missing_sections(void **state)
 		{ PLAN_SEC_CORR_EXEC, "plan.bin: the correlation exec section is missing" },
 		{ PLAN_SEC_CORR_BLOCKS, "plan.bin: the correlation block section is missing" },
 	};
-	char err[256];
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		size_t len;
-		unsigned char *img = rebuild(pf, cases[i].id, NULL, 0, &len);
-		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
-		assert_string_equal(err, cases[i].msg);
-		free(img);
-	}
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_rebuilt_refused(pf, cases[i].id, NULL, 0, cases[i].msg);
 	/* Without section 8 the plan keeps nothing on the host. */
-	size_t len;
-	void *img = rebuild(pf, PLAN_SEC_HOST, NULL, 0, &len);
-	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
-	if (!q)
-		fail_msg("%s", err);
+	struct plan *q = load_without(pf, PLAN_SEC_HOST);
 	assert_int_equal(q->n_host, 0);
 	plan_destroy(q);
-	free(img);
 	/* Without section 9 the replayer matches by ID alone. */
-	img = rebuild(pf, PLAN_SEC_SHAPES, NULL, 0, &len);
-	q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
-	if (!q)
-		fail_msg("%s", err);
+	q = load_without(pf, PLAN_SEC_SHAPES);
 	assert_null(q->signature.shape_ids);
 	plan_destroy(q);
-	free(img);
 
 	/* An unknown section is ignored: a later umkit may add optional ones. */
+	char err[256];
+	void *img;
+	size_t len;
 	planfile_writer *w = planfile_writer_create();
 	for (size_t i = 0; i < planfile_section_count(pf); i++) {
 		size_t n;
@@ -468,14 +482,8 @@ static void host_section_damage(void **state)
 		{ longer, sizeof longer, "plan.bin: the host placement section is longer than its "
 					 "content" },
 	};
-	char err[256];
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		size_t len;
-		unsigned char *img = rebuild(pf, PLAN_SEC_HOST, cases[i].data, cases[i].len, &len);
-		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
-		assert_string_equal(err, cases[i].msg);
-		free(img);
-	}
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_rebuilt_refused(pf, PLAN_SEC_HOST, cases[i].data, cases[i].len, cases[i].msg);
 	planfile_close(pf);
 }
 
@@ -501,14 +509,8 @@ static void shape_section_damage(void **state)
 		{ fewer, sizeof fewer, "plan.bin: the shape section lists 5 kernels, the signature 6" },
 		{ claims_more, sizeof claims_more, "plan.bin: the shape section is truncated" },
 	};
-	char err[256];
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		size_t len;
-		unsigned char *img = rebuild(pf, PLAN_SEC_SHAPES, cases[i].data, cases[i].len, &len);
-		assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
-		assert_string_equal(err, cases[i].msg);
-		free(img);
-	}
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_rebuilt_refused(pf, PLAN_SEC_SHAPES, cases[i].data, cases[i].len, cases[i].msg);
 	planfile_close(pf);
 }
 
