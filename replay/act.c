@@ -25,10 +25,10 @@ struct wait_ref act_use_wait(const engine *e, uint64_t seq)
 	return !w.mark && latch_covers(e, seq) ? e->latch : w;
 }
 
-/* What an op on block b, freed after launch dead_seq, must wait for: its
- * free's marker, or the latch marker for a free before it (dead_seq 0:
- * freed before any launch, nothing to wait for). mark 0 with seq not 0:
- * unknown. */
+/* What an op destroying block b's bytes must wait for: the marker of the
+ * latest free that left b with at most one live allocation (blocktab.h), or
+ * the latch marker for a free before it (dead_seq 0: freed before any
+ * launch, nothing to wait for). mark 0 with seq not 0: unknown. */
 static struct wait_ref dead_wait(const engine *e, const struct block *b)
 {
 	if (!b->dead_mark && b->dead_seq && latch_covers(e, b->dead_seq))
@@ -93,6 +93,20 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	/* A block of the kernel being launched is already counted in
 	 * reserved (and may take kept blocks' room); any other one needs
 	 * room of its own. */
+	if (op == ENGINE_OP_DISCARD_PREFETCH) {
+		/* The arena hands a freed range out again before the GPU is
+		 * done with it (the program's stream order protects its own
+		 * kernels, not the replayer's stream), and the block may hold
+		 * the rest of a neighbour freed just now: what the GPU may
+		 * still read there is destroyed only behind their free. When
+		 * that free has no marker, the block is brought without
+		 * destroying anything. */
+		struct wait_ref dead = dead_wait(e, b);
+		if (dead.seq && !dead.mark)
+			op = ENGINE_OP_PREFETCH;
+		else
+			w = wait_later(w, dead);
+	}
 	bool own = b->pin == e->seq;
 	if (!act_room(e, own ? 0 : BLOCK_BYTES, !own))
 		return false;

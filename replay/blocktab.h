@@ -32,15 +32,19 @@ struct block {
 	struct block *prev, *next;    /* residency list links (residency.c) */
 	uint64_t use_seq;             /* launch sequence number of the last
 					 kernel that used it (0: none) */
-	uint64_t dead_seq, dead_mark; /* the marker recorded when its last live
-					 allocation was freed, and the launch it
-					 follows: a discard waits for it */
+	uint64_t dead_seq, dead_mark; /* the marker recorded at the latest free
+					 that left it with at most one live
+					 allocation, and the launch it follows:
+					 a discard, or a discard-and-prefetch
+					 of the one left, waits for it */
 	uint64_t pin;                 /* launch being prepared that needs it
 					 resident (no eviction for that one) */
 	uint64_t keep;                /* prefetched for a kernel expected by
 					 this launch: room for other prefetches
 					 is not made by evicting it before */
 	uint32_t live;                /* live allocations overlapping it */
+	uint32_t fresh;               /* of those, the ones nothing has used or
+					 written yet (alloc_rec.touched false) */
 	uint8_t state;                /* enum block_state */
 	uint8_t list;                 /* residency list holding it (residency.c) */
 	uint8_t host;                 /* kept in host memory by the plan

@@ -181,33 +181,62 @@ void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 		sigcheck_alloc(e->sig, size);
 	for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
 		struct block *b = residency_block(e->res, r->first_block + i);
-		if (b)
+		if (b) {
 			residency_live_add(e->res, b);
+			b->fresh++;
+		}
 	}
 	if (r && e->model)
 		onhost_alloc(e, r);
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Drops the freed allocation's hold on its blocks; blocks left dead get the
- * free's marker (one marker per free, only when a block dies), and under
- * deepum are discarded at once. */
-static void free_blocks(engine *e, const struct alloc_rec *r)
+/* r is no longer fresh: its contents may matter from now on. */
+static void touch(engine *e, struct alloc_rec *r)
 {
-	bool dies = false;
-	for (uint32_t i = 0; i < r->n_blocks && !dies; i++) {
+	if (!r || r->touched)
+		return;
+	r->touched = true;
+	for (uint32_t i = 0; e->model && i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
-		dies = b && b->live == 1;
+		if (b && b->fresh)
+			b->fresh--;
+	}
+}
+
+/* True when a block holding live allocations left, fresh of them fresh,
+ * is one a discard or a discard-and-prefetch may destroy whole: it holds
+ * none, or one that is fresh. */
+static bool destroyable(uint32_t live, uint32_t fresh)
+{
+	return live == 0 || (live == 1 && fresh == 1);
+}
+
+/* Drops the freed allocation's hold on its blocks. A block left dead, or
+ * holding only one fresh allocation, gets the free's marker (one marker per
+ * free, only then): a discard of the block, or a discard-and-prefetch of
+ * that allocation, destroys the freed bytes and must wait for it. Blocks
+ * left dead are discarded at once under deepum. */
+static void free_blocks(engine *e, struct alloc_rec *r)
+{
+	touch(e, r);
+	bool marked = false;
+	for (uint32_t i = 0; i < r->n_blocks && !marked; i++) {
+		struct block *b = residency_find(e->res, r->first_block + i);
+		marked = b && b->live && destroyable(b->live - 1, b->fresh);
 	}
 	bool marking = e->mark_frees && (!e->budget || e->mark_all);
-	uint64_t mark = dies && marking ? e->x.mark(e->x.ctx) : 0;
+	uint64_t mark = marked && marking ? e->x.mark(e->x.ctx) : 0;
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
-		if (!b || !b->live || !residency_live_drop(e->res, b))
+		if (!b || !b->live)
+			continue;
+		bool dies = residency_live_drop(e->res, b);
+		if (!destroyable(b->live, b->fresh))
 			continue;
 		b->dead_seq = e->st.launches;
 		b->dead_mark = mark;
-		if (e->policy == ENGINE_DEEPUM && act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
+		if (dies && e->policy == ENGINE_DEEPUM && act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
 			e->st.skipped_discards++;
 	}
 	batch_flush(e->batch, &e->x, &e->st);
@@ -227,9 +256,7 @@ void engine_on_free(engine *e, uint64_t id)
 void engine_on_write(engine *e, uint64_t id)
 {
 	pthread_mutex_lock(&e->lock);
-	struct alloc_rec *r = allocmap_live(e->allocs, id);
-	if (r)
-		r->touched = true;
+	touch(e, allocmap_live(e->allocs, id));
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -344,11 +371,8 @@ static void repopulate(engine *e, const struct engine_access *acc, size_t n)
  * to come right before its first kernel. */
 static void kernel_end(engine *e, const struct engine_access *acc, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		struct alloc_rec *r = allocmap_live(e->allocs, acc[i].alloc_id);
-		if (r)
-			r->touched = true;
-	}
+	for (size_t i = 0; i < n; i++)
+		touch(e, allocmap_live(e->allocs, acc[i].alloc_id));
 	if (!act_room(e, 0, false))
 		e->st.budget_overruns++;
 	for (size_t i = 0; i < e->n_kb; i++) {

@@ -110,7 +110,9 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch);
 
 /* Brings live block b to the GPU with op (ENGINE_OP_PREFETCH, or
  * ENGINE_OP_DISCARD_PREFETCH when the caller has established that b holds
- * only a fresh allocation nothing has written), making room first; pins it
+ * only a fresh allocation nothing has written: then behind w and the marker
+ * of the block's latest free, or as a plain prefetch when that free has no
+ * marker), making room first; pins it
  * for the current launch (no op of this launch undoes it) and keeps it
  * through launch `keep` (the launch expected to use it). A resident block
  * is only refreshed and kept. Returns true when an op was added. */

@@ -5,12 +5,13 @@
  *
  * The engine notes every allocation the program makes, with the time and
  * the identity the plan gives it; at exit the on-demand migrations CUPTI
- * reported are charged to the allocation that held their address then. The
- * arena hands a freed range out again only once the GPU has finished with
- * it (common/arena.h), so a migration at time t of address a belongs to the
- * latest allocation made at or before t that covers a: any older one was
- * freed, and its kernels were done, before that one was made. Both times
- * must come from one clock (the replayer uses CUPTI's timestamps).
+ * reported are charged to the allocation that held their address then: the
+ * latest allocation made at or before t that covers a. The arena hands a
+ * freed range out again only once the GPU has finished with it, except
+ * while the program uses one stream (docs/design.md, "Freed memory and the
+ * GPU"); then a fault of the old owner's last kernels may be charged to the
+ * new owner. Both times must come from one clock (the replayer uses
+ * CUPTI's timestamps).
  *
  * An allocation made anew every iteration is one source, as in a plan
  * (struct plan_alloc): iteration origin with its ordinal since the plan's

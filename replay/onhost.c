@@ -20,14 +20,14 @@ void onhost_alloc(engine *e, const struct alloc_rec *r)
 		if (!b || b->live != 1)
 			return;
 	}
-	/* What an earlier tenant left resident goes out first (the arena
-	 * hands memory out only once its kernels are done, so nothing to wait
-	 * for). No launch is being prepared during an allocation: a pin is the
-	 * last launch's, and stale. */
+	/* What an earlier tenant left resident goes out first, behind the
+	 * last kernel that used it (the arena may hand a range out before the
+	 * GPU is done with it). No launch is being prepared during an
+	 * allocation: a pin is the last launch's, and stale. */
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
 		b->pin = 0;
-		if (b->state == BLOCK_RESIDENT && !act_evict(e, b, (struct wait_ref){ 0, 0 }))
+		if (b->state == BLOCK_RESIDENT && !act_evict(e, b, act_use_wait(e, b->use_seq)))
 			return;
 	}
 	batch_flush(e->batch, &e->x, &e->st);

@@ -121,6 +121,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "peak_residency_bytes", m->peak_residency_bytes, ", ");
 	put_u64(f, "budget_bytes", m->budget_bytes, ", ");
 	put_u64(f, "dropped_discards", m->dropped_discards, ", ");
+	put_u64(f, "fresh_prefetched", m->fresh_prefetched, ", ");
 	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
 	put_u64(f, "discard_waits", m->discard_waits, ",\n      \"driver_calls\": {");

@@ -39,6 +39,9 @@ struct replay_measured {
 	uint64_t budget_bytes;         /* --gpu-budget; 0: none */
 	uint64_t dropped_discards;     /* discards the executor did not issue:
 					  the range was in use again by then */
+	uint64_t fresh_prefetched;     /* discard-and-prefetch ranges made a
+					  plain prefetch (their blocks' latest
+					  free not yet done on the GPU) */
 	/* Where the replayer's own CPU time went: the driver calls per op kind
 	 * (by enum engine_op; host time inside the call, on whichever thread
 	 * made it), the launch callbacks on the program's threads, and how

@@ -41,8 +41,11 @@ void rp_exec_drain(void);
 struct rp_exec_stats {
 	uint64_t calls, failed_calls;
 	uint64_t marks;
-	uint64_t dropped_discards; /* ranges not discarded: reused, or still in
-				      use when a discard-and-prefetch was due */
+	uint64_t dropped_discards; /* ranges not discarded: reused, or in use
+				      again when their marker completed */
+	uint64_t fresh_prefetched; /* discard-and-prefetch ranges made a plain
+				      prefetch: their blocks' latest free
+				      was still in the GPU's queue */
 	uint64_t discard_waits;    /* times the program's stream was ordered
 				      after the replayer's discards */
 	uint64_t kind_calls[4], kind_ns[4]; /* driver calls per enum engine_op,

@@ -21,8 +21,10 @@
  *  - when it is issued, the arena must confirm that no live allocation
  *    overlaps the range (it may have been handed out again meanwhile; then
  *    that part is dropped: the new owner's data must not be discarded);
- *  - a discard-and-prefetch of a fresh allocation whose marker has not
- *    completed is dropped (the allocation then faults in on first use);
+ *  - a discard-and-prefetch of a fresh allocation whose marker (its
+ *    blocks' latest free) has not completed becomes a plain prefetch
+ *    behind that marker, which destroys nothing: a kernel writing a
+ *    discarded block it was not brought to faults page by page;
  *  - the program's stream is made to wait for every discard issued, so
  *    whatever it does next to the range comes after; the discard call is
  *    made on the program's thread, so that the wait names work already
@@ -240,17 +242,17 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static atomic_uint_fast64_t n_dropped_discards;
+static atomic_uint_fast64_t n_dropped_discards, n_fresh_prefetched;
 
 static bool mark_done(uint64_t mark)
 {
 	return !mark || cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
-/* Issues discards of ranges nothing lives in (or, for discard-and-prefetch,
- * of the fresh allocation the engine named), and orders the program's
- * streams after them. */
-static void discard_now(enum engine_op op, const struct engine_range *r, size_t n)
+/* Issues discards of ranges nothing lives in (or, for discard-and-prefetch
+ * and prefetch, of the fresh allocation the engine named), and orders the
+ * program's streams after them. */
+static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	struct engine_range idle[CALLS_MAX_RANGES];
 	size_t k = 0, issued = 0;
@@ -284,17 +286,19 @@ static void retry_pending(void)
 	struct engine_range ready[CALLS_MAX_RANGES];
 	size_t k = pending_discards_take_ready(pending, mark_done, ready, CALLS_MAX_RANGES);
 	if (k)
-		discard_now(ENGINE_OP_DISCARD, ready, k);
+		issue_ordered(ENGINE_OP_DISCARD, ready, k);
 }
 
 static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
 {
 	if (mark_done(mark)) {
-		discard_now(op, r, n);
+		issue_ordered(op, r, n);
 		return;
 	}
 	if (op == ENGINE_OP_DISCARD_PREFETCH) {
-		atomic_fetch_add(&n_dropped_discards, n);
+		atomic_fetch_add(&n_fresh_prefetched, n);
+		wait_mark(mark);
+		issue_ordered(ENGINE_OP_PREFETCH, r, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -412,6 +416,7 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->failed_calls = atomic_load(&n_failed);
 	out->marks = atomic_load(&n_marks);
 	out->dropped_discards = atomic_load(&n_dropped_discards);
+	out->fresh_prefetched = atomic_load(&n_fresh_prefetched);
 	out->discard_waits = atomic_load(&n_discard_waits);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);

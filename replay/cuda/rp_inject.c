@@ -165,6 +165,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	struct rp_exec_stats xs;
 	rp_exec_get_stats(&xs);
 	m.dropped_discards = xs.dropped_discards;
+	m.fresh_prefetched = xs.fresh_prefetched;
 	m.kernels_timed = kernel_times;
 	m.discard_waits = xs.discard_waits;
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);

@@ -310,9 +310,11 @@ static void ops_at_positions_with_waits(void **state)
 	/* K1's prefetches find W2 and W1's last block resident (used in the
 	 * first iteration): skipped; the new activation's blocks were
 	 * discarded, so they are populated without a copy before K1 writes
-	 * them. Markers: 4 behind K1, 5 behind K4, 6 at the activation's free. */
+	 * them, behind the old activation's free (marker 3: its kernels may
+	 * still be queued). Markers: 4 behind K1, 5 behind K4, 6 at the
+	 * activation's free. */
 	assert_int_equal(batches(&r, b, 8), 3);
-	expect_batch(b[0], ENGINE_OP_DISCARD_PREFETCH, 0,
+	expect_batch(b[0], ENGINE_OP_DISCARD_PREFETCH, 3,
 		     (const struct engine_range[]){ { BASE + 16 * MB, 6 * MB } }, 1);
 	expect_batch(b[1], ENGINE_OP_EVICT, 4, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
 	expect_batch(b[2], ENGINE_OP_DISCARD, 6,
@@ -384,8 +386,9 @@ static void kinds_in_order(void **state)
  * one whose range a new allocation already holds; a discard_prefetch of a
  * fresh small allocation whose block holds another live one, or of one a
  * kernel has used. The fresh allocation that took the freed range is
- * discard-prefetched: it is its block's only live allocation, and the block
- * is not on the GPU (on the GPU, there would be nothing to gain).
+ * discard-prefetched behind the free (marker 2): it is its block's only live
+ * allocation, and the block is not on the GPU (on the GPU, there would be
+ * nothing to gain).
  */
 static void discard_never_touches_live_memory(void **state)
 {
@@ -418,11 +421,92 @@ static void discard_never_touches_live_memory(void **state)
 	launch(&r, K2, (const uint64_t[]){ 4, 5, 6 }, 3);
 	const struct oplog_entry *e[8];
 	assert_int_equal(batches(&r, e, 8), 1);
-	expect_batch(e[0], ENGINE_OP_DISCARD_PREFETCH, 0,
+	expect_batch(e[0], ENGINE_OP_DISCARD_PREFETCH, 2,
 		     (const struct engine_range[]){ { BASE + 4 * MB, 2 * MB } }, 1);
 	struct engine_stats st;
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.skipped_discards, 4);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/*
+ * A discard-and-prefetch destroys the whole block, and the GPU may still
+ * read what was freed there (the arena hands ranges out in stream order, not
+ * once the GPU is done). D (4 KiB, used by K0) and the fresh F (1 MiB) share
+ * a block, evicted after K0; D's free leaves F alone there, so it records a
+ * marker, and F's discard-and-prefetch at K2 waits for it. Had a kernel
+ * used F before, the free would record none: nothing could destroy the
+ * block then.
+ */
+static void discard_prefetch_waits_for_the_blocks_free(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	struct plan *p = new_plan(ids, 3, NULL, 0);
+	uint32_t d = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 4096);
+	uint32_t f = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, MB);
+	add_op(p, 1, PLAN_OP_EVICT, 0, PLAN_POS_NONE, d, 0, 4096);
+	add_op(p, 2, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, f, 0, MB);
+	finish_plan(p);
+
+	for (int used = 0; used < 2; used++) {
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		engine_on_alloc(r.e, 1, BASE, 4096);
+		engine_on_alloc(r.e, 2, BASE + 4096, MB);
+		launch(&r, K0, (const uint64_t[]){ 1, 2 }, used ? 2 : 1); /* marker 1 */
+		const struct oplog_entry *e[4];
+		launch(&r, K1, NULL, 0);
+		assert_int_equal(batches(&r, e, 4), 1);
+		expect_batch(e[0], ENGINE_OP_EVICT, 1, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+		engine_on_free(r.e, 1);
+		size_t n;
+		const struct oplog_entry *m = fresh(&r, &n);
+		if (used) {
+			assert_int_equal(n, 0);
+		} else {
+			assert_int_equal(n, 1);
+			assert_true(m[0].is_mark && m[0].mark == 2);
+		}
+		launch(&r, K2, NULL, 0);
+		if (used) {
+			assert_int_equal(batches(&r, e, 4), 0);
+		} else {
+			assert_int_equal(batches(&r, e, 4), 1);
+			expect_batch(e[0], ENGINE_OP_DISCARD_PREFETCH, 2,
+				     (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+		}
+		rig_stop(&r);
+	}
+	plan_destroy(p);
+}
+
+/* Under a budget that never needed room, frees record no marker: a fresh
+ * allocation on a block freed after some launch is brought with a plain
+ * prefetch, which destroys nothing. */
+static void discard_prefetch_without_a_marker_is_a_prefetch(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	struct plan *p = new_plan(ids, 3, NULL, 0);
+	uint32_t d = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t f = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	add_op(p, 1, PLAN_OP_EVICT, 0, PLAN_POS_NONE, d, 0, 2 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, f, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 64 * MB, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* marker 1, for the eviction */
+	launch(&r, K1, NULL, 0);
+	engine_on_free(r.e, 1);
+	engine_on_alloc(r.e, 2, BASE, 2 * MB); /* F takes D's range */
+	launch(&r, K2, NULL, 0);
+	size_t n;
+	const struct oplog_entry *e = fresh(&r, &n);
+	assert_int_equal(n, 3);
+	assert_true(e[0].is_mark && e[0].mark == 1);
+	expect_batch(&e[1], ENGINE_OP_EVICT, 1, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+	expect_batch(&e[2], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
 	rig_stop(&r);
 	plan_destroy(p);
 }
@@ -1046,6 +1130,8 @@ int main(void)
 		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
+		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
+		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
 		cmocka_unit_test(foreign_by_allocations),
 		cmocka_unit_test(foreign_by_kernels),

@@ -7,7 +7,8 @@
  * act on it (prefetches, evictions, and every discard applied where the
  * tensors are block-aligned), and stay safe: an independent model of the
  * ops never sees dead memory prefetched or evicted, live memory discarded,
- * or more than the budget resident at a kernel. The fixture traces, when
+ * a block's freed bytes destroyed before a marker that follows the free's
+ * launches, or more than the budget resident at a kernel. The fixture traces, when
  * present, get the same treatment, and on the ViT one, whose optimizer
  * kernels' execution IDs drift, the launches the IDs lose are placed by
  * their shapes.
@@ -48,9 +49,23 @@ struct model {
 	size_t n;
 	uint32_t *live;
 	uint8_t *resident, *kernel, *host;
+	uint64_t *freed_after; /* launches made before the block's latest free */
+	uint64_t launched;     /* launches made so far */
+	uint64_t *follows;     /* per marker: launches made before it */
+	size_t n_marks;
 	size_t seen;
 	uint64_t budget_blocks, prefetched, evicted, discarded, placed;
 };
+
+/* A discard or discard-and-prefetch of block b destroys what was freed
+ * there: it must wait for a marker behind every launch made before. */
+static void assert_after_free(const struct model *m, size_t b, uint64_t mark)
+{
+	if (!m->freed_after[b])
+		return;
+	assert_true(mark && mark <= m->n_marks);
+	assert_true(m->follows[mark - 1] >= m->freed_after[b]);
+}
 
 static size_t mblk(const struct model *m, uint64_t address)
 {
@@ -70,8 +85,12 @@ static void model_check(struct model *m, oplog *log)
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(log, &n);
 	for (size_t i = m->seen; i < n; i++) {
-		if (e[i].is_mark)
+		if (e[i].is_mark) {
+			assert_int_equal(e[i].mark, m->n_marks + 1);
+			m->follows = realloc(m->follows, (m->n_marks + 1) * sizeof *m->follows);
+			m->follows[m->n_marks++] = m->launched;
 			continue;
+		}
 		if (e[i].place) {
 			/* In host memory: never resident, whatever touches it. */
 			for (uint64_t a = e[i].ranges[0].address; a < e[i].ranges[0].address + e[i].ranges[0].bytes;
@@ -92,6 +111,7 @@ static void model_check(struct model *m, oplog *log)
 				switch (e[i].op) {
 				case ENGINE_OP_DISCARD:
 					assert_int_equal(m->live[b], 0);
+					assert_after_free(m, b, e[i].mark);
 					m->resident[b] = 0;
 					m->discarded++;
 					break;
@@ -103,6 +123,7 @@ static void model_check(struct model *m, oplog *log)
 					break;
 				case ENGINE_OP_DISCARD_PREFETCH:
 					assert_int_equal(m->live[b], 1);
+					assert_after_free(m, b, e[i].mark);
 					m->resident[b] = 1;
 					break;
 				case ENGINE_OP_PREFETCH:
@@ -143,6 +164,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	m->resident = calloc(m->n, 1);
 	m->kernel = calloc(m->n, 1);
 	m->host = calloc(m->n, 1);
+	m->freed_after = calloc(m->n, sizeof *m->freed_after);
 	m->budget_blocks = budget / BLK;
 
 	oplog *log = oplog_create();
@@ -166,6 +188,9 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 			const struct trace_alloc *a = &t->allocs[ev[i].idx];
 			engine_on_free(e, a->id);
 			model_live(m, a, -1);
+			for (size_t b = mblk(m, a->address); b <= mblk(m, a->address + (a->size ? a->size : 1) - 1);
+			     b++)
+				m->freed_after[b] = m->launched;
 			model_check(m, log);
 			continue;
 		}
@@ -181,6 +206,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 		}
 		engine_on_launch(e, t->kernels[kp].exec_id, t->kernels[kp].shape_id, acc, n_acc);
 		model_check(m, log);
+		m->launched++;
 		uint64_t resident = 0;
 		for (size_t b = 0; b < m->n; b++) {
 			m->resident[b] |= m->kernel[b] && !m->host[b];
@@ -194,6 +220,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 			assert_true(resident <= m->budget_blocks);
 		overruns = st->budget_overruns;
 		engine_after_launch(e);
+		model_check(m, log);
 	}
 	engine_get_stats(e, st);
 	assert_false(oplog_failed(log));
@@ -205,6 +232,8 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	free(m->resident);
 	free(m->kernel);
 	free(m->host);
+	free(m->freed_after);
+	free(m->follows);
 }
 
 /* Plans path at a fraction of its unplanned peak and replays it. */
