@@ -19,6 +19,8 @@
 #   every command has the reference its rows are normalised to. The
 #   pseudo-policy plan-migrate is plan with a plan made without host
 #   placement (umplan --host-bw 0): migrations alone.
+# With DTOH_BW=GB/s the plans assume that eviction bandwidth instead of the
+# one calibrate.py measured (which varies from run to run).
 # With KERNEL_TIMES=1 every replay also times the kernels (umreplay
 # --kernel-times), so the CSV tells how long the GPU computed per steady
 # iteration (a diagnostic: it adds to each launch).
@@ -77,6 +79,7 @@ fi
 
 python3 tests/gpu/calibrate.py 1 >"$OUTDIR/calib-$MODEL.json" || exit 1
 read -r htod dtoh < <(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["htod_gbps"], c["dtoh_gbps"])' "$OUTDIR/calib-$MODEL.json")
+dtoh=${DTOH_BW:-$dtoh} # a fixed eviction bandwidth for the plans instead
 plan_opts=(--htod-bw "$htod" --dtoh-bw "$dtoh")
 
 # record BATCH: records the model at BATCH (or takes the cached trace);
