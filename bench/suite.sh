@@ -19,8 +19,8 @@
 #   every command has the reference its rows are normalised to. The
 #   pseudo-policy plan-migrate is plan with a plan made without host
 #   placement (umplan --host-bw 0): migrations alone.
-# With DTOH_BW=GB/s the plans assume that eviction bandwidth instead of the
-# one calibrate.py measured (which varies from run to run).
+# With DTOH_BW=GB/s the plans assume that eviction bandwidth instead of
+# umplan's default (calibrate.py's measurement of it is only recorded).
 # With KERNEL_TIMES=1 every replay also times the kernels (umreplay
 # --kernel-times), so the CSV tells how long the GPU computed per steady
 # iteration (a diagnostic: it adds to each launch).
@@ -78,9 +78,14 @@ if [ "$free_mib" -lt $(((32 + 8) * 1024)) ]; then
 fi
 
 python3 tests/gpu/calibrate.py 1 >"$OUTDIR/calib-$MODEL.json" || exit 1
-read -r htod dtoh < <(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["htod_gbps"], c["dtoh_gbps"])' "$OUTDIR/calib-$MODEL.json")
-dtoh=${DTOH_BW:-$dtoh} # a fixed eviction bandwidth for the plans instead
-plan_opts=(--htod-bw "$htod" --dtoh-bw "$dtoh")
+# The plans take the measured prefetch bandwidth (45-51 GB/s in every run
+# so far) but umplan's default eviction bandwidth (8.6 GB/s, h100-facts.md):
+# the measured one ranged from 8.5 to 18 GB/s between runs, and BERT-large's
+# plan made assuming 18 ran 1.8x slower than those assuming 9 or 13
+# (docs/benchmarks.md, "Eviction bandwidth the plan assumes").
+htod=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["htod_gbps"])' "$OUTDIR/calib-$MODEL.json")
+plan_opts=(--htod-bw "$htod")
+[ -n "${DTOH_BW:-}" ] && plan_opts+=(--dtoh-bw "$DTOH_BW")
 
 # record BATCH: records the model at BATCH (or takes the cached trace);
 # prints W and the managed cap.
