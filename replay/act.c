@@ -90,9 +90,6 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 			b->keep = keep;
 		return false;
 	}
-	/* A block of the kernel being launched is already counted in
-	 * reserved (and may take kept blocks' room); any other one needs
-	 * room of its own. */
 	if (op == ENGINE_OP_DISCARD_PREFETCH) {
 		/* The arena hands a freed range out again before the GPU is
 		 * done with it (the program's stream order protects its own
@@ -107,6 +104,9 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 		else
 			w = wait_later(w, dead);
 	}
+	/* A block of the kernel being launched is already counted in
+	 * reserved (and may take kept blocks' room); any other one needs
+	 * room of its own. */
 	bool own = b->pin == e->seq;
 	if (!act_room(e, own ? 0 : BLOCK_BYTES, !own))
 		return false;

@@ -204,9 +204,9 @@ static void touch(engine *e, struct alloc_rec *r)
 	}
 }
 
-/* True when a block holding live allocations left, fresh of them fresh,
- * is one a discard or a discard-and-prefetch may destroy whole: it holds
- * none, or one that is fresh. */
+/* True when a block with `live` live allocations, `fresh` of them fresh,
+ * may be destroyed whole: by a discard (none live) or by the
+ * discard-and-prefetch of its one allocation (fresh). */
 static bool destroyable(uint32_t live, uint32_t fresh)
 {
 	return live == 0 || (live == 1 && fresh == 1);
