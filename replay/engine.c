@@ -220,13 +220,8 @@ static bool destroyable(uint32_t live, uint32_t fresh)
 static void free_blocks(engine *e, struct alloc_rec *r)
 {
 	touch(e, r);
-	bool marked = false;
-	for (uint32_t i = 0; i < r->n_blocks && !marked; i++) {
-		struct block *b = residency_find(e->res, r->first_block + i);
-		marked = b && b->live && destroyable(b->live - 1, b->fresh);
-	}
-	bool marking = e->mark_frees && (!e->budget || e->mark_all);
-	uint64_t mark = marked && marking ? e->x.mark(e->x.ctx) : 0;
+	bool marking = e->mark_frees && (!e->budget || e->mark_all), marked = false;
+	uint64_t mark = 0;
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
 		if (!b || !b->live)
@@ -234,6 +229,12 @@ static void free_blocks(engine *e, struct alloc_rec *r)
 		bool dies = residency_live_drop(e->res, b);
 		if (!destroyable(b->live, b->fresh))
 			continue;
+		/* Taken at the first block that needs it, before any discard
+		 * below: no launch comes between, so it serves every block. */
+		if (marking && !marked) {
+			mark = e->x.mark(e->x.ctx);
+			marked = true;
+		}
 		b->dead_seq = e->st.launches;
 		b->dead_mark = mark;
 		if (dies && e->policy == ENGINE_DEEPUM && act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
