@@ -4,6 +4,9 @@ as one JSON object that `umplan --simulate --constants FILE` reads:
 
   htod_gbps      prefetch to the GPU, one call over the whole range
   dtoh_gbps      prefetch to the host (eviction), one call
+                 (both the median of SAMPLES round trips after one to warm up;
+                 htod_gbps_range and dtoh_gbps_range hold the slowest and the
+                 fastest: eviction varied 3x between single samples)
   fault_gbps     a kernel touching every 4 KiB page of host-resident data
   call_cost_us   one prefetch call whose range is already there
   fault_batch_us a kernel touching one page of one host-resident 2 MB block,
@@ -21,6 +24,8 @@ import time
 
 from cudrv import MB2, Gpu, timed
 
+SAMPLES = 5
+
 
 def main():
     gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
@@ -32,10 +37,13 @@ def main():
     def move(to_gpu, nbytes=size):
         return timed(lambda: (gpu.prefetch(ptr, nbytes, to_gpu, s), gpu.sync(s)))
 
-    for _ in range(3):  # keep the last of three, the first warms the path
-        dtoh = move(False)
-        htod = move(True)
-    out = {"bytes": size, "htod_gbps": round(size / htod / 1e9, 2), "dtoh_gbps": round(size / dtoh / 1e9, 2)}
+    move(False), move(True)  # warms the path: the first eviction also makes the host pages
+    out = {"bytes": size, "samples": SAMPLES}
+    trips = [(move(False), move(True)) for _ in range(SAMPLES)]
+    for key, times in (("dtoh", [t[0] for t in trips]), ("htod", [t[1] for t in trips])):
+        rates = sorted(size / t / 1e9 for t in times)
+        out[key + "_gbps"] = round(statistics.median(rates), 2)
+        out[key + "_gbps_range"] = [round(rates[0], 2), round(rates[-1], 2)]
 
     # Faults: every page of host-resident data touched by one kernel.
     move(False)
