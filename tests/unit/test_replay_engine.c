@@ -74,18 +74,24 @@ struct rig {
 	size_t seen; /* log entries already inspected */
 };
 
-static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget,
-		      const struct plan *p)
+static void rig_start_config(struct rig *r, const struct engine_config *cfg)
 {
 	char err[256];
 	r->log = oplog_create();
 	assert_non_null(r->log);
 	r->x = oplog_executor(r->log);
-	struct engine_config cfg = { policy, budget, p, true };
-	r->e = engine_create(&cfg, &r->x, err, sizeof err);
+	r->e = engine_create(cfg, &r->x, err, sizeof err);
 	if (!r->e)
 		fail_msg("%s", err);
 	r->seen = 0;
+}
+
+/* The engine as umreplay --stats makes it (with the allocation log). */
+static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget,
+		      const struct plan *p)
+{
+	struct engine_config cfg = { policy, budget, p, true };
+	rig_start_config(r, &cfg);
 }
 
 static void rig_stop(struct rig *r)
@@ -740,12 +746,8 @@ static void faults_charged_to_plan_allocations(void **state)
 	rig_stop(&r);
 
 	/* Without the log (no --stats), nothing is noted or charged. */
-	char err[256];
 	struct engine_config cfg = { ENGINE_ONDEMAND, 0, p, false };
-	r.log = oplog_create();
-	r.x = oplog_executor(r.log);
-	r.e = engine_create(&cfg, &r.x, err, sizeof err);
-	assert_non_null(r.e);
+	rig_start_config(&r, &cfg);
 	prog_setup(&r);
 	assert_int_equal(engine_fault_sources(r.e, ev, 4, s, 4, &tot), 0);
 	assert_int_equal(tot.sources, 0);
