@@ -37,7 +37,9 @@ def main():
     def move(to_gpu, nbytes=size):
         return timed(lambda: (gpu.prefetch(ptr, nbytes, to_gpu, s), gpu.sync(s)))
 
-    move(False), move(True)  # warms the path: the first eviction also makes the host pages
+    # One round trip warms the path: the first eviction also makes the host pages.
+    move(False)
+    move(True)
     out = {"bytes": size, "samples": SAMPLES}
     trips = [(move(False), move(True)) for _ in range(SAMPLES)]
     for key, times in (("dtoh", [t[0] for t in trips]), ("htod", [t[1] for t in trips])):
