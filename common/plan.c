@@ -41,6 +41,7 @@ void plan_destroy(struct plan *p)
 	free(p->ops);
 	corr_destroy(p->corr);
 	free(p->host);
+	free(p->host_offset);
 	free(p);
 }
 
@@ -217,6 +218,14 @@ static int validate_host(const struct plan *p, const char *name, char *err, size
 			       "persistent ones may stay on the host)", name, (unsigned)i);
 			return -1;
 		}
+		uint64_t off = p->host_offset ? p->host_offset[i] : 0;
+		if (off % p->assume.block_size || off >= p->allocs[a].size) {
+			um_errmsg(err, errlen, "%s: host entry %u starts at byte %llu, %s", name,
+				  (unsigned)i, (unsigned long long)off,
+				  off % p->assume.block_size ? "not on a block boundary"
+							     : "past the end of its allocation");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -227,9 +236,13 @@ static int u32_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-bool plan_on_host(const struct plan *p, uint32_t alloc)
+bool plan_on_host(const struct plan *p, uint32_t alloc, uint64_t *offset)
 {
-	return p->n_host && bsearch(&alloc, p->host, p->n_host, sizeof *p->host, u32_cmp);
+	const uint32_t *at = p->n_host ? bsearch(&alloc, p->host, p->n_host, sizeof *p->host, u32_cmp)
+				       : NULL;
+	if (at && offset)
+		*offset = p->host_offset ? p->host_offset[at - p->host] : 0;
+	return at != NULL;
 }
 
 static int validate_op(const struct plan *p, uint64_t i, const char *name, char *err,
@@ -248,7 +261,7 @@ static int validate_op(const struct plan *p, uint64_t i, const char *name, char 
 		       (unsigned)op->alloc, (unsigned)p->n_allocs);
 		return -1;
 	}
-	if (plan_on_host(p, op->alloc)) {
+	if (plan_on_host(p, op->alloc, NULL)) {
 		um_errmsg(err, errlen, "%s: op %llu names allocation %u, which the plan keeps on the "
 		       "host", name, oi, (unsigned)op->alloc);
 		return -1;
@@ -462,7 +475,21 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 	bytes_put_u32(&b, p->n_host);
 	for (uint32_t i = 0; i < p->n_host; i++)
 		bytes_put_u32(&b, p->host[i]);
-	return add(w, PLAN_SEC_HOST, &b);
+	if (add(w, PLAN_SEC_HOST, &b) != 0)
+		return -1;
+
+	/* Only when an entry is partial: a reader without the section (one
+	 * older than it) keeps whole allocations on the host, which never
+	 * raises the residency the plan counted. */
+	bool partial = false;
+	for (uint32_t i = 0; p->host_offset && i < p->n_host; i++)
+		partial |= p->host_offset[i] != 0;
+	if (!partial)
+		return 0;
+	bytes_put_u32(&b, p->n_host);
+	for (uint32_t i = 0; i < p->n_host; i++)
+		bytes_put_u64(&b, p->host_offset[i]);
+	return add(w, PLAN_SEC_HOST_OFFSETS, &b);
 }
 
 int plan_save(const struct plan *p, const char *path, char *err, size_t errlen)
@@ -712,6 +739,32 @@ static bool decode_host(struct plan *p, const planfile *pf, const char *name, ch
 	return finished(&r, "host placement", name, err, errlen);
 }
 
+/* Optional: without the section every host entry is whole. With it, one
+ * offset per host entry. */
+static bool decode_host_offsets(struct plan *p, const planfile *pf, const char *name, char *err,
+				size_t errlen)
+{
+	size_t len;
+	const void *d = planfile_section(pf, PLAN_SEC_HOST_OFFSETS, &len);
+	if (!d)
+		return true;
+	struct bytes_reader r = bytes_reader_init(d, len);
+	uint32_t n = 0;
+	bool oom = false;
+	if (!get_u64s(&r, &n, &p->host_offset, &oom))
+		r.bad = true;
+	if (oom) {
+		um_errmsg(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	if (bytes_reader_ok(&r) && n != p->n_host) {
+		um_errmsg(err, errlen, "%s: the host offset section lists %u entries, the host "
+			  "placement section %u", name, (unsigned)n, (unsigned)p->n_host);
+		return false;
+	}
+	return finished(&r, "host offset", name, err, errlen);
+}
+
 /* Optional: without the section, the replayer matches by execution ID
  * alone. With it, one shape per kernel of the signature. */
 static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, char *err,
@@ -749,7 +802,8 @@ struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t
 	if (decode_header(p, pf, name, err, errlen) && decode_signature(p, pf, name, err, errlen) &&
 	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
-	    decode_host(p, pf, name, err, errlen) && decode_shapes(p, pf, name, err, errlen) &&
+	    decode_host(p, pf, name, err, errlen) && decode_host_offsets(p, pf, name, err, errlen) &&
+	    decode_shapes(p, pf, name, err, errlen) &&
 	    plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);

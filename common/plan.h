@@ -153,6 +153,12 @@ struct plan {
 	 * allocation that no op names. */
 	uint32_t n_host;
 	uint32_t *host;
+	/* [n_host], or NULL when every entry is whole: host[i] stays on the
+	 * host from byte host_offset[i] on, a multiple of assume.block_size
+	 * below its size. The bytes before it are GPU memory like any other
+	 * (the planner keeps them resident), so a plan can keep on the host
+	 * just what the capacity needs of a large tensor. */
+	uint64_t *host_offset;
 };
 
 /* The sections of plan.bin (docs/plan-format.md). A reader ignores ids it
@@ -168,6 +174,7 @@ enum plan_section {
 	PLAN_SEC_PROVENANCE = 7,
 	PLAN_SEC_HOST = 8,        /* optional (format version 2): plan.host */
 	PLAN_SEC_SHAPES = 9,      /* optional: signature.shape_ids */
+	PLAN_SEC_HOST_OFFSETS = 10, /* optional: plan.host_offset */
 };
 
 /* A zeroed plan with assume.block_size = PLAN_BLOCK_SIZE, or NULL when out
@@ -197,9 +204,10 @@ void plan_finalize(struct plan *p);
  */
 int plan_validate(const struct plan *p, const char *name, char *err, size_t errlen);
 
-/* Whether the plan keeps allocation alloc (an index into allocs) in host
- * memory. plan.host must be ascending (plan_validate checks it). */
-bool plan_on_host(const struct plan *p, uint32_t alloc);
+/* Whether the plan keeps allocation alloc (an index into allocs), or a part
+ * of it, in host memory; then *offset (when offset is not NULL) is where
+ * that part starts. plan.host must be ascending (plan_validate checks it). */
+bool plan_on_host(const struct plan *p, uint32_t alloc, uint64_t *offset);
 
 /* Adds p's sections to w without validating (tests use this to write
  * invalid plans). Returns 0, or -1 when out of memory. */

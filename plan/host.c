@@ -36,6 +36,10 @@ static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t 
 	if (t->origin != PLAN_ALLOC_PERSISTENT || t->live_len < ts->n_pos || t->freed ||
 	    !owns_blocks(t) || uses > HOST_MAX_USES)
 		return false;
+	/* Unused and not resident when the iteration starts: the schedule
+	 * never counts it resident, so the host would take nothing off. */
+	if (!uses && !t->resident_at_start)
+		return false;
 	double pass = 1.0 / (double)o->remote_bytes_per_s;
 	double migrate = 1.0 / (double)o->dtoh_bytes_per_s + 1.0 / (double)o->htod_bytes_per_s;
 	return uses * pass < migrate;
@@ -43,8 +47,10 @@ static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t 
 
 uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct host_options *o)
 {
-	for (size_t i = 0; i < ts->n; i++)
+	for (size_t i = 0; i < ts->n; i++) {
 		ts->t[i].host = false;
+		ts->t[i].host_offset = 0;
+	}
 	if (!o->excess || !o->remote_bytes_per_s || !o->dtoh_bytes_per_s || !o->htod_bytes_per_s)
 		return 0;
 	struct cand *cand = malloc((ts->n_persistent ? ts->n_persistent : 1) * sizeof *cand);
@@ -57,8 +63,14 @@ uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct 
 	qsort(cand, n, sizeof *cand, by_cost);
 	uint64_t chosen = 0;
 	for (size_t j = 0; j < n && chosen < o->excess; j++) {
-		ts->t[cand[j].tensor].host = true;
-		chosen += cand[j].bytes;
+		struct tensor *t = &ts->t[cand[j].tensor];
+		/* The last one only in part, its tail: whole blocks enough to
+		 * cover what is left of the excess. */
+		uint64_t need = (o->excess - chosen + PLAN_BLOCK_SIZE - 1) / PLAN_BLOCK_SIZE * PLAN_BLOCK_SIZE;
+		uint64_t part = need < t->bytes ? need : t->bytes;
+		t->host = true;
+		t->host_offset = t->bytes - part;
+		chosen += part;
 	}
 	free(cand);
 	return chosen;
@@ -76,9 +88,15 @@ uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64
 {
 	double bytes = 0;
 	for (size_t i = 0; i < ts->n; i++) {
+		const struct tensor *t = &ts->t[i];
 		const struct vital_tensor *tv = &v->tv[i];
-		for (uint32_t k = 0; ts->t[i].host && k < tv->n_uses; k++)
-			bytes += touched(v, v->uses[tv->use_first + k], ts->t[i].bytes);
+		if (!t->host)
+			continue;
+		/* Of one kept there in part, the host part's share of what
+		 * each use touches (uses assumed spread over the tensor). */
+		double share = (double)(t->bytes - t->host_offset) / (double)t->bytes;
+		for (uint32_t k = 0; k < tv->n_uses; k++)
+			bytes += share * touched(v, v->uses[tv->use_first + k], t->bytes);
 	}
 	return (uint64_t)(bytes * 1e9 / (double)remote_bytes_per_s);
 }

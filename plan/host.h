@@ -21,6 +21,12 @@
  * They are taken from the fewest uses up, the largest first among equals,
  * until the chosen bytes cover the excess (the peak residency without
  * evictions less the capacity); past that, host placement gains nothing.
+ * So the last one goes only in part: the whole blocks at its end that cover
+ * what is left of the excess (tensor.host_offset). Its blocks before that
+ * stay resident, never moved. Which end makes no difference to a pass over
+ * the tensor or to gathers spread evenly over it; the end is the cheaper
+ * one where ids are ranked by frequency (vocabularies, DLRM's example),
+ * whose rarest rows come last.
  */
 #ifndef UMKIT_HOST_H
 #define UMKIT_HOST_H
@@ -42,9 +48,10 @@ struct host_options {
 	uint64_t dtoh_bytes_per_s;
 };
 
-/* Sets tensor.host on the chosen tensors of ts (clearing it on the others)
- * and returns their bytes (footprint). Deterministic. Returns (uint64_t)-1
- * when out of memory, with nothing chosen. */
+/* Sets tensor.host and tensor.host_offset on the chosen tensors of ts
+ * (clearing them on the others) and returns the bytes they keep on the
+ * host: at most the excess rounded up to whole blocks. Deterministic.
+ * Returns (uint64_t)-1 when out of memory, with nothing chosen. */
 uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct host_options *o);
 
 /* The most bytes a kernel can move in a nanosecond: the H100 SXM's HBM3
@@ -56,8 +63,9 @@ uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct 
 /* What the chosen tensors add to an iteration: per use, the bytes the
  * kernel can have touched (the tensor's size, or less when the kernel ran
  * too briefly to read it all: a gather of a few rows of an embedding
- * table) moved at remote_bytes_per_s (ns). A kernel with no recorded
- * duration counts a whole pass. The choice itself assumes whole passes. */
+ * table), times the share of the tensor on the host, moved at
+ * remote_bytes_per_s (ns). A kernel with no recorded duration counts a
+ * whole pass. The choice itself assumes whole passes. */
 uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s);
 
 #endif

@@ -13,6 +13,13 @@ static uint64_t blocks_of(uint64_t size)
 	return (size + PLAN_BLOCK_SIZE - 1) / PLAN_BLOCK_SIZE;
 }
 
+/* Blocks of t that the GPU holds: none of a tensor kept on the host whole,
+ * those before the host part of one kept there in part. */
+static uint64_t gpu_blocks(const struct tensor *t)
+{
+	return t->host ? t->host_offset / PLAN_BLOCK_SIZE : blocks_of(t->size);
+}
+
 static int build_corr(const struct plan_build_input *in, struct plan *pl, const uint32_t *plan_index,
 		      char *err, size_t errlen)
 {
@@ -28,8 +35,7 @@ static int build_corr(const struct plan_build_input *in, struct plan *pl, const 
 	for (uint32_t k = 0; k < p; k++) {
 		uint64_t n = 0;
 		for (uint32_t j = a->first[k]; j < a->first[k + 1]; j++)
-			if (!ts->t[a->tensor[j]].host)
-				n += blocks_of(ts->t[a->tensor[j]].size);
+			n += gpu_blocks(&ts->t[a->tensor[j]]);
 		total += n < cap ? n : cap;
 	}
 	struct corr_block *blocks = malloc((total ? total : 1) * sizeof *blocks);
@@ -45,7 +51,7 @@ static int build_corr(const struct plan_build_input *in, struct plan *pl, const 
 		uint64_t start = at;
 		for (uint32_t j = a->first[k]; j < a->first[k + 1] && at - start < cap; j++) {
 			uint32_t x = a->tensor[j];
-			uint64_t nb = ts->t[x].host ? 0 : blocks_of(ts->t[x].size);
+			uint64_t nb = gpu_blocks(&ts->t[x]);
 			for (uint64_t b = 0; b < nb && at - start < cap; b++)
 				blocks[at++] = (struct corr_block){ plan_index[x], (uint32_t)b };
 		}
@@ -137,8 +143,14 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 			continue;
 		pl->allocs[plan_index[x]] = (struct plan_alloc){ ts->t[x].origin, ts->t[x].ordinal,
 								  ts->t[x].size };
-		if (ts->t[x].host)
-			pl->host[pl->n_host++] = plan_index[x];
+		if (!ts->t[x].host)
+			continue;
+		if (ts->t[x].host_offset && !pl->host_offset &&
+		    !(pl->host_offset = calloc(n, sizeof *pl->host_offset)))
+			goto oom;
+		if (pl->host_offset)
+			pl->host_offset[pl->n_host] = ts->t[x].host_offset;
+		pl->host[pl->n_host++] = plan_index[x];
 	}
 	for (size_t i = 0; i < sr->n_ops; i++) {
 		pl->ops[i] = sr->ops[i];

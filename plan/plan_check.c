@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ON_HOST: kept in host memory by the plan (plan.host), never resident. */
+/* ON_HOST: kept in host memory by the plan (plan.host), never resident. A
+ * tensor kept there in part has the other states, for the part before its
+ * host offset. */
 enum state { ABSENT = 0, EMPTY, RESIDENT, EVICTED, ON_HOST };
 
 struct sim {
@@ -17,6 +19,7 @@ struct sim {
 	const struct plan *pl;
 	struct plan_check_result *out;
 	uint8_t *state;
+	uint64_t *on_host; /* per tensor: footprint bytes the plan keeps on the host */
 	uint64_t resident;
 	bool checking; /* second cycle */
 };
@@ -37,11 +40,12 @@ static void violation(struct sim *s, size_t *counter, const char *fmt, ...)
 static void set_state(struct sim *s, uint32_t t, enum state st)
 {
 	bool was = s->state[t] == RESIDENT, is = st == RESIDENT;
+	uint64_t bytes = s->ts->t[t].bytes - s->on_host[t];
 	if (was != is) {
 		if (is)
-			s->resident += s->ts->t[t].bytes;
+			s->resident += bytes;
 		else
-			s->resident -= s->ts->t[t].bytes;
+			s->resident -= bytes;
 	}
 	s->state[t] = (uint8_t)st;
 }
@@ -160,7 +164,8 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 	uint32_t *op_first = calloc((size_t)p + 1, sizeof *op_first);
 	uint32_t *free_first = NULL, *free_list = NULL, *alloc_first = NULL, *alloc_list = NULL;
 	s.state = calloc(ts->n ? ts->n : 1, 1);
-	if (!map || !op_first || !s.state || events(ts, true, &free_first, &free_list) ||
+	s.on_host = calloc(ts->n ? ts->n : 1, sizeof *s.on_host);
+	if (!map || !op_first || !s.state || !s.on_host || events(ts, true, &free_first, &free_list) ||
 	    events(ts, false, &alloc_first, &alloc_list)) {
 		snprintf(out->first, sizeof out->first, "out of memory checking the plan");
 		out->violations = 1;
@@ -168,9 +173,15 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 	}
 	for (uint32_t i = 0; i < pl->n_allocs; i++)
 		map[i] = tensor_of(ts, &pl->allocs[i]);
-	for (uint32_t i = 0; i < pl->n_host; i++)
-		if (map[pl->host[i]] != TENSOR_NONE)
-			s.state[map[pl->host[i]]] = ON_HOST;
+	for (uint32_t i = 0; i < pl->n_host; i++) {
+		uint32_t t = map[pl->host[i]];
+		uint64_t offset = pl->host_offset ? pl->host_offset[i] : 0;
+		if (t == TENSOR_NONE)
+			continue;
+		s.on_host[t] = offset < ts->t[t].bytes ? ts->t[t].bytes - offset : 0;
+		if (!offset)
+			s.state[t] = ON_HOST;
+	}
 	if (pl->signature.n_kernels != p) {
 		snprintf(out->first, sizeof out->first,
 			 "the plan is for %u kernels per iteration, the iteration has %u",
@@ -217,10 +228,9 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 			for (uint32_t j = a->first[k]; j < a->first[k + 1]; j++) {
 				uint32_t t = a->tensor[j];
 				const struct tensor *x = &ts->t[t];
-				if (s.state[t] == ON_HOST) {
-					ws -= x->bytes;
+				ws -= s.on_host[t];
+				if (s.state[t] == ON_HOST)
 					continue;
-				}
 				if (s.state[t] == EVICTED)
 					violation(&s, &out->use_violations,
 						  "kernel %u uses %s allocation %llu while it is evicted "
@@ -253,4 +263,5 @@ out:
 	free(alloc_first);
 	free(alloc_list);
 	free(s.state);
+	free(s.on_host);
 }

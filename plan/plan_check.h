@@ -14,7 +14,8 @@
  * It knows the plan's allocations only by (origin, ordinal), so it checks a
  * plan read back from disk as well as one just built. Allocations the plan
  * keeps in host memory (plan.host) are never resident and count in no
- * working set.
+ * working set; of one kept there from an offset on (plan.host_offset), only
+ * the part before the offset is.
  *
  * Model per position k: frees due at k, then allocations (an iteration
  * tensor starts empty, a persistent one freed during the iteration starts

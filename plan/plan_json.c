@@ -139,6 +139,15 @@ static cJSON *host_json(struct jb *j, const struct plan *p)
 	return a;
 }
 
+/* Where each host entry's host part starts (0: the whole allocation). */
+static cJSON *host_offsets_json(struct jb *j, const struct plan *p)
+{
+	cJSON *a = arr(j);
+	for (uint32_t i = 0; i < p->n_host; i++)
+		push(j, a, u64(j, p->host_offset ? p->host_offset[i] : 0));
+	return a;
+}
+
 static cJSON *corr_json(struct jb *j, const corr_tables *t)
 {
 	const struct corr_config *cfg = corr_config_of(t);
@@ -237,6 +246,7 @@ cJSON *plan_json(const struct plan *p)
 	add(&j, root, "n_ops", u64(&j, p->n_ops));
 	add(&j, root, "ops", ops_json(&j, p));
 	add(&j, root, "host", host_json(&j, p));
+	add(&j, root, "host_offsets", host_offsets_json(&j, p));
 	add(&j, root, "correlation", p->corr ? corr_json(&j, p->corr) : check(&j, cJSON_CreateNull()));
 	if (j.oom) {
 		cJSON_Delete(root);

@@ -336,10 +336,16 @@ int report_text(const struct planner *pl, FILE *out)
 	}
 	free(idx);
 
-	if (plan->n_host)
-		fprintf(out, "\nhost         %u tensors (%s) stay in host memory, mapped for the GPU: "
+	if (plan->n_host) {
+		uint32_t partial = 0;
+		for (uint32_t i = 0; plan->host_offset && i < plan->n_host; i++)
+			partial += plan->host_offset[i] != 0;
+		fprintf(out, "\nhost         %u tensors (%s%s) stay in host memory, mapped for the GPU: "
 			"their kernels' passes add up to %.3f ms per iteration\n", plan->n_host,
-			size_str(pl->host_bytes, a, sizeof a), (double)pl->host_ns / 1e6);
+			size_str(pl->host_bytes, a, sizeof a),
+			partial ? "; the last only its tail, the rest of it resident" : "",
+			(double)pl->host_ns / 1e6);
+	}
 	fprintf(out, "\npredicted    peak residency %s of %s capacity (%s counting evictions in flight; %s without a plan)\n",
 		size_str(sr->peak, a, sizeof a), size_str(plan->assume.capacity_bytes, b, sizeof b),
 		size_str(sr->inflight_peak, c, sizeof c), size_str(sr->baseline_peak, words, sizeof words));

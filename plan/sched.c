@@ -476,7 +476,7 @@ static bool resident_span(const struct tensor_set *ts, const struct vital *v, si
 	const struct tensor *tx = &ts->t[t];
 	const struct vital_tensor *tv = &v->tv[t];
 	bool at_start = tx->origin == PLAN_ALLOC_PERSISTENT && tx->resident_at_start;
-	if (tx->host)
+	if (!tensor_gpu_bytes(tx))
 		return false;
 	if (tx->live_len >= ts->n_pos && !tx->freed) {
 		*start = 0;
@@ -515,13 +515,14 @@ static int setup(struct ctx *x, struct sched_result *r)
 		if (!resident_span(ts, x->v, t, &start, &len))
 			continue;
 		for (uint32_t i = 0; i < len; i++)
-			x->pos_res[(start + i) % p] += (int64_t)ts->t[t].bytes;
+			x->pos_res[(start + i) % p] += (int64_t)tensor_gpu_bytes(&ts->t[t]);
 	}
 	for (uint32_t k = 0; k < p; k++) {
 		int64_t ws = (int64_t)x->a->ws_bytes[k], cap = (int64_t)x->o->capacity;
-		for (uint32_t j = x->a->first[k]; j < x->a->first[k + 1]; j++)
-			if (ts->t[x->a->tensor[j]].host)
-				ws -= (int64_t)ts->t[x->a->tensor[j]].bytes;
+		for (uint32_t j = x->a->first[k]; j < x->a->first[k + 1]; j++) {
+			const struct tensor *tj = &ts->t[x->a->tensor[j]];
+			ws -= (int64_t)(tj->bytes - tensor_gpu_bytes(tj));
+		}
 		x->target[k] = ws > cap ? ws : cap;
 		if (ws > cap)
 			r->unfit[r->n_unfit++] = k;
@@ -537,7 +538,7 @@ static int setup(struct ctx *x, struct sched_result *r)
 	for (size_t i = 0; i < x->v->n_periods; i++) {
 		const struct vital_period *per = &x->v->periods[i];
 		const struct tensor *tx = &ts->t[per->tensor];
-		if (tx->host)
+		if (tx->host) /* what stays of one in part stays resident */
 			continue;
 		struct cand *c = &x->c[x->nc++];
 		c->tensor = per->tensor;

@@ -38,7 +38,9 @@
  * Kernels whose own working set exceeds the capacity cannot fit; they are
  * listed, and the model there aims at the working set alone.
  * Tensors kept in host memory (tensor.host, host.h) are left out: never
- * resident, never moved, outside every working set.
+ * resident, never moved, outside every working set. Of one kept there in
+ * part (tensor.host_offset), what stays on the GPU is resident throughout
+ * and never moved either.
  */
 #ifndef UMKIT_SCHED_H
 #define UMKIT_SCHED_H

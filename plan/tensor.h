@@ -46,7 +46,18 @@ struct tensor {
 	size_t trace_alloc;  /* the planned instance's index in trace.allocs */
 	bool host;           /* kept in host memory, mapped for the GPU
 				(host.h): never resident, never migrated */
+	uint64_t host_offset; /* when host: where the part on the host
+				 starts, a block boundary; 0: all of it.
+				 The bytes before it stay resident. */
 };
+
+/* The bytes of t's footprint that the plan keeps on the GPU: all of them,
+ * none when t is on the host whole, the bytes before host_offset when only
+ * its tail is. */
+static inline uint64_t tensor_gpu_bytes(const struct tensor *t)
+{
+	return t->host ? t->host_offset : t->bytes;
+}
 
 struct tensor_set {
 	size_t first;        /* kernel position of the iteration's first kernel */

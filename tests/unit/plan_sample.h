@@ -111,6 +111,18 @@ static inline struct plan *sample_host_plan(void)
 	return p;
 }
 
+/* The host plan with allocation 4 (16 MiB) on the host from 4 MiB on, its
+ * first two blocks resident; allocation 5 whole. */
+static inline struct plan *sample_host_offset_plan(void)
+{
+	struct plan *p = sample_host_plan();
+	p->host_offset = calloc(2, sizeof *p->host_offset);
+	if (!p->host_offset)
+		abort();
+	p->host_offset[0] = 4 * MIB;
+	return p;
+}
+
 /* The encoded plan.bin image of p (not validated), malloc'ed. */
 static inline unsigned char *sample_image(const struct plan *p, size_t *len)
 {

@@ -88,6 +88,45 @@ static void host_round_trip(void **state)
 	plan_destroy(q);
 }
 
+/* Host offsets survive plan.bin in section 10, written only when an entry
+ * is partial: offsets that are all 0 leave it out, and the loaded plan has
+ * none (every entry whole). */
+static void host_offset_round_trip(void **state)
+{
+	struct plan *p = sample_host_offset_plan();
+	char path[512], err[256];
+	test_path(path, sizeof path, "host-offset.bin");
+	assert_int_equal(plan_save(p, path, err, sizeof err), 0);
+	struct plan *q = plan_load(path, err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_non_null(q->host_offset);
+	assert_true(q->host_offset[0] == 4 * MIB);
+	assert_true(q->host_offset[1] == 0);
+	uint64_t off = 1;
+	assert_true(plan_on_host(q, 4, &off) && off == 4 * MIB);
+	assert_true(plan_on_host(q, 5, &off) && off == 0);
+	assert_false(plan_on_host(q, 3, &off));
+	assert_plans_equal(p, q);
+	plan_destroy(q);
+
+	p->host_offset[0] = 0;
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
+	assert_non_null(pf);
+	assert_null(planfile_section(pf, PLAN_SEC_HOST_OFFSETS, NULL));
+	planfile_close(pf);
+	q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_null(q->host_offset);
+	assert_true(plan_on_host(q, 4, &off) && off == 0);
+	free(img);
+	plan_destroy(p);
+	plan_destroy(q);
+}
+
 /* A plan that keeps nothing on the host has no section 8: it is what a
  * version 1 umkit wrote. */
 static void no_host_no_section(void **state)
@@ -310,6 +349,21 @@ static void bad_host_entries(void **state)
 	p->host[0] = 0;
 	expect_refused(p, "plan.bin: host entry 0 names allocation 0 but the plan has 0", false);
 
+	/* A host part starts on a block boundary inside its allocation
+	 * (allocation 5 is 1 MiB). */
+	p = sample_host_offset_plan();
+	p->host_offset[0] = 4096;
+	expect_refused(p, "plan.bin: host entry 0 starts at byte 4096, not on a block boundary",
+		       false);
+	p = sample_host_offset_plan();
+	p->host_offset[1] = 2 * MIB;
+	expect_refused(p, "plan.bin: host entry 1 starts at byte 2097152, past the end of its "
+			  "allocation", false);
+	p = sample_host_offset_plan();
+	p->host_offset[0] = 16 * MIB;
+	expect_refused(p, "plan.bin: host entry 0 starts at byte 16777216, past the end of its "
+			  "allocation", false);
+
 	char err[256];
 	p = sample_host_plan();
 	free(p->host);
@@ -487,6 +541,45 @@ static void host_section_damage(void **state)
 	planfile_close(pf);
 }
 
+/* Section 10 holds one offset per host entry, decoded exactly; without
+ * it every entry is whole. */
+static void host_offset_section_damage(void **state)
+{
+	struct plan *p = sample_host_offset_plan();
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	plan_destroy(p);
+	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
+	assert_non_null(pf);
+	free(img);
+	size_t n;
+	const void *d = planfile_section(pf, PLAN_SEC_HOST_OFFSETS, &n);
+	const unsigned char good[20] = { 2, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	assert_int_equal(n, sizeof good);
+	assert_memory_equal(d, good, sizeof good);
+	unsigned char one[12] = { 1, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0 };
+	unsigned char longer[21] = { 2, 0, 0, 0, 0, 0, 0x40 };
+	const unsigned char huge[12] = { 0xff, 0xff, 0xff, 0xff };
+	struct {
+		const void *data;
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ one, sizeof one, "plan.bin: the host offset section lists 1 entries, the host "
+				   "placement section 2" },
+		{ good, 19, "plan.bin: the host offset section is truncated" },
+		{ huge, sizeof huge, "plan.bin: the host offset section is truncated" },
+		{ longer, sizeof longer, "plan.bin: the host offset section is longer than its content" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_rebuilt_refused(pf, PLAN_SEC_HOST_OFFSETS, cases[i].data, cases[i].len, cases[i].msg);
+	struct plan *q = load_without(pf, PLAN_SEC_HOST_OFFSETS);
+	assert_null(q->host_offset);
+	assert_int_equal(q->n_host, 2);
+	plan_destroy(q);
+	planfile_close(pf);
+}
+
 /* Section 9 holds one shape per kernel of the signature, no more, no
  * fewer. */
 static void shape_section_damage(void **state)
@@ -568,6 +661,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip),
 		cmocka_unit_test(host_round_trip),
+		cmocka_unit_test(host_offset_round_trip),
 		cmocka_unit_test(no_host_no_section),
 		cmocka_unit_test(ops_sorted_by_finalize),
 		cmocka_unit_test(signature_hash_pinned),
@@ -582,6 +676,7 @@ int main(void)
 		cmocka_unit_test(missing_sections),
 		cmocka_unit_test(section_truncations),
 		cmocka_unit_test(host_section_damage),
+		cmocka_unit_test(host_offset_section_damage),
 		cmocka_unit_test(shape_section_damage),
 		cmocka_unit_test(section_flips),
 		cmocka_unit_test(load_errors),

@@ -135,6 +135,11 @@ static void spoil_uses(struct fix *f)
 	f->tv[0].n_uses = HOST_MAX_USES + 1;
 }
 
+static void spoil_unused(struct fix *f)
+{
+	f->tv[0].n_uses = 0;
+}
+
 /* An iteration allocation comes and goes within the iteration: nothing to
  * keep on the host (the trailing iteration tensor is never chosen either). */
 static void host_leaves_out_iteration_tensors(void **state)
@@ -183,6 +188,19 @@ static void host_leaves_out_many_uses(void **state)
 	assert_int_equal(chosen(&f), 0x1);
 }
 
+/* Unused in the iteration and not resident when it starts: never resident
+ * in the schedule, so the host would take nothing off the GPU. Resident at
+ * the start, it holds its blocks the whole iteration, and qualifies. */
+static void host_leaves_out_unused(void **state)
+{
+	expect_left_out(spoil_unused);
+	struct fix f;
+	fix_init(&f, 2, (const uint64_t[]){ 4, 1 }, (const uint32_t[]){ 0, 1 });
+	f.t[0].resident_at_start = true;
+	assert_int_equal(choose(&f, 100 * BLK), 5 * BLK);
+	assert_int_equal(chosen(&f), 0x3);
+}
+
 /* uses / remote < 1 / dtoh + 1 / htod: at 12.5 GB/s against 10 and 10, two
  * passes (0.16 ns/B) cost less than a round trip (0.2 ns/B), three (0.24)
  * do not; at 10 GB/s two passes cost the same as the round trip, which is no
@@ -203,31 +221,39 @@ static void host_cost_rule(void **state)
 	assert_int_equal(chosen(&f), 0x7);
 }
 
-/* Fewest uses first (an unused tensor before all), then the largest, then
- * tensor order; taken until the chosen bytes cover the excess, the last one
- * whole (it may overshoot). Order: t4 (0 uses, 1 block), t2 (1 use, 4),
- * t3 (1 use, 4), t1 (1 use, 2), t0 (2 uses, 8). */
+/* Fewest uses first (an unused tensor, resident from the start, before
+ * all), then the largest, then tensor order; taken until the chosen bytes
+ * cover the excess, the last one only in part: the whole blocks at its end
+ * that cover the rest. Order: t4 (0 uses, 1 block), t2 (1 use, 4), t3 (1
+ * use, 4), t1 (1 use, 2), t0 (2 uses, 8). */
 static void host_order_and_stop(void **state)
 {
 	struct fix f;
 	fix_init(&f, 5, (const uint64_t[]){ 8, 2, 4, 4, 1 }, (const uint32_t[]){ 2, 1, 1, 1, 0 });
+	f.t[4].resident_at_start = true;
 	static const struct {
 		uint64_t excess, want;
 		unsigned set;
+		int partial;      /* the tensor kept there in part, or -1 */
+		uint64_t offset;  /* where its host part starts */
 	} steps[] = {
-		{ 1, BLK, 0x10 },
-		{ BLK, BLK, 0x10 },
-		{ BLK + 1, 5 * BLK, 0x14 },
-		{ 5 * BLK, 5 * BLK, 0x14 },
-		{ 5 * BLK + 1, 9 * BLK, 0x1c },
-		{ 9 * BLK + 1, 11 * BLK, 0x1e },
-		{ 11 * BLK + 1, 19 * BLK, 0x1f },
-		{ 1000 * BLK, 19 * BLK, 0x1f },
+		{ 1, BLK, 0x10, -1, 0 },
+		{ BLK, BLK, 0x10, -1, 0 },
+		{ BLK + 1, 2 * BLK, 0x14, 2, 3 * BLK },
+		{ 4 * BLK, 4 * BLK, 0x14, 2, BLK },
+		{ 5 * BLK, 5 * BLK, 0x14, -1, 0 },
+		{ 5 * BLK + 1, 6 * BLK, 0x1c, 3, 3 * BLK },
+		{ 9 * BLK + 1, 10 * BLK, 0x1e, 1, BLK },
+		{ 11 * BLK + 1, 12 * BLK, 0x1f, 0, 7 * BLK },
+		{ 19 * BLK, 19 * BLK, 0x1f, -1, 0 },
+		{ 1000 * BLK, 19 * BLK, 0x1f, -1, 0 },
 	};
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
 		print_message("excess %llu\n", (unsigned long long)steps[i].excess);
 		assert_int_equal(choose(&f, steps[i].excess), steps[i].want);
 		assert_int_equal(chosen(&f), steps[i].set);
+		for (int t = 0; t < 5; t++)
+			assert_int_equal(f.t[t].host_offset, t == steps[i].partial ? steps[i].offset : 0);
 	}
 }
 
@@ -246,10 +272,14 @@ static void host_nothing_without_excess_or_bandwidth(void **state)
 			o.htod_bytes_per_s = 0;
 		if (c == 3)
 			o.dtoh_bytes_per_s = 0;
-		for (size_t i = 0; i < f.ts.n; i++)
+		for (size_t i = 0; i < f.ts.n; i++) {
 			f.t[i].host = true;
+			f.t[i].host_offset = BLK;
+		}
 		assert_int_equal(host_choose(&f.ts, &f.v, &o), 0);
 		assert_int_equal(chosen(&f), 0);
+		for (size_t i = 0; i < f.ts.n; i++)
+			assert_int_equal(f.t[i].host_offset, 0);
 	}
 	/* A real choice clears the flag of what it leaves out too (here the
 	 * iteration tensor). */
@@ -272,11 +302,18 @@ static void host_pass_time(void **state)
 	/* At 1 GB/s a byte takes a nanosecond: (2 * 8 + 1 * 2 + 0 * 1) blocks. */
 	assert_int_equal(host_pass_ns(&f.ts, &f.v, GBPS), 18 * BLK);
 	assert_int_equal(host_pass_ns(&f.ts, &f.v, 2 * GBPS), 9 * BLK);
-	/* What host_choose picked, at the planner's bandwidth. */
-	assert_int_equal(choose(&f, 100 * BLK), 15 * BLK);
+	/* What host_choose picked, at the planner's bandwidth (not the unused
+	 * t3, which was never resident). */
+	assert_int_equal(choose(&f, 100 * BLK), 14 * BLK);
 	double want = (2.0 * 8 + 2 + 3 * 4) * (double)BLK * 1e9 / (double)PLANNER_REMOTE_BPS;
 	double got = (double)host_pass_ns(&f.ts, &f.v, PLANNER_REMOTE_BPS);
 	assert_true(got > want - 2 && got < want + 1); /* whole nanoseconds */
+	/* Of a tensor kept there in part, the host part's share: t1 whole (one
+	 * use of 2 blocks), then the last of t0's 8 blocks (two uses). */
+	assert_int_equal(choose(&f, 3 * BLK), 3 * BLK);
+	assert_int_equal(chosen(&f), 0x3);
+	assert_int_equal(f.t[0].host_offset, 7 * BLK);
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, GBPS), 2 * BLK + 2 * BLK);
 }
 
 /* A use by a kernel too brief to read the whole tensor counts only what
@@ -387,30 +424,41 @@ static void vit_at_half_keeps_tensors_on_host(void **state)
 /* The DLRM fixture (8 embedding tables of 512 MB under SGD with sparse
  * gradients: a gather and a sparse update per step, each touching a few
  * rows) at half its unplanned peak: tables go to the host until the excess
- * is covered, and then nothing is left to migrate. The passes are priced
- * by what the brief kernels could touch, far below a whole pass per use
- * (on the H100 the plan's median step was about 1 ms above ideal's 8.4:
- * docs/benchmarks.md). */
+ * is covered, the last only in part (its tail, whole blocks, within a block
+ * of the excess; its head resident), and then nothing is left to migrate.
+ * The passes are priced by what the brief kernels could touch, far below a
+ * whole pass per use (on the H100 the plan's median step was about 1 ms
+ * above ideal's 8.4: docs/benchmarks.md). The partial entry survives
+ * plan.bin and --check. */
 static void dlrm_at_half_keeps_tables_on_host(void **state)
 {
-	char path[512];
+	char path[512], out[512], err[512];
 	uint64_t cap;
 	struct planner *p = plan_at_half_peak("h100_dlrm.db", path, sizeof path, &cap);
 	const struct plan *pl = p->plan;
 	double whole = 0;
-	unsigned tables = 0;
+	unsigned tables = 0, partial = 0;
+	uint64_t on_host = 0;
 	for (size_t i = 0; i < p->tensors.n; i++) {
 		const struct tensor *t = &p->tensors.t[i];
 		if (!t->host)
 			continue;
-		print_message("tensor %zu: %llu bytes, %u uses\n", i, (unsigned long long)t->size,
-			      p->vital.tv[i].n_uses);
-		/* A table, or a tensor no kernel uses (the first taken). */
-		assert_true(t->size == 512000000 || !p->vital.tv[i].n_uses);
-		tables += t->size == 512000000;
+		print_message("tensor %zu: %llu bytes, %u uses, on the host from byte %llu\n", i,
+			      (unsigned long long)t->size, p->vital.tv[i].n_uses,
+			      (unsigned long long)t->host_offset);
+		assert_int_equal(t->size, 512000000);
+		assert_int_equal(t->host_offset % BLK, 0);
+		assert_true(t->host_offset < t->bytes);
+		tables++;
+		partial += t->host_offset != 0;
+		on_host += t->bytes - t->host_offset;
 		whole += (double)p->vital.tv[i].n_uses * (double)t->bytes * 1e9 / PLANNER_REMOTE_BPS;
 	}
+	uint64_t excess = p->sched.baseline_peak - p->sched_opt.capacity;
 	assert_true(tables >= 4);
+	assert_true(partial <= 1);
+	assert_int_equal(on_host, p->host_bytes);
+	assert_true(on_host >= excess && on_host < excess + BLK);
 	assert_int_equal(pl->n_ops, 0);
 	assert_int_equal(p->sched.evict_bytes, 0);
 	assert_true(p->sched.peak <= cap);
@@ -420,6 +468,25 @@ static void dlrm_at_half_keeps_tables_on_host(void **state)
 	struct plan_check_result r;
 	plan_check(&p->tensors, &p->access, &p->vital, pl, &r);
 	assert_int_equal(r.violations, 0);
+
+	assert_int_equal(partial, 1); /* this fixture's excess is not whole tables */
+	test_path(out, sizeof out, "dlrm-host.bin");
+	assert_int_equal(plan_save(pl, out, err, sizeof err), 0);
+	struct plan *back = plan_load(out, err, sizeof err);
+	if (!back)
+		fail_msg("%s", err);
+	assert_int_equal(back->n_host, pl->n_host);
+	assert_non_null(back->host_offset);
+	assert_memory_equal(back->host_offset, pl->host_offset, pl->n_host * sizeof *pl->host_offset);
+	plan_check(&p->tensors, &p->access, &p->vital, back, &r);
+	assert_int_equal(r.violations, 0);
+	/* Read as whole allocations (a reader without the offsets): fewer
+	 * bytes resident, still within the capacity. */
+	free(back->host_offset);
+	back->host_offset = NULL;
+	plan_check(&p->tensors, &p->access, &p->vital, back, &r);
+	assert_int_equal(r.violations, 0);
+	plan_destroy(back);
 	planner_free(p);
 }
 
@@ -446,6 +513,7 @@ int main(void)
 		cmocka_unit_test(host_leaves_out_unaligned),
 		cmocka_unit_test(host_leaves_out_partial_blocks),
 		cmocka_unit_test(host_leaves_out_many_uses),
+		cmocka_unit_test(host_leaves_out_unused),
 		cmocka_unit_test(host_cost_rule),
 		cmocka_unit_test(host_order_and_stop),
 		cmocka_unit_test(host_nothing_without_excess_or_bandwidth),

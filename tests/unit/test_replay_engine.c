@@ -947,6 +947,49 @@ static void host_allocation_placed_and_released(void **state)
 	plan_destroy(p);
 }
 
+/* With a host offset of 2 MiB only H's second block (its tail) is placed;
+ * its first is modelled like any other, so a budget of W1, W2 and that
+ * block needs no eviction, and the free releases the tail alone. */
+static void host_tail_placed_and_released(void **state)
+{
+	struct plan *p = host_plan();
+	p->host_offset = calloc(1, sizeof *p->host_offset);
+	assert_non_null(p->host_offset);
+	p->host_offset[0] = 2 * MB;
+	finish_plan(p);
+	const struct engine_range tail = { BASE + 4 * MB, 2 * MB };
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 6 * MB, p);
+	size_t n;
+	const struct oplog_entry *e;
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	e = fresh(&r, &n);
+	assert_int_equal(n, 1);
+	expect_place(&e[0], 1, &tail);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
+	host_iteration(&r);
+	host_iteration(&r);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.host_allocs, 1);
+	assert_true(st.host_bytes == 2 * MB);
+	assert_int_equal(st.budget_evictions, 0);
+	assert_true(st.modelled_peak_bytes == 6 * MB);
+	fresh(&r, &n);
+	engine_on_free(r.e, 2);
+	e = fresh(&r, &n);
+	size_t places = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].place) {
+			expect_place(&e[i], -1, &tail);
+			places++;
+		}
+	assert_int_equal(places, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* Runs the host program (H at address h_at, a small allocation at BASE +
  * 5 MiB made first when shared) under policy and a budget of W1 and W2, and
  * checks H was not placed; returns the budget evictions. */
@@ -1143,6 +1186,7 @@ int main(void)
 		cmocka_unit_test(steady_lost_kernels_counted),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(host_allocation_placed_and_released),
+		cmocka_unit_test(host_tail_placed_and_released),
 		cmocka_unit_test(host_allocation_not_placed),
 		cmocka_unit_test(host_placement_evicts_earlier_tenant),
 		cmocka_unit_test(host_blocks_never_prefetched),
