@@ -739,30 +739,41 @@ static bool decode_host(struct plan *p, const planfile *pf, const char *name, ch
 	return finished(&r, "host placement", name, err, errlen);
 }
 
-/* Optional: without the section every host entry is whole. With it, one
- * offset per host entry. */
-static bool decode_host_offsets(struct plan *p, const planfile *pf, const char *name, char *err,
-				size_t errlen)
+/* An optional section of one u64 per item of something the plan already
+ * counts (want items of `of`); *out stays NULL without it. what names the
+ * section in errors: "the shape section lists 5 kernels, the signature 6". */
+static bool decode_u64s_per(const planfile *pf, uint32_t id, const char *what, const char *items,
+			    const char *of, uint32_t want, uint64_t **out, const char *name,
+			    char *err, size_t errlen)
 {
 	size_t len;
-	const void *d = planfile_section(pf, PLAN_SEC_HOST_OFFSETS, &len);
+	const void *d = planfile_section(pf, id, &len);
 	if (!d)
 		return true;
 	struct bytes_reader r = bytes_reader_init(d, len);
 	uint32_t n = 0;
 	bool oom = false;
-	if (!get_u64s(&r, &n, &p->host_offset, &oom))
+	if (!get_u64s(&r, &n, out, &oom))
 		r.bad = true;
 	if (oom) {
 		um_errmsg(err, errlen, "%s: out of memory", name);
 		return false;
 	}
-	if (bytes_reader_ok(&r) && n != p->n_host) {
-		um_errmsg(err, errlen, "%s: the host offset section lists %u entries, the host "
-			  "placement section %u", name, (unsigned)n, (unsigned)p->n_host);
+	if (bytes_reader_ok(&r) && n != want) {
+		um_errmsg(err, errlen, "%s: the %s section lists %u %s, the %s %u", name, what,
+			  (unsigned)n, items, of, (unsigned)want);
 		return false;
 	}
-	return finished(&r, "host offset", name, err, errlen);
+	return finished(&r, what, name, err, errlen);
+}
+
+/* Optional: without the section every host entry is whole. With it, one
+ * offset per host entry. */
+static bool decode_host_offsets(struct plan *p, const planfile *pf, const char *name, char *err,
+				size_t errlen)
+{
+	return decode_u64s_per(pf, PLAN_SEC_HOST_OFFSETS, "host offset", "entries",
+			       "host placement section", p->n_host, &p->host_offset, name, err, errlen);
 }
 
 /* Optional: without the section, the replayer matches by execution ID
@@ -770,26 +781,8 @@ static bool decode_host_offsets(struct plan *p, const planfile *pf, const char *
 static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, char *err,
 			  size_t errlen)
 {
-	size_t len;
-	const void *d = planfile_section(pf, PLAN_SEC_SHAPES, &len);
-	if (!d)
-		return true;
-	struct bytes_reader r = bytes_reader_init(d, len);
-	struct plan_signature *sig = &p->signature;
-	uint32_t n = 0;
-	bool oom = false;
-	if (!get_u64s(&r, &n, &sig->shape_ids, &oom))
-		r.bad = true;
-	if (oom) {
-		um_errmsg(err, errlen, "%s: out of memory", name);
-		return false;
-	}
-	if (bytes_reader_ok(&r) && n != sig->n_kernels) {
-		um_errmsg(err, errlen, "%s: the shape section lists %u kernels, the signature %u", name,
-			  (unsigned)n, (unsigned)sig->n_kernels);
-		return false;
-	}
-	return finished(&r, "shape", name, err, errlen);
+	return decode_u64s_per(pf, PLAN_SEC_SHAPES, "shape", "kernels", "signature",
+			       p->signature.n_kernels, &p->signature.shape_ids, name, err, errlen);
 }
 
 struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)

@@ -342,6 +342,18 @@ static uint32_t tensor_of_alloc(const struct tensor_set *ts, const struct plan_a
 	return TENSOR_NONE;
 }
 
+/* pl written to plan.bin file in the test directory and read back. */
+static struct plan *saved_and_loaded(const struct plan *pl, const char *file)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, file);
+	assert_int_equal(plan_save(pl, path, err, sizeof err), 0);
+	struct plan *back = plan_load(path, err, sizeof err);
+	if (!back)
+		fail_msg("%s", err);
+	return back;
+}
+
 /* The plan of fixture name (its path in path) at half the peak residency it
  * has without a plan, that capacity in *cap. */
 static struct planner *plan_at_half_peak(const char *name, char *path, size_t len, uint64_t *cap)
@@ -362,7 +374,7 @@ static struct planner *plan_at_half_peak(const char *name, char *path, size_t le
  * plan. */
 static void vit_at_half_keeps_tensors_on_host(void **state)
 {
-	char path[512], out[512], err[512];
+	char path[512];
 	uint64_t cap;
 	struct planner *p = plan_at_half_peak("h100_vit_varying_ids.db", path, sizeof path, &cap);
 	const struct plan *pl = p->plan;
@@ -396,11 +408,7 @@ static void vit_at_half_keeps_tensors_on_host(void **state)
 	if (r.violations)
 		fail_msg("%zu violations, first: %s", r.violations, r.first);
 
-	test_path(out, sizeof out, "vit-host.bin");
-	assert_int_equal(plan_save(pl, out, err, sizeof err), 0);
-	struct plan *back = plan_load(out, err, sizeof err);
-	if (!back)
-		fail_msg("%s", err);
+	struct plan *back = saved_and_loaded(pl, "vit-host.bin");
 	assert_int_equal(back->n_host, pl->n_host);
 	assert_memory_equal(back->host, pl->host, pl->n_host * sizeof *pl->host);
 	plan_check(&p->tensors, &p->access, &p->vital, back, &r);
@@ -432,7 +440,7 @@ static void vit_at_half_keeps_tensors_on_host(void **state)
  * plan.bin and --check. */
 static void dlrm_at_half_keeps_tables_on_host(void **state)
 {
-	char path[512], out[512], err[512];
+	char path[512];
 	uint64_t cap;
 	struct planner *p = plan_at_half_peak("h100_dlrm.db", path, sizeof path, &cap);
 	const struct plan *pl = p->plan;
@@ -470,11 +478,7 @@ static void dlrm_at_half_keeps_tables_on_host(void **state)
 	assert_int_equal(r.violations, 0);
 
 	assert_int_equal(partial, 1); /* this fixture's excess is not whole tables */
-	test_path(out, sizeof out, "dlrm-host.bin");
-	assert_int_equal(plan_save(pl, out, err, sizeof err), 0);
-	struct plan *back = plan_load(out, err, sizeof err);
-	if (!back)
-		fail_msg("%s", err);
+	struct plan *back = saved_and_loaded(pl, "dlrm-host.bin");
 	assert_int_equal(back->n_host, pl->n_host);
 	assert_non_null(back->host_offset);
 	assert_memory_equal(back->host_offset, pl->host_offset, pl->n_host * sizeof *pl->host_offset);

@@ -884,6 +884,21 @@ static void expect_place(const struct oplog_entry *e, int place, const struct en
 	assert_true(e->ranges[0].bytes == want->bytes);
 }
 
+/* Frees allocation id: the only placement that brings is the release of
+ * want. */
+static void expect_released(struct rig *r, uint64_t id, const struct engine_range *want)
+{
+	size_t n, places = 0;
+	engine_on_free(r->e, id);
+	const struct oplog_entry *e = fresh(r, &n);
+	for (size_t i = 0; i < n; i++)
+		if (e[i].place) {
+			expect_place(&e[i], -1, want);
+			places++;
+		}
+	assert_int_equal(places, 1);
+}
+
 /* H is placed when it is made, on its whole blocks, and nothing else is;
  * its blocks then count toward no budget and are never prefetched or
  * evicted (a budget of W1 and W2 alone needs no eviction); its free
@@ -922,15 +937,7 @@ static void host_allocation_placed_and_released(void **state)
 	assert_int_equal(st.budget_overruns, 0);
 	assert_true(st.modelled_peak_bytes == 4 * MB);
 
-	engine_on_free(r.e, 2);
-	e = fresh(&r, &n);
-	size_t places = 0;
-	for (size_t i = 0; i < n; i++)
-		if (e[i].place) {
-			expect_place(&e[i], -1, &host_range);
-			places++;
-		}
-	assert_int_equal(places, 1);
+	expect_released(&r, 2, &host_range);
 	assert_int_equal(count_places(&r), 2);
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.host_allocs, 1);
@@ -977,15 +984,7 @@ static void host_tail_placed_and_released(void **state)
 	assert_int_equal(st.budget_evictions, 0);
 	assert_true(st.modelled_peak_bytes == 6 * MB);
 	fresh(&r, &n);
-	engine_on_free(r.e, 2);
-	e = fresh(&r, &n);
-	size_t places = 0;
-	for (size_t i = 0; i < n; i++)
-		if (e[i].place) {
-			expect_place(&e[i], -1, &tail);
-			places++;
-		}
-	assert_int_equal(places, 1);
+	expect_released(&r, 2, &tail);
 	rig_stop(&r);
 	plan_destroy(p);
 }
