@@ -45,6 +45,32 @@ static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t 
 	return uses * pass < migrate;
 }
 
+/* Keeps need bytes (whole blocks, less than the group's) of the n
+ * candidates of c on the host, the same share of each one's blocks at its
+ * end: floor(need * blocks / group blocks) each, then one more block for
+ * the first ones in order until the blocks cover need. */
+static void spread(struct tensor_set *ts, const struct cand *c, size_t n, uint64_t group, uint64_t need)
+{
+	uint64_t need_blocks = need / PLAN_BLOCK_SIZE, group_blocks = group / PLAN_BLOCK_SIZE;
+	uint64_t given = 0;
+	for (size_t j = 0; j < n; j++) {
+		uint64_t blocks = c[j].bytes / PLAN_BLOCK_SIZE;
+		given += need_blocks * blocks / group_blocks;
+	}
+	for (size_t j = 0; j < n; j++) {
+		struct tensor *t = &ts->t[c[j].tensor];
+		uint64_t blocks = need_blocks * (c[j].bytes / PLAN_BLOCK_SIZE) / group_blocks;
+		if (given < need_blocks) { /* below each one's blocks: need < group */
+			blocks++;
+			given++;
+		}
+		if (!blocks)
+			continue;
+		t->host = true;
+		t->host_offset = t->bytes - blocks * PLAN_BLOCK_SIZE;
+	}
+}
+
 uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct host_options *o)
 {
 	for (size_t i = 0; i < ts->n; i++) {
@@ -61,16 +87,22 @@ uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct 
 		if (eligible(ts, v, i, o))
 			cand[n++] = (struct cand){ v->tv[i].n_uses, ts->t[i].bytes, (uint32_t)i };
 	qsort(cand, n, sizeof *cand, by_cost);
+	/* Group by group of equal uses, the fewest first: whole groups while
+	 * they fit in the excess; the group where it ends is spread. */
 	uint64_t chosen = 0;
-	for (size_t j = 0; j < n && chosen < o->excess; j++) {
-		struct tensor *t = &ts->t[cand[j].tensor];
-		/* The last one only in part, its tail: whole blocks enough to
-		 * cover what is left of the excess. */
+	for (size_t g = 0, end; g < n && chosen < o->excess; g = end) {
+		uint64_t group = 0;
+		for (end = g; end < n && cand[end].uses == cand[g].uses; end++)
+			group += cand[end].bytes;
 		uint64_t need = (o->excess - chosen + PLAN_BLOCK_SIZE - 1) / PLAN_BLOCK_SIZE * PLAN_BLOCK_SIZE;
-		uint64_t part = need < t->bytes ? need : t->bytes;
-		t->host = true;
-		t->host_offset = t->bytes - part;
-		chosen += part;
+		if (need < group) {
+			spread(ts, cand + g, end - g, group, need);
+			chosen += need;
+			break;
+		}
+		for (size_t j = g; j < end; j++)
+			ts->t[cand[j].tensor].host = true;
+		chosen += group;
 	}
 	free(cand);
 	return chosen;

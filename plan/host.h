@@ -18,15 +18,18 @@
  *
  *     uses / remote_bw  <  1 / dtoh_bw + 1 / htod_bw
  *
- * They are taken from the fewest uses up, the largest first among equals,
+ * They are taken from the fewest uses up, a group of equal uses at a time,
  * until the chosen bytes cover the excess (the peak residency without
  * evictions less the capacity); past that, host placement gains nothing.
- * So the last one goes only in part: the whole blocks at its end that cover
- * what is left of the excess (tensor.host_offset). Its blocks before that
- * stay resident, never moved. Which end makes no difference to a pass over
- * the tensor or to gathers spread evenly over it; the end is the cheaper
- * one where ids are ranked by frequency (vocabularies, DLRM's example),
- * whose rarest rows come last.
+ * Within the group where the excess ends, every byte costs the same pass
+ * per use, so the rest of the excess is spread over the whole group: each
+ * tensor keeps the same share of its blocks, the whole blocks at its end,
+ * on the host (tensor.host_offset), and its blocks before that stay
+ * resident, never moved. Neither the spreading nor the end makes a
+ * difference to a pass over a tensor or to gathers spread evenly over it.
+ * Where ids are ranked by frequency (vocabularies, DLRM's example), whose
+ * rarest rows come last, both make the host part the cheaper one: every
+ * table's coldest rows rather than some tables whole.
  */
 #ifndef UMKIT_HOST_H
 #define UMKIT_HOST_H

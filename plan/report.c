@@ -340,10 +340,11 @@ int report_text(const struct planner *pl, FILE *out)
 		uint32_t partial = 0;
 		for (uint32_t i = 0; plan->host_offset && i < plan->n_host; i++)
 			partial += plan->host_offset[i] != 0;
+		if (partial)
+			snprintf(words, sizeof words, "; of %u only the tail, the rest resident", partial);
 		fprintf(out, "\nhost         %u tensors (%s%s) stay in host memory, mapped for the GPU: "
 			"their kernels' passes add up to %.3f ms per iteration\n", plan->n_host,
-			size_str(pl->host_bytes, a, sizeof a),
-			partial ? "; the last only its tail, the rest of it resident" : "",
+			size_str(pl->host_bytes, a, sizeof a), partial ? words : "",
 			(double)pl->host_ns / 1e6);
 	}
 	fprintf(out, "\npredicted    peak residency %s of %s capacity (%s counting evictions in flight; %s without a plan)\n",

@@ -116,7 +116,7 @@ for bw in 0 1; do
 	fi
 done
 run "$UMPLAN" "$trace" --report --capacity 5M
-expect_out_has "host         1 tensors (2.00 MiB; the last only its tail, the rest of it resident) stay in host memory" "--report lists the host tensors, the partial one"
+expect_out_has "host         1 tensors (2.00 MiB; of 1 only the tail, the rest resident) stay in host memory" "--report lists the host tensors, the partial one"
 run "$UMPLAN" "$trace" -o "$SCRATCH/host.bin" --capacity 5M --check -q
 expect_status 0 "a plan with host placement passes --check"
 run "$UMPLAN" --dump "$SCRATCH/host.bin"
