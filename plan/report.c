@@ -9,6 +9,7 @@
 #define SEGMENTS 10
 #define LISTED_OPS 12
 #define LISTED_UNFIT 8
+#define LISTED_HOST 8
 
 /* Figures both outputs share, computed once. */
 struct facts {
@@ -205,6 +206,51 @@ static size_t *largest_ops(const struct plan *plan, size_t *n)
 	return idx;
 }
 
+/* Tensors kept on the host, most bytes there first, then tensor order. */
+static int cmp_host_bytes(const void *a, const void *b, void *ctx)
+{
+	const struct tensor *t = ctx;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	uint64_t x = t[i].bytes - t[i].host_offset, y = t[j].bytes - t[j].host_offset;
+	if (x != y)
+		return x < y ? 1 : -1;
+	return (i > j) - (i < j);
+}
+
+/* "  largest on the host:" and up to LISTED_HOST of them: how much of each
+ * is there, from where, and how many kernels use it per iteration. */
+static int list_host(const struct tensor_set *ts, const struct vital *v, FILE *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < ts->n; i++)
+		m += ts->t[i].host;
+	if (!m)
+		return 0;
+	size_t *idx = malloc(m * sizeof *idx);
+	if (!idx)
+		return -1;
+	m = 0;
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->t[i].host)
+			idx[m++] = i;
+	qsort_r(idx, m, sizeof *idx, cmp_host_bytes, ts->t);
+	fprintf(out, "  largest on the host:\n");
+	for (size_t k = 0; k < m && k < LISTED_HOST; k++) {
+		const struct tensor *t = &ts->t[idx[k]];
+		char a[32], b[32], from[64] = "";
+		if (t->host_offset)
+			snprintf(from, sizeof from, " from byte %llu", (unsigned long long)t->host_offset);
+		fprintf(out, "    %s allocation %llu  %10s of %s%s, %u uses per iteration\n",
+			plan_alloc_origin_name(t->origin), (unsigned long long)t->ordinal,
+			size_str(t->bytes - t->host_offset, a, sizeof a), size_str(t->bytes, b, sizeof b),
+			from, v->tv[idx[k]].n_uses);
+	}
+	if (m > LISTED_HOST)
+		fprintf(out, "    ... and %zu more\n", m - LISTED_HOST);
+	free(idx);
+	return 0;
+}
+
 int report_text(const struct planner *pl, FILE *out)
 {
 	struct facts f;
@@ -346,6 +392,8 @@ int report_text(const struct planner *pl, FILE *out)
 			"their kernels' passes add up to %.3f ms per iteration\n", plan->n_host,
 			size_str(pl->host_bytes, a, sizeof a), partial ? words : "",
 			(double)pl->host_ns / 1e6);
+		if (list_host(ts, v, out))
+			goto oom;
 	}
 	fprintf(out, "\npredicted    peak residency %s of %s capacity (%s counting evictions in flight; %s without a plan)\n",
 		size_str(sr->peak, a, sizeof a), size_str(plan->assume.capacity_bytes, b, sizeof b),
