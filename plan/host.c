@@ -28,6 +28,17 @@ static bool owns_blocks(const struct tensor *t)
 	return t->address % PLAN_BLOCK_SIZE == 0 && t->bytes % PLAN_BLOCK_SIZE == 0 && t->bytes > 0;
 }
 
+/* The kernel at pos ran longer than HOST_MAX_REUSE passes over its
+ * operands at the device's peak would take: it re-reads them (host.h). A
+ * kernel with no recorded time, or operands unknown, is not taken for one. */
+static bool rereads(const struct vital *v, uint32_t pos, const struct host_options *o)
+{
+	if (!o->operand_bytes || !o->operand_bytes[pos])
+		return false;
+	double ns = (double)(v->end_ns[pos] - v->start_ns[pos]);
+	return ns * HOST_DEVICE_PEAK_BPS / 1e9 > HOST_MAX_REUSE * (double)o->operand_bytes[pos];
+}
+
 static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t i,
 		     const struct host_options *o)
 {
@@ -36,6 +47,9 @@ static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t 
 	if (t->origin != PLAN_ALLOC_PERSISTENT || t->live_len < ts->n_pos || t->freed ||
 	    !owns_blocks(t) || uses > HOST_MAX_USES)
 		return false;
+	for (uint32_t k = 0; k < uses; k++)
+		if (rereads(v, v->uses[v->tv[i].use_first + k], o))
+			return false;
 	/* Unused and not resident when the iteration starts: the schedule
 	 * never counts it resident, so the host would take nothing off. */
 	if (!uses && !t->resident_at_start)

@@ -13,8 +13,9 @@
  *
  * When the capacity binds, candidates are the persistent tensors live the
  * whole iteration that own whole 2 MB blocks (the arena gives those to
- * allocations over 1 MiB), used by at most HOST_MAX_USES kernels, and only
- * while one pass per use costs less than an eviction and a prefetch:
+ * allocations over 1 MiB), used by at most HOST_MAX_USES kernels and by
+ * none that re-reads its operands (HOST_MAX_REUSE), and only while one
+ * pass per use costs less than an eviction and a prefetch:
  *
  *     uses / remote_bw  <  1 / dtoh_bw + 1 / htod_bw
  *
@@ -44,11 +45,27 @@
  * tensors used more often than this stay in the migration schedule. */
 #define HOST_MAX_USES 3
 
+/* Nor is one pass per use what a compute-bound kernel costs: a GEMM reads
+ * its operands once per output tile, and those reads go over the link. On
+ * the H100 (bench/results/2026-11-23/s24/gemm_host_probe.py, fp32 GEMMs of
+ * ViT-B/16's MLP shapes) a GEMM paid 10-25 passes for an activation kept on
+ * the host and 96-157 for a weight. A kernel is taken for one that re-reads
+ * its operands when its recorded time (operands resident) exceeds this many
+ * passes over them at the device's peak bandwidth: in the fixtures' traces
+ * GEMMs and convolutions ran 5-47 such passes, elementwise, optimizer and
+ * gather kernels 0.1-2.4. A tensor any such kernel uses stays in the
+ * migration schedule. A GEMM fast enough to look memory-bound (tensor
+ * cores on a small problem) is not caught. */
+#define HOST_MAX_REUSE 4
+
 struct host_options {
 	uint64_t excess;             /* bytes to take off the GPU; 0: none */
 	uint64_t remote_bytes_per_s; /* one pass over mapped host memory; 0: off */
 	uint64_t htod_bytes_per_s;
 	uint64_t dtoh_bytes_per_s;
+	const uint64_t *operand_bytes; /* per position, the footprint of the
+					  kernel's operands (access_set.ws_bytes);
+					  NULL: unknown, no kernel re-reads */
 };
 
 /* Sets tensor.host and tensor.host_offset on the chosen tensors of ts

@@ -30,6 +30,7 @@ static int place_on_host(struct planner *p, char *err, size_t errlen)
 		.remote_bytes_per_s = p->opt.remote_bytes_per_s,
 		.htod_bytes_per_s = p->opt.htod_bytes_per_s,
 		.dtoh_bytes_per_s = p->opt.dtoh_bytes_per_s,
+		.operand_bytes = p->access.ws_bytes,
 	};
 	p->host_bytes = host_choose(&p->tensors, &p->vital, &ho);
 	if (p->host_bytes == (uint64_t)-1) {

@@ -201,6 +201,30 @@ static void host_leaves_out_unused(void **state)
 	assert_int_equal(chosen(&f), 0x3);
 }
 
+/* Used by a kernel that ran longer than HOST_MAX_REUSE passes over its
+ * operands at the device's peak would take (it re-reads them: a GEMM): left
+ * to the migration schedule. Each kernel here runs a second, time for
+ * 3.35e12 bytes at the peak: operands of a quarter of that are at the
+ * limit, a few bytes fewer beyond it. Operands unknown: none re-reads. */
+static void host_leaves_out_rereads(void **state)
+{
+	struct fix f;
+	fix_init(&f, 2, (const uint64_t[]){ 4, 1 }, (const uint32_t[]){ 2, 1 });
+	uint64_t operands[10];
+	for (int k = 0; k < 10; k++)
+		operands[k] = 837500000000ULL;
+	struct host_options o = defaults;
+	o.excess = 100 * BLK;
+	o.operand_bytes = operands;
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), 5 * BLK);
+	assert_int_equal(chosen(&f), 0x3);
+	operands[1] -= 1000; /* t0's second use, not t1's */
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), BLK);
+	assert_int_equal(chosen(&f), 0x2);
+	o.operand_bytes = NULL;
+	assert_int_equal(host_choose(&f.ts, &f.v, &o), 5 * BLK);
+}
+
 /* uses / remote < 1 / dtoh + 1 / htod: at 12.5 GB/s against 10 and 10, two
  * passes (0.16 ns/B) cost less than a round trip (0.2 ns/B), three (0.24)
  * do not; at 10 GB/s two passes cost the same as the round trip, which is no
@@ -505,6 +529,41 @@ static void dlrm_at_half_keeps_tables_on_host(void **state)
 	planner_free(p);
 }
 
+/* The MLP fixture (SGD with momentum) at half its unplanned peak: only the
+ * momentum buffers stay on the host; the weights, which the forward and
+ * backward GEMMs re-read, migrate, though their 3 uses would have let them
+ * (the choice without operand footprints takes them too). */
+static void mlp_at_half_keeps_gemm_operands_resident(void **state)
+{
+	char path[512];
+	uint64_t cap;
+	struct planner *p = plan_at_half_peak("h100_mlp.db", path, sizeof path, &cap);
+	const struct vital *v = &p->vital;
+	size_t host = 0;
+	for (size_t i = 0; i < p->tensors.n; i++) {
+		if (!p->tensors.t[i].host)
+			continue;
+		host++;
+		for (uint32_t k = 0; k < v->tv[i].n_uses; k++) {
+			uint32_t pos = v->uses[v->tv[i].use_first + k];
+			double passes = (double)(v->end_ns[pos] - v->start_ns[pos]) * HOST_DEVICE_PEAK_BPS / 1e9 /
+					(double)p->access.ws_bytes[pos];
+			assert_true(passes <= HOST_MAX_REUSE);
+		}
+	}
+	struct host_options o = defaults;
+	o.excess = p->sched.baseline_peak - p->sched_opt.capacity;
+	uint64_t without = host_choose(&p->tensors, &p->vital, &o);
+	size_t more = 0;
+	for (size_t i = 0; i < p->tensors.n; i++)
+		more += p->tensors.t[i].host;
+	print_message("%zu tensors on the host, %zu (%llu bytes) taking GEMM operands too\n", host, more,
+		      (unsigned long long)without);
+	assert_true(host > 0);
+	assert_true(more > host);
+	planner_free(p);
+}
+
 /* Where the capacity does not bind there is no excess: nothing on the
  * host. */
 static void nothing_on_host_without_pressure(void **state)
@@ -529,6 +588,7 @@ int main(void)
 		cmocka_unit_test(host_leaves_out_partial_blocks),
 		cmocka_unit_test(host_leaves_out_many_uses),
 		cmocka_unit_test(host_leaves_out_unused),
+		cmocka_unit_test(host_leaves_out_rereads),
 		cmocka_unit_test(host_cost_rule),
 		cmocka_unit_test(host_order_and_stop),
 		cmocka_unit_test(host_nothing_without_excess_or_bandwidth),
@@ -536,6 +596,7 @@ int main(void)
 		cmocka_unit_test(host_pass_time_of_brief_kernels),
 		cmocka_unit_test(vit_at_half_keeps_tensors_on_host),
 		cmocka_unit_test(dlrm_at_half_keeps_tables_on_host),
+		cmocka_unit_test(mlp_at_half_keeps_gemm_operands_resident),
 		cmocka_unit_test(nothing_on_host_without_pressure),
 	};
 	return cmocka_run_group_tests_name("plan_host", tests, NULL, NULL);
