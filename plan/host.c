@@ -59,21 +59,24 @@ static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t 
 	return uses * pass < migrate;
 }
 
+/* A candidate's blocks in proportion to need of group, rounded down. */
+static uint64_t share_blocks(const struct cand *c, uint64_t need, uint64_t group)
+{
+	return need / PLAN_BLOCK_SIZE * (c->bytes / PLAN_BLOCK_SIZE) / (group / PLAN_BLOCK_SIZE);
+}
+
 /* Keeps need bytes (whole blocks, less than the group's) of the n
  * candidates of c on the host, the same share of each one's blocks at its
- * end: floor(need * blocks / group blocks) each, then one more block for
- * the first ones in order until the blocks cover need. */
+ * end: share_blocks each, then one more block for the first ones in order
+ * until the blocks cover need. */
 static void spread(struct tensor_set *ts, const struct cand *c, size_t n, uint64_t group, uint64_t need)
 {
-	uint64_t need_blocks = need / PLAN_BLOCK_SIZE, group_blocks = group / PLAN_BLOCK_SIZE;
-	uint64_t given = 0;
-	for (size_t j = 0; j < n; j++) {
-		uint64_t blocks = c[j].bytes / PLAN_BLOCK_SIZE;
-		given += need_blocks * blocks / group_blocks;
-	}
+	uint64_t need_blocks = need / PLAN_BLOCK_SIZE, given = 0;
+	for (size_t j = 0; j < n; j++)
+		given += share_blocks(&c[j], need, group);
 	for (size_t j = 0; j < n; j++) {
 		struct tensor *t = &ts->t[c[j].tensor];
-		uint64_t blocks = need_blocks * (c[j].bytes / PLAN_BLOCK_SIZE) / group_blocks;
+		uint64_t blocks = share_blocks(&c[j], need, group);
 		if (given < need_blocks) { /* below each one's blocks: need < group */
 			blocks++;
 			given++;
@@ -140,7 +143,7 @@ uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64
 			continue;
 		/* Of one kept there in part, the host part's share of what
 		 * each use touches (uses assumed spread over the tensor). */
-		double share = (double)(t->bytes - t->host_offset) / (double)t->bytes;
+		double share = (double)tensor_host_bytes(t) / (double)t->bytes;
 		for (uint32_t k = 0; k < tv->n_uses; k++)
 			bytes += share * touched(v, v->uses[tv->use_first + k], t->bytes);
 	}

@@ -211,7 +211,7 @@ static int cmp_host_bytes(const void *a, const void *b, void *ctx)
 {
 	const struct tensor *t = ctx;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	uint64_t x = t[i].bytes - t[i].host_offset, y = t[j].bytes - t[j].host_offset;
+	uint64_t x = tensor_host_bytes(&t[i]), y = tensor_host_bytes(&t[j]);
 	if (x != y)
 		return x < y ? 1 : -1;
 	return (i > j) - (i < j);
@@ -242,7 +242,7 @@ static int list_host(const struct tensor_set *ts, const struct vital *v, FILE *o
 			snprintf(from, sizeof from, " from byte %llu", (unsigned long long)t->host_offset);
 		fprintf(out, "    %s allocation %llu  %10s of %s%s, %u uses per iteration\n",
 			plan_alloc_origin_name(t->origin), (unsigned long long)t->ordinal,
-			size_str(t->bytes - t->host_offset, a, sizeof a), size_str(t->bytes, b, sizeof b),
+			size_str(tensor_host_bytes(t), a, sizeof a), size_str(t->bytes, b, sizeof b),
 			from, v->tv[idx[k]].n_uses);
 	}
 	if (m > LISTED_HOST)

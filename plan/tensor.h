@@ -59,6 +59,12 @@ static inline uint64_t tensor_gpu_bytes(const struct tensor *t)
 	return t->host ? t->host_offset : t->bytes;
 }
 
+/* The rest of the footprint: what the plan keeps on the host. */
+static inline uint64_t tensor_host_bytes(const struct tensor *t)
+{
+	return t->bytes - tensor_gpu_bytes(t);
+}
+
 struct tensor_set {
 	size_t first;        /* kernel position of the iteration's first kernel */
 	uint32_t n_pos;      /* p: kernels in the iteration */

@@ -492,9 +492,10 @@ static void dlrm_at_half_keeps_tables_on_host(void **state)
 		assert_true(t->host_offset < t->bytes);
 		tables++;
 		partial += t->host_offset != 0;
-		on_host += t->bytes - t->host_offset;
-		least = t->bytes - t->host_offset < least ? t->bytes - t->host_offset : least;
-		most = t->bytes - t->host_offset > most ? t->bytes - t->host_offset : most;
+		uint64_t here = tensor_host_bytes(t);
+		on_host += here;
+		least = here < least ? here : least;
+		most = here > most ? here : most;
 		whole += (double)p->vital.tv[i].n_uses * (double)t->bytes * 1e9 / PLANNER_REMOTE_BPS;
 	}
 	uint64_t excess = p->sched.baseline_peak - p->sched_opt.capacity;
