@@ -6,8 +6,9 @@ call; which driver calls wait while another thread is inside an eviction;
 what do discards cost; can data leave the GPU and come back more cheaply
 than by eviction and prefetch. Prints one JSON object (times in ms, rates in GB/s).
 
-Usage: python3 tests/gpu/um_costs.py [GIB]   (default 1; never more than a
-quarter of the GPU's free memory)"""
+Usage: python3 tests/gpu/um_costs.py [GIB] [PART,...]   (GIB default 1;
+never more than a quarter of the GPU's free memory; PARTs: the keys of the
+output to measure, default all)"""
 import ctypes
 import json
 import sys
@@ -300,21 +301,81 @@ def round_trips(gpu, size, s):
     return out
 
 
+def duplex(gpu, ptr, size, streams):
+    """An eviction of one half and a prefetch of the other, both released at
+    once by a gate word: on one stream (the eviction first, as a FIFO of
+    migrations runs them), and on two streams. Does the driver move data
+    both ways at once? Each case also alone, and in the replayer's call
+    sizes (64 MB evictions, 192 MB prefetches). ms from the gate's opening
+    until each stream is idle, 3 interleaved repetitions."""
+    half = size // 2
+    out_part, in_part = (ptr, half), (ptr + half, half)
+    gate_host, gate_dev = gpu.gate()
+    word = ctypes.c_uint32.from_address(gate_host)
+
+    def calls(part, chunk):
+        return [(part[0] + o, min(chunk, part[1] - o)) for o in range(0, part[1], chunk)]
+
+    def run(evict_on, prefetch_on, chunked):
+        gpu.prefetch(out_part[0], half, True, streams[0])
+        gpu.prefetch(in_part[0], half, False, streams[0])
+        gpu.sync()
+        used = {id(s): s for s in (evict_on, prefetch_on) if s is not None}
+        for s in used.values():
+            gpu.wait_value(s, gate_dev, word.value + 1)
+        if evict_on is not None:
+            for a, n in calls(out_part, (64 << 20) if chunked else half):
+                gpu.prefetch(a, n, False, evict_on)
+        if prefetch_on is not None:
+            for a, n in calls(in_part, (192 << 20) if chunked else half):
+                gpu.prefetch(a, n, True, prefetch_on)
+        t0 = time.perf_counter()
+        word.value += 1
+        left, row = dict(used), {}
+        while left:
+            for key, s in list(left.items()):
+                if gpu.idle(s):
+                    row["evict_done" if s is evict_on else "prefetch_done"] = ms(time.perf_counter() - t0)
+                    if s is evict_on and s is prefetch_on:
+                        row["prefetch_done"] = row["evict_done"]
+                    del left[key]
+        gpu.sync()
+        return row
+
+    cases = {"evict_alone": (streams[1], None), "prefetch_alone": (None, streams[2]),
+             "one_stream": (streams[1], streams[1]), "two_streams": (streams[1], streams[2])}
+    out = {"bytes_each_way": half}
+    run(streams[1], streams[2], False)  # warm-up: host pages of both halves exist
+    for _ in range(3):  # interleaved repetitions: a list per case
+        for chunked in (False, True):
+            for name, (evict_on, prefetch_on) in cases.items():
+                key = name + ("_chunked" if chunked else "")
+                out.setdefault(key, []).append(run(evict_on, prefetch_on, chunked))
+    return out
+
+
 def main():
     gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     size = int(gib * (1 << 30)) // (PARTS * MB2) * (PARTS * MB2)
+    parts = {"evict_gbps": lambda: eviction(gpu, ptr, size, streams),
+             "concurrent_ms": lambda: concurrent(gpu, ptr, size, streams),
+             "queued_ms": lambda: queued(gpu, ptr, streams),
+             "deferred": lambda: deferred(gpu, ptr, size, streams),
+             "chunked_eviction": lambda: chunked(gpu, ptr, size, streams),
+             "duplex_ms": lambda: duplex(gpu, ptr, size, streams),
+             "discard_ms": lambda: discards(gpu, ptr, size, streams[0]),
+             "round_trip_ms": lambda: round_trips(gpu, size, streams[0])}
+    chosen = sys.argv[2].split(",") if len(sys.argv) > 2 else list(parts)
+    unknown = [p for p in chosen if p not in parts]
+    if unknown:
+        raise SystemExit(f"um_costs.py: unknown part {unknown[0]!r}; the parts are {', '.join(parts)}")
     gpu = Gpu()
     ptr = gpu.managed(size)
     streams = [gpu.stream() for _ in range(PARTS)]
     eviction(gpu, ptr, size, streams)  # warm-up: the host pages exist after it
-    out = {"bytes": size,
-           "evict_gbps": eviction(gpu, ptr, size, streams),
-           "concurrent_ms": concurrent(gpu, ptr, size, streams),
-           "queued_ms": queued(gpu, ptr, streams),
-           "deferred": deferred(gpu, ptr, size, streams),
-           "chunked_eviction": chunked(gpu, ptr, size, streams),
-           "discard_ms": discards(gpu, ptr, size, streams[0]),
-           "round_trip_ms": round_trips(gpu, size, streams[0])}
+    out = {"bytes": size}
+    for name in chosen:
+        out[name] = parts[name]()
     gpu.free(ptr)
     print(json.dumps(out))
 
