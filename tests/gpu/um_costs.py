@@ -354,6 +354,44 @@ def duplex(gpu, ptr, size, streams):
     return out
 
 
+def evict_states(gpu, ptr, size, streams):
+    """ms of evicting half of the range, written on the GPU just before,
+    after each way the replayer leaves a range: evicted before and brought
+    back (the host pages exist), discarded then brought back by a
+    discard-and-prefetch or by the kernel's own writes (does a discard free
+    the host pages a later eviction needs?), and a fresh allocation never
+    on the host. 3 interleaved repetitions."""
+    half, s = size // 2, streams[0]
+
+    def sync_ms(fn):
+        return ms(timed(lambda: (fn(), gpu.sync())))
+
+    def evicted_after(bring):
+        gpu.prefetch(ptr, half, False, s)
+        gpu.prefetch(ptr, half, True, s)
+        bring()
+        gpu.bump(ptr, half, s)
+        gpu.sync()
+        return sync_ms(lambda: gpu.prefetch(ptr, half, False, s))
+
+    def fresh():
+        p = gpu.managed(half)
+        took = sync_ms(lambda: gpu.prefetch(p, half, False, s))
+        gpu.free(p)
+        return took
+
+    cases = {"brought_back": lambda: evicted_after(lambda: None),
+             "discard_then_discard_prefetch": lambda: evicted_after(
+                 lambda: (gpu.discard_batch([(ptr, half)], s), gpu.discard_prefetch_batch([(ptr, half)], s))),
+             "discard_then_written": lambda: evicted_after(lambda: gpu.discard_batch([(ptr, half)], s)),
+             "fresh_allocation": fresh}
+    out = {"bytes": half}
+    for _ in range(3):
+        for name, case in cases.items():
+            out.setdefault(name, []).append(case())
+    return out
+
+
 def main():
     gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     size = int(gib * (1 << 30)) // (PARTS * MB2) * (PARTS * MB2)
@@ -363,6 +401,7 @@ def main():
              "deferred": lambda: deferred(gpu, ptr, size, streams),
              "chunked_eviction": lambda: chunked(gpu, ptr, size, streams),
              "duplex_ms": lambda: duplex(gpu, ptr, size, streams),
+             "evict_states_ms": lambda: evict_states(gpu, ptr, size, streams),
              "discard_ms": lambda: discards(gpu, ptr, size, streams[0]),
              "round_trip_ms": lambda: round_trips(gpu, size, streams[0])}
     chosen = sys.argv[2].split(",") if len(sys.argv) > 2 else list(parts)
