@@ -1,7 +1,6 @@
 /*
- * link.h: the occupancy of one direction of the host-GPU link over one
- * iteration, for the scheduler (G10 tracks HtoD and DtoH separately: here
- * they differ about 6x, h100-facts.md).
+ * link.h: the occupancy of the host-GPU link over one iteration, for the
+ * scheduler: the transfers the driver makes one at a time (sched.h).
  *
  * The iteration repeats, so time is a circle of cycle_ns: a transfer that
  * runs past the end occupies the start of the next cycle, which is the start

@@ -37,7 +37,7 @@ struct ctx {
 	int64_t *time_res; /* in-flight model residency (>= pos_res) */
 	int64_t *target;   /* max(capacity, working set) */
 	size_t time_over, pos_over; /* positions above target in each model */
-	struct link h2d, d2h;
+	struct link mig;   /* the driver's migrations, both directions */
 	struct cand *c;
 	size_t nc;
 };
@@ -107,7 +107,7 @@ static double score1(const struct ctx *x, const struct cand *c, struct plan1 *ou
 		return 0;
 	int64_t ready = c->from != VITAL_NONE ? (int64_t)vital_end_ns(x->v, U(x, c, -1))
 					       : start_at(x, U(x, c, 0));
-	int64_t es = link_earliest(&x->d2h, ready, c->de);
+	int64_t es = link_earliest(&x->mig, ready, c->de);
 	if (es == LINK_NONE)
 		return 0;
 	int64_t ed = es + c->de;
@@ -124,7 +124,7 @@ static double score1(const struct ctx *x, const struct cand *c, struct plan1 *ou
 	int64_t ps = 0;
 	if (c->prefetch) {
 		int64_t deadline = start_at(x, U(x, c, c->len));
-		ps = link_latest(&x->h2d, deadline, c->dp);
+		ps = link_latest(&x->mig, deadline, c->dp);
 		if (ps == LINK_NONE || ps < ed)
 			return 0;
 		/* Issue at the last kernel starting no later than ps. */
@@ -228,8 +228,8 @@ static int phase_smart(struct ctx *x, struct heap *h)
 			heap_push(h, (struct heap_item){ s, it.cand });
 			continue;
 		}
-		if (link_reserve(&x->d2h, pl.es, c->de) ||
-		    (c->prefetch && link_reserve(&x->h2d, pl.ps, c->dp)))
+		if (link_reserve(&x->mig, pl.es, c->de) ||
+		    (c->prefetch && link_reserve(&x->mig, pl.ps, c->dp)))
 			return -1;
 		c->selected = true;
 		c->nr = pl.w;
@@ -437,13 +437,11 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		if (c->dp > avail)
 			r->stall_ns += (uint64_t)(c->dp - avail);
 	}
-	/* A link busier than the iteration is long stalls the program by at
-	 * least the difference, whatever the order of transfers. */
-	uint64_t cycle = x->v->cycle_ns;
-	if (r->dtoh_busy_ns > cycle && r->dtoh_busy_ns - cycle > r->stall_ns)
-		r->stall_ns = r->dtoh_busy_ns - cycle;
-	if (r->htod_busy_ns > cycle && r->htod_busy_ns - cycle > r->stall_ns)
-		r->stall_ns = r->htod_busy_ns - cycle;
+	/* Migrations busier than the iteration is long stall the program by
+	 * at least the difference, whatever their order. */
+	uint64_t cycle = x->v->cycle_ns, busy = r->dtoh_busy_ns + r->htod_busy_ns;
+	if (busy > cycle && busy - cycle > r->stall_ns)
+		r->stall_ns = busy - cycle;
 	/* Deaths and births matter only under pressure. When everything fits
 	 * (the residency without evictions never exceeds capacity), a freed
 	 * range can stay resident for the arena's next tensor; discarding it
@@ -551,8 +549,7 @@ static int setup(struct ctx *x, struct sched_result *r)
 		c->de = transfer_ns(tx->size, x->o->dtoh_bytes_per_s, x->o->call_cost_ns);
 		c->dp = transfer_ns(tx->size, x->o->htod_bytes_per_s, x->o->call_cost_ns);
 	}
-	link_init(&x->h2d, (int64_t)x->v->cycle_ns);
-	link_init(&x->d2h, (int64_t)x->v->cycle_ns);
+	link_init(&x->mig, (int64_t)x->v->cycle_ns);
 	return 0;
 }
 
@@ -592,8 +589,7 @@ out:
 	free(x.time_res);
 	free(x.target);
 	free(x.c);
-	link_free(&x.h2d);
-	link_free(&x.d2h);
+	link_free(&x.mig);
 	if (rc) {
 		sched_result_free(r);
 		um_errmsg(err, errlen, "out of memory in the scheduler");

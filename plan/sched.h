@@ -11,10 +11,14 @@
  * stretches the plan evicts; a discarded range counts as free.
  *
  * 1. Smart eviction (G10): every inactive period (vital.h) is a candidate.
- *    Its eviction starts after its last use when the DtoH link is free and
+ *    Its eviction starts after its last use when the link is free and
  *    takes call_cost + bytes / dtoh_bw; its prefetch must end before the
- *    next use and takes call_cost + bytes / htod_bw on the HtoD link; each
- *    link carries one transfer at a time. A candidate helps only at the
+ *    next use and takes call_cost + bytes / htod_bw. The link carries one
+ *    transfer at a time in either direction: G10 gives each direction its
+ *    own, but the UVM driver moves one way at a time (on the H100 a 512 MB
+ *    eviction and a 512 MB prefetch released together took as long as the
+ *    two one after the other, on one stream or two: docs/replay.md, "What
+ *    the driver's calls cost"). A candidate helps only at the
  *    kernels between the end of its eviction and the start of its prefetch.
  *    Candidates are taken greedily, best first, by (bytes of excess pressure
  *    removed x kernel duration) / transfer time, until no kernel is above

@@ -265,7 +265,7 @@ struct eng {
 	uint32_t pin_stamp;
 	size_t occupied;     /* B_RES + B_EVICTING blocks: what holds GPU memory */
 	size_t n_evicting;
-	uint64_t htod_free, dtoh_free, clock;
+	uint64_t link_free, clock; /* migrations, both ways, one at a time */
 	bool measure;        /* the second iteration: count traffic */
 	struct sim_result *r;
 };
@@ -288,14 +288,14 @@ static void reclaim(struct eng *e, uint64_t t)
 		}
 }
 
-/* Starts copying resident block b to the host at t or later on the DtoH
- * link (after it has arrived). */
+/* Starts copying resident block b to the host at t or later on the link
+ * (after it has arrived). */
 static void evict(struct eng *e, size_t b, uint64_t t)
 {
-	uint64_t start = max64(max64(t, e->dtoh_free), e->at[b]);
-	e->dtoh_free = start + xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s);
+	uint64_t start = max64(max64(t, e->link_free), e->at[b]);
+	e->link_free = start + xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s);
 	e->st[b] = B_EVICTING;
-	e->at[b] = e->dtoh_free;
+	e->at[b] = e->link_free;
 	e->n_evicting++;
 	e->r->evicted++;
 	if (e->measure)
@@ -352,15 +352,15 @@ static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
 		e->r->htod_bytes += SIM_BLOCK_BYTES;
 }
 
-/* Prefetch (copy) or populate (no copy) block b, issued at t, on the HtoD
- * link behind the room it needs. */
+/* Prefetch (copy) or populate (no copy) block b, issued at t, on the link
+ * behind the room it needs. */
 static void fetch(struct eng *e, size_t b, uint64_t t, bool copy)
 {
 	if (e->st[b] == B_RES)
 		return;
-	uint64_t start = max64(room(e, settle(e, b, t)), e->htod_free);
-	e->htod_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
-	arrive(e, b, e->htod_free, copy);
+	uint64_t start = max64(room(e, settle(e, b, t)), e->link_free);
+	e->link_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
+	arrive(e, b, e->link_free, copy);
 }
 
 /* True when no tensor but t, live at k, spans block b: discarding the
@@ -441,10 +441,8 @@ static void plan_ops(struct eng *e, const struct sched_result *sr, const size_t 
 			continue;
 		size_t i0, i1;
 		range_blocks(e->c, x->address + op->offset, op->bytes, &i0, &i1);
-		if (op->kind == PLAN_OP_EVICT)
-			call(e, &e->dtoh_free, t);
-		else if (op->kind != PLAN_OP_DISCARD)
-			call(e, &e->htod_free, t);
+		if (op->kind != PLAN_OP_DISCARD)
+			call(e, &e->link_free, t);
 		for (size_t b = i0; b <= i1; b++) {
 			switch (op->kind) {
 			case PLAN_OP_DISCARD:
@@ -488,7 +486,7 @@ static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 			if (e->st[b] == B_RES)
 				continue;
 			if (!called)
-				call(e, &e->htod_free, t);
+				call(e, &e->link_free, t);
 			called = true;
 			fetch(e, b, t, true);
 		}

@@ -7,8 +7,9 @@
  * on one GPU stream in launch order with their recorded durations and the
  * recorded idle gaps between them; each kernel needs the 2 MB blocks of the
  * tensors in its access set (access.h); the GPU holds at most capacity bytes
- * in whole blocks. Two links (HtoD, DtoH) carry one transfer at a time at
- * their bandwidth; each planned or prefetch call adds call_cost. A kernel
+ * in whole blocks. One link carries one transfer at a time, in either
+ * direction at that direction's bandwidth (the UVM driver migrates one way
+ * at a time: sched.h); each planned or prefetch call adds call_cost. A kernel
  * touching a block that is not resident faults: the kernel waits for one
  * fault-batch cost per faulting kernel plus each block's transfer at the
  * fault bandwidth, after any eviction the fault needs (LRU, the driver's,

@@ -350,6 +350,30 @@ static void discards_only_when_capacity_binds(void **state)
 	planner_free(p);
 }
 
+/* The driver migrates one way at a time, so the scheduler puts evictions
+ * and prefetches on one link: on the MLP fixture at half its peak (without
+ * host placement) the two directions together are busier than the
+ * iteration is long, and the predicted stall is at least the difference,
+ * which exceeds what either direction alone would cost. */
+static void one_link_for_both_directions(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_mlp.db");
+	struct planner *p = test_plan(path, 1ULL << 50);
+	uint64_t half = p->sched.baseline_peak / 2;
+	planner_free(p);
+	p = test_plan_host(path, half, 0);
+	const struct sched_result *r = &p->sched;
+	uint64_t cycle = p->vital.cycle_ns, busy = r->dtoh_busy_ns + r->htod_busy_ns;
+	print_message("DtoH %.2f ms, HtoD %.2f ms, iteration %.2f ms, stall %.2f ms\n", r->dtoh_busy_ns / 1e6,
+		      r->htod_busy_ns / 1e6, cycle / 1e6, r->stall_ns / 1e6);
+	assert_true(r->htod_busy_ns > 0 && busy > cycle);
+	assert_true(r->stall_ns >= busy - cycle);
+	assert_true(busy - cycle > r->dtoh_busy_ns - (r->dtoh_busy_ns < cycle ? r->dtoh_busy_ns : cycle));
+	assert_int_equal(p->plan->predict.iteration_ns, cycle + r->stall_ns + p->host_ns);
+	planner_free(p);
+}
+
 static void every_fixture_plans(void **state)
 {
 	glob_t g;
@@ -381,6 +405,7 @@ int main(void)
 		cmocka_unit_test(plans_read_back_keep_the_properties),
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
 		cmocka_unit_test(discards_only_when_capacity_binds),
+		cmocka_unit_test(one_link_for_both_directions),
 		cmocka_unit_test(every_fixture_plans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
