@@ -356,9 +356,10 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "             %zu discards at deaths (%s never copied), %zu fresh allocations discard-prefetched (%s)\n",
 		f.ops_by_kind[PLAN_OP_DISCARD], size_str(sr->discard_bytes, a, sizeof a),
 		f.ops_by_kind[PLAN_OP_DISCARD_PREFETCH], size_str(sr->discard_prefetch_bytes, b, sizeof b));
+	/* One link: the driver migrates one way at a time (sched.h). */
 	double dtoh = 100.0 * sr->dtoh_busy_ns / v->cycle_ns, htod = 100.0 * sr->htod_busy_ns / v->cycle_ns;
-	fprintf(out, "             link busy: DtoH %.1f%%, HtoD %.1f%% of the iteration%s\n", dtoh, htod,
-		dtoh > 100 || htod > 100 ? " (more than the link can carry: expect stalls)" : "");
+	fprintf(out, "             link busy %.1f%% of the iteration (DtoH %.1f%%, HtoD %.1f%%)%s\n", dtoh + htod,
+		dtoh, htod, dtoh + htod > 100 ? ": more than it can carry, expect stalls" : "");
 	fprintf(out, "             %zu evictions not hidden behind computation (stall about %.3f ms), %zu dropped as unnecessary\n",
 		sr->forced, sr->stall_ns / 1e6, sr->dropped);
 	size_t n_listed = 0;

@@ -186,6 +186,15 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) ==
 else
 	not_ok "--simulate --json prints one row per policy at --capacity"
 fi
+# Both directions share the one link the report gives: on the MLP at half
+# its peak they need more than the iteration.
+run "$UMPLAN" "$fixture" --report --capacity 240M
+expect_status 0 "--report on the MLP fixture at half its peak exits 0"
+if grep -qE 'link busy [0-9.]+% of the iteration \(DtoH [0-9.]+%, HtoD [0-9.]+%\): more than it can carry' <<<"$out"; then
+	ok "--report gives the link's busy time, both directions together, and warns above 100 %"
+else
+	not_ok "--report gives the link's busy time, both directions together, and warns above 100 %"
+fi
 run "$UMPLAN" "$trace" --simulate --ratios 1,0.5
 expect_status 2 "a ratio below 1 is a usage error"
 expect_err_has "'0.5'" "the bad ratio is named"
