@@ -383,10 +383,10 @@ static void discard(struct eng *e, size_t b)
 	e->r->discarded++;
 }
 
-/* One migration call's fixed cost on a link, from t. */
-static void call(struct eng *e, uint64_t *link, uint64_t t)
+/* One migration call's fixed cost on the link, from t. */
+static void call(struct eng *e, uint64_t t)
 {
-	*link = max64(*link, t) + e->o->call_cost_ns;
+	e->link_free = max64(e->link_free, t) + e->o->call_cost_ns;
 }
 
 static void pin_kernel(struct eng *e, uint32_t k)
@@ -442,7 +442,7 @@ static void plan_ops(struct eng *e, const struct sched_result *sr, const size_t 
 		size_t i0, i1;
 		range_blocks(e->c, x->address + op->offset, op->bytes, &i0, &i1);
 		if (op->kind != PLAN_OP_DISCARD)
-			call(e, &e->link_free, t);
+			call(e, t);
 		for (size_t b = i0; b <= i1; b++) {
 			switch (op->kind) {
 			case PLAN_OP_DISCARD:
@@ -486,7 +486,7 @@ static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 			if (e->st[b] == B_RES)
 				continue;
 			if (!called)
-				call(e, &e->link_free, t);
+				call(e, t);
 			called = true;
 			fetch(e, b, t, true);
 		}

@@ -21,6 +21,11 @@ from cudrv import (ADVISE_SET_ACCESSED_BY, ADVISE_SET_PREFERRED_LOCATION, ADVISE
 PARTS = 4
 
 
+def sync_ms(gpu, fn):
+    """ms of fn() and a synchronisation of the GPU after it."""
+    return ms(timed(lambda: (fn(), gpu.sync())))
+
+
 def gbps(nbytes, seconds):
     return round(nbytes / seconds / 1e9, 2)
 
@@ -224,28 +229,27 @@ def discards(gpu, ptr, size, s):
         gpu.sync()
 
     resident()
-    out["discard_one_range"] = ms(timed(lambda: (gpu.discard_batch([(ptr, size)], s), gpu.sync())))
+    out["discard_one_range"] = sync_ms(gpu, lambda: gpu.discard_batch([(ptr, size)], s))
     resident()
-    out["discard_2mb_ranges"] = ms(timed(lambda: (gpu.discard_batch(blocks(ptr, size), s), gpu.sync())))
-    out["discard_prefetch_after_discard"] = ms(
-        timed(lambda: (gpu.discard_prefetch_batch([(ptr, size)], s), gpu.sync())))
-    out["touch_after_discard_prefetch"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
-    out["touch_resident"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    out["discard_2mb_ranges"] = sync_ms(gpu, lambda: gpu.discard_batch(blocks(ptr, size), s))
+    out["discard_prefetch_after_discard"] = sync_ms(gpu, lambda: gpu.discard_prefetch_batch([(ptr, size)], s))
+    out["touch_after_discard_prefetch"] = sync_ms(gpu, lambda: gpu.touch(ptr, size, s))
+    out["touch_resident"] = sync_ms(gpu, lambda: gpu.touch(ptr, size, s))
     # A plain prefetch may populate a discarded range the way a
     # discard-and-prefetch does; unlike that, it destroys nothing, so the
     # replayer's worker could issue it off the program's launch path.
     gpu.discard_batch([(ptr, size)], s)
     gpu.sync()
-    out["prefetch_after_discard"] = ms(timed(lambda: (gpu.prefetch(ptr, size, True, s), gpu.sync())))
-    out["touch_after_prefetch_after_discard"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    out["prefetch_after_discard"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+    out["touch_after_prefetch_after_discard"] = sync_ms(gpu, lambda: gpu.touch(ptr, size, s))
     gpu.discard_batch([(ptr, size)], s)
     gpu.sync()
-    out["touch_after_discard"] = ms(timed(lambda: (gpu.touch(ptr, size, s), gpu.sync())))
+    out["touch_after_discard"] = sync_ms(gpu, lambda: gpu.touch(ptr, size, s))
     gpu.discard_batch([(ptr, size)], s)
     gpu.sync()
-    out["evict_after_discard"] = ms(timed(lambda: (gpu.prefetch(ptr, size, False, s), gpu.sync())))
+    out["evict_after_discard"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, False, s))
     resident()
-    out["prefetch_resident_noop"] = ms(timed(lambda: (gpu.prefetch(ptr, size, True, s), gpu.sync())))
+    out["prefetch_resident_noop"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
     return out
 
 
@@ -267,19 +271,16 @@ def round_trips(gpu, size, s):
     host = gpu.pinned(size)
     out = {}
 
-    def sync_ms(fn):
-        return ms(timed(lambda: (fn(), gpu.sync())))
-
-    out["evict_first"] = sync_ms(lambda: gpu.prefetch(ptr, size, False, s))
-    out["prefetch"] = sync_ms(lambda: gpu.prefetch(ptr, size, True, s))
-    out["evict_again"] = sync_ms(lambda: gpu.prefetch(ptr, size, False, s))
+    out["evict_first"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, False, s))
+    out["prefetch"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+    out["evict_again"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, False, s))
     gpu.prefetch(ptr, size, True, s)
-    out["bump_resident"] = sync_ms(lambda: gpu.bump(ptr, size, s))
+    out["bump_resident"] = sync_ms(gpu, lambda: gpu.bump(ptr, size, s))
     gpu.prefetch(ptr, size, False, s)
-    out["bump_faulting"] = sync_ms(lambda: gpu.bump(ptr, size, s))
+    out["bump_faulting"] = sync_ms(gpu, lambda: gpu.bump(ptr, size, s))
 
-    out["swap_out"] = sync_ms(lambda: (gpu.copy(host, ptr, size, s, False), gpu.discard_batch([(ptr, size)], s)))
-    out["swap_in"] = sync_ms(lambda: (gpu.discard_prefetch_batch([(ptr, size)], s),
+    out["swap_out"] = sync_ms(gpu, lambda: (gpu.copy(host, ptr, size, s, False), gpu.discard_batch([(ptr, size)], s)))
+    out["swap_in"] = sync_ms(gpu, lambda: (gpu.discard_prefetch_batch([(ptr, size)], s),
                                       gpu.copy(ptr, host, size, s, True)))
     edges = (ctypes.c_uint8 * 32)()
     gpu.copy(ctypes.addressof(edges), ptr, 16, s, False)
@@ -289,11 +290,11 @@ def round_trips(gpu, size, s):
                           and bytes(edges[16:]) == ctypes.string_at(host + size - 16, 16))
 
     gpu.advise(ptr, size, ADVISE_SET_PREFERRED_LOCATION, False)
-    out["evict_preferring_host"] = sync_ms(lambda: gpu.prefetch(ptr, size, False, s))
-    out["prefetch_preferring_host"] = sync_ms(lambda: gpu.prefetch(ptr, size, True, s))
+    out["evict_preferring_host"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, False, s))
+    out["prefetch_preferring_host"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
     gpu.prefetch(ptr, size, False, s)
     gpu.advise(ptr, size, ADVISE_SET_ACCESSED_BY, True)
-    out["bump_mapped_on_host"] = [sync_ms(lambda: gpu.bump(ptr, size, s)) for _ in range(2)]
+    out["bump_mapped_on_host"] = [sync_ms(gpu, lambda: gpu.bump(ptr, size, s)) for _ in range(2)]
     gpu.advise(ptr, size, ADVISE_UNSET_ACCESSED_BY, True)
     gpu.advise(ptr, size, ADVISE_UNSET_PREFERRED_LOCATION, False)
     gpu.free_pinned(host)
@@ -313,9 +314,6 @@ def duplex(gpu, ptr, size, streams):
     gate_host, gate_dev = gpu.gate()
     word = ctypes.c_uint32.from_address(gate_host)
 
-    def calls(part, chunk):
-        return [(part[0] + o, min(chunk, part[1] - o)) for o in range(0, part[1], chunk)]
-
     def run(evict_on, prefetch_on, chunked):
         gpu.prefetch(out_part[0], half, True, streams[0])
         gpu.prefetch(in_part[0], half, False, streams[0])
@@ -324,10 +322,10 @@ def duplex(gpu, ptr, size, streams):
         for s in used.values():
             gpu.wait_value(s, gate_dev, word.value + 1)
         if evict_on is not None:
-            for a, n in calls(out_part, (64 << 20) if chunked else half):
+            for a, n in blocks(*out_part, (64 << 20) if chunked else half):
                 gpu.prefetch(a, n, False, evict_on)
         if prefetch_on is not None:
-            for a, n in calls(in_part, (192 << 20) if chunked else half):
+            for a, n in blocks(*in_part, (192 << 20) if chunked else half):
                 gpu.prefetch(a, n, True, prefetch_on)
         t0 = time.perf_counter()
         word.value += 1
@@ -363,20 +361,17 @@ def evict_states(gpu, ptr, size, streams):
     on the host. 3 interleaved repetitions."""
     half, s = size // 2, streams[0]
 
-    def sync_ms(fn):
-        return ms(timed(lambda: (fn(), gpu.sync())))
-
     def evicted_after(bring):
         gpu.prefetch(ptr, half, False, s)
         gpu.prefetch(ptr, half, True, s)
         bring()
         gpu.bump(ptr, half, s)
         gpu.sync()
-        return sync_ms(lambda: gpu.prefetch(ptr, half, False, s))
+        return sync_ms(gpu, lambda: gpu.prefetch(ptr, half, False, s))
 
     def fresh():
         p = gpu.managed(half)
-        took = sync_ms(lambda: gpu.prefetch(p, half, False, s))
+        took = sync_ms(gpu, lambda: gpu.prefetch(p, half, False, s))
         gpu.free(p)
         return took
 
