@@ -28,10 +28,11 @@ struct wait_ref act_use_wait(const engine *e, uint64_t seq)
 /* What an op destroying block b's bytes must wait for: the marker of the
  * latest free that left b with at most one live allocation (blocktab.h), or
  * the latch marker for a free before it (dead_seq 0: freed before any
- * launch, nothing to wait for). mark 0 with seq not 0: unknown. */
+ * launch the engine followed, which the latch covers too; nothing to wait
+ * for before there is one). mark 0 with seq not 0: unknown. */
 static struct wait_ref dead_wait(const engine *e, const struct block *b)
 {
-	if (!b->dead_mark && b->dead_seq && latch_covers(e, b->dead_seq))
+	if (!b->dead_mark && latch_covers(e, b->dead_seq))
 		return e->latch;
 	return (struct wait_ref){ b->dead_seq, b->dead_mark };
 }

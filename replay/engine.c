@@ -96,6 +96,17 @@ static int create_parts(engine *e, const struct engine_config *cfg)
 	return 0;
 }
 
+/* The limit (bytes) below which the plan has nothing to do, or 0 when the
+ * engine must follow launches from the start (engine_follows_launches). */
+static uint64_t idle_limit(const struct engine_config *cfg)
+{
+	const struct plan *p = cfg->plan;
+	if (cfg->policy != ENGINE_PLAN || p->n_ops || p->n_host)
+		return 0;
+	uint64_t limit = cfg->gpu_budget ? cfg->gpu_budget : p->assume.capacity_bytes;
+	return p->predict.peak_residency_bytes <= limit ? limit : 0;
+}
+
 engine *engine_create(const struct engine_config *cfg, const struct engine_executor *exec,
 		      char *err, size_t errlen)
 {
@@ -123,6 +134,8 @@ engine *engine_create(const struct engine_config *cfg, const struct engine_execu
 	e->model = cfg->policy != ENGINE_IDEAL;
 	e->budget = e->model ? cfg->gpu_budget : 0;
 	e->mark_frees = e->model && (e->budget || cfg->policy != ENGINE_ONDEMAND);
+	e->idle_limit = idle_limit(cfg);
+	e->idle = e->st.started_idle = e->idle_limit != 0;
 	if (create_parts(e, cfg) != 0) {
 		engine_destroy(e);
 		snprintf(err, errlen, "out of memory");
@@ -171,6 +184,51 @@ static uint64_t now_ns(engine *e)
 	return e->x.now ? e->x.now(e->x.ctx) : 0;
 }
 
+bool engine_follows_launches(engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	bool follows = !e->idle;
+	pthread_mutex_unlock(&e->lock);
+	return follows;
+}
+
+/* r is no longer fresh: its contents may matter from now on. */
+static void touch(engine *e, struct alloc_rec *r)
+{
+	if (!r || r->touched)
+		return;
+	r->touched = true;
+	for (uint32_t i = 0; e->model && i < r->n_blocks; i++) {
+		struct block *b = residency_find(e->res, r->first_block + i);
+		if (b && b->fresh)
+			b->fresh--;
+	}
+}
+
+/* Idle, r's blocks join the footprint counted resident, unless that would
+ * pass the limit: then the engine follows launches from now on, and r's
+ * blocks are absent until a kernel uses them, as they would have been. */
+static void idle_alloc(engine *e, struct alloc_rec *r)
+{
+	uint64_t added = 0;
+	touch(e, r);
+	for (uint32_t i = 0; i < r->n_blocks; i++) {
+		const struct block *b = residency_find(e->res, r->first_block + i);
+		if (b && b->state == BLOCK_ABSENT)
+			added += BLOCK_BYTES;
+	}
+	if (residency_bytes(e->res) + added > e->idle_limit) {
+		e->idle = false;
+		e->st.woke_at_alloc = r->id;
+		return;
+	}
+	for (uint32_t i = 0; i < r->n_blocks; i++) {
+		struct block *b = residency_find(e->res, r->first_block + i);
+		if (b)
+			residency_set(e->res, b, BLOCK_RESIDENT);
+	}
+}
+
 void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 {
 	pthread_mutex_lock(&e->lock);
@@ -186,22 +244,11 @@ void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 			b->fresh++;
 		}
 	}
+	if (r && e->idle)
+		idle_alloc(e, r);
 	if (r && e->model)
 		onhost_alloc(e, r);
 	pthread_mutex_unlock(&e->lock);
-}
-
-/* r is no longer fresh: its contents may matter from now on. */
-static void touch(engine *e, struct alloc_rec *r)
-{
-	if (!r || r->touched)
-		return;
-	r->touched = true;
-	for (uint32_t i = 0; e->model && i < r->n_blocks; i++) {
-		struct block *b = residency_find(e->res, r->first_block + i);
-		if (b && b->fresh)
-			b->fresh--;
-	}
 }
 
 /* True when a block with `live` live allocations, `fresh` of them fresh,
@@ -220,7 +267,9 @@ static bool destroyable(uint32_t live, uint32_t fresh)
 static void free_blocks(engine *e, struct alloc_rec *r)
 {
 	touch(e, r);
-	bool marking = e->mark_frees && (!e->budget || e->mark_all), marked = false;
+	/* Idle, nothing can wait for a marker; the first one after covers
+	 * these frees (act.c, dead_wait). */
+	bool marking = !e->idle && e->mark_frees && (!e->budget || e->mark_all), marked = false;
 	uint64_t mark = 0;
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);

@@ -101,6 +101,19 @@ engine *engine_create(const struct engine_config *cfg, const struct engine_execu
 		      char *err, size_t errlen);
 void engine_destroy(engine *e);
 
+/* Whether the engine needs the program's kernel launches. Not while it is
+ * idle: under the plan policy, a plan without ops or host placements whose
+ * predicted peak fits the limit the run keeps to (the budget, or without
+ * one the capacity the plan was made for) has nothing to do at a launch, so
+ * the caller need not pay for following them. Idle, the engine counts every
+ * block an allocation has covered as resident (the program may have touched
+ * it); the allocation that would take that footprint past the limit ends
+ * it for good: from then on engine_on_launch must see every launch, and the
+ * budget makes room at the first one that needs it, behind a marker that
+ * follows everything before it. The engine sees no writes while idle, so it
+ * takes every allocation made then for written. */
+bool engine_follows_launches(engine *e);
+
 /* The program allocated [address, address + size) as allocation id (ids are
  * 1, 2, ... in allocation order) / freed it. Call engine_on_alloc once the
  * memory is the program's and engine_on_free before the range can be handed
@@ -148,6 +161,10 @@ struct engine_stats {
 	uint64_t host_allocs, host_bytes;     /* allocations placed in host memory
 						 by the plan (plan.host), and their
 						 bytes (whole blocks) */
+	bool started_idle;                    /* launches were not followed from
+						 the start (engine_follows_launches) */
+	uint64_t woke_at_alloc;               /* the allocation that ended the idle
+						 start; 0: none did */
 };
 void engine_get_stats(engine *e, struct engine_stats *out);
 

@@ -68,6 +68,9 @@ struct engine {
 	bool mark_all;             /* a marker behind every launch */
 	struct wait_ref latch;     /* that first marker ({0, 0}: none yet) */
 	bool foreign;              /* the plan is not for this program */
+	bool idle;                 /* launches not followed (engine.h,
+				      engine_follows_launches) */
+	uint64_t idle_limit;       /* the footprint that ends idleness */
 
 	const corr_tables *tables; /* prediction tables in use, or NULL */
 	corr_tables *online;       /* learnt while running (deepum), or NULL */

@@ -64,7 +64,9 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
 	put_u64(f, "placed_on_host", s->host_allocs, ", ");
 	put_u64(f, "placed_on_host_bytes", s->host_bytes, ",\n    ");
-	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, "\n  },\n");
+	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, ",\n    ");
+	fprintf(f, "\"started_idle\": %s, ", s->started_idle ? "true" : "false");
+	put_u64(f, "woke_at_alloc", s->woke_at_alloc, "\n  },\n");
 }
 
 static void put_fault_sources(FILE *f, const struct replay_measured *m)

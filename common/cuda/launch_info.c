@@ -146,6 +146,38 @@ static void set_shape(struct launch_info *out, unsigned gx, unsigned gy, unsigne
 	out->stream = s;
 }
 
+/* A _ptsz launch on stream 0 goes to the thread's own default stream. */
+static CUstream per_thread_default(CUpti_CallbackId cbid, CUstream s)
+{
+	if (!s && (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+		   cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+		   cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz))
+		return CU_STREAM_PER_THREAD;
+	return s;
+}
+
+bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		*out = ((const cuLaunchKernel_params *)cb->functionParams)->hStream;
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		*out = ((const cuLaunchKernelEx_params *)cb->functionParams)->config->hStream;
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		*out = ((const cuLaunchCooperativeKernel_params *)cb->functionParams)->hStream;
+		break;
+	default:
+		return false;
+	}
+	*out = per_thread_default(cbid, *out);
+	return true;
+}
+
 bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,
 		   struct launch_info *out)
 {
@@ -183,11 +215,7 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	default:
 		return false;
 	}
-	/* A _ptsz launch on stream 0 goes to the thread's own default stream. */
-	if (!out->stream && (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-			     cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
-			     cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz))
-		out->stream = CU_STREAM_PER_THREAD;
+	out->stream = per_thread_default(cbid, out->stream);
 	out->name = cb->symbolName ? cb->symbolName : "<unknown>";
 	out->function = f;
 	const struct kernel_info *k = info_of(f, out->name);

@@ -2,7 +2,13 @@
  * rp_callbacks.c: what the replayer learns on the program's threads —
  * kernel launches (execution ID and the allocations the arguments touch)
  * and allocations — handed to the engine; and the device memory in use,
- * sampled at launches, for the measured peak residency.
+ * sampled from the first launch on, for the measured peak residency.
+ *
+ * While the engine is idle (engine_follows_launches), a launch costs next
+ * to nothing: it is not decoded and the engine does not hear of it. It
+ * still names its stream to the arena, whose fences must cover every
+ * stream that may use freed memory. The allocation that ends idleness
+ * turns the full path on.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +24,11 @@
 #include "rp.h"
 
 static atomic_uint_fast64_t callback_ns;
+static CUpti_SubscriberHandle subscriber;
+/* The engine's engine_follows_launches, negated and mirrored here so that
+ * a launch reads it without the engine's lock; it only ever turns false. */
+static atomic_bool idle;
+static pthread_mutex_t waking = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ends_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
@@ -81,6 +92,19 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		after_engine();
 }
 
+/* A launch while the engine is idle: the arena's fences learn its stream,
+ * and the Unified Memory counters (refused before the first launch) and
+ * the residency sampling start. */
+static void on_idle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	CUstream stream;
+	if (cb->callbackSite != CUPTI_API_ENTER || !launch_stream(cbid, cb, &stream))
+		return;
+	um_alloc_note_stream(stream);
+	cupti_um_enable(NULL);
+	rp_residency_note_launch();
+}
+
 /* Driver calls that write device memory other than through a kernel. Each
  * one's parameter struct starts with the destination pointer (a CUdeviceptr
  * named dstDevice or dst); the 2-D, 3-D and batched copies do not and are
@@ -124,9 +148,45 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		on_write(data);
 		return;
 	}
+	if (atomic_load_explicit(&idle, memory_order_relaxed)) {
+		on_idle_launch(cbid, data);
+		return;
+	}
 	uint64_t t0 = rp_now();
 	on_launch(cbid, data);
 	atomic_fetch_add(&callback_ns, rp_now() - t0);
+}
+
+static void on_free(const struct arena_alloc *a)
+{
+	if (atomic_load(&rp_active))
+		engine_on_free(rp_engine, a->id);
+}
+
+static CUptiResult follow_writes(void)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
+	return r;
+}
+
+/* The engine stopped being idle: launches take the full path from now on,
+ * and writes are followed again. */
+static void follow_launches(void)
+{
+	pthread_mutex_lock(&waking);
+	if (atomic_load(&idle)) {
+		CUptiResult r = follow_writes();
+		if (r != CUPTI_SUCCESS) {
+			const char *msg = "?";
+			cuptiGetResultString(r, &msg);
+			um_warn("cannot follow the program's writes (%s)", msg);
+		}
+		atomic_store(&idle, false);
+		um_info("the program's memory passed the plan's limit: following its kernel launches from now on");
+	}
+	pthread_mutex_unlock(&waking);
 }
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
@@ -137,22 +197,20 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	 * discards of it, so none can be added after the forgetting. */
 	engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
-}
-
-static void on_free(const struct arena_alloc *a)
-{
-	if (atomic_load(&rp_active))
-		engine_on_free(rp_engine, a->id);
+	if (atomic_load(&idle) && engine_follows_launches(rp_engine))
+		follow_launches();
 }
 
 CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub)
 {
 	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
+	subscriber = *sub;
 	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
-	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
+	if (r == CUPTI_SUCCESS && !atomic_load(&idle))
+		r = follow_writes();
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;

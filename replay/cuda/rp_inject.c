@@ -196,11 +196,17 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	}
 	if (budget)
 		snprintf(budget_text, sizeof budget_text, " (budget %s)", um_size_format(budget, cap, sizeof cap));
-	um_info("policy %s: %llu iterations, median %.2f ms; plan positions %llu matched, %llu by shape, "
-		"%llu resynced, %llu lost; moved %s in, %s out, %llu on-demand migrations; peak residency %s%s",
-		engine_policy_name(policy), (unsigned long long)st->iterations, median / 1e6,
-		(unsigned long long)st->matched, (unsigned long long)st->shaped, (unsigned long long)st->resynced,
-		(unsigned long long)st->lost,
+	char progress[256];
+	if (st->started_idle && !st->woke_at_alloc)
+		snprintf(progress, sizeof progress, "idle, the plan has nothing to do within the %s: kernel "
+			 "launches not followed", budget ? "budget" : "plan's capacity");
+	else
+		snprintf(progress, sizeof progress, "%llu iterations, median %.2f ms; plan positions %llu matched, "
+			 "%llu by shape, %llu resynced, %llu lost", (unsigned long long)st->iterations, median / 1e6,
+			 (unsigned long long)st->matched, (unsigned long long)st->shaped,
+			 (unsigned long long)st->resynced, (unsigned long long)st->lost);
+	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; peak residency %s%s",
+		engine_policy_name(policy), progress,
 		um_size_format(total.htod_bytes, in, sizeof in), um_size_format(total.dtoh_bytes, out, sizeof out),
 		(unsigned long long)total.fault_migrations, um_size_format(m.peak_residency_bytes, peak, sizeof peak),
 		budget_text);

@@ -169,8 +169,39 @@ if [[ " $CASES " == *" sim "* ]]; then
 	row "sim ideal: kernels busy 50-100 %" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); b=float(d[\"steady_kernel_busy_ms\"]) / float(d[\"iter_ms\"]); sys.exit(0 if 0.5 <= b <= 1.0 else 1)'")" \
 		"$(grep -oE '(iter_ms|steady_kernel_busy_ms)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
 fi
-[[ " $CASES " == *" mlp "* ]] &&
+if [[ " $CASES " == *" mlp "* ]]; then
 	replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
+	# Memory to spare: a plan with nothing to do leaves the launches alone
+	# (the engine is idle). The same plan in a run that outgrows it (twice
+	# the layers) follows them from the allocation that passes the budget,
+	# and keeps the budget from then on.
+	w=$($B/umplan "$WORK/mlp.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	roomy=$((w * 5 / 4))
+	$B/umplan "$WORK/mlp.db" --capacity $((2 * w)) -o "$WORK/mlp.roomy.plan" >/dev/null
+	idle_flags() { python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["engine"]; print("started_idle=%d woke_at_alloc=%d launches=%d" % (e["started_idle"], e["woke_at_alloc"], e["launches"]))' "$1"; }
+	for big in 0 1; do
+		cmd=(python3 $PY/mlp.py --steps 12 --nvtx) tag=mlp.idle ref=$WORK/mlp.plain
+		if [ $big = 1 ]; then
+			cmd+=(--layers 16) tag=mlp.woken ref=$WORK/mlp16.plain
+			"${cmd[@]}" >"$ref" 2>&1
+		fi
+		$B/umreplay --plan "$WORK/mlp.roomy.plan" --gpu-budget $roomy --max-managed $MAXM \
+			--stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
+		rc=$?
+		tail -n 2 "$WORK/$tag.err"
+		cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
+		flags=$(idle_flags "$WORK/$tag.json")
+		row "$tag: output same as plain" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $ref) <(grep -E '^(checksum|step) ' $WORK/$tag.out) >/dev/null")" "$flags"
+		if [ $big = 0 ]; then
+			row "$tag: launches not followed" "$(verdict "[ '$flags' = 'started_idle=1 woke_at_alloc=0 launches=0' ]")" "$flags"
+		else
+			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
+			row "$tag: followed from the budget on" "$(verdict "grep -qE 'started_idle=1 woke_at_alloc=[1-9][0-9]* launches=[1-9]' <<<'$flags'")" "$flags"
+			row "$tag: peak <= budget" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); sys.exit(0 if float(d[\"modelled_peak_mb\"]) <= float(d[\"budget_mb\"]) else 1)'")" \
+				"$(echo "$summary" | grep -oE '(modelled_peak_mb|budget_mb)=[0-9.]+' | tr '\n' ' ')"
+		fi
+	done
+fi
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi
 

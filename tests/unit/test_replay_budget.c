@@ -631,6 +631,75 @@ struct worker {
 	uint64_t first_id; /* this thread's allocation ids: first_id .. + 7 */
 };
 
+/* Idle (engine_follows_launches false) only under the plan policy with a
+ * plan that has nothing to do within the budget, or without one within the
+ * plan's capacity; the allocation that takes the footprint past it ends
+ * idleness, and its blocks are not counted until a kernel uses them. */
+static void idle_only_when_the_plan_has_nothing_to_do(void **state)
+{
+	struct plan *p = plan_create();
+	p->signature.n_kernels = 1;
+	p->signature.exec_ids = malloc(sizeof(uint64_t));
+	p->signature.exec_ids[0] = 0x500;
+	p->assume.capacity_bytes = 8 * BLK;
+	p->predict.peak_residency_bytes = 3 * BLK;
+	p->ops = calloc(1, sizeof *p->ops); /* counted in by the cases that have ops */
+	plan_finalize(p);
+	oplog *log = oplog_create();
+	struct engine_executor x = oplog_executor(log);
+	char err[256];
+	const struct {
+		enum engine_policy policy;
+		uint64_t budget_blocks, ops;
+		bool idle;
+	} cases[] = {
+		{ ENGINE_PLAN, 4, 0, true },   { ENGINE_PLAN, 0, 0, true },   { ENGINE_PLAN, 2, 0, false },
+		{ ENGINE_PLAN, 4, 1, false },  { ENGINE_IDEAL, 0, 0, false }, { ENGINE_ONDEMAND, 4, 0, false },
+		{ ENGINE_DEEPUM, 4, 0, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		p->n_ops = cases[i].ops;
+		struct engine_config cfg = { cases[i].policy, cases[i].budget_blocks * BLK, p, false };
+		engine *e = engine_create(&cfg, &x, err, sizeof err);
+		assert_non_null(e);
+		assert_int_equal(engine_follows_launches(e), !cases[i].idle);
+		engine_destroy(e);
+	}
+	p->n_ops = 0;
+
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false };
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	for (uint64_t id = 1; id <= 4; id++) {
+		engine_on_alloc(e, id, BASE + id * BLK, BLK);
+		assert_false(engine_follows_launches(e));
+	}
+	engine_on_free(e, 2);
+	engine_on_alloc(e, 5, BASE + 2 * BLK, BLK); /* the same block again */
+	assert_false(engine_follows_launches(e));
+	engine_on_alloc(e, 6, BASE + 6 * BLK, BLK); /* a fifth block */
+	assert_true(engine_follows_launches(e));
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	assert_true(st.started_idle);
+	assert_int_equal(st.woke_at_alloc, 6);
+	assert_int_equal(st.modelled_peak_bytes, 4 * BLK);
+	size_t n;
+	oplog_entries(log, &n);
+	assert_int_equal(n, 0); /* no marker at the free while idle */
+	/* The first launch needs room for 6: a marker behind everything so
+	 * far, and the least recently counted block goes. */
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6, 0 } }, 1);
+	const struct oplog_entry *en = oplog_entries(log, &n);
+	assert_int_equal(n, 2);
+	assert_true(en[0].is_mark);
+	assert_int_equal(en[1].op, ENGINE_OP_EVICT);
+	assert_int_equal(en[1].mark, en[0].mark);
+	assert_int_equal(en[1].ranges[0].address, BASE + BLK);
+	engine_destroy(e);
+	oplog_destroy(log);
+	plan_destroy(p);
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -688,6 +757,7 @@ int main(void)
 		cmocka_unit_test(dead_blocks_go_first),
 		cmocka_unit_test(deepum_prefetches_after_learning),
 		cmocka_unit_test(concurrent_threads),
+		cmocka_unit_test(idle_only_when_the_plan_has_nothing_to_do),
 	};
 	return cmocka_run_group_tests_name("replay_budget", tests, NULL, NULL);
 }
