@@ -171,21 +171,23 @@ if [[ " $CASES " == *" sim "* ]]; then
 fi
 if [[ " $CASES " == *" mlp "* ]]; then
 	replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
-	# Memory to spare: a plan with nothing to do leaves the launches alone
-	# (the engine is idle). The same plan in a run that outgrows it (twice
-	# the layers) follows them from the allocation that passes the budget,
-	# and keeps the budget from then on.
+	# Memory to spare (B = 2 W): a plan with nothing to do leaves the
+	# launches alone (the engine is idle). At B = 1.25 W the idle engine's
+	# count of the blocks the program has covered passes B in the MLP's
+	# final checksum phase, so the check runs that plan in a run that
+	# outgrows it from the start (twice the layers): it follows the
+	# launches from the allocation that passes the budget, and keeps the
+	# budget from then on.
 	w=$($B/umplan "$WORK/mlp.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-	roomy=$((w * 5 / 4))
 	$B/umplan "$WORK/mlp.db" --capacity $((2 * w)) -o "$WORK/mlp.roomy.plan" >/dev/null
 	idle_flags() { python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["engine"]; print("started_idle=%d woke_at_alloc=%d launches=%d" % (e["started_idle"], e["woke_at_alloc"], e["launches"]))' "$1"; }
 	for big in 0 1; do
-		cmd=(python3 $PY/mlp.py --steps 12 --nvtx) tag=mlp.idle ref=$WORK/mlp.plain
+		cmd=(python3 $PY/mlp.py --steps 12 --nvtx) tag=mlp.idle ref=$WORK/mlp.plain budget=$((2 * w))
 		if [ $big = 1 ]; then
-			cmd+=(--layers 16) tag=mlp.woken ref=$WORK/mlp16.plain
+			cmd+=(--layers 16) tag=mlp.woken ref=$WORK/mlp16.plain budget=$((w * 5 / 4))
 			"${cmd[@]}" >"$ref" 2>&1
 		fi
-		$B/umreplay --plan "$WORK/mlp.roomy.plan" --gpu-budget $roomy --max-managed $MAXM \
+		$B/umreplay --plan "$WORK/mlp.roomy.plan" --gpu-budget $budget --max-managed $MAXM \
 			--stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
 		rc=$?
 		tail -n 2 "$WORK/$tag.err"
