@@ -184,7 +184,7 @@ static void follow_launches(void)
 			um_warn("cannot follow the program's writes (%s)", msg);
 		}
 		atomic_store(&idle, false);
-		um_info("the program's memory passed the plan's limit: following its kernel launches from now on");
+		um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 	}
 	pthread_mutex_unlock(&waking);
 }
