@@ -138,22 +138,11 @@ static void scan_params(struct launch_info *out, arena *a, const struct kernel_i
 }
 
 static void set_shape(struct launch_info *out, unsigned gx, unsigned gy, unsigned gz,
-		      unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream s)
+		      unsigned bx, unsigned by, unsigned bz, unsigned smem)
 {
 	out->grid[0] = gx, out->grid[1] = gy, out->grid[2] = gz;
 	out->block[0] = bx, out->block[1] = by, out->block[2] = bz;
 	out->shared_mem = smem;
-	out->stream = s;
-}
-
-/* A _ptsz launch on stream 0 goes to the thread's own default stream. */
-static CUstream per_thread_default(CUpti_CallbackId cbid, CUstream s)
-{
-	if (!s && (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-		   cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
-		   cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz))
-		return CU_STREAM_PER_THREAD;
-	return s;
 }
 
 bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out)
@@ -174,7 +163,11 @@ bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream
 	default:
 		return false;
 	}
-	*out = per_thread_default(cbid, *out);
+	/* A _ptsz launch on stream 0 goes to the thread's own default stream. */
+	if (!*out && (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+		      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+		      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz))
+		*out = CU_STREAM_PER_THREAD;
 	return true;
 }
 
@@ -184,6 +177,8 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	CUfunction f;
 	void **params, **extra = NULL;
 
+	if (!launch_stream(cbid, cb, &out->stream))
+		return false;
 	out->nargs = 0;
 	out->args_truncated = false;
 	switch (cbid) {
@@ -191,7 +186,7 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
 		const cuLaunchKernel_params *p = cb->functionParams;
 		set_shape(out, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
-			  p->blockDimZ, p->sharedMemBytes, p->hStream);
+			  p->blockDimZ, p->sharedMemBytes);
 		f = p->f, params = p->kernelParams, extra = p->extra;
 		break;
 	}
@@ -200,7 +195,7 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 		const cuLaunchKernelEx_params *p = cb->functionParams;
 		const CUlaunchConfig *c = p->config;
 		set_shape(out, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-			  c->blockDimZ, c->sharedMemBytes, c->hStream);
+			  c->blockDimZ, c->sharedMemBytes);
 		f = p->f, params = p->kernelParams, extra = p->extra;
 		break;
 	}
@@ -208,14 +203,13 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
 		const cuLaunchCooperativeKernel_params *p = cb->functionParams;
 		set_shape(out, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
-			  p->blockDimZ, p->sharedMemBytes, p->hStream);
+			  p->blockDimZ, p->sharedMemBytes);
 		f = p->f, params = p->kernelParams;
 		break;
 	}
 	default:
 		return false;
 	}
-	out->stream = per_thread_default(cbid, out->stream);
 	out->name = cb->symbolName ? cb->symbolName : "<unknown>";
 	out->function = f;
 	const struct kernel_info *k = info_of(f, out->name);

@@ -54,7 +54,9 @@ struct rp_exec_stats {
 void rp_exec_get_stats(struct rp_exec_stats *out);
 
 /* Callbacks (rp_callbacks.c). */
-CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub);
+CUptiResult rp_callbacks_start(void);
+/* Ends the subscription: no callback of the replayer's runs after it. */
+void rp_callbacks_stop(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running

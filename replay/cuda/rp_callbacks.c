@@ -201,17 +201,21 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 		follow_launches();
 }
 
-CUptiResult rp_callbacks_start(CUpti_SubscriberHandle *sub)
+CUptiResult rp_callbacks_start(void)
 {
 	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
-	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
-	subscriber = *sub;
+	CUptiResult r = cupti_real()->Subscribe(&subscriber, on_callback, NULL);
 	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 	if (r == CUPTI_SUCCESS && !atomic_load(&idle))
 		r = follow_writes();
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;
+}
+
+void rp_callbacks_stop(void)
+{
+	cupti_real()->Unsubscribe(subscriber);
 }

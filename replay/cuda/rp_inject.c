@@ -37,7 +37,6 @@ static uint64_t budget;
 static char *stats_path;
 static bool kernel_times;
 static uint64_t start_ns;
-static CUpti_SubscriberHandle subscriber;
 static pid_t owner; /* the process that replays; forked children do not */
 
 uint64_t rp_now(void)
@@ -225,7 +224,7 @@ static void finish(void)
 		return;
 	rp_activity_flush();
 	atomic_store(&rp_active, false);
-	cupti_real()->Unsubscribe(subscriber);
+	rp_callbacks_stop();
 	rp_exec_drain();
 	rp_activity_flush();
 
@@ -256,7 +255,7 @@ int InitializeInjection(void)
 		um_warn("%s; running the program without a plan", err);
 		return 1;
 	}
-	CUptiResult r = rp_callbacks_start(&subscriber);
+	CUptiResult r = rp_callbacks_start();
 	if (r == CUPTI_SUCCESS)
 		r = rp_activity_start(kernel_times);
 	if (r != CUPTI_SUCCESS) {
