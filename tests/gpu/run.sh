@@ -114,6 +114,10 @@ if section replay; then
 python3 tests/gpu/calibrate.py 1 >"$WORK/calib.json" && cat "$WORK/calib.json"
 python3 tests/gpu/um_costs.py 1 >"$OUTDIR/um_costs.json" && cat "$OUTDIR/um_costs.json"
 mkdir -p "$OUTDIR/stats"
+peak_row() { # TAG SUMMARY: the modelled peak within the budget (replay_table.py's summary)
+	row "$1: peak <= budget" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$2\".split()); sys.exit(0 if float(d[\"modelled_peak_mb\"]) <= float(d[\"budget_mb\"]) else 1)'")" \
+		"$(echo "$2" | grep -oE '(modelled_peak_mb|budget_mb)=[0-9.]+' | tr '\n' ' ')"
+}
 replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	local name=$1; shift
 	local cmd=("$@")
@@ -150,8 +154,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
 				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"
 			elif [ $policy != ideal ]; then
-				row "$tag: peak <= budget" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); sys.exit(0 if float(d[\"modelled_peak_mb\"]) <= float(d[\"budget_mb\"]) else 1)'")" \
-					"$(echo "$summary" | grep -oE '(modelled_peak_mb|budget_mb)=[0-9.]+' | tr '\n' ' ')"
+				peak_row "$tag" "$summary"
 			fi
 		done
 	done
@@ -199,8 +202,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 		else
 			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
 			row "$tag: followed from the budget on" "$(verdict "grep -qE 'started_idle=1 woke_at_alloc=[1-9][0-9]* launches=[1-9]' <<<'$flags'")" "$flags"
-			row "$tag: peak <= budget" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); sys.exit(0 if float(d[\"modelled_peak_mb\"]) <= float(d[\"budget_mb\"]) else 1)'")" \
-				"$(echo "$summary" | grep -oE '(modelled_peak_mb|budget_mb)=[0-9.]+' | tr '\n' ' ')"
+			peak_row "$tag" "$summary"
 		fi
 	done
 fi

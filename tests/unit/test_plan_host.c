@@ -389,9 +389,7 @@ static struct plan *saved_and_loaded(const struct plan *pl, const char *file)
 static struct planner *plan_at_half_peak(const char *name, char *path, size_t len, uint64_t *cap)
 {
 	test_fixture(path, len, name);
-	struct planner *base = test_plan(path, 1ULL << 50);
-	*cap = base->sched.baseline_peak / 2;
-	planner_free(base);
+	*cap = test_unplanned_peak(path) / 2;
 	return test_plan(path, *cap);
 }
 

@@ -166,9 +166,7 @@ static void checker_catches_broken_plans(void **state)
 	char path[512];
 	synth_variant(&sp, 4);
 	write_synth("broken.db", &sp, path, sizeof path);
-	struct planner *base = test_plan(path, 1ULL << 50);
-	uint64_t cap = base->sched.baseline_peak / 3;
-	planner_free(base);
+	uint64_t cap = test_unplanned_peak(path) / 3;
 	struct plan_check_result r;
 
 	/* A prefetch that brings back an evicted range, removed. */
@@ -268,9 +266,7 @@ static void same_trace_same_plan(void **state)
 		char path[512];
 		synth_variant(&sp, seed);
 		write_synth("determinism.db", &sp, path, sizeof path);
-		struct planner *base = test_plan(path, 1ULL << 50);
-		uint64_t cap = base->sched.baseline_peak / 2;
-		planner_free(base);
+		uint64_t cap = test_unplanned_peak(path) / 2;
 		assert_deterministic(path, cap, "det");
 	}
 }
@@ -281,9 +277,7 @@ static void plans_read_back_keep_the_properties(void **state)
 	char path[512], out[512], err[512];
 	synth_variant(&sp, 6);
 	write_synth("readback.db", &sp, path, sizeof path);
-	struct planner *base = test_plan(path, 1ULL << 50);
-	uint64_t cap = base->sched.baseline_peak / 2;
-	planner_free(base);
+	uint64_t cap = test_unplanned_peak(path) / 2;
 	struct planner *p = test_plan(path, cap);
 	test_path(out, sizeof out, "readback.bin");
 	assert_int_equal(plan_save(p->plan, out, err, sizeof err), 0);
@@ -359,10 +353,7 @@ static void one_link_for_both_directions(void **state)
 {
 	char path[512];
 	test_fixture(path, sizeof path, "h100_mlp.db");
-	struct planner *p = test_plan(path, 1ULL << 50);
-	uint64_t half = p->sched.baseline_peak / 2;
-	planner_free(p);
-	p = test_plan_host(path, half, 0);
+	struct planner *p = test_plan_host(path, test_unplanned_peak(path) / 2, 0);
 	const struct sched_result *r = &p->sched;
 	uint64_t cycle = p->vital.cycle_ns, busy = r->dtoh_busy_ns + r->htod_busy_ns;
 	print_message("DtoH %.2f ms, HtoD %.2f ms, iteration %.2f ms, stall %.2f ms\n", r->dtoh_busy_ns / 1e6,

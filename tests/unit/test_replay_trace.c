@@ -243,9 +243,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 /* Plans path at a fraction of its unplanned peak and replays it. */
 static void replay_planned(const char *path, double fraction, bool synthetic, bool aligned)
 {
-	struct planner *base = test_plan(path, 1ULL << 50);
-	uint64_t capacity = (uint64_t)(fraction * (double)base->sched.baseline_peak);
-	planner_free(base);
+	uint64_t capacity = (uint64_t)(fraction * (double)test_unplanned_peak(path));
 	struct planner *pl = test_plan(path, capacity);
 	const struct plan *p = pl->plan;
 	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
@@ -331,9 +329,7 @@ static void idle_while_the_plan_has_nothing_to_do(void **state)
 	glob_t g;
 	test_glob_fixtures(&g);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
-		struct planner *base = test_plan(g.gl_pathv[i], 1ULL << 50);
-		uint64_t peak = base->sched.baseline_peak;
-		planner_free(base);
+		uint64_t peak = test_unplanned_peak(g.gl_pathv[i]);
 		struct planner *pl = test_plan(g.gl_pathv[i], 2 * peak);
 		struct plan *p = pl->plan;
 		assert_int_equal(p->n_ops, 0);
@@ -365,9 +361,7 @@ static void drifting_ids_placed_by_shape(void **state)
 {
 	char path[512];
 	test_fixture(path, sizeof path, "h100_vit_varying_ids.db");
-	struct planner *base = test_plan(path, 1ULL << 50);
-	uint64_t capacity = base->sched.baseline_peak / 2;
-	planner_free(base);
+	uint64_t capacity = test_unplanned_peak(path) / 2;
 	struct planner *pl = test_plan(path, capacity);
 	struct plan *p = pl->plan;
 	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;

@@ -35,4 +35,14 @@ static inline struct planner *test_plan(const char *path, uint64_t capacity)
 	return test_plan_host(path, capacity, PLANNER_REMOTE_BPS);
 }
 
+/* The iteration's peak without a plan (the planner's baseline), for
+ * budgets given as a share of it. */
+static inline uint64_t test_unplanned_peak(const char *path)
+{
+	struct planner *p = test_plan(path, 1ULL << 50);
+	uint64_t peak = p->sched.baseline_peak;
+	planner_free(p);
+	return peak;
+}
+
 #endif
