@@ -126,7 +126,13 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fresh_prefetched", m->fresh_prefetched, ", ");
 	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
-	put_u64(f, "discard_waits", m->discard_waits, ",\n      \"driver_calls\": {");
+	put_u64(f, "discard_waits", m->discard_waits, ",\n      \"allocator\": {");
+	put_u64(f, "allocs", m->allocator.allocs, ", ");
+	put_u64(f, "frees", m->allocator.frees, ", ");
+	put_u64(f, "ns", m->allocator.ns, ", ");
+	put_u64(f, "fence_waits", m->allocator.fence_waits, ", ");
+	put_u64(f, "fence_wait_ns", m->allocator.fence_wait_ns, ", ");
+	fprintf(f, "\"one_stream\": %s},\n      \"driver_calls\": {", m->allocator.one_stream ? "true" : "false");
 	for (int k = 0; k < 4; k++)
 		fprintf(f, "%s\n        \"%s\": {\"calls\": %llu, \"ns\": %llu}", k ? "," : "", op_keys[k],
 			(unsigned long long)m->driver_calls[k], (unsigned long long)m->driver_call_ns[k]);

@@ -49,6 +49,13 @@ struct replay_measured {
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
 	uint64_t discard_waits;
+	/* And the program's allocations, served by the arena (um_alloc.h's
+	 * um_alloc_stats): calls, host time inside them, the allocations
+	 * that waited for an earlier free's fence and the time blocked. */
+	struct {
+		uint64_t allocs, frees, ns, fence_waits, fence_wait_ns;
+		bool one_stream;
+	} allocator;
 	bool kernels_timed;            /* --kernel-times: kernel_busy_ns is known */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */

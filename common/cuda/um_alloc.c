@@ -13,8 +13,10 @@
 #include "um_alloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "cudart.h"
 #include "log.h"
 #include "size.h"
@@ -24,6 +26,7 @@ static arena *the_arena;
 static bool managed = true;
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
 static struct um_alloc_hooks hooks;
+static atomic_uint_fast64_t n_allocs, n_frees, served_ns;
 
 static void create_arena(void)
 {
@@ -69,6 +72,7 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 	struct arena_alloc a;
 	if (!ptr)
 		return cudaErrorInvalidValue;
+	uint64_t t0 = um_now_ns();
 	if (arena_alloc(the_arena, size, &a) != ARENA_OK) {
 		*ptr = NULL;
 		return cudaErrorMemoryAllocation;
@@ -76,6 +80,8 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 	*ptr = (void *)(uintptr_t)a.address;
 	if (hooks.on_alloc)
 		hooks.on_alloc(&a, api, (CUstream)stream);
+	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&served_ns, um_now_ns() - t0, memory_order_relaxed);
 	return cudaSuccess;
 }
 
@@ -83,11 +89,27 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 static bool release(void *ptr)
 {
 	struct arena_alloc a;
+	uint64_t t0 = um_now_ns();
 	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
 		return false;
 	if (hooks.on_free)
 		hooks.on_free(&a);
+	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&served_ns, um_now_ns() - t0, memory_order_relaxed);
 	return true;
+}
+
+void um_alloc_get_stats(struct um_alloc_stats *out)
+{
+	struct arena_stats as = { 0 };
+	if (the_arena)
+		arena_get_stats(the_arena, &as);
+	out->allocs = atomic_load(&n_allocs);
+	out->frees = atomic_load(&n_frees);
+	out->ns = atomic_load(&served_ns);
+	out->fence_waits = as.fence_waits;
+	out->fence_wait_ns = um_backend_fence_wait_ns();
+	out->one_stream = !um_backend_multi_stream();
 }
 
 cudaError_t cudaMalloc(void **ptr, size_t size)

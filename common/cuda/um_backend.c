@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "clock.h"
 #include "cudart.h"
 #include "log.h"
 
@@ -35,6 +36,7 @@ static int nstreams;
 static int streams_overflow_warned;
 
 static bool managed_memory;
+static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
 
 /* Set once work is queued anywhere but the legacy default stream. Until
  * then every kernel runs in one stream order, so a kernel that uses a
@@ -77,6 +79,16 @@ void um_backend_note_stream(CUstream s)
 	pthread_mutex_unlock(&streams_lock);
 }
 
+bool um_backend_multi_stream(void)
+{
+	return atomic_load(&multi_stream);
+}
+
+uint64_t um_backend_fence_wait_ns(void)
+{
+	return atomic_load(&wait_ns);
+}
+
 static int event_at(struct fence *f, int i, const struct cudart *rt)
 {
 	for (; f->created <= i; f->created++)
@@ -95,8 +107,10 @@ static bool fence_slot_done(struct fence *f, const struct cudart *rt)
 
 static void fence_slot_wait(struct fence *f, const struct cudart *rt)
 {
+	uint64_t t0 = um_now_ns();
 	for (int i = 0; i < f->nevents; i++)
 		rt->EventSynchronize(f->ev[i]);
+	atomic_fetch_add_explicit(&wait_ns, um_now_ns() - t0, memory_order_relaxed);
 }
 
 /* Advances done_upto over completed fences, oldest first: a fence counts as

@@ -11,6 +11,7 @@
 #define UMKIT_UM_BACKEND_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cuda.h>
 
@@ -21,5 +22,11 @@ void um_backend_init(struct arena_backend *backend, bool managed);
 
 /* Notes a stream that work was launched on (thread-safe). */
 void um_backend_note_stream(CUstream stream);
+
+/* True once work was queued outside the legacy default stream's order. */
+bool um_backend_multi_stream(void);
+
+/* Host time spent blocked on fences so far. */
+uint64_t um_backend_fence_wait_ns(void);
 
 #endif

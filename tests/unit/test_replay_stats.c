@@ -70,6 +70,12 @@ static void keys_and_values(void **state)
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .n_iterations = 3,
 				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
+	m.allocator.allocs = 1500;
+	m.allocator.frees = 1400;
+	m.allocator.ns = 777000;
+	m.allocator.fence_waits = 12;
+	m.allocator.fence_wait_ns = 55000;
+	m.allocator.one_stream = true;
 	const struct fault_source src[2] = {
 		{ .origin = PLAN_ALLOC_ITERATION, .ordinal = 12, .alloc_id = 345, .size = 3 << 20,
 		  .plan_alloc = 7, .migrations = 4, .bytes = 1 << 18 },
@@ -154,6 +160,13 @@ static void keys_and_values(void **state)
 	const cJSON *host = cJSON_GetObjectItem(me, "host");
 	assert_int_equal(num(host, "callback_ns"), 4242);
 	assert_int_equal(num(host, "discard_waits"), 9);
+	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
+	assert_int_equal(num(alloc, "allocs"), 1500);
+	assert_int_equal(num(alloc, "frees"), 1400);
+	assert_int_equal(num(alloc, "ns"), 777000);
+	assert_int_equal(num(alloc, "fence_waits"), 12);
+	assert_int_equal(num(alloc, "fence_wait_ns"), 55000);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(alloc, "one_stream")));
 	const cJSON *calls = cJSON_GetObjectItem(host, "driver_calls");
 	for (int k = 0; k < 4; k++) {
 		const cJSON *c = cJSON_GetObjectItem(calls, kinds[k]);
