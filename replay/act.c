@@ -116,6 +116,10 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	if (own)
 		e->reserved -= BLOCK_BYTES;
 	residency_set(e->res, b, BLOCK_RESIDENT);
+	/* A discard-and-prefetch orders the program's stream after itself
+	 * (the executor's rule for anything that destroys data); a prefetch
+	 * is waited for only by the launches that gate on it. */
+	b->ticket = op == ENGINE_OP_PREFETCH ? e->flushes + 1 : 0;
 	b->pin = e->seq;
 	if (keep > b->keep)
 		b->keep = keep;
@@ -134,6 +138,7 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w)
 	if (batch_add(e->batch, ENGINE_OP_EVICT, b->no, w) != 0)
 		return false;
 	residency_set(e->res, b, BLOCK_ABSENT);
+	b->ticket = 0;
 	return true;
 }
 
@@ -150,5 +155,11 @@ enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 	if (batch_add(e->batch, ENGINE_OP_DISCARD, b->no, w) != 0)
 		return ACT_REFUSED;
 	residency_set(e->res, b, BLOCK_DISCARDED);
+	b->ticket = 0;
 	return ACT_DONE;
+}
+
+void act_flush(engine *e)
+{
+	batch_flush(e->batch, &e->x, &e->st, ++e->flushes);
 }

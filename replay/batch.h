@@ -27,8 +27,9 @@ void batch_destroy(batch *b);
  * block is not added). */
 int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w);
 
-/* Issues what was added through x and empties the batch; counts each call
- * and its bytes in st->ops / st->bytes. */
-void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st);
+/* Issues what was added through x, each kind's call with ticket (see
+ * engine_executor), and empties the batch; counts each call and its bytes
+ * in st->ops / st->bytes. */
+void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket);
 
 #endif

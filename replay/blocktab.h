@@ -39,6 +39,9 @@ struct block {
 					 of the one left, waits for it */
 	uint64_t pin;                 /* launch being prepared that needs it
 					 resident (no eviction for that one) */
+	uint64_t ticket;              /* the flush whose prefetch brought it
+					 (executor gate); 0: none since it
+					 was last evicted or discarded */
 	uint64_t keep;                /* prefetched for a kernel expected by
 					 this launch: room for other prefetches
 					 is not made by evicting it before */

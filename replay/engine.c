@@ -289,7 +289,7 @@ static void free_blocks(engine *e, struct alloc_rec *r)
 		if (dies && e->policy == ENGINE_DEEPUM && act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
 			e->st.skipped_discards++;
 	}
-	batch_flush(e->batch, &e->x, &e->st);
+	act_flush(e);
 }
 
 void engine_on_free(engine *e, uint64_t id)
@@ -418,9 +418,12 @@ static void repopulate(engine *e, const struct engine_access *acc, size_t n)
 /* The budget for the kernel itself, then its blocks are resident (they
  * fault in if nothing brought them), and its allocations are no longer
  * fresh: only now, since a discard_prefetch of a fresh allocation is meant
- * to come right before its first kernel. */
-static void kernel_end(engine *e, const struct engine_access *acc, size_t n)
+ * to come right before its first kernel. Returns the newest prefetch
+ * ticket among its blocks (0: none), which it takes from them: the
+ * launches after this one on its stream are ordered after it anyway. */
+static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 {
+	uint64_t ticket = 0;
 	for (size_t i = 0; i < n; i++)
 		touch(e, allocmap_live(e->allocs, acc[i].alloc_id));
 	if (!act_room(e, 0, false))
@@ -430,8 +433,12 @@ static void kernel_end(engine *e, const struct engine_access *acc, size_t n)
 		if (b->state != BLOCK_RESIDENT)
 			residency_set(e->res, b, BLOCK_RESIDENT);
 		b->use_seq = e->seq;
+		if (b->ticket > ticket)
+			ticket = b->ticket;
+		b->ticket = 0;
 	}
 	e->reserved = 0;
+	return ticket;
 }
 
 bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const struct engine_access *acc,
@@ -439,7 +446,7 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 {
 	pthread_mutex_lock(&e->lock);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
-	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch;
+	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
 	e->seq = ++e->st.launches;
 	if (e->match)
 		place(e, exec_id, shape_id, &step);
@@ -456,9 +463,16 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	}
 	if (e->model) {
 		repopulate(e, acc, n);
-		kernel_end(e, acc, n);
+		gate = kernel_end(e, acc, n);
 	}
-	batch_flush(e->batch, &e->x, &e->st);
+	act_flush(e);
+	/* The kernel waits for the copies it needs rather than fault on
+	 * blocks still in flight (plan only: deepum's prefetches race the
+	 * kernels, as in DeepUM). */
+	if (gate && e->policy == ENGINE_PLAN && e->x.gate) {
+		e->x.gate(e->x.ctx, gate);
+		e->st.gated_launches++;
+	}
 	e->prev_exec = exec_id;
 
 	this_launch.e = e;

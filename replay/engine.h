@@ -60,9 +60,11 @@ enum engine_op { ENGINE_OP_PREFETCH, ENGINE_OP_EVICT, ENGINE_OP_DISCARD, ENGINE_
 struct engine_executor {
 	void *ctx;
 	/* Queues one batch of ops of one kind on the replayer's stream, behind
-	 * the marker wait_mark (0: nothing to wait for). */
+	 * the marker wait_mark (0: nothing to wait for). ticket numbers the
+	 * flush the batch belongs to (1, 2, ..., increasing); a launch that
+	 * needs a block this flush prefetches passes it to gate. */
 	void (*issue)(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
-		      uint64_t wait_mark);
+		      uint64_t wait_mark, uint64_t ticket);
 	/* Records a marker behind the kernel just launched (the most recent
 	 * launch on the calling thread's stream); returns it (0: none could be
 	 * recorded). Called from engine_after_launch, and from engine_on_free
@@ -77,6 +79,12 @@ struct engine_executor {
 	 * the GPU (on_host), or undoes that; synchronous. Returns false when
 	 * it could not. May be NULL: the plan's host placement is then off. */
 	bool (*place)(void *ctx, uint64_t address, uint64_t bytes, bool on_host);
+	/* The kernel being launched uses blocks that the prefetch batch of
+	 * flush `ticket` (or an earlier one) brings: order it after that
+	 * batch if it may still be copying, so the kernel waits for the copy
+	 * instead of faulting on the blocks. Called under the plan policy
+	 * only, before the launch is queued. May be NULL. */
+	void (*gate)(void *ctx, uint64_t ticket);
 };
 
 struct engine_config {
@@ -165,6 +173,9 @@ struct engine_stats {
 						 the start (engine_follows_launches) */
 	uint64_t woke_at_alloc;               /* the allocation that ended the idle
 						 start; 0: none did */
+	uint64_t gated_launches;              /* launches passed to the executor's
+						 gate: their blocks' prefetch may
+						 have been in flight */
 };
 void engine_get_stats(engine *e, struct engine_stats *out);
 

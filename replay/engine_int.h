@@ -82,6 +82,9 @@ struct engine {
 	struct corr_block *obs;    /* scratch for corr_observe */
 	size_t cap_obs;
 
+	uint64_t flushes;          /* batch flushes so far; prefetches added
+				      now go out with ticket flushes + 1 */
+
 	/* The launch being prepared. */
 	uint64_t seq;              /* its sequence number: 1, 2, ...; pins */
 	uint64_t reserved;         /* bytes of its own blocks not yet resident */
@@ -132,6 +135,10 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w);
  * recorded (the freed memory may still be in use);
  * nothing to do when already discarded. */
 enum act_result act_discard(engine *e, struct block *b, struct wait_ref w);
+
+/* Issues the ops added since the last flush (batch_flush), numbered by
+ * the flush. */
+void act_flush(engine *e);
 
 /* Issues the plan's ops for the launch placed by step (and for positions a
  * short forward resync jumped over). */

@@ -35,7 +35,7 @@ void onhost_alloc(engine *e, const struct alloc_rec *r)
 		if (b->state == BLOCK_RESIDENT && !act_evict(e, b, act_use_wait(e, b->use_seq)))
 			return;
 	}
-	batch_flush(e->batch, &e->x, &e->st);
+	act_flush(e);
 	uint64_t bytes = (uint64_t)(r->n_blocks - first) * BLOCK_BYTES;
 	if (!e->x.place(e->x.ctx, r->address + offset, bytes, true))
 		return;

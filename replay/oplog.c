@@ -7,6 +7,8 @@
 struct oplog {
 	struct oplog_entry *e;
 	size_t n, cap;
+	uint64_t *gates;
+	size_t n_gates, cap_gates;
 	uint64_t next_mark, now;
 	int failed;
 };
@@ -24,6 +26,7 @@ void oplog_clear(oplog *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->e[i].ranges);
 	l->n = 0;
+	l->n_gates = 0;
 }
 
 void oplog_destroy(oplog *l)
@@ -32,6 +35,7 @@ void oplog_destroy(oplog *l)
 		return;
 	oplog_clear(l);
 	free(l->e);
+	free(l->gates);
 	free(l);
 }
 
@@ -69,13 +73,30 @@ static struct oplog_entry *append_ranges(oplog *l, const struct engine_range *ra
 }
 
 static void issue(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
-		  uint64_t wait_mark)
+		  uint64_t wait_mark, uint64_t ticket)
 {
 	struct oplog_entry *e = append_ranges(ctx, ranges, n);
 	if (e) {
 		e->op = op;
 		e->mark = wait_mark;
+		e->ticket = ticket;
 	}
+}
+
+static void gate(void *ctx, uint64_t ticket)
+{
+	oplog *l = ctx;
+	if (l->n_gates == l->cap_gates) {
+		size_t cap = l->cap_gates ? 2 * l->cap_gates : 64;
+		uint64_t *p = realloc(l->gates, cap * sizeof *p);
+		if (!p) {
+			l->failed = 1;
+			return;
+		}
+		l->gates = p;
+		l->cap_gates = cap;
+	}
+	l->gates[l->n_gates++] = ticket;
 }
 
 static bool place(void *ctx, uint64_t address, uint64_t bytes, bool on_host)
@@ -105,13 +126,19 @@ static uint64_t now(void *ctx)
 
 struct engine_executor oplog_executor(oplog *l)
 {
-	return (struct engine_executor){ l, issue, mark, now, place };
+	return (struct engine_executor){ l, issue, mark, now, place, gate };
 }
 
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)
 {
 	*n = l->n;
 	return l->e;
+}
+
+const uint64_t *oplog_gates(const oplog *l, size_t *n)
+{
+	*n = l->n_gates;
+	return l->gates;
 }
 
 void oplog_set_time(oplog *l, uint64_t ns)

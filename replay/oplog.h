@@ -1,7 +1,8 @@
 /*
  * oplog.h: an engine executor that records instead of acting: every batch
- * (kind, ranges, marker waited for), every marker and every placement in
- * host memory, in order. The unit
+ * (kind, ranges, marker waited for, ticket), every marker and every
+ * placement in host memory, in order, and apart from them the tickets
+ * launches gated on. The unit
  * tests judge the engine by this log; it also lets a tool show what a
  * policy would do to a recorded run without a GPU.
  *
@@ -23,6 +24,7 @@ struct oplog_entry {
 	int place;                    /* 1: placed in host memory, -1: released;
 					 the range is ranges[0] */
 	uint64_t mark;                /* the marker recorded, or waited for */
+	uint64_t ticket;              /* batches: their flush's */
 	enum engine_op op;            /* batches */
 	struct engine_range *ranges;  /* batches: n ranges, owned by the log */
 	size_t n;
@@ -41,7 +43,11 @@ struct engine_executor oplog_executor(oplog *l);
  * next entry or oplog_clear. */
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n);
 
-/* Forgets the entries (marker numbering goes on). */
+/* The tickets passed to gate so far, oldest first; *n gets their count.
+ * Valid until the next gate or oplog_clear. */
+const uint64_t *oplog_gates(const oplog *l, size_t *n);
+
+/* Forgets the entries and gates (marker numbering goes on). */
 void oplog_clear(oplog *l);
 
 /* Sets what the executor's now() returns. */

@@ -66,7 +66,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "placed_on_host_bytes", s->host_bytes, ",\n    ");
 	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, ",\n    ");
 	fprintf(f, "\"started_idle\": %s, ", s->started_idle ? "true" : "false");
-	put_u64(f, "woke_at_alloc", s->woke_at_alloc, "\n  },\n");
+	put_u64(f, "woke_at_alloc", s->woke_at_alloc, ", ");
+	put_u64(f, "gated_launches", s->gated_launches, "\n  },\n");
 }
 
 static void put_fault_sources(FILE *f, const struct replay_measured *m)
@@ -126,7 +127,9 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fresh_prefetched", m->fresh_prefetched, ", ");
 	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
-	put_u64(f, "discard_waits", m->discard_waits, ",\n      \"allocator\": {");
+	put_u64(f, "discard_waits", m->discard_waits, ", ");
+	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu},\n      \"allocator\": {",
+		(unsigned long long)m->gate_waits, (unsigned long long)m->gates_unissued);
 	put_u64(f, "allocs", m->allocator.allocs, ", ");
 	put_u64(f, "frees", m->allocator.frees, ", ");
 	put_u64(f, "ns", m->allocator.ns, ", ");

@@ -49,6 +49,9 @@ struct replay_measured {
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
 	uint64_t discard_waits;
+	/* Launches ordered after a prefetch of their blocks still copying,
+	 * and those whose prefetch was not yet issued (rp_exec.c, gate). */
+	uint64_t gate_waits, gates_unissued;
 	/* And the program's allocations, served by the arena (um_alloc.h's
 	 * um_alloc_stats): calls, host time inside them, the allocations
 	 * that waited for an earlier free's fence and the time blocked. */

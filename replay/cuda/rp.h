@@ -48,6 +48,10 @@ struct rp_exec_stats {
 				      was still in the GPU's queue */
 	uint64_t discard_waits;    /* times the program's stream was ordered
 				      after the replayer's discards */
+	uint64_t gate_waits;       /* launches ordered after a prefetch of
+				      their blocks still copying */
+	uint64_t gates_unissued;   /* launches whose prefetch the worker had
+				      not issued yet: they fault instead */
 	uint64_t kind_calls[4], kind_ns[4]; /* driver calls per enum engine_op,
 					       and the host time inside them */
 };

@@ -37,6 +37,15 @@
  *    on the one stream; docs/replay.md, "What discard may touch").
  * Discards move no data, so none of this costs a copy.
  *
+ * A kernel that needs blocks a prefetch is still copying is ordered after
+ * that prefetch (gate), so it waits for the copy instead of faulting page
+ * by page on the blocks: after each prefetch job the worker records an
+ * event and publishes the job's ticket in the event's slot. A launch can
+ * only wait for a job the worker has already issued; one that comes
+ * earlier runs as before (counted: the plan was too late for it). Waiting
+ * names work already queued on the replayer's stream, whose jobs wait only
+ * for markers recorded before them, so no cycle can form.
+ *
  * The engine calls issue() and mark() with its lock held: the executor's
  * own state needs no lock except the worker queue.
  */
@@ -56,6 +65,7 @@
 #include "size.h"
 
 #define MARKS 4096        /* marker events in the ring */
+#define GATES 256         /* prefetch events in their ring (slot: ticket % GATES) */
 
 static CUcontext ctx;
 static CUstream mig_stream;
@@ -79,12 +89,19 @@ static void create_pending(void)
 /* Counted from the program's threads and the worker alike. */
 static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
+static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
+
+/* The worker's: the event recorded after a prefetch job, and that job's
+ * ticket (0: none yet). A later job reusing the slot only makes a gate
+ * that reads the slot late wait longer, never shorter. */
+static CUevent gate_ev[GATES];
+static _Atomic uint64_t gate_ticket[GATES];
 static atomic_int failures_warned;
 
 /* Prefetch and evict jobs for the worker. */
 struct job {
 	enum engine_op op;
-	uint64_t wait_mark;
+	uint64_t wait_mark, ticket;
 	size_t n;
 	struct engine_range *ranges;
 	struct job *next;
@@ -218,6 +235,35 @@ static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
 	calls_split(r, n, call_bytes(op), &t);
 }
 
+/* On the worker, after the prefetch job of ticket was issued. */
+static void record_gate(uint64_t ticket)
+{
+	size_t slot = ticket % GATES;
+	if (!gate_ev[slot] && cuEventCreate(&gate_ev[slot], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return;
+	CUresult r = cuEventRecord(gate_ev[slot], mig_stream);
+	check(r, "recording a prefetch");
+	if (r == CUDA_SUCCESS)
+		atomic_store_explicit(&gate_ticket[slot], ticket, memory_order_release);
+}
+
+static void gate(void *unused, uint64_t ticket)
+{
+	size_t slot = ticket % GATES;
+	uint64_t recorded = atomic_load_explicit(&gate_ticket[slot], memory_order_acquire);
+	if (recorded < ticket) {
+		atomic_fetch_add(&n_gates_unissued, 1);
+		return;
+	}
+	/* A slot taken by a later job means this one is GATES flushes old:
+	 * long copied, or about to be. */
+	if (recorded > ticket || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
+		return;
+	check(cuStreamWaitEvent(launch_stream ? launch_stream : CU_STREAM_LEGACY, gate_ev[slot], 0),
+	      "ordering a kernel after its prefetch");
+	atomic_fetch_add(&n_gate_waits, 1);
+}
+
 static void *worker(void *arg)
 {
 	cuCtxSetCurrent(ctx);
@@ -236,6 +282,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
 		call_all(j->op, j->ranges, j->n);
+		if (j->op == ENGINE_OP_PREFETCH)
+			record_gate(j->ticket);
 		free(j);
 		pthread_mutex_lock(&queue_lock);
 	}
@@ -307,7 +355,7 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 }
 
 static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
-		  uint64_t mark)
+		  uint64_t mark, uint64_t ticket)
 {
 	if (!n || ensure_stream() != 0)
 		return;
@@ -322,6 +370,7 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 		return;
 	j->op = op;
 	j->wait_mark = mark;
+	j->ticket = ticket;
 	j->n = n;
 	j->ranges = (struct engine_range *)(j + 1);
 	memcpy(j->ranges, ranges, n * sizeof *ranges);
@@ -384,7 +433,7 @@ static bool place(void *unused, uint64_t address, uint64_t bytes, bool on_host)
 
 const struct engine_executor *rp_exec_get(void)
 {
-	static const struct engine_executor exec = { NULL, issue, mark, now, place };
+	static const struct engine_executor exec = { NULL, issue, mark, now, place, gate };
 	return &exec;
 }
 
@@ -418,6 +467,8 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->dropped_discards = atomic_load(&n_dropped_discards);
 	out->fresh_prefetched = atomic_load(&n_fresh_prefetched);
 	out->discard_waits = atomic_load(&n_discard_waits);
+	out->gate_waits = atomic_load(&n_gate_waits);
+	out->gates_unissued = atomic_load(&n_gates_unissued);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);
 		out->kind_ns[k] = atomic_load(&kind_ns[k]);

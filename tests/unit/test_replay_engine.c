@@ -337,6 +337,59 @@ static void ops_at_positions_with_waits(void **state)
 	plan_destroy(p);
 }
 
+/* A launch whose blocks a prefetch brought passes that prefetch's ticket to
+ * the executor's gate, once per block: the first kernel to use the block
+ * waits for the copy, the later ones follow it on the stream. A
+ * discard-and-prefetch orders the stream itself, and deepum gates nothing. */
+static void launches_gate_on_their_prefetch(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, a.w1, 6 * MB, 2 * MB);
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w2, 0, 4 * MB);
+	add_op(p, 1, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 1, a.act, 0, act_size);
+	finish_plan(p);
+
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	size_t n, ng;
+	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+	fresh(&r, &n);
+	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
+	launch(&r, K1, (const uint64_t[]){ 5 }, 1);
+	const struct oplog_entry *e = fresh(&r, &n);
+	const struct oplog_entry *pre = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!e[i].is_mark && e[i].op == ENGINE_OP_PREFETCH)
+			pre = &e[i];
+	assert_non_null(pre);
+	assert_true(pre->ticket > 0);
+	oplog_gates(r.log, &ng);
+	assert_int_equal(ng, 0); /* K1 uses only the discard-prefetched activation */
+	launch(&r, K2, (const uint64_t[]){ 1, 2, 5 }, 3);
+	const uint64_t *g = oplog_gates(r.log, &ng);
+	assert_int_equal(ng, 1); /* W1's last block and W2: one gate */
+	assert_int_equal(g[0], pre->ticket);
+	launch(&r, K3, (const uint64_t[]){ 2, 4 }, 2);
+	oplog_gates(r.log, &ng);
+	assert_int_equal(ng, 1); /* W2 follows K2 on the stream */
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.gated_launches, 1);
+	rig_stop(&r);
+
+	rig_start(&r, ENGINE_DEEPUM, 0, p);
+	prog_setup(&r);
+	for (uint64_t it = 0; it < 3; it++)
+		prog_iteration(&r, 5 + it, it == 0);
+	oplog_gates(r.log, &ng);
+	assert_int_equal(ng, 0);
+	assert_true(count_kind(&r, ENGINE_OP_PREFETCH) > 0); /* it did prefetch */
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* Every kind due at one position, issued discard, evict, discard_prefetch,
  * prefetch; a fresh allocation the program wrote is not discard-prefetched. */
 static void kinds_in_order(void **state)
@@ -1171,6 +1224,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ops_at_positions_with_waits),
+		cmocka_unit_test(launches_gate_on_their_prefetch),
 		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),

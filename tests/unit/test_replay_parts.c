@@ -193,7 +193,7 @@ static void batch_coalesces_in_kind_order(void **state)
 	batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 2, (struct wait_ref){ 4, 60 });
 	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 20, (struct wait_ref){ 3, 70 });
 	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 21, (struct wait_ref){ 3, 71 });
-	batch_flush(b, &x, &st);
+	batch_flush(b, &x, &st, 42);
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(l, &n);
 	assert_int_equal(n, 3);
@@ -206,12 +206,14 @@ static void batch_coalesces_in_kind_order(void **state)
 	assert_int_equal(e[2].op, ENGINE_OP_PREFETCH);
 	assert_int_equal(e[2].mark, 0);
 	assert_int_equal(e[2].n, 3); /* 3-5, 7, 10 */
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(e[i].ticket, 42); /* the flush's, on every kind */
 	assert_true(e[2].ranges[0].address == BASE + 3 * BLK && e[2].ranges[0].bytes == 3 * BLK);
 	assert_true(e[2].ranges[1].address == BASE + 7 * BLK && e[2].ranges[1].bytes == BLK);
 	assert_true(e[2].ranges[2].address == BASE + 10 * BLK);
 	assert_int_equal(st.ops[ENGINE_OP_PREFETCH], 1);
 	assert_true(st.bytes[ENGINE_OP_PREFETCH] == 5 * BLK);
-	batch_flush(b, &x, &st); /* empty: nothing issued */
+	batch_flush(b, &x, &st, 43); /* empty: nothing issued */
 	oplog_entries(l, &n);
 	assert_int_equal(n, 3);
 	batch_destroy(b);

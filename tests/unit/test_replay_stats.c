@@ -56,6 +56,7 @@ static void keys_and_values(void **state)
 	s.corr_launches = 40;
 	s.host_allocs = 3;
 	s.host_bytes = (uint64_t)5 << 31;
+	s.gated_launches = 31;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
@@ -70,6 +71,8 @@ static void keys_and_values(void **state)
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .n_iterations = 3,
 				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
+	m.gate_waits = 17;
+	m.gates_unissued = 4;
 	m.allocator.allocs = 1500;
 	m.allocator.frees = 1400;
 	m.allocator.ns = 777000;
@@ -117,6 +120,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_int_equal(num(e, "placed_on_host"), 3);
 	assert_true(num(e, "placed_on_host_bytes") == (double)((uint64_t)5 << 31));
+	assert_int_equal(num(e, "gated_launches"), 31);
 	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));
 
 	const cJSON *a = cJSON_GetObjectItem(j, "iteration_ns");
@@ -160,6 +164,9 @@ static void keys_and_values(void **state)
 	const cJSON *host = cJSON_GetObjectItem(me, "host");
 	assert_int_equal(num(host, "callback_ns"), 4242);
 	assert_int_equal(num(host, "discard_waits"), 9);
+	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
+	assert_int_equal(num(gates, "waits"), 17);
+	assert_int_equal(num(gates, "unissued"), 4);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
 	assert_int_equal(num(alloc, "allocs"), 1500);
 	assert_int_equal(num(alloc, "frees"), 1400);
