@@ -148,6 +148,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		put_u64(f, "htod_bytes", it->htod_bytes, ", ");
 		put_u64(f, "dtoh_bytes", it->dtoh_bytes, ", ");
 		put_u64(f, "callback_ns", it->callback_ns, ", ");
+		put_u64(f, "allocator_ns", it->allocator_ns, ", ");
 		put_u64(f, "resynced", it->resynced, ", ");
 		put_u64(f, "lost", it->lost, ",\n       ");
 		put_u64(f, "htod_busy_ns", it->htod_busy_ns, ", ");

@@ -18,6 +18,7 @@
 struct replay_iteration {
 	uint64_t fault_migrations, htod_bytes, dtoh_bytes; /* UM counters */
 	uint64_t callback_ns;      /* in the launch callbacks */
+	uint64_t allocator_ns;     /* serving allocations (um_alloc_stats.ns) */
 	uint64_t resynced, lost;   /* launches placed by resynchronisation, and
 				      not placed (engine_stats' counters) */
 	/* How long migrations of each direction, and kernels, kept the GPU

@@ -69,6 +69,7 @@ uint64_t rp_callback_ns(void);
 struct rp_iteration_end {
 	uint64_t ns;
 	uint64_t callback_ns;    /* rp_callback_ns() */
+	uint64_t allocator_ns;   /* um_alloc_stats.ns */
 	uint64_t resynced, lost; /* the engine's counters */
 };
 /* Copies the ends so far to out, oldest first; returns how many (at most max). */

@@ -52,14 +52,16 @@ size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 static void after_engine(void)
 {
 	struct engine_stats st;
+	struct um_alloc_stats as;
 	engine_get_stats(rp_engine, &st);
+	um_alloc_get_stats(&as);
 	pthread_mutex_lock(&ends_lock);
 	while (seen_iterations < st.iterations) {
 		seen_iterations++;
 		if (n_iteration_ends < RP_MAX_ITERATIONS)
 			iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
 				.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
-				.resynced = st.resynced, .lost = st.lost };
+				.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost };
 	}
 	pthread_mutex_unlock(&ends_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)

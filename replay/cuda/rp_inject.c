@@ -100,6 +100,7 @@ static struct replay_iteration *measure_iterations(const struct rp_iteration_end
 				.htod_bytes = traffic[i].htod_bytes,
 				.dtoh_bytes = traffic[i].dtoh_bytes,
 				.callback_ns = ends[i].callback_ns - prev.callback_ns,
+				.allocator_ns = ends[i].allocator_ns - prev.allocator_ns,
 				.resynced = ends[i].resynced - prev.resynced,
 				.lost = ends[i].lost - prev.lost,
 				.htod_busy_ns = traffic[i].busy_ns[RP_BUSY_HTOD],

@@ -61,7 +61,7 @@ static void keys_and_values(void **state)
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
 		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30 },
-		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
+		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .allocator_ns = 650, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
 		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
 	};
@@ -186,6 +186,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(second, "fault_migrations"), 0);
 	assert_int_equal(num(second, "dtoh_bytes"), 2 << 20);
 	assert_int_equal(num(second, "callback_ns"), 700);
+	assert_int_equal(num(second, "allocator_ns"), 650);
 	assert_int_equal(num(second, "htod_busy_ns"), 11);
 	assert_int_equal(num(second, "dtoh_busy_ns"), 22);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(second, "kernel_busy_ns")));
