@@ -37,7 +37,9 @@
 #   injection, its launch callbacks, managed memory), experiment
 #   overhead-cached; ideal without a plan (every tensor through umkit's
 #   arena), overhead-noplan; ideal with the plan (matching), and plan with a
-#   budget of 1.25 W, experiment overhead.
+#   budget of 1.25 W, experiment overhead. OVERHEAD_VARIANTS picks which of
+#   "cached noplan ideal plan" run beside plain (default all); with fewer,
+#   more REPS fit in one command (bench/pooled_steps.py pairs them).
 #
 # Traces are kept in $TRACE_CACHE (on the GPU machine, while it stays up),
 # named by the recorder library's and the command's hash, so a later part
@@ -161,6 +163,7 @@ run() {
 budget_at() { python3 -c "import sys; print(int(int(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 
 part() { [[ " $PARTS " == *" $1 "* ]]; }
+variant() { [[ " ${OVERHEAD_VARIANTS:-cached noplan ideal plan} " == *" $1 "* ]]; }
 
 if part base || part grid; then
 	read -r w maxm < <(record "$batch0") || exit 1
@@ -213,10 +216,10 @@ if part overhead; then
 	for rep in $(seq "$REPS"); do
 		run overhead "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
 		for rb in "${builds[@]}"; do
-			run overhead-cached "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
-			run overhead-noplan "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
-			run overhead "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
-			run overhead "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref" "$rb"
+			variant cached && run overhead-cached "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			variant noplan && run overhead-noplan "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			variant ideal && run overhead "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
+			variant plan && run overhead "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref" "$rb"
 		done
 	done
 	STEPS=$steps0

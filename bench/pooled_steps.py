@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Step times of a bench/suite.sh command, pooled over its repetitions.
+
+Usage: python3 bench/pooled_steps.py OUTPUTS [--skip N] [--experiment E]
+
+OUTPUTS is a MODEL-outputs.tar.gz that bench/suite.sh wrote, or a folder of
+the runs' .out files. Every run prints `per_step_ms` (examples/pytorch); the
+first N steps of each run (default 5: warm-up) are dropped and the rest
+pooled per variant (experiment, ratio, policy, build). Against plain, two
+views of the overhead:
+  pooled: the variant's pooled median over plain's;
+  paired: per repetition, the variant's median over the plain run of the
+          same repetition (run next to it), then the median of those
+          ratios and their range. Pairing cancels drift between
+          repetitions, which on a shared host is larger than the
+          overheads measured.
+Prints a Markdown table.
+"""
+import argparse
+import os
+import re
+import statistics
+import sys
+import tarfile
+
+RUN = re.compile(r"(?P<exp>[\w-]+)\.b(?P<batch>\d+)\.r(?P<ratio>[\d.]+)\."
+                 r"(?P<policy>[\w-]+)\.(?P<rep>\d+)(?:\.(?P<build>[\w-]+))?\.out$")
+
+
+def read_runs(path):
+    """{(exp, ratio, policy, build): {rep: [ms, ...]}} from the .out files."""
+    texts = {}
+    if os.path.isdir(path):
+        for name in os.listdir(path):
+            with open(os.path.join(path, name), errors="replace") as f:
+                texts[name] = f.read()
+    else:
+        with tarfile.open(path) as tar:
+            for m in tar.getmembers():
+                if m.isfile():
+                    texts[os.path.basename(m.name)] = tar.extractfile(m).read().decode(errors="replace")
+    runs = {}
+    for name, text in texts.items():
+        m = RUN.match(name)
+        steps = [line.split()[1] for line in text.splitlines() if line.startswith("per_step_ms ")]
+        if not m or not steps:
+            continue
+        key = (m["exp"], float(m["ratio"]), m["policy"], m["build"] or "")
+        runs.setdefault(key, {})[int(m["rep"])] = [float(x) for x in steps[-1].split(",")]
+    return runs
+
+
+def quantile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outputs")
+    ap.add_argument("--skip", type=int, default=5, help="steps dropped at the start of each run")
+    ap.add_argument("--experiment", help="only this experiment (and its plain runs)")
+    a = ap.parse_args(argv)
+    runs = read_runs(a.outputs)
+    if a.experiment:
+        runs = {k: v for k, v in runs.items() if k[0] in (a.experiment, "overhead", "grid")
+                and (k[0] == a.experiment or k[2] == "plain")}
+    if not runs:
+        sys.exit(f"{a.outputs}: no run with per_step_ms")
+    plain = next((v for k, v in runs.items() if k[2] == "plain"), None)
+    plain_pool = [x for steps in (plain or {}).values() for x in steps[a.skip:]]
+    print(f"Steps after the first {a.skip} of each run, pooled over the repetitions.\n")
+    print("| variant | runs | steps | p10 ms | median ms | pooled vs plain | paired vs plain: median (min–max) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for key in sorted(runs, key=lambda k: (k[2] != "plain", k)):
+        reps = runs[key]
+        pool = [x for steps in reps.values() for x in steps[a.skip:]]
+        if not pool:
+            continue
+        name = " ".join(str(p) for p in key if p != "")
+        pooled = paired = "–"
+        if plain_pool and key[2] != "plain":
+            pooled = f"{statistics.median(pool) / statistics.median(plain_pool) - 1:+.1%}"
+            ratios = [statistics.median(reps[r][a.skip:]) / statistics.median(plain[r][a.skip:])
+                      for r in sorted(reps) if r in plain and reps[r][a.skip:] and plain[r][a.skip:]]
+            if ratios:
+                paired = (f"{statistics.median(ratios) - 1:+.1%} "
+                          f"({min(ratios) - 1:+.1%} – {max(ratios) - 1:+.1%}), {len(ratios)} pairs")
+        print(f"| {name} | {len(reps)} | {len(pool)} | {quantile(pool, 0.1):.2f} | "
+              f"{statistics.median(pool):.2f} | {pooled} | {paired} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
