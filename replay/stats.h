@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "um_alloc_stats.h"
 
 /* One completed iteration's share of what the CUDA side measured. */
 struct replay_iteration {
@@ -53,13 +54,8 @@ struct replay_measured {
 	/* Launches ordered after a prefetch of their blocks still copying,
 	 * and those whose prefetch was not yet issued (rp_exec.c, gate). */
 	uint64_t gate_waits, gates_unissued;
-	/* And the program's allocations, served by the arena (um_alloc.h's
-	 * um_alloc_stats): calls, host time inside them, the allocations
-	 * that waited for an earlier free's fence and the time blocked. */
-	struct {
-		uint64_t allocs, frees, ns, fence_waits, fence_wait_ns;
-		bool one_stream;
-	} allocator;
+	/* And the program's allocations, served by the arena. */
+	struct um_alloc_stats allocator;
 	bool kernels_timed;            /* --kernel-times: kernel_busy_ns is known */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */

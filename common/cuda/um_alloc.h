@@ -20,6 +20,7 @@
 #include <cuda.h>
 
 #include "arena.h"
+#include "um_alloc_stats.h"
 
 struct um_alloc_hooks {
 	void (*on_alloc)(const struct arena_alloc *a, const char *api, CUstream stream);
@@ -40,14 +41,6 @@ void um_alloc_note_stream(CUstream stream);
 bool um_alloc_managed(void);
 
 /* What serving the program's allocations has cost so far. */
-struct um_alloc_stats {
-	uint64_t allocs, frees;  /* calls the arena served */
-	uint64_t ns;             /* host time inside them, the hooks included */
-	uint64_t fence_waits;    /* allocations that waited for an earlier free's fence */
-	uint64_t fence_wait_ns;  /* time blocked in fences (those waits, and a full ring) */
-	bool one_stream;         /* all work so far in one stream order: fences
-				    complete at once (um_backend.c, multi_stream) */
-};
 void um_alloc_get_stats(struct um_alloc_stats *out);
 
 #endif

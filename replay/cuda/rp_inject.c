@@ -173,14 +173,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();
-	struct um_alloc_stats as;
-	um_alloc_get_stats(&as);
-	m.allocator.allocs = as.allocs;
-	m.allocator.frees = as.frees;
-	m.allocator.ns = as.ns;
-	m.allocator.fence_waits = as.fence_waits;
-	m.allocator.fence_wait_ns = as.fence_wait_ns;
-	m.allocator.one_stream = as.one_stream;
+	um_alloc_get_stats(&m.allocator);
 	m.wall_ns = rp_now() - start_ns;
 	FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
 	if (stats_path && !f)

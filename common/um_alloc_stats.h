@@ -1,0 +1,21 @@
+/*
+ * um_alloc_stats.h: what serving the program's allocations has cost
+ * (common/cuda/um_alloc.h fills it). Kept apart from um_alloc.h, which
+ * needs the CUDA headers, so that the portable stats writer can hold one.
+ */
+#ifndef UMKIT_UM_ALLOC_STATS_H
+#define UMKIT_UM_ALLOC_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct um_alloc_stats {
+	uint64_t allocs, frees;  /* calls the arena served */
+	uint64_t ns;             /* host time inside them, the hooks included */
+	uint64_t fence_waits;    /* allocations that waited for an earlier free's fence */
+	uint64_t fence_wait_ns;  /* time blocked in fences (those waits, and a full ring) */
+	bool one_stream;         /* all work so far in one stream order: fences
+				    complete at once (um_backend.c, multi_stream) */
+};
+
+#endif
