@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Step times of a bench/suite.sh command, pooled over its repetitions.
 
-Usage: python3 bench/pooled_steps.py OUTPUTS [--skip N] [--experiment E]
+Usage: python3 bench/pooled_steps.py OUTPUTS [--skip N] [--experiment E] [--ref POLICY]
 
 OUTPUTS is a MODEL-outputs.tar.gz that bench/suite.sh wrote, or a folder of
 the runs' .out files. Every run prints `per_step_ms` (examples/pytorch); the
 first N steps of each run (default 5: warm-up) are dropped and the rest
-pooled per variant (experiment, ratio, policy, build). Against plain, two
-views of the overhead:
-  pooled: the variant's pooled median over plain's;
-  paired: per repetition, the variant's median over the plain run of the
-          same repetition (run next to it), then the median of those
+pooled per variant (experiment, ratio, policy, build). Against the
+reference (--ref: plain by default; ideal for the grid, where a policy's
+throughput is judged against ideal's), two views:
+  pooled: the variant's pooled median over the reference's;
+  paired: per repetition, the variant's median over the reference run of
+          the same repetition (run next to it), then the median of those
           ratios and their range. Pairing cancels drift between
           repetitions, which on a shared host is larger than the
           overheads measured.
@@ -60,6 +61,8 @@ def main(argv):
     ap.add_argument("outputs")
     ap.add_argument("--skip", type=int, default=5, help="steps dropped at the start of each run")
     ap.add_argument("--experiment", help="only this experiment (and its plain runs)")
+    ap.add_argument("--ref", default="plain",
+                    help="the policy compared against: plain, or ideal (this build's, without a budget)")
     a = ap.parse_args(argv)
     runs = read_runs(a.outputs)
     if a.experiment:
@@ -67,19 +70,23 @@ def main(argv):
                 and (k[0] == a.experiment or k[2] == "plain")}
     if not runs:
         sys.exit(f"{a.outputs}: no run with per_step_ms")
-    plain = next((v for k, v in runs.items() if k[2] == "plain"), None)
-    plain_pool = [x for steps in (plain or {}).values() for x in steps[a.skip:]]
+    is_ref = lambda k: k[2] == a.ref and k[1] == 0 and k[3] == ""
+    ref_key = next((k for k in sorted(runs) if is_ref(k)), None)
+    if not ref_key:
+        sys.exit(f"{a.outputs}: no {a.ref} run to compare with")
+    plain = runs[ref_key]
+    plain_pool = [x for steps in plain.values() for x in steps[a.skip:]]
     print(f"Steps after the first {a.skip} of each run, pooled over the repetitions.\n")
-    print("| variant | runs | steps | p10 ms | median ms | pooled vs plain | paired vs plain: median (min–max) |")
+    print(f"| variant | runs | steps | p10 ms | median ms | pooled vs {a.ref} | paired vs {a.ref}: median (min–max) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
-    for key in sorted(runs, key=lambda k: (k[2] != "plain", k)):
+    for key in sorted(runs, key=lambda k: (k != ref_key, k)):
         reps = runs[key]
         pool = [x for steps in reps.values() for x in steps[a.skip:]]
         if not pool:
             continue
         name = " ".join(str(p) for p in key if p != "")
         pooled = paired = "–"
-        if plain_pool and key[2] != "plain":
+        if plain_pool and key != ref_key:
             pooled = f"{statistics.median(pool) / statistics.median(plain_pool) - 1:+.1%}"
             ratios = [statistics.median(reps[r][a.skip:]) / statistics.median(plain[r][a.skip:])
                       for r in sorted(reps) if r in plain and reps[r][a.skip:] and plain[r][a.skip:]]
