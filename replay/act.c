@@ -116,11 +116,6 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	if (own)
 		e->reserved -= BLOCK_BYTES;
 	residency_set(e->res, b, BLOCK_RESIDENT);
-	/* Would the model have held it before this flush's evictions? Without
-	 * a budget only the plan knows what room it made for what, so its
-	 * order stands. */
-	if (!e->budget || over_budget(e, e->flush_evicted))
-		e->flush_needs_evictions = true;
 	/* A discard-and-prefetch orders the program's stream after itself
 	 * (the executor's rule for anything that destroys data); a prefetch
 	 * is waited for only by the launches that gate on it. */
@@ -144,7 +139,6 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w)
 		return false;
 	residency_set(e->res, b, BLOCK_ABSENT);
 	b->ticket = 0;
-	e->flush_evicted += BLOCK_BYTES;
 	return true;
 }
 
@@ -167,7 +161,5 @@ enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 
 void act_flush(engine *e)
 {
-	batch_flush(e->batch, &e->x, &e->st, ++e->flushes, !e->flush_needs_evictions);
-	e->flush_evicted = 0;
-	e->flush_needs_evictions = false;
+	batch_flush(e->batch, &e->x, &e->st, ++e->flushes);
 }

@@ -19,15 +19,9 @@ struct batch {
 	size_t cap_ranges;
 };
 
-/* enum engine_op in the order the plan issues kinds, and with the
- * evictions last. An eviction batch waits for the marker of the latest
- * kernel that used any of its blocks, and on the one stream everything
- * queued after it waits too: a prefetch that needs none of its room need
- * not (docs/replay.md, "A launch, step by step"). */
+/* enum engine_op in the order the plan issues kinds. */
 static const enum engine_op issue_order[KINDS] = { ENGINE_OP_DISCARD, ENGINE_OP_EVICT,
 						   ENGINE_OP_DISCARD_PREFETCH, ENGINE_OP_PREFETCH };
-static const enum engine_op evict_last_order[KINDS] = { ENGINE_OP_DISCARD, ENGINE_OP_DISCARD_PREFETCH,
-							ENGINE_OP_PREFETCH, ENGINE_OP_EVICT };
 
 batch *batch_create(void)
 {
@@ -82,12 +76,10 @@ static size_t coalesce(struct list *l, struct engine_range *out)
 	return n;
 }
 
-void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket,
-		 bool evict_last)
+void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket)
 {
-	const enum engine_op *order = evict_last ? evict_last_order : issue_order;
 	for (int k = 0; k < KINDS; k++) {
-		enum engine_op op = order[k];
+		enum engine_op op = issue_order[k];
 		struct list *l = &b->kind[op];
 		if (!l->n)
 			continue;

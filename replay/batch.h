@@ -5,9 +5,7 @@
  * latest marker any of its blocks waits for.
  *
  * Kinds are issued in the plan's order (common/plan.h): discard, evict,
- * discard_prefetch, prefetch, so room is made before data is brought in;
- * or, when what is brought in fits without the batch's evictions, with the
- * evictions last (batch_flush).
+ * discard_prefetch, prefetch, so room is made before data is brought in.
  * Buffers grow to the largest batch seen and are then reused: no memory is
  * allocated per launch in a steady state. Not thread-safe: the engine's
  * lock covers it.
@@ -31,10 +29,7 @@ int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w);
 
 /* Issues what was added through x, each kind's call with ticket (see
  * engine_executor), and empties the batch; counts each call and its bytes
- * in st->ops / st->bytes. evict_last: the evictions go after the
- * prefetches instead of before (the caller has established that the
- * prefetches fit without them). */
-void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket,
-		 bool evict_last);
+ * in st->ops / st->bytes. */
+void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket);
 
 #endif

@@ -84,10 +84,6 @@ struct engine {
 
 	uint64_t flushes;          /* batch flushes so far; prefetches added
 				      now go out with ticket flushes + 1 */
-	/* Since the last flush: bytes evicted, and whether a block brought
-	 * in needed that room (it would not have fit before them). */
-	uint64_t flush_evicted;
-	bool flush_needs_evictions;
 
 	/* The launch being prepared. */
 	uint64_t seq;              /* its sequence number: 1, 2, ...; pins */
@@ -141,8 +137,7 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w);
 enum act_result act_discard(engine *e, struct block *b, struct wait_ref w);
 
 /* Issues the ops added since the last flush (batch_flush), numbered by
- * the flush; the evictions last when nothing brought in needed their
- * room. */
+ * the flush. */
 void act_flush(engine *e);
 
 /* Issues the plan's ops for the launch placed by step (and for positions a

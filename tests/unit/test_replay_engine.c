@@ -440,48 +440,6 @@ static void kinds_in_order(void **state)
 	plan_destroy(p);
 }
 
-/* Under a budget, a position's evictions go after its prefetches when
- * what the prefetches bring fits without the room the evictions make:
- * the prefetches then need not queue behind the evictions' marker. The
- * budget that holds both (12 MB: 4 resident + 4 + 2 brought) puts them
- * last; one that does not (8 MB) keeps the plan's order. */
-static void evictions_last_when_their_room_is_not_needed(void **state)
-{
-	const uint64_t ids[3] = { K0, K1, K2 };
-	const uint64_t sizes[1] = { 4 * MB };
-	struct plan *p = new_plan(ids, 3, sizes, 1);
-	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 4 * MB);
-	uint32_t b = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
-	uint32_t f = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
-	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, b, 0, 2 * MB);
-	add_op(p, 1, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, f, 0, 4 * MB);
-	add_op(p, 1, PLAN_OP_EVICT, 0, PLAN_POS_NONE, a, 0, 4 * MB);
-	finish_plan(p);
-
-	const uint64_t budgets[2] = { 12 * MB, 8 * MB };
-	for (int i = 0; i < 2; i++) {
-		struct rig r;
-		rig_start(&r, ENGINE_PLAN, budgets[i], p);
-		engine_on_alloc(r.e, 1, BASE, 4 * MB);
-		engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB);
-		launch(&r, K0, (const uint64_t[]){ 1 }, 1);
-		engine_on_alloc(r.e, 3, BASE + 16 * MB, 4 * MB);
-		launch(&r, K1, NULL, 0);
-		const struct oplog_entry *e[8];
-		size_t n = batches(&r, e, 8);
-		assert_int_equal(n, 3);
-		bool last = budgets[i] == 12 * MB;
-		expect_batch(e[last ? 2 : 0], ENGINE_OP_EVICT, 1, (const struct engine_range[]){ { BASE, 4 * MB } },
-			     1);
-		expect_batch(e[last ? 0 : 1], ENGINE_OP_DISCARD_PREFETCH, 0,
-			     (const struct engine_range[]){ { BASE + 16 * MB, 4 * MB } }, 1);
-		expect_batch(e[last ? 1 : 2], ENGINE_OP_PREFETCH, 0,
-			     (const struct engine_range[]){ { BASE + 4 * MB, 2 * MB } }, 1);
-		rig_stop(&r);
-	}
-	plan_destroy(p);
-}
-
 /*
  * Discards that must not happen: of an allocation still live; of a freed
  * one whose range a new allocation already holds; a discard_prefetch of a
@@ -1269,7 +1227,6 @@ int main(void)
 		cmocka_unit_test(launches_gate_on_their_prefetch),
 		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
-		cmocka_unit_test(evictions_last_when_their_room_is_not_needed),
 		cmocka_unit_test(discard_never_touches_live_memory),
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),

@@ -193,7 +193,7 @@ static void batch_coalesces_in_kind_order(void **state)
 	batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 2, (struct wait_ref){ 4, 60 });
 	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 20, (struct wait_ref){ 3, 70 });
 	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 21, (struct wait_ref){ 3, 71 });
-	batch_flush(b, &x, &st, 42, false);
+	batch_flush(b, &x, &st, 42);
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(l, &n);
 	assert_int_equal(n, 3);
@@ -213,23 +213,9 @@ static void batch_coalesces_in_kind_order(void **state)
 	assert_true(e[2].ranges[2].address == BASE + 10 * BLK);
 	assert_int_equal(st.ops[ENGINE_OP_PREFETCH], 1);
 	assert_true(st.bytes[ENGINE_OP_PREFETCH] == 5 * BLK);
-	batch_flush(b, &x, &st, 43, false); /* empty: nothing issued */
+	batch_flush(b, &x, &st, 43); /* empty: nothing issued */
 	oplog_entries(l, &n);
 	assert_int_equal(n, 3);
-
-	/* Evictions last: the same kinds, the prefetches before them. */
-	batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 1, (struct wait_ref){ 5, 50 });
-	batch_add(b, ENGINE_OP_PREFETCH, (BASE >> 21) + 3, none);
-	batch_add(b, ENGINE_OP_DISCARD_PREFETCH, (BASE >> 21) + 8, none);
-	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 20, (struct wait_ref){ 3, 70 });
-	batch_flush(b, &x, &st, 44, true);
-	e = oplog_entries(l, &n);
-	assert_int_equal(n, 7);
-	assert_int_equal(e[3].op, ENGINE_OP_DISCARD);
-	assert_int_equal(e[4].op, ENGINE_OP_DISCARD_PREFETCH);
-	assert_int_equal(e[5].op, ENGINE_OP_PREFETCH);
-	assert_int_equal(e[6].op, ENGINE_OP_EVICT);
-	assert_int_equal(e[6].mark, 50);
 	batch_destroy(b);
 	oplog_destroy(l);
 }

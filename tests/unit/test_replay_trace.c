@@ -9,7 +9,7 @@
  * ops never sees dead memory prefetched or evicted, live memory discarded,
  * a block's freed bytes destroyed before a marker that follows the free's
  * launches, or more than the budget resident at a kernel or after a
- * prefetch (a flush may issue its evictions after its prefetches). The fixture traces, when
+ * prefetch. The fixture traces, when
  * present, get the same treatment, and on the ViT one, whose optimizer
  * kernels' execution IDs drift, the launches the IDs lose are placed by
  * their shapes.
@@ -134,8 +134,8 @@ static void model_check(struct model *m, oplog *log)
 					break;
 				}
 			}
-		/* Whatever order a flush's kinds go in, what is brought in
-		 * fits beside what is still resident. */
+		/* Room is made before data is brought in: what a prefetch
+		 * brings fits beside what is still resident. */
 		if (m->budget_blocks && (e[i].op == ENGINE_OP_PREFETCH || e[i].op == ENGINE_OP_DISCARD_PREFETCH)) {
 			uint64_t resident = 0;
 			for (size_t b = 0; b < m->n; b++)
