@@ -60,22 +60,22 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outputs")
     ap.add_argument("--skip", type=int, default=5, help="steps dropped at the start of each run")
-    ap.add_argument("--experiment", help="only this experiment (and its plain runs)")
+    ap.add_argument("--experiment", help="only this experiment (and the reference's runs)")
     ap.add_argument("--ref", default="plain",
                     help="the policy compared against: plain, or ideal (this build's, without a budget)")
     a = ap.parse_args(argv)
     runs = read_runs(a.outputs)
     if a.experiment:
         runs = {k: v for k, v in runs.items() if k[0] in (a.experiment, "overhead", "grid")
-                and (k[0] == a.experiment or k[2] == "plain")}
+                and (k[0] == a.experiment or k[2] == a.ref)}
     if not runs:
         sys.exit(f"{a.outputs}: no run with per_step_ms")
     is_ref = lambda k: k[2] == a.ref and k[1] == 0 and k[3] == ""
     ref_key = next((k for k in sorted(runs) if is_ref(k)), None)
     if not ref_key:
         sys.exit(f"{a.outputs}: no {a.ref} run to compare with")
-    plain = runs[ref_key]
-    plain_pool = [x for steps in plain.values() for x in steps[a.skip:]]
+    ref = runs[ref_key]
+    ref_pool = [x for steps in ref.values() for x in steps[a.skip:]]
     print(f"Steps after the first {a.skip} of each run, pooled over the repetitions.\n")
     print(f"| variant | runs | steps | p10 ms | median ms | pooled vs {a.ref} | paired vs {a.ref}: median (min–max) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -86,10 +86,10 @@ def main(argv):
             continue
         name = " ".join(str(p) for p in key if p != "")
         pooled = paired = "–"
-        if plain_pool and key != ref_key:
-            pooled = f"{statistics.median(pool) / statistics.median(plain_pool) - 1:+.1%}"
-            ratios = [statistics.median(reps[r][a.skip:]) / statistics.median(plain[r][a.skip:])
-                      for r in sorted(reps) if r in plain and reps[r][a.skip:] and plain[r][a.skip:]]
+        if ref_pool and key != ref_key:
+            pooled = f"{statistics.median(pool) / statistics.median(ref_pool) - 1:+.1%}"
+            ratios = [statistics.median(reps[r][a.skip:]) / statistics.median(ref[r][a.skip:])
+                      for r in sorted(reps) if r in ref and reps[r][a.skip:] and ref[r][a.skip:]]
             if ratios:
                 paired = (f"{statistics.median(ratios) - 1:+.1%} "
                           f"({min(ratios) - 1:+.1%} – {max(ratios) - 1:+.1%}), {len(ratios)} pairs")

@@ -9,10 +9,9 @@
  * ops never sees dead memory prefetched or evicted, live memory discarded,
  * a block's freed bytes destroyed before a marker that follows the free's
  * launches, or more than the budget resident at a kernel or after a
- * prefetch. The fixture traces, when
- * present, get the same treatment, and on the ViT one, whose optimizer
- * kernels' execution IDs drift, the launches the IDs lose are placed by
- * their shapes.
+ * prefetch. The fixture traces, when present, get the same treatment, and
+ * on the ViT one, whose optimizer kernels' execution IDs drift, the
+ * launches the IDs lose are placed by their shapes.
  */
 #include "testutil.h"
 #include "testplan.h"
