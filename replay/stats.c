@@ -128,8 +128,12 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
 	put_u64(f, "discard_waits", m->discard_waits, ", ");
-	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu},\n      \"allocator\": {",
-		(unsigned long long)m->gate_waits, (unsigned long long)m->gates_unissued);
+	put_u64(f, "discard_wait_ns", m->discard_wait_ns, ",\n      ");
+	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
+		(unsigned long long)m->marker_ns);
+	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu},\n      \"allocator\": {",
+		(unsigned long long)m->gate_waits, (unsigned long long)m->gates_unissued,
+		(unsigned long long)m->gate_ns);
 	put_u64(f, "allocs", m->allocator.allocs, ", ");
 	put_u64(f, "frees", m->allocator.frees, ", ");
 	put_u64(f, "ns", m->allocator.ns, ", ");

@@ -50,10 +50,13 @@ struct replay_measured {
 	 * often the program's stream was ordered after a discard. */
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
-	uint64_t discard_waits;
+	uint64_t discard_waits, discard_wait_ns;
 	/* Launches ordered after a prefetch of their blocks still copying,
-	 * and those whose prefetch was not yet issued (rp_exec.c, gate). */
-	uint64_t gate_waits, gates_unissued;
+	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the
+	 * host time the gate took. */
+	uint64_t gate_waits, gates_unissued, gate_ns;
+	/* Markers recorded behind launches and frees, and the host time. */
+	uint64_t markers, marker_ns;
 	/* And the program's allocations, served by the arena. */
 	struct um_alloc_stats allocator;
 	bool kernels_timed;            /* --kernel-times: kernel_busy_ns is known */

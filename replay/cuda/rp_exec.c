@@ -90,6 +90,10 @@ static void create_pending(void)
 static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
+/* Host time in the calls that order streams, on the program's threads:
+ * recording markers, ordering its streams after discards, gating launches
+ * on prefetches (each may wait while the worker's call copies). */
+static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns;
 
 /* The worker's: the event recorded after a prefetch job, and that job's
  * ticket (0: none yet). A later job reusing the slot only makes a gate
@@ -257,11 +261,13 @@ static void gate(void *unused, uint64_t ticket)
 	}
 	/* A slot taken by a later job means this one is GATES flushes old:
 	 * long copied, or about to be. */
-	if (recorded > ticket || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
-		return;
-	check(cuStreamWaitEvent(launch_stream ? launch_stream : CU_STREAM_LEGACY, gate_ev[slot], 0),
-	      "ordering a kernel after its prefetch");
-	atomic_fetch_add(&n_gate_waits, 1);
+	uint64_t t0 = rp_now();
+	if (recorded == ticket && cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
+		check(cuStreamWaitEvent(launch_stream ? launch_stream : CU_STREAM_LEGACY, gate_ev[slot], 0),
+		      "ordering a kernel after its prefetch");
+		atomic_fetch_add(&n_gate_waits, 1);
+	}
+	atomic_fetch_add(&gate_ns, rp_now() - t0);
 }
 
 static void *worker(void *arg)
@@ -322,10 +328,12 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 	if (!issued && !k)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
+	uint64_t t0 = rp_now();
 	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
 	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
 		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
+	atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 }
 
 /* Issues the pending discards whose markers have completed. */
@@ -402,7 +410,9 @@ static uint64_t mark(void *unused)
 	CUevent *ev = &marks[m % MARKS];
 	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		return 0;
+	uint64_t t0 = rp_now();
 	check(cuEventRecord(*ev, launch_stream ? launch_stream : CU_STREAM_LEGACY), "recording a marker");
+	atomic_fetch_add(&mark_ns, rp_now() - t0);
 	atomic_fetch_add(&n_marks, 1);
 	return m;
 }
@@ -464,6 +474,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->calls = atomic_load(&n_calls);
 	out->failed_calls = atomic_load(&n_failed);
 	out->marks = atomic_load(&n_marks);
+	out->mark_ns = atomic_load(&mark_ns);
+	out->discard_wait_ns = atomic_load(&discard_wait_ns);
+	out->gate_ns = atomic_load(&gate_ns);
 	out->dropped_discards = atomic_load(&n_dropped_discards);
 	out->fresh_prefetched = atomic_load(&n_fresh_prefetched);
 	out->discard_waits = atomic_load(&n_discard_waits);

@@ -168,8 +168,12 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.fresh_prefetched = xs.fresh_prefetched;
 	m.kernels_timed = kernel_times;
 	m.discard_waits = xs.discard_waits;
+	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
 	m.gates_unissued = xs.gates_unissued;
+	m.gate_ns = xs.gate_ns;
+	m.markers = xs.marks;
+	m.marker_ns = xs.mark_ns;
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();

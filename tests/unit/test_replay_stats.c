@@ -73,6 +73,10 @@ static void keys_and_values(void **state)
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
+	m.gate_ns = 3100;
+	m.discard_wait_ns = 2900;
+	m.markers = 640;
+	m.marker_ns = 51000;
 	m.allocator.allocs = 1500;
 	m.allocator.frees = 1400;
 	m.allocator.ns = 777000;
@@ -164,9 +168,14 @@ static void keys_and_values(void **state)
 	const cJSON *host = cJSON_GetObjectItem(me, "host");
 	assert_int_equal(num(host, "callback_ns"), 4242);
 	assert_int_equal(num(host, "discard_waits"), 9);
+	assert_int_equal(num(host, "discard_wait_ns"), 2900);
+	const cJSON *markers = cJSON_GetObjectItem(host, "markers");
+	assert_int_equal(num(markers, "recorded"), 640);
+	assert_int_equal(num(markers, "ns"), 51000);
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);
+	assert_int_equal(num(gates, "ns"), 3100);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
 	assert_int_equal(num(alloc, "allocs"), 1500);
 	assert_int_equal(num(alloc, "frees"), 1400);
