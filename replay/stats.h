@@ -50,6 +50,9 @@ struct replay_measured {
 	 * often the program's stream was ordered after a discard. */
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
+	uint64_t executor_ns;          /* the engine's calls into the executor
+					  (issue, mark, gate), on the program's
+					  threads: at launches and at frees */
 	uint64_t discard_waits, discard_wait_ns;
 	/* Launches ordered after a prefetch of their blocks still copying,
 	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the

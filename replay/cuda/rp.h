@@ -53,8 +53,9 @@ struct rp_exec_stats {
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
 				      not issued yet: they fault instead */
 	/* Host time recording markers, ordering the program's streams after
-	 * discards, and in gate (querying and waiting for a prefetch). */
-	uint64_t mark_ns, discard_wait_ns, gate_ns;
+	 * discards, and in gate (querying and waiting for a prefetch); and
+	 * in all the engine's calls of issue, mark and gate. */
+	uint64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
 	uint64_t kind_calls[4], kind_ns[4]; /* driver calls per enum engine_op,
 					       and the host time inside them */
 };

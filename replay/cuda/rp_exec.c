@@ -92,8 +92,9 @@ static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
- * on prefetches (each may wait while the worker's call copies). */
-static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns;
+ * on prefetches (each may wait while the worker's call copies); and all
+ * of the program's threads' time inside the executor's entry points. */
+static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
 
 /* The worker's: the event recorded after a prefetch job, and that job's
  * ticket (0: none yet). A later job reusing the slot only makes a gate
@@ -251,7 +252,7 @@ static void record_gate(uint64_t ticket)
 		atomic_store_explicit(&gate_ticket[slot], ticket, memory_order_release);
 }
 
-static void gate(void *unused, uint64_t ticket)
+static void gate_launch(uint64_t ticket)
 {
 	size_t slot = ticket % GATES;
 	uint64_t recorded = atomic_load_explicit(&gate_ticket[slot], memory_order_acquire);
@@ -362,8 +363,8 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 			atomic_fetch_add(&n_dropped_discards, 1);
 }
 
-static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
-		  uint64_t mark, uint64_t ticket)
+static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
+		      uint64_t ticket)
 {
 	if (!n || ensure_stream() != 0)
 		return;
@@ -400,7 +401,7 @@ static void issue(void *unused, enum engine_op op, const struct engine_range *ra
 	pthread_mutex_unlock(&queue_lock);
 }
 
-static uint64_t mark(void *unused)
+static uint64_t record_mark(void)
 {
 	if (ensure_stream() != 0)
 		return 0;
@@ -415,6 +416,30 @@ static uint64_t mark(void *unused)
 	atomic_fetch_add(&mark_ns, rp_now() - t0);
 	atomic_fetch_add(&n_marks, 1);
 	return m;
+}
+
+/* The engine's entry points into the executor, timed. */
+static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
+		  uint64_t mark, uint64_t ticket)
+{
+	uint64_t t0 = rp_now();
+	issue_ops(op, ranges, n, mark, ticket);
+	atomic_fetch_add(&exec_ns, rp_now() - t0);
+}
+
+static uint64_t mark(void *unused)
+{
+	uint64_t t0 = rp_now();
+	uint64_t m = record_mark();
+	atomic_fetch_add(&exec_ns, rp_now() - t0);
+	return m;
+}
+
+static void gate(void *unused, uint64_t ticket)
+{
+	uint64_t t0 = rp_now();
+	gate_launch(ticket);
+	atomic_fetch_add(&exec_ns, rp_now() - t0);
 }
 
 static uint64_t now(void *unused)
@@ -477,6 +502,7 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->mark_ns = atomic_load(&mark_ns);
 	out->discard_wait_ns = atomic_load(&discard_wait_ns);
 	out->gate_ns = atomic_load(&gate_ns);
+	out->exec_ns = atomic_load(&exec_ns);
 	out->dropped_discards = atomic_load(&n_dropped_discards);
 	out->fresh_prefetched = atomic_load(&n_fresh_prefetched);
 	out->discard_waits = atomic_load(&n_discard_waits);

@@ -177,6 +177,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();
+	m.executor_ns = xs.exec_ns;
 	um_alloc_get_stats(&m.allocator);
 	m.wall_ns = rp_now() - start_ns;
 	FILE *f = stats_path ? fopen(stats_path, "w") : NULL;

@@ -74,6 +74,7 @@ static void keys_and_values(void **state)
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
 	m.gate_ns = 3100;
+	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
 	m.markers = 640;
 	m.marker_ns = 51000;
@@ -169,6 +170,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(host, "callback_ns"), 4242);
 	assert_int_equal(num(host, "discard_waits"), 9);
 	assert_int_equal(num(host, "discard_wait_ns"), 2900);
+	assert_int_equal(num(host, "executor_ns"), 3900);
 	const cJSON *markers = cJSON_GetObjectItem(host, "markers");
 	assert_int_equal(num(markers, "recorded"), 640);
 	assert_int_equal(num(markers, "ns"), 51000);
