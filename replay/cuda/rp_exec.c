@@ -262,13 +262,11 @@ static void gate_launch(uint64_t ticket)
 	}
 	/* A slot taken by a later job means this one is GATES flushes old:
 	 * long copied, or about to be. */
-	uint64_t t0 = rp_now();
-	if (recorded == ticket && cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
-		check(cuStreamWaitEvent(launch_stream ? launch_stream : CU_STREAM_LEGACY, gate_ev[slot], 0),
-		      "ordering a kernel after its prefetch");
-		atomic_fetch_add(&n_gate_waits, 1);
-	}
-	atomic_fetch_add(&gate_ns, rp_now() - t0);
+	if (recorded > ticket || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
+		return;
+	check(cuStreamWaitEvent(launch_stream ? launch_stream : CU_STREAM_LEGACY, gate_ev[slot], 0),
+	      "ordering a kernel after its prefetch");
+	atomic_fetch_add(&n_gate_waits, 1);
 }
 
 static void *worker(void *arg)
@@ -439,7 +437,9 @@ static void gate(void *unused, uint64_t ticket)
 {
 	uint64_t t0 = rp_now();
 	gate_launch(ticket);
-	atomic_fetch_add(&exec_ns, rp_now() - t0);
+	uint64_t took = rp_now() - t0;
+	atomic_fetch_add(&gate_ns, took);
+	atomic_fetch_add(&exec_ns, took);
 }
 
 static uint64_t now(void *unused)

@@ -1,4 +1,4 @@
-# Session 28: tests/gpu/run.sh on 37615ba (the replayer of 389a624).
+# Session 28: tests/gpu/run.sh, run on 37615ba (the replayer of 389a624) and on 383e8f7 (with the new host statistics).
 mkdir -p $OUT/s
 export LD_LIBRARY_PATH=$PWD/build-lead/lib
 t0=$(date +%s)
