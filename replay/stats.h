@@ -58,10 +58,6 @@ struct replay_measured {
 	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the
 	 * host time the gate took. */
 	uint64_t gate_waits, gates_unissued, gate_ns;
-	/* Discard batches ordered after a migration of their ranges still in
-	 * flight, those that first waited for the worker to issue it, and
-	 * the host time of those waits. */
-	uint64_t after_migrations, issue_waits, issue_wait_ns;
 	/* Markers recorded behind launches and frees, and the host time. */
 	uint64_t markers, marker_ns;
 	/* And the program's allocations, served by the arena. */

@@ -5,11 +5,9 @@
  *                   CUPTI set-up; the exit path (summary line, --stats)
  *   rp_callbacks.c  kernel launches and allocations -> the engine
  *   rp_residency.c  the measured peak residency, sampled by a thread
- *   rp_exec.c       the engine's executor: the replayer's own streams,
+ *   rp_exec.c       the engine's executor: the replayer's own stream,
  *                   markers (CUDA events) and the batch migration calls,
  *                   issued from a worker thread so the program never waits
- *   rp_gate.c       the gate that keeps the migration stream waiting
- *                   while the worker issues a job's calls
  *   rp_activity.c   what the Unified Memory counters say actually moved
  */
 #ifndef UMKIT_RP_H
@@ -54,25 +52,14 @@ struct rp_exec_stats {
 				      their blocks still copying */
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
 				      not issued yet: they fault instead */
-	uint64_t after_migrations; /* discard batches ordered after a
-				      migration of their ranges in flight */
-	uint64_t issue_waits;      /* ... of them, those that waited for the
-				      worker to issue that migration first */
 	/* Host time recording markers, ordering the program's streams after
 	 * discards, and in gate (querying and waiting for a prefetch); and
 	 * in all the engine's calls of issue, mark and gate. */
-	uint64_t mark_ns, discard_wait_ns, gate_ns, exec_ns, issue_wait_ns;
+	uint64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
 	uint64_t kind_calls[4], kind_ns[4]; /* driver calls per enum engine_op,
 					       and the host time inside them */
 };
 void rp_exec_get_stats(struct rp_exec_stats *out);
-
-/* The gate (rp_gate.c). create: false when the host word cannot be made
- * (then close always fails). close makes s wait until the next open;
- * false (and one warning) when the stream cannot be made to wait. */
-bool rp_gate_create(void);
-bool rp_gate_close(CUstream s);
-void rp_gate_open(void);
 
 /* Callbacks (rp_callbacks.c). */
 CUptiResult rp_callbacks_start(void);

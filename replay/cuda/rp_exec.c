@@ -4,14 +4,10 @@
  * Markers are CUDA events recorded on the program's stream right after a
  * launch (a ring of events, reused; a marker whose event was reused since
  * only makes an op wait longer, never shorter). Ops go on the replayer's
- * own non-blocking streams, behind the marker they name: migrations on
- * one, discards on another.
+ * own non-blocking stream, behind the marker they name.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
- * issues them and the program's thread never waits for the driver. The
- * worker issues each job behind a closed gate (rp_gate.c), so that the
- * driver copies later instead of inside the call, where it would stall
- * every CUDA call of the program meanwhile, its discards included.
+ * issues them and the program's thread never waits for the driver.
  *
  * Discards are different: a discard that overlaps the program's use of the
  * range destroys data (h100-facts.md). On the H100 machine a discard queued
@@ -34,16 +30,11 @@
  *    made on the program's thread, so that the wait names work already
  *    queued (a build where the program's streams waited for a word that
  *    the worker's later calls set hung the MLP under plan: docs/replay.md);
- *  - discards go on a stream of their own, so that they do not wait
- *    behind every migration queued before them, but they are ordered
- *    after the newest migration in flight that overlaps their ranges
- *    (replay/inflight.h): unordered, where a discard could run while an
+ *  - discards go on the one stream, behind the migrations queued before
+ *    them: on a stream of their own, where a discard could run while an
  *    earlier migration of its range was pending or copying, the PyTorch
- *    MLP's losses changed under deepum in 3 of 6 runs on the H100
- *    (docs/replay.md, "What discard may touch"). A migration not yet
- *    issued by the worker is waited for (the gate makes issuing quick);
- *    each migration job in turn waits for the discards made before it
- *    was issued.
+ *    MLP's losses changed under deepum in 3 of 6 runs on the H100 (0 of 6
+ *    on the one stream; docs/replay.md, "What discard may touch").
  * Discards move no data, so none of this costs a copy.
  *
  * A kernel that needs blocks a prefetch is still copying is ordered after
@@ -69,23 +60,19 @@
 #include "common/cuda/um_alloc.h"
 #include "log.h"
 #include "replay/calls.h"
-#include "replay/inflight.h"
 #include "replay/pending_discards.h"
 #include "rp.h"
 #include "size.h"
 
 #define MARKS 4096        /* marker events in the ring */
 #define GATES 256         /* prefetch events in their ring (slot: ticket % GATES) */
-#define JOBS 256          /* events after migration jobs (slot: seq % JOBS) */
-#define INFLIGHT_RANGES 65536
 
 static CUcontext ctx;
-static CUstream mig_stream, discard_stream;
+static CUstream mig_stream;
 static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
 static CUevent discard_done;
-static atomic_uint_fast64_t discards_recorded; /* times discard_done was recorded */
 static __thread CUstream launch_stream;
 
 /* Discards whose marker has not completed yet; created on first use,
@@ -99,25 +86,15 @@ static void create_pending(void)
 	pending = pending_discards_create(PENDING_MAX);
 }
 
-/* Migration jobs by sequence number: the program's thread numbers them as
- * it queues them (with the engine's lock held, as it reads moving); the
- * worker records job_ev[seq % JOBS] after issuing one, then publishes its
- * seq in issued_seq. A slot reused by a later job only makes a discard
- * that reads it late wait longer, never shorter. */
-static CUevent job_ev[JOBS];
-static uint64_t next_seq;
-static _Atomic uint64_t issued_seq;
-static inflight *moving;
-
 /* Counted from the program's threads and the worker alike. */
 static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
-static atomic_uint_fast64_t n_gate_waits, n_gates_unissued, n_after_migrations, n_issue_waits;
+static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
  * of the program's threads' time inside the executor's entry points. */
-static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, exec_ns, issue_wait_ns;
+static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
 
 /* The worker's: the event recorded after a prefetch job, and that job's
  * ticket (0: none yet). A later job reusing the slot only makes a gate
@@ -129,7 +106,7 @@ static atomic_int failures_warned;
 /* Prefetch and evict jobs for the worker. */
 struct job {
 	enum engine_op op;
-	uint64_t wait_mark, ticket, seq;
+	uint64_t wait_mark, ticket;
 	size_t n;
 	struct engine_range *ranges;
 	struct job *next;
@@ -137,7 +114,6 @@ struct job {
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t issued_cond = PTHREAD_COND_INITIALIZER;
 static struct job *queue_head, *queue_tail;
 static int worker_busy;
 static int worker_started;
@@ -154,40 +130,22 @@ static void check(CUresult r, const char *what)
 	}
 }
 
-/* Binds the program's context and creates the streams and the events on
- * first use (from a launch callback, where the program's context is
- * current); all or none, and once. */
+/* Binds the program's context and creates the stream on first use (from a
+ * launch callback, where the program's context is current). */
 static int ensure_stream(void)
 {
-	static bool failed;
-	if (mig_stream || failed)
-		return mig_stream ? 0 : -1;
+	if (mig_stream)
+		return 0;
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cuCtxGetDevice(&device) != CUDA_SUCCESS)
 		return -1;
 	pthread_once(&pending_once, create_pending);
-	if (!pending || !(moving = inflight_create(INFLIGHT_RANGES))) {
-		failed = true;
+	if (!pending)
 		return -1;
-	}
-	CUstream m = NULL, d = NULL;
-	CUresult r = cuStreamCreate(&m, CU_STREAM_NON_BLOCKING);
-	if (r == CUDA_SUCCESS)
-		r = cuStreamCreate(&d, CU_STREAM_NON_BLOCKING);
+	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
 	if (r == CUDA_SUCCESS)
 		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
-	for (int i = 0; i < JOBS && r == CUDA_SUCCESS; i++)
-		r = cuEventCreate(&job_ev[i], CU_EVENT_DISABLE_TIMING);
-	check(r, "creating the replayer's streams");
-	if (r != CUDA_SUCCESS) {
-		failed = true;
-		return -1;
-	}
-	if (!rp_gate_create())
-		um_warn("cannot allocate the replayer's gate word; migrations will stall the program's "
-			"CUDA calls while they copy");
-	discard_stream = d;
-	mig_stream = m;
-	return 0;
+	check(r, "creating the replayer's stream");
+	return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 static const char *op_name(enum engine_op op)
@@ -196,15 +154,15 @@ static const char *op_name(enum engine_op op)
 	return names[op];
 }
 
-static void wait_mark(CUstream s, uint64_t mark)
+static void wait_mark(uint64_t mark)
 {
 	if (mark)
-		check(cuStreamWaitEvent(s, marks[mark % MARKS], 0), "waiting for a marker");
+		check(cuStreamWaitEvent(mig_stream, marks[mark % MARKS], 0), "waiting for a marker");
 }
 
-/* One batch call for up to CALLS_MAX_RANGES ranges on stream s; an NVTX
- * range makes it show in Nsight Systems. */
-static void call(enum engine_op op, CUstream s, const struct engine_range *r, size_t n)
+/* One batch call for up to CALLS_MAX_RANGES ranges; an NVTX range makes it
+ * show in Nsight Systems. */
+static void call(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	CUdeviceptr ptrs[CALLS_MAX_RANGES];
 	size_t sizes[CALLS_MAX_RANGES], loc_idx = 0, bytes = 0;
@@ -225,14 +183,14 @@ static void call(enum engine_op op, CUstream s, const struct engine_range *r, si
 		loc.id = 0;
 		/* fall through */
 	case ENGINE_OP_PREFETCH:
-		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, s),
+		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD:
-		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, s), "cuMemDiscardBatchAsync");
+		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD_PREFETCH:
-		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, s),
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
@@ -270,22 +228,15 @@ static uint64_t mapped_extent(void *unused, uint64_t address, uint64_t bytes)
 	return a ? arena_mapped_extent(a, address, bytes) : bytes;
 }
 
-struct emit_to {
-	enum engine_op op;
-	CUstream stream;
-};
-
-static void emit(void *to, const struct engine_range *r, size_t n)
+static void emit(void *op, const struct engine_range *r, size_t n)
 {
-	const struct emit_to *e = to;
-	call(e->op, e->stream, r, n);
+	call(*(enum engine_op *)op, r, n);
 }
 
-/* Issues op on the ranges on stream s, cut into calls (calls.h). */
-static void call_all(enum engine_op op, CUstream s, const struct engine_range *r, size_t n)
+/* Issues op on the ranges, cut into calls (calls.h). */
+static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	struct emit_to to = { op, s };
-	struct calls_target t = { &to, mapped_extent, emit };
+	struct calls_target t = { &op, mapped_extent, emit };
 	calls_split(r, n, call_bytes(op), &t);
 }
 
@@ -318,28 +269,8 @@ static void gate_launch(uint64_t ticket)
 	atomic_fetch_add(&n_gate_waits, 1);
 }
 
-/* On the worker: issues one job behind the gate, after the discards made
- * before it, and publishes it. */
-static void issue_job(const struct job *j, uint64_t *discards_seen)
-{
-	uint64_t d = atomic_load(&discards_recorded);
-	if (d != *discards_seen) {
-		*discards_seen = d;
-		check(cuStreamWaitEvent(mig_stream, discard_done, 0), "ordering a migration after discards");
-	}
-	bool gated = rp_gate_close(mig_stream);
-	wait_mark(mig_stream, j->wait_mark);
-	call_all(j->op, mig_stream, j->ranges, j->n);
-	check(cuEventRecord(job_ev[j->seq % JOBS], mig_stream), "recording a migration");
-	if (j->op == ENGINE_OP_PREFETCH)
-		record_gate(j->ticket);
-	if (gated)
-		rp_gate_open();
-}
-
 static void *worker(void *arg)
 {
-	uint64_t discards_seen = 0;
 	cuCtxSetCurrent(ctx);
 	pthread_mutex_lock(&queue_lock);
 	for (;;) {
@@ -354,11 +285,12 @@ static void *worker(void *arg)
 			queue_tail = NULL;
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
-		issue_job(j, &discards_seen);
-		pthread_mutex_lock(&queue_lock);
-		atomic_store(&issued_seq, j->seq);
-		pthread_cond_broadcast(&issued_cond);
+		wait_mark(j->wait_mark);
+		call_all(j->op, j->ranges, j->n);
+		if (j->op == ENGINE_OP_PREFETCH)
+			record_gate(j->ticket);
 		free(j);
+		pthread_mutex_lock(&queue_lock);
 	}
 	return NULL;
 }
@@ -370,49 +302,9 @@ static bool mark_done(uint64_t mark)
 	return !mark || cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
-/* Forgets the migrations the GPU has finished: the newest issued one if it
- * has, else the oldest ones, a few queries at most. */
-static void retire_migrations(void)
-{
-	uint64_t issued = atomic_load(&issued_seq);
-	if (!issued)
-		return;
-	if (cuEventQuery(job_ev[issued % JOBS]) == CUDA_SUCCESS) {
-		inflight_retire(moving, issued);
-		return;
-	}
-	for (int i = 0; i < 4; i++) {
-		uint64_t oldest = inflight_oldest(moving);
-		if (!oldest || oldest > issued || cuEventQuery(job_ev[oldest % JOBS]) != CUDA_SUCCESS)
-			return;
-		inflight_retire(moving, oldest);
-	}
-}
-
-/* Orders the discard stream after the newest migration in flight that
- * overlaps r[0..n), waiting for the worker to issue it first if need be. */
-static void follow_migrations(const struct engine_range *r, size_t n)
-{
-	retire_migrations();
-	uint64_t seq = inflight_newest(moving, r, n);
-	if (!seq)
-		return;
-	if (atomic_load(&issued_seq) < seq) {
-		uint64_t t0 = rp_now();
-		pthread_mutex_lock(&queue_lock);
-		while (atomic_load(&issued_seq) < seq)
-			pthread_cond_wait(&issued_cond, &queue_lock);
-		pthread_mutex_unlock(&queue_lock);
-		atomic_fetch_add(&issue_wait_ns, rp_now() - t0);
-		atomic_fetch_add(&n_issue_waits, 1);
-	}
-	check(cuStreamWaitEvent(discard_stream, job_ev[seq % JOBS], 0), "ordering a discard after a migration");
-	atomic_fetch_add(&n_after_migrations, 1);
-}
-
 /* Issues discards of ranges nothing lives in (or, for discard-and-prefetch
- * and prefetch, of the fresh allocation the engine named) on the discard
- * stream, and orders the program's streams after them. */
+ * and prefetch, of the fresh allocation the engine named), and orders the
+ * program's streams after them. */
 static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	struct engine_range idle[CALLS_MAX_RANGES];
@@ -425,22 +317,18 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 		}
 		idle[k++] = r[i];
 		if (k == CALLS_MAX_RANGES) {
-			follow_migrations(idle, k);
-			call_all(op, discard_stream, idle, k);
+			call_all(op, idle, k);
 			issued += k;
 			k = 0;
 		}
 	}
-	if (k) {
-		follow_migrations(idle, k);
-		call_all(op, discard_stream, idle, k);
-	}
+	if (k)
+		call_all(op, idle, k);
 	if (!issued && !k)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
 	uint64_t t0 = rp_now();
-	check(cuEventRecord(discard_done, discard_stream), "recording a discard");
-	atomic_fetch_add(&discards_recorded, 1);
+	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
 	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
 		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
@@ -464,7 +352,7 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 	}
 	if (op == ENGINE_OP_DISCARD_PREFETCH) {
 		atomic_fetch_add(&n_fresh_prefetched, n);
-		wait_mark(discard_stream, mark);
+		wait_mark(mark);
 		issue_ordered(ENGINE_OP_PREFETCH, r, n);
 		return;
 	}
@@ -490,8 +378,6 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	j->op = op;
 	j->wait_mark = mark;
 	j->ticket = ticket;
-	j->seq = ++next_seq;
-	inflight_add(moving, j->seq, ranges, n);
 	j->n = n;
 	j->ranges = (struct engine_range *)(j + 1);
 	memcpy(j->ranges, ranges, n * sizeof *ranges);
@@ -606,8 +492,6 @@ void rp_exec_drain(void)
 	pthread_mutex_unlock(&queue_lock);
 	if (mig_stream)
 		cuStreamSynchronize(mig_stream);
-	if (discard_stream)
-		cuStreamSynchronize(discard_stream);
 }
 
 void rp_exec_get_stats(struct rp_exec_stats *out)
@@ -624,9 +508,6 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->discard_waits = atomic_load(&n_discard_waits);
 	out->gate_waits = atomic_load(&n_gate_waits);
 	out->gates_unissued = atomic_load(&n_gates_unissued);
-	out->after_migrations = atomic_load(&n_after_migrations);
-	out->issue_waits = atomic_load(&n_issue_waits);
-	out->issue_wait_ns = atomic_load(&issue_wait_ns);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);
 		out->kind_ns[k] = atomic_load(&kind_ns[k]);

@@ -172,9 +172,6 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.gate_waits = xs.gate_waits;
 	m.gates_unissued = xs.gates_unissued;
 	m.gate_ns = xs.gate_ns;
-	m.after_migrations = xs.after_migrations;
-	m.issue_waits = xs.issue_waits;
-	m.issue_wait_ns = xs.issue_wait_ns;
 	m.markers = xs.marks;
 	m.marker_ns = xs.mark_ns;
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);

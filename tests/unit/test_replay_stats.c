@@ -74,9 +74,6 @@ static void keys_and_values(void **state)
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
 	m.gate_ns = 3100;
-	m.after_migrations = 23;
-	m.issue_waits = 3;
-	m.issue_wait_ns = 4500;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
 	m.markers = 640;
@@ -181,10 +178,6 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);
 	assert_int_equal(num(gates, "ns"), 3100);
-	const cJSON *after = cJSON_GetObjectItem(host, "discards_after_migrations");
-	assert_int_equal(num(after, "batches"), 23);
-	assert_int_equal(num(after, "issue_waits"), 3);
-	assert_int_equal(num(after, "issue_wait_ns"), 4500);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
 	assert_int_equal(num(alloc, "allocs"), 1500);
 	assert_int_equal(num(alloc, "frees"), 1400);
