@@ -188,6 +188,50 @@ def deferred(gpu, ptr, size, streams):
     return out
 
 
+def dependent(gpu, ptr, size, streams):
+    """An eviction deferred behind a gate, and an event recorded after it
+    on the same stream. Does a stream made to wait for that event take
+    longer to accept the host's calls while the copy is pending? Every 0.2
+    ms until the copy is done the main thread records an event on a stream
+    that waits for the eviction and on one that does not (the replayer's
+    markers on the program's stream, which waits for its discards and
+    prefetches), and launches a small kernel on the independent one."""
+    small = 64 << 20
+    spare = gpu.managed(small)
+    mig, waiting, free_stream = streams[1], streams[2], streams[3]
+    after, ev_waiting, ev_free = gpu.event(), gpu.event(), gpu.event()
+    gate_host, gate_dev = gpu.gate()
+    word = ctypes.c_uint32.from_address(gate_host)
+    probes = {"record_on_waiting": lambda: gpu.record(ev_waiting, waiting),
+              "record_on_free": lambda: gpu.record(ev_free, free_stream),
+              "launch_on_free": lambda: gpu.touch(spare, small, free_stream)}
+    out = {}
+    for rep in range(2):
+        gpu.prefetch(ptr, size, True, streams[0])
+        gpu.sync()
+        t0 = time.perf_counter()
+        gpu.wait_value(mig, gate_dev, word.value + 1)
+        gpu.prefetch(ptr, size, False, mig)
+        gpu.record(after, mig)
+        gpu.wait(waiting, after)
+        word.value += 1
+        took = {k: [] for k in probes}
+        while not gpu.idle(mig):
+            for k, act in probes.items():
+                took[k].append(timed(act))
+            time.sleep(0.0002)
+        row = {"copy_done_ms": ms(time.perf_counter() - t0)}
+        gpu.sync()
+        for k, ts in took.items():
+            ts.sort()
+            if ts:
+                row[k] = {"n": len(ts), "median_ms": ms(ts[len(ts) // 2]), "max_ms": ms(ts[-1]),
+                          "total_ms": ms(sum(ts))}
+        out[f"rep{rep}"] = row
+    gpu.free(spare)
+    return out
+
+
 def chunked(gpu, ptr, size, streams):
     """Eviction in chunks of several sizes by one thread while the main
     thread records an event every 0.2 ms: the eviction's GB/s and how long
@@ -394,6 +438,7 @@ def main():
              "concurrent_ms": lambda: concurrent(gpu, ptr, size, streams),
              "queued_ms": lambda: queued(gpu, ptr, streams),
              "deferred": lambda: deferred(gpu, ptr, size, streams),
+             "dependent": lambda: dependent(gpu, ptr, size, streams),
              "chunked_eviction": lambda: chunked(gpu, ptr, size, streams),
              "duplex_ms": lambda: duplex(gpu, ptr, size, streams),
              "evict_states_ms": lambda: evict_states(gpu, ptr, size, streams),
