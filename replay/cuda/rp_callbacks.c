@@ -69,6 +69,16 @@ static void after_engine(void)
 			"running without it: re-record and re-plan this program");
 }
 
+/* What every launch does, followed or not: the arena's fences learn its
+ * stream, and the Unified Memory counters (refused before the first
+ * launch) and the residency sampling start. */
+static void note_launch(CUstream stream)
+{
+	um_alloc_note_stream(stream);
+	cupti_um_enable(NULL);
+	rp_residency_note_launch();
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_info li;
@@ -83,9 +93,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	rp_exec_set_launch_stream(li.stream);
-	cupti_um_enable(NULL);
-	um_alloc_note_stream(li.stream);
-	rp_residency_note_launch();
+	note_launch(li.stream);
 	for (uint32_t i = 0; i < li.nargs; i++) {
 		acc[i].alloc_id = li.args[i].alloc.id;
 		acc[i].offset = li.args[i].offset;
@@ -94,17 +102,12 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		after_engine();
 }
 
-/* A launch while the engine is idle: the arena's fences learn its stream,
- * and the Unified Memory counters (refused before the first launch) and
- * the residency sampling start. */
+/* A launch while the engine is idle: nothing but note_launch. */
 static void on_idle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	CUstream stream;
-	if (cb->callbackSite != CUPTI_API_ENTER || !launch_stream(cbid, cb, &stream))
-		return;
-	um_alloc_note_stream(stream);
-	cupti_um_enable(NULL);
-	rp_residency_note_launch();
+	if (cb->callbackSite == CUPTI_API_ENTER && launch_stream(cbid, cb, &stream))
+		note_launch(stream);
 }
 
 /* Driver calls that write device memory other than through a kernel. Each

@@ -75,6 +75,12 @@ static uint64_t next_mark = 1;
 static CUevent discard_done;
 static __thread CUstream launch_stream;
 
+/* The stream of the launch the calling thread is making. */
+static CUstream program_stream(void)
+{
+	return launch_stream ? launch_stream : CU_STREAM_LEGACY;
+}
+
 /* Discards whose marker has not completed yet; created on first use,
  * from the program's thread that creates the stream or allocates first. */
 #define PENDING_MAX 4096
@@ -264,7 +270,7 @@ static void gate_launch(uint64_t ticket)
 	 * long copied, or about to be. */
 	if (recorded > ticket || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
 		return;
-	check(cuStreamWaitEvent(launch_stream ? launch_stream : CU_STREAM_LEGACY, gate_ev[slot], 0),
+	check(cuStreamWaitEvent(program_stream(), gate_ev[slot], 0),
 	      "ordering a kernel after its prefetch");
 	atomic_fetch_add(&n_gate_waits, 1);
 }
@@ -330,8 +336,8 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 	uint64_t t0 = rp_now();
 	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
 	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
-	if (launch_stream && launch_stream != CU_STREAM_LEGACY)
-		check(cuStreamWaitEvent(launch_stream, discard_done, 0), "ordering a discard");
+	if (program_stream() != CU_STREAM_LEGACY)
+		check(cuStreamWaitEvent(program_stream(), discard_done, 0), "ordering a discard");
 	atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 }
 
@@ -410,7 +416,7 @@ static uint64_t record_mark(void)
 	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
 		return 0;
 	uint64_t t0 = rp_now();
-	check(cuEventRecord(*ev, launch_stream ? launch_stream : CU_STREAM_LEGACY), "recording a marker");
+	check(cuEventRecord(*ev, program_stream()), "recording a marker");
 	atomic_fetch_add(&mark_ns, rp_now() - t0);
 	atomic_fetch_add(&n_marks, 1);
 	return m;

@@ -34,6 +34,12 @@ def ms(seconds):
     return round(seconds * 1e3, 3)
 
 
+def spread(times):
+    """How many calls, and their median and longest host times (ms)."""
+    times = sorted(times)
+    return {"n": len(times), "median_ms": ms(times[len(times) // 2]), "max_ms": ms(times[-1])}
+
+
 def eviction(gpu, ptr, size, streams):
     """GB/s of evicting [ptr, ptr + size) several ways, each from the GPU."""
     part = size // PARTS
@@ -180,9 +186,8 @@ def deferred(gpu, ptr, size, streams):
                 row = {"call_ms": ms(call), "copy_done_ms": ms(done),
                        "copy_gbps": gbps(size, done - began) if done > began else None}
                 for phase, ts in waits.items():
-                    ts.sort()
                     if ts:
-                        row[phase] = {"n": len(ts), "median_ms": ms(ts[len(ts) // 2]), "max_ms": ms(ts[-1])}
+                        row[phase] = spread(ts)
                 out[f"{name}_{gate}_{probe}"] = row
     gpu.free(spare)
     return out
@@ -223,10 +228,8 @@ def dependent(gpu, ptr, size, streams):
         row = {"copy_done_ms": ms(time.perf_counter() - t0)}
         gpu.sync()
         for k, ts in took.items():
-            ts.sort()
             if ts:
-                row[k] = {"n": len(ts), "median_ms": ms(ts[len(ts) // 2]), "max_ms": ms(ts[-1]),
-                          "total_ms": ms(sum(ts))}
+                row[k] = dict(spread(ts), total_ms=ms(sum(ts)))
         out[f"rep{rep}"] = row
     gpu.free(spare)
     return out
