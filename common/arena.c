@@ -3,16 +3,20 @@
  *
  * Owns the segments mapped through the backend, the ranges they are cut
  * into, the free indexes that placement searches, and the block map and
- * live index that lookups search. Mapping memory and ordering against the
- * GPU stay in the backend.
+ * small live index that lookups search. Mapping memory and ordering against
+ * the GPU stay in the backend.
  *
  * Two levels, one mechanism. Segments are cut into ranges of whole 2 MiB
  * blocks; a large allocation takes one such range, and so does a small
  * block: a 2 MiB range (its "carrier") that is itself cut into 512 B ranges
  * for small allocations. So a UM block holds one large allocation or small
- * ones only, never both. Each level has its own free index. A range is live
- * (in the live index), free (in its level's free index) or a carrier (in
- * neither). Within a region (a segment or a small block) the ranges also form
+ * ones only, never both. Each level has its own free index. A range is live,
+ * free (in its level's free index) or a carrier. The block map names the
+ * large live range or the carrier of each block, so only small live ranges
+ * need an index of their own (searched by address); a large allocation
+ * and its free then cost no search of live ranges at all, which matters
+ * when a program frees and allocates hundreds of tensors per step, each
+ * time with caches cooled by everything else it ran. Within a region (a segment or a small block) the ranges also form
  * an address-ordered list, so a free merges with free neighbours in O(1);
  * adjacent ranges are therefore never both free. A small block that becomes
  * empty goes back to its segment, so its 2 MiB can serve any size again.
@@ -66,7 +70,8 @@ enum range_state { RANGE_FREE, RANGE_LIVE, RANGE_CARRIER };
 struct region;
 
 struct range {
-	struct arena_tree_node link; /* live: in the live index; free: in its level's free index */
+	struct arena_tree_node link; /* small live: in the small live index; free:
+					in its level's free index */
 	struct range *prev, *next;   /* address neighbours in the same region */
 	struct region *region;
 	uint64_t start, size;
@@ -97,7 +102,7 @@ struct arena {
 	bool capped;
 	uint64_t max_bytes; /* when capped: the cap rounded down to whole blocks */
 	uint64_t segment_bytes, small_threshold;
-	struct arena_tree live, free_large, free_small;
+	struct arena_tree live_small, free_large, free_small;
 	/* Per block of every segment: the range that takes it (a large live
 	 * one, or a small block's carrier); NULL where it is free. Lookups go
 	 * here first: see arena_lookup. */
@@ -127,6 +132,11 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 static int cmp_u64(uint64_t a, uint64_t b)
 {
 	return (a > b) - (a < b);
@@ -148,7 +158,7 @@ static int cmp_free(const struct arena_tree_node *an, const struct arena_tree_no
 	return c;
 }
 
-static int cmp_live(const struct arena_tree_node *an, const struct arena_tree_node *bn)
+static int cmp_start(const struct arena_tree_node *an, const struct arena_tree_node *bn)
 {
 	return cmp_u64(container_of(an, struct range, link)->start, container_of(bn, struct range, link)->start);
 }
@@ -503,7 +513,7 @@ arena *arena_create(const struct arena_config *cfg, const struct arena_backend *
 	a->small_threshold = c.small_threshold ? c.small_threshold : DEFAULT_SMALL_THRESHOLD;
 	if (a->small_threshold > ARENA_BLOCK_SIZE)
 		a->small_threshold = ARENA_BLOCK_SIZE;
-	arena_tree_init(&a->live, cmp_live);
+	arena_tree_init(&a->live_small, cmp_start);
 	arena_tree_init(&a->free_large, cmp_free);
 	arena_tree_init(&a->free_small, cmp_free);
 	return a;
@@ -557,7 +567,8 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 	r->state = RANGE_LIVE;
 	r->id = ++a->stats.total_allocs;
 	r->requested = size;
-	arena_tree_insert(&a->live, &r->link);
+	if (small)
+		arena_tree_insert(&a->live_small, &r->link);
 	a->stats.live_allocs++;
 	a->stats.live_bytes += r->size;
 	a->stats.peak_live_bytes = max_u64(a->stats.peak_live_bytes, a->stats.live_bytes);
@@ -567,23 +578,34 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 	return ARENA_OK;
 }
 
-/* The live range with the greatest start <= address, or NULL. */
-static struct range *live_at_or_before(arena *a, uint64_t address)
+/* The small live range with the greatest start <= address, or NULL. */
+static struct range *small_live_at_or_before(arena *a, uint64_t address)
 {
 	struct range probe = { .start = address };
-	struct arena_tree_node *n = arena_tree_floor(&a->live, &probe.link);
+	struct arena_tree_node *n = arena_tree_floor(&a->live_small, &probe.link);
 	return n ? container_of(n, struct range, link) : NULL;
+}
+
+/* The live range holding address, or NULL: the block's large one, or a
+ * small one of its small block. Its reserved range, padding included. */
+static struct range *live_holding(arena *a, uint64_t address)
+{
+	struct range *r = arena_blockmap_get(&a->blocks, address);
+	if (r && r->state == RANGE_CARRIER)
+		r = small_live_at_or_before(a, address);
+	return r && r->state == RANGE_LIVE && address - r->start < r->size ? r : NULL;
 }
 
 int arena_free(arena *a, uint64_t address, struct arena_alloc *out)
 {
 	pthread_mutex_lock(&a->lock);
-	struct range *r = live_at_or_before(a, address);
+	struct range *r = live_holding(a, address);
 	if (!r || r->start != address) {
 		pthread_mutex_unlock(&a->lock);
 		return ARENA_ENOTFOUND;
 	}
-	arena_tree_remove(&a->live, &r->link);
+	if (r->region->carrier)
+		arena_tree_remove(&a->live_small, &r->link);
 	if (out)
 		describe(r, out);
 	a->stats.live_allocs--;
@@ -606,12 +628,8 @@ bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
 	if (outside_span(a, address))
 		return false;
 	pthread_mutex_lock(&a->lock);
-	/* The block map names the one large allocation of the address's block;
-	 * only a block of small allocations needs the live index. */
-	struct range *r = arena_blockmap_get(&a->blocks, address);
-	if (r && r->state == RANGE_CARRIER)
-		r = live_at_or_before(a, address);
-	bool found = r && r->state == RANGE_LIVE && address - r->start < served_size(r->requested);
+	struct range *r = live_holding(a, address);
+	bool found = r && address - r->start < served_size(r->requested);
 	if (found)
 		describe(r, out);
 	pthread_mutex_unlock(&a->lock);
@@ -620,13 +638,24 @@ bool arena_lookup(arena *a, uint64_t address, struct arena_alloc *out)
 
 bool arena_range_idle(arena *a, uint64_t address, uint64_t bytes)
 {
-	if (!bytes)
-		return true;
+	/* Only mapped memory can hold an allocation. */
+	uint64_t lo = max_u64(address, atomic_load(&a->span_lo));
+	uint64_t end = bytes > UINT64_MAX - address ? UINT64_MAX : address + bytes;
+	end = min_u64(end, atomic_load(&a->span_hi));
+	bool idle = true;
 	pthread_mutex_lock(&a->lock);
-	/* The live allocation starting last before the range's end is the only
-	 * one that can reach into it (live allocations do not overlap). */
-	struct range *r = live_at_or_before(a, address + bytes - 1);
-	bool idle = !r || r->start + r->size <= address;
+	/* Block by block: a large live range fills every block the map names
+	 * it in; in a small block, the small live range starting last before
+	 * the part of [lo, end) there is the only one that can reach into it. */
+	for (uint64_t b = lo - lo % ARENA_BLOCK_SIZE; idle && b < end; b += ARENA_BLOCK_SIZE) {
+		struct range *r = arena_blockmap_get(&a->blocks, b);
+		if (r && r->state == RANGE_CARRIER) {
+			r = small_live_at_or_before(a, min_u64(end, b + ARENA_BLOCK_SIZE) - 1);
+			idle = !r || r->start + r->size <= max_u64(lo, b);
+		} else {
+			idle = !r;
+		}
+	}
 	pthread_mutex_unlock(&a->lock);
 	return idle;
 }
@@ -662,23 +691,25 @@ void arena_get_stats(arena *a, struct arena_stats *out)
 	pthread_mutex_unlock(&a->lock);
 }
 
-struct foreach_ctx {
-	void (*fn)(void *ctx, const struct arena_alloc *);
-	void *ctx;
-};
-
-static void foreach_visit(void *ctx, struct arena_tree_node *n)
+static void visit_live(const struct region *region, void (*fn)(void *ctx, const struct arena_alloc *),
+		       void *ctx)
 {
-	const struct foreach_ctx *f = ctx;
-	struct arena_alloc alloc;
-	describe(container_of(n, struct range, link), &alloc);
-	f->fn(f->ctx, &alloc);
+	for (const struct range *r = region->first; r; r = r->next) {
+		struct arena_alloc alloc;
+		if (r->state == RANGE_CARRIER) {
+			visit_live(r->block, fn, ctx);
+		} else if (r->state == RANGE_LIVE) {
+			describe(r, &alloc);
+			fn(ctx, &alloc);
+		}
+	}
 }
 
 void arena_foreach_live(arena *a, void (*fn)(void *ctx, const struct arena_alloc *), void *ctx)
 {
-	struct foreach_ctx f = { fn, ctx };
 	pthread_mutex_lock(&a->lock);
-	arena_tree_walk(&a->live, foreach_visit, &f);
+	/* Segments by base, and each region's ranges by address. */
+	for (size_t i = 0; i < a->stats.segments; i++)
+		visit_live(a->segments[i], fn, ctx);
 	pthread_mutex_unlock(&a->lock);
 }

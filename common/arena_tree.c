@@ -7,6 +7,8 @@
  */
 #include "arena_tree.h"
 
+#include <stdbool.h>
+
 typedef struct arena_tree_node node;
 
 static int height(const node *n)
@@ -59,58 +61,79 @@ static node *rebalance(node *n)
 	return n;
 }
 
-static node *insert_below(node *root, node *n, arena_tree_cmp cmp)
+/* rebalance, setting *changed to whether the subtree's height changed: the
+ * levels above depend on that height alone, so when it did not, they are
+ * left as they are (each would otherwise read both of its children). */
+static node *rebalance_tracked(node *n, bool *changed)
+{
+	int before = n->height;
+	node *top = rebalance(n);
+	*changed = top->height != before;
+	return top;
+}
+
+static node *insert_below(node *root, node *n, arena_tree_cmp cmp, bool *taller)
 {
 	if (!root) {
 		n->left = n->right = NULL;
 		n->height = 1;
+		*taller = true;
 		return n;
 	}
 	if (cmp(n, root) < 0)
-		root->left = insert_below(root->left, n, cmp);
+		root->left = insert_below(root->left, n, cmp, taller);
 	else
-		root->right = insert_below(root->right, n, cmp);
-	return rebalance(root);
+		root->right = insert_below(root->right, n, cmp, taller);
+	return *taller ? rebalance_tracked(root, taller) : root;
 }
 
 void arena_tree_insert(struct arena_tree *t, struct arena_tree_node *n)
 {
-	t->root = insert_below(t->root, n, t->cmp);
+	bool taller;
+	t->root = insert_below(t->root, n, t->cmp, &taller);
 }
 
-static node *detach_min(node *root, node **min)
+static node *detach_min(node *root, node **min, bool *shorter)
 {
 	if (!root->left) {
 		*min = root;
+		*shorter = true;
 		return root->right;
 	}
-	root->left = detach_min(root->left, min);
-	return rebalance(root);
+	root->left = detach_min(root->left, min, shorter);
+	return *shorter ? rebalance_tracked(root, shorter) : root;
 }
 
-static node *remove_below(node *root, node *n, arena_tree_cmp cmp)
+static node *remove_below(node *root, node *n, arena_tree_cmp cmp, bool *shorter)
 {
-	if (!root)
+	if (!root) {
+		*shorter = false;
 		return NULL;
+	}
 	if (root == n) {
-		if (!n->right)
-			return n->left;
-		node *successor;
-		node *right = detach_min(n->right, &successor);
-		successor->left = n->left;
-		successor->right = right;
-		return rebalance(successor);
+		node *top = n->left;
+		if (n->right) {
+			bool ignored;
+			node *successor;
+			node *right = detach_min(n->right, &successor, &ignored);
+			successor->left = n->left;
+			successor->right = right;
+			top = rebalance(successor);
+		}
+		*shorter = height(top) != n->height;
+		return top;
 	}
 	if (cmp(n, root) < 0)
-		root->left = remove_below(root->left, n, cmp);
+		root->left = remove_below(root->left, n, cmp, shorter);
 	else
-		root->right = remove_below(root->right, n, cmp);
-	return rebalance(root);
+		root->right = remove_below(root->right, n, cmp, shorter);
+	return *shorter ? rebalance_tracked(root, shorter) : root;
 }
 
 void arena_tree_remove(struct arena_tree *t, struct arena_tree_node *n)
 {
-	t->root = remove_below(t->root, n, t->cmp);
+	bool shorter;
+	t->root = remove_below(t->root, n, t->cmp, &shorter);
 }
 
 struct arena_tree_node *arena_tree_ceil(const struct arena_tree *t, const struct arena_tree_node *probe)
@@ -139,18 +162,4 @@ struct arena_tree_node *arena_tree_floor(const struct arena_tree *t, const struc
 		}
 	}
 	return best;
-}
-
-static void walk_below(node *n, void (*fn)(void *ctx, node *n), void *ctx)
-{
-	if (!n)
-		return;
-	walk_below(n->left, fn, ctx);
-	fn(ctx, n);
-	walk_below(n->right, fn, ctx);
-}
-
-void arena_tree_walk(const struct arena_tree *t, void (*fn)(void *ctx, struct arena_tree_node *n), void *ctx)
-{
-	walk_below(t->root, fn, ctx);
 }

@@ -44,7 +44,4 @@ struct arena_tree_node *arena_tree_ceil(const struct arena_tree *t, const struct
 /* The last node not ordered after probe (the largest <= probe), or NULL. */
 struct arena_tree_node *arena_tree_floor(const struct arena_tree *t, const struct arena_tree_node *probe);
 
-/* Calls fn on every node in order. fn must not change t. */
-void arena_tree_walk(const struct arena_tree *t, void (*fn)(void *ctx, struct arena_tree_node *n), void *ctx);
-
 #endif

@@ -229,6 +229,14 @@ struct alloc_rec *allocmap_live(allocmap *m, uint64_t id)
 	return m->tab[i].id ? &m->tab[i] : NULL;
 }
 
+struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor)
+{
+	for (; *cursor < m->cap; (*cursor)++)
+		if (m->tab[*cursor].id)
+			return &m->tab[(*cursor)++];
+	return NULL;
+}
+
 void allocmap_iteration_start(allocmap *m)
 {
 	if (!m->plan)

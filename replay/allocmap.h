@@ -65,6 +65,11 @@ bool allocmap_remove(allocmap *m, uint64_t id, struct alloc_rec *out);
 /* The live allocation id, or NULL. Valid until the next add or remove. */
 struct alloc_rec *allocmap_live(allocmap *m, uint64_t id);
 
+/* The live allocations, in no particular order: the first at or after
+ * *cursor (start at 0), which moves past it; NULL after the last. Valid
+ * until the next add or remove. */
+struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
+
 /* The plan's kernel #0 was reached: iteration ordinals count from here, and
  * this iteration's instances become the previous ones. */
 void allocmap_iteration_start(allocmap *m);

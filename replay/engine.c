@@ -71,6 +71,8 @@ static int create_parts(engine *e, const struct engine_config *cfg)
 	e->lost = lostids_create();
 	if (!e->allocs || !e->res || !e->marks || !e->batch || !e->lost)
 		return -1;
+	if (e->idle && !(e->footprint = footprint_create()))
+		return -1;
 	if (plan) {
 		e->match = match_create(plan->signature.exec_ids, plan->signature.shape_ids,
 					plan->signature.n_kernels);
@@ -157,6 +159,7 @@ void engine_destroy(engine *e)
 	batch_destroy(e->batch);
 	faultsrc_destroy(e->faults);
 	lostids_destroy(e->lost);
+	footprint_destroy(e->footprint);
 	corr_destroy(e->online);
 	free(e->obs);
 	free(e->kb);
@@ -205,31 +208,77 @@ static void touch(engine *e, struct alloc_rec *r)
 	}
 }
 
-/* Idle, r's blocks join the footprint counted resident, unless that would
- * pass the limit: then the engine follows launches from now on, and r's
- * blocks are absent until a kernel uses them, as they would have been. */
-static void idle_alloc(engine *e, struct alloc_rec *r)
+static int by_id(const void *a, const void *b)
 {
-	uint64_t added = 0;
-	touch(e, r);
-	for (uint32_t i = 0; i < r->n_blocks; i++) {
-		const struct block *b = residency_find(e->res, r->first_block + i);
-		if (b && b->state == BLOCK_ABSENT)
-			added += BLOCK_BYTES;
-	}
-	if (residency_bytes(e->res) + added > e->idle_limit) {
-		e->idle = false;
-		e->st.woke_at_alloc = r->id;
-		return;
-	}
-	for (uint32_t i = 0; i < r->n_blocks; i++) {
-		struct block *b = residency_find(e->res, r->first_block + i);
-		if (b)
-			residency_set(e->res, b, BLOCK_RESIDENT);
-	}
+	const struct alloc_rec *x = *(struct alloc_rec *const *)a, *y = *(struct alloc_rec *const *)b;
+	return (x->id > y->id) - (x->id < y->id);
 }
 
-void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
+/* Idleness ends, at allocation r or at a launch (r NULL): the residency
+ * model, left unbuilt while idle, is built from the footprint and the live
+ * allocations, as keeping it all along would have left it but for the
+ * recency order. Every footprint block is resident; r's other blocks are
+ * absent until a kernel uses them. Dead blocks go to their list in address order, live ones
+ * most recently used by their newest live allocation. No allocation made
+ * while idle is fresh (idle_alloc), so none is counted fresh. */
+static void wake(engine *e, struct alloc_rec *r)
+{
+	e->idle = false;
+	e->st.woke_at_alloc = r ? r->id : 0;
+	size_t n = 0, c = 0;
+	while (allocmap_next_live(e->allocs, &c))
+		n++;
+	/* By id; out of memory, in the table's order. */
+	struct alloc_rec **sorted = malloc((n ? n : 1) * sizeof *sorted);
+	c = 0;
+	for (size_t i = 0; sorted && i < n; i++)
+		sorted[i] = allocmap_next_live(e->allocs, &c);
+	if (sorted)
+		qsort(sorted, n, sizeof *sorted, by_id);
+
+	c = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct alloc_rec *a = sorted ? sorted[i] : allocmap_next_live(e->allocs, &c);
+		for (uint32_t k = 0; k < a->n_blocks; k++) {
+			struct block *b = residency_block(e->res, a->first_block + k);
+			if (b)
+				residency_live_add(e->res, b);
+		}
+	}
+	uint64_t first, len;
+	for (size_t i = 0; footprint_interval(e->footprint, i, &first, &len); i++)
+		for (uint64_t no = first; no < first + len; no++) {
+			struct block *b = residency_block(e->res, no);
+			if (b && !b->live)
+				residency_set(e->res, b, BLOCK_RESIDENT);
+		}
+	c = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct alloc_rec *a = sorted ? sorted[i] : allocmap_next_live(e->allocs, &c);
+		for (uint64_t no = a->first_block; no < a->first_block + a->n_blocks; no++) {
+			struct block *b = residency_find(e->res, no);
+			if (b && footprint_missing(e->footprint, no, 1) == 0)
+				residency_set(e->res, b, BLOCK_RESIDENT);
+		}
+	}
+	free(sorted);
+}
+
+/* Idle, r's blocks join the footprint counted resident, unless that would
+ * pass the limit: then the engine wakes. The engine sees no writes while
+ * idle, so r counts as written from the start. */
+static void idle_alloc(engine *e, struct alloc_rec *r)
+{
+	r->touched = true;
+	uint64_t added = footprint_missing(e->footprint, r->first_block, r->n_blocks);
+	if (!added)
+		return;
+	if ((footprint_blocks(e->footprint) + added) * BLOCK_BYTES > e->idle_limit ||
+	    footprint_add(e->footprint, r->first_block, r->n_blocks) != 0)
+		wake(e, r);
+}
+
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 {
 	pthread_mutex_lock(&e->lock);
 	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
@@ -237,18 +286,22 @@ void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 		faultsrc_note(e->faults, now_ns(e), r);
 	if (r && e->sig)
 		sigcheck_alloc(e->sig, size);
-	for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
-		struct block *b = residency_block(e->res, r->first_block + i);
-		if (b) {
-			residency_live_add(e->res, b);
-			b->fresh++;
+	if (r && e->idle) {
+		idle_alloc(e, r);
+	} else {
+		for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
+			struct block *b = residency_block(e->res, r->first_block + i);
+			if (b) {
+				residency_live_add(e->res, b);
+				b->fresh++;
+			}
 		}
 	}
-	if (r && e->idle)
-		idle_alloc(e, r);
 	if (r && e->model)
 		onhost_alloc(e, r);
+	bool follows = !e->idle;
 	pthread_mutex_unlock(&e->lock);
+	return follows;
 }
 
 /* True when a block with `live` live allocations, `fresh` of them fresh,
@@ -267,9 +320,7 @@ static bool destroyable(uint32_t live, uint32_t fresh)
 static void free_blocks(engine *e, struct alloc_rec *r)
 {
 	touch(e, r);
-	/* Idle, nothing can wait for a marker; the first one after covers
-	 * these frees (act.c, dead_wait). */
-	bool marking = !e->idle && e->mark_frees && (!e->budget || e->mark_all), marked = false;
+	bool marking = e->mark_frees && (!e->budget || e->mark_all), marked = false;
 	uint64_t mark = 0;
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
@@ -296,7 +347,8 @@ void engine_on_free(engine *e, uint64_t id)
 {
 	pthread_mutex_lock(&e->lock);
 	struct alloc_rec r;
-	if (allocmap_remove(e->allocs, id, &r) && e->model) {
+	/* Idle, the allocation map is all there is to update. */
+	if (allocmap_remove(e->allocs, id, &r) && e->model && !e->idle) {
 		onhost_free(e, &r);
 		free_blocks(e, &r);
 	}
@@ -445,6 +497,8 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 		      size_t n)
 {
 	pthread_mutex_lock(&e->lock);
+	if (e->idle)
+		wake(e, NULL);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
 	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
 	e->seq = ++e->st.launches;
@@ -510,6 +564,8 @@ void engine_get_stats(engine *e, struct engine_stats *out)
 	pthread_mutex_lock(&e->lock);
 	*out = e->st;
 	out->modelled_peak_bytes = residency_peak(e->res);
+	if (e->footprint && footprint_blocks(e->footprint) * BLOCK_BYTES > out->modelled_peak_bytes)
+		out->modelled_peak_bytes = footprint_blocks(e->footprint) * BLOCK_BYTES;
 	pthread_mutex_unlock(&e->lock);
 }
 

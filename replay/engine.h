@@ -115,11 +115,14 @@ void engine_destroy(engine *e);
  * one the capacity the plan was made for) has nothing to do at a launch, so
  * the caller need not pay for following them. Idle, the engine counts every
  * block an allocation has covered as resident (the program may have touched
- * it); the allocation that would take that footprint past the limit ends
- * it for good: from then on engine_on_launch must see every launch, and the
+ * it) and keeps nothing per block, so an allocation or free costs the same
+ * however large it is. The allocation that would take that footprint past
+ * the limit ends idleness for good, and so does a launch passed to
+ * engine_on_launch: the engine builds its residency model then (engine.c,
+ * wake), from then on engine_on_launch must see every launch, and the
  * budget makes room at the first one that needs it, behind a marker that
- * follows everything before it. The engine sees no writes while idle, so it
- * takes every allocation made then for written. */
+ * follows everything before it. The engine sees no writes while idle, so it takes every allocation
+ * made then for written. */
 bool engine_follows_launches(engine *e);
 
 /* The program allocated [address, address + size) as allocation id (ids are
@@ -128,8 +131,9 @@ bool engine_follows_launches(engine *e);
  * out again. A free may issue discards (deepum) and record a marker. Under
  * the plan policy, an allocation the plan keeps in host memory is placed
  * there (executor place) before engine_on_alloc returns, and released at
- * its free. */
-void engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
+ * its free. engine_on_alloc returns engine_follows_launches as the
+ * allocation left it (an allocation is what ends idleness). */
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
 void engine_on_free(engine *e, uint64_t id);
 
 /* The program wrote into allocation id other than through a kernel launch

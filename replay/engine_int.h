@@ -23,6 +23,7 @@
 #include "batch.h"
 #include "corr.h"
 #include "engine.h"
+#include "footprint.h"
 #include "marks.h"
 #include "match.h"
 #include "residency.h"
@@ -71,6 +72,8 @@ struct engine {
 	bool idle;                 /* launches not followed (engine.h,
 				      engine_follows_launches) */
 	uint64_t idle_limit;       /* the footprint that ends idleness */
+	footprint *footprint;      /* when started idle: every block an
+				      allocation covered while idle */
 
 	const corr_tables *tables; /* prediction tables in use, or NULL */
 	corr_tables *online;       /* learnt while running (deepum), or NULL */

@@ -200,9 +200,9 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 		return;
 	/* The engine first: once it knows the range is live it queues no more
 	 * discards of it, so none can be added after the forgetting. */
-	engine_on_alloc(rp_engine, a->id, a->address, a->size);
+	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
-	if (atomic_load(&idle) && engine_follows_launches(rp_engine))
+	if (follows && atomic_load(&idle))
 		follow_launches();
 }
 

@@ -898,6 +898,8 @@ static void range_idle_sees_reserved_ranges_of_live_allocations(void **state)
 	/* The rounding padding is reserved for big: not idle either. */
 	assert_false(arena_range_idle(a, big.address + 2 * block - 1, 1));
 	assert_false(arena_range_idle(a, small.address & ~(block - 1), block));
+	/* The part of a small block that no small allocation reaches is. */
+	assert_true(arena_range_idle(a, small.address + 1024, block - 2048));
 	assert_true(arena_range_idle(a, big.address, 0));
 
 	free_ok(a, big.address);

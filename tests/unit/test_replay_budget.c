@@ -631,11 +631,9 @@ struct worker {
 	uint64_t first_id; /* this thread's allocation ids: first_id .. + 7 */
 };
 
-/* Idle (engine_follows_launches false) only under the plan policy with a
- * plan that has nothing to do within the budget, or without one within the
- * plan's capacity; the allocation that takes the footprint past it ends
- * idleness, and its blocks are not counted until a kernel uses them. */
-static void idle_only_when_the_plan_has_nothing_to_do(void **state)
+/* A plan of one kernel, 0x500, for a capacity of 8 blocks, with a predicted
+ * peak of 3 and no ops. */
+static struct plan *idle_plan(void)
 {
 	struct plan *p = plan_create();
 	p->signature.n_kernels = 1;
@@ -643,8 +641,18 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	p->signature.exec_ids[0] = 0x500;
 	p->assume.capacity_bytes = 8 * BLK;
 	p->predict.peak_residency_bytes = 3 * BLK;
-	p->ops = calloc(1, sizeof *p->ops); /* counted in by the cases that have ops */
 	plan_finalize(p);
+	return p;
+}
+
+/* Idle (engine_follows_launches false) only under the plan policy with a
+ * plan that has nothing to do within the budget, or without one within the
+ * plan's capacity; the allocation that takes the footprint past it ends
+ * idleness, and its blocks are not counted until a kernel uses them. */
+static void idle_only_when_the_plan_has_nothing_to_do(void **state)
+{
+	struct plan *p = idle_plan();
+	p->ops = calloc(1, sizeof *p->ops); /* counted in by the cases that have ops */
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
 	char err[256];
@@ -695,6 +703,73 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	assert_int_equal(en[1].op, ENGINE_OP_EVICT);
 	assert_int_equal(en[1].mark, en[0].mark);
 	assert_int_equal(en[1].ranges[0].address, BASE + BLK);
+	engine_destroy(e);
+	oplog_destroy(log);
+	plan_destroy(p);
+}
+
+/* Idle, the engine keeps only the footprint; the model it builds when it
+ * wakes is the one it would have kept: blocks freed while idle are dead
+ * and the first to go, live ones leave oldest allocation first, a block
+ * shared by small allocations lives while one does, and the waking
+ * allocation's new block is absent. A launch passed to an idle engine
+ * wakes it too. */
+static void idle_wake_builds_the_model(void **state)
+{
+	struct plan *p = idle_plan();
+	oplog *log = oplog_create();
+	struct engine_executor x = oplog_executor(log);
+	char err[256];
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false };
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	assert_false(engine_on_alloc(e, 1, BASE + 1 * BLK, BLK));
+	assert_false(engine_on_alloc(e, 2, BASE + 2 * BLK, 512 * 1024));
+	assert_false(engine_on_alloc(e, 3, BASE + 2 * BLK + MB, 512 * 1024));
+	assert_false(engine_on_alloc(e, 4, BASE + 3 * BLK, BLK));
+	engine_on_free(e, 1); /* block 1 dead */
+	engine_on_free(e, 2); /* block 2 lives on in 3 */
+	assert_false(engine_on_alloc(e, 5, BASE + 4 * BLK, BLK));
+	assert_false(engine_on_alloc(e, 6, BASE + 1 * BLK, BLK)); /* block 1 again */
+	engine_on_free(e, 6);
+	assert_true(engine_on_alloc(e, 7, BASE + 5 * BLK, BLK)); /* a fifth block */
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	assert_int_equal(st.woke_at_alloc, 7);
+	assert_int_equal(st.modelled_peak_bytes, 4 * BLK);
+
+	/* Each launch needs one more block: the dead one, then blocks 2, 3, 4
+	 * (newest live allocations 3, 4, 5), never the kernel's own. */
+	const uint64_t gone[] = { 1, 2, 3, 4 };
+	const enum engine_op how[] = { ENGINE_OP_DISCARD, ENGINE_OP_EVICT, ENGINE_OP_EVICT, ENGINE_OP_EVICT };
+	size_t seen = 0, n;
+	for (uint64_t k = 0; k < 4; k++) {
+		if (k)
+			engine_on_alloc(e, 7 + k, BASE + (5 + k) * BLK, BLK);
+		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 7 + k, 0 } }, 1);
+		engine_after_launch(e);
+		const struct oplog_entry *en = oplog_entries(log, &n);
+		size_t ops = 0;
+		for (; seen < n; seen++) {
+			if (en[seen].is_mark)
+				continue;
+			assert_int_equal(en[seen].op, how[k]);
+			assert_int_equal(en[seen].n, 1);
+			assert_int_equal(en[seen].ranges[0].address, BASE + gone[k] * BLK);
+			assert_int_equal(en[seen].ranges[0].bytes, BLK);
+			ops++;
+		}
+		assert_int_equal(ops, 1);
+	}
+	engine_destroy(e);
+
+	e = engine_create(&cfg, &x, err, sizeof err);
+	engine_on_alloc(e, 1, BASE, BLK);
+	assert_false(engine_follows_launches(e));
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 } }, 1);
+	assert_true(engine_follows_launches(e));
+	engine_get_stats(e, &st);
+	assert_int_equal(st.launches, 1);
+	assert_int_equal(st.woke_at_alloc, 0);
 	engine_destroy(e);
 	oplog_destroy(log);
 	plan_destroy(p);
@@ -758,6 +833,7 @@ int main(void)
 		cmocka_unit_test(deepum_prefetches_after_learning),
 		cmocka_unit_test(concurrent_threads),
 		cmocka_unit_test(idle_only_when_the_plan_has_nothing_to_do),
+		cmocka_unit_test(idle_wake_builds_the_model),
 	};
 	return cmocka_run_group_tests_name("replay_budget", tests, NULL, NULL);
 }

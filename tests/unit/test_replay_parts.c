@@ -1,7 +1,8 @@
 /*
  * Unit tests for the replay engine's small modules: the allocation map
  * (churn against a reference; persistent and iteration resolution with the
- * previous iteration standing in; sizes that disagree), the block table,
+ * previous iteration standing in; sizes that disagree), an idle engine's
+ * footprint (against a bitmap), the block table,
  * the residency model's victim order, batch coalescing and kind order, the
  * marker indexes, the cutting of ranges into driver calls, the GPU's
  * busy time per window, and the count of lost execution IDs (most first,
@@ -15,6 +16,7 @@
 #include "replay/calls.h"
 #include "replay/blocktab.h"
 #include "replay/busy.h"
+#include "replay/footprint.h"
 #include "replay/lostids.h"
 #include "replay/marks.h"
 #include "replay/oplog.h"
@@ -43,14 +45,64 @@ static void allocmap_churn(void **state)
 			assert_non_null(a);
 			live[id] = 1;
 		}
-		if (step % 997 == 0)
-			for (uint64_t k = 1; k <= N; k++)
+		if (step % 997 == 0) {
+			size_t n_live = 0, listed = 0, cursor = 0;
+			for (uint64_t k = 1; k <= N; k++) {
 				assert_int_equal(allocmap_live(m, k) != NULL, live[k]);
+				n_live += live[k];
+			}
+			for (struct alloc_rec *a; (a = allocmap_next_live(m, &cursor)); listed++)
+				assert_true(live[a->id]);
+			assert_int_equal(listed, n_live);
+		}
 	}
 	assert_null(allocmap_add(m, 0, 0, 1));
 	struct alloc_rec r;
 	assert_false(allocmap_remove(m, 0, &r));
 	allocmap_destroy(m);
+}
+
+/* The footprint against a bitmap: random ranges added, the missing count,
+ * the block count and the intervals (sorted, disjoint, not touching)
+ * checked after each. */
+static void footprint_against_a_bitmap(void **state)
+{
+	enum { N = 600 };
+	static uint8_t in[N + 64];
+	footprint *f = footprint_create();
+	assert_int_equal(footprint_missing(f, 5, 3), 3);
+	assert_int_equal(footprint_add(f, 5, 0), 0);
+	assert_int_equal(footprint_blocks(f), 0);
+	uint64_t s = 777, total = 0, first, n;
+	for (int step = 0; step < 3000; step++) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint64_t lo = (s >> 33) % N, len = 1 + (s >> 20) % (step % 3 ? 4 : 40);
+		uint64_t missing = 0;
+		for (uint64_t b = lo; b < lo + len; b++)
+			missing += !in[b];
+		assert_int_equal(footprint_missing(f, lo, len), missing);
+		if (step % 2)
+			continue;
+		assert_int_equal(footprint_add(f, lo, len), 0);
+		for (uint64_t b = lo; b < lo + len; b++)
+			in[b] = 1;
+		total += missing;
+		assert_int_equal(footprint_blocks(f), total);
+		uint64_t counted = 0, prev_end = 0;
+		for (size_t i = 0; footprint_interval(f, i, &first, &n); i++) {
+			assert_true(n > 0);
+			assert_true(i == 0 || first > prev_end); /* a gap between intervals */
+			for (uint64_t b = first; b < first + n; b++)
+				assert_true(in[b]);
+			assert_true(first == 0 || !in[first - 1]);
+			assert_false(in[first + n]);
+			prev_end = first + n;
+			counted += n;
+		}
+		assert_int_equal(counted, total);
+	}
+	assert_true(total > N / 2); /* merges of many intervals happened */
+	footprint_destroy(f);
 }
 
 static void allocmap_blocks(void **state)
@@ -426,6 +478,7 @@ int main(void)
 		cmocka_unit_test(allocmap_churn),
 		cmocka_unit_test(allocmap_blocks),
 		cmocka_unit_test(allocmap_resolution),
+		cmocka_unit_test(footprint_against_a_bitmap),
 		cmocka_unit_test(blocktab_lookups),
 		cmocka_unit_test(residency_victims),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
