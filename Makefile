@@ -54,8 +54,8 @@ INJECTED := $(if $(wildcard record/cuda/*.c),$(BUILD)/lib/libumrec.so) \
 	$(if $(wildcard replay/cuda/*.c),$(BUILD)/lib/libumreplay.so)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: FORCE all tools injected examples test unit-tests deps demo install clean check-cuda
-all: tools injected examples $(BUILD)/COMMIT
+.PHONY: FORCE all tools injected examples bench test unit-tests deps demo install clean check-cuda
+all: tools injected examples bench $(BUILD)/COMMIT
 
 # The source the build came from, for benchmark rows (bench/measure.py's
 # build column): the commit, "-dirty" with uncommitted changes. Rewritten
@@ -108,6 +108,12 @@ $(INJECTED):
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(CFLAGS_ALL) -o $@ -Wl,--whole-archive $(filter %.o,$^) -Wl,--no-whole-archive \
 		$(filter %.a,$^) -Wl,--as-needed $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined
+
+# Benchmark programs (bench/*.c): portable, linked like the tools.
+bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PORTABLE_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(PORTABLE_LIBS) $(PORTABLE_LIBS) -Wl,--as-needed -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'
 
 # Unit tests link every portable library and cmocka; no CUDA, no driver.
 $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) tests/unit/testutil.h

@@ -1,0 +1,35 @@
+# Session 30: what keeping PyTorch's caching allocator would save an idle replay of DLRM. REPS interleaved
+# triples of 200-step runs: plain; umreplay --policy plan at B = 1.25 W (idle: every tensor through the arena);
+# the same with the cache kept (the child command unsets PYTORCH_NO_CUDA_MEMORY_CACHING, which PyTorch
+# honours whatever its value, before starting Python).
+mkdir -p $OUT/s/runs $OUT/s/stats
+export LD_LIBRARY_PATH=$PWD/build-lead/lib PYTHONUNBUFFERED=1
+B=build-lead/bin
+. bench/models.sh
+STEPS=5; read -ra cmd < <(model_command dlrm 4096)
+$B/umrec -q -o $OUT/s/dlrm.db --max-managed 32G -- "${cmd[@]}" > $OUT/s/rec.out 2> $OUT/s/rec.err || { tail -3 $OUT/s/rec.err; exit 1; }
+w=$($B/umplan $OUT/s/dlrm.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+budget=$((w * 5 / 4)); maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
+$B/umplan $OUT/s/dlrm.db --capacity $budget -q -o $OUT/s/dlrm.plan || exit 1
+echo "W=$w budget=$budget max-managed=$maxm"
+STEPS=200; read -ra cmd < <(model_command dlrm 4096)
+for rep in $(seq ${REPS:-5}); do
+	"${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.plain.$rep.out 2>/dev/null
+	for v in uncached cachekept; do
+		pre=(); [ $v = cachekept ] && pre=(env -u PYTORCH_NO_CUDA_MEMORY_CACHING)
+		$B/umreplay -q --plan $OUT/s/dlrm.plan --policy plan --gpu-budget $budget --max-managed $maxm \
+			--stats $OUT/s/stats/$v.$rep.json -- "${pre[@]}" "${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.8.plan.$rep.$v.out 2>/dev/null
+		echo "rep $rep $v rc=$?"
+	done
+done
+python3 bench/pooled_steps.py $OUT/s/runs
+python3 - $OUT/s/stats <<'PY'
+import glob, json, os, sys
+print("| run | allocs | frees | allocator ms | idle throughout | peak residency MB |\n| --- | ---: | ---: | ---: | --- | ---: |")
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    d = json.load(open(f)); a = d["measured"]["host"]["allocator"]; e = d["engine"]
+    print(f"| {os.path.basename(f)} | {a['allocs']} | {a['frees']} | {a['ns'] / 1e6:.1f} | "
+          f"{e['started_idle'] and not e['woke_at_alloc']} | {d['measured']['peak_residency_bytes'] / 1e6:.0f} |")
+PY
+rm -f $OUT/s/dlrm.db
+tar czf $OUT/all.tar.gz -C $OUT s && rm -rf $OUT/s
