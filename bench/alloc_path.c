@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 	if (ev && !plan)
 		fprintf(stderr, "alloc_path: %s\n", err);
 	struct engine_executor x = { .issue = issue, .mark = mark, .now = now };
-	struct engine_config cfg = { ENGINE_PLAN, budget, plan, true };
+	struct engine_config cfg = { ENGINE_PLAN, budget, plan, .fault_sources = true };
 	engine *e = plan ? engine_create(&cfg, &x, err, sizeof err) : NULL;
 	if (plan && !e)
 		fprintf(stderr, "alloc_path: %s\n", err);

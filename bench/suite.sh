@@ -33,9 +33,9 @@
 # overhead: where replay's cost goes when memory suffices, at the default
 #   batch with OVERHEAD_STEPS (20) steps, REPS interleaved, each variant
 #   adding one thing to the one before: plain; ideal without a plan and with
-#   PyTorch's caching allocator kept (PYTORCH_NO_CUDA_MEMORY_CACHING=0: the
-#   injection, its launch callbacks, managed memory), experiment
-#   overhead-cached; ideal without a plan (every tensor through umkit's
+#   PyTorch's caching allocator kept (the program's command unsets
+#   PYTORCH_NO_CUDA_MEMORY_CACHING: the injection, its launch callbacks,
+#   managed memory), experiment overhead-cached; ideal without a plan (every tensor through umkit's
 #   arena), overhead-noplan; ideal with the plan (matching), and plan with a
 #   budget of 1.25 W, experiment overhead. OVERHEAD_VARIANTS picks which of
 #   "cached noplan ideal plan" run beside plain (default all); with fewer,
@@ -136,18 +136,20 @@ run() {
 		timeout "$RUN_LIMIT_S" "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
 	else
-		local budget_opt=() plan_opt=(--plan "$work/$MODEL.b$batch.$budget.plan") env_opt=() diag_opt=()
+		local budget_opt=() plan_opt=(--plan "$work/$MODEL.b$batch.$budget.plan") pre=() diag_opt=()
 		local rpolicy=$policy
 		[ "$policy" = plan-migrate ] && rpolicy=plan plan_opt[1]+=.migrate
 		[ "$budget" != 0 ] && budget_opt=(--gpu-budget "$budget")
 		[ "${KERNEL_TIMES:-0}" = 1 ] && diag_opt=(--kernel-times)
 		case $exp in
 		overhead-noplan) plan_opt=() ;;
-		overhead-cached) plan_opt=() env_opt=(PYTORCH_NO_CUDA_MEMORY_CACHING=0) ;;
+		# PyTorch honours the variable whatever its value, and umreplay
+		# sets it: the program's command unsets it.
+		overhead-cached) plan_opt=() pre=(env -u PYTORCH_NO_CUDA_MEMORY_CACHING) ;;
 		esac
-		timeout "$RUN_LIMIT_S" env "${env_opt[@]}" "$rbuild/bin/umreplay" -q "${plan_opt[@]}" \
+		timeout "$RUN_LIMIT_S" "$rbuild/bin/umreplay" -q "${plan_opt[@]}" \
 			--policy "$rpolicy" "${budget_opt[@]}" "${diag_opt[@]}" --max-managed "$maxm" \
-			--stats "$work/stats/$MODEL.$tag.json" -- "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
+			--stats "$work/stats/$MODEL.$tag.json" -- "${pre[@]}" "${cmd[@]}" >"$work/$tag.out" 2>"$work/$tag.err"
 		rc=$?
 		stats=(--stats "$work/stats/$MODEL.$tag.json")
 	fi

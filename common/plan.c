@@ -245,6 +245,12 @@ bool plan_on_host(const struct plan *p, uint32_t alloc, uint64_t *offset)
 	return at != NULL;
 }
 
+uint64_t plan_idle_limit(const struct plan *p, uint64_t budget)
+{
+	uint64_t limit = budget ? budget : p->assume.capacity_bytes;
+	return !p->n_ops && !p->n_host && p->predict.peak_residency_bytes <= limit ? limit : 0;
+}
+
 static int validate_op(const struct plan *p, uint64_t i, const char *name, char *err,
 		       size_t errlen)
 {

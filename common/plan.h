@@ -209,6 +209,12 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
  * that part starts. plan.host must be ascending (plan_validate checks it). */
 bool plan_on_host(const struct plan *p, uint32_t alloc, uint64_t *offset);
 
+/* The limit a run under budget bytes (0: none; the capacity the plan was
+ * made for then stands in) keeps to, when the plan has nothing to do
+ * within it: no ops, no host placements, and a predicted peak that fits.
+ * 0 when the plan has something to do. */
+uint64_t plan_idle_limit(const struct plan *p, uint64_t budget);
+
 /* Adds p's sections to w without validating (tests use this to write
  * invalid plans). Returns 0, or -1 when out of memory. */
 int plan_encode(const struct plan *p, planfile_writer *w);

@@ -76,7 +76,7 @@ static int create_parts(engine *e, const struct engine_config *cfg)
 	if (plan) {
 		e->match = match_create(plan->signature.exec_ids, plan->signature.shape_ids,
 					plan->signature.n_kernels);
-		e->sig = sigcheck_create(&plan->signature);
+		e->sig = sigcheck_create(&plan->signature, !cfg->framework_cache);
 		e->op_start = index_ops(plan);
 		if (!e->match || !e->sig || !e->op_start)
 			return -1;
@@ -102,11 +102,7 @@ static int create_parts(engine *e, const struct engine_config *cfg)
  * engine must follow launches from the start (engine_follows_launches). */
 static uint64_t idle_limit(const struct engine_config *cfg)
 {
-	const struct plan *p = cfg->plan;
-	if (cfg->policy != ENGINE_PLAN || p->n_ops || p->n_host)
-		return 0;
-	uint64_t limit = cfg->gpu_budget ? cfg->gpu_budget : p->assume.capacity_bytes;
-	return p->predict.peak_residency_bytes <= limit ? limit : 0;
+	return cfg->policy == ENGINE_PLAN ? plan_idle_limit(cfg->plan, cfg->gpu_budget) : 0;
 }
 
 engine *engine_create(const struct engine_config *cfg, const struct engine_executor *exec,

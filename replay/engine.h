@@ -95,6 +95,11 @@ struct engine_config {
 	bool fault_sources;       /* log every allocation, for
 				     engine_fault_sources (its memory grows
 				     with the run, up to FAULTSRC_MAX_ALLOCS) */
+	bool framework_cache;     /* the program's allocations are its
+				     framework's cache segments, not its
+				     tensors (umreplay kept PyTorch's caching
+				     allocator on): the plan's allocation
+				     signature is not checked */
 };
 
 /* One allocation a launch's arguments point into. */

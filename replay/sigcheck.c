@@ -30,12 +30,13 @@ static int by_size(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-sigcheck *sigcheck_create(const struct plan_signature *sig)
+sigcheck *sigcheck_create(const struct plan_signature *sig, bool allocations)
 {
 	sigcheck *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
 	s->sig = sig;
+	s->alloc_ok = !allocations; /* never judged, so never against */
 	s->window = sig->n_kernels < SIGCHECK_WINDOW_MAX ? sig->n_kernels : SIGCHECK_WINDOW_MAX;
 	s->limit = 10 * (uint64_t)sig->n_kernels + SIGCHECK_NO_HIT_SLACK;
 	s->want = malloc((sig->n_alloc_sizes ? sig->n_alloc_sizes : 1) * sizeof *s->want);

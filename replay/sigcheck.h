@@ -41,8 +41,9 @@
 
 typedef struct sigcheck sigcheck;
 
-/* A check against sig (which must outlive it); NULL when out of memory. */
-sigcheck *sigcheck_create(const struct plan_signature *sig);
+/* A check against sig (which must outlive it), by the kernels alone unless
+ * allocations is true; NULL when out of memory. */
+sigcheck *sigcheck_create(const struct plan_signature *sig, bool allocations);
 void sigcheck_destroy(sigcheck *s);
 
 /* One launch: placed = matched or resynced. */

@@ -16,11 +16,21 @@
  *   UMKIT_MAX_MANAGED  cap on managed memory, bytes in decimal (only if given)
  *   UMKIT_STATS        absolute path of the statistics file (only if given)
  *   UMKIT_KERNEL_TIMES 1 with --kernel-times
+ *   UMKIT_FRAMEWORK_CACHE 1 when PyTorch's caching allocator was kept on
  *   UMKIT_LOG          quiet with -q (otherwise the user's setting is kept)
  *   UMKIT_COMMAND      the command line, for the summary and the statistics
  * plus CUDA_INJECTION64_PATH, LD_PRELOAD and PYTORCH_NO_CUDA_MEMORY_CACHING
  * (common/launcher.h). Every other UMKIT_* variable inherited from the
  * user's shell is removed but UMKIT_LOG, UMKIT_LIBDIR and UMKIT_CUPTI.
+ *
+ * PyTorch's caching allocator is turned off (PYTORCH_NO_CUDA_MEMORY_CACHING)
+ * so that every tensor reaches the arena, as when the run was recorded: the
+ * plan names tensors. Not when the policy is plan and the plan has nothing
+ * to do within the budget (plan_idle_limit) and the user did not set the
+ * variable: serving each tensor from the arena cost DLRM 4-10 % of its step
+ * time (docs/benchmarks.md), for a plan that does nothing with them. The
+ * replayer then sees the cache's segments, not tensors; should they outgrow
+ * the budget, it keeps the budget by them (docs/replay.md).
  */
 #include <errno.h>
 #include <limits.h>
@@ -64,7 +74,8 @@ static const char usage_text[] =
 	"                                       prefetching when the run drifts from it\n"
 	"                                       (default); a plan with nothing to do\n"
 	"                                       leaves the kernel launches alone while\n"
-	"                                       the program's memory fits the budget\n"
+	"                                       the program's memory fits the budget,\n"
+	"                                       and PyTorch's caching allocator on\n"
 	"                             deepum    correlation prefetching, pre-eviction\n"
 	"                                       and discard of dead data; learns online,\n"
 	"                                       or starts from the plan's tables\n"
@@ -96,7 +107,9 @@ static const char usage_text[] =
 	"                 ../lib/umkit next to umreplay)\n"
 	"  UMKIT_LOG      the replayer's verbosity: quiet, info or debug\n"
 	"  PYTORCH_NO_CUDA_MEMORY_CACHING  set to 1 for the program unless already\n"
-	"                 set, so PyTorch allocates as it did when recorded\n"
+	"                 set, so PyTorch allocates as it did when recorded; left\n"
+	"                 unset when the plan has nothing to do (set it to 1 to\n"
+	"                 send every tensor through umkit all the same)\n"
 	"\n"
 	"Exit status: the command's (128+N if signal N killed it; 126 if it could\n"
 	"not be executed, 127 if not found); 2 for bad usage; 3 if the replay\n"
@@ -255,9 +268,10 @@ static int remove_old_stats(const char *path)
  * Loads and validates the plan, then frees it: the library loads it again
  * in the program, but only umreplay can still choose to run the program
  * without umkit. Writes the plan's absolute path into path (the program may
- * change directory) and returns 0, or -1 with the warning printed.
+ * change directory) and whether the plan has nothing to do within budget
+ * into *idle, and returns 0, or -1 with the warning printed.
  */
-static int check_plan(const char *plan, char path[PATH_MAX])
+static int check_plan(const char *plan, uint64_t budget, char path[PATH_MAX], bool *idle)
 {
 	char err[4096];
 	struct plan *p = plan_load(plan, err, sizeof err);
@@ -265,6 +279,7 @@ static int check_plan(const char *plan, char path[PATH_MAX])
 		um_warn("%s; running the program without umkit", err);
 		return -1;
 	}
+	*idle = plan_idle_limit(p, budget) != 0;
 	plan_destroy(p);
 	if (!realpath(plan, path)) {
 		um_warn("%s: %s; running the program without umkit", plan, strerror(errno));
@@ -307,9 +322,10 @@ static int set_bytes(launch_env *e, const char *name, uint64_t bytes)
 }
 
 /* The child's environment: the injection plus the UMKIT_* contract above.
- * plan and stats are absolute paths, or NULL when not given. */
+ * plan and stats are absolute paths, or NULL when not given; keep_cache:
+ * leave PyTorch's caching allocator on. */
 static launch_env *child_env(const struct umreplay_options *o, int argc, char **argv, const char *library,
-			     const char *plan, const char *stats)
+			     const char *plan, const char *stats, bool keep_cache)
 {
 	char err[512];
 	launch_env *e = launch_env_create(environ);
@@ -323,7 +339,7 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 			old);
 	/* No libcupti: NVTX is only the recorder's business, so the user's
 	 * NVTX_INJECTION64_PATH (a profiler's, or none) stays as it is. */
-	struct launch_inject inj = { library, NULL, 0 };
+	struct launch_inject inj = { library, NULL, keep_cache };
 	if (launch_env_inject(e, &inj, err, sizeof err) != 0) {
 		um_error("%s", err);
 		launch_env_destroy(e);
@@ -339,6 +355,7 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 	     set_bytes(e, "UMKIT_GPU_BUDGET", o->gpu_budget) != 0 ||
 	     set_bytes(e, "UMKIT_MAX_MANAGED", o->max_managed) != 0 ||
 	     (o->kernel_times && launch_env_set(e, "UMKIT_KERNEL_TIMES", "1") != 0) ||
+	     (keep_cache && launch_env_set(e, "UMKIT_FRAMEWORK_CACHE", "1") != 0) ||
 	     (o->quiet && launch_env_set(e, "UMKIT_LOG", "quiet") != 0);
 	free(command);
 	if (rc) {
@@ -384,7 +401,8 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
-	if (o.plan && check_plan(o.plan, plan) != 0) {
+	bool idle = false;
+	if (o.plan && check_plan(o.plan, o.gpu_budget, plan, &idle) != 0) {
 		if (o.stats && remove_old_stats(stats) != 0)
 			return EXIT_SETUP;
 		return run(argv + o.command, environ);
@@ -396,7 +414,11 @@ int main(int argc, char **argv)
 	}
 	if (o.stats && remove_old_stats(stats) != 0)
 		return EXIT_SETUP;
-	launch_env *env = child_env(&o, argc, argv, library, o.plan ? plan : NULL, o.stats ? stats : NULL);
+	bool keep_cache = o.policy == ENGINE_PLAN && idle && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	if (keep_cache)
+		um_info("the plan has nothing to do within the budget: PyTorch's caching allocator stays on");
+	launch_env *env = child_env(&o, argc, argv, library, o.plan ? plan : NULL, o.stats ? stats : NULL,
+				    keep_cache);
 	if (!env)
 		return EXIT_SETUP;
 	int status = run(argv + o.command, launch_env_array(env));

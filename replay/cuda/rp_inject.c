@@ -3,7 +3,7 @@
  *
  * umreplay sets CUDA_INJECTION64_PATH and LD_PRELOAD to this library and
  * passes its settings in the environment (UMKIT_POLICY, UMKIT_PLAN,
- * UMKIT_GPU_BUDGET, UMKIT_STATS, UMKIT_KERNEL_TIMES). Whatever goes wrong
+ * UMKIT_GPU_BUDGET, UMKIT_STATS, UMKIT_KERNEL_TIMES, UMKIT_FRAMEWORK_CACHE). Whatever goes wrong
  * here, the program runs on: a plan that cannot be used, or CUPTI held by
  * another tool (Nsight Systems), gives one warning and a plain run.
  */
@@ -36,6 +36,7 @@ static enum engine_policy policy;
 static uint64_t budget;
 static char *stats_path;
 static bool kernel_times;
+static bool framework_cache;
 static uint64_t start_ns;
 static pid_t owner; /* the process that replays; forked children do not */
 
@@ -69,6 +70,8 @@ static int parse_settings(char *err, size_t errlen)
 		stats_path = strdup(s);
 	const char *k = getenv("UMKIT_KERNEL_TIMES");
 	kernel_times = k && strcmp(k, "1") == 0;
+	const char *c = getenv("UMKIT_FRAMEWORK_CACHE");
+	framework_cache = c && strcmp(c, "1") == 0;
 	return 0;
 }
 
@@ -258,7 +261,8 @@ int InitializeInjection(void)
 	}
 	/* The allocation log behind --stats' fault sources only when there
 	 * are stats to write: it grows with the run. */
-	struct engine_config cfg = { policy, budget, the_plan, .fault_sources = stats_path != NULL };
+	struct engine_config cfg = { policy, budget, the_plan, .fault_sources = stats_path != NULL,
+				     .framework_cache = framework_cache };
 	rp_engine = engine_create(&cfg, rp_exec_get(), err, sizeof err);
 	if (!rp_engine) {
 		um_warn("%s; running the program without a plan", err);

@@ -297,6 +297,25 @@ if [ "$have_plan" -eq 1 ]; then
 	env_has "UMKIT_LOG=debug" "env: the user's UMKIT_LOG is kept without -q"
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0" "env: the user's PyTorch setting is kept"
 	env_lacks NVTX_INJECTION64_PATH "env: no NVTX injection (replay reads no NVTX)"
+	env_lacks UMKIT_FRAMEWORK_CACHE "env: a plan with ops turns PyTorch's cache off"
+
+	# A plan with nothing to do within the budget: PyTorch's cache stays
+	# on, and the library is told; not under another policy, nor when the
+	# budget is below the plan's peak or the user set the variable.
+	"$UMPLAN" -q "$SCRATCH/trace.db" -o "$SCRATCH/idle.bin" --capacity 64M
+	fake_umreplay --plan "$SCRATCH/idle.bin" ./program.sh
+	expect_status 0 "idle plan: the program runs"
+	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: an idle plan keeps PyTorch's cache on"
+	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: an idle plan tells the library the cache is on"
+	expect_err_has "PyTorch's caching allocator stays on" "an idle plan says the cache stays on"
+	fake_umreplay --plan "$SCRATCH/idle.bin" --gpu-budget 4M ./program.sh
+	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: a budget below the plan's peak turns the cache off"
+	env_lacks UMKIT_FRAMEWORK_CACHE "env: no UMKIT_FRAMEWORK_CACHE with the cache off"
+	fake_umreplay --plan "$SCRATCH/idle.bin" --policy deepum ./program.sh
+	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: deepum turns the cache off, idle plan or not"
+	PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umreplay --plan "$SCRATCH/idle.bin" ./program.sh
+	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: the user's cache setting beats an idle plan"
+	env_lacks UMKIT_FRAMEWORK_CACHE "env: no UMKIT_FRAMEWORK_CACHE when the user turned the cache off"
 else
 	not_ok "valid plan: the program runs with the replay environment # needs umplan's plan"
 fi

@@ -175,29 +175,35 @@ fi
 if [[ " $CASES " == *" mlp "* ]]; then
 	replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
 	# Memory to spare (B = 2 W): a plan with nothing to do leaves the
-	# launches alone (the engine is idle). At B = 1.25 W the idle engine's
-	# count of the blocks the program has covered passes B in the MLP's
-	# final checksum phase, so the check runs that plan in a run that
-	# outgrows it from the start (twice the layers): it follows the
-	# launches from the allocation that passes the budget, and keeps the
-	# budget from then on.
+	# launches alone (the engine is idle) and PyTorch's caching allocator
+	# on. At B = 1.25 W the idle engine's count of the blocks the program
+	# has covered passes B in the MLP's final checksum phase, so the check
+	# runs that plan in a run that outgrows it from the start (twice the
+	# layers): it follows the launches from the allocation that passes the
+	# budget, and keeps the budget from then on; once with the cache on
+	# (the engine sees its segments), once with it off as the user may ask
+	# (PYTORCH_NO_CUDA_MEMORY_CACHING=1: it sees every tensor).
 	w=$($B/umplan "$WORK/mlp.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 	$B/umplan "$WORK/mlp.db" --capacity $((2 * w)) -o "$WORK/mlp.roomy.plan" >/dev/null
 	idle_flags() { python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["engine"]; print("started_idle=%d woke_at_alloc=%d launches=%d" % (e["started_idle"], e["woke_at_alloc"], e["launches"]))' "$1"; }
-	for big in 0 1; do
-		cmd=(python3 $PY/mlp.py --steps 12 --nvtx) tag=mlp.idle ref=$WORK/mlp.plain budget=$((2 * w))
-		if [ $big = 1 ]; then
-			cmd+=(--layers 16) tag=mlp.woken ref=$WORK/mlp16.plain budget=$((w * 5 / 4))
-			"${cmd[@]}" >"$ref" 2>&1
+	for tag in mlp.idle mlp.woken mlp.woken.tensors; do
+		cmd=(python3 $PY/mlp.py --steps 12 --nvtx) ref=$WORK/mlp.plain budget=$((2 * w)) env=()
+		if [ $tag != mlp.idle ]; then
+			cmd+=(--layers 16) ref=$WORK/mlp16.plain budget=$((w * 5 / 4))
+			[ -s "$ref" ] || "${cmd[@]}" >"$ref" 2>&1
 		fi
-		$B/umreplay --plan "$WORK/mlp.roomy.plan" --gpu-budget $budget --max-managed $MAXM \
+		[ $tag = mlp.woken.tensors ] && env=(PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+		env "${env[@]}" $B/umreplay --plan "$WORK/mlp.roomy.plan" --gpu-budget $budget --max-managed $MAXM \
 			--stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
 		rc=$?
 		tail -n 2 "$WORK/$tag.err"
 		cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 		flags=$(idle_flags "$WORK/$tag.json")
 		row "$tag: output same as plain" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $ref) <(grep -E '^(checksum|step) ' $WORK/$tag.out) >/dev/null")" "$flags"
-		if [ $big = 0 ]; then
+		cache=$(grep -c "caching allocator stays on" "$WORK/$tag.err")
+		row "$tag: PyTorch's cache $([ $tag = mlp.woken.tensors ] && echo off || echo on)" \
+			"$(verdict "[ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/$tag.json" 2>/dev/null)"
+		if [ $tag = mlp.idle ]; then
 			row "$tag: launches not followed" "$(verdict "[ '$flags' = 'started_idle=1 woke_at_alloc=0 launches=0' ]")" "$flags"
 		else
 			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)

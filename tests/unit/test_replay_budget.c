@@ -326,7 +326,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 	c.budget_blocks = 24 + below(r, 8);
 	c.plain_um = policy == ENGINE_ONDEMAND;
 	char err[256];
-	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan, false };
+	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan, false, false };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 
@@ -431,7 +431,7 @@ static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget_
 	char err[256];
 	r->log = oplog_create();
 	r->x = oplog_executor(r->log);
-	struct engine_config cfg = { policy, budget_blocks * BLK, NULL, false };
+	struct engine_config cfg = { policy, budget_blocks * BLK, NULL, false, false };
 	r->e = engine_create(&cfg, &r->x, err, sizeof err);
 	assert_non_null(r->e);
 	r->seen = 0;
@@ -667,7 +667,7 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		p->n_ops = cases[i].ops;
-		struct engine_config cfg = { cases[i].policy, cases[i].budget_blocks * BLK, p, false };
+		struct engine_config cfg = { cases[i].policy, cases[i].budget_blocks * BLK, p, false, false };
 		engine *e = engine_create(&cfg, &x, err, sizeof err);
 		assert_non_null(e);
 		assert_int_equal(engine_follows_launches(e), !cases[i].idle);
@@ -675,7 +675,7 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	}
 	p->n_ops = 0;
 
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	for (uint64_t id = 1; id <= 4; id++) {
 		engine_on_alloc(e, id, BASE + id * BLK, BLK);
@@ -720,7 +720,7 @@ static void idle_wake_builds_the_model(void **state)
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
 	char err[256];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_false(engine_on_alloc(e, 1, BASE + 1 * BLK, BLK));
 	assert_false(engine_on_alloc(e, 2, BASE + 2 * BLK, 512 * 1024));
@@ -798,7 +798,7 @@ static void concurrent_threads(void **state)
 		oplog *log = oplog_create();
 		struct engine_executor x = oplog_executor(log);
 		char err[128];
-		struct engine_config cfg = { (enum engine_policy)policy, 6 * BLK, NULL, false };
+		struct engine_config cfg = { (enum engine_policy)policy, 6 * BLK, NULL, false, false };
 		engine *e = engine_create(&cfg, &x, err, sizeof err);
 		struct worker w[4];
 		pthread_t t[4];

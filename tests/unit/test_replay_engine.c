@@ -90,7 +90,7 @@ static void rig_start_config(struct rig *r, const struct engine_config *cfg)
 static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget,
 		      const struct plan *p)
 {
-	struct engine_config cfg = { policy, budget, p, true };
+	struct engine_config cfg = { policy, budget, p, true, false };
 	rig_start_config(r, &cfg);
 }
 
@@ -598,7 +598,8 @@ static void skipped_position_ops(void **state)
 
 /* The same kernels with other allocation sizes (another batch size): ops
  * while the plan is on probation, none once three complete iterations
- * disagreed. */
+ * disagreed; never foreign when the allocations are a framework cache's
+ * segments. */
 static void foreign_by_allocations(void **state)
 {
 	struct prog a;
@@ -624,6 +625,27 @@ static void foreign_by_allocations(void **state)
 		assert_int_equal(st.signature_mismatch, it >= 3);
 		assert_int_equal(batches(&r, e, 4), it < 3 ? 1 : 0);
 	}
+	rig_stop(&r);
+
+	/* The allocations are a framework cache's segments: the kernels
+	 * alone are judged, and they agree. */
+	struct engine_config cfg = { ENGINE_PLAN, 0, p, true, .framework_cache = true };
+	rig_start_config(&r, &cfg);
+	prog_setup(&r);
+	for (int it = 0; it < 6; it++) {
+		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+		engine_on_alloc(r.e, 10 + (uint64_t)it, BASE + 16 * MB, 8 * MB);
+		launch(&r, K1, (const uint64_t[]){ 1 }, 1);
+		launch(&r, K2, NULL, 0);
+		launch(&r, K3, NULL, 0);
+		launch(&r, K4, NULL, 0);
+		engine_on_free(r.e, 10 + (uint64_t)it);
+		launch(&r, K5, NULL, 0);
+	}
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 0);
+	assert_true(st.iterations >= 5);
 	rig_stop(&r);
 	plan_destroy(p);
 }
@@ -799,7 +821,7 @@ static void faults_charged_to_plan_allocations(void **state)
 	rig_stop(&r);
 
 	/* Without the log (no --stats), nothing is noted or charged. */
-	struct engine_config cfg = { ENGINE_ONDEMAND, 0, p, false };
+	struct engine_config cfg = { ENGINE_ONDEMAND, 0, p, false, false };
 	rig_start_config(&r, &cfg);
 	prog_setup(&r);
 	assert_int_equal(engine_fault_sources(r.e, ev, 4, s, 4, &tot), 0);
@@ -1099,7 +1121,7 @@ static void host_allocation_not_placed(void **state)
 	struct engine_executor x = oplog_executor(l);
 	x.place = NULL;
 	char err[128];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p, false };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p, false, false };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 	engine_on_alloc(e, 2, BASE + 2 * MB, 3 * MB);
@@ -1199,7 +1221,7 @@ static void create_checks_config(void **state)
 	oplog *l = oplog_create();
 	struct engine_executor x = oplog_executor(l);
 	char err[128];
-	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false };
+	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false, false };
 	assert_null(engine_create(&cfg, &x, err, sizeof err));
 	assert_string_equal(err, "policy plan needs a plan (--plan)");
 	cfg.policy = ENGINE_ONDEMAND;

@@ -344,7 +344,7 @@ static void kernels_rule(void **state)
 	uint64_t ids[10] = { 0 }, sizes[1] = { 1 };
 	struct plan_signature sig = signature(ids, 10, sizes, 1);
 	/* Unplaced warm-up does not count; then 5 of 10 placed is enough. */
-	sigcheck *s = sigcheck_create(&sig);
+	sigcheck *s = sigcheck_create(&sig, true);
 	for (int i = 0; i < 500; i++)
 		sigcheck_launch(s, false);
 	for (int i = 0; i < 10; i++)
@@ -356,7 +356,7 @@ static void kernels_rule(void **state)
 	sigcheck_destroy(s);
 	/* 4 of 10 in every window: foreign once 10 * n + slack launches have
 	 * passed since the first placed one. */
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	for (int i = 0; i < 7; i++)
 		sigcheck_launch(s, false);
 	for (int i = 0; i < 10 * 10 + SIGCHECK_NO_HIT_SLACK - 1; i++) {
@@ -368,7 +368,7 @@ static void kernels_rule(void **state)
 	sigcheck_destroy(s);
 	/* A warm-up kernel the plan also holds opens a window that fails; the
 	 * iteration's launches open the next, which agrees. */
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	sigcheck_launch(s, true);
 	for (int i = 0; i < 30; i++)
 		sigcheck_launch(s, false);
@@ -379,7 +379,7 @@ static void kernels_rule(void **state)
 	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
 	/* Never placed: foreign after 10 * n + slack launches. */
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	for (int i = 0; i < 10 * 10 + SIGCHECK_NO_HIT_SLACK - 1; i++)
 		sigcheck_launch(s, false);
 	assert_false(sigcheck_foreign(s));
@@ -395,14 +395,14 @@ static void window_is_capped(void **state)
 	struct plan_signature sig = signature(ids, 5000, sizes, 1);
 	/* One window of SIGCHECK_WINDOW_MAX launches, not of n_kernels: half
 	 * of it placed is enough, one fewer is not. */
-	sigcheck *s = sigcheck_create(&sig);
+	sigcheck *s = sigcheck_create(&sig, true);
 	for (int i = 0; i < SIGCHECK_WINDOW_MAX; i++)
 		sigcheck_launch(s, i < SIGCHECK_WINDOW_MAX / 2);
 	for (int i = 0; i < 10 * 5000 + SIGCHECK_NO_HIT_SLACK; i++)
 		sigcheck_launch(s, false);
 	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	for (int i = 0; i < SIGCHECK_WINDOW_MAX; i++)
 		sigcheck_launch(s, i < SIGCHECK_WINDOW_MAX / 2 - 1);
 	for (int i = 0; i < 10 * 5000 + SIGCHECK_NO_HIT_SLACK; i++)
@@ -427,7 +427,7 @@ static void allocations_as_multisets(void **state)
 	/* Another thread's allocations interleaved differently, and one extra
 	 * (a resynchronisation moved the start by a kernel): 20 of 21 shared,
 	 * so the iteration agrees. */
-	sigcheck *s = sigcheck_create(&sig);
+	sigcheck *s = sigcheck_create(&sig, true);
 	sigcheck_iteration_start(s);
 	for (int i = 0; i < 20; i++)
 		got[i] = want[(i * 7) % 20];
@@ -443,7 +443,7 @@ static void allocations_as_multisets(void **state)
 	sigcheck_destroy(s);
 
 	/* Twice the batch: only the gradients match, 3 times: foreign. */
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	iteration_sizes(got, 16);
 	sigcheck_iteration_start(s);
 	for (int it = 0; it < 3; it++) {
@@ -455,8 +455,20 @@ static void allocations_as_multisets(void **state)
 	assert_true(sigcheck_foreign(s));
 	sigcheck_destroy(s);
 
+	/* The same, judged by kernels alone (the allocations are a cache's
+	 * segments): never foreign by its allocations. */
+	s = sigcheck_create(&sig, false);
+	sigcheck_iteration_start(s);
+	for (int it = 0; it < 5; it++) {
+		for (int i = 0; i < 20; i++)
+			sigcheck_alloc(s, got[i]);
+		sigcheck_iteration_start(s);
+	}
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+
 	/* Every wanted size and then as many again: too many to agree. */
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	sigcheck_iteration_start(s);
 	for (int it = 0; it < 3; it++) {
 		for (int i = 0; i < 40; i++)
@@ -474,7 +486,7 @@ static void allocations_rule(void **state)
 	/* Allocations before the first iteration start are not compared; a
 	 * first iteration with an extra allocation (optimizer state), then
 	 * an agreeing one: not foreign. */
-	sigcheck *s = sigcheck_create(&sig);
+	sigcheck *s = sigcheck_create(&sig, true);
 	sigcheck_alloc(s, 7);
 	sigcheck_iteration_start(s);
 	const uint64_t first[4] = { 100, 200, 50, 300 };
@@ -494,7 +506,7 @@ static void allocations_rule(void **state)
 
 	/* Three complete iterations that disagree (too few, other sizes):
 	 * foreign. */
-	s = sigcheck_create(&sig);
+	s = sigcheck_create(&sig, true);
 	sigcheck_iteration_start(s);
 	const uint64_t bad[3][3] = { { 100, 200, 0 }, { 100, 201, 300 }, { 1, 2, 3 } };
 	const int n_bad[3] = { 2, 3, 3 };

@@ -177,7 +177,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	struct engine_config cfg = { ENGINE_PLAN, budget, p, false };
+	struct engine_config cfg = { ENGINE_PLAN, budget, p, false, false };
 	char err[256];
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
