@@ -1,0 +1,33 @@
+# Session 30: where DLRM's idle-replay overhead goes once PyTorch's cache is kept. REPS (5) interleaved rounds
+# of 200-step runs: plain; umreplay --policy plan at B = 1.25 W (this build: idle, cache kept); the same from
+# a diagnostic build (diag.patch: build-lead/diag) without the residency sampler (DIAG_NO_SAMPLER=1); without
+# any CUPTI subscription, hence no launch callbacks and no sampler (DIAG_NO_CALLBACKS=1); and that with the
+# arena over device memory instead of managed (the child command sets UMKIT_NO_MANAGED=1).
+mkdir -p $OUT/s/runs $OUT/s/stats
+export LD_LIBRARY_PATH=$PWD/build-lead/lib PYTHONUNBUFFERED=1
+B=build-lead/bin D=build-lead/diag/bin
+. bench/models.sh
+STEPS=5; read -ra cmd < <(model_command dlrm 4096)
+$B/umrec -q -o $OUT/s/dlrm.db --max-managed 32G -- "${cmd[@]}" > $OUT/s/rec.out 2> $OUT/s/rec.err || { tail -3 $OUT/s/rec.err; exit 1; }
+w=$($B/umplan $OUT/s/dlrm.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+budget=$((w * 5 / 4)); maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
+$B/umplan $OUT/s/dlrm.db --capacity $budget -q -o $OUT/s/dlrm.plan || exit 1
+echo "W=$w budget=$budget max-managed=$maxm"
+STEPS=200; read -ra cmd < <(model_command dlrm 4096)
+replay() { # VARIANT BIN [ENV...] -- [CHILD PREFIX...]
+	local v=$1 bin=$2; shift 2
+	local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+	env "${envs[@]}" $bin/umreplay -q --plan $OUT/s/dlrm.plan --policy plan --gpu-budget $budget --max-managed $maxm \
+		--stats $OUT/s/stats/$v.$rep.json -- "$@" "${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.8.plan.$rep.$v.out 2>&1
+	echo "rep $rep $v rc=$?"
+}
+for rep in $(seq ${REPS:-5}); do
+	"${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.plain.$rep.out 2>/dev/null
+	replay cachekept $B --
+	replay nosampler $D DIAG_NO_SAMPLER=1 --
+	replay nocupti $D DIAG_NO_CALLBACKS=1 --
+	replay nocupti-devmem $D DIAG_NO_CALLBACKS=1 -- env UMKIT_NO_MANAGED=1
+done
+python3 bench/pooled_steps.py $OUT/s/runs
+rm -f $OUT/s/dlrm.db
+tar czf $OUT/all.tar.gz -C $OUT s && rm -rf $OUT/s
