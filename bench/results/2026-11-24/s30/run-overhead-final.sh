@@ -1,12 +1,12 @@
 # Session 30: the replay overhead when memory suffices (plan at B = 1.25 W, idle), M (default dlrm) with
-# STEPS (200)-step runs, REPS (5) interleaved triples: plain, e8a1e16's replayer (COMPARE=build-lead/old:
-# every tensor through the arena) and this build's (PyTorch's cache kept); then each replay's allocator
-# calls and whether it stayed idle, from its stats.
+# STEPS (200)-step runs, REPS (5) interleaved triples: plain, e8a1e16's replayer (COMPARE, default build-lead/old:
+# every tensor through the arena; COMPARE= leaves it out) and this build's (PyTorch's cache kept); then each
+# replay's allocator calls and whether it stayed idle, from its stats.
 M=${M:-dlrm}
 mkdir -p $OUT/s
 export LD_LIBRARY_PATH=$PWD/build-lead/lib
 t0=$(date +%s)
-COMPARE=build-lead/old OVERHEAD_VARIANTS=plan REPS=${REPS:-5} OVERHEAD_STEPS=${STEPS:-200} BUILD=build-lead \
+COMPARE=${COMPARE-build-lead/old} OVERHEAD_VARIANTS=plan REPS=${REPS:-5} OVERHEAD_STEPS=${STEPS:-200} BUILD=build-lead \
 	timeout ${LIMIT:-560} bash bench/suite.sh $M $OUT/s overhead > $OUT/s/$M.log 2>&1
 echo "rc=$? $(( $(date +%s) - t0 )) s" | tee -a $OUT/s/$M.log
 python3 bench/pooled_steps.py $OUT/s/$M-outputs.tar.gz
