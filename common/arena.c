@@ -13,12 +13,11 @@
  * ones only, never both. Each level has its own free index. A range is live,
  * free (in its level's free index) or a carrier. The block map names the
  * large live range or the carrier of each block, so only small live ranges
- * need an index of their own (searched by address); a large allocation
- * and its free then cost no search of live ranges at all, which matters
- * when a program frees and allocates hundreds of tensors per step, each
- * time with caches cooled by everything else it ran. Within a region (a segment or a small block) the ranges also form
- * an address-ordered list, so a free merges with free neighbours in O(1);
- * adjacent ranges are therefore never both free. A small block that becomes
+ * need an index of their own (searched by address), and a large allocation
+ * and its free search no live ranges. Within a region (a segment or a small
+ * block) the ranges also form an address-ordered list, so a free merges
+ * with free neighbours in O(1); adjacent ranges are therefore never both
+ * free. A small block that becomes
  * empty goes back to its segment, so its 2 MiB can serve any size again.
  *
  * Placement. A request takes the free range of its level that is the
@@ -642,6 +641,8 @@ bool arena_range_idle(arena *a, uint64_t address, uint64_t bytes)
 	uint64_t lo = max_u64(address, atomic_load(&a->span_lo));
 	uint64_t end = bytes > UINT64_MAX - address ? UINT64_MAX : address + bytes;
 	end = min_u64(end, atomic_load(&a->span_hi));
+	if (lo >= end)
+		return true;
 	bool idle = true;
 	pthread_mutex_lock(&a->lock);
 	/* Block by block: a large live range fills every block the map names

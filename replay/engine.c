@@ -214,9 +214,10 @@ static int by_id(const void *a, const void *b)
  * model, left unbuilt while idle, is built from the footprint and the live
  * allocations, as keeping it all along would have left it but for the
  * recency order. Every footprint block is resident; r's other blocks are
- * absent until a kernel uses them. Dead blocks go to their list in address order, live ones
- * most recently used by their newest live allocation. No allocation made
- * while idle is fresh (idle_alloc), so none is counted fresh. */
+ * absent until a kernel uses them. Dead blocks go to their list in address
+ * order, live ones most recently used by their newest live allocation. No
+ * allocation made while idle is fresh (idle_alloc), so none is counted
+ * fresh. */
 static void wake(engine *e, struct alloc_rec *r)
 {
 	e->idle = false;

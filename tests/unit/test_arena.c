@@ -901,6 +901,7 @@ static void range_idle_sees_reserved_ranges_of_live_allocations(void **state)
 	/* The part of a small block that no small allocation reaches is. */
 	assert_true(arena_range_idle(a, small.address + 1024, block - 2048));
 	assert_true(arena_range_idle(a, big.address, 0));
+	assert_true(arena_range_idle(a, small.address + 100, 0)); /* empty, inside a live block */
 
 	free_ok(a, big.address);
 	assert_true(arena_range_idle(a, big.address, 2 * block));
