@@ -57,6 +57,7 @@
 
 #include "arena_blockmap.h"
 #include "arena_tree.h"
+#include "minmax.h"
 
 #define SMALL_ALIGN ((uint64_t)512)
 #define DEFAULT_SEGMENT_BYTES ((uint64_t)256 << 20)
@@ -124,16 +125,6 @@ struct arena {
 static uint64_t round_up(uint64_t v, uint64_t align)
 {
 	return (v + align - 1) / align * align;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "minmax.h"
 #include "search.h"
 
 struct sim_ctx {
@@ -270,7 +271,6 @@ struct eng {
 	struct sim_result *r;
 };
 
-static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
 {
@@ -292,7 +292,7 @@ static void reclaim(struct eng *e, uint64_t t)
  * (after it has arrived). */
 static void evict(struct eng *e, size_t b, uint64_t t)
 {
-	uint64_t start = max64(max64(t, e->link_free), e->at[b]);
+	uint64_t start = max_u64(max_u64(t, e->link_free), e->at[b]);
 	e->link_free = start + xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s);
 	e->st[b] = B_EVICTING;
 	e->at[b] = e->link_free;
@@ -327,7 +327,7 @@ static uint64_t room(struct eng *e, uint64_t t)
 	e->st[v] = B_NONE;
 	e->occupied--;
 	e->n_evicting--;
-	return max64(t, e->at[v]);
+	return max_u64(t, e->at[v]);
 }
 
 /* A block on its way out must finish leaving before it can come back. */
@@ -338,7 +338,7 @@ static uint64_t settle(struct eng *e, size_t b, uint64_t t)
 	e->st[b] = B_NONE;
 	e->occupied--;
 	e->n_evicting--;
-	return max64(t, e->at[b]);
+	return max_u64(t, e->at[b]);
 }
 
 static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
@@ -358,7 +358,7 @@ static void fetch(struct eng *e, size_t b, uint64_t t, bool copy)
 {
 	if (e->st[b] == B_RES)
 		return;
-	uint64_t start = max64(room(e, settle(e, b, t)), e->link_free);
+	uint64_t start = max_u64(room(e, settle(e, b, t)), e->link_free);
 	e->link_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
 	arrive(e, b, e->link_free, copy);
 }
@@ -386,7 +386,7 @@ static void discard(struct eng *e, size_t b)
 /* One migration call's fixed cost on the link, from t. */
 static void call(struct eng *e, uint64_t t)
 {
-	e->link_free = max64(e->link_free, t) + e->o->call_cost_ns;
+	e->link_free = max_u64(e->link_free, t) + e->o->call_cost_ns;
 }
 
 static void pin_kernel(struct eng *e, uint32_t k)
@@ -406,7 +406,7 @@ static uint64_t run_kernel(struct eng *e, uint32_t k, uint64_t t0)
 	for (size_t i = c->k_first[k]; i < c->k_first[k + 1]; i++) {
 		size_t b = c->k_blk[i];
 		if (e->st[b] == B_RES) {
-			ready = max64(ready, e->at[b]);
+			ready = max_u64(ready, e->at[b]);
 			continue;
 		}
 		/* The driver serves a kernel's faults in one batch, one block at
@@ -420,7 +420,7 @@ static uint64_t run_kernel(struct eng *e, uint32_t k, uint64_t t0)
 		if (e->measure)
 			e->r->faults++;
 	}
-	uint64_t start = max64(t, ready);
+	uint64_t start = max_u64(t, ready);
 	for (size_t i = c->k_first[k]; i < c->k_first[k + 1]; i++)
 		e->lru[c->k_blk[i]] = ++e->clock;
 	if (e->measure)

@@ -223,25 +223,12 @@ static void wake(engine *e, struct alloc_rec *r)
 	e->idle = false;
 	e->st.woke_at_alloc = r ? r->id : 0;
 	size_t n = 0, c = 0;
-	while (allocmap_next_live(e->allocs, &c))
-		n++;
-	/* By id; out of memory, in the table's order. */
-	struct alloc_rec **sorted = malloc((n ? n : 1) * sizeof *sorted);
-	c = 0;
-	for (size_t i = 0; sorted && i < n; i++)
-		sorted[i] = allocmap_next_live(e->allocs, &c);
-	if (sorted)
-		qsort(sorted, n, sizeof *sorted, by_id);
-
-	c = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct alloc_rec *a = sorted ? sorted[i] : allocmap_next_live(e->allocs, &c);
+	for (struct alloc_rec *a; (a = allocmap_next_live(e->allocs, &c)); n++)
 		for (uint32_t k = 0; k < a->n_blocks; k++) {
 			struct block *b = residency_block(e->res, a->first_block + k);
 			if (b)
 				residency_live_add(e->res, b);
 		}
-	}
 	uint64_t first, len;
 	for (size_t i = 0; footprint_interval(e->footprint, i, &first, &len); i++)
 		for (uint64_t no = first; no < first + len; no++) {
@@ -249,6 +236,14 @@ static void wake(engine *e, struct alloc_rec *r)
 			if (b && !b->live)
 				residency_set(e->res, b, BLOCK_RESIDENT);
 		}
+	/* Live blocks filed by id, the newest last; out of memory, in the
+	 * table's order. */
+	struct alloc_rec **sorted = malloc((n ? n : 1) * sizeof *sorted);
+	c = 0;
+	for (size_t i = 0; sorted && i < n; i++)
+		sorted[i] = allocmap_next_live(e->allocs, &c);
+	if (sorted)
+		qsort(sorted, n, sizeof *sorted, by_id);
 	c = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct alloc_rec *a = sorted ? sorted[i] : allocmap_next_live(e->allocs, &c);

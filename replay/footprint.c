@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "minmax.h"
+#include "search.h"
+
 struct interval {
 	uint64_t lo, hi; /* blocks [lo, hi) */
 };
@@ -32,25 +35,7 @@ void footprint_destroy(footprint *f)
 /* The first interval whose end is at or after `block` (n if none). */
 static size_t first_ending_at_or_after(const footprint *f, uint64_t block)
 {
-	size_t lo = 0, hi = f->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->v[mid].hi < block)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
+	return lower_bound_u64(f->v, f->n, SEARCH_FIELD(struct interval, hi), block);
 }
 
 uint64_t footprint_missing(const footprint *f, uint64_t first, uint64_t n)

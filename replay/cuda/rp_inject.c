@@ -3,9 +3,10 @@
  *
  * umreplay sets CUDA_INJECTION64_PATH and LD_PRELOAD to this library and
  * passes its settings in the environment (UMKIT_POLICY, UMKIT_PLAN,
- * UMKIT_GPU_BUDGET, UMKIT_STATS, UMKIT_KERNEL_TIMES, UMKIT_FRAMEWORK_CACHE). Whatever goes wrong
- * here, the program runs on: a plan that cannot be used, or CUPTI held by
- * another tool (Nsight Systems), gives one warning and a plain run.
+ * UMKIT_GPU_BUDGET, UMKIT_STATS, UMKIT_KERNEL_TIMES, UMKIT_FRAMEWORK_CACHE).
+ * Whatever goes wrong here, the program runs on: a plan that cannot be
+ * used, or CUPTI held by another tool (Nsight Systems), gives one warning
+ * and a plain run.
  */
 #include <errno.h>
 #include <pthread.h>

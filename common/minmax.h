@@ -1,0 +1,19 @@
+/*
+ * minmax.h: the smaller and the larger of two unsigned 64-bit values.
+ */
+#ifndef UMKIT_MINMAX_H
+#define UMKIT_MINMAX_H
+
+#include <stdint.h>
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+#endif
