@@ -122,13 +122,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) tests/unit/testutil.h
 
 unit-tests: $(UNIT_TESTS)
 
-# The examples: the CUDA C workload needs nvcc; skipped with a note if absent.
+# CUDA C programs (the example workload, bench/*.cu) need nvcc; each is
+# skipped with a note if it is absent. Shared cudart, so that the injected
+# library can interpose cudaMalloc.
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 examples: $(if $(wildcard examples/train_sim.cu),$(BUILD)/examples/train_sim)
-$(BUILD)/examples/train_sim: examples/train_sim.cu
+bench: $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
+define nvcc_program
 	@mkdir -p $(dir $@)
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 -cudart shared -arch=sm_90 -o $@ $<; \
-	 else echo "note: $(NVCC) not found, examples/train_sim not built"; fi
+	 else echo "note: $(NVCC) not found, $@ not built"; fi
+endef
+$(BUILD)/examples/%: examples/%.cu
+	$(nvcc_program)
+$(BUILD)/bench/%: bench/%.cu
+	$(nvcc_program)
 
 # The README's commands. Both install what they need first.
 deps:
