@@ -127,6 +127,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fresh_prefetched", m->fresh_prefetched, ", ");
 	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
+	put_u64(f, "idle_launches", m->idle_launches, ", ");
 	put_u64(f, "executor_ns", m->executor_ns, ", ");
 	put_u64(f, "discard_waits", m->discard_waits, ", ");
 	put_u64(f, "discard_wait_ns", m->discard_wait_ns, ",\n      ");

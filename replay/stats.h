@@ -50,6 +50,8 @@ struct replay_measured {
 	 * often the program's stream was ordered after a discard. */
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
+	uint64_t idle_launches;        /* heard while idle, before the launch
+					  callbacks went off */
 	uint64_t executor_ns;          /* the engine's calls into the executor
 					  (issue, mark, gate), on the program's
 					  threads: at launches and at frees */

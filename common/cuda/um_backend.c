@@ -46,6 +46,7 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
  * through stream-ordered CUDA calls, as a program written for cudaMalloc
  * memory must. */
 static atomic_bool multi_stream;
+static atomic_bool launches_unseen;
 
 void um_backend_note_stream(CUstream s)
 {
@@ -77,6 +78,13 @@ void um_backend_note_stream(CUstream s)
 	}
 	streams[i].dirty = streams[i].nonblocking;
 	pthread_mutex_unlock(&streams_lock);
+}
+
+void um_backend_launches_unseen(bool unseen)
+{
+	if (!unseen)
+		cuCtxSynchronize();
+	atomic_store(&launches_unseen, unseen);
 }
 
 bool um_backend_multi_stream(void)
@@ -143,8 +151,11 @@ static uint64_t fence_record(void *ctx)
 		advance(f->token, true); /* ring full: the oldest must finish first */
 
 	f->nevents = 0;
-	if (!atomic_load(&multi_stream)) {
-		/* One stream order: nothing to wait for (see multi_stream). */
+	bool unseen = atomic_load(&launches_unseen);
+	if (unseen)
+		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
+	if (unseen || !atomic_load(&multi_stream)) {
+		/* Nothing left to wait for, or one stream order (see multi_stream). */
 		f->token = token;
 		return next_token++;
 	}

@@ -23,6 +23,14 @@ void um_backend_init(struct arena_backend *backend, bool managed);
 /* Notes a stream that work was launched on (thread-safe). */
 void um_backend_note_stream(CUstream stream);
 
+/* While launches go unseen (an idle replay stops following them), no
+ * stream can be named to a fence, so a fence synchronizes the context
+ * instead, as cudaFree itself does. Seeing them again synchronizes once:
+ * work queued on streams never named has then finished, and fences can rely
+ * on the streams named from there on. Call with the program's context
+ * current. */
+void um_backend_launches_unseen(bool unseen);
+
 /* True once work was queued outside the legacy default stream's order. */
 bool um_backend_multi_stream(void);
 

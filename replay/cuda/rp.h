@@ -67,6 +67,8 @@ CUptiResult rp_callbacks_start(void);
 void rp_callbacks_stop(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
+/* Launches the callbacks heard while the engine was idle. */
+uint64_t rp_idle_launches(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running
  * totals then, for binning the counters by iteration. */
 #define RP_MAX_ITERATIONS 4096

@@ -4,11 +4,14 @@
  * and allocations — handed to the engine; and the device memory in use,
  * sampled from the first launch on, for the measured peak residency.
  *
- * While the engine is idle (engine_follows_launches), a launch costs next
- * to nothing: it is not decoded and the engine does not hear of it. It
- * still names its stream to the arena, whose fences must cover every
- * stream that may use freed memory. The allocation that ends idleness
- * turns the full path on.
+ * While the engine is idle (engine_follows_launches), launches cost
+ * nothing: once the first ones have turned on what only a launch can (the
+ * Unified Memory counters, the residency sampler), the launch callbacks go
+ * off, and with them CUPTI's dispatch of every launch. The arena's fences
+ * then cannot name the streams that may still use freed memory, so a free
+ * synchronizes the context as cudaFree does (um_backend_launches_unseen).
+ * The allocation that ends idleness turns the callbacks and the full path
+ * on.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,15 +23,19 @@
 #include "common/cuda/cupti_um.h"
 #include "common/cuda/launch_info.h"
 #include "common/cuda/um_alloc.h"
+#include "common/cuda/um_backend.h"
 #include "log.h"
 #include "rp.h"
 
 static atomic_uint_fast64_t callback_ns;
+static atomic_uint_fast64_t idle_launches;
 static CUpti_SubscriberHandle subscriber;
 /* The engine's engine_follows_launches, negated and mirrored here so that
  * a launch reads it without the engine's lock; it only ever turns false. */
 static atomic_bool idle;
+/* Taken to turn the callbacks off or on; launches_off is written under it. */
 static pthread_mutex_t waking = PTHREAD_MUTEX_INITIALIZER;
+static bool launches_off;
 static pthread_mutex_t ends_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
@@ -71,12 +78,46 @@ static void after_engine(void)
 
 /* What every launch does, followed or not: the arena's fences learn its
  * stream, and the Unified Memory counters (refused before the first
- * launch) and the residency sampling start. */
-static void note_launch(CUstream stream)
+ * launch) and the residency sampling start. Returns whether both have. */
+static bool note_launch(CUstream stream)
 {
 	um_alloc_note_stream(stream);
-	cupti_um_enable(NULL);
 	rp_residency_note_launch();
+	return cupti_um_enable(NULL) != CUPTI_UM_TRYING;
+}
+
+static CUptiResult enable_launches(uint32_t enable)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(enable, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	return r;
+}
+
+static void warn_cupti(const char *what, CUptiResult r)
+{
+	const char *msg = "?";
+	cuptiGetResultString(r, &msg);
+	um_warn("cannot %s (%s)", what, msg);
+}
+
+/* Idle, with the counters and the sampler on: stop hearing of launches.
+ * Called inside a launch callback, so it only tries the lock: a wake in
+ * progress holds it while it calls into CUPTI. */
+static void stop_hearing_launches(void)
+{
+	if (pthread_mutex_trylock(&waking) != 0)
+		return;
+	if (atomic_load(&idle) && !launches_off) {
+		um_backend_launches_unseen(true);
+		CUptiResult r = enable_launches(0);
+		if (r == CUPTI_SUCCESS)
+			launches_off = true;
+		else
+			um_backend_launches_unseen(false);
+		um_debug("idle: kernel launch callbacks %s", r == CUPTI_SUCCESS ? "off" : "left on");
+	}
+	pthread_mutex_unlock(&waking);
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -102,12 +143,16 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		after_engine();
 }
 
-/* A launch while the engine is idle: nothing but note_launch. */
+/* A launch while the engine is idle: nothing but note_launch, until the
+ * callbacks can go off. */
 static void on_idle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	CUstream stream;
-	if (cb->callbackSite == CUPTI_API_ENTER && launch_stream(cbid, cb, &stream))
-		note_launch(stream);
+	if (cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	atomic_fetch_add_explicit(&idle_launches, 1, memory_order_relaxed);
+	if (launch_stream(cbid, cb, &stream) && note_launch(stream))
+		stop_hearing_launches();
 }
 
 /* Driver calls that write device memory other than through a kernel. Each
@@ -142,6 +187,11 @@ static void on_write(const CUpti_CallbackData *cb)
 uint64_t rp_callback_ns(void)
 {
 	return atomic_load(&callback_ns);
+}
+
+uint64_t rp_idle_launches(void)
+{
+	return atomic_load(&idle_launches);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -182,12 +232,15 @@ static void follow_launches(void)
 {
 	pthread_mutex_lock(&waking);
 	if (atomic_load(&idle)) {
-		CUptiResult r = follow_writes();
-		if (r != CUPTI_SUCCESS) {
-			const char *msg = "?";
-			cuptiGetResultString(r, &msg);
-			um_warn("cannot follow the program's writes (%s)", msg);
+		CUptiResult r;
+		if (launches_off) {
+			if ((r = enable_launches(1)) != CUPTI_SUCCESS)
+				warn_cupti("follow the program's kernel launches", r);
+			um_backend_launches_unseen(false);
+			launches_off = false;
 		}
+		if ((r = follow_writes()) != CUPTI_SUCCESS)
+			warn_cupti("follow the program's writes", r);
 		atomic_store(&idle, false);
 		um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 	}
@@ -211,8 +264,8 @@ CUptiResult rp_callbacks_start(void)
 	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = cupti_real()->Subscribe(&subscriber, on_callback, NULL);
-	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	if (r == CUPTI_SUCCESS)
+		r = enable_launches(1);
 	if (r == CUPTI_SUCCESS && !atomic_load(&idle))
 		r = follow_writes();
 	if (r == CUPTI_SUCCESS)

@@ -181,6 +181,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();
+	m.idle_launches = rp_idle_launches();
 	m.executor_ns = xs.exec_ns;
 	um_alloc_get_stats(&m.allocator);
 	m.wall_ns = rp_now() - start_ns;

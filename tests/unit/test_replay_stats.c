@@ -69,7 +69,7 @@ static void keys_and_values(void **state)
 				     .fault_migrations = 6, .fault_bytes = 6 << 16, .fault_records = 2,
 				     .peak_residency_bytes = (uint64_t)5 << 30,
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .n_iterations = 3,
-				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
+				     .iterations = per_it, .callback_ns = 4242, .idle_launches = 3, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
@@ -168,6 +168,7 @@ static void keys_and_values(void **state)
 	assert_true(num(me, "fresh_prefetched") == 5);
 	const cJSON *host = cJSON_GetObjectItem(me, "host");
 	assert_int_equal(num(host, "callback_ns"), 4242);
+	assert_int_equal(num(host, "idle_launches"), 3);
 	assert_int_equal(num(host, "discard_waits"), 9);
 	assert_int_equal(num(host, "discard_wait_ns"), 2900);
 	assert_int_equal(num(host, "executor_ns"), 3900);
