@@ -1,0 +1,57 @@
+# Session 31: what an idle replay costs a launch-bound program, with its launch callbacks on (da99658,
+# build-lead/old) and off (this build). Part 1: bench/launch_rate (host ns per kernel launch, 100,000 launches
+# x 9 trials per run) plain, under both builds' idle replay (the DLRM fixture's plan made for 80G, budget 8G)
+# and following every launch (--policy ideal, no plan); ROUNDS_LR (5) rounds, each starting one variant
+# later. Part 2: DLRM, STEPS (200)-step runs, plain and both builds' idle replay at B = 1.25 W (PyTorch's
+# cache kept), ROUNDS (6) rotated rounds; pooled and paired step medians (bench/pooled_steps.py).
+mkdir -p $OUT/s/runs $OUT/s/stats
+export LD_LIBRARY_PATH=$PWD/build-lead/lib PYTHONUNBUFFERED=1
+B=build-lead/bin O=build-lead/old/bin LR=build-lead/bench/launch_rate
+rotated() { # ROUND VARIANT... : the variants, starting at place ROUND - 1
+	local k=$(( ($1 - 1) % ($# - 1) )); shift; local v=("$@")
+	for i in "${!v[@]}"; do echo "${v[$(( (i + k) % ${#v[@]} ))]}"; done
+}
+$B/umplan tests/fixtures/h100_dlrm.db --capacity 80G -q -o $OUT/s/fixture.plan || exit 1
+lr() { # VARIANT
+	case $1 in
+	plain) timeout 120 $LR ;;
+	on) timeout 120 $O/umreplay -q --plan $OUT/s/fixture.plan --gpu-budget 8G --max-managed 8G --stats $OUT/s/stats/lr.on.$r.json -- $LR ;;
+	off) timeout 120 $B/umreplay -q --plan $OUT/s/fixture.plan --gpu-budget 8G --max-managed 8G --stats $OUT/s/stats/lr.off.$r.json -- $LR ;;
+	follow) timeout 120 $B/umreplay -q --policy ideal --max-managed 8G -- $LR ;;
+	esac
+}
+for r in $(seq ${ROUNDS_LR:-5}); do
+	for v in $(rotated $r plain on off follow); do
+		echo "lr round $r $v $(lr $v 2>&1 | grep -E 'fastest|rror')"
+	done
+done | tee $OUT/s/launch_rate.txt
+. bench/models.sh
+STEPS=5; read -ra cmd < <(model_command dlrm 4096)
+$B/umrec -q -o $OUT/s/dlrm.db --max-managed 32G -- "${cmd[@]}" > $OUT/s/rec.out 2> $OUT/s/rec.err || { tail -3 $OUT/s/rec.err; exit 1; }
+w=$($B/umplan $OUT/s/dlrm.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+budget=$((w * 5 / 4)); maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
+$B/umplan $OUT/s/dlrm.db --capacity $budget -q -o $OUT/s/dlrm.plan || exit 1
+echo "W=$w budget=$budget max-managed=$maxm"
+STEPS=${STEPS_DLRM:-200}; read -ra cmd < <(model_command dlrm 4096)
+for r in $(seq ${ROUNDS:-6}); do
+	for v in $(rotated $r plain on off); do
+		case $v in
+		plain) "${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.plain.$r.out 2>/dev/null ;;
+		*) bin=$B; [ $v = on ] && bin=$O
+		   $bin/umreplay -q --plan $OUT/s/dlrm.plan --policy plan --gpu-budget $budget --max-managed $maxm \
+			--stats $OUT/s/stats/dlrm.$v.$r.json -- "${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.8.plan.$r.$v.out 2>&1 ;;
+		esac
+		echo "dlrm round $r $v rc=$?"
+	done
+done
+python3 bench/pooled_steps.py $OUT/s/runs
+python3 - $OUT/s/stats <<'PY'
+import glob, json, os, sys
+print("| run | idle throughout | idle launches heard | allocs | peak residency MB |\n| --- | --- | ---: | ---: | ---: |")
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    d = json.load(open(f)); e = d["engine"]; h = d["measured"]["host"]
+    print(f"| {os.path.basename(f)} | {e['started_idle'] and not e['woke_at_alloc']} | {h.get('idle_launches', '-')} | "
+          f"{h['allocator']['allocs']} | {d['measured']['peak_residency_bytes'] / 1e6:.0f} |")
+PY
+rm -f $OUT/s/dlrm.db
+tar czf $OUT/all.tar.gz -C $OUT s && rm -rf $OUT/s
