@@ -111,8 +111,10 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		fputs("  \"measured\": null\n", f);
 		return;
 	}
+	static const char *const spans[] = { "whole run", "from the wake", "none: idle throughout" };
 	fputs("  \"measured\": {\n    ", f);
 	put_u64(f, "wall_ns", m->wall_ns, ", ");
+	fprintf(f, "\"traffic_counted\": \"%s\",\n    ", spans[m->counted]);
 	put_u64(f, "htod_bytes", m->htod_bytes, ", ");
 	put_u64(f, "dtoh_bytes", m->dtoh_bytes, ",\n    ");
 	put_u64(f, "fault_migrations", m->fault_migrations, ", ");
@@ -127,7 +129,6 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "fresh_prefetched", m->fresh_prefetched, ", ");
 	fprintf(f, "\"kernel_times\": %s,\n    \"host\": {", m->kernels_timed ? "true" : "false");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
-	put_u64(f, "idle_launches", m->idle_launches, ", ");
 	put_u64(f, "executor_ns", m->executor_ns, ", ");
 	put_u64(f, "discard_waits", m->discard_waits, ", ");
 	put_u64(f, "discard_wait_ns", m->discard_wait_ns, ",\n      ");

@@ -30,14 +30,20 @@ struct replay_iteration {
 
 /* What the CUDA side measured (CUPTI Unified Memory counters, memory
  * sampling, clocks), as opposed to what the engine decided. */
+/* The part of the run the UM records below cover: an idle replay attaches
+ * to CUPTI only when it wakes (docs/replay.md, "Idle"). */
+enum traffic_span { TRAFFIC_WHOLE_RUN, TRAFFIC_FROM_WAKE, TRAFFIC_NONE };
+
 struct replay_measured {
 	uint64_t wall_ns;              /* from the library's start to the exit */
+	enum traffic_span counted;
 	uint64_t htod_bytes, dtoh_bytes; /* every UM migration record */
 	uint64_t fault_migrations;     /* HtoD migrations caused by page faults */
 	uint64_t fault_bytes;          /* their bytes */
 	uint64_t fault_records;        /* GPU page-fault records (a sample) */
 	uint64_t peak_residency_bytes; /* measured device memory use above the
-					  baseline at the first launch */
+					  baseline at the first launch or
+					  allocation */
 	uint64_t budget_bytes;         /* --gpu-budget; 0: none */
 	uint64_t dropped_discards;     /* discards the executor did not issue:
 					  the range was in use again by then */
@@ -50,8 +56,6 @@ struct replay_measured {
 	 * often the program's stream was ordered after a discard. */
 	uint64_t driver_calls[4], driver_call_ns[4];
 	uint64_t callback_ns;
-	uint64_t idle_launches;        /* heard while idle, before the launch
-					  callbacks went off */
 	uint64_t executor_ns;          /* the engine's calls into the executor
 					  (issue, mark, gate), on the program's
 					  threads: at launches and at frees */

@@ -62,13 +62,13 @@ struct rp_exec_stats {
 void rp_exec_get_stats(struct rp_exec_stats *out);
 
 /* Callbacks (rp_callbacks.c). */
-CUptiResult rp_callbacks_start(void);
+/* Follows the program's allocations, and attaches to CUPTI for its launches
+ * unless the engine is idle (then at the allocation that wakes it). */
+CUptiResult rp_callbacks_start(bool kernel_times);
 /* Ends the subscription: no callback of the replayer's runs after it. */
 void rp_callbacks_stop(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
-/* Launches the callbacks heard while the engine was idle. */
-uint64_t rp_idle_launches(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running
  * totals then, for binning the counters by iteration. */
 #define RP_MAX_ITERATIONS 4096
@@ -81,17 +81,18 @@ struct rp_iteration_end {
 /* Copies the ends so far to out, oldest first; returns how many (at most max). */
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max);
 
-/* The measured residency (rp_residency.c). Each launch calls note_launch:
- * the first starts the sampling. stop ends it and returns the peak device
- * memory in use above what was in use at the first launch; the exit path
- * calls it in the replaying process only (a forked child has no sampler). */
-void rp_residency_note_launch(void);
+/* The measured residency (rp_residency.c). Each launch and allocation calls
+ * start, on a thread with the program's context current: the first starts
+ * the sampling. stop ends it and returns the peak device memory in use
+ * above what was in use then; the exit path calls it in the replaying
+ * process only (a forked child has no sampler). */
+void rp_residency_start(void);
 uint64_t rp_residency_stop(void);
 
 /* Unified Memory counters (rp_activity.c). */
 /* Starts collecting the counters; with kernel_times also every kernel's
- * time on the GPU (CUPTI kernel activity). Anything but CUPTI_SUCCESS
- * means the replay does not run. */
+ * time on the GPU (CUPTI kernel activity). Before it (an idle replay),
+ * nothing is collected and flush does nothing. */
 CUptiResult rp_activity_start(bool kernel_times);
 void rp_activity_flush(void);
 enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };

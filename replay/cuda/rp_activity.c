@@ -7,6 +7,7 @@
  * kernels kept the GPU busy in each iteration (replay/busy.h).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <cupti.h>
@@ -33,6 +34,7 @@ struct um_event {
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct um_event *events;
 static size_t n_events, cap_events;
+static atomic_bool started;
 
 static void keep(struct um_event ev)
 {
@@ -99,12 +101,14 @@ CUptiResult rp_activity_start(bool kernel_times)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r == CUPTI_SUCCESS)
 		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+	atomic_store(&started, r == CUPTI_SUCCESS);
 	return r;
 }
 
 void rp_activity_flush(void)
 {
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (atomic_load(&started))
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 static void add(struct rp_traffic *t, const struct um_event *ev)

@@ -2,16 +2,18 @@
  * rp_callbacks.c: what the replayer learns on the program's threads —
  * kernel launches (execution ID and the allocations the arguments touch)
  * and allocations — handed to the engine; and the device memory in use,
- * sampled from the first launch on, for the measured peak residency.
+ * sampled from the first launch or allocation on, for the measured peak
+ * residency.
  *
- * While the engine is idle (engine_follows_launches), launches cost
- * nothing: once the first ones have turned on what only a launch can (the
- * Unified Memory counters, the residency sampler), the launch callbacks go
- * off, and with them CUPTI's dispatch of every launch. The arena's fences
- * then cannot name the streams that may still use freed memory, so a free
- * synchronizes the context as cudaFree does (um_backend_launches_unseen).
- * The allocation that ends idleness turns the callbacks and the full path
- * on.
+ * While the engine is idle (engine_follows_launches), the replayer is the
+ * program's allocator and nothing more. It does not attach to CUPTI: once
+ * attached, CUPTI costs every launch of the program a few hundred ns even
+ * with no callback enabled (docs/benchmarks.md, "An idle replay's cost per
+ * launch"). Without launches the arena's fences cannot name the streams
+ * that may still use freed memory, so a free synchronizes the context as
+ * cudaFree does (um_backend_launches_unseen). The allocation that ends
+ * idleness attaches: launch and write callbacks, the activity records, and
+ * from the next launch the Unified Memory counters.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,14 +30,14 @@
 #include "rp.h"
 
 static atomic_uint_fast64_t callback_ns;
-static atomic_uint_fast64_t idle_launches;
 static CUpti_SubscriberHandle subscriber;
+static bool kernel_times;
 /* The engine's engine_follows_launches, negated and mirrored here so that
- * a launch reads it without the engine's lock; it only ever turns false. */
+ * an allocation reads it without the engine's lock; it only ever turns
+ * false, under waking. */
 static atomic_bool idle;
-/* Taken to turn the callbacks off or on; launches_off is written under it. */
 static pthread_mutex_t waking = PTHREAD_MUTEX_INITIALIZER;
-static bool launches_off;
+static bool attached; /* written before the first callback, or under waking */
 static pthread_mutex_t ends_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
@@ -76,48 +78,14 @@ static void after_engine(void)
 			"running without it: re-record and re-plan this program");
 }
 
-/* What every launch does, followed or not: the arena's fences learn its
- * stream, and the Unified Memory counters (refused before the first
- * launch) and the residency sampling start. Returns whether both have. */
-static bool note_launch(CUstream stream)
+/* What every launch does: the arena's fences learn its stream, and the
+ * Unified Memory counters (refused before the first launch) and the
+ * residency sampling start. */
+static void note_launch(CUstream stream)
 {
 	um_alloc_note_stream(stream);
-	rp_residency_note_launch();
-	return cupti_um_enable(NULL) != CUPTI_UM_TRYING;
-}
-
-static CUptiResult enable_launches(uint32_t enable)
-{
-	CUptiResult r = CUPTI_SUCCESS;
-	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(enable, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
-	return r;
-}
-
-static void warn_cupti(const char *what, CUptiResult r)
-{
-	const char *msg = "?";
-	cuptiGetResultString(r, &msg);
-	um_warn("cannot %s (%s)", what, msg);
-}
-
-/* Idle, with the counters and the sampler on: stop hearing of launches.
- * Called inside a launch callback, so it only tries the lock: a wake in
- * progress holds it while it calls into CUPTI. */
-static void stop_hearing_launches(void)
-{
-	if (pthread_mutex_trylock(&waking) != 0)
-		return;
-	if (atomic_load(&idle) && !launches_off) {
-		um_backend_launches_unseen(true);
-		CUptiResult r = enable_launches(0);
-		if (r == CUPTI_SUCCESS)
-			launches_off = true;
-		else
-			um_backend_launches_unseen(false);
-		um_debug("idle: kernel launch callbacks %s", r == CUPTI_SUCCESS ? "off" : "left on");
-	}
-	pthread_mutex_unlock(&waking);
+	rp_residency_start();
+	cupti_um_enable(NULL);
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -141,18 +109,6 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	if (engine_on_launch(rp_engine, li.exec_id, li.shape_id, acc, li.nargs))
 		after_engine();
-}
-
-/* A launch while the engine is idle: nothing but note_launch, until the
- * callbacks can go off. */
-static void on_idle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
-{
-	CUstream stream;
-	if (cb->callbackSite != CUPTI_API_ENTER)
-		return;
-	atomic_fetch_add_explicit(&idle_launches, 1, memory_order_relaxed);
-	if (launch_stream(cbid, cb, &stream) && note_launch(stream))
-		stop_hearing_launches();
 }
 
 /* Driver calls that write device memory other than through a kernel. Each
@@ -189,11 +145,6 @@ uint64_t rp_callback_ns(void)
 	return atomic_load(&callback_ns);
 }
 
-uint64_t rp_idle_launches(void)
-{
-	return atomic_load(&idle_launches);
-}
-
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *data)
 {
@@ -201,10 +152,6 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	if (!launch_is_kernel_cbid(cbid)) {
 		on_write(data);
-		return;
-	}
-	if (atomic_load_explicit(&idle, memory_order_relaxed)) {
-		on_idle_launch(cbid, data);
 		return;
 	}
 	uint64_t t0 = rp_now();
@@ -218,31 +165,44 @@ static void on_free(const struct arena_alloc *a)
 		engine_on_free(rp_engine, a->id);
 }
 
-static CUptiResult follow_writes(void)
+/* Subscribes to the launches and writes the engine follows, and starts the
+ * activity records; on failure nothing stays subscribed. */
+static CUptiResult attach(void)
 {
-	CUptiResult r = CUPTI_SUCCESS;
+	CUptiResult r = cupti_real()->Subscribe(&subscriber, on_callback, NULL);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
+	if (r == CUPTI_SUCCESS)
+		r = rp_activity_start(kernel_times);
+	if (r == CUPTI_SUCCESS)
+		attached = true;
+	else
+		cupti_real()->Unsubscribe(subscriber);
 	return r;
 }
 
-/* The engine stopped being idle: launches take the full path from now on,
- * and writes are followed again. */
+/* The engine stopped being idle: attach, so that launches take the full
+ * path from now on. Launches from here are seen, and the one synchronize
+ * (um_backend_launches_unseen) finishes those before. */
 static void follow_launches(void)
 {
 	pthread_mutex_lock(&waking);
 	if (atomic_load(&idle)) {
-		CUptiResult r;
-		if (launches_off) {
-			if ((r = enable_launches(1)) != CUPTI_SUCCESS)
-				warn_cupti("follow the program's kernel launches", r);
-			um_backend_launches_unseen(false);
-			launches_off = false;
-		}
-		if ((r = follow_writes()) != CUPTI_SUCCESS)
-			warn_cupti("follow the program's writes", r);
 		atomic_store(&idle, false);
-		um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
+		CUptiResult r = attach();
+		um_backend_launches_unseen(false);
+		if (r == CUPTI_SUCCESS) {
+			um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
+		} else {
+			const char *msg = "?";
+			cuptiGetResultString(r, &msg);
+			um_warn("the program's memory outgrew the budget the plan fits in, but CUPTI is unavailable (%s): "
+				"its kernels are not followed and the budget is not kept", msg);
+		}
 	}
 	pthread_mutex_unlock(&waking);
 }
@@ -251,6 +211,7 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 {
 	if (!atomic_load(&rp_active))
 		return;
+	rp_residency_start();
 	/* The engine first: once it knows the range is live it queues no more
 	 * discards of it, so none can be added after the forgetting. */
 	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size);
@@ -259,15 +220,16 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 		follow_launches();
 }
 
-CUptiResult rp_callbacks_start(void)
+CUptiResult rp_callbacks_start(bool with_kernel_times)
 {
 	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	kernel_times = with_kernel_times;
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
-	CUptiResult r = cupti_real()->Subscribe(&subscriber, on_callback, NULL);
-	if (r == CUPTI_SUCCESS)
-		r = enable_launches(1);
-	if (r == CUPTI_SUCCESS && !atomic_load(&idle))
-		r = follow_writes();
+	CUptiResult r = CUPTI_SUCCESS;
+	if (atomic_load(&idle))
+		um_backend_launches_unseen(true);
+	else
+		r = attach();
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;
@@ -275,5 +237,9 @@ CUptiResult rp_callbacks_start(void)
 
 void rp_callbacks_stop(void)
 {
-	cupti_real()->Unsubscribe(subscriber);
+	pthread_mutex_lock(&waking);
+	if (attached)
+		cupti_real()->Unsubscribe(subscriber);
+	attached = false;
+	pthread_mutex_unlock(&waking);
 }

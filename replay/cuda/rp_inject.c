@@ -164,6 +164,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.fault_migrations = total.fault_migrations;
 	m.fault_bytes = total.fault_bytes;
 	m.fault_records = total.fault_records;
+	m.counted = !st->started_idle ? TRAFFIC_WHOLE_RUN : st->woke_at_alloc ? TRAFFIC_FROM_WAKE : TRAFFIC_NONE;
 	m.peak_residency_bytes = rp_residency_stop();
 	m.budget_bytes = budget;
 	struct rp_exec_stats xs;
@@ -181,7 +182,6 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();
-	m.idle_launches = rp_idle_launches();
 	m.executor_ns = xs.exec_ns;
 	um_alloc_get_stats(&m.allocator);
 	m.wall_ns = rp_now() - start_ns;
@@ -212,7 +212,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	char progress[256];
 	if (st->started_idle && !st->woke_at_alloc)
 		snprintf(progress, sizeof progress, "idle, the plan has nothing to do within the %s: kernel "
-			 "launches not followed", budget ? "budget" : "plan's capacity");
+			 "launches not followed, migrations not counted", budget ? "budget" : "plan's capacity");
 	else
 		snprintf(progress, sizeof progress, "%llu iterations, median %.2f ms; plan positions %llu matched, "
 			 "%llu by shape, %llu resynced, %llu lost", (unsigned long long)st->iterations, median / 1e6,
@@ -270,9 +270,7 @@ int InitializeInjection(void)
 		um_warn("%s; running the program without a plan", err);
 		return 1;
 	}
-	CUptiResult r = rp_callbacks_start();
-	if (r == CUPTI_SUCCESS)
-		r = rp_activity_start(kernel_times);
+	CUptiResult r = rp_callbacks_start(kernel_times);
 	if (r != CUPTI_SUCCESS) {
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);

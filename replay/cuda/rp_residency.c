@@ -4,8 +4,8 @@
  * cuMemGetInfo is a call into the driver that costs microseconds; made on
  * the program's launch path it slowed launch-bound programs, so a thread of
  * its own samples it every RESIDENCY_PERIOD_NS, from the program's first
- * kernel launch (the baseline: what was in use before the replay could move
- * anything) to the exit. A peak shorter than the period can be missed; the
+ * kernel launch or allocation (the baseline: what was in use before the
+ * replay could move anything) to the exit. A peak shorter than the period can be missed; the
  * replayer's own bookkeeping (the budget) does not depend on these samples.
  */
 #include <pthread.h>
@@ -49,7 +49,8 @@ static void *sample_loop(void *unused)
 	return NULL;
 }
 
-/* On the thread of the first launch, whose context the program uses. */
+/* On the thread of the first launch or allocation, whose context the
+ * program uses. */
 static void start_sampler(void)
 {
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || !used_now(&baseline_used))
@@ -58,7 +59,7 @@ static void start_sampler(void)
 	sampler_running = pthread_create(&sampler, NULL, sample_loop, NULL) == 0;
 }
 
-void rp_residency_note_launch(void)
+void rp_residency_start(void)
 {
 	pthread_once(&started, start_sampler);
 }

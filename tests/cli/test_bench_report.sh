@@ -199,6 +199,24 @@ want="step_ms=4.500 faults_per_iter=3.000 htod_mb_per_iter=2.000 dtoh_mb_per_ite
 [ "$row" = "$want" ] && ok "measure.py: steady medians, whole-run callback average, same output" \
 	|| not_ok "measure.py: steady medians, whole-run callback average, same output (got: $row)"
 
+# A replay idle throughout counted no traffic: its faults and bytes are
+# left empty, not written as 0.
+cat >"$SCRATCH/idle.json" <<'EOF_STATS'
+{"engine": {"iterations": 0, "matched": 0, "resynced": 0, "lost": 0, "signature_mismatch": false,
+  "modelled_peak_bytes": 2000000},
+ "iteration_ns": [],
+ "measured": {"traffic_counted": "none: idle throughout", "peak_residency_bytes": 3000000, "budget_bytes": 4000000,
+  "host": {"callback_ns": 0, "driver_calls": {}}, "iterations": []}}
+EOF_STATS
+run python3 "$MEASURE" "$SCRATCH/idle.csv" --out "$SCRATCH/plan.out" --stats "$SCRATCH/idle.json" \
+	build=b1 model=alpha policy=plan rep=1
+expect_status 0 "measure.py with an idle replay's --stats exits 0"
+row=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" ".join(f"{k}={r[k]}" for k in
+	("faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","peak_mb")))' "$SCRATCH/idle.csv")
+want="faults_per_iter= htod_mb_per_iter= dtoh_mb_per_iter= peak_mb=3.000"
+[ "$row" = "$want" ] && ok "measure.py: an idle replay's traffic is unknown, not 0" \
+	|| not_ok "measure.py: an idle replay's traffic is unknown, not 0 (got: $row)"
+
 # Bad input: one line naming the file, exit 2, no traceback.
 run python3 "$REPORT" "$SCRATCH/absent"
 expect_status 2 "a missing directory exits 2"

@@ -48,6 +48,11 @@ def summarise(s):
         "steady_dtoh_busy_ms": steady_busy(per, "dtoh_busy_ns"),
         "steady_kernel_busy_ms": steady_busy(per, "kernel_busy_ns"),
     }
+    # A replay idle throughout counted no traffic (docs/replay.md, "Idle"):
+    # unknown, not 0.
+    if m.get("traffic_counted", "whole run").startswith("none"):
+        for k in ("faults_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter"):
+            out[k] = None
     # Per iteration with the warm-up spread over them: the callbacks, and
     # the driver calls of each op kind.
     host = m["host"]

@@ -185,7 +185,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 	# (PYTORCH_NO_CUDA_MEMORY_CACHING=1: it sees every tensor).
 	w=$($B/umplan "$WORK/mlp.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 	$B/umplan "$WORK/mlp.db" --capacity $((2 * w)) -o "$WORK/mlp.roomy.plan" >/dev/null
-	idle_flags() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["engine"]; print("started_idle=%d woke_at_alloc=%d launches=%d idle_heard=%d" % (e["started_idle"], e["woke_at_alloc"], e["launches"], d["measured"]["host"]["idle_launches"]))' "$1"; }
+	idle_flags() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["engine"]; print("started_idle=%d woke_at_alloc=%d launches=%d traffic=%s" % (e["started_idle"], e["woke_at_alloc"], e["launches"], d["measured"]["traffic_counted"].split()[-1]))' "$1"; }
 	for tag in mlp.idle mlp.woken mlp.woken.tensors; do
 		cmd=(python3 $PY/mlp.py --steps 12 --nvtx) ref=$WORK/mlp.plain budget=$((2 * w)) env=()
 		if [ $tag != mlp.idle ]; then
@@ -204,12 +204,11 @@ if [[ " $CASES " == *" mlp "* ]]; then
 		row "$tag: PyTorch's cache $([ $tag = mlp.woken.tensors ] && echo off || echo on)" \
 			"$(verdict "[ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/$tag.json" 2>/dev/null)"
 		if [ $tag = mlp.idle ]; then
-			# Heard: the first launches, until the UM counters are on;
-			# then the callbacks go off (thousands of launches otherwise).
-			row "$tag: launches not followed, callbacks off" "$(verdict "grep -qE '^started_idle=1 woke_at_alloc=0 launches=0 idle_heard=[1-9][0-9]?$' <<<'$flags'")" "$flags"
+			# Idle throughout: not attached to CUPTI, so no UM traffic counted.
+			row "$tag: launches not followed" "$(verdict "[ '$flags' = 'started_idle=1 woke_at_alloc=0 launches=0 traffic=throughout' ]")" "$flags"
 		else
 			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
-			row "$tag: followed from the budget on" "$(verdict "grep -qE 'started_idle=1 woke_at_alloc=[1-9][0-9]* launches=[1-9]' <<<'$flags'")" "$flags"
+			row "$tag: followed from the budget on" "$(verdict "grep -qE '^started_idle=1 woke_at_alloc=[1-9][0-9]* launches=[1-9][0-9]* traffic=wake$' <<<'$flags'")" "$flags"
 			peak_row "$tag" "$summary"
 		fi
 	done

@@ -65,11 +65,11 @@ static void keys_and_values(void **state)
 		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
 	};
-	struct replay_measured m = { .wall_ns = 123456789, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
+	struct replay_measured m = { .wall_ns = 123456789, .counted = TRAFFIC_FROM_WAKE, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
 				     .fault_migrations = 6, .fault_bytes = 6 << 16, .fault_records = 2,
 				     .peak_residency_bytes = (uint64_t)5 << 30,
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .n_iterations = 3,
-				     .iterations = per_it, .callback_ns = 4242, .idle_launches = 3, .discard_waits = 9,
+				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
@@ -135,6 +135,7 @@ static void keys_and_values(void **state)
 
 	const cJSON *me = cJSON_GetObjectItem(j, "measured");
 	assert_int_equal(num(me, "wall_ns"), 123456789);
+	assert_string_equal(cJSON_GetObjectItem(me, "traffic_counted")->valuestring, "from the wake");
 	assert_int_equal(num(me, "htod_bytes"), 1 << 30);
 	assert_int_equal(num(me, "dtoh_bytes"), 1 << 29);
 	assert_int_equal(num(me, "fault_migrations"), 6);
@@ -168,7 +169,6 @@ static void keys_and_values(void **state)
 	assert_true(num(me, "fresh_prefetched") == 5);
 	const cJSON *host = cJSON_GetObjectItem(me, "host");
 	assert_int_equal(num(host, "callback_ns"), 4242);
-	assert_int_equal(num(host, "idle_launches"), 3);
 	assert_int_equal(num(host, "discard_waits"), 9);
 	assert_int_equal(num(host, "discard_wait_ns"), 2900);
 	assert_int_equal(num(host, "executor_ns"), 3900);
@@ -244,6 +244,8 @@ static void empty_run_and_no_measurements(void **state)
 	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "measured"), "fault_sources");
 	assert_int_equal(num(fs, "migrations"), 0);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(fs, "top")), 0);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "measured"), "traffic_counted")->valuestring,
+			    "whole run");
 	cJSON_Delete(j);
 }
 
