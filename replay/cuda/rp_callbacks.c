@@ -6,10 +6,11 @@
  * residency.
  *
  * While the engine is idle (engine_follows_launches), the replayer is the
- * program's allocator and nothing more. It does not attach to CUPTI: once
- * attached, CUPTI costs every launch of the program a few hundred ns even
- * with no callback enabled (docs/benchmarks.md, "An idle replay's cost per
- * launch"). Without launches the arena's fences cannot name the streams
+ * program's allocator and nothing more. It does not attach to CUPTI, whose
+ * launch callbacks cost the program 0.2-0.8 µs a launch even when they
+ * return at once, and whose mere attachment is work an idle replay does
+ * not need (docs/benchmarks.md, "An idle replay's cost per launch").
+ * Without launches the arena's fences cannot name the streams
  * that may still use freed memory, so a free synchronizes the context as
  * cudaFree does (um_backend_launches_unseen). The allocation that ends
  * idleness attaches: launch and write callbacks, the activity records, and
