@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "minmax.h"
+
 /* The launch this thread announced last, for engine_after_launch. */
 static _Thread_local struct {
 	engine *e;
@@ -556,8 +558,9 @@ void engine_get_stats(engine *e, struct engine_stats *out)
 	pthread_mutex_lock(&e->lock);
 	*out = e->st;
 	out->modelled_peak_bytes = residency_peak(e->res);
-	if (e->footprint && footprint_blocks(e->footprint) * BLOCK_BYTES > out->modelled_peak_bytes)
-		out->modelled_peak_bytes = footprint_blocks(e->footprint) * BLOCK_BYTES;
+	if (e->footprint)
+		out->modelled_peak_bytes = max_u64(out->modelled_peak_bytes,
+						   footprint_blocks(e->footprint) * BLOCK_BYTES);
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -126,8 +126,8 @@ void engine_destroy(engine *e);
  * engine_on_launch: the engine builds its residency model then (engine.c,
  * wake), from then on engine_on_launch must see every launch, and the
  * budget makes room at the first one that needs it, behind a marker that
- * follows everything before it. The engine sees no writes while idle, so it takes every allocation
- * made then for written. */
+ * follows everything before it. The engine sees no writes while idle, so
+ * it takes every allocation made then for written. */
 bool engine_follows_launches(engine *e);
 
 /* The program allocated [address, address + size) as allocation id (ids are

@@ -28,12 +28,12 @@ struct replay_iteration {
 	uint64_t htod_busy_ns, dtoh_busy_ns, kernel_busy_ns;
 };
 
-/* What the CUDA side measured (CUPTI Unified Memory counters, memory
- * sampling, clocks), as opposed to what the engine decided. */
-/* The part of the run the UM records below cover: an idle replay attaches
- * to CUPTI only when it wakes (docs/replay.md, "Idle"). */
+/* The part of the run the UM records cover: an idle replay attaches to
+ * CUPTI only when it wakes (docs/replay.md, "Idle"). */
 enum traffic_span { TRAFFIC_WHOLE_RUN, TRAFFIC_FROM_WAKE, TRAFFIC_NONE };
 
+/* What the CUDA side measured (CUPTI Unified Memory counters, memory
+ * sampling, clocks), as opposed to what the engine decided. */
 struct replay_measured {
 	uint64_t wall_ns;              /* from the library's start to the exit */
 	enum traffic_span counted;
