@@ -30,3 +30,19 @@ model_command() {
 	*) return 1 ;;
 	esac
 }
+
+# roomy_plan BIN MODEL DIR: records MODEL's 5-step run (its default batch)
+# with BIN/umrec into DIR/MODEL.db and plans it for B = 1.25 W into
+# DIR/MODEL.plan: memory suffices, so a replay of it stays idle. Sets w (W,
+# the live peak, in bytes), budget (B) and maxm (2 W rounded up to GiB, for
+# --max-managed), and prints them.
+roomy_plan() {
+	local bin=$1 m=$2 dir=$3 cmd
+	read -ra cmd < <(STEPS=5 model_command $m $(default_batch $m))
+	$bin/umrec -q -o $dir/$m.db --max-managed 32G -- "${cmd[@]}" > $dir/rec.out 2> $dir/rec.err ||
+		{ tail -3 $dir/rec.err; return 1; }
+	w=$($bin/umplan $dir/$m.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	budget=$((w * 5 / 4)); maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
+	$bin/umplan $dir/$m.db --capacity $budget -q -o $dir/$m.plan || return 1
+	echo "W=$w budget=$budget max-managed=$maxm"
+}

@@ -6,12 +6,7 @@ mkdir -p $OUT/s/runs $OUT/s/stats
 export LD_LIBRARY_PATH=$PWD/build-lead/lib PYTHONUNBUFFERED=1
 B=build-lead/bin
 . bench/models.sh
-STEPS=5; read -ra cmd < <(model_command dlrm 4096)
-$B/umrec -q -o $OUT/s/dlrm.db --max-managed 32G -- "${cmd[@]}" > $OUT/s/rec.out 2> $OUT/s/rec.err || { tail -3 $OUT/s/rec.err; exit 1; }
-w=$($B/umplan $OUT/s/dlrm.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-budget=$((w * 5 / 4)); maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
-$B/umplan $OUT/s/dlrm.db --capacity $budget -q -o $OUT/s/dlrm.plan || exit 1
-echo "W=$w budget=$budget max-managed=$maxm"
+roomy_plan $B dlrm $OUT/s || exit 1
 STEPS=200; read -ra cmd < <(model_command dlrm 4096)
 for rep in $(seq ${REPS:-5}); do
 	"${cmd[@]}" > $OUT/s/runs/overhead.b4096.r0.plain.$rep.out 2>/dev/null

@@ -30,12 +30,7 @@ for r in $(seq ${ROUNDS_LR:-5}); do
 	done
 done | tee $OUT/s/launch_rate.txt
 . bench/models.sh
-STEPS=5; read -ra cmd < <(model_command dlrm 4096)
-$B/umrec -q -o $OUT/s/dlrm.db --max-managed 32G -- "${cmd[@]}" > $OUT/s/rec.out 2> $OUT/s/rec.err || { tail -3 $OUT/s/rec.err; exit 1; }
-w=$($B/umplan $OUT/s/dlrm.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-budget=$((w * 5 / 4)); maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
-$B/umplan $OUT/s/dlrm.db --capacity $budget -q -o $OUT/s/dlrm.plan || exit 1
-echo "W=$w budget=$budget max-managed=$maxm"
+roomy_plan $B dlrm $OUT/s || exit 1
 STEPS=${STEPS_DLRM:-200}; read -ra cmd < <(model_command dlrm 4096)
 for r in $(seq ${ROUNDS:-6}); do
 	for v in $(rotated $r ${VARIANTS_DLRM:-plain on detached}); do
