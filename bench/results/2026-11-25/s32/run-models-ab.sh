@@ -1,0 +1,13 @@
+# Session 32: ViT-B/16 and ResNet-152 at W/B 2, ondemand and plan, one
+# repetition each, the build under test (build) beside 67a368a (build-old)
+# in the same command, same recordings and plans.
+set -uo pipefail
+mkdir -p $OUT/s
+export LD_LIBRARY_PATH=$PWD/build/lib
+t0=$(date +%s)
+for m in vit resnet152; do
+	COMPARE=build-old RATIOS=2 POLICIES="ondemand plan" REPS=1 RUN_LIMIT_S=90 \
+		timeout 270 bash bench/suite.sh $m $OUT/s grid > $OUT/s/$m.log 2>&1
+	echo "$m rc=$? $(( $(date +%s) - t0 )) s"
+done
+tar czf $OUT/all.tar.gz -C $OUT s
