@@ -150,11 +150,6 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				mm=$(grep -oE 'mismatch=[0-9]+' <<<"$summary")
 				row "$tag: plan judged this program's" "$(verdict "[ '$mm' = mismatch=0 ]")" \
 					"$(grep -oE '(matched|resynced|steady_lost)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
-				# A launch whose prefetch the worker has not issued
-				# waits for it (bounded) instead of faulting unordered.
-				row "$tag: no launch ahead of its prefetch" \
-					"$(verdict "grep -qE '(^| )gates_unissued=0( |$)' <<<'$summary' && grep -qE ' gate_issue_waits=[0-9]+' <<<'$summary'")" \
-					"$(grep -oE '(gate_issue_waits|gates_unissued|faults_per_iter)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
 			fi
 			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
 				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"
