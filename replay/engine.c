@@ -466,12 +466,10 @@ static void repopulate(engine *e, const struct engine_access *acc, size_t n)
  * fresh: only now, since a discard_prefetch of a fresh allocation is meant
  * to come right before its first kernel. Returns the newest prefetch
  * ticket among its blocks (0: none), which it takes from them: the
- * launches after this one on its stream are ordered after it anyway; and
- * in *gated the bytes of the blocks that carried one. */
-static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n, uint64_t *gated)
+ * launches after this one on its stream are ordered after it anyway. */
+static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 {
 	uint64_t ticket = 0;
-	*gated = 0;
 	for (size_t i = 0; i < n; i++)
 		touch(e, allocmap_live(e->allocs, acc[i].alloc_id));
 	if (!act_room(e, 0, false))
@@ -483,8 +481,6 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n,
 		b->use_seq = e->seq;
 		if (b->ticket > ticket)
 			ticket = b->ticket;
-		if (b->ticket)
-			*gated += BLOCK_BYTES;
 		b->ticket = 0;
 	}
 	e->reserved = 0;
@@ -498,7 +494,7 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	if (e->idle)
 		wake(e, NULL);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
-	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0, gated = 0;
+	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
 	e->seq = ++e->st.launches;
 	if (e->match)
 		place(e, exec_id, shape_id, &step);
@@ -515,17 +511,16 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	}
 	if (e->model) {
 		repopulate(e, acc, n);
-		gate = kernel_end(e, acc, n, &gated);
+		gate = kernel_end(e, acc, n);
 	}
 	act_flush(e);
 	/* The kernel waits for the copies it needs rather than fault on
 	 * blocks still in flight (plan only: deepum's prefetches race the
-	 * kernels, as in DeepUM). The gate may wait for the executor's worker,
-	 * so it is called after the lock is released. */
-	if (!(e->policy == ENGINE_PLAN && e->x.gate))
-		gate = 0;
-	if (gate)
+	 * kernels, as in DeepUM). */
+	if (gate && e->policy == ENGINE_PLAN && e->x.gate) {
+		e->x.gate(e->x.ctx, gate);
 		e->st.gated_launches++;
+	}
 	e->prev_exec = exec_id;
 
 	this_launch.e = e;
@@ -534,8 +529,6 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	this_launch.mark = e->mark_all;
 	bool news = e->st.iterations != iterations || e->st.signature_mismatch != verdict;
 	pthread_mutex_unlock(&e->lock);
-	if (gate)
-		e->x.gate(e->x.ctx, gate, gated);
 	return news;
 }
 

@@ -80,12 +80,11 @@ struct engine_executor {
 	 * it could not. May be NULL: the plan's host placement is then off. */
 	bool (*place)(void *ctx, uint64_t address, uint64_t bytes, bool on_host);
 	/* The kernel being launched uses blocks that the prefetch batch of
-	 * flush `ticket` (or an earlier one) brings, `bytes` of them (whole
-	 * blocks): order it after that batch if it may still be copying, so
-	 * the kernel waits for the copy instead of faulting on the blocks.
-	 * Called under the plan policy only, before the launch is queued. May
-	 * be NULL. */
-	void (*gate)(void *ctx, uint64_t ticket, uint64_t bytes);
+	 * flush `ticket` (or an earlier one) brings: order it after that
+	 * batch if it may still be copying, so the kernel waits for the copy
+	 * instead of faulting on the blocks. Called under the plan policy
+	 * only, before the launch is queued. May be NULL. */
+	void (*gate)(void *ctx, uint64_t ticket);
 };
 
 struct engine_config {

@@ -7,7 +7,7 @@
 struct oplog {
 	struct oplog_entry *e;
 	size_t n, cap;
-	struct oplog_gate *gates;
+	uint64_t *gates;
 	size_t n_gates, cap_gates;
 	uint64_t next_mark, now;
 	int failed;
@@ -83,12 +83,12 @@ static void issue(void *ctx, enum engine_op op, const struct engine_range *range
 	}
 }
 
-static void gate(void *ctx, uint64_t ticket, uint64_t bytes)
+static void gate(void *ctx, uint64_t ticket)
 {
 	oplog *l = ctx;
 	if (l->n_gates == l->cap_gates) {
 		size_t cap = l->cap_gates ? 2 * l->cap_gates : 64;
-		struct oplog_gate *p = realloc(l->gates, cap * sizeof *p);
+		uint64_t *p = realloc(l->gates, cap * sizeof *p);
 		if (!p) {
 			l->failed = 1;
 			return;
@@ -96,7 +96,7 @@ static void gate(void *ctx, uint64_t ticket, uint64_t bytes)
 		l->gates = p;
 		l->cap_gates = cap;
 	}
-	l->gates[l->n_gates++] = (struct oplog_gate){ ticket, bytes };
+	l->gates[l->n_gates++] = ticket;
 }
 
 static bool place(void *ctx, uint64_t address, uint64_t bytes, bool on_host)
@@ -135,7 +135,7 @@ const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)
 	return l->e;
 }
 
-const struct oplog_gate *oplog_gates(const oplog *l, size_t *n)
+const uint64_t *oplog_gates(const oplog *l, size_t *n)
 {
 	*n = l->n_gates;
 	return l->gates;

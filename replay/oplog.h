@@ -43,14 +43,9 @@ struct engine_executor oplog_executor(oplog *l);
  * next entry or oplog_clear. */
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n);
 
-/* What gate was passed. */
-struct oplog_gate {
-	uint64_t ticket, bytes;
-};
-
-/* The gates so far, oldest first; *n gets their count. Valid until the
- * next gate or oplog_clear. */
-const struct oplog_gate *oplog_gates(const oplog *l, size_t *n);
+/* The tickets passed to gate so far, oldest first; *n gets their count.
+ * Valid until the next gate or oplog_clear. */
+const uint64_t *oplog_gates(const oplog *l, size_t *n);
 
 /* Forgets the entries and gates (marker numbering goes on). */
 void oplog_clear(oplog *l);

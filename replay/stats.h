@@ -60,12 +60,10 @@ struct replay_measured {
 					  (issue, mark, gate), on the program's
 					  threads: at launches and at frees */
 	uint64_t discard_waits, discard_wait_ns;
-	/* Launches ordered after a prefetch of their blocks still copying;
-	 * those that waited on the host for the worker to issue it; those
-	 * that ran unordered, their prefetch not issued (no wait when
-	 * faulting was cheaper, or a wait in vain: rp_exec.c, gate); and the
+	/* Launches ordered after a prefetch of their blocks still copying,
+	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the
 	 * host time the gate took. */
-	uint64_t gate_waits, gate_issue_waits, gates_unissued, gate_ns;
+	uint64_t gate_waits, gates_unissued, gate_ns;
 	/* Markers recorded behind launches and frees, and the host time. */
 	uint64_t markers, marker_ns;
 	/* And the program's allocations, served by the arena. */

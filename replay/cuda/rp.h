@@ -50,12 +50,8 @@ struct rp_exec_stats {
 				      after the replayer's discards */
 	uint64_t gate_waits;       /* launches ordered after a prefetch of
 				      their blocks still copying */
-	uint64_t gate_issue_waits; /* launches that waited on the host for
-				      the worker to issue their prefetch */
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
-				      not issued, that did not wait (faulting
-				      was cheaper) or waited in vain: they
-				      fault instead */
+				      not issued yet: they fault instead */
 	/* Host time recording markers, ordering the program's streams after
 	 * discards, and in gate (querying and waiting for a prefetch); and
 	 * in all the engine's calls of issue, mark and gate. */

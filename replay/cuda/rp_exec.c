@@ -40,19 +40,14 @@
  * A kernel that needs blocks a prefetch is still copying is ordered after
  * that prefetch (gate), so it waits for the copy instead of faulting page
  * by page on the blocks: after each prefetch job the worker records an
- * event and publishes the job's ticket in the event's slot (issued.h). A
- * stream can only wait for a job the worker has already issued. A launch
- * that comes earlier waits on the host, at most GATE_ISSUE_WAIT_NS, for
- * the worker to get there when faulting its blocks in would take longer
- * than the worker's queue (issued_worth_waiting, on the bytes of the jobs
- * queued and not yet done); otherwise, or still unissued after the wait,
- * it runs unordered and faults (each case counted). Waiting names work already queued on the replayer's stream,
- * whose jobs wait only for markers recorded before them, so no cycle can
- * form; the worker takes no lock the launching thread holds.
+ * event and publishes the job's ticket in the event's slot. A launch can
+ * only wait for a job the worker has already issued; one that comes
+ * earlier runs as before (counted: the plan was too late for it). Waiting
+ * names work already queued on the replayer's stream, whose jobs wait only
+ * for markers recorded before them, so no cycle can form.
  *
- * The engine calls issue() and mark() with its lock held, gate() after
- * releasing it (gate may wait for the worker): the executor's own state
- * needs no lock except the worker queue and the ticket table.
+ * The engine calls issue() and mark() with its lock held: the executor's
+ * own state needs no lock except the worker queue.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -65,19 +60,12 @@
 #include "common/cuda/um_alloc.h"
 #include "log.h"
 #include "replay/calls.h"
-#include "replay/issued.h"
 #include "replay/pending_discards.h"
 #include "rp.h"
 #include "size.h"
 
 #define MARKS 4096        /* marker events in the ring */
 #define GATES 256         /* prefetch events in their ring (slot: ticket % GATES) */
-/* How long a launch waits for the worker to issue the prefetch it needs.
- * The worker gets there once the calls queued before it return: evictions
- * on an idle stream copy inside the call, 64 MB in about 4-7 ms on the
- * H100, and a flush may hold several. The bound only keeps a stuck worker
- * from stopping the program. */
-#define GATE_ISSUE_WAIT_NS (200ULL * 1000 * 1000)
 
 static CUcontext ctx;
 static CUstream mig_stream;
@@ -107,20 +95,18 @@ static void create_pending(void)
 /* Counted from the program's threads and the worker alike. */
 static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
-static atomic_uint_fast64_t n_gate_waits, n_gate_issue_waits, n_gates_unissued;
+static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
  * of the program's threads' time inside the executor's entry points. */
 static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
 
-/* The worker's: the event recorded after a prefetch job, and in `issued`
- * that job's ticket. A later job reusing the slot only makes a gate that
- * reads the slot late wait longer, never shorter. */
+/* The worker's: the event recorded after a prefetch job, and that job's
+ * ticket (0: none yet). A later job reusing the slot only makes a gate
+ * that reads the slot late wait longer, never shorter. */
 static CUevent gate_ev[GATES];
-static issued_tickets *gate_issued;
-/* Bytes of the evict and prefetch jobs queued and not yet done. */
-static _Atomic uint64_t backlog_evict, backlog_prefetch;
+static _Atomic uint64_t gate_ticket[GATES];
 static atomic_int failures_warned;
 
 /* Prefetch and evict jobs for the worker. */
@@ -159,7 +145,7 @@ static int ensure_stream(void)
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cuCtxGetDevice(&device) != CUDA_SUCCESS)
 		return -1;
 	pthread_once(&pending_once, create_pending);
-	if (!pending || (!gate_issued && !(gate_issued = issued_create(GATES))))
+	if (!pending)
 		return -1;
 	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
 	if (r == CUDA_SUCCESS)
@@ -260,48 +246,29 @@ static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
 	calls_split(r, n, call_bytes(op), &t);
 }
 
-/* On the worker, after the prefetch job of ticket was issued: its event,
- * then the ticket, published even without an event (the gate then finds
- * none pending), so that no launch waits for a job that will not come. */
+/* On the worker, after the prefetch job of ticket was issued. */
 static void record_gate(uint64_t ticket)
 {
 	size_t slot = ticket % GATES;
-	if (gate_ev[slot] || cuEventCreate(&gate_ev[slot], CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS)
-		check(cuEventRecord(gate_ev[slot], mig_stream), "recording a prefetch");
-	issued_publish(gate_issued, ticket);
+	if (!gate_ev[slot] && cuEventCreate(&gate_ev[slot], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return;
+	CUresult r = cuEventRecord(gate_ev[slot], mig_stream);
+	check(r, "recording a prefetch");
+	if (r == CUDA_SUCCESS)
+		atomic_store_explicit(&gate_ticket[slot], ticket, memory_order_release);
 }
 
-static _Atomic uint64_t *backlog_of(enum engine_op op)
-{
-	return op == ENGINE_OP_EVICT ? &backlog_evict : &backlog_prefetch;
-}
-
-static uint64_t range_bytes(const struct engine_range *r, size_t n)
-{
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < n; i++)
-		bytes += r[i].bytes;
-	return bytes;
-}
-
-static void gate_launch(uint64_t ticket, uint64_t bytes)
+static void gate_launch(uint64_t ticket)
 {
 	size_t slot = ticket % GATES;
-	if (!gate_issued)
-		return;
-	uint64_t recorded = issued_get(gate_issued, ticket);
+	uint64_t recorded = atomic_load_explicit(&gate_ticket[slot], memory_order_acquire);
 	if (recorded < ticket) {
-		if (issued_worth_waiting(bytes, atomic_load(&backlog_evict), atomic_load(&backlog_prefetch)))
-			recorded = issued_wait(gate_issued, ticket, GATE_ISSUE_WAIT_NS);
-		if (recorded < ticket) {
-			atomic_fetch_add(&n_gates_unissued, 1);
-			return;
-		}
-		atomic_fetch_add(&n_gate_issue_waits, 1);
+		atomic_fetch_add(&n_gates_unissued, 1);
+		return;
 	}
 	/* A slot taken by a later job means this one is GATES flushes old:
 	 * long copied, or about to be. */
-	if (recorded > ticket || !gate_ev[slot] || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
+	if (recorded > ticket || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
 		return;
 	check(cuStreamWaitEvent(program_stream(), gate_ev[slot], 0),
 	      "ordering a kernel after its prefetch");
@@ -328,7 +295,6 @@ static void *worker(void *arg)
 		call_all(j->op, j->ranges, j->n);
 		if (j->op == ENGINE_OP_PREFETCH)
 			record_gate(j->ticket);
-		atomic_fetch_sub(backlog_of(j->op), range_bytes(j->ranges, j->n));
 		free(j);
 		pthread_mutex_lock(&queue_lock);
 	}
@@ -413,15 +379,11 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 		return;
 	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
-	if (!j) {
-		if (op == ENGINE_OP_PREFETCH)
-			issued_publish(gate_issued, ticket); /* none to wait for */
+	if (!j)
 		return;
-	}
 	j->op = op;
 	j->wait_mark = mark;
 	j->ticket = ticket;
-	atomic_fetch_add(backlog_of(op), range_bytes(ranges, n));
 	j->n = n;
 	j->ranges = (struct engine_range *)(j + 1);
 	memcpy(j->ranges, ranges, n * sizeof *ranges);
@@ -477,10 +439,10 @@ static uint64_t mark(void *unused)
 	return m;
 }
 
-static void gate(void *unused, uint64_t ticket, uint64_t bytes)
+static void gate(void *unused, uint64_t ticket)
 {
 	uint64_t t0 = rp_now();
-	gate_launch(ticket, bytes);
+	gate_launch(ticket);
 	uint64_t took = rp_now() - t0;
 	atomic_fetch_add(&gate_ns, took);
 	atomic_fetch_add(&exec_ns, took);
@@ -551,7 +513,6 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->fresh_prefetched = atomic_load(&n_fresh_prefetched);
 	out->discard_waits = atomic_load(&n_discard_waits);
 	out->gate_waits = atomic_load(&n_gate_waits);
-	out->gate_issue_waits = atomic_load(&n_gate_issue_waits);
 	out->gates_unissued = atomic_load(&n_gates_unissued);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);

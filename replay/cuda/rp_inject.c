@@ -175,7 +175,6 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.discard_waits = xs.discard_waits;
 	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
-	m.gate_issue_waits = xs.gate_issue_waits;
 	m.gates_unissued = xs.gates_unissued;
 	m.gate_ns = xs.gate_ns;
 	m.markers = xs.marks;

@@ -58,11 +58,6 @@ def summarise(s):
     host = m["host"]
     n = max(e["iterations"], 1)
     out["callback_ms_per_iter"] = host["callback_ns"] / 1e6 / n
-    # Launches that ran before the worker had issued the prefetch they
-    # gate on, even after waiting for it (docs/replay.md, "gate").
-    gates = host.get("prefetch_gates", {})
-    out["gates_unissued"] = gates.get("unissued")
-    out["gate_issue_waits"] = gates.get("issue_waits")
     for kind, c in host["driver_calls"].items():
         out[f"{kind}_calls_per_iter"] = c["calls"] / n
         out[f"{kind}_host_ms_per_iter"] = c["ns"] / 1e6 / n

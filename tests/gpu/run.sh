@@ -140,7 +140,6 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				--max-managed $MAXM --stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
 			local rc=$? summary
 			summary=$(python3 tests/gpu/replay_table.py "$WORK/$tag.json" 2>/dev/null)
-			[ $policy = ondemand ] && od_faults=$(grep -oE '(^| )faults_per_iter=[0-9.]+' <<<"$summary" | cut -d= -f2)
 			cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 			echo "$tag rc=$rc $summary" | tee -a "$WORK/replay.txt"
 			tail -n 2 "$WORK/$tag.err"
@@ -151,14 +150,6 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				mm=$(grep -oE 'mismatch=[0-9]+' <<<"$summary")
 				row "$tag: plan judged this program's" "$(verdict "[ '$mm' = mismatch=0 ]")" \
 					"$(grep -oE '(matched|resynced|steady_lost)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
-				# Issue 4's target: steady faults at most 1 % of
-				# ondemand's (launches that outrun the worker's
-				# prefetch wait for it where faulting costs more).
-				local pf
-				pf=$(grep -oE '(^| )faults_per_iter=[0-9.]+' <<<"$summary" | cut -d= -f2)
-				row "$tag: faults <= 1 % of ondemand's" \
-					"$(verdict "python3 -c 'import sys; sys.exit(0 if float(\"${pf:-inf}\") <= 0.01 * float(\"${od_faults:-0}\") else 1)'")" \
-					"plan=$pf ondemand=$od_faults $(grep -oE '(gate_issue_waits|gates_unissued)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
 			fi
 			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
 				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"

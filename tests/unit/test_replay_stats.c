@@ -72,7 +72,6 @@ static void keys_and_values(void **state)
 				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
-	m.gate_issue_waits = 6;
 	m.gates_unissued = 4;
 	m.gate_ns = 3100;
 	m.executor_ns = 3900;
@@ -178,7 +177,6 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(markers, "ns"), 51000);
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
-	assert_int_equal(num(gates, "issue_waits"), 6);
 	assert_int_equal(num(gates, "unissued"), 4);
 	assert_int_equal(num(gates, "ns"), 3100);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
