@@ -173,6 +173,10 @@ struct engine_stats {
 	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or
 						 parts) refused: live or written memory */
 	uint64_t budget_overruns;             /* kernels whose own blocks exceed the budget */
+	uint64_t refault_blocks;              /* blocks a kernel needed that held
+						 data and were off the GPU, with no
+						 op bringing them: the model's count
+						 of blocks that fault back in */
 	uint64_t corr_launches;               /* launches that consulted the
 						 correlation tables (deepum, plan fallback) */
 	uint64_t host_allocs, host_bytes;     /* allocations placed in host memory

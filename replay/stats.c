@@ -60,6 +60,7 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	fputs("\n    },\n    ", f);
 	put_u64(f, "budget_evictions", s->budget_evictions, ", ");
 	put_u64(f, "budget_overruns", s->budget_overruns, ", ");
+	put_u64(f, "refault_blocks", s->refault_blocks, ", ");
 	put_u64(f, "skipped_discards", s->skipped_discards, ",\n    ");
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
 	put_u64(f, "placed_on_host", s->host_allocs, ", ");
@@ -157,7 +158,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		put_u64(f, "callback_ns", it->callback_ns, ", ");
 		put_u64(f, "allocator_ns", it->allocator_ns, ", ");
 		put_u64(f, "resynced", it->resynced, ", ");
-		put_u64(f, "lost", it->lost, ",\n       ");
+		put_u64(f, "lost", it->lost, ", ");
+		put_u64(f, "refault_blocks", it->refault_blocks, ",\n       ");
 		put_u64(f, "htod_busy_ns", it->htod_busy_ns, ", ");
 		put_u64(f, "dtoh_busy_ns", it->dtoh_busy_ns, ", ");
 		if (m->kernels_timed)

@@ -71,7 +71,8 @@ static void after_engine(void)
 		if (n_iteration_ends < RP_MAX_ITERATIONS)
 			iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
 				.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
-				.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost };
+				.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost,
+				.refault_blocks = st.refault_blocks };
 	}
 	pthread_mutex_unlock(&ends_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)

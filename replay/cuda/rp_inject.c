@@ -107,6 +107,7 @@ static struct replay_iteration *measure_iterations(const struct rp_iteration_end
 				.allocator_ns = ends[i].allocator_ns - prev.allocator_ns,
 				.resynced = ends[i].resynced - prev.resynced,
 				.lost = ends[i].lost - prev.lost,
+				.refault_blocks = ends[i].refault_blocks - prev.refault_blocks,
 				.htod_busy_ns = traffic[i].busy_ns[RP_BUSY_HTOD],
 				.dtoh_busy_ns = traffic[i].busy_ns[RP_BUSY_DTOH],
 				.kernel_busy_ns = traffic[i].busy_ns[RP_BUSY_KERNELS],

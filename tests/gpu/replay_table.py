@@ -12,11 +12,17 @@ def steady(values):
     return statistics.median(vals) if vals else 0
 
 
-def steady_busy(per, key):
+def steady_count(per, key):
+    """The steady median of per-iteration key; None when one lacks it."""
     values = [i.get(key) for i in per]
     if not values or None in values:
         return None
-    return steady([v / 1e6 for v in values])
+    return steady(values)
+
+
+def steady_busy(per, key):
+    ns = steady_count(per, key)
+    return None if ns is None else ns / 1e6
 
 
 def summarise(s):
@@ -41,6 +47,9 @@ def summarise(s):
         # launches it could not place, in a steady iteration.
         "steady_callback_ms": steady([i["callback_ns"] / 1e6 for i in per]),
         "steady_lost": steady([i["lost"] for i in per]),
+        # Blocks the engine's model expects to fault back in (older
+        # stats: unknown).
+        "steady_refault_blocks": steady_count(per, "refault_blocks"),
         # How long the copy engines (each direction) and, with
         # --kernel-times, the kernels kept the GPU busy in a steady
         # iteration (None when not measured: older stats, or no kernel times).

@@ -13,7 +13,8 @@
  * resident blocks evicted first), left out of the residency model and
  * released at their free, and only under the plan policy, on blocks of
  * their own; on-demand migrations charged to the plan's allocations; the
- * launches it lost in steady iterations counted by execution ID.
+ * launches it lost in steady iterations counted by execution ID; the
+ * blocks the model expects to fault back in.
  */
 #include "testutil.h"
 
@@ -215,6 +216,48 @@ static size_t count_places(struct rig *r)
 	for (size_t i = 0; i < n; i++)
 		k += e[i].place != 0;
 	return k;
+}
+
+/* A block evicted and used again with no op bringing it faults back in:
+ * counted, once per use; a prefetch before the use, a first use and an
+ * idle plan count nothing. */
+static void refaults_counted(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, 8 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	struct engine_stats st;
+	prog_iteration(&r, 5, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.refault_blocks, 0); /* W1's first use */
+	prog_iteration(&r, 6, 0);
+	prog_iteration(&r, 7, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.refault_blocks, 2 * 4); /* W1's 4 blocks, twice */
+	rig_stop(&r);
+
+	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, a.w1, 0, 8 * MB);
+	finish_plan(p);
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	for (uint64_t id = 5; id < 8; id++)
+		prog_iteration(&r, id, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.refault_blocks, 0);
+	rig_stop(&r);
+
+	rig_start(&r, ENGINE_IDEAL, 0, p);
+	prog_setup(&r);
+	for (uint64_t id = 5; id < 8; id++)
+		prog_iteration(&r, id, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.refault_blocks, 0);
+	rig_stop(&r);
+	plan_destroy(p);
 }
 
 /* Under a budget the plan's discards wait until the budget needs the room:
@@ -1265,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(host_allocation_not_placed),
 		cmocka_unit_test(host_placement_evicts_earlier_tenant),
 		cmocka_unit_test(host_blocks_never_prefetched),
+		cmocka_unit_test(refaults_counted),
 		cmocka_unit_test(create_checks_config),
 	};
 	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);

@@ -52,6 +52,7 @@ static void keys_and_values(void **state)
 	}
 	s.budget_evictions = 7;
 	s.budget_overruns = 1;
+	s.refault_blocks = 21;
 	s.skipped_discards = 2;
 	s.corr_launches = 40;
 	s.host_allocs = 3;
@@ -60,7 +61,8 @@ static void keys_and_values(void **state)
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
-		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30 },
+		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30,
+		  .refault_blocks = 8 },
 		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .allocator_ns = 650, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
 		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
@@ -121,6 +123,7 @@ static void keys_and_values(void **state)
 	}
 	assert_int_equal(num(e, "budget_evictions"), 7);
 	assert_int_equal(num(e, "budget_overruns"), 1);
+	assert_int_equal(num(e, "refault_blocks"), 21);
 	assert_int_equal(num(e, "skipped_discards"), 2);
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_int_equal(num(e, "placed_on_host"), 3);
@@ -207,6 +210,8 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(first, "fault_migrations"), 5);
 	assert_int_equal(num(first, "resynced"), 2);
 	assert_int_equal(num(first, "lost"), 30);
+	assert_int_equal(num(first, "refault_blocks"), 8);
+	assert_int_equal(num(cJSON_GetArrayItem(per, 1), "refault_blocks"), 0);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "htod_bytes"), 4096);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "lost"), 1);
 	cJSON_Delete(j);
