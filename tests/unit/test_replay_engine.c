@@ -218,45 +218,36 @@ static size_t count_places(struct rig *r)
 	return k;
 }
 
+/* The engine's refault count after `iterations` iterations of the program
+ * under policy and plan p, with no budget. */
+static uint64_t refaults_after(enum engine_policy policy, const struct plan *p, int iterations)
+{
+	struct rig r;
+	struct engine_stats st;
+	rig_start(&r, policy, 0, p);
+	prog_setup(&r);
+	for (int i = 0; i < iterations; i++)
+		prog_iteration(&r, 5 + (uint64_t)i, 0);
+	engine_get_stats(r.e, &st);
+	rig_stop(&r);
+	return st.refault_blocks;
+}
+
 /* A block evicted and used again with no op bringing it faults back in:
- * counted, once per use; a prefetch before the use, a first use and an
- * idle plan count nothing. */
+ * counted, once per use; a first use, a prefetch before the use and ideal
+ * count nothing. */
 static void refaults_counted(void **state)
 {
 	struct prog a;
 	struct plan *p = prog_plan(&a);
 	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, 8 * MB);
 	finish_plan(p);
-	struct rig r;
-	rig_start(&r, ENGINE_PLAN, 0, p);
-	prog_setup(&r);
-	struct engine_stats st;
-	prog_iteration(&r, 5, 0);
-	engine_get_stats(r.e, &st);
-	assert_int_equal(st.refault_blocks, 0); /* W1's first use */
-	prog_iteration(&r, 6, 0);
-	prog_iteration(&r, 7, 0);
-	engine_get_stats(r.e, &st);
-	assert_int_equal(st.refault_blocks, 2 * 4); /* W1's 4 blocks, twice */
-	rig_stop(&r);
-
+	assert_int_equal(refaults_after(ENGINE_PLAN, p, 1), 0);     /* W1's first use */
+	assert_int_equal(refaults_after(ENGINE_PLAN, p, 3), 2 * 4); /* its 4 blocks, twice */
 	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, a.w1, 0, 8 * MB);
 	finish_plan(p);
-	rig_start(&r, ENGINE_PLAN, 0, p);
-	prog_setup(&r);
-	for (uint64_t id = 5; id < 8; id++)
-		prog_iteration(&r, id, 0);
-	engine_get_stats(r.e, &st);
-	assert_int_equal(st.refault_blocks, 0);
-	rig_stop(&r);
-
-	rig_start(&r, ENGINE_IDEAL, 0, p);
-	prog_setup(&r);
-	for (uint64_t id = 5; id < 8; id++)
-		prog_iteration(&r, id, 0);
-	engine_get_stats(r.e, &st);
-	assert_int_equal(st.refault_blocks, 0);
-	rig_stop(&r);
+	assert_int_equal(refaults_after(ENGINE_PLAN, p, 3), 0);
+	assert_int_equal(refaults_after(ENGINE_IDEAL, p, 3), 0);
 	plan_destroy(p);
 }
 
