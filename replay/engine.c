@@ -477,9 +477,10 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 	for (size_t i = 0; i < e->n_kb; i++) {
 		struct block *b = e->kb[i];
 		if (b->state != BLOCK_RESIDENT) {
-			/* Used before and absent now: evicted, so its bytes come
-			 * back page by page (a discarded or never-used block
-			 * moves nothing). */
+			/* Used before and absent now: evicted (or, rarely, a dead
+			 * block the budget left to the driver: act_room), so its
+			 * bytes come back page by page; a discarded or never-used
+			 * block moves nothing. */
 			if (b->state == BLOCK_ABSENT && b->use_seq)
 				e->st.refault_blocks++;
 			residency_set(e->res, b, BLOCK_RESIDENT);
