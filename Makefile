@@ -95,7 +95,9 @@ $(PORTABLE_LIBS):
 # Link order: the tool's own module first, common last.
 $(BUILD)/bin/umrec: $(call obj,record/umrec.c) $(BUILD)/lib/libumkit_record.a $(BUILD)/lib/libumkit_common.a
 $(BUILD)/bin/umplan: $(call obj,plan/umplan.c) $(BUILD)/lib/libumkit_plan.a $(BUILD)/lib/libumkit_common.a
-$(BUILD)/bin/umreplay: $(call obj,replay/umreplay.c) $(BUILD)/lib/libumkit_replay.a $(BUILD)/lib/libumkit_common.a
+# umreplay's --dry-run reads traces: the plan library's loader.
+$(BUILD)/bin/umreplay: $(call obj,replay/umreplay.c) $(BUILD)/lib/libumkit_replay.a $(BUILD)/lib/libumkit_plan.a \
+		$(BUILD)/lib/libumkit_common.a
 $(TOOLS):
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ -Wl,--as-needed -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'

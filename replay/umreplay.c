@@ -32,6 +32,10 @@
  * nothing with them. The replayer then sees the cache's segments, not
  * tensors; should they outgrow the budget, it keeps the budget by them
  * (docs/replay.md).
+ *
+ * --dry-run TRACE runs no program: the engine is fed the recorded run
+ * (replay/dryrun.h) and umreplay prints what the policy would do. With no
+ * program to protect, a plan that cannot be used is an error there.
  */
 #include <errno.h>
 #include <limits.h>
@@ -44,7 +48,10 @@
 #include "launcher.h"
 #include "log.h"
 #include "plan.h"
+#include "plan/trace_load.h"
+#include "replay/dryrun.h"
 #include "replay/engine.h"
+#include "replay/stats.h"
 #include "size.h"
 
 extern char **environ;
@@ -57,19 +64,22 @@ extern char **environ;
 
 static const char usage_text[] =
 	"Usage: umreplay --plan PLAN [options] [--] command [args...]\n"
+	"       umreplay --dry-run TRACE [--plan PLAN] [--policy NAME] [--gpu-budget SIZE]\n"
+	"                [--stats FILE] [-q]\n"
 	"Runs command with the umkit replayer injected: at each kernel launch it\n"
 	"prefetches, evicts and discards Unified Memory as the plan made by umplan\n"
 	"says, so the program waits less on page faults. The program is not\n"
 	"changed; umreplay exits with its status. Options end at the first word\n"
 	"that is not one, so 'umreplay --plan plan.bin python train.py --lr 3'\n"
-	"works; '--' is optional.\n"
+	"works; '--' is optional. --dry-run shows, without a GPU, what the replayer\n"
+	"would do to a run recorded by umrec.\n"
 	"\n"
 	"Options:\n"
 	"      --plan FILE          the plan to replay (from umplan); required for\n"
 	"                           --policy plan. A plan that cannot be used\n"
 	"                           (missing, corrupt, truncated, a newer format, not\n"
 	"                           a plan) is not an error: umreplay warns and runs\n"
-	"                           the command without umkit\n"
+	"                           the command without umkit (with --dry-run it is)\n"
 	"      --policy NAME        what decides the migrations:\n"
 	"                             plan      the plan's schedule, with correlation\n"
 	"                                       prefetching when the run drifts from it\n"
@@ -95,11 +105,24 @@ static const char usage_text[] =
 	"                           statistics to FILE as JSON (with the allocations\n"
 	"                           the steady iterations faulted on and the kernels\n"
 	"                           the plan lost there); an earlier file there is\n"
-	"                           removed before the run\n"
+	"                           removed before the run. With --dry-run: the\n"
+	"                           replayer's statistics alone (\"measured\": null)\n"
 	"      --kernel-times       also time every kernel on the GPU, so --stats\n"
 	"                           tells per iteration how long the GPU computed\n"
 	"                           (a diagnostic: it adds a little to each launch)\n"
-	"  -q, --quiet              no summary; the replayer prints warnings only\n"
+	"      --dry-run TRACE      run no program: feed the run recorded in TRACE (by\n"
+	"                           umrec) to the replayer, its allocations, frees and\n"
+	"                           kernel launches in their recorded order, and print\n"
+	"                           what the policy would do: a summary, then per\n"
+	"                           completed iteration the launches, the MiB\n"
+	"                           prefetched, evicted and discarded, the budget's\n"
+	"                           evictions and the blocks expected to fault back\n"
+	"                           in. That is the replayer's model of residency, not\n"
+	"                           the GPU's, and the iteration times are the\n"
+	"                           recording's. No budget unless --gpu-budget is\n"
+	"                           given; --max-managed and --kernel-times need a GPU\n"
+	"  -q, --quiet              no summary; the replayer prints warnings only.\n"
+	"                           With --dry-run: the summary without the table\n"
 	"  -h, --help               show this help and exit\n"
 	"      --version            show the version and exit\n"
 	"\n"
@@ -116,11 +139,14 @@ static const char usage_text[] =
 	"not be executed, 127 if not found); 2 for bad usage; 3 if the replay\n"
 	"could not be set up (no GPU driver, libumreplay.so missing, the stats\n"
 	"file cannot be written). With a plan that cannot be used the command runs\n"
-	"without umkit and its status is returned.\n";
+	"without umkit and its status is returned. With --dry-run: 0; 1 if the\n"
+	"trace or the plan cannot be used or the stats cannot be written; 2 for bad\n"
+	"usage.\n";
 
 struct umreplay_options {
 	const char *plan;        /* NULL: none given */
 	const char *stats;       /* NULL: none given */
+	const char *dry_run;     /* the trace --dry-run replays; NULL: run a command */
 	enum engine_policy policy;
 	uint64_t gpu_budget;     /* 0: no budget given */
 	uint64_t max_managed;    /* 0: no cap given */
@@ -184,6 +210,12 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 				goto usage;
 			}
 			o->plan = value;
+		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--dry-run", &value)) != 0) {
+			if (m < 0 || !*value) {
+				um_error("option '--dry-run' needs a trace file (from umrec)");
+				goto usage;
+			}
+			o->dry_run = value;
 		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--stats", &value)) != 0) {
 			if (m < 0 || !*value) {
 				um_error("option '--stats' needs a file name");
@@ -222,7 +254,17 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 		}
 	}
 	o->command = i;
-	if (o->command >= argc) {
+	if (o->dry_run) {
+		const char *gpu_only = o->max_managed_text ? "--max-managed" : o->kernel_times ? "--kernel-times" : NULL;
+		if (o->command < argc) {
+			um_error("--dry-run replays the trace and runs no command (got '%s')", argv[o->command]);
+			goto usage;
+		}
+		if (gpu_only) {
+			um_error("%s needs a GPU: not with --dry-run", gpu_only);
+			goto usage;
+		}
+	} else if (o->command >= argc) {
 		um_error("no command given");
 		goto usage;
 	}
@@ -287,6 +329,59 @@ static int check_plan(const char *plan, uint64_t budget, char path[PATH_MAX], bo
 		return -1;
 	}
 	return 0;
+}
+
+/* Writes a dry run's statistics to path as a real run's --stats, with
+ * nothing measured. Returns 0, or -1 with the error printed. */
+static int write_dry_stats(const char *path, enum engine_policy policy, const struct dryrun_result *r)
+{
+	FILE *f = fopen(path, "w");
+	int rc = f ? replay_stats_write_json(f, engine_policy_name(policy), &r->stats, r->iteration_ns,
+					     r->n_iteration_ns, NULL) : -1;
+	if (f && fclose(f) != 0)
+		rc = -1;
+	if (rc != 0)
+		um_error("cannot write %s: %s", path, strerror(errno));
+	return rc;
+}
+
+/* umreplay --dry-run: the trace through the engine, the plan loaded as
+ * libumreplay.so loads it. Returns the exit status. */
+static int dry_run(const struct umreplay_options *o)
+{
+	char stats[PATH_MAX], err[4096];
+	if (o->stats && launch_output_path(o->stats, "--stats", "stats", is_json_object, stats, sizeof stats,
+					  err, sizeof err) != 0) {
+		um_error("%s", err);
+		return EXIT_FAILURE;
+	}
+	struct plan *plan = NULL;
+	struct trace *t = NULL;
+	int status = EXIT_FAILURE;
+	if (o->plan && !(plan = plan_load(o->plan, err, sizeof err))) {
+		um_error("%s", err);
+		goto done;
+	}
+	if (!(t = trace_load(o->dry_run, err, sizeof err))) {
+		um_error("%s", err);
+		goto done;
+	}
+	struct engine_config cfg = { o->policy, o->gpu_budget, plan, .fault_sources = false,
+				     .framework_cache = false };
+	struct dryrun_result r;
+	if (dryrun_run(t, &cfg, &r, err, sizeof err) != 0) {
+		um_error("%s: %s", o->dry_run, err);
+		goto done;
+	}
+	if (dryrun_print(stdout, t, &cfg, o->plan, &r, o->quiet) != 0 || fflush(stdout) != 0)
+		um_error("cannot write the report: %s", strerror(errno));
+	else if (!o->stats || write_dry_stats(stats, o->policy, &r) == 0)
+		status = EXIT_SUCCESS;
+	dryrun_result_free(&r);
+done:
+	trace_free(t);
+	plan_destroy(plan);
+	return status;
 }
 
 /* Removes every UMKIT_* variable but those that configure the user's
@@ -391,6 +486,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.quiet)
 		um_log_set_level(UM_LOG_WARN);
+	if (o.dry_run)
+		return dry_run(&o);
 
 	/* In this order so that each failure can be produced without a GPU:
 	 * the stats path, the plan (a bad one means a plain run, which needs

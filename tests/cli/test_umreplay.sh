@@ -12,7 +12,7 @@ INJECTION_VARS='^(LD_PRELOAD|CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH|PYTORCH
 
 run "$UMREPLAY" --help
 expect_status 0 "--help exits 0"
-for opt in --plan --policy --gpu-budget --max-managed --stats -q --quiet -h --help --version \
+for opt in --plan --policy --gpu-budget --max-managed --stats --dry-run -q --quiet -h --help --version \
 	plan deepum ondemand ideal UMKIT_LIBDIR UMKIT_LOG PYTORCH_NO_CUDA_MEMORY_CACHING "Exit status"; do
 	expect_out_has "$opt" "--help mentions $opt"
 done
@@ -71,6 +71,22 @@ expect_status 2 "--stats without a value: usage error"
 run "$UMREPLAY" --policy ondemand --gpu-budget 10G --max-managed=8G true
 expect_status 2 "--gpu-budget above --max-managed: usage error"
 expect_err_has "--gpu-budget 10G is above --max-managed 8G" "--gpu-budget above --max-managed: names both"
+
+run "$UMREPLAY" --dry-run
+expect_status 2 "--dry-run without a trace: usage error"
+expect_err_has "option '--dry-run' needs a trace file" "--dry-run without a trace: says so"
+run "$UMREPLAY" --dry-run trace.db --policy ondemand true
+expect_status 2 "--dry-run with a command: usage error"
+expect_err_has "--dry-run replays the trace and runs no command (got 'true')" "--dry-run with a command: says so"
+run "$UMREPLAY" --dry-run trace.db --policy ondemand --max-managed 8G
+expect_status 2 "--dry-run with --max-managed: usage error"
+expect_err_has "--max-managed needs a GPU: not with --dry-run" "--dry-run with --max-managed: says why"
+run "$UMREPLAY" --dry-run trace.db --policy ondemand --kernel-times
+expect_status 2 "--dry-run with --kernel-times: usage error"
+expect_err_has "--kernel-times needs a GPU: not with --dry-run" "--dry-run with --kernel-times: says why"
+run "$UMREPLAY" --dry-run trace.db
+expect_status 2 "--dry-run under the default policy without --plan: usage error"
+expect_err_has "--policy plan needs --plan FILE" "--dry-run without --plan: says the plan policy needs one"
 
 # ---- setup errors (3) that need no plan ----
 run "$UMREPLAY" --policy ideal --stats "$SCRATCH/no/such/dir/s.json" true
@@ -204,6 +220,61 @@ run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" --stats "$SCRATCH/old.json" true
 expect_status 0 "plain run with --stats: the program runs"
 if [ ! -e "$SCRATCH/old.json" ]; then ok "plain run: earlier stats are removed, not passed off as this run's"
 else not_ok "plain run: earlier stats are removed, not passed off as this run's"; fi
+
+# ---- --dry-run: a fixture trace through the replayer, with no program, no
+# library and no driver (UMKIT_LIBDIR points nowhere) ----
+fixture=${UMKIT_FIXTURES:-tests/fixtures}/h100_mlp.db
+dry_plan=$SCRATCH/mlp.bin
+if [ -x "$UMPLAN" ] && "$UMPLAN" -q "$fixture" --capacity 228M -o "$dry_plan" 2>"$SCRATCH/umplan.err"; then
+	ok "umplan plans the MLP fixture for the dry runs"
+else
+	not_ok "umplan plans the MLP fixture for the dry runs ($(cat "$SCRATCH/umplan.err" 2>/dev/null))"
+fi
+UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M
+expect_status 0 "dry run: exits 0 without a GPU"
+expect_out_has "umreplay --dry-run: $fixture under plan (plan $dry_plan), budget 220.00 MiB: 578 launches (" \
+	"dry run: the summary names the trace, policy, plan and budget"
+expect_out_has "iterations, modelled peak" "dry run: the summary counts iterations and the modelled peak"
+expect_out_has "iteration  recorded_ms  launches  resynced      lost  prefetch_MiB" "dry run: the table's header"
+if grep -qE '^ +1 +[0-9]+\.[0-9]{3} +[0-9]+' <<<"$out" && grep -qE '^ +total +- +578 ' <<<"$out"; then
+	ok "dry run: a row per iteration and the total"
+else
+	not_ok "dry run: a row per iteration and the total"
+fi
+if [ -z "$err" ]; then ok "dry run: nothing on stderr"; else not_ok "dry run: nothing on stderr"; fi
+
+run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M -q
+expect_status 0 "dry run -q: exits 0"
+expect_out_has "umreplay --dry-run: $fixture under plan" "dry run -q: the summary"
+expect_out_lacks "recorded_ms" "dry run -q: no table"
+
+echo '{"old": true}' >"$SCRATCH/dry.json"
+run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M --stats "$SCRATCH/dry.json"
+expect_status 0 "dry run --stats: exits 0"
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["measured"] is None and d["policy"] == "plan" and d["engine"]["iterations"] > 0
+assert len(d["iteration_ns"]) == d["engine"]["iterations"]' "$SCRATCH/dry.json" 2>"$SCRATCH/json.err"; then
+	ok "dry run --stats: the engine's statistics as JSON, \"measured\": null"
+else
+	not_ok "dry run --stats: the engine's statistics as JSON, \"measured\": null ($(cat "$SCRATCH/json.err"))"
+fi
+run "$UMREPLAY" --dry-run "$fixture" --policy ondemand --stats "$SCRATCH/notes.txt"
+expect_status 1 "dry run --stats naming a non-stats file: error"
+expect_err_has "is not a stats file" "dry run --stats naming a non-stats file: refuses to replace it"
+
+run "$UMREPLAY" --dry-run "$fixture" --policy ondemand --gpu-budget 220M
+expect_status 0 "dry run --policy ondemand without --plan: exits 0"
+expect_out_has "under ondemand (no plan), budget 220.00 MiB: 578 launches, 0 iterations" "dry run without a plan: the summary"
+expect_out_has "no plan: iterations are passes over a plan's kernels" "dry run without a plan: says why no iterations"
+
+run "$UMREPLAY" --dry-run "$SCRATCH/absent.db" --policy ondemand
+expect_status 1 "dry run of a missing trace: error"
+expect_err_has "$SCRATCH/absent.db" "dry run of a missing trace: names the file"
+run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/corrupt.bin"
+expect_status 1 "dry run with a corrupt plan: error, not a plain run"
+expect_err_has "$SCRATCH/corrupt.bin: checksum mismatch (file corrupt)" "dry run with a corrupt plan: names the plan"
+expect_out_lacks "umreplay --dry-run:" "dry run with a corrupt plan: no report"
 
 # ---- a valid plan without a GPU driver ----
 mkdir -p "$SCRATCH/lib" "$SCRATCH/driver"

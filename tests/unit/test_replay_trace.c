@@ -19,29 +19,11 @@
 
 #include "plan/planner.h"
 #include "plan/synth.h"
+#include "replay/dryrun.h"
 #include "replay/engine.h"
 #include "replay/oplog.h"
 
 #define BLK ((uint64_t)2 << 20)
-
-/* One program event, in the order the recorded run made them. */
-struct event {
-	int64_t ns;
-	int order;    /* among events at one time: frees, allocations, launch */
-	uint32_t idx; /* kernel position or allocation index */
-};
-
-static int by_time(const void *a, const void *b)
-{
-	const struct event *x = a, *y = b;
-	if (x->ns != y->ns)
-		return x->ns < y->ns ? -1 : 1;
-	if (x->order != y->order)
-		return x->order - y->order;
-	return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-enum { EV_FREE = 0, EV_ALLOC = 1, EV_LAUNCH = 2, EV_LATE_FREE = 3 };
 
 /* The independent model: per block of the trace's address range. */
 struct model {
@@ -149,22 +131,16 @@ static void model_check(struct model *m, oplog *log)
 static void replay(const struct trace *t, const struct plan *p, uint64_t budget, struct model *m,
 		   struct engine_stats *st)
 {
-	size_t n_ev = t->n_kernels + 2 * t->n_allocs, k = 0;
-	struct event *ev = malloc(n_ev * sizeof *ev);
-	for (uint32_t i = 0; i < t->n_kernels; i++)
-		ev[k++] = (struct event){ t->kernels[i].launch_ns, EV_LAUNCH, i };
+	size_t k;
+	struct dryrun_event *ev = dryrun_events(t, &k);
+	assert_non_null(ev);
 	uint64_t lo = UINT64_MAX, hi = 0;
 	for (uint32_t i = 0; i < t->n_allocs; i++) {
 		const struct trace_alloc *a = &t->allocs[i];
-		ev[k++] = (struct event){ a->alloc_ns, EV_ALLOC, i };
-		if (a->free_ns != TRACE_NS_NEVER)
-			ev[k++] = (struct event){ a->free_ns, a->free_ns == a->alloc_ns ? EV_LATE_FREE : EV_FREE,
-						  i };
 		lo = a->address / BLK < lo ? a->address / BLK : lo;
 		uint64_t end = (a->address + (a->size ? a->size : 1) - 1) / BLK;
 		hi = end > hi ? end : hi;
 	}
-	qsort(ev, k, sizeof *ev, by_time);
 	memset(m, 0, sizeof *m);
 	m->lo = lo;
 	m->n = (size_t)(hi - lo + 1);
@@ -184,16 +160,16 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	struct engine_access *acc = malloc((t->n_args + 1) * sizeof *acc);
 	uint64_t overruns = 0;
 	for (size_t i = 0; i < k; i++) {
-		if (ev[i].order == EV_ALLOC) {
-			const struct trace_alloc *a = &t->allocs[ev[i].idx];
+		if (ev[i].kind == DRYRUN_ALLOC) {
+			const struct trace_alloc *a = &t->allocs[ev[i].index];
 			engine_on_alloc(e, a->id, a->address, a->size);
 			model_live(m, a, 1);
 			memset(m->kernel, 0, m->n); /* no launch under way */
 			model_check(m, log);
 			continue;
 		}
-		if (ev[i].order != EV_LAUNCH) {
-			const struct trace_alloc *a = &t->allocs[ev[i].idx];
+		if (ev[i].kind != DRYRUN_LAUNCH) {
+			const struct trace_alloc *a = &t->allocs[ev[i].index];
 			engine_on_free(e, a->id);
 			model_live(m, a, -1);
 			for (size_t b = mblk(m, a->address); b <= mblk(m, a->address + (a->size ? a->size : 1) - 1);
@@ -202,7 +178,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 			model_check(m, log);
 			continue;
 		}
-		uint32_t kp = ev[i].idx;
+		uint32_t kp = ev[i].index;
 		size_t n_acc = 0;
 		memset(m->kernel, 0, m->n);
 		for (uint32_t j = t->arg_first[kp]; j < t->arg_first[kp + 1]; j++) {

@@ -1,0 +1,184 @@
+/*
+ * Tests of the dry run (replay/dryrun.h): the recorded run's events in the
+ * order it made them, and the engine driven through the fixture traces,
+ * each planned in memory at half its unplanned peak: the rows per
+ * iteration add up to the totals, the plan keeps the modelled residency
+ * under its capacity and expects fewer blocks to fault back in than plain
+ * on-demand paging under the same budget, and a plan made for another
+ * program stops the run at the verdict.
+ */
+#include "testutil.h"
+#include "testplan.h"
+
+#include "replay/dryrun.h"
+
+#define BLK ((uint64_t)2 << 20)
+
+/* At one time frees come first, then allocations, then the launch, then a
+ * free of an allocation made at that very time; across times, time order. */
+static void events_in_recorded_order(void **state)
+{
+	struct trace_kernel kernels[2] = { { .launch_ns = 20 }, { .launch_ns = 30 } };
+	struct trace_alloc allocs[3] = {
+		{ .id = 1, .alloc_ns = 10, .free_ns = 20 },
+		{ .id = 2, .alloc_ns = 20, .free_ns = TRACE_NS_NEVER },
+		{ .id = 3, .alloc_ns = 30, .free_ns = 30 },
+	};
+	struct trace t = { .n_kernels = 2, .kernels = kernels, .n_allocs = 3, .allocs = allocs };
+	const struct dryrun_event want[] = {
+		{ 10, DRYRUN_ALLOC, 0 }, { 20, DRYRUN_FREE, 0 },   { 20, DRYRUN_ALLOC, 1 },     { 20, DRYRUN_LAUNCH, 0 },
+		{ 30, DRYRUN_ALLOC, 2 }, { 30, DRYRUN_LAUNCH, 1 }, { 30, DRYRUN_LATE_FREE, 2 },
+	};
+	size_t n;
+	struct dryrun_event *ev = dryrun_events(&t, &n);
+	assert_non_null(ev);
+	assert_int_equal(n, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(ev[i].ns, want[i].ns);
+		assert_int_equal(ev[i].kind, want[i].kind);
+		assert_int_equal(ev[i].index, want[i].index);
+	}
+	free(ev);
+}
+
+static void add_counts(struct dryrun_counts *sum, const struct dryrun_counts *c)
+{
+	sum->launches += c->launches;
+	sum->matched += c->matched;
+	sum->shaped += c->shaped;
+	sum->resynced += c->resynced;
+	sum->lost += c->lost;
+	for (int k = 0; k < 4; k++) {
+		sum->ops[k] += c->ops[k];
+		sum->bytes[k] += c->bytes[k];
+	}
+	sum->budget_evictions += c->budget_evictions;
+	sum->refault_blocks += c->refault_blocks;
+}
+
+/* The rows and the tail add up to the total, which is the engine's. */
+static void assert_rows_add_up(const struct dryrun_result *r)
+{
+	struct dryrun_counts sum = r->tail;
+	for (size_t i = 0; i < r->n_iterations; i++)
+		add_counts(&sum, &r->iterations[i]);
+	assert_memory_equal(&sum, &r->total, sizeof sum);
+	const struct engine_stats *st = &r->stats;
+	assert_int_equal(r->total.launches, st->launches);
+	assert_int_equal(r->total.matched + r->total.shaped + r->total.resynced + r->total.lost, st->launches);
+	assert_int_equal(r->total.refault_blocks, st->refault_blocks);
+	assert_int_equal(r->total.budget_evictions, st->budget_evictions);
+	assert_memory_equal(r->total.bytes, st->bytes, sizeof st->bytes);
+	assert_int_equal(r->n_iterations, st->iterations);
+	assert_int_equal(r->n_iteration_ns, st->iterations);
+}
+
+static void run(const struct trace *t, enum engine_policy policy, uint64_t budget, const struct plan *p,
+		struct dryrun_result *r)
+{
+	struct engine_config cfg = { policy, budget, p, false, false };
+	char err[256];
+	if (dryrun_run(t, &cfg, r, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	assert_rows_add_up(r);
+}
+
+/* The fixture planned at half its unplanned peak, replayed under plan and
+ * under ondemand with the plan's capacity as the budget. */
+static void plan_against_ondemand(const char *fixture, bool overruns_allowed)
+{
+	char path[512];
+	test_fixture(path, sizeof path, fixture);
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	const struct plan *p = pl->plan;
+	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+	struct dryrun_result plan, ondemand;
+	run(pl->trace, ENGINE_PLAN, budget, p, &plan);
+	run(pl->trace, ENGINE_ONDEMAND, budget, p, &ondemand);
+
+	assert_int_equal(plan.stats.launches, pl->trace->n_kernels);
+	assert_int_equal(plan.foreign_at, 0);
+	assert_true(plan.n_iterations > 1);
+	assert_true(plan.stats.matched > 0);
+	for (size_t i = 0; i < plan.n_iterations; i++)
+		assert_true(plan.iteration_ns[i] > 0); /* the recording's clock */
+	/* A kernel whose own blocks exceed the budget is exempt from it. */
+	assert_true(plan.stats.modelled_peak_bytes <= budget || (overruns_allowed && plan.stats.budget_overruns));
+	/* The same iterations (the plan places the launches under either
+	 * policy); in the steady ones (all but the first) plain paging
+	 * evicts what comes back, the plan brings most of it itself. */
+	assert_int_equal(ondemand.n_iterations, plan.n_iterations);
+	for (size_t i = 1; i < plan.n_iterations; i++) {
+		assert_true(ondemand.iterations[i].refault_blocks > 0);
+		assert_true(plan.iterations[i].refault_blocks < ondemand.iterations[i].refault_blocks);
+	}
+	dryrun_result_free(&plan);
+	dryrun_result_free(&ondemand);
+	planner_free(pl);
+}
+
+static void mlp(void **state)
+{
+	plan_against_ondemand("h100_mlp.db", false);
+}
+
+/* train_sim's fused optimizer step touches more than half the peak. */
+static void train_sim(void **state)
+{
+	plan_against_ondemand("h100_train_sim.db", true);
+}
+
+/* A plan made for another batch size (the same kernels, other allocation
+ * sizes) is judged foreign, and nothing after the verdict is fed. */
+static void foreign_plan_stops_the_run(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_mlp.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	struct plan_signature *sig = &pl->plan->signature;
+	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
+		sig->alloc_sizes[i] *= 2;
+	struct dryrun_result r;
+	run(pl->trace, ENGINE_PLAN, 0, pl->plan, &r);
+	assert_int_equal(r.stats.signature_mismatch, 1);
+	assert_true(r.foreign_at > 0);
+	assert_int_equal(r.stats.launches, r.foreign_at);
+	assert_true(r.stats.launches < pl->trace->n_kernels);
+	assert_true(r.n_iterations >= 3);
+	dryrun_result_free(&r);
+	planner_free(pl);
+}
+
+/* Without launches to follow (no kernels), nothing is counted; an
+ * unusable configuration is an error, with a zeroed result. */
+static void edges(void **state)
+{
+	struct trace_alloc allocs[1] = { { .id = 1, .address = 1ULL << 32, .size = 4096, .alloc_ns = 5,
+					  .free_ns = TRACE_NS_NEVER } };
+	uint32_t arg_first[1] = { 0 };
+	struct trace t = { .arg_first = arg_first, .n_allocs = 1, .allocs = allocs };
+	struct dryrun_result r;
+	run(&t, ENGINE_ONDEMAND, 0, NULL, &r);
+	assert_int_equal(r.stats.launches, 0);
+	assert_int_equal(r.n_iterations, 0);
+	dryrun_result_free(&r);
+
+	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false, false };
+	char err[256] = "";
+	assert_int_equal(dryrun_run(&t, &cfg, &r, err, sizeof err), -1);
+	assert_true(err[0] != '\0');
+	assert_null(r.iterations);
+	assert_int_equal(r.n_iterations, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(events_in_recorded_order),
+		cmocka_unit_test(mlp),
+		cmocka_unit_test(train_sim),
+		cmocka_unit_test(foreign_plan_stops_the_run),
+		cmocka_unit_test(edges),
+	};
+	return cmocka_run_group_tests_name("replay_dryrun", tests, NULL, NULL);
+}
