@@ -465,8 +465,7 @@ static void repopulate(engine *e, const struct engine_access *acc, size_t n)
  * fault in if nothing brought them), and its allocations are no longer
  * fresh: only now, since a discard_prefetch of a fresh allocation is meant
  * to come right before its first kernel. Returns the newest prefetch
- * ticket among its blocks (0: none), which it takes from them: the
- * launches after this one on its stream are ordered after it anyway. */
+ * ticket among its blocks (0: none); gate_kernel takes them. */
 static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 {
 	uint64_t ticket = 0;
@@ -488,10 +487,28 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 		b->use_seq = e->seq;
 		if (b->ticket > ticket)
 			ticket = b->ticket;
-		b->ticket = 0;
 	}
 	e->reserved = 0;
 	return ticket;
+}
+
+/* After the launch's flush is queued: the kernel waits for the copies it
+ * needs rather than fault on blocks still in flight (plan only: deepum's
+ * prefetches race the kernels, as in DeepUM), and its blocks whose
+ * prefetch the executor had not issued yet are counted. The blocks'
+ * tickets are spent: the launches after this one on its stream are
+ * ordered after it anyway. */
+static void gate_kernel(engine *e, uint64_t ticket)
+{
+	uint64_t issued = UINT64_MAX;
+	if (ticket && e->policy == ENGINE_PLAN && e->x.gate) {
+		issued = e->x.gate(e->x.ctx, ticket);
+		e->st.gated_launches++;
+	}
+	for (size_t i = 0; i < e->n_kb; i++) {
+		e->st.unissued_blocks += e->kb[i]->ticket > issued;
+		e->kb[i]->ticket = 0;
+	}
 }
 
 bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const struct engine_access *acc,
@@ -521,13 +538,8 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 		gate = kernel_end(e, acc, n);
 	}
 	act_flush(e);
-	/* The kernel waits for the copies it needs rather than fault on
-	 * blocks still in flight (plan only: deepum's prefetches race the
-	 * kernels, as in DeepUM). */
-	if (gate && e->policy == ENGINE_PLAN && e->x.gate) {
-		e->x.gate(e->x.ctx, gate);
-		e->st.gated_launches++;
-	}
+	if (e->model)
+		gate_kernel(e, gate);
 	e->prev_exec = exec_id;
 
 	this_launch.e = e;

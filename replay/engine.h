@@ -82,9 +82,12 @@ struct engine_executor {
 	/* The kernel being launched uses blocks that the prefetch batch of
 	 * flush `ticket` (or an earlier one) brings: order it after that
 	 * batch if it may still be copying, so the kernel waits for the copy
-	 * instead of faulting on the blocks. Called under the plan policy
-	 * only, before the launch is queued. May be NULL. */
-	void (*gate)(void *ctx, uint64_t ticket);
+	 * instead of faulting on the blocks. Returns the newest ticket whose
+	 * prefetch batch has been handed to the driver (they go in ticket
+	 * order), so the engine can count the kernel's blocks that were not
+	 * yet on their way. Called under the plan policy only, before the
+	 * launch is queued. May be NULL. */
+	uint64_t (*gate)(void *ctx, uint64_t ticket);
 };
 
 struct engine_config {
@@ -189,6 +192,10 @@ struct engine_stats {
 	uint64_t gated_launches;              /* launches passed to the executor's
 						 gate: their blocks' prefetch may
 						 have been in flight */
+	uint64_t unissued_blocks;             /* blocks of those launches whose
+						 prefetch the executor had not yet
+						 issued (gate): they fault in unless
+						 the prefetch overtakes the kernel */
 };
 void engine_get_stats(engine *e, struct engine_stats *out);
 

@@ -10,14 +10,17 @@ struct oplog {
 	uint64_t *gates;
 	size_t n_gates, cap_gates;
 	uint64_t next_mark, now;
+	uint64_t issued; /* what gate reports issued */
 	int failed;
 };
 
 oplog *oplog_create(void)
 {
 	oplog *l = calloc(1, sizeof *l);
-	if (l)
+	if (l) {
 		l->next_mark = 1;
+		l->issued = UINT64_MAX;
+	}
 	return l;
 }
 
@@ -83,7 +86,7 @@ static void issue(void *ctx, enum engine_op op, const struct engine_range *range
 	}
 }
 
-static void gate(void *ctx, uint64_t ticket)
+static uint64_t gate(void *ctx, uint64_t ticket)
 {
 	oplog *l = ctx;
 	if (l->n_gates == l->cap_gates) {
@@ -91,12 +94,13 @@ static void gate(void *ctx, uint64_t ticket)
 		uint64_t *p = realloc(l->gates, cap * sizeof *p);
 		if (!p) {
 			l->failed = 1;
-			return;
+			return l->issued;
 		}
 		l->gates = p;
 		l->cap_gates = cap;
 	}
 	l->gates[l->n_gates++] = ticket;
+	return l->issued;
 }
 
 static bool place(void *ctx, uint64_t address, uint64_t bytes, bool on_host)
@@ -144,6 +148,11 @@ const uint64_t *oplog_gates(const oplog *l, size_t *n)
 void oplog_set_time(oplog *l, uint64_t ns)
 {
 	l->now = ns;
+}
+
+void oplog_set_issued(oplog *l, uint64_t ticket)
+{
+	l->issued = ticket;
 }
 
 int oplog_failed(const oplog *l)

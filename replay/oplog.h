@@ -53,6 +53,10 @@ void oplog_clear(oplog *l);
 /* Sets what the executor's now() returns. */
 void oplog_set_time(oplog *l, uint64_t ns);
 
+/* Sets the newest ticket gate() reports issued (at first UINT64_MAX: every
+ * prefetch issued as soon as it is queued). */
+void oplog_set_issued(oplog *l, uint64_t ticket);
+
 /* True when the log ran out of memory (entries were lost). */
 int oplog_failed(const oplog *l);
 

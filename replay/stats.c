@@ -68,7 +68,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, ",\n    ");
 	fprintf(f, "\"started_idle\": %s, ", s->started_idle ? "true" : "false");
 	put_u64(f, "woke_at_alloc", s->woke_at_alloc, ", ");
-	put_u64(f, "gated_launches", s->gated_launches, "\n  },\n");
+	put_u64(f, "gated_launches", s->gated_launches, ", ");
+	put_u64(f, "unissued_blocks", s->unissued_blocks, "\n  },\n");
 }
 
 static void put_fault_sources(FILE *f, const struct replay_measured *m)
@@ -159,7 +160,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		put_u64(f, "allocator_ns", it->allocator_ns, ", ");
 		put_u64(f, "resynced", it->resynced, ", ");
 		put_u64(f, "lost", it->lost, ", ");
-		put_u64(f, "refault_blocks", it->refault_blocks, ",\n       ");
+		put_u64(f, "refault_blocks", it->refault_blocks, ", ");
+		put_u64(f, "unissued_blocks", it->unissued_blocks, ",\n       ");
 		put_u64(f, "htod_busy_ns", it->htod_busy_ns, ", ");
 		put_u64(f, "dtoh_busy_ns", it->dtoh_busy_ns, ", ");
 		if (m->kernels_timed)

@@ -72,7 +72,8 @@ static void after_engine(void)
 			iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
 				.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
 				.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost,
-				.refault_blocks = st.refault_blocks };
+				.refault_blocks = st.refault_blocks,
+				.unissued_blocks = st.unissued_blocks };
 	}
 	pthread_mutex_unlock(&ends_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)

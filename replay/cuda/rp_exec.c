@@ -107,6 +107,9 @@ static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
  * that reads the slot late wait longer, never shorter. */
 static CUevent gate_ev[GATES];
 static _Atomic uint64_t gate_ticket[GATES];
+/* The newest ticket whose prefetch job the worker has issued: jobs go in
+ * ticket order, so every earlier one has been too. */
+static _Atomic uint64_t issued_ticket;
 static atomic_int failures_warned;
 
 /* Prefetch and evict jobs for the worker. */
@@ -258,21 +261,25 @@ static void record_gate(uint64_t ticket)
 		atomic_store_explicit(&gate_ticket[slot], ticket, memory_order_release);
 }
 
-static void gate_launch(uint64_t ticket)
+/* Returns the newest ticket issued as the gate found it: at least ticket
+ * when it found the job issued, else issued_ticket as read before. */
+static uint64_t gate_launch(uint64_t ticket)
 {
+	uint64_t issued = atomic_load_explicit(&issued_ticket, memory_order_acquire);
 	size_t slot = ticket % GATES;
 	uint64_t recorded = atomic_load_explicit(&gate_ticket[slot], memory_order_acquire);
 	if (recorded < ticket) {
 		atomic_fetch_add(&n_gates_unissued, 1);
-		return;
+		return issued;
 	}
 	/* A slot taken by a later job means this one is GATES flushes old:
 	 * long copied, or about to be. */
-	if (recorded > ticket || cuEventQuery(gate_ev[slot]) != CUDA_ERROR_NOT_READY)
-		return;
-	check(cuStreamWaitEvent(program_stream(), gate_ev[slot], 0),
-	      "ordering a kernel after its prefetch");
-	atomic_fetch_add(&n_gate_waits, 1);
+	if (recorded <= ticket && cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
+		check(cuStreamWaitEvent(program_stream(), gate_ev[slot], 0),
+		      "ordering a kernel after its prefetch");
+		atomic_fetch_add(&n_gate_waits, 1);
+	}
+	return issued > ticket ? issued : ticket;
 }
 
 static void *worker(void *arg)
@@ -293,8 +300,10 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
 		call_all(j->op, j->ranges, j->n);
-		if (j->op == ENGINE_OP_PREFETCH)
+		if (j->op == ENGINE_OP_PREFETCH) {
 			record_gate(j->ticket);
+			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
+		}
 		free(j);
 		pthread_mutex_lock(&queue_lock);
 	}
@@ -439,13 +448,14 @@ static uint64_t mark(void *unused)
 	return m;
 }
 
-static void gate(void *unused, uint64_t ticket)
+static uint64_t gate(void *unused, uint64_t ticket)
 {
 	uint64_t t0 = rp_now();
-	gate_launch(ticket);
+	uint64_t issued = gate_launch(ticket);
 	uint64_t took = rp_now() - t0;
 	atomic_fetch_add(&gate_ns, took);
 	atomic_fetch_add(&exec_ns, took);
+	return issued;
 }
 
 static uint64_t now(void *unused)

@@ -108,6 +108,7 @@ static struct replay_iteration *measure_iterations(const struct rp_iteration_end
 				.resynced = ends[i].resynced - prev.resynced,
 				.lost = ends[i].lost - prev.lost,
 				.refault_blocks = ends[i].refault_blocks - prev.refault_blocks,
+				.unissued_blocks = ends[i].unissued_blocks - prev.unissued_blocks,
 				.htod_busy_ns = traffic[i].busy_ns[RP_BUSY_HTOD],
 				.dtoh_busy_ns = traffic[i].busy_ns[RP_BUSY_DTOH],
 				.kernel_busy_ns = traffic[i].busy_ns[RP_BUSY_KERNELS],

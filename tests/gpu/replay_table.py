@@ -47,9 +47,10 @@ def summarise(s):
         # launches it could not place, in a steady iteration.
         "steady_callback_ms": steady([i["callback_ns"] / 1e6 for i in per]),
         "steady_lost": steady([i["lost"] for i in per]),
-        # Blocks the engine's model expects to fault back in (older
-        # stats: unknown).
+        # Blocks the engine's model expects to fault back in, and blocks
+        # kernels ran ahead of their prefetch on (older stats: unknown).
         "steady_refault_blocks": steady_count(per, "refault_blocks"),
+        "steady_unissued_blocks": steady_count(per, "unissued_blocks"),
         # How long the copy engines (each direction) and, with
         # --kernel-times, the kernels kept the GPU busy in a steady
         # iteration (None when not measured: older stats, or no kernel times).

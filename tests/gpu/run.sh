@@ -144,7 +144,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			echo "$tag rc=$rc $summary" | tee -a "$WORK/replay.txt"
 			tail -n 2 "$WORK/$tag.err"
 			same=$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step|iter) ' $WORK/$name.plain) <(grep -E '^(checksum|step|iter) ' $WORK/$tag.out) >/dev/null")
-			row "$tag: output same as plain" "$same" "$(echo "$summary" | grep -oE '(iter_ms|faults_per_iter|steady_refault_blocks|peak_mb)=[0-9.]+' | tr '\n' ' ')"
+			row "$tag: output same as plain" "$same" "$(echo "$summary" | grep -oE '\b(iter_ms|faults_per_iter|steady_refault_blocks|steady_unissued_blocks|peak_mb|modelled_peak_mb)=[0-9.]+' | tr '\n' ' ')"
 			# Under ondemand's budget LRU evicts blocks that are used
 			# again: the engine's model must expect them back.
 			if [ $policy = ondemand ]; then

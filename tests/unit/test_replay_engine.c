@@ -374,7 +374,9 @@ static void ops_at_positions_with_waits(void **state)
 /* A launch whose blocks a prefetch brought passes that prefetch's ticket to
  * the executor's gate, once per block: the first kernel to use the block
  * waits for the copy, the later ones follow it on the stream. A
- * discard-and-prefetch orders the stream itself, and deepum gates nothing. */
+ * discard-and-prefetch orders the stream itself, and deepum gates nothing.
+ * The blocks whose prefetch the executor had not issued when the gate came
+ * are counted, once. */
 static void launches_gate_on_their_prefetch(void **state)
 {
 	struct prog a;
@@ -399,8 +401,12 @@ static void launches_gate_on_their_prefetch(void **state)
 			pre = &e[i];
 	assert_non_null(pre);
 	assert_true(pre->ticket > 0);
+	uint64_t pre_blocks = 0;
+	for (size_t i = 0; i < pre->n; i++)
+		pre_blocks += pre->ranges[i].bytes / (2 * MB);
 	oplog_gates(r.log, &ng);
 	assert_int_equal(ng, 0); /* K1 uses only the discard-prefetched activation */
+	oplog_set_issued(r.log, pre->ticket - 1);
 	launch(&r, K2, (const uint64_t[]){ 1, 2, 5 }, 3);
 	const uint64_t *g = oplog_gates(r.log, &ng);
 	assert_int_equal(ng, 1); /* W1's last block and W2: one gate */
@@ -411,6 +417,8 @@ static void launches_gate_on_their_prefetch(void **state)
 	struct engine_stats st;
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.gated_launches, 1);
+	assert_int_equal(pre_blocks, 3); /* W1's last block, W2's two */
+	assert_int_equal(st.unissued_blocks, pre_blocks);
 	rig_stop(&r);
 
 	rig_start(&r, ENGINE_DEEPUM, 0, p);

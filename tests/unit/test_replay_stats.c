@@ -58,11 +58,12 @@ static void keys_and_values(void **state)
 	s.host_allocs = 3;
 	s.host_bytes = (uint64_t)5 << 31;
 	s.gated_launches = 31;
+	s.unissued_blocks = 12;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
 		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30,
-		  .refault_blocks = 8 },
+		  .refault_blocks = 8, .unissued_blocks = 6 },
 		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .allocator_ns = 650, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
 		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
@@ -129,6 +130,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "placed_on_host"), 3);
 	assert_true(num(e, "placed_on_host_bytes") == (double)((uint64_t)5 << 31));
 	assert_int_equal(num(e, "gated_launches"), 31);
+	assert_int_equal(num(e, "unissued_blocks"), 12);
 	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));
 
 	const cJSON *a = cJSON_GetObjectItem(j, "iteration_ns");
@@ -211,6 +213,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(first, "resynced"), 2);
 	assert_int_equal(num(first, "lost"), 30);
 	assert_int_equal(num(first, "refault_blocks"), 8);
+	assert_int_equal(num(first, "unissued_blocks"), 6);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 1), "refault_blocks"), 0);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "htod_bytes"), 4096);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "lost"), 1);
