@@ -446,16 +446,24 @@ static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
 /* The kernel's blocks that were discarded and have been handed out again by
  * the arena must be populated before the kernel writes them: a GPU write to
  * a discarded range faults page by page, moving nothing but taking ~2 s per
- * GiB on the H100 (docs/replay.md). A fresh allocation that alone holds the
- * block gets a discard-and-prefetch, which moves nothing; any other block
- * faults in as usual. */
+ * GiB on the H100 (docs/replay.md). Nor should a block evicted while its
+ * previous owner lived come back by faults once a fresh allocation has it:
+ * its bytes on the host are dead, and faulting them in would copy them
+ * (on BERT-large at W/B 2, 59 blocks an iteration of gradient buffers
+ * reused after their predecessors were evicted). A fresh allocation that
+ * alone holds the block gets a discard-and-prefetch, which moves nothing;
+ * any other block faults in as usual. Not under ondemand, which is plain
+ * Unified Memory and never discards. */
 static void repopulate(engine *e, const struct engine_access *acc, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct alloc_rec *r = allocmap_live(e->allocs, acc[i].alloc_id);
 		for (uint32_t j = 0; r && !r->touched && j < r->n_blocks; j++) {
 			struct block *b = residency_find(e->res, r->first_block + j);
-			if (b && b->state == BLOCK_DISCARDED && b->live == 1 && b->pin == e->seq)
+			if (!b || b->live != 1 || b->pin != e->seq)
+				continue;
+			bool stale = b->state == BLOCK_ABSENT && b->use_seq && e->policy != ENGINE_ONDEMAND;
+			if (b->state == BLOCK_DISCARDED || stale)
 				act_bring(e, b, ENGINE_OP_DISCARD_PREFETCH, (struct wait_ref){ 0, 0 }, e->seq);
 		}
 	}

@@ -251,6 +251,53 @@ static void refaults_counted(void **state)
 	plan_destroy(p);
 }
 
+/* The plan evicts the activation while it lives (at K2, after K1); the
+ * next iteration's activation gets its blocks. Runs two iterations and
+ * returns the blocks the engine expects to fault back in, with the
+ * discard-and-prefetch batches in *fills. written: the program writes the
+ * new activation (a memset) before its first kernel. */
+static uint64_t stale_blocks_refaults(enum engine_policy policy, bool written, size_t *fills)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.act, 0, act_size);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, policy, 0, p);
+	prog_setup(&r);
+	for (uint64_t act = 5; act <= 6; act++) {
+		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+		engine_on_alloc(r.e, act, BASE + 16 * MB, act_size);
+		if (written && act == 6)
+			engine_on_write(r.e, act);
+		launch(&r, K1, (const uint64_t[]){ 1, act }, 2);
+		launch(&r, K2, (const uint64_t[]){ 2 }, 1);
+		launch(&r, K3, (const uint64_t[]){ 4 }, 1);
+		launch(&r, K4, NULL, 0);
+		engine_on_free(r.e, act);
+		launch(&r, K5, NULL, 0);
+	}
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	*fills = count_kind(&r, ENGINE_OP_DISCARD_PREFETCH);
+	rig_stop(&r);
+	plan_destroy(p);
+	return st.refault_blocks;
+}
+
+/* A block evicted while its allocation lived holds dead bytes on the host
+ * once that allocation is freed: a fresh allocation that alone holds it is
+ * populated by a discard-and-prefetch before its first kernel, not faulted
+ * back in; one the program has written is not touched. */
+static void stale_blocks_repopulated(void **state)
+{
+	size_t fills;
+	assert_int_equal(stale_blocks_refaults(ENGINE_PLAN, false, &fills), 0);
+	assert_int_equal(fills, 1); /* the second activation's 3 blocks, one batch */
+	assert_int_equal(stale_blocks_refaults(ENGINE_PLAN, true, &fills), 3);
+	assert_int_equal(fills, 0);
+}
+
 /* Under a budget the plan's discards wait until the budget needs the room:
  * with room to spare, the activation's blocks stay resident after its free
  * and the next iteration's activation reuses them with no op at all. */
@@ -1308,6 +1355,7 @@ int main(void)
 		cmocka_unit_test(host_placement_evicts_earlier_tenant),
 		cmocka_unit_test(host_blocks_never_prefetched),
 		cmocka_unit_test(refaults_counted),
+		cmocka_unit_test(stale_blocks_repopulated),
 		cmocka_unit_test(create_checks_config),
 	};
 	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);
