@@ -4,8 +4,8 @@
  * each planned in memory at half its unplanned peak: the rows per
  * iteration add up to the totals, the plan keeps the modelled residency
  * under its capacity and expects fewer blocks to fault back in than plain
- * on-demand paging under the same budget, and a plan made for another
- * program stops the run at the verdict.
+ * on-demand paging under the same budget (on BERT-large, far fewer), and
+ * a plan made for another program stops the run at the verdict.
  */
 #include "testutil.h"
 #include "testplan.h"
@@ -84,8 +84,9 @@ static void run(const struct trace *t, enum engine_policy policy, uint64_t budge
 }
 
 /* The fixture planned at half its unplanned peak, replayed under plan and
- * under ondemand with the plan's capacity as the budget. */
-static void plan_against_ondemand(const char *fixture, bool overruns_allowed)
+ * under ondemand with the plan's capacity as the budget. Returns the
+ * plan's refault blocks in the last steady iteration. */
+static uint64_t plan_against_ondemand(const char *fixture, bool overruns_allowed)
 {
 	char path[512];
 	test_fixture(path, sizeof path, fixture);
@@ -112,14 +113,25 @@ static void plan_against_ondemand(const char *fixture, bool overruns_allowed)
 		assert_true(ondemand.iterations[i].refault_blocks > 0);
 		assert_true(plan.iterations[i].refault_blocks < ondemand.iterations[i].refault_blocks);
 	}
+	uint64_t last = plan.iterations[plan.n_iterations - 1].refault_blocks;
 	dryrun_result_free(&plan);
 	dryrun_result_free(&ondemand);
 	planner_free(pl);
+	return last;
 }
 
 static void mlp(void **state)
 {
 	plan_against_ondemand("h100_mlp.db", false);
+}
+
+/* BERT-large reuses its gradient buffers' blocks after the plan evicted
+ * their previous owners: the model repopulates them (engine.c, repopulate)
+ * instead of counting them as refaults, 20 blocks in the last steady
+ * iteration where it counted 77 before that (of ondemand's 4,923). */
+static void bert_large(void **state)
+{
+	assert_true(plan_against_ondemand("h100_bert_large.db", false) <= 32);
 }
 
 /* train_sim's fused optimizer step touches more than half the peak. */
@@ -177,6 +189,7 @@ int main(void)
 		cmocka_unit_test(events_in_recorded_order),
 		cmocka_unit_test(mlp),
 		cmocka_unit_test(train_sim),
+		cmocka_unit_test(bert_large),
 		cmocka_unit_test(foreign_plan_stops_the_run),
 		cmocka_unit_test(edges),
 	};
