@@ -74,6 +74,7 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 		} else if (!act_evict(e, v, act_use_wait(e, v->use_seq))) {
 			return false;
 		}
+		v->by_budget = 1;
 		e->st.budget_evictions++;
 	}
 	return true;
@@ -139,6 +140,7 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w)
 		return false;
 	residency_set(e->res, b, BLOCK_ABSENT);
 	b->ticket = 0;
+	b->by_budget = 0;
 	return true;
 }
 

@@ -53,6 +53,8 @@ struct block {
 	uint8_t host;                 /* kept in host memory by the plan
 					 (onhost.c): never resident, never
 					 brought in or evicted */
+	uint8_t by_budget;            /* last taken off the GPU by the budget
+					 (act_room), not by an op of the policy */
 };
 
 typedef struct blocktab blocktab;

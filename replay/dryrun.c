@@ -48,6 +48,8 @@ static struct dryrun_counts counts_between(const struct engine_stats *a, const s
 		.lost = b->lost - a->lost,
 		.budget_evictions = b->budget_evictions - a->budget_evictions,
 		.refault_blocks = b->refault_blocks - a->refault_blocks,
+		.refault_budget_blocks = b->refault_budget_blocks - a->refault_budget_blocks,
+		.refault_shared_blocks = b->refault_shared_blocks - a->refault_shared_blocks,
 	};
 	for (int k = 0; k < 4; k++) {
 		c.ops[k] = b->ops[k] - a->ops[k];

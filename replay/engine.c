@@ -488,8 +488,11 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 			 * block the budget left to the driver: act_room), so its
 			 * bytes come back page by page; a discarded or never-used
 			 * block moves nothing. */
-			if (b->state == BLOCK_ABSENT && b->use_seq)
+			if (b->state == BLOCK_ABSENT && b->use_seq) {
 				e->st.refault_blocks++;
+				e->st.refault_budget_blocks += b->by_budget;
+				e->st.refault_shared_blocks += b->live > 1;
+			}
 			residency_set(e->res, b, BLOCK_RESIDENT);
 		}
 		b->use_seq = e->seq;

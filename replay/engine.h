@@ -180,6 +180,12 @@ struct engine_stats {
 						 data and were off the GPU, with no
 						 op bringing them: the model's count
 						 of blocks that fault back in */
+	uint64_t refault_budget_blocks;       /* of those, the ones the budget had
+						 evicted (the others an op of the
+						 policy had) */
+	uint64_t refault_shared_blocks;       /* of those, the ones holding more
+						 than one live allocation: an op on
+						 one tensor moved its neighbours */
 	uint64_t corr_launches;               /* launches that consulted the
 						 correlation tables (deepum, plan fallback) */
 	uint64_t host_allocs, host_bytes;     /* allocations placed in host memory

@@ -61,6 +61,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "budget_evictions", s->budget_evictions, ", ");
 	put_u64(f, "budget_overruns", s->budget_overruns, ", ");
 	put_u64(f, "refault_blocks", s->refault_blocks, ", ");
+	put_u64(f, "refault_budget_blocks", s->refault_budget_blocks, ", ");
+	put_u64(f, "refault_shared_blocks", s->refault_shared_blocks, ",\n    ");
 	put_u64(f, "skipped_discards", s->skipped_discards, ",\n    ");
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
 	put_u64(f, "placed_on_host", s->host_allocs, ", ");

@@ -54,6 +54,8 @@ static void add_counts(struct dryrun_counts *sum, const struct dryrun_counts *c)
 	}
 	sum->budget_evictions += c->budget_evictions;
 	sum->refault_blocks += c->refault_blocks;
+	sum->refault_budget_blocks += c->refault_budget_blocks;
+	sum->refault_shared_blocks += c->refault_shared_blocks;
 }
 
 /* The rows and the tail add up to the total, which is the engine's. */
@@ -67,6 +69,8 @@ static void assert_rows_add_up(const struct dryrun_result *r)
 	assert_int_equal(r->total.launches, st->launches);
 	assert_int_equal(r->total.matched + r->total.shaped + r->total.resynced + r->total.lost, st->launches);
 	assert_int_equal(r->total.refault_blocks, st->refault_blocks);
+	assert_int_equal(r->total.refault_budget_blocks, st->refault_budget_blocks);
+	assert_int_equal(r->total.refault_shared_blocks, st->refault_shared_blocks);
 	assert_int_equal(r->total.budget_evictions, st->budget_evictions);
 	assert_memory_equal(r->total.bytes, st->bytes, sizeof st->bytes);
 	assert_int_equal(r->n_iterations, st->iterations);

@@ -218,19 +218,26 @@ static size_t count_places(struct rig *r)
 	return k;
 }
 
-/* The engine's refault count after `iterations` iterations of the program
- * under policy and plan p, with no budget. */
-static uint64_t refaults_after(enum engine_policy policy, const struct plan *p, int iterations)
+/* The engine's stats after `iterations` iterations of the program under
+ * policy, budget and plan p. */
+static struct engine_stats stats_after(enum engine_policy policy, uint64_t budget, const struct plan *p,
+				       int iterations)
 {
 	struct rig r;
 	struct engine_stats st;
-	rig_start(&r, policy, 0, p);
+	rig_start(&r, policy, budget, p);
 	prog_setup(&r);
 	for (int i = 0; i < iterations; i++)
 		prog_iteration(&r, 5 + (uint64_t)i, 0);
 	engine_get_stats(r.e, &st);
 	rig_stop(&r);
-	return st.refault_blocks;
+	return st;
+}
+
+/* The refault count of the same with no budget. */
+static uint64_t refaults_after(enum engine_policy policy, const struct plan *p, int iterations)
+{
+	return stats_after(policy, 0, p, iterations).refault_blocks;
 }
 
 /* A block evicted and used again with no op bringing it faults back in:
@@ -248,6 +255,33 @@ static void refaults_counted(void **state)
 	finish_plan(p);
 	assert_int_equal(refaults_after(ENGINE_PLAN, p, 3), 0);
 	assert_int_equal(refaults_after(ENGINE_IDEAL, p, 3), 0);
+	plan_destroy(p);
+}
+
+/* Refaults by how their blocks left: the budget's evictions (all of
+ * ondemand's), or an op of the policy, which may have moved a block that
+ * other live tensors share. */
+static void refault_causes(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	finish_plan(p);
+	/* 8 blocks for 10: the budget evicts the least recently used, among
+	 * them the block S1 and S2 share, which comes back once an
+	 * iteration. */
+	struct engine_stats st = stats_after(ENGINE_ONDEMAND, 16 * MB, p, 3);
+	assert_true(st.refault_blocks > 3);
+	assert_int_equal(st.refault_budget_blocks, st.refault_blocks);
+	assert_int_equal(st.refault_shared_blocks, 3);
+	/* The plan evicts S1 after K1 with its block, which S2 shares: K3
+	 * faults S2's block back in, once an iteration. W1's are its own. */
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.s1, 0, 4096);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, 8 * MB);
+	finish_plan(p);
+	st = stats_after(ENGINE_PLAN, 0, p, 3);
+	assert_int_equal(st.refault_blocks, 3 + 2 * 4); /* S2's block thrice, W1's 4 twice */
+	assert_int_equal(st.refault_shared_blocks, 3);
+	assert_int_equal(st.refault_budget_blocks, 0);
 	plan_destroy(p);
 }
 
@@ -1356,6 +1390,7 @@ int main(void)
 		cmocka_unit_test(host_blocks_never_prefetched),
 		cmocka_unit_test(refaults_counted),
 		cmocka_unit_test(stale_blocks_repopulated),
+		cmocka_unit_test(refault_causes),
 		cmocka_unit_test(create_checks_config),
 	};
 	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);

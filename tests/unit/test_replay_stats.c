@@ -53,6 +53,8 @@ static void keys_and_values(void **state)
 	s.budget_evictions = 7;
 	s.budget_overruns = 1;
 	s.refault_blocks = 21;
+	s.refault_budget_blocks = 13;
+	s.refault_shared_blocks = 5;
 	s.skipped_discards = 2;
 	s.corr_launches = 40;
 	s.host_allocs = 3;
@@ -125,6 +127,8 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "budget_evictions"), 7);
 	assert_int_equal(num(e, "budget_overruns"), 1);
 	assert_int_equal(num(e, "refault_blocks"), 21);
+	assert_int_equal(num(e, "refault_budget_blocks"), 13);
+	assert_int_equal(num(e, "refault_shared_blocks"), 5);
 	assert_int_equal(num(e, "skipped_discards"), 2);
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_int_equal(num(e, "placed_on_host"), 3);
