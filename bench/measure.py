@@ -17,7 +17,10 @@ the measurements come from the files:
          (steady_lost); how long the kernels (with --kernel-times) and the
          migrations of each direction kept the GPU busy in a steady
          iteration (steady_kernel_busy_ms, steady_htod_busy_ms,
-         steady_dtoh_busy_ms)
+         steady_dtoh_busy_ms); the blocks the replayer's model expects to
+         fault back in, and those of launches that ran ahead of their
+         prefetch, in a steady iteration (steady_refault_blocks,
+         steady_unissued_blocks; empty in stats that lack them)
   REF    another run's stdout: same_output is 1 when every loss line and the
          checksum equal REF's, else 0
 A run that failed (RC not 0) or left no file gets empty measurements."""
@@ -35,11 +38,12 @@ COLUMNS = ["date", "gpu", "build", "model", "experiment", "batch", "w_bytes", "r
            "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb", "modelled_peak_mb",
            "matched", "resynced", "lost", "mismatch", "callback_ms_per_iter",
            "steady_callback_ms", "steady_lost", "steady_kernel_busy_ms", "steady_htod_busy_ms",
-           "steady_dtoh_busy_ms"]
+           "steady_dtoh_busy_ms", "steady_refault_blocks", "steady_unissued_blocks"]
 FROM_STATS = ["faults_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter", "peak_mb",
               "modelled_peak_mb", "matched", "resynced", "lost", "mismatch",
               "callback_ms_per_iter", "steady_callback_ms", "steady_lost", "steady_kernel_busy_ms",
-              "steady_htod_busy_ms", "steady_dtoh_busy_ms"]
+              "steady_htod_busy_ms", "steady_dtoh_busy_ms", "steady_refault_blocks",
+              "steady_unissued_blocks"]
 
 
 def read_lines(path):

@@ -30,10 +30,11 @@ echo '{"htod_gbps": 10, "dtoh_gbps": 1}' >"$suite/calib-beta-b2.json"
 # reps MODEL EXPERIMENT BATCH W RATIO POLICY "TIMES" [FAULTS HTOD DTOH PEAK CALLBACK]:
 # appends one row per entry of TIMES to MODEL.csv: "30" a repetition of 30 ms,
 # "30/0" one whose outputs differ from the plain run's, "rc124" one that
-# failed. The budget is W / RATIO (0: none). The busy-time columns are
-# empty; OLD_CSV=1 leaves them out, as CSVs written before them did.
+# failed. The budget is W / RATIO (0: none). The busy-time and the block
+# columns are empty; OLD_CSV=1 leaves them out, as CSVs written before them
+# did.
 reps() {
-	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget build=${BUILD_ID:-b1} tail=,,,
+	local model=$1 exp=$2 batch=$3 w=$4 ratio=$5 policy=$6 rep=0 t budget build=${BUILD_ID:-b1} tail=,,,,,
 	[ "${OLD_CSV:-0}" = 1 ] && tail=
 	budget=$(awk -v w="$w" -v r="$ratio" 'BEGIN { printf "%d", (r > 0 ? w / r : 0) }')
 	for t in $7; do
@@ -184,18 +185,21 @@ cat >"$SCRATCH/stats.json" <<'EOF_STATS'
  "measured": {"peak_residency_bytes": 3000000, "budget_bytes": 4000000,
   "host": {"callback_ns": 30000000, "driver_calls": {"prefetch": {"calls": 6, "ns": 600}}},
   "iterations": [
-   {"fault_migrations": 50, "htod_bytes": 9000000, "dtoh_bytes": 0, "callback_ns": 20000000, "resynced": 4, "lost": 10},
-   {"fault_migrations": 2, "htod_bytes": 1000000, "dtoh_bytes": 2000000, "callback_ns": 4000000, "resynced": 0, "lost": 0},
-   {"fault_migrations": 4, "htod_bytes": 3000000, "dtoh_bytes": 4000000, "callback_ns": 6000000, "resynced": 0, "lost": 2}]}}
+   {"fault_migrations": 50, "htod_bytes": 9000000, "dtoh_bytes": 0, "callback_ns": 20000000, "resynced": 4, "lost": 10,
+    "refault_blocks": 30, "unissued_blocks": 9},
+   {"fault_migrations": 2, "htod_bytes": 1000000, "dtoh_bytes": 2000000, "callback_ns": 4000000, "resynced": 0, "lost": 0,
+    "refault_blocks": 1, "unissued_blocks": 2},
+   {"fault_migrations": 4, "htod_bytes": 3000000, "dtoh_bytes": 4000000, "callback_ns": 6000000, "resynced": 0, "lost": 2,
+    "refault_blocks": 3, "unissued_blocks": 4}]}}
 EOF_STATS
 printf 'per_step_ms 9,4,5\nstep 1 loss 2.5\nchecksum 42\n' >"$SCRATCH/plan.out"
 run python3 "$MEASURE" "$SCRATCH/one.csv" --out "$SCRATCH/plan.out" --stats "$SCRATCH/stats.json" \
 	--ref "$SCRATCH/plain1.out" build=b1 model=alpha policy=plan rep=1
 expect_status 0 "measure.py with --stats exits 0"
 row=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" ".join(f"{k}={r[k]}" for k in
-	("step_ms","faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","lost","callback_ms_per_iter","steady_callback_ms","steady_lost","same_output")))' \
+	("step_ms","faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","lost","callback_ms_per_iter","steady_callback_ms","steady_lost","steady_refault_blocks","steady_unissued_blocks","same_output")))' \
 	"$SCRATCH/one.csv")
-want="step_ms=4.500 faults_per_iter=3.000 htod_mb_per_iter=2.000 dtoh_mb_per_iter=3.000 lost=12 callback_ms_per_iter=10.000 steady_callback_ms=5.000 steady_lost=1.000 same_output=1"
+want="step_ms=4.500 faults_per_iter=3.000 htod_mb_per_iter=2.000 dtoh_mb_per_iter=3.000 lost=12 callback_ms_per_iter=10.000 steady_callback_ms=5.000 steady_lost=1.000 steady_refault_blocks=2.000 steady_unissued_blocks=3.000 same_output=1"
 [ "$row" = "$want" ] && ok "measure.py: steady medians, whole-run callback average, same output" \
 	|| not_ok "measure.py: steady medians, whole-run callback average, same output (got: $row)"
 
@@ -212,8 +216,8 @@ run python3 "$MEASURE" "$SCRATCH/idle.csv" --out "$SCRATCH/plan.out" --stats "$S
 	build=b1 model=alpha policy=plan rep=1
 expect_status 0 "measure.py with an idle replay's --stats exits 0"
 row=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" ".join(f"{k}={r[k]}" for k in
-	("faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","peak_mb")))' "$SCRATCH/idle.csv")
-want="faults_per_iter= htod_mb_per_iter= dtoh_mb_per_iter= peak_mb=3.000"
+	("faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","peak_mb","steady_refault_blocks")))' "$SCRATCH/idle.csv")
+want="faults_per_iter= htod_mb_per_iter= dtoh_mb_per_iter= peak_mb=3.000 steady_refault_blocks="
 [ "$row" = "$want" ] && ok "measure.py: an idle replay's traffic is unknown, not 0" \
 	|| not_ok "measure.py: an idle replay's traffic is unknown, not 0 (got: $row)"
 
