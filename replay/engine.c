@@ -508,11 +508,14 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
  * prefetches race the kernels, as in DeepUM), and its blocks whose
  * prefetch the executor had not issued yet are counted. The blocks'
  * tickets are spent: the launches after this one on its stream are
- * ordered after it anyway. */
+ * ordered after it anyway. ticket 0 (kernel_end's newest): none has one,
+ * and the blocks are not walked again. */
 static void gate_kernel(engine *e, uint64_t ticket)
 {
+	if (!ticket)
+		return;
 	uint64_t issued = UINT64_MAX;
-	if (ticket && e->policy == ENGINE_PLAN && e->x.gate) {
+	if (e->policy == ENGINE_PLAN && e->x.gate) {
 		issued = e->x.gate(e->x.ctx, ticket);
 		e->st.gated_launches++;
 	}
