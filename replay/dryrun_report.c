@@ -74,9 +74,6 @@ static void put_summary(FILE *f, const struct trace *t, const struct engine_conf
 			r->foreign_at);
 	if (st->budget_overruns)
 		fprintf(f, "%" PRIu64 " kernels needed more than the budget on their own\n", st->budget_overruns);
-	if (st->kept_shared_blocks)
-		fprintf(f, "%" PRIu64 " blocks the plan would have evicted were kept: other live allocations share them\n",
-			st->kept_shared_blocks);
 	if (st->host_allocs)
 		fprintf(f, "%" PRIu64 " allocations (%s) kept in host memory by the plan\n", st->host_allocs,
 			um_size_format(st->host_bytes, size, sizeof size));

@@ -176,9 +176,6 @@ struct engine_stats {
 	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or
 						 parts) refused: live or written memory */
 	uint64_t budget_overruns;             /* kernels whose own blocks exceed the budget */
-	uint64_t kept_shared_blocks;          /* blocks a plan eviction named but
-						 kept: another live allocation
-						 shares them (policy_plan.c) */
 	uint64_t refault_blocks;              /* blocks a kernel needed that held
 						 data and were off the GPU, with no
 						 op bringing them: the model's count

@@ -11,12 +11,7 @@
  *                     is discarded only while no live allocation overlaps it
  *                     (small allocations share blocks);
  *   evict             resident blocks of a live allocation, never one the
- *                     launch being prepared uses, nor one another live
- *                     allocation shares (kept_shared_blocks): the plan
- *                     evicts a tensor, the engine would move the whole
- *                     block, and no op brings the neighbour back before
- *                     its next use, which then faults; the budget evicts
- *                     such a block when it needs the room;
+ *                     launch being prepared uses;
  *   discard_prefetch  a live allocation no kernel has used and the program
  *                     has not written since it was made, block by block
  *                     only where it is the block's sole live allocation;
@@ -72,11 +67,7 @@ static void op_evict(engine *e, const struct plan_op *op, const struct allocmap_
 	op_blocks(op, w->address, &first, &last);
 	for (uint64_t no = first; no <= last; no++) {
 		struct block *b = residency_find(e->res, no);
-		if (!b)
-			continue;
-		if (b->live > 1)
-			e->st.kept_shared_blocks++;
-		else
+		if (b)
 			act_evict(e, b, wait_later(after, act_use_wait(e, b->use_seq)));
 	}
 }

@@ -56,7 +56,6 @@ static void keys_and_values(void **state)
 	s.refault_budget_blocks = 13;
 	s.refault_shared_blocks = 5;
 	s.skipped_discards = 2;
-	s.kept_shared_blocks = 9;
 	s.corr_launches = 40;
 	s.host_allocs = 3;
 	s.host_bytes = (uint64_t)5 << 31;
@@ -130,7 +129,6 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "refault_blocks"), 21);
 	assert_int_equal(num(e, "refault_budget_blocks"), 13);
 	assert_int_equal(num(e, "refault_shared_blocks"), 5);
-	assert_int_equal(num(e, "kept_shared_blocks"), 9);
 	assert_int_equal(num(e, "skipped_discards"), 2);
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_int_equal(num(e, "placed_on_host"), 3);
