@@ -26,7 +26,8 @@
 # iteration (a diagnostic: it adds to each launch).
 # With COMPARE=OTHER_BUILD, base, grid and overhead run that build's replays
 # beside BUILD's in the same command (for a change to the replayer; recording and
-# planning use BUILD).
+# planning use BUILD); in base and grid, BUILD's replay goes first in odd
+# rounds and COMPARE's in even ones.
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
@@ -186,22 +187,27 @@ if part base || part grid; then
 	ref=$work/grid.b$batch0.r0.plain.1.out
 	part base || { read -ra cmd < <(model_command "$MODEL" "$batch0"); "${cmd[@]}" >"$ref" 2>/dev/null; }
 	for rep in $(seq "$REPS"); do
+		# With COMPARE, the build that goes first changes each round: in
+		# session 34's A/Bs the build first in a round was the slower in 8
+		# of 10 pairs, whichever build it was.
+		k=$(((rep - 1) % ${#builds[@]}))
+		order=("${builds[@]:k}" "${builds[@]:0:k}")
 		if part base; then
 			run grid "$batch0" "$w" "$maxm" 0 0 plain "$rep" "$ref"
-			for rb in "${builds[@]}"; do
+			for rb in "${order[@]}"; do
 				run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
 				run grid "$batch0" "$w" "$maxm" 0.8 "$roomy" plan "$rep" "$ref" "$rb"
 			done
 		fi
 		part grid || continue
 		if ! part base; then
-			for rb in "${builds[@]}"; do
+			for rb in "${order[@]}"; do
 				run grid "$batch0" "$w" "$maxm" 0 0 ideal "$rep" "$ref" "$rb"
 			done
 		fi
 		for ratio in $RATIOS; do
 			for policy in $POLICIES; do
-				for rb in "${builds[@]}"; do
+				for rb in "${order[@]}"; do
 					run grid "$batch0" "$w" "$maxm" "$ratio" "${budget[$ratio]}" $policy "$rep" "$ref" "$rb"
 				done
 			done

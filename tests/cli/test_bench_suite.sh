@@ -4,6 +4,7 @@
 # in fake build folders, so what is checked is the script's own logic: the
 # rows it writes per part, build and policy (a grid part without base runs
 # ideal for every build, COMPARE runs a second build beside the first,
+# each round starting with the other build,
 # POLICIES picks the grid's policies), the build column, the outputs
 # compared with the plain run, the tarballs, the overhead part's variants
 # (with COMPARE too), the busy times and KERNEL_TIMES, and its refusals (a
@@ -96,6 +97,12 @@ got=$(rows "$out1/gpt2.csv" True)
 want=$(printf '%s\n' "2 aaaa111 ideal 0 1" "2 aaaa111 plan 2 1" "2 bbbb222 ideal 0 1" "2 bbbb222 plan 2 1")
 [ "$got" = "$want" ] && ok "grid without base: ideal and the chosen policies, per build, per repetition" \
 	|| not_ok "grid without base: ideal and the chosen policies, per build, per repetition (got: $got)"
+# The builds' first runs of each round, in the order they ran.
+got=$("$REAL_PY" -c 'import csv,sys; seen=set()
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["rep"] not in seen: seen.add(r["rep"]); print(r["rep"], r["build"])' "$out1/gpt2.csv" | tr '\n' ' ')
+[ "$got" = "1 aaaa111 2 bbbb222 " ] && ok "with COMPARE, the build that runs first alternates between rounds" \
+	|| not_ok "with COMPARE, the build that runs first alternates between rounds (got: $got)"
 [ -s "$out1/calib-gpt2.json" ] && ok "the calibration is kept" || not_ok "the calibration is kept"
 tar -tzf "$out1/gpt2-outputs.tar.gz" | grep -q '^grid.b4.r2.plan.2.build-b.out$' \
 	&& ok "every run's stdout is kept, named by build" || not_ok "every run's stdout is kept, named by build"
