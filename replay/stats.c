@@ -139,12 +139,10 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
 		(unsigned long long)m->marker_ns);
 	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"held\": %llu, "
-		"\"released_at_sync\": %llu, \"released_for_order\": %llu, \"released_late\": %llu, \"ns\": %llu},"
-		"\n      \"allocator\": {",
+		"\"released_at_sync\": %llu, \"released_late\": %llu, \"ns\": %llu},\n      \"allocator\": {",
 		(unsigned long long)m->gate_waits, (unsigned long long)m->gates_unissued,
 		(unsigned long long)m->gate_holds, (unsigned long long)m->holds_released_sync,
-		(unsigned long long)m->holds_released_order, (unsigned long long)m->holds_released_late,
-		(unsigned long long)m->gate_ns);
+		(unsigned long long)m->holds_released_late, (unsigned long long)m->gate_ns);
 	put_u64(f, "allocs", m->allocator.allocs, ", ");
 	put_u64(f, "frees", m->allocator.frees, ", ");
 	put_u64(f, "ns", m->allocator.ns, ", ");

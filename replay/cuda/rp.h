@@ -40,8 +40,6 @@ void rp_exec_set_launch_stream(CUstream s);
 void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
 /* Waits until every queued op has been issued and has finished. */
 void rp_exec_drain(void);
-/* Why the host ended launches' holds (rp_holds.c) before their prefetch landed. */
-enum rp_release { RP_RELEASE_SYNC, RP_RELEASE_ORDER, RP_RELEASE_REASONS };
 struct rp_exec_stats {
 	uint64_t calls, failed_calls;
 	uint64_t marks;
@@ -57,9 +55,9 @@ struct rp_exec_stats {
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
 				      not issued yet: held (rp_holds.c) */
 	uint64_t gate_holds;       /* of those, launches held on the GPU */
-	uint64_t holds_released[RP_RELEASE_REASONS], holds_released_late; /* holds the host
-				      ended before their prefetch landed, by
-				      enum rp_release, and by the watchdog */
+	uint64_t holds_released_sync, holds_released_late; /* holds the host
+				      ended before their prefetch landed: at a
+				      synchronising call, by the watchdog */
 	/* Host time recording markers, ordering the program's streams after
 	 * discards, and in gate (querying and waiting for a prefetch); and
 	 * in all the engine's calls of issue, mark and gate. */
@@ -79,10 +77,9 @@ CUresult rp_holds_landed(CUstream mig_stream, uint64_t ticket);
 /* Makes stream s wait until the prefetch of ticket has landed (or the host
  * ends the hold); false if it cannot. */
 bool rp_holds_hold(CUstream s, uint64_t ticket);
-/* Ends every open hold: before a synchronising call, or before the
- * replayer's stream waits for a marker that may come after a held launch. */
-void rp_holds_release_all(enum rp_release why);
-void rp_holds_get_stats(uint64_t *holds, uint64_t released[RP_RELEASE_REASONS], uint64_t *released_late);
+/* Before a synchronising call: ends every open hold. */
+void rp_holds_release_all(void);
+void rp_holds_get_stats(uint64_t *holds, uint64_t *released_sync, uint64_t *released_late);
 
 /* Callbacks (rp_callbacks.c). */
 /* Follows the program's allocations, and attaches to CUPTI for its launches

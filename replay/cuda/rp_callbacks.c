@@ -180,7 +180,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (!launch_is_kernel_cbid(cbid)) {
 		const CUpti_CallbackData *cb = data;
 		if (cb->callbackSite == CUPTI_API_ENTER && LISTED(cbid, sync_cbids))
-			rp_holds_release_all(RP_RELEASE_SYNC);
+			rp_holds_release_all();
 		if (LISTED(cbid, write_cbids))
 			on_write(cb);
 		return;

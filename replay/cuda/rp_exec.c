@@ -373,7 +373,6 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 	}
 	if (op == ENGINE_OP_DISCARD_PREFETCH) {
 		atomic_fetch_add(&n_fresh_prefetched, n);
-		rp_holds_release_all(RP_RELEASE_ORDER);
 		wait_mark(mark);
 		issue_ordered(ENGINE_OP_PREFETCH, r, n);
 		return;
@@ -509,7 +508,7 @@ void rp_exec_set_launch_stream(CUstream s)
 
 void rp_exec_drain(void)
 {
-	rp_holds_release_all(RP_RELEASE_SYNC);
+	rp_holds_release_all();
 	pthread_mutex_lock(&queue_lock);
 	while (worker_started && (queue_head || worker_busy))
 		pthread_cond_wait(&idle_cond, &queue_lock);
@@ -532,7 +531,7 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->discard_waits = atomic_load(&n_discard_waits);
 	out->gate_waits = atomic_load(&n_gate_waits);
 	out->gates_unissued = atomic_load(&n_gates_unissued);
-	rp_holds_get_stats(&out->gate_holds, out->holds_released, &out->holds_released_late);
+	rp_holds_get_stats(&out->gate_holds, &out->holds_released_sync, &out->holds_released_late);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);
 		out->kind_ns[k] = atomic_load(&kind_ns[k]);

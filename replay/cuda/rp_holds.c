@@ -20,11 +20,6 @@
  * writing the ticket itself. It does:
  *  - before each synchronising driver call of the program's threads
  *    (rp_callbacks.c): nothing the program waits for can wait on a hold;
- *  - before the program's thread makes the replayer's stream wait for a
- *    marker (rp_exec.c, a discard-and-prefetch behind its block's free):
- *    the marker may be recorded after a held launch, and a prefetch the
- *    worker issues later queues behind that wait, so the hold would wait
- *    for itself;
  *  - from a watchdog thread, for a hold open longer than HOLD_MAX_NS,
  *    whatever else a wait might depend on.
  * The watchdog and the releases make no driver call: a store to the word.
@@ -52,7 +47,7 @@ static CUdeviceptr word_dev; /* the same words, as the GPU addresses them */
 /* Per slot: the ticket an open hold waits for (0: none), and since when. */
 static _Atomic uint64_t held[RP_GATES], held_since[RP_GATES];
 static atomic_uint open_holds;
-static atomic_uint_fast64_t n_holds, n_released[RP_RELEASE_REASONS], n_released_late;
+static atomic_uint_fast64_t n_holds, n_released_sync, n_released_late;
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
 
@@ -166,21 +161,20 @@ bool rp_holds_hold(CUstream s, uint64_t ticket)
 	return true;
 }
 
-void rp_holds_release_all(enum rp_release why)
+void rp_holds_release_all(void)
 {
 	if (!atomic_load_explicit(&open_holds, memory_order_relaxed))
 		return;
 	for (size_t s = 0; s < RP_GATES; s++) {
 		uint64_t t = atomic_load(&held[s]);
 		if (t && release(s, t))
-			atomic_fetch_add(&n_released[why], 1);
+			atomic_fetch_add(&n_released_sync, 1);
 	}
 }
 
-void rp_holds_get_stats(uint64_t *holds, uint64_t released[RP_RELEASE_REASONS], uint64_t *released_late)
+void rp_holds_get_stats(uint64_t *holds, uint64_t *released_sync, uint64_t *released_late)
 {
 	*holds = atomic_load(&n_holds);
-	for (int k = 0; k < RP_RELEASE_REASONS; k++)
-		released[k] = atomic_load(&n_released[k]);
+	*released_sync = atomic_load(&n_released_sync);
 	*released_late = atomic_load(&n_released_late);
 }

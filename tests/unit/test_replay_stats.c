@@ -80,7 +80,6 @@ static void keys_and_values(void **state)
 	m.gates_unissued = 4;
 	m.gate_holds = 3;
 	m.holds_released_sync = 2;
-	m.holds_released_order = 5;
 	m.holds_released_late = 1;
 	m.gate_ns = 3100;
 	m.executor_ns = 3900;
@@ -193,7 +192,6 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(gates, "unissued"), 4);
 	assert_int_equal(num(gates, "held"), 3);
 	assert_int_equal(num(gates, "released_at_sync"), 2);
-	assert_int_equal(num(gates, "released_for_order"), 5);
 	assert_int_equal(num(gates, "released_late"), 1);
 	assert_int_equal(num(gates, "ns"), 3100);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");

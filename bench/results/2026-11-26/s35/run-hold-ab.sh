@@ -39,11 +39,11 @@ for name in $CASES; do
 import json, statistics, sys
 d = json.load(open(sys.argv[1])); m = d["measured"]; g = m["host"]["prefetch_gates"]
 st = lambda v: statistics.median(v[1:] if len(v) > 2 else v)
-print("%-26s same=%s iter_ms=%.1f faults/iter=%d htod_MB/iter=%.0f dtoh_MB/iter=%.0f unissued_blocks/iter=%d gates waits=%d unissued=%d held=%s released sync=%s order=%s late=%s gate_ms=%.1f" % (
+print("%-26s same=%s iter_ms=%.1f faults/iter=%d htod_MB/iter=%.0f dtoh_MB/iter=%.0f unissued_blocks/iter=%d gates waits=%d unissued=%d held=%s released sync=%s late=%s gate_ms=%.1f" % (
     sys.argv[2], sys.argv[3], st([t / 1e6 for t in d["iteration_ns"]]), st([i["fault_migrations"] for i in m["iterations"]]),
     st([i["htod_bytes"] / 1e6 for i in m["iterations"]]), st([i["dtoh_bytes"] / 1e6 for i in m["iterations"]]),
     st([i["unissued_blocks"] for i in m["iterations"]]),
-    g["waits"], g["unissued"], g.get("held", "-"), g.get("released_at_sync", "-"), g.get("released_for_order", "-"), g.get("released_late", "-"), g["ns"] / 1e6))
+    g["waits"], g["unissued"], g.get("held", "-"), g.get("released_at_sync", "-"), g.get("released_late", "-"), g["ns"] / 1e6))
 PY
 			done
 		done
