@@ -138,11 +138,9 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "discard_wait_ns", m->discard_wait_ns, ",\n      ");
 	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
 		(unsigned long long)m->marker_ns);
-	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"held\": %llu, "
-		"\"released_at_sync\": %llu, \"released_late\": %llu, \"ns\": %llu},\n      \"allocator\": {",
+	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu},\n      \"allocator\": {",
 		(unsigned long long)m->gate_waits, (unsigned long long)m->gates_unissued,
-		(unsigned long long)m->gate_holds, (unsigned long long)m->holds_released_sync,
-		(unsigned long long)m->holds_released_late, (unsigned long long)m->gate_ns);
+		(unsigned long long)m->gate_ns);
 	put_u64(f, "allocs", m->allocator.allocs, ", ");
 	put_u64(f, "frees", m->allocator.frees, ", ");
 	put_u64(f, "ns", m->allocator.ns, ", ");

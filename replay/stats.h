@@ -63,11 +63,9 @@ struct replay_measured {
 					  threads: at launches and at frees */
 	uint64_t discard_waits, discard_wait_ns;
 	/* Launches ordered after a prefetch of their blocks still copying,
-	 * those whose prefetch was not yet issued (rp_exec.c, gate), those of
-	 * them held on the GPU until it landed, the holds the host ended
-	 * before it had (at a synchronising call; by the watchdog: rp_holds.c),
-	 * and the host time the gate took. */
-	uint64_t gate_waits, gates_unissued, gate_holds, holds_released_sync, holds_released_late, gate_ns;
+	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the
+	 * host time the gate took. */
+	uint64_t gate_waits, gates_unissued, gate_ns;
 	/* Markers recorded behind launches and frees, and the host time. */
 	uint64_t markers, marker_ns;
 	/* And the program's allocations, served by the arena. */

@@ -8,8 +8,6 @@
  *   rp_exec.c       the engine's executor: the replayer's own stream,
  *                   markers (CUDA events) and the batch migration calls,
  *                   issued from a worker thread so the program never waits
- *   rp_holds.c      launches held on the GPU until a prefetch not issued
- *                   yet has landed, and their release
  *   rp_activity.c   what the Unified Memory counters say actually moved
  */
 #ifndef UMKIT_RP_H
@@ -53,11 +51,7 @@ struct rp_exec_stats {
 	uint64_t gate_waits;       /* launches ordered after a prefetch of
 				      their blocks still copying */
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
-				      not issued yet: held (rp_holds.c) */
-	uint64_t gate_holds;       /* of those, launches held on the GPU */
-	uint64_t holds_released_sync, holds_released_late; /* holds the host
-				      ended before their prefetch landed: at a
-				      synchronising call, by the watchdog */
+				      not issued yet: they fault instead */
 	/* Host time recording markers, ordering the program's streams after
 	 * discards, and in gate (querying and waiting for a prefetch); and
 	 * in all the engine's calls of issue, mark and gate. */
@@ -66,20 +60,6 @@ struct rp_exec_stats {
 					       and the host time inside them */
 };
 void rp_exec_get_stats(struct rp_exec_stats *out);
-
-/* Holds (rp_holds.c). Slots of the gate's ring: a ticket's is ticket % RP_GATES. */
-#define RP_GATES 256
-/* The words the holds wait on, and the watchdog; false: no holds. */
-bool rp_holds_init(void);
-/* On the worker, right after the prefetch job of ticket: the GPU writes
- * the ticket to its word once the copy is done. */
-CUresult rp_holds_landed(CUstream mig_stream, uint64_t ticket);
-/* Makes stream s wait until the prefetch of ticket has landed (or the host
- * ends the hold); false if it cannot. */
-bool rp_holds_hold(CUstream s, uint64_t ticket);
-/* Before a synchronising call: ends every open hold. */
-void rp_holds_release_all(void);
-void rp_holds_get_stats(uint64_t *holds, uint64_t *released_sync, uint64_t *released_late);
 
 /* Callbacks (rp_callbacks.c). */
 /* Follows the program's allocations, and attaches to CUPTI for its launches

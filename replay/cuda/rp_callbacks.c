@@ -134,30 +134,6 @@ static const CUpti_CallbackId write_cbids[] = {
 #undef W
 };
 
-/* Driver calls that wait for the GPU (or may: a copy to or from pageable
- * memory). Launches held for their prefetches are released at their entry
- * (rp_holds.c): the worker may need this thread's driver lock before it
- * can issue the prefetch a hold waits for. */
-static const CUpti_CallbackId sync_cbids[] = {
-#define S(name) CUPTI_DRIVER_TRACE_CBID_##name
-	S(cuCtxSynchronize), S(cuCtxSynchronize_v2), S(cuStreamSynchronize), S(cuStreamSynchronize_ptsz),
-	S(cuEventSynchronize),
-	S(cuMemcpyDtoH_v2), S(cuMemcpyDtoH_v2_ptds), S(cuMemcpyDtoHAsync_v2), S(cuMemcpyDtoHAsync_v2_ptsz),
-	S(cuMemcpyHtoD_v2), S(cuMemcpyHtoD_v2_ptds), S(cuMemcpyDtoD_v2), S(cuMemcpyDtoD_v2_ptds),
-	S(cuMemcpy), S(cuMemcpy_ptds), S(cuMemcpyAsync), S(cuMemcpyAsync_ptsz),
-#undef S
-};
-
-static bool listed(CUpti_CallbackId cbid, const CUpti_CallbackId *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == cbid)
-			return true;
-	return false;
-}
-
-#define LISTED(cbid, list) listed(cbid, list, sizeof list / sizeof list[0])
-
 static void on_write(const CUpti_CallbackData *cb)
 {
 	struct arena_alloc a;
@@ -178,11 +154,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (!atomic_load(&rp_active) || domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
 	if (!launch_is_kernel_cbid(cbid)) {
-		const CUpti_CallbackData *cb = data;
-		if (cb->callbackSite == CUPTI_API_ENTER && LISTED(cbid, sync_cbids))
-			rp_holds_release_all();
-		if (LISTED(cbid, write_cbids))
-			on_write(cb);
+		on_write(data);
 		return;
 	}
 	uint64_t t0 = rp_now();
@@ -207,8 +179,6 @@ static CUptiResult attach(void)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
-	for (size_t i = 0; i < sizeof sync_cbids / sizeof sync_cbids[0] && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, sync_cbids[i]);
 	if (r == CUPTI_SUCCESS)
 		r = rp_activity_start(kernel_times);
 	if (r == CUPTI_SUCCESS)

@@ -41,12 +41,10 @@
  * that prefetch (gate), so it waits for the copy instead of faulting page
  * by page on the blocks: after each prefetch job the worker records an
  * event and publishes the job's ticket in the event's slot. A launch can
- * only wait for that event once the worker has issued the job; one that
- * comes earlier is held on the GPU until the prefetch lands, a wait the
- * host ends whenever the program could come to wait for it
- * (rp_holds.c). Waiting for the event names work already queued on the
- * replayer's stream, whose jobs wait only for markers recorded before
- * them, so no cycle can form.
+ * only wait for a job the worker has already issued; one that comes
+ * earlier runs as before (counted: the plan was too late for it). Waiting
+ * names work already queued on the replayer's stream, whose jobs wait only
+ * for markers recorded before them, so no cycle can form.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
  * own state needs no lock except the worker queue.
@@ -67,7 +65,7 @@
 #include "size.h"
 
 #define MARKS 4096        /* marker events in the ring */
-#define GATES RP_GATES    /* prefetch events in their ring (slot: ticket % GATES) */
+#define GATES 256         /* prefetch events in their ring (slot: ticket % GATES) */
 
 static CUcontext ctx;
 static CUstream mig_stream;
@@ -156,8 +154,6 @@ static int ensure_stream(void)
 	if (r == CUDA_SUCCESS)
 		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
 	check(r, "creating the replayer's stream");
-	if (r == CUDA_SUCCESS && !rp_holds_init())
-		um_warn("cannot hold launches for their prefetches; a launch ahead of its prefetch faults instead");
 	return r == CUDA_SUCCESS ? 0 : -1;
 }
 
@@ -274,7 +270,6 @@ static uint64_t gate_launch(uint64_t ticket)
 	uint64_t recorded = atomic_load_explicit(&gate_ticket[slot], memory_order_acquire);
 	if (recorded < ticket) {
 		atomic_fetch_add(&n_gates_unissued, 1);
-		rp_holds_hold(program_stream(), ticket);
 		return issued;
 	}
 	/* A slot taken by a later job means this one is GATES flushes old:
@@ -307,7 +302,6 @@ static void *worker(void *arg)
 		call_all(j->op, j->ranges, j->n);
 		if (j->op == ENGINE_OP_PREFETCH) {
 			record_gate(j->ticket);
-			check(rp_holds_landed(mig_stream, j->ticket), "writing a prefetch's ticket");
 			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
 		}
 		free(j);
@@ -508,7 +502,6 @@ void rp_exec_set_launch_stream(CUstream s)
 
 void rp_exec_drain(void)
 {
-	rp_holds_release_all();
 	pthread_mutex_lock(&queue_lock);
 	while (worker_started && (queue_head || worker_busy))
 		pthread_cond_wait(&idle_cond, &queue_lock);
@@ -531,7 +524,6 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->discard_waits = atomic_load(&n_discard_waits);
 	out->gate_waits = atomic_load(&n_gate_waits);
 	out->gates_unissued = atomic_load(&n_gates_unissued);
-	rp_holds_get_stats(&out->gate_holds, &out->holds_released_sync, &out->holds_released_late);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);
 		out->kind_ns[k] = atomic_load(&kind_ns[k]);

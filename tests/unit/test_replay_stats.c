@@ -78,9 +78,6 @@ static void keys_and_values(void **state)
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
-	m.gate_holds = 3;
-	m.holds_released_sync = 2;
-	m.holds_released_late = 1;
 	m.gate_ns = 3100;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
@@ -190,9 +187,6 @@ static void keys_and_values(void **state)
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);
-	assert_int_equal(num(gates, "held"), 3);
-	assert_int_equal(num(gates, "released_at_sync"), 2);
-	assert_int_equal(num(gates, "released_late"), 1);
 	assert_int_equal(num(gates, "ns"), 3100);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
 	assert_int_equal(num(alloc, "allocs"), 1500);
