@@ -272,9 +272,9 @@ static uint64_t gate_launch(uint64_t ticket)
 		atomic_fetch_add(&n_gates_unissued, 1);
 		return issued;
 	}
-	/* A slot taken by a later job means this one is GATES flushes old:
-	 * long copied, or about to be. */
-	if (recorded <= ticket && cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
+	/* A slot taken by a later job (recorded > ticket) means this one is
+	 * GATES flushes old: long copied, or about to be. */
+	if (recorded == ticket && cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
 		check(cuStreamWaitEvent(program_stream(), gate_ev[slot], 0),
 		      "ordering a kernel after its prefetch");
 		atomic_fetch_add(&n_gate_waits, 1);
