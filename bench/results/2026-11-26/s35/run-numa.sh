@@ -6,11 +6,8 @@
 # root on the GPU machine: bash THIS.
 set -uo pipefail
 REPS=${REPS:-3}
-MAXM=12G
-export LD_LIBRARY_PATH=$PWD/build/lib
-. bench/models.sh
-mkdir -p "$OUT/s"
-W=/tmp/s35-numa; rm -rf "$W"; mkdir -p "$W"
+W=/tmp/s35-numa
+. "$(dirname "$0")/vit-replays.sh"
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1 | tr 'A-F' 'a-f' | sed 's/^0000//')
 gpu_node=$(cat /sys/bus/pci/devices/0000$bus/numa_node 2>/dev/null || cat /sys/bus/pci/devices/$bus/numa_node 2>/dev/null)
 nodes=$(ls -d /sys/devices/system/node/node* 2>/dev/null | sed 's/.*node//' | sort -n | tr '\n' ' ')
@@ -22,11 +19,7 @@ if command -v numactl >/dev/null && [ -n "${gpu_node:-}" ] && [ "$gpu_node" -ge 
 	variants="local none"
 	[ -n "$other" ] && variants="local remote none"
 fi
-read -ra cmd < <(model_command vit "$(default_batch vit)")
-build/bin/umrec -q -o "$W/vit.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1
-w=$(build/bin/umplan "$W/vit.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-budget=$((w / 2))
-build/bin/umplan "$W/vit.db" --capacity $budget -o "$W/vit.plan" >/dev/null
+record_and_plan
 "${cmd[@]}" >"$W/plain.out" 2>&1
 read -ra order <<<"$variants"
 for rep in $(seq "$REPS"); do
@@ -35,17 +28,7 @@ for rep in $(seq "$REPS"); do
 		pin=()
 		[ $v = local ] && pin=(numactl --cpunodebind=$gpu_node --membind=$gpu_node)
 		[ $v = remote ] && pin=(numactl --cpunodebind=$other --membind=$other)
-		"${pin[@]}" build/bin/umreplay -q --plan "$W/vit.plan" --policy plan --gpu-budget $budget --max-managed $MAXM \
-			--stats "$OUT/s/$v.$rep.json" -- "${cmd[@]}" >"$W/$v.$rep.out" 2>&1
-		same=no
-		diff <(grep -E '^(checksum|step) ' "$W/plain.out") <(grep -E '^(checksum|step) ' "$W/$v.$rep.out") >/dev/null && same=yes
-		python3 - "$OUT/s/$v.$rep.json" "$v.$rep" $same <<'PY' | tee -a "$OUT/s/table.txt"
-import json, sys
-d = json.load(open(sys.argv[1])); m = d["measured"]
-print("%-9s same=%s iteration_ms=%s faults=%s dtoh_MB=%s" % (sys.argv[2], sys.argv[3],
-      [round(t / 1e6) for t in d["iteration_ns"]], [i["fault_migrations"] for i in m["iterations"]],
-      [round(i["dtoh_bytes"] / 1e6) for i in m["iterations"]]))
-PY
+		replay_plan "$v.$rep" "${pin[@]}"
 	done
 done
 tar czf "$OUT/all.tar.gz" -C "$OUT" s && rm -rf "$OUT/s"
