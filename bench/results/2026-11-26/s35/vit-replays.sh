@@ -1,8 +1,8 @@
-# Sourced by run-numa.sh and run-first-slow.sh, from the repository root on
-# the GPU machine, with W (a scratch folder) and OUT set: ViT-B/16 at its
-# default batch (STEPS steps), record_and_plan for W/B 2, and replay_plan,
-# one plan replay checked against $W/plain.out and summarised as a line of
-# $OUT/s/table.txt.
+# Sourced by run-numa.sh, run-first-slow.sh and run-spread.sh, from the
+# repository root on the GPU machine, with W (a scratch folder) and OUT set:
+# ViT-B/16 at its default batch (STEPS steps), record_and_plan for W/B 2,
+# and replay_plan, one plan replay checked against $W/plain.out and
+# summarised as a line of $OUT/s/table.txt.
 MAXM=12G
 export LD_LIBRARY_PATH=$PWD/build/lib
 . bench/models.sh
