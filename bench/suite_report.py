@@ -33,7 +33,8 @@ from measure import COLUMNS  # noqa: E402
 ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
 POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan-migrate", "plan"]
 TOOLS = ["ondemand", "deepum", "plan"]   # the policies that run under a budget
-EXPERIMENTS = ["grid", "maxbatch", "overhead", "overhead-cached", "overhead-noplan"]
+# warmup: a command's first replays, run to be left out (bench/suite.sh).
+EXPERIMENTS = ["grid", "maxbatch", "overhead", "overhead-cached", "overhead-noplan", "warmup"]
 # The overhead part's variants, each adding one thing to the one before:
 # (experiment, ratio, policy, what the column shows).
 OVERHEAD_VARIANTS = [("overhead", 0, "plain", "plain"),

@@ -5,7 +5,8 @@
 # rows it writes per part, build and policy (a grid part without base runs
 # ideal for every build, COMPARE runs a second build beside the first,
 # each round starting with the other build,
-# POLICIES picks the grid's policies), the build column, the outputs
+# POLICIES picks the grid's policies), the warm-up replays before the first
+# round (WARMUP per build, once per command, none with WARMUP=0), the build column, the outputs
 # compared with the plain run, the tarballs, the overhead part's variants
 # (with COMPARE too), the busy times and KERNEL_TIMES, and its refusals (a
 # build without COMMIT, too little free GPU memory).
@@ -93,20 +94,25 @@ rows() { # CSV FILTER: the rows' "build policy ratio" for rows matching FILTER
 out1=$SCRATCH/out1
 REPS=2 RATIOS="2" POLICIES="plan" COMPARE="$SCRATCH/build-b" run suite "$out1" grid
 expect_status 0 "a grid part with COMPARE exits 0"
-got=$(rows "$out1/gpt2.csv" True)
+got=$(rows "$out1/gpt2.csv" 'r["experiment"] == "grid"')
 want=$(printf '%s\n' "2 aaaa111 ideal 0 1" "2 aaaa111 plan 2 1" "2 bbbb222 ideal 0 1" "2 bbbb222 plan 2 1")
 [ "$got" = "$want" ] && ok "grid without base: ideal and the chosen policies, per build, per repetition" \
 	|| not_ok "grid without base: ideal and the chosen policies, per build, per repetition (got: $got)"
 # The builds' first runs of each round, in the order they ran.
 got=$("$REAL_PY" -c 'import csv,sys; seen=set()
 for r in csv.DictReader(open(sys.argv[1])):
-    if r["rep"] not in seen: seen.add(r["rep"]); print(r["rep"], r["build"])' "$out1/gpt2.csv" | tr '\n' ' ')
+    if r["experiment"] == "grid" and r["rep"] not in seen: seen.add(r["rep"]); print(r["rep"], r["build"])' "$out1/gpt2.csv" | tr '\n' ' ')
 [ "$got" = "1 aaaa111 2 bbbb222 " ] && ok "with COMPARE, the build that runs first alternates between rounds" \
 	|| not_ok "with COMPARE, the build that runs first alternates between rounds (got: $got)"
+got=$("$REAL_PY" -c 'import csv,sys; [print(r["experiment"], r["build"], r["policy"], r["ratio"], r["rep"])
+	for r in csv.DictReader(open(sys.argv[1]))]' "$out1/gpt2.csv" | head -3 | tr '\n' ';')
+[ "$got" = "warmup aaaa111 plan 2 1;warmup bbbb222 plan 2 1;grid aaaa111 ideal 0 1;" ] \
+	&& ok "the command's first replays are a warm-up plan replay per build, at the grid's last ratio" \
+	|| not_ok "the command's first replays are a warm-up plan replay per build, at the grid's last ratio (got: $got)"
 [ -s "$out1/calib-gpt2.json" ] && ok "the calibration is kept" || not_ok "the calibration is kept"
 tar -tzf "$out1/gpt2-outputs.tar.gz" | grep -q '^grid.b4.r2.plan.2.build-b.out$' \
 	&& ok "every run's stdout is kept, named by build" || not_ok "every run's stdout is kept, named by build"
-[ "$(tar -tzf "$out1/gpt2-stats.tar.gz" | grep -c '\.json$')" -eq 8 ] \
+[ "$(tar -tzf "$out1/gpt2-stats.tar.gz" | grep -c '\.json$')" -eq 10 ] \
 	&& ok "a stats file per replay" || not_ok "a stats file per replay"
 
 busy() { # CSV: each replay row's kernel, HtoD and DtoH busy ms, distinct ones
@@ -117,19 +123,32 @@ busy() { # CSV: each replay row's kernel, HtoD and DtoH busy ms, distinct ones
 	|| not_ok "the copy engines' busy ms per steady iteration; no kernel times by default (got: $(busy "$out1/gpt2.csv"))"
 out7=$SCRATCH/out7
 FAKE_LOG=$SCRATCH/ktimes.log KERNEL_TIMES=1 REPS=1 RATIOS="2" POLICIES="plan" run suite "$out7" grid
-[ "$(grep -c '^umreplay.*--kernel-times' "$SCRATCH/ktimes.log")" -eq 2 ] && [ "$(busy "$out7/gpt2.csv")" = "5.000 3.000 4.000" ] \
+[ "$(grep -c '^umreplay.*--kernel-times' "$SCRATCH/ktimes.log")" -eq 3 ] && [ "$(busy "$out7/gpt2.csv")" = "5.000 3.000 4.000" ] \
 	&& ok "KERNEL_TIMES=1: every replay times the kernels, and the CSV has their busy ms" \
 	|| not_ok "KERNEL_TIMES=1: every replay times the kernels, and the CSV has their busy ms (got: $(busy "$out7/gpt2.csv"))"
 
 out2=$SCRATCH/out2
 REPS=1 run suite "$out2" base
 expect_status 0 "a base part exits 0"
-got=$(rows "$out2/gpt2.csv" True)
+got=$(rows "$out2/gpt2.csv" 'r["experiment"] == "grid"')
 want=$(printf '%s\n' "1 aaaa111 ideal 0 1" "1 aaaa111 plain 0 1" "1 aaaa111 plan 0.8 1")
 [ "$got" = "$want" ] && ok "base: plain, ideal, plan with room" || not_ok "base: plain, ideal, plan with room (got: $got)"
+got=$(rows "$out2/gpt2.csv" 'r["experiment"] == "warmup"')
+[ "$got" = "1 aaaa111 plan 0.8 " ] && ok "base alone: the warm-up replay has room, and no output to compare" \
+	|| not_ok "base alone: the warm-up replay has room, and no output to compare (got: $got)"
+
+out8=$SCRATCH/out8
+WARMUP=2 REPS=1 RATIOS="1.5 3" POLICIES="plan" run suite "$out8" "grid overhead"
+got=$("$REAL_PY" -c 'import csv,sys; [print(r["policy"], r["ratio"], r["rep"])
+	for r in csv.DictReader(open(sys.argv[1])) if r["experiment"] == "warmup"]' "$out8/gpt2.csv" | tr '\n' ';')
+[ "$got" = "plan 3 1;plan 3 2;" ] && ok "WARMUP replays at the last of RATIOS, once per command whatever its parts" \
+	|| not_ok "WARMUP replays at the last of RATIOS, once per command whatever its parts (got: $got)"
+out9=$SCRATCH/out9
+WARMUP=0 REPS=1 RATIOS="2" POLICIES="plan" run suite "$out9" grid
+! grep -q ',warmup,' "$out9/gpt2.csv" && ok "WARMUP=0: no warm-up" || not_ok "WARMUP=0: no warm-up"
 
 out5=$SCRATCH/out5
-FAKE_LOG=$SCRATCH/overhead.log REPS=2 OVERHEAD_STEPS=7 run suite "$out5" overhead
+FAKE_LOG=$SCRATCH/overhead.log WARMUP=0 REPS=2 OVERHEAD_STEPS=7 run suite "$out5" overhead
 expect_status 0 "an overhead part exits 0"
 got=$("$REAL_PY" -c 'import csv,sys; [print(r["rep"], r["experiment"], r["policy"], r["ratio"], r["same_output"])
 	for r in csv.DictReader(open(sys.argv[1]))]' "$out5/gpt2.csv")
@@ -156,9 +175,9 @@ out6=$SCRATCH/out6
 REPS=1 COMPARE="$SCRATCH/build-b" run suite "$out6" overhead
 got=$("$REAL_PY" -c 'import csv,sys; [print(r["build"], r["experiment"], r["policy"])
 	for r in csv.DictReader(open(sys.argv[1]))]' "$out6/gpt2.csv" | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')
-want="1 aaaa111 overhead ideal;1 aaaa111 overhead plain;1 aaaa111 overhead plan;1 aaaa111 overhead-cached ideal;1 aaaa111 overhead-noplan ideal;1 bbbb222 overhead ideal;1 bbbb222 overhead plan;1 bbbb222 overhead-cached ideal;1 bbbb222 overhead-noplan ideal;"
-[ "$got" = "$want" ] && ok "overhead with COMPARE: every replay variant per build, plain once" \
-	|| not_ok "overhead with COMPARE: every replay variant per build, plain once (got: $got)"
+want="1 aaaa111 overhead ideal;1 aaaa111 overhead plain;1 aaaa111 overhead plan;1 aaaa111 overhead-cached ideal;1 aaaa111 overhead-noplan ideal;1 aaaa111 warmup plan;1 bbbb222 overhead ideal;1 bbbb222 overhead plan;1 bbbb222 overhead-cached ideal;1 bbbb222 overhead-noplan ideal;1 bbbb222 warmup plan;"
+[ "$got" = "$want" ] && ok "overhead with COMPARE: every replay variant per build, plain once, a warm-up per build" \
+	|| not_ok "overhead with COMPARE: every replay variant per build, plain once, a warm-up per build (got: $got)"
 
 rm "$SCRATCH/build-b/COMMIT"
 COMPARE="$SCRATCH/build-b" run suite "$SCRATCH/out3" grid
