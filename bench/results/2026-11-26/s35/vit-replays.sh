@@ -1,4 +1,4 @@
-# Sourced by run-numa.sh, run-first-slow.sh and run-spread.sh, from the
+# Sourced by run-numa.sh, run-first-slow.sh, run-spread.sh and s36/run-first-long.sh, from the
 # repository root on the GPU machine, with W (a scratch folder) and OUT set:
 # ViT-B/16 at its default batch (STEPS steps), record_and_plan for W/B 2,
 # and replay_plan, one plan replay checked against $W/plain.out and
