@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Command-line tests for bench/pooled_steps.py: the pooled and paired step
+# times of a small synthetic set of runs (a folder of .out files and the
+# same as a tarball), the bootstrap interval of the pairs' mean ratio
+# (given with 3 or more pairs, the same on every run, holding the
+# ratio the pairs share), --skip, --ref and --experiment, and the errors
+# for a folder without runs and a reference that did not run.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(realpath "$(dirname "$0")/../..")
+POOLED=$ROOT/bench/pooled_steps.py
+export PYTHONDONTWRITEBYTECODE=1
+
+runs=$SCRATCH/runs
+mkdir -p "$runs"
+# steps FILE FIRST REST...: a run's stdout with per_step_ms FIRST (a slow
+# first step) and then the rest.
+steps() {
+	local f=$1 first=$2
+	shift 2
+	printf 'step 1 loss 2.5\nper_step_ms %s\n' "$(IFS=,; echo "$first,$*")" >"$runs/$f"
+}
+# Plain runs of 10, 20 and 10 ms a step; plan 10 % slower in every pair;
+# ideal 10 ms in rounds 1 and 2 only.
+for rep in 1 2 3; do
+	base=$((rep == 2 ? 20 : 10))
+	steps "overhead.b8.r0.plain.$rep.out" 99 $base $base $base
+	slow=$(python3 -c "print($base * 1.1)")
+	steps "overhead.b8.r0.8.plan.$rep.out" 99 "$slow" "$slow" "$slow"
+done
+steps overhead.b8.r0.ideal.1.out 99 10 10 10
+steps overhead.b8.r0.ideal.2.out 99 10 10 10
+
+row() { grep -F "| $1 |" <<<"$out"; }
+run python3 "$POOLED" "$runs" --skip 1
+expect_status 0 "a folder of runs: exit 0"
+expect_out_has "Steps after the first 1 of each run" "the steps skipped are said"
+plan=$(row "overhead 0.8 plan")
+grep -qF "| 3 | 9 | 11.00 | 11.00 | +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs | +10.0% – +10.0% |" <<<"$plan" \
+	&& ok "plan: runs, steps, p10, median, pooled, paired and the interval against plain" \
+	|| not_ok "plan: runs, steps, p10, median, pooled, paired and the interval against plain (got: $plan)"
+ideal=$(row "overhead 0.0 ideal")
+grep -qF "| +0.0% | -25.0% (-50.0% – +0.0%), 2 pairs | – |" <<<"$ideal" \
+	&& ok "two pairs: a paired median and range, no interval" \
+	|| not_ok "two pairs: a paired median and range, no interval (got: $ideal)"
+
+# Pairs that differ: plan 5 % slower, 5 % faster and 20 % slower.
+for rep in 1 2 3; do
+	ratio=$(echo "1.05 0.95 1.2" | cut -d' ' -f$rep)
+	steps "overhead.b8.r0.8.plan.$rep.out" 99 "$(python3 -c "print(10 * $ratio if $rep != 2 else 20 * $ratio)")"
+done
+run python3 "$POOLED" "$runs" --skip 1
+first=$(row "overhead 0.8 plan")
+run python3 "$POOLED" "$runs" --skip 1
+interval=$(row "overhead 0.8 plan" | awk -F'|' '{print $9}')
+[ "$first" = "$(row "overhead 0.8 plan")" ] && ok "the interval is the same on every run (a fixed seed)" \
+	|| not_ok "the interval is the same on every run (a fixed seed)"
+python3 - "$interval" <<'PY' && ok "the interval holds the pairs' geometric mean and lies within their range" \
+	|| not_ok "the interval holds the pairs' geometric mean and lies within their range (got: $interval)"
+import math, sys
+lo, hi = (float(x.strip().rstrip("%")) / 100 + 1 for x in sys.argv[1].split("–"))
+mean = math.exp(sum(map(math.log, (1.05, 0.95, 1.2))) / 3)
+sys.exit(0 if 0.95 <= lo < mean < hi <= 1.2 else 1)
+PY
+
+tar -czf "$SCRATCH/outputs.tar.gz" -C "$runs" .
+run python3 "$POOLED" "$SCRATCH/outputs.tar.gz" --skip 1
+[ "$(row "overhead 0.8 plan")" = "$first" ] && ok "a tarball reads as the folder" \
+	|| not_ok "a tarball reads as the folder"
+run python3 "$POOLED" "$runs"
+expect_out_has "Steps after the first 5 of each run" "--skip defaults to 5"
+run python3 "$POOLED" "$runs" --skip 1 --ref ideal
+grep -qF "| overhead 0.0 plain | 3 | 9 | 10.00 | 10.00 | +0.0% | +50.0% (+0.0% – +100.0%), 2 pairs | – |" <<<"$out" \
+	&& ok "--ref ideal: plain against ideal, paired where ideal ran" \
+	|| not_ok "--ref ideal: plain against ideal, paired where ideal ran (got: $(row "overhead 0.0 plain"))"
+
+mkdir -p "$SCRATCH/empty"
+run python3 "$POOLED" "$SCRATCH/empty"
+expect_status 1 "a folder without runs: exit 1"
+expect_err_has "no run with per_step_ms" "it says so, naming the folder"
+run python3 "$POOLED" "$runs" --ref deepum
+expect_status 1 "a reference that did not run: exit 1"
+expect_err_has "no deepum run to compare with" "it says which"
+finish
