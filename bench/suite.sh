@@ -31,9 +31,10 @@
 # Before its first round a command runs WARMUP (1) plan replays per build,
 #   at the grid's last ratio (base alone and overhead: B = 1.25 W), as
 #   experiment warmup, which no report uses: the first replay after a
-#   recording ran up to 1.6x slower than the ones after it, with twice their
-#   host time in eviction calls (session 35, ViT-B/16 at W/B 2), and would
-#   count against whichever variant ran first.
+#   recording ran its first 5-8 iterations up to 1.65x slower, with up to
+#   twice the host time in eviction calls (6 of 7 commands, sessions 35
+#   and 36), and a 5-step run would count that against whichever variant
+#   ran first. maxbatch has no rounds and no warm-up.
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
