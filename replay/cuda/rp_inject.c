@@ -198,7 +198,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	free(per);
 	free(ends);
 
-	char peak[32], cap[32], in[32], out[32], budget_text[48] = "";
+	char peak[32], cap[32], modelled[32], in[32], out[32], budget_text[96] = "";
 	uint64_t median = 0;
 	if (n) {
 		uint64_t *sorted = malloc(n * sizeof *sorted);
@@ -209,8 +209,12 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 			free(sorted);
 		}
 	}
+	/* Under a budget the residency that counts is the model's: evictions
+	 * do not lower the device memory in use that the sampler reads. */
 	if (budget)
-		snprintf(budget_text, sizeof budget_text, " (budget %s)", um_size_format(budget, cap, sizeof cap));
+		snprintf(budget_text, sizeof budget_text, "modelled residency peaked at %s (budget %s); ",
+			 um_size_format(st->modelled_peak_bytes, modelled, sizeof modelled),
+			 um_size_format(budget, cap, sizeof cap));
 	char progress[256];
 	if (st->started_idle && !st->woke_at_alloc)
 		snprintf(progress, sizeof progress, "idle, the plan has nothing to do within the %s: kernel "
@@ -220,11 +224,11 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 			 "%llu by shape, %llu resynced, %llu lost", (unsigned long long)st->iterations, median / 1e6,
 			 (unsigned long long)st->matched, (unsigned long long)st->shaped,
 			 (unsigned long long)st->resynced, (unsigned long long)st->lost);
-	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; peak residency %s%s",
+	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; %sdevice memory in use up to %s",
 		engine_policy_name(policy), progress,
 		um_size_format(total.htod_bytes, in, sizeof in), um_size_format(total.dtoh_bytes, out, sizeof out),
-		(unsigned long long)total.fault_migrations, um_size_format(m.peak_residency_bytes, peak, sizeof peak),
-		budget_text);
+		(unsigned long long)total.fault_migrations, budget_text,
+		um_size_format(m.peak_residency_bytes, peak, sizeof peak));
 }
 
 /* A forked child shares the engine's memory but none of the replayer's

@@ -157,6 +157,11 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				mm=$(grep -oE 'mismatch=[0-9]+' <<<"$summary")
 				row "$tag: plan judged this program's" "$(verdict "[ '$mm' = mismatch=0 ]")" \
 					"$(grep -oE '(matched|resynced|steady_lost)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
+				# The summary line's peak under a budget is the model's,
+				# beside the budget; the sampled device memory comes apart.
+				local line
+				line=$(grep -oE 'modelled residency peaked at [0-9.]+ [KMGT]?i?B \(budget [0-9.]+ [KMGT]?i?B\); device memory in use up to [0-9.]+ [KMGT]?i?B' "$WORK/$tag.err")
+				row "$tag: summary: model's peak" "$(verdict "[ -n '$line' ]")" "${line#modelled residency }"
 			fi
 			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
 				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"
