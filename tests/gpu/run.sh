@@ -158,7 +158,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				row "$tag: plan judged this program's" "$(verdict "[ '$mm' = mismatch=0 ]")" \
 					"$(grep -oE '(matched|resynced|steady_lost)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
 				# Under a budget the summary line gives the model's peak
-				# beside the budget, and the sampled device memory apart.
+				# beside the budget, and the sampled device memory separately.
 				local line
 				line=$(grep -oE 'modelled residency peaked at [0-9.]+ [KMGT]?i?B \(budget [0-9.]+ [KMGT]?i?B\); device memory in use up to [0-9.]+ [KMGT]?i?B' "$WORK/$tag.err")
 				row "$tag: summary: model's peak" "$(verdict "[ -n '$line' ]")" "${line#modelled residency }"
