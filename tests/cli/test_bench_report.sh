@@ -10,8 +10,9 @@
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
 # (alpha's plain rows written by bench/measure.py itself), one repetition cut
 # off (rc 124), one cell failed in every repetition, one never run, and
-# alpha's maxbatch runs at batches 8 and 12 and its overhead part; a second
-# build of beta with its own ideal and one cell.
+# alpha's maxbatch runs at batches 8 and 12, its overhead part and two
+# warm-up replays (left out); a second build of beta with its own ideal and
+# one cell.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 REPORT=$ROOT/bench/suite_report.py
@@ -64,6 +65,8 @@ reps alpha grid 4 $W 1.25 plan "30 28/0 35" 11 400 100 1590
 reps alpha grid 4 $W 2 ondemand "100 120 rc124" 2000 1600 800 990
 reps alpha grid 4 $W 2 deepum "90 90 90" 1800 1500 700 990
 reps alpha grid 4 $W 2 plan "42 42 42" 40 900 500 990
+# the command's warm-up replays (bench/suite.sh), slow, which no table uses
+reps alpha warmup 4 $W 2 plan "500 600" 90 900 500 990
 reps alpha maxbatch 8 4000000000 0 ideal "40" 0 0 0 3900
 reps alpha maxbatch 8 4000000000 2.5 ondemand "100" 3000 2000 1000 1590
 reps alpha maxbatch 8 4000000000 2.5 plan "70" 50 900 400 1590
@@ -115,6 +118,7 @@ expect_out_has "| alpha (b1) | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/
 # one of three cut off: the median of the other two, 21 / 110 = 19.1 %.
 expect_out_has "| alpha (b1) | 2 | ondemand | 110.0 (100.0–120.0) | 2/3 (rc 124) | 19.1 | 2000 | 1600 | 800 | 80.0 | 1.38 |" \
 	"a failed repetition is left out of the median and counted"
+expect_out_has "| alpha (b1) | 2 | plan | 42.0 (42.0–42.0) | 3/3 | 50.0 | 40 |" "the warm-up replays are read and left out"
 expect_out_has "| beta (b1) | 2 | deepum | failed (rc 137) | 0/3 (rc 137) | – |" "a cell failed in every repetition says so"
 expect_out_has "| beta (b1) | 2 | plan | not run | 0/0 | – |" "a missing cell says not run"
 # b2's bound with its own calibration (HtoD 10, DtoH 1): max(20, 50 / 1, 100 / 10) = 50.
