@@ -11,7 +11,9 @@
 # bench/suite_report.py.
 #
 # The model runs at its default batch; W is the live peak of its recorded
-# run. REPS repetitions (3), interleaved so drift touches every policy alike:
+# run. REPS repetitions (3; telling two builds 10 % apart took about 9 on
+# the GPU hosts so far: docs/benchmarks.md, "Why two replays of one build
+# differ"), interleaved so drift touches every policy alike:
 # base: the plain program (no tool), ideal (umreplay --policy ideal, no
 #   budget), and plan with a budget of 1.25 W (replay when memory suffices);
 # grid: at each W/B of RATIOS (1.25 1.5 2 3), POLICIES (ondemand deepum
