@@ -3,13 +3,13 @@
 # calibration, the model scripts and the umkit tools are fakes on PATH and
 # in fake build folders, so what is checked is the script's own logic: the
 # rows it writes per part, build and policy (a grid part without base runs
-# ideal for every build, COMPARE runs a second build beside the first,
-# each round starting with the other build,
-# POLICIES picks the grid's policies), the warm-up replays before the first
-# round (WARMUP per build, once per command, none with WARMUP=0), the build column, the outputs
-# compared with the plain run, the tarballs, the overhead part's variants
-# (with COMPARE too), the busy times and KERNEL_TIMES, and its refusals (a
-# build without COMMIT, too little free GPU memory).
+# ideal for every build, COMPARE runs a second build beside the first, each
+# round starting with the other build, POLICIES picks the grid's policies),
+# the warm-up replays before the first round (WARMUP per build, once per
+# command, none with WARMUP=0), the build column, the outputs compared with
+# the plain run, the tarballs, the overhead part's variants (with COMPARE
+# too), the busy times and KERNEL_TIMES, and its refusals (a build without
+# COMMIT, too little free GPU memory).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1

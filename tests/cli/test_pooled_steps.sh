@@ -19,12 +19,13 @@ steps() {
 	shift 2
 	printf 'step 1 loss 2.5\nper_step_ms %s\n' "$(IFS=,; echo "$first,$*")" >"$runs/$f"
 }
-# Plain runs of 10, 20 and 10 ms a step; plan 10 % slower in every pair;
-# ideal 10 ms in rounds 1 and 2 only.
+# plain_ms REP [RATIO]: round REP's plain step, 10, 20 and 10 ms, times RATIO.
+plain_ms() { python3 -c "print(($1 == 2 and 20 or 10) * ${2:-1})"; }
+# Plan 10 % slower in every pair; ideal 10 ms in rounds 1 and 2 only.
 for rep in 1 2 3; do
-	base=$((rep == 2 ? 20 : 10))
+	base=$(plain_ms $rep)
 	steps "overhead.b8.r0.plain.$rep.out" 99 $base $base $base
-	slow=$(python3 -c "print($base * 1.1)")
+	slow=$(plain_ms $rep 1.1)
 	steps "overhead.b8.r0.8.plan.$rep.out" 99 "$slow" "$slow" "$slow"
 done
 steps overhead.b8.r0.ideal.1.out 99 10 10 10
@@ -46,7 +47,7 @@ grep -qF "| +0.0% | -25.0% (-50.0% – +0.0%), 2 pairs | – |" <<<"$ideal" \
 # Pairs that differ: plan 5 % slower, 5 % faster and 20 % slower.
 for rep in 1 2 3; do
 	ratio=$(echo "1.05 0.95 1.2" | cut -d' ' -f$rep)
-	steps "overhead.b8.r0.8.plan.$rep.out" 99 "$(python3 -c "print(10 * $ratio if $rep != 2 else 20 * $ratio)")"
+	steps "overhead.b8.r0.8.plan.$rep.out" 99 "$(plain_ms $rep $ratio)"
 done
 run python3 "$POOLED" "$runs" --skip 1
 first=$(row "overhead 0.8 plan")
