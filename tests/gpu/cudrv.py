@@ -9,6 +9,7 @@ cuda = ctypes.CDLL("libcuda.so.1")
 
 LOC_DEVICE, LOC_HOST = 1, 2  # CU_MEM_LOCATION_TYPE_DEVICE / _HOST
 # CUmem_advise values
+ADVISE_SET_READ_MOSTLY, ADVISE_UNSET_READ_MOSTLY = 1, 2
 ADVISE_SET_PREFERRED_LOCATION, ADVISE_UNSET_PREFERRED_LOCATION = 3, 4
 ADVISE_SET_ACCESSED_BY, ADVISE_UNSET_ACCESSED_BY = 5, 6
 MB2 = 2 << 20
@@ -69,6 +70,33 @@ NEXT:
 	add.u32 %r7, %r7, 1;
 	add.u32 %r8, %r8, 1;
 	st.global.v4.u32 [%rd7], {%r5, %r6, %r7, %r8};
+	add.u64 %rd3, %rd3, %rd5;
+	bra NEXT;
+}
+
+// peek reads every 32-bit word of [p, p + n16 * 16) and writes nothing
+// (volatile loads, so none is dropped): a kernel that only reads its data.
+.visible .entry peek(.param .u64 p, .param .u64 n16)
+{
+	.reg .u64 %rd<8>;
+	.reg .u32 %r<9>;
+	.reg .pred %done;
+	ld.param.u64 %rd1, [p];
+	ld.param.u64 %rd2, [n16];
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mov.u32 %r3, %tid.x;
+	mov.u32 %r4, %nctaid.x;
+	mul.wide.u32 %rd3, %r1, %r2;
+	cvt.u64.u32 %rd4, %r3;
+	add.u64 %rd3, %rd3, %rd4;
+	mul.wide.u32 %rd5, %r4, %r2;
+NEXT:
+	setp.ge.u64 %done, %rd3, %rd2;
+	@%done ret;
+	shl.b64 %rd6, %rd3, 4;
+	add.u64 %rd7, %rd1, %rd6;
+	ld.volatile.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd7];
 	add.u64 %rd3, %rd3, %rd5;
 	bra NEXT;
 }
@@ -253,6 +281,10 @@ class Gpu:
     def bump(self, ptr, size, stream):
         """Launches the kernel that reads and writes every word of [ptr, ptr + size)."""
         self._launch(b"bump", 132 * 8, 256, stream, ptr, size // 16)
+
+    def peek(self, ptr, size, stream):
+        """Launches the kernel that reads every word of [ptr, ptr + size) and writes none."""
+        self._launch(b"peek", 132 * 8, 256, stream, ptr, size // 16)
 
     def spin(self, seconds, stream):
         """Launches a kernel that keeps the GPU busy for seconds."""

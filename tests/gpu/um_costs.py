@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 
-from cudrv import (ADVISE_SET_ACCESSED_BY, ADVISE_SET_PREFERRED_LOCATION, ADVISE_UNSET_ACCESSED_BY,
-                   ADVISE_UNSET_PREFERRED_LOCATION, MB2, Gpu, blocks, timed)
+from cudrv import (ADVISE_SET_ACCESSED_BY, ADVISE_SET_PREFERRED_LOCATION, ADVISE_SET_READ_MOSTLY,
+                   ADVISE_UNSET_ACCESSED_BY, ADVISE_UNSET_PREFERRED_LOCATION, ADVISE_UNSET_READ_MOSTLY, MB2, Gpu,
+                   blocks, timed)
 
 PARTS = 4
 
@@ -434,6 +435,92 @@ def evict_states(gpu, ptr, size, streams):
     return out
 
 
+def read_mostly(gpu, ptr, size, s):
+    """ms of leaving the GPU without a copy. Data the GPU only reads need
+    not be copied out if its host copy was kept: a range marked read-mostly
+    keeps it when prefetched to the GPU, and the GPU's copy is dropped by
+    preferring the host and unsetting read-mostly (the copies collapse
+    there). Beside the plain prefetch, read and eviction of the same data:
+
+    - from the host: read-mostly set there, a prefetch that duplicates, a
+      kernel reading the copy, the drop in one call and in 64 MB calls
+      (the replayer's size), checked by a prefetch after it (it copies
+      again if the drop worked); whether preferring the host alone drops
+      the GPU's copy, read-mostly kept;
+    - from the GPU (data written there): read-mostly set there, a prefetch
+      to the host that duplicates, the drop;
+    - a GPU write to duplicated data (its first 64 MB: it is slow).
+
+    3 interleaved repetitions; the data checked after."""
+    rows, small = [], 64 << 20
+    bumps_head = bumps_all = 0
+
+    def on_host():
+        gpu.prefetch(ptr, size, True, s)
+        gpu.prefetch(ptr, size, False, s)
+        gpu.sync()
+
+    def advise_ms(advice, chunk=None, n=size):
+        return ms(timed(lambda: [gpu.advise(a, k, advice, False) for a, k in blocks(ptr, n, chunk or n)]))
+
+    def drop(chunk=None, n=size):
+        return {"prefer_host": advise_ms(ADVISE_SET_PREFERRED_LOCATION, chunk, n),
+                "unset_read_mostly": advise_ms(ADVISE_UNSET_READ_MOSTLY, chunk, n)}
+
+    for _ in range(3):
+        row = {}
+        on_host()
+        row["prefetch"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        row["read_resident"] = sync_ms(gpu, lambda: gpu.peek(ptr, size, s))
+        row["evict"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, False, s))
+        row["set_read_mostly_on_host"] = advise_ms(ADVISE_SET_READ_MOSTLY)
+        row["prefetch_duplicating"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        row["read_duplicated"] = sync_ms(gpu, lambda: gpu.peek(ptr, size, s))
+        row["drop_one_call"] = drop()
+        row["prefetch_after_drop"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        advise_ms(ADVISE_UNSET_PREFERRED_LOCATION)
+        on_host()
+        advise_ms(ADVISE_SET_READ_MOSTLY)
+        gpu.prefetch(ptr, size, True, s)
+        gpu.sync()
+        row["drop_64mb_calls"] = drop(small)
+        row["prefetch_after_64mb_drop"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        advise_ms(ADVISE_UNSET_PREFERRED_LOCATION)
+        on_host()
+        advise_ms(ADVISE_SET_READ_MOSTLY)
+        gpu.prefetch(ptr, size, True, s)
+        gpu.sync()
+        row["prefer_host_alone"] = advise_ms(ADVISE_SET_PREFERRED_LOCATION)
+        row["prefetch_after_preferring_host"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        row["unset_preferred"] = advise_ms(ADVISE_UNSET_PREFERRED_LOCATION)
+        row["prefetch_after_unsetting"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        advise_ms(ADVISE_UNSET_READ_MOSTLY)
+        gpu.prefetch(ptr, size, True, s)
+        gpu.sync()
+        row["write_resident"] = sync_ms(gpu, lambda: gpu.bump(ptr, size, s))
+        bumps_all += 1
+        row["set_read_mostly_on_gpu"] = advise_ms(ADVISE_SET_READ_MOSTLY)
+        row["prefetch_to_host_duplicating"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, False, s))
+        row["drop_after_host_copy"] = drop()
+        row["prefetch_after_that_drop"] = sync_ms(gpu, lambda: gpu.prefetch(ptr, size, True, s))
+        advise_ms(ADVISE_UNSET_PREFERRED_LOCATION)
+        advise_ms(ADVISE_SET_READ_MOSTLY, n=small)
+        gpu.prefetch(ptr, small, False, s)
+        gpu.prefetch(ptr, small, True, s)
+        gpu.sync()
+        row["write_duplicated_64mb"] = sync_ms(gpu, lambda: gpu.bump(ptr, small, s))
+        bumps_head += 1
+        advise_ms(ADVISE_UNSET_READ_MOSTLY, n=small)
+        rows.append(row)
+    words = (ctypes.c_uint32 * 2)()
+    gpu.copy(ctypes.addressof(words), ptr, 4, s, False)
+    gpu.copy(ctypes.addressof(words) + 4, ptr + size - 4, 4, s, False)
+    gpu.sync()
+    # managed() wrote 1 in every byte; each bump added 1 to every word it covered.
+    base = 0x01010101 + bumps_all
+    return {"runs": rows, "data_intact": words[0] == base + bumps_head and words[1] == base}
+
+
 def main():
     gib = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     size = int(gib * (1 << 30)) // (PARTS * MB2) * (PARTS * MB2)
@@ -446,7 +533,8 @@ def main():
              "duplex_ms": lambda: duplex(gpu, ptr, size, streams),
              "evict_states_ms": lambda: evict_states(gpu, ptr, size, streams),
              "discard_ms": lambda: discards(gpu, ptr, size, streams[0]),
-             "round_trip_ms": lambda: round_trips(gpu, size, streams[0])}
+             "round_trip_ms": lambda: round_trips(gpu, size, streams[0]),
+             "read_mostly_ms": lambda: read_mostly(gpu, ptr, size, streams[0])}
     chosen = sys.argv[2].split(",") if len(sys.argv) > 2 else list(parts)
     unknown = [p for p in chosen if p not in parts]
     if unknown:
