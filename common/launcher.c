@@ -674,6 +674,23 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 	return 0;
 }
 
+enum launch_word launch_option_word(const char *word, const char *tool, const char *usage, FILE *out)
+{
+	if (strcmp(word, "--") == 0)
+		return LAUNCH_WORD_SEPARATOR;
+	if (word[0] != '-' || word[1] == '\0')
+		return LAUNCH_WORD_COMMAND;
+	if (strcmp(word, "-h") == 0 || strcmp(word, "--help") == 0) {
+		fputs(usage, out);
+		return LAUNCH_WORD_EXIT;
+	}
+	if (strcmp(word, "--version") == 0) {
+		fprintf(out, "%s (umkit) %s\n", tool, UMKIT_VERSION);
+		return LAUNCH_WORD_EXIT;
+	}
+	return LAUNCH_WORD_OPTION;
+}
+
 int launch_option_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
 			const char **value)
 {

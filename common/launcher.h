@@ -90,6 +90,21 @@ struct launch_inject {
  */
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
 
+/* What a word of a launcher's command line is, to launch_option_word. */
+enum launch_word {
+	LAUNCH_WORD_OPTION,    /* one of the tool's own options: the caller matches it */
+	LAUNCH_WORD_COMMAND,   /* the command's first word (no leading '-', or "-") */
+	LAUNCH_WORD_SEPARATOR, /* "--": the command starts at the next word */
+	LAUNCH_WORD_EXIT,      /* -h/--help or --version, answered on out: exit 0 */
+};
+
+/*
+ * Classifies a word the way every launcher reads it before its own options:
+ * "--", the command's first word, and -h/--help (usage is printed on out)
+ * and --version ("TOOL (umkit) VERSION" is printed on out).
+ */
+enum launch_word launch_option_word(const char *word, const char *tool, const char *usage, FILE *out);
+
 /*
  * Matches argv[*i] against an option taking a value, in the forms -xVALUE,
  * -x VALUE, --name VALUE and --name=VALUE (shrt or lng may be NULL).

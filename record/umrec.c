@@ -90,20 +90,13 @@ static int parse_options(int argc, char **argv, struct umrec_options *o)
 		const char *a = argv[i], *value = NULL;
 		int m;
 		o->options_end = i;
-		if (strcmp(a, "--") == 0) {
+		enum launch_word w = launch_option_word(a, "umrec", usage_text, stdout);
+		if (w == LAUNCH_WORD_EXIT)
+			return 0;
+		if (w == LAUNCH_WORD_SEPARATOR)
 			i++;
+		if (w != LAUNCH_WORD_OPTION)
 			break;
-		}
-		if (a[0] != '-' || a[1] == '\0')
-			break;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fputs(usage_text, stdout);
-			return 0;
-		}
-		if (strcmp(a, "--version") == 0) {
-			printf("umrec (umkit) %s\n", UMKIT_VERSION);
-			return 0;
-		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			o->quiet = 1;
 		} else if (strcmp(a, "--no-managed") == 0) {

@@ -327,6 +327,27 @@ static void driver_check_names_the_problem(void **state)
 		assert_true(strstr(err, "umrec needs a GPU") || strstr(err, "NVIDIA driver"));
 }
 
+static void option_word_answers_help_and_version(void **state)
+{
+	char text[256] = "";
+	FILE *out = tmpfile();
+	assert_non_null(out);
+	assert_int_equal(launch_option_word("--", "tool", "usage\n", out), LAUNCH_WORD_SEPARATOR);
+	assert_int_equal(launch_option_word("python3", "tool", "usage\n", out), LAUNCH_WORD_COMMAND);
+	/* "-" alone is a word of the command (stdin), not an option. */
+	assert_int_equal(launch_option_word("-", "tool", "usage\n", out), LAUNCH_WORD_COMMAND);
+	assert_int_equal(launch_option_word("--plan", "tool", "usage\n", out), LAUNCH_WORD_OPTION);
+	assert_int_equal(launch_option_word("-q", "tool", "usage\n", out), LAUNCH_WORD_OPTION);
+	assert_int_equal(ftell(out), 0);
+	assert_int_equal(launch_option_word("-h", "tool", "usage\n", out), LAUNCH_WORD_EXIT);
+	assert_int_equal(launch_option_word("--help", "tool", "usage\n", out), LAUNCH_WORD_EXIT);
+	assert_int_equal(launch_option_word("--version", "tool", "usage\n", out), LAUNCH_WORD_EXIT);
+	rewind(out);
+	assert_true(fread(text, 1, sizeof text - 1, out) > 0);
+	assert_string_equal(text, "usage\nusage\ntool (umkit) " UMKIT_VERSION "\n");
+	fclose(out);
+}
+
 static void option_value_takes_every_form(void **state)
 {
 	char *argv[] = { "tool", "-ofile", "-o", "f2", "--output=f3", "--output", "f4", "--output", "--other", NULL };
@@ -416,6 +437,7 @@ int main(void)
 		cmocka_unit_test(find_cupti_from_env),
 		cmocka_unit_test(find_cupti_through_runpath),
 		cmocka_unit_test(driver_check_names_the_problem),
+		cmocka_unit_test(option_word_answers_help_and_version),
 		cmocka_unit_test(option_value_takes_every_form),
 		cmocka_unit_test(output_path_spares_other_files),
 	};
