@@ -1,9 +1,10 @@
 # Session 37: is the slow first replay the VM backing host memory that no
 # process touched before? The first replay of a command is the first to
 # evict gigabytes (its host pages are fresh); the recording and the plain
-# run evict nothing. Here TOUCH_GB (16) of host memory is written twice
-# through /dev/shm (each timed) before ViT-B/16 at W/B 2, STEPS (15) steps,
-# is recorded, planned and replayed twice (the plain program first).
+# run evict nothing. Here a process writes a byte in every page of
+# TOUCH_GB (16) of anonymous memory, twice (each timed), before ViT-B/16 at
+# W/B 2, STEPS (15) steps, is recorded, planned and replayed twice (the
+# plain program first).
 # From the repository root on the GPU machine: bash THIS.
 set -uo pipefail
 W=/tmp/s37-touch
@@ -11,10 +12,15 @@ STEPS=${STEPS:-15}
 TOUCH_GB=${TOUCH_GB:-16}
 . "$(dirname "$0")/../s35/vit-replays.sh"
 for pass in 1 2; do
-	t0=$(date +%s%N)
-	dd if=/dev/zero of=/dev/shm/umkit-touch bs=1M count=$((TOUCH_GB * 1024)) status=none
-	echo "writing $TOUCH_GB GB of host memory, pass $pass: $((($(date +%s%N) - t0) / 1000000)) ms" | tee -a "$OUT/s/table.txt"
-	rm -f /dev/shm/umkit-touch
+	python3 - "$TOUCH_GB" "$pass" <<'PY' | tee -a "$OUT/s/table.txt"
+import mmap, sys, time
+size = int(sys.argv[1]) << 30
+t0 = time.perf_counter()
+m = mmap.mmap(-1, size)
+for i in range(0, size, 4096):
+    m[i] = 1
+print("writing %s GB of host memory, pass %s: %.0f ms" % (sys.argv[1], sys.argv[2], (time.perf_counter() - t0) * 1e3))
+PY
 done
 "${cmd[@]}" >"$W/plain.out" 2>&1
 record_and_plan
