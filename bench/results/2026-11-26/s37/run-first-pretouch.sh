@@ -4,14 +4,14 @@
 # run evict nothing. Here a process writes a byte in every page of
 # TOUCH_GB (16) of anonymous memory, twice (each timed), before ViT-B/16 at
 # W/B 2, STEPS (15) steps, is recorded, planned and replayed twice (the
-# plain program first).
+# plain program first). TOUCH_GB=0 touches nothing: the control.
 # From the repository root on the GPU machine: bash THIS.
 set -uo pipefail
 W=/tmp/s37-touch
 STEPS=${STEPS:-15}
 TOUCH_GB=${TOUCH_GB:-16}
 . "$(dirname "$0")/../s35/vit-replays.sh"
-for pass in 1 2; do
+for pass in $( [ "$TOUCH_GB" -gt 0 ] && echo 1 2); do
 	python3 - "$TOUCH_GB" "$pass" <<'PY' | tee -a "$OUT/s/table.txt"
 import mmap, sys, time
 size = int(sys.argv[1]) << 30
