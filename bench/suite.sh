@@ -32,11 +32,12 @@
 # rounds and COMPARE's in even ones.
 # Before its first round a command runs WARMUP (1) plan replays per build,
 #   at the grid's last ratio (base alone and overhead: B = 1.25 W), as
-#   experiment warmup, which no report uses: the first replay after a
-#   recording ran its first 5-8 iterations up to 1.65x slower, with up to
-#   twice the host time in eviction calls (10 of 12 commands, sessions 35
-#   and 36), and a 5-step run would count that against whichever variant
-#   ran first. maxbatch has no rounds and no warm-up.
+#   experiment warmup, which no report uses: the first process to evict
+#   on a freshly started machine ran up to 1.65x slower, with up to twice
+#   the host time in eviction calls (docs/benchmarks.md, "The slow first
+#   replay is the machine's first"), and a 5-step run would count that
+#   against whichever variant ran first. maxbatch has no rounds and no
+#   warm-up.
 # maxbatch: the budget fixed at W / 1.25 of the default batch; the batch
 #   doubled and tripled; each recorded, planned for that budget and run once
 #   under ideal, ondemand and plan.
