@@ -2,7 +2,8 @@
 # session 36's run-evict-call-ab.sh: MODEL (vit, resnet152, ...) recorded
 # and planned for W/B 2, a warm-up replay per build, then ROUNDS (6) rounds
 # of both builds' plan replays, the build that goes first alternating, and
-# one ideal run per two rounds; pooled and paired step times of the
+# one run of each of EXTRA (ideal) per two rounds, on the base build;
+# pooled and paired step times of the
 # variant against base (bench/pooled_steps.py --ref plan), and each run's
 # steady faults, gate counts and eviction-call time.
 # Usage, from the repository root on the GPU machine, with build/ (base)
@@ -47,7 +48,9 @@ for r in $(seq ${ROUNDS:-6}); do
 		tag=ab.b0.r0.plan.$r; [ $b = $VARIANT ] && tag+=.$VARIANT
 		replay $tag $b plan
 	done
-	[ $((r % 2)) = 1 ] && replay ab.b0.r0.ideal.$r base ideal
+	if [ $((r % 2)) = 1 ]; then
+		for p in ${EXTRA:-ideal}; do replay ab.b0.r0.$p.$r base $p; done
+	fi
 done
 python3 bench/pooled_steps.py $OUT/s/runs --skip 1 --experiment ab --ref plan 2>&1 | tee $OUT/s/pooled.txt
 tar czf $OUT/all.tar.gz -C $OUT s && rm -rf $OUT/s
