@@ -42,7 +42,8 @@
  * by page on the blocks: after each prefetch job the worker records an
  * event and publishes the job's ticket in the event's slot. A launch can
  * only wait for a job the worker has already issued; one that comes
- * earlier runs as before (counted: the plan was too late for it). Waiting
+ * earlier (counted: the plan was too late for it) waits for the newest job
+ * issued, so that only the blocks of jobs still queued can fault. Waiting
  * names work already queued on the replayer's stream, whose jobs wait only
  * for markers recorded before them, so no cycle can form.
  *
@@ -261,24 +262,36 @@ static void record_gate(uint64_t ticket)
 		atomic_store_explicit(&gate_ticket[slot], ticket, memory_order_release);
 }
 
-/* Returns the newest ticket issued as the gate found it: at least ticket
- * when it found the job issued, else issued_ticket as read before. */
-static uint64_t gate_launch(uint64_t ticket)
+/* Orders the program's stream after the prefetch job of ticket, issued,
+ * while it may still be copying. A slot taken by a later job (recorded >
+ * ticket) means this one is GATES flushes old: long copied, or about to be. */
+static void wait_issued(uint64_t ticket)
 {
-	uint64_t issued = atomic_load_explicit(&issued_ticket, memory_order_acquire);
 	size_t slot = ticket % GATES;
-	uint64_t recorded = atomic_load_explicit(&gate_ticket[slot], memory_order_acquire);
-	if (recorded < ticket) {
-		atomic_fetch_add(&n_gates_unissued, 1);
-		return issued;
-	}
-	/* A slot taken by a later job (recorded > ticket) means this one is
-	 * GATES flushes old: long copied, or about to be. */
-	if (recorded == ticket && cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
+	if (atomic_load_explicit(&gate_ticket[slot], memory_order_acquire) == ticket &&
+	    cuEventQuery(gate_ev[slot]) == CUDA_ERROR_NOT_READY) {
 		check(cuStreamWaitEvent(program_stream(), gate_ev[slot], 0),
 		      "ordering a kernel after its prefetch");
 		atomic_fetch_add(&n_gate_waits, 1);
 	}
+}
+
+/* Returns the newest ticket issued as the gate found it: at least ticket
+ * when it found the job issued, else issued_ticket as read before. A job
+ * not issued yet cannot be waited for; the kernel then waits for the
+ * newest one issued, which holds or follows the kernel's other blocks'
+ * prefetches (jobs are issued in ticket order), so only the blocks of the
+ * jobs still queued can fault. */
+static uint64_t gate_launch(uint64_t ticket)
+{
+	uint64_t issued = atomic_load_explicit(&issued_ticket, memory_order_acquire);
+	if (atomic_load_explicit(&gate_ticket[ticket % GATES], memory_order_acquire) < ticket) {
+		atomic_fetch_add(&n_gates_unissued, 1);
+		if (issued)
+			wait_issued(issued);
+		return issued;
+	}
+	wait_issued(ticket);
 	return issued > ticket ? issued : ticket;
 }
 

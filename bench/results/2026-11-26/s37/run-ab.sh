@@ -1,11 +1,11 @@
-# Session 37: a replayer variant against the base build at W/B 2, as
-# session 36's run-evict-call-ab.sh: MODEL (vit, resnet152, ...) recorded
-# and planned for W/B 2, a warm-up replay per build, then ROUNDS (6) rounds
-# of both builds' plan replays, the build that goes first alternating, and
-# one run of each of EXTRA (ideal) per two rounds, on the base build;
-# pooled and paired step times of the
-# variant against base (bench/pooled_steps.py --ref plan), and each run's
-# steady faults, gate counts and eviction-call time.
+# Session 37: a replayer variant against the base build at W/B RATIO (2),
+# as session 36's run-evict-call-ab.sh: MODEL (vit, resnet152, ...)
+# recorded and planned for W/B RATIO, a warm-up replay per build, then
+# ROUNDS (6) rounds of both builds' plan replays, the build that goes first
+# alternating, and one run of each of EXTRA (ideal) per two rounds, on the
+# base build; pooled and paired step times of the variant against base
+# (bench/pooled_steps.py --ref plan), and each run's steady faults, gate
+# counts and eviction-call time.
 # Usage, from the repository root on the GPU machine, with build/ (base)
 # and build-VARIANT/ carried: bash THIS MODEL VARIANT
 set -uo pipefail
@@ -18,7 +18,7 @@ read -ra cmd < <(model_command $MODEL "$(default_batch $MODEL)")
 MAXM=12G
 build/bin/umrec -q -o $W/m.db --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1 || exit 1
 w=$(build/bin/umplan $W/m.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-budget=$((w / 2))
+budget=$(python3 -c "print(int($w / ${RATIO:-2}))")
 htod=$(python3 tests/gpu/calibrate.py 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["htod_gbps"])')
 build/bin/umplan $W/m.db --capacity $budget --htod-bw $htod -q -o $W/m.plan || exit 1
 "${cmd[@]}" >$W/plain.out 2>&1
