@@ -17,7 +17,12 @@
 #include "arena.h"
 #include "param_scan.h"
 
-#define LAUNCH_MAX_ARGS 64 /* pointer words kept per launch; more are dropped */
+/* Pointer words kept per launch; more are dropped (the recorder warns).
+ * Every word of a 4 KB parameter buffer: PyTorch's multi-tensor (foreach)
+ * kernels pass up to about 150 tensors' addresses in one struct (an
+ * optimizer step's parameters, gradients and states), and a kernel whose
+ * words were dropped touches memory the plan does not know it needs. */
+#define LAUNCH_MAX_ARGS 512
 
 struct launch_info {
 	const char *name;

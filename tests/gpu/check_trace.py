@@ -44,6 +44,8 @@ def main(path):
         "executed": one(db, "SELECT count(*) FROM kernel WHERE start_ns IS NOT NULL"),
         "threads": one(db, "SELECT count(DISTINCT thread_id) FROM kernel"),
         "kernel_args": one(db, "SELECT count(*) FROM kernel_arg"),
+        "max_launch_args": one(db, "SELECT coalesce(max(n), 0) FROM "
+                                   "(SELECT count(*) AS n FROM kernel_arg GROUP BY correlation_id)"),
         "allocs": one(db, "SELECT count(*) FROM alloc"),
         "allocs_unaccounted": one(db, "SELECT count(*) FROM alloc WHERE free_ns IS NULL AND live_at_exit = 0"),
         "migrations": one(db, "SELECT count(*) FROM migration"),
