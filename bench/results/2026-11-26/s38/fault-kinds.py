@@ -5,23 +5,16 @@ diag.patch log (run-diag.sh, with --kernel-times).
 Usage: fault-kinds.py LOG [--trace TRACE.db]
 
 A fault is an HtoD record whose cause is coherence that started between the
-first and the last iteration end. Each is put in a class by the replayer's
-last call naming its 2 MB block before the fault:
-  evicted, asked back after the fault   an eviction, and a prefetch of the
-                                        block came later in the run
-  evicted, never asked back             an eviction, and no prefetch later
-  prefetch-late, issued before/after the launch
-                                        a prefetch whose copy of the block
-                                        ended after the fault started, the
-                                        call made before or after the
-                                        faulting kernel's launch (then the
-                                        launch could not wait for it)
-  prefetched / discard+prefetched       a prefetch whose copy ended before
-  discarded                             a discard
-  never-touched                         no call named the block
-and charged to the kernel running on the GPU then (kernel records carry the
-launch's correlation ID) and to the allocation that held its address when
-that kernel was launched.
+first and the last iteration end. Each is classed by the state of its 2 MB
+block then, from the replayer's copies the driver reported (which ran in
+the replayer's stream order): on the host (evicted), being prefetched,
+prefetched (and faulted anyway), or never copied; and by when the last
+prefetch of the block before the fault was asked for (the CPU time its call
+returned) against the faulting kernel's launch: after it, the launch could
+not be ordered after that prefetch (the worker was behind the program).
+Each fault is also charged to the kernel running on the GPU then (kernel
+records carry the launch's correlation ID) and to the allocation that held
+its address when that kernel was launched.
 With --trace (the recording the plan was made from, whose allocations and
 launches the run repeats in order, bar some execution IDs: checked), each
 fault's kernel is also looked up in the recording: was its allocation among
@@ -37,15 +30,15 @@ BLOCK = 21  # 2 MB
 
 def load(path):
     d = collections.defaultdict(list)
-    d["calls"] = collections.defaultdict(list)   # block -> [(host time, op)]
+    d["calls"] = collections.defaultdict(list)   # block -> [(call's start, op, its return)]
     d["copies"] = collections.defaultdict(list)  # block -> [(start, end, kind, cause)]
     with open(path) as f:
         for line in f:
             p = line.split()
             if p[0] == "C":  # a driver call: t0 t1 op address bytes
-                t0, op, a, n = int(p[1]), int(p[3]), int(p[4], 16), int(p[5])
+                t0, t1, op, a, n = int(p[1]), int(p[2]), int(p[3]), int(p[4], 16), int(p[5])
                 for b in range(a >> BLOCK, ((a + n - 1) >> BLOCK) + 1):
-                    d["calls"][b].append((t0, op))
+                    d["calls"][b].append((t0, op, t1))
             elif p[0] == "E":  # a CUPTI record: kind start end address bytes cause correlation
                 kind, s, e, a, n, cause, corr = (int(p[1]), int(p[2]), int(p[3]), int(p[4], 16),
                                                  int(p[5]), int(p[6]), int(p[7]))
@@ -69,20 +62,28 @@ def load(path):
 
 
 def classify(t, b, d, launched):
+    """The block's state at the fault, from the copies the driver reported
+    (they ran in the replayer's stream order), and when the last prefetch
+    of it asked for before the fault was asked for, against the faulting
+    kernel's launch (both CPU times)."""
+    copies = [c for c in d["copies"].get(b, []) if c[3] == 1 and c[0] < t]
+    if not copies:
+        state = "no copy by the replayer before"
+    elif copies[-1][2] == 1:
+        state = "on the host (evicted)"
+    elif copies[-1][1] > t:
+        state = "being prefetched"
+    else:
+        state = "prefetched, faulted anyway"
     v = d["calls"].get(b, [])
-    i = bisect.bisect_right(v, (t, 99)) - 1
-    if i < 0:
-        return "never-touched"
-    t0, op = v[i]
-    if op == 1:
-        later = any(c[1] in (0, 3) for c in v[i + 1:])
-        return "evicted, asked back after the fault" if later else "evicted, never asked back"
-    if op == 2:
-        return "discarded"
-    copy = [c for c in d["copies"].get(b, []) if c[2] == 0 and c[3] == 1 and c[0] >= t0]
-    if copy and copy[0][1] > t:
-        return "prefetch-late, issued " + ("after" if launched is not None and t0 > launched else "before") + " the launch"
-    return "prefetched" if op == 0 else "discard+prefetched"
+    asked = [t1 for t0, op, t1 in v[:bisect.bisect_right(v, (t, 99))] if op in (0, 3)]
+    if not asked:
+        when = "never asked for before the fault"
+    elif launched is None:
+        when = "asked for (launch unknown)"
+    else:
+        when = "asked for " + ("after" if asked[-1] > launched else "before") + " the launch"
+    return f"{state}; {when}"
 
 
 def recorded(trace, d):
@@ -141,7 +142,7 @@ def main():
     print(f"steady on-demand migrations: {len(steady)} in {(hi - lo) / 1e6:.0f} ms "
           f"({len(d['ends']) - 1} iterations)")
     for c, k in classes.most_common():
-        print(f"  {c:45} {k:6} ({100 * k / len(steady):4.1f} %), {len(owners[c])} allocations; most:")
+        print(f"  {c:62} {k:6} ({100 * k / len(steady):4.1f} %), {len(owners[c])} allocations; most:")
         for owner, m in owners[c].most_common(3):
             print(f"      allocation {owner[0]} ({owner[1] / 1e6:.1f} MB): {m}" if owner else f"      none: {m}")
     for known, k in in_args.most_common():

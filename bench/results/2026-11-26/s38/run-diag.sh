@@ -8,13 +8,17 @@
 # first"). The trace, plan, stats and logs come back for
 # bench/results/2026-11-26/s38/fault-kinds.py.
 # Usage, from the repository root on the GPU machine, with build/ and
-# build-diag/ carried: bash THIS MODEL
+# build-diag/ carried: bash THIS MODEL (a suite model, mlp or sim)
 set -uo pipefail
 MODEL=${1:?usage: run-diag.sh MODEL}
 export LD_LIBRARY_PATH=$PWD/build/lib PYTHONUNBUFFERED=1
 W=/tmp/s38-diag; D=$OUT/$MODEL-${RATIO:-1.5}; rm -rf $W; mkdir -p $W $D
 . bench/models.sh
-read -ra cmd < <(model_command $MODEL "$(default_batch $MODEL)")
+case $MODEL in # the GPU checks' two replay cases (tests/gpu/run.sh), or a suite model
+mlp) cmd=(python3 examples/pytorch/mlp.py --steps 12 --nvtx) ;;
+sim) cmd=(build/examples/train_sim --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx) ;;
+*) read -ra cmd < <(model_command $MODEL "$(default_batch $MODEL)") ;;
+esac
 MAXM=12G
 build/bin/umrec -q -o $W/m.db --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1 || exit 1
 w=$(build/bin/umplan $W/m.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
