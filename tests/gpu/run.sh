@@ -74,7 +74,7 @@ for m in mlp gpt2 resnet; do
 	row "$m: kernel rows = launches" "$(verdict "[ $(metric $j kernels) -eq $(metric $j launches) ] && [ $(metric $j launches) -eq $(metric $j executed) ]")" \
 		"rows $(metric $j kernels), threads $(metric $j threads)"
 	row "$m: allocations freed or live" "$(verdict "[ $(metric $j allocs_unaccounted) -eq 0 ]")" "$(metric $j allocs) allocs"
-	# The optimizers' multi-tensor kernels pass more than 64 addresses.
+	# An optimizer's multi-tensor kernel passes up to about 150 addresses.
 	row "$m: every launch's pointers kept" "$(verdict "! grep -q 'the rest are not recorded' $WORK/$m.rec.err")" \
 		"most in one launch: $(metric $j max_launch_args)"
 	row "$m: step time plain/umrec ms" INFO \
