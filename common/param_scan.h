@@ -35,6 +35,13 @@
 
 #define PARAM_SMALL_BYTES 64
 
+/* Pointer words one launch keeps at most: every word of a 4 KB parameter
+ * buffer. PyTorch's multi-tensor (foreach) kernels pass up to about 150
+ * tensors' addresses in one struct (an optimizer step's parameters,
+ * gradients and states), and a kernel whose words were dropped touches
+ * memory the plan does not know it needs. */
+#define PARAM_MAX_POINTERS 512
+
 struct param_arg {
 	uint32_t param_offset;    /* byte offset of the word in the buffer */
 	struct arena_alloc alloc; /* the allocation the word points into */

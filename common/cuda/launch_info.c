@@ -124,7 +124,7 @@ static const unsigned char *packed_params(void **extra, size_t *len)
 static void scan_params(struct launch_info *out, arena *a, const struct kernel_info *k, void **params,
 			void **extra)
 {
-	struct param_args found = { out->args, 0, LAUNCH_MAX_ARGS, false };
+	struct param_args found = { out->args, 0, PARAM_MAX_POINTERS, false };
 	size_t len;
 	const unsigned char *buf;
 	if (params) {
@@ -219,7 +219,7 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 		scan_params(out, a, k, params, extra);
 
 	/* The ID names the launch by its steady words only (param_scan.h). */
-	struct execid_arg ids[LAUNCH_MAX_ARGS];
+	struct execid_arg ids[PARAM_MAX_POINTERS];
 	uint32_t nids = 0;
 	for (uint32_t i = 0; i < out->nargs; i++) {
 		if (!out->args[i].steady)

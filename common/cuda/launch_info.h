@@ -17,20 +17,13 @@
 #include "arena.h"
 #include "param_scan.h"
 
-/* Pointer words kept per launch; more are dropped (the recorder warns).
- * Every word of a 4 KB parameter buffer: PyTorch's multi-tensor (foreach)
- * kernels pass up to about 150 tensors' addresses in one struct (an
- * optimizer step's parameters, gradients and states), and a kernel whose
- * words were dropped touches memory the plan does not know it needs. */
-#define LAUNCH_MAX_ARGS 512
-
 struct launch_info {
 	const char *name;
 	CUfunction function; /* stable while its module is loaded */
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
 	CUstream stream;
-	struct param_arg args[LAUNCH_MAX_ARGS];
+	struct param_arg args[PARAM_MAX_POINTERS]; /* more are dropped (the recorder warns) */
 	uint32_t nargs;
 	bool args_truncated;
 	uint64_t exec_id;

@@ -44,7 +44,7 @@ static int64_t name_id(const struct launch_info *li)
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_info li;
-	struct trace_kernel_arg args[LAUNCH_MAX_ARGS];
+	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
 
 	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
@@ -57,7 +57,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	if (li.args_truncated && atomic_fetch_add(&truncation_warned, 1) == 0)
 		um_warn("kernel %s passes more than %d pointers into managed memory; the rest are not recorded",
-			li.name, LAUNCH_MAX_ARGS);
+			li.name, PARAM_MAX_POINTERS);
 	struct trace_launch l = {
 		.correlation_id = cb->correlationId,
 		.seq = atomic_fetch_add(&launch_seq, 1),

@@ -94,7 +94,7 @@ static void note_launch(CUstream stream)
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_info li;
-	struct engine_access acc[LAUNCH_MAX_ARGS];
+	struct engine_access acc[PARAM_MAX_POINTERS];
 
 	/* At exit only the marker is left to record, on the stream the entry
 	 * noted: nothing to decode. */

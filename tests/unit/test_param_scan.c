@@ -3,7 +3,8 @@
  * (common/param_scan.c): words inside struct parameters, offsets into
  * allocations, words ruled out once they hold something else (the padding
  * of PyTorch's functors), zeros never ruled out; stale words of large
- * parameters found but not steady; the cap on what one launch keeps.
+ * parameters found but not steady; the cap on what one launch keeps, which
+ * a whole multi-tensor list fits.
  */
 #include "testutil.h"
 
@@ -147,6 +148,45 @@ static void cap_truncates(void **state)
 	arena_destroy(a);
 }
 
+/* PyTorch's multi-tensor list for AdamW (depth 4: parameters, gradients
+ * and the two moments, 36 tensors each), then the tensors' sizes and the
+ * block maps: 144 addresses in one 4 KB parameter, every one kept. */
+static void multi_tensor_list_kept_whole(void **state)
+{
+	enum { DEPTH = 4, TENSORS = 36 };
+	struct {
+		uint64_t addresses[DEPTH][TENSORS];
+		int64_t numel[TENSORS];
+		unsigned char block_to_tensor[320];
+		int32_t block_to_chunk[320];
+		int32_t start_tensor;
+	} list;
+	memset(&list, 0, sizeof list);
+	arena *a = new_arena();
+	for (int d = 0; d < DEPTH; d++)
+		for (int t = 0; t < TENSORS; t++)
+			list.addresses[d][t] = alloc(a, 4096);
+	for (int t = 0; t < TENSORS; t++)
+		list.numel[t] = 1024;
+	for (int b = 0; b < 320; b++)
+		list.block_to_tensor[b] = (unsigned char)(b % TENSORS), list.block_to_chunk[b] = b / TENSORS;
+	assert_true(sizeof list <= 4096);
+	param_slots *s = param_slots_create(sizeof list);
+	static struct param_arg found[PARAM_MAX_POINTERS];
+	struct param_args out = { found, 0, PARAM_MAX_POINTERS, false };
+	param_scan(s, a, 0, (const unsigned char *)&list, sizeof list, &out);
+	assert_int_equal(out.n, DEPTH * TENSORS);
+	assert_false(out.truncated);
+	assert_int_equal(found[DEPTH * TENSORS - 1].alloc.address, list.addresses[DEPTH - 1][TENSORS - 1]);
+	/* The 64 words umrec kept before fd27a38 held the 36 parameters and
+	 * 28 of the gradients, and none of the moments. */
+	struct param_args old = { found, 0, 64, false };
+	param_scan(s, a, 0, (const unsigned char *)&list, sizeof list, &old);
+	assert_true(old.truncated);
+	param_slots_destroy(s);
+	arena_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +194,7 @@ int main(void)
 		cmocka_unit_test(padding_is_ruled_out),
 		cmocka_unit_test(large_parameters_stale_words_not_steady),
 		cmocka_unit_test(cap_truncates),
+		cmocka_unit_test(multi_tensor_list_kept_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
