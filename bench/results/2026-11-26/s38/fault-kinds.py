@@ -125,13 +125,13 @@ def main():
     for t, addr, n in steady:
         j = bisect.bisect_right(starts, t) - 1
         seq = seq_of.get(d["kernels"][j][2]) if j >= 0 else None
-        c = classify(t, addr >> BLOCK, d, d["launches"][seq][2] if seq is not None else None)
+        launched = d["launches"][seq][2] if seq is not None else None
+        c = classify(t, addr >> BLOCK, d, launched)
         classes[c] += 1
         # The program's thread runs ahead of the GPU and, on one stream,
         # gets a freed range back at once: what the kernel touches is what
         # the range held when it was launched.
-        when = d["launches"][seq][2] if seq is not None else t
-        made = d["allocs"][:bisect.bisect_right(d["allocs"], (when, 1 << 64))]
+        made = d["allocs"][:bisect.bisect_right(d["allocs"], (t if launched is None else launched, 1 << 64))]
         owner = next(((aid, size) for _, base, size, aid in reversed(made) if base <= addr < base + size), None)
         owners[c][owner] += 1
         if rec is not None and seq in rec:
