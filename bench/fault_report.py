@@ -46,6 +46,13 @@ def main():
     fs = measured["fault_sources"]
     print(f"on-demand migrations in the steady iterations: {fs['migrations']} "
           f"({fs['unattributed']} unattributed) from {fs['sources']} allocations")
+    if fs.get("by_launch"):
+        print(f"charged as of their kernel's launch: {fs['by_launch']} "
+              f"({fs['owner_changed']} whose range had a new owner by the migration)")
+    else:
+        why = "run without --kernel-times" if "by_launch" in fs else "stats of a build before by_launch"
+        print(f"charged as of each migration's start ({why}): "
+              "a one-stream program's early reuse goes to the next owner")
     print("origin      ordinal  size MB  migrations  MB moved  plan_alloc" +
           ("  host  plan ops" if a.plan else ""))
     for s in fs["top"]:

@@ -177,6 +177,12 @@ size_t faultsrc_attribute(const faultsrc *f, const struct fault_event *ev, size_
 	}
 	for (size_t i = 0; i < n; i++) {
 		long h = holder(f, e, n_entries, ev[i].t_ns, ev[i].address);
+		if (ev[i].launch_ns) {
+			long at_launch = holder(f, e, n_entries, ev[i].launch_ns, ev[i].address);
+			tot->by_launch++;
+			tot->owner_changed += at_launch != h;
+			h = at_launch;
+		}
 		if (h < 0) {
 			tot->unattributed++;
 			continue;
@@ -189,7 +195,7 @@ size_t faultsrc_attribute(const faultsrc *f, const struct fault_event *ev, size_
 	struct fault_source *s = sum_charges(f, c, n_charges, &n_sources);
 	free(c);
 	if (n_charges && !s) {
-		tot->unattributed = 0;
+		*tot = (struct fault_totals){ 0 };
 		return 0;
 	}
 	if (n_sources)

@@ -5,13 +5,15 @@
  *
  * The engine notes every allocation the program makes, with the time and
  * the identity the plan gives it; at exit the on-demand migrations CUPTI
- * reported are charged to the allocation that held their address then: the
- * latest allocation made at or before t that covers a. The arena hands a
- * freed range out again only once the GPU has finished with it, except
- * while the program uses one stream (docs/design.md, "Freed memory and the
- * GPU"); then a fault of the old owner's last kernels may be charged to the
- * new owner. Both times must come from one clock (the replayer uses
- * CUPTI's timestamps).
+ * reported are charged to the allocation that held their address at the
+ * launch of the kernel that faulted, where that is known (--kernel-times:
+ * faultlaunch.h), else at the migration's start: the latest allocation
+ * made by then that covers the address. The two differ while the program
+ * uses one stream: the arena then hands a freed range out again before the
+ * GPU has run the old owner's last kernels (docs/design.md, "Freed memory
+ * and the GPU"), and by its own start a fault of those kernels would be
+ * charged to the new owner. All times come from one clock (the replayer
+ * uses CUPTI's timestamps).
  *
  * An allocation made anew every iteration is one source, as in a plan
  * (struct plan_alloc): iteration origin with its ordinal since the plan's
@@ -32,9 +34,11 @@ struct alloc_rec; /* allocmap.h */
  * unnoted, and faults on them unattributed. */
 #define FAULTSRC_MAX_ALLOCS (1u << 20)
 
-/* One on-demand migration: when it started, where, how many bytes. */
+/* One on-demand migration: when it started, where, how many bytes; and
+ * when the kernel that faulted was launched (0: not known). */
 struct fault_event {
 	uint64_t t_ns, address, bytes;
+	uint64_t launch_ns;
 };
 
 struct fault_source {
@@ -47,8 +51,11 @@ struct fault_source {
 };
 
 struct fault_totals {
-	uint64_t sources;      /* distinct sources charged */
-	uint64_t unattributed; /* migrations no noted allocation covers */
+	uint64_t sources;       /* distinct sources charged */
+	uint64_t unattributed;  /* migrations no noted allocation covers */
+	uint64_t by_launch;     /* migrations charged as of their kernel's launch */
+	uint64_t owner_changed; /* of those, ones whose address had another
+				   owner by the migration's start */
 };
 
 typedef struct faultsrc faultsrc;

@@ -79,6 +79,8 @@ static void put_fault_sources(FILE *f, const struct replay_measured *m)
 	fputs("    \"fault_sources\": {", f);
 	put_u64(f, "migrations", m->fault_window_migrations, ", ");
 	put_u64(f, "unattributed", m->fault_totals.unattributed, ", ");
+	put_u64(f, "by_launch", m->fault_totals.by_launch, ", ");
+	put_u64(f, "owner_changed", m->fault_totals.owner_changed, ", ");
 	put_u64(f, "sources", m->fault_totals.sources, ", \"top\": [");
 	for (size_t i = 0; i < m->n_fault_sources; i++) {
 		const struct fault_source *s = &m->fault_sources[i];

@@ -94,6 +94,9 @@ uint64_t rp_residency_stop(void);
  * time on the GPU (CUPTI kernel activity). Before it (an idle replay),
  * nothing is collected and flush does nothing. */
 CUptiResult rp_activity_start(bool kernel_times);
+/* A launch the replayer follows was made now (kernel times only: it dates
+ * the faults of its kernel, rp_activity_faults). */
+void rp_activity_note_launch(uint32_t correlation);
 void rp_activity_flush(void);
 enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };
 struct rp_traffic {
@@ -110,7 +113,8 @@ struct rp_traffic {
  * busy times cover [ends[i-1], ends[i]). */
 void rp_activity_totals(struct rp_traffic *out);
 void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic *out);
-/* The on-demand migrations that started in [from_ns, to_ns), malloc'ed;
+/* The on-demand migrations that started in [from_ns, to_ns), each dated
+ * by its kernel's launch where kernel times make that known; malloc'ed,
  * NULL with *n 0 when there are none or memory ran out. */
 struct fault_event *rp_activity_faults(uint64_t from_ns, uint64_t to_ns, size_t *n);
 

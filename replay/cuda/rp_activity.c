@@ -4,7 +4,9 @@
  * migrations, and GPU page-fault records; with --kernel-times also each
  * kernel's time on the GPU. Records are kept (compactly) so that they can
  * be binned by iteration at exit, with the time the copy engines and the
- * kernels kept the GPU busy in each iteration (replay/busy.h).
+ * kernels kept the GPU busy in each iteration (replay/busy.h). With kernel
+ * times the launches' times are noted too, so that each fault can be
+ * charged to what its kernel touched (replay/faultlaunch.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +17,7 @@
 #include "common/cuda/cupti_guard.h"
 #include "log.h"
 #include "replay/busy.h"
+#include "replay/faultlaunch.h"
 #include "rp.h"
 
 #define BUFFER_BYTES (4u << 20)
@@ -29,12 +32,17 @@ struct um_event {
 	uint64_t address; /* migrations: the first byte moved */
 	uint8_t kind; /* enum event_kind */
 	uint8_t on_demand;
+	uint32_t correlation; /* kernels: CUPTI's correlation ID */
 };
 
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct um_event *events;
 static size_t n_events, cap_events;
 static atomic_bool started;
+/* The launches' times (rp_activity_note_launch), kernel times only. */
+static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct launch_time *launches;
+static size_t n_launches, cap_launches;
 
 static void keep(struct um_event ev)
 {
@@ -67,13 +75,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
 		if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			const CUpti_ActivityKernel10 *k = (const void *)rec;
-			keep((struct um_event){ k->start, k->end, 0, 0, EV_KERNEL, 0 });
+			keep((struct um_event){ k->start, k->end, 0, 0, EV_KERNEL, 0, k->correlationId });
 			continue;
 		}
 		if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
 			continue;
 		const CUpti_ActivityUnifiedMemoryCounter3 *u = (const void *)rec;
-		struct um_event ev = { u->start, u->end, u->value, u->address, EV_HTOD, 0 };
+		struct um_event ev = { u->start, u->end, u->value, u->address, EV_HTOD, 0, 0 };
 		switch (u->counterKind) {
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
 			ev.on_demand = u->flags == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
@@ -103,6 +111,24 @@ CUptiResult rp_activity_start(bool kernel_times)
 		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
 	atomic_store(&started, r == CUPTI_SUCCESS);
 	return r;
+}
+
+void rp_activity_note_launch(uint32_t correlation)
+{
+	struct launch_time x = { correlation, rp_now() };
+	pthread_mutex_lock(&launches_lock);
+	if (n_launches == cap_launches) {
+		size_t cap = cap_launches ? 2 * cap_launches : 4096;
+		struct launch_time *p = realloc(launches, cap * sizeof *p);
+		if (!p) {
+			pthread_mutex_unlock(&launches_lock);
+			return;
+		}
+		launches = p;
+		cap_launches = cap;
+	}
+	launches[n_launches++] = x;
+	pthread_mutex_unlock(&launches_lock);
 }
 
 void rp_activity_flush(void)
@@ -175,6 +201,27 @@ static bool fault_within(const struct um_event *x, uint64_t from_ns, uint64_t to
 	return x->kind == EV_HTOD && x->on_demand && x->start_ns >= from_ns && x->start_ns < to_ns;
 }
 
+/* Dates faults v[0 .. n) by their kernel's launch, where the kernel
+ * records and the launches' times say (faultlaunch.h). Called with
+ * events_lock held. */
+static void date_by_launch(struct fault_event *v, size_t n)
+{
+	size_t k = 0;
+	for (size_t e = 0; e < n_events; e++)
+		k += events[e].kind == EV_KERNEL;
+	struct kernel_span *spans = k ? malloc(k * sizeof *spans) : NULL;
+	if (!spans)
+		return;
+	k = 0;
+	for (size_t e = 0; e < n_events; e++)
+		if (events[e].kind == EV_KERNEL)
+			spans[k++] = (struct kernel_span){ events[e].start_ns, events[e].end_ns, events[e].correlation };
+	pthread_mutex_lock(&launches_lock);
+	faultlaunch_date(v, n, spans, k, launches, n_launches);
+	pthread_mutex_unlock(&launches_lock);
+	free(spans);
+}
+
 struct fault_event *rp_activity_faults(uint64_t from_ns, uint64_t to_ns, size_t *n)
 {
 	*n = 0;
@@ -185,7 +232,9 @@ struct fault_event *rp_activity_faults(uint64_t from_ns, uint64_t to_ns, size_t 
 	struct fault_event *v = k ? malloc(k * sizeof *v) : NULL;
 	for (size_t e = 0; v && e < n_events; e++)
 		if (fault_within(&events[e], from_ns, to_ns))
-			v[(*n)++] = (struct fault_event){ events[e].start_ns, events[e].address, events[e].bytes };
+			v[(*n)++] = (struct fault_event){ events[e].start_ns, events[e].address, events[e].bytes, 0 };
+	if (v)
+		date_by_launch(v, *n);
 	pthread_mutex_unlock(&events_lock);
 	return v;
 }

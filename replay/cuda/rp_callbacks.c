@@ -102,6 +102,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		engine_after_launch(rp_engine);
 		return;
 	}
+	if (kernel_times)
+		rp_activity_note_launch(cb->correlationId);
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	rp_exec_set_launch_stream(li.stream);

@@ -173,6 +173,19 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			fi
 		done
 	done
+	# --kernel-times dates each fault by its kernel's launch, for
+	# fault_sources; a migration no kernel record covers stays undated.
+	local ratio=${RATIOS##* } tag=$name.kt
+	$B/umreplay -q --plan "$WORK/$name.$ratio.plan" --gpu-budget "$(python3 -c "print(int($w / $ratio))")" \
+		--kernel-times --max-managed $MAXM --stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>&1
+	local mig=-1 by=0 changed=0
+	read -r mig by changed < <(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["measured"]["fault_sources"]; print(f["migrations"], f["by_launch"], f["owner_changed"])' "$WORK/$tag.json")
+	if [ "$mig" -eq 0 ]; then
+		row "$name.$ratio.plan --kernel-times: faults dated" INFO "no steady faults to date"
+	else
+		row "$name.$ratio.plan --kernel-times: faults dated" "$(verdict "[ $mig -gt 0 ] && [ $((by * 10)) -ge $((mig * 9)) ]")" \
+			"$by of $mig by their kernel's launch, $changed with a new owner by then"
+	fi
 }
 sim_args=(--layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx)
 if [[ " $CASES " == *" sim "* ]]; then

@@ -6,11 +6,19 @@
  * one iteration allocation add up to one source, a persistent one keeps its
  * id; migrations before any allocation, or outside every one, are counted
  * unattributed; the sources come most bytes first, cut to the room given.
+ *
+ * And for dating a migration by the launch of the kernel that faulted
+ * (replay/faultlaunch.c): with one stream, a fault of the old owner's last
+ * kernel, made after the range's reuse, goes to the old owner; among
+ * kernels running at once the latest launched dates it, a long kernel
+ * started early included; a migration while no kernel ran, or of a kernel
+ * whose launch was not noted, keeps its own time.
  */
 #include "testutil.h"
 
 #include "plan.h"
 #include "replay/allocmap.h"
+#include "replay/faultlaunch.h"
 #include "replay/faultsrc.h"
 
 #define MB ((uint64_t)1 << 20)
@@ -55,10 +63,10 @@ static void reused_range_goes_to_its_holder_then(void **state)
 	note(f, 10, 1, BASE, 4 * MB, 0, -1);
 	note(f, 50, 2, BASE, 1 * MB, 0, -1); /* 1 was freed; 2 reuses its start */
 	struct fault_event ev[] = {
-		{ 30, BASE + 100, 4096 },     /* before 2 was made: 1's */
-		{ 60, BASE + 200, 16384 },    /* after: 2's */
-		{ 60, BASE + 3 * MB, 4096 },  /* past 2's end: still 1's range */
-		{ 5, BASE, 4096 },            /* before anything was made */
+		{ 30, BASE + 100, 4096, 0 },     /* before 2 was made: 1's */
+		{ 60, BASE + 200, 16384, 0 },    /* after: 2's */
+		{ 60, BASE + 3 * MB, 4096, 0 },  /* past 2's end: still 1's range */
+		{ 5, BASE, 4096, 0 },            /* before anything was made */
 	};
 	struct fault_source s[8];
 	struct fault_totals tot;
@@ -83,11 +91,11 @@ static void neighbours_in_one_block_and_spans(void **state)
 	note(f, 20, 2, BASE + 4096, 4096, 0, -1);
 	note(f, 30, 3, BASE + 3 * MB, 9 * MB, 0, -1); /* blocks 1 to 5 */
 	struct fault_event ev[] = {
-		{ 40, BASE + 10, 4096 },         /* 1, behind the newer 2 */
-		{ 40, BASE + 5000, 4096 },       /* 2 */
-		{ 40, BASE + 11 * MB, 65536 },   /* 3's last block */
-		{ 40, BASE + 12 * MB + 1, 4096 },/* past 3 */
-		{ 40, BASE + 8192, 4096 },       /* between 2 and 3, in block 0 */
+		{ 40, BASE + 10, 4096, 0 },         /* 1, behind the newer 2 */
+		{ 40, BASE + 5000, 4096, 0 },       /* 2 */
+		{ 40, BASE + 11 * MB, 65536, 0 },   /* 3's last block */
+		{ 40, BASE + 12 * MB + 1, 4096, 0 },/* past 3 */
+		{ 40, BASE + 8192, 4096, 0 },       /* between 2 and 3, in block 0 */
 	};
 	struct fault_source s[8];
 	struct fault_totals tot;
@@ -122,8 +130,8 @@ static void iteration_instances_are_one_source(void **state)
 	note(f, 200, 17, BASE, 2 * MB, 2, 4);
 	note(f, 300, 27, BASE, 2 * MB, 2, 4);
 	struct fault_event ev[] = {
-		{ 150, BASE, 4096 }, { 250, BASE + MB, 4096 }, { 350, BASE, 4096 },
-		{ 150, BASE + 8 * MB, 8192 }, { 350, BASE + 16 * MB, 4096 },
+		{ 150, BASE, 4096, 0 }, { 250, BASE + MB, 4096, 0 }, { 350, BASE, 4096, 0 },
+		{ 150, BASE + 8 * MB, 8192, 0 }, { 350, BASE + 16 * MB, 4096, 0 },
 	};
 	struct fault_source s[8];
 	struct fault_totals tot;
@@ -152,7 +160,7 @@ static void most_bytes_first_within_the_room(void **state)
 	for (uint64_t i = 0; i < 3; i++)
 		note(f, 1, i + 1, BASE + i * 4 * MB, MB, 0, -1);
 	struct fault_event ev[] = {
-		{ 2, BASE, 10 }, { 2, BASE + 4 * MB, 30 }, { 2, BASE + 8 * MB, 20 },
+		{ 2, BASE, 10, 0 }, { 2, BASE + 4 * MB, 30, 0 }, { 2, BASE + 8 * MB, 20, 0 },
 	};
 	struct fault_source s[2];
 	struct fault_totals tot;
@@ -171,12 +179,81 @@ static void nothing_noted(void **state)
 {
 	(void)state;
 	faultsrc *f = faultsrc_create();
-	struct fault_event ev = { 1, BASE, 4096 };
+	struct fault_event ev = { 1, BASE, 4096, 0 };
 	struct fault_source s[1];
 	struct fault_totals tot;
 	assert_int_equal(faultsrc_attribute(f, &ev, 1, s, 1, &tot), 0);
 	assert_int_equal(tot.unattributed, 1);
 	faultsrc_destroy(f);
+}
+
+static void early_reuse_goes_to_the_faulting_kernels_owner(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	/* Host order: A made, K1 launched on it, A freed and its range given
+	 * to B at once (one stream), K2 launched on B. The GPU runs K1 after
+	 * all of that. */
+	note(f, 10, 1, BASE, 2 * MB, 0, -1);
+	note(f, 30, 2, BASE, 2 * MB, 0, -1);
+	struct kernel_span k[] = { { 200, 300, 6 }, { 100, 200, 5 } };
+	struct launch_time l[] = { { 6, 40 }, { 5, 20 } };
+	struct fault_event ev[] = {
+		{ 150, BASE + 4096, 4096, 0 }, /* K1's: A's */
+		{ 250, BASE + 8192, 8192, 0 }, /* K2's: B's */
+	};
+	assert_int_equal(faultlaunch_date(ev, 2, k, 2, l, 2), 2);
+	assert_int_equal(ev[0].launch_ns, 20);
+	assert_int_equal(ev[1].launch_ns, 40);
+	struct fault_source s[8];
+	struct fault_totals tot;
+	assert_int_equal(charge(f, ev, 2, s, &tot), 2);
+	assert_int_equal(tot.by_launch, 2);
+	assert_int_equal(tot.owner_changed, 1); /* by its own time K1's fault was B's */
+	assert_int_equal(s[0].alloc_id, 2);
+	assert_int_equal(s[0].bytes, 8192);
+	assert_int_equal(s[1].alloc_id, 1);
+	assert_int_equal(s[1].bytes, 4096);
+
+	/* Undated, the old owner's fault goes to the new one. */
+	ev[0].launch_ns = ev[1].launch_ns = 0;
+	assert_int_equal(charge(f, ev, 2, s, &tot), 1);
+	assert_int_equal(tot.by_launch, 0);
+	assert_int_equal(s[0].alloc_id, 2);
+	assert_int_equal(s[0].migrations, 2);
+	faultsrc_destroy(f);
+}
+
+static void concurrent_kernels_date_by_the_latest_launch(void **state)
+{
+	(void)state;
+	/* X runs long from the start; Y and Z run beside it, one after the
+	 * other; W's launch was never noted. */
+	struct kernel_span k[] = {
+		{ 0, 1000, 1 },   /* X */
+		{ 100, 200, 2 },  /* Y */
+		{ 300, 400, 3 },  /* Z */
+		{ 2000, 2100, 4 } /* W */
+	};
+	struct launch_time l[] = { { 3, 60 }, { 1, 5 }, { 2, 50 } };
+	struct fault_event ev[] = {
+		{ 150, BASE, 4096, 99 }, /* X and Y: Y, launched later */
+		{ 350, BASE, 4096, 0 },  /* X and Z: Z */
+		{ 500, BASE, 4096, 0 },  /* X alone, past Y and Z */
+		{ 1500, BASE, 4096, 0 }, /* nothing runs */
+		{ 2050, BASE, 4096, 0 }, /* W, launch unknown */
+		{ 1000, BASE, 4096, 0 }, /* X's end: no longer running */
+	};
+	assert_int_equal(faultlaunch_date(ev, 6, k, 4, l, 3), 3);
+	assert_int_equal(ev[0].launch_ns, 50);
+	assert_int_equal(ev[1].launch_ns, 60);
+	assert_int_equal(ev[2].launch_ns, 5);
+	assert_int_equal(ev[3].launch_ns, 0);
+	assert_int_equal(ev[4].launch_ns, 0);
+	assert_int_equal(ev[5].launch_ns, 0);
+	/* Without kernel records nothing is dated. */
+	assert_int_equal(faultlaunch_date(ev, 6, NULL, 0, l, 3), 0);
+	assert_int_equal(ev[2].launch_ns, 0);
 }
 
 int main(void)
@@ -187,6 +264,8 @@ int main(void)
 		cmocka_unit_test(iteration_instances_are_one_source),
 		cmocka_unit_test(most_bytes_first_within_the_room),
 		cmocka_unit_test(nothing_noted),
+		cmocka_unit_test(early_reuse_goes_to_the_faulting_kernels_owner),
+		cmocka_unit_test(concurrent_kernels_date_by_the_latest_launch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

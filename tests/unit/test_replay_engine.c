@@ -926,8 +926,8 @@ static void faults_charged_to_plan_allocations(void **state)
 		prog_iteration(&r, 10 + it, 0);
 	}
 	struct fault_event ev[] = {
-		{ 1500, BASE + 16 * MB + 5, 4096 }, { 2500, BASE + 20 * MB, 4096 },
-		{ 100, BASE + 1, 65536 }, { 5, BASE, 4096 },
+		{ 1500, BASE + 16 * MB + 5, 4096, 0 }, { 2500, BASE + 20 * MB, 4096, 0 },
+		{ 100, BASE + 1, 65536, 0 }, { 5, BASE, 4096, 0 },
 	};
 	struct fault_source s[4];
 	struct fault_totals tot;

@@ -96,7 +96,7 @@ static void keys_and_values(void **state)
 		  .plan_alloc = -1, .migrations = 1, .bytes = 4096 },
 	};
 	m.fault_window_migrations = 6;
-	m.fault_totals = (struct fault_totals){ .sources = 3, .unattributed = 1 };
+	m.fault_totals = (struct fault_totals){ .sources = 3, .unattributed = 1, .by_launch = 5, .owner_changed = 2 };
 	m.fault_sources = src;
 	m.n_fault_sources = 2;
 	const struct lost_id lost[1] = { { 0xabcdef0123456789ULL, 44 } };
@@ -153,6 +153,8 @@ static void keys_and_values(void **state)
 	const cJSON *fs = cJSON_GetObjectItem(me, "fault_sources");
 	assert_int_equal(num(fs, "migrations"), 6);
 	assert_int_equal(num(fs, "unattributed"), 1);
+	assert_int_equal(num(fs, "by_launch"), 5);
+	assert_int_equal(num(fs, "owner_changed"), 2);
 	assert_int_equal(num(fs, "sources"), 3);
 	const cJSON *top = cJSON_GetObjectItem(fs, "top");
 	assert_int_equal(cJSON_GetArraySize(top), 2);
