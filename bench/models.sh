@@ -46,3 +46,20 @@ roomy_plan() {
 	$bin/umplan $dir/$m.db --capacity $budget -q -o $dir/$m.plan || return 1
 	echo "W=$w budget=$budget max-managed=$maxm"
 }
+
+# record_and_plan BIN DIR RATIO MAXM COMMAND...: records COMMAND with
+# BIN/umrec under --max-managed MAXM into DIR/m.db and plans it into
+# DIR/m.plan for B = W / RATIO, at the host-to-device speed
+# tests/gpu/calibrate.py measures (or $htod, if set). Sets w (W, the live
+# peak, in bytes), budget (B) and htod; the A/B scripts of bench/results
+# start with it.
+record_and_plan() {
+	local bin=$1 dir=$2 ratio=$3 maxm=$4
+	shift 4
+	$bin/umrec -q -o $dir/m.db --max-managed $maxm -- "$@" >$dir/rec.out 2>$dir/rec.err ||
+		{ tail -3 $dir/rec.err; return 1; }
+	w=$($bin/umplan $dir/m.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	budget=$(python3 -c "print(int($w / $ratio))")
+	htod=${htod:-$(python3 tests/gpu/calibrate.py 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["htod_gbps"])')}
+	$bin/umplan $dir/m.db --capacity $budget --htod-bw $htod -q -o $dir/m.plan
+}

@@ -9,7 +9,7 @@
 # command, none with WARMUP=0), the build column, the outputs compared with
 # the plain run, the tarballs, the overhead part's variants (with COMPARE
 # too), the busy times and KERNEL_TIMES, and its refusals (a build without
-# COMMIT, too little free GPU memory).
+# COMMIT, too little free GPU memory); and bench/models.sh's record_and_plan.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1
@@ -178,6 +178,39 @@ got=$("$REAL_PY" -c 'import csv,sys; [print(r["build"], r["experiment"], r["poli
 want="1 aaaa111 overhead ideal;1 aaaa111 overhead plain;1 aaaa111 overhead plan;1 aaaa111 overhead-cached ideal;1 aaaa111 overhead-noplan ideal;1 aaaa111 warmup plan;1 bbbb222 overhead ideal;1 bbbb222 overhead plan;1 bbbb222 overhead-cached ideal;1 bbbb222 overhead-noplan ideal;1 bbbb222 warmup plan;"
 [ "$got" = "$want" ] && ok "overhead with COMPARE: every replay variant per build, plain once, a warm-up per build" \
 	|| not_ok "overhead with COMPARE: every replay variant per build, plain once, a warm-up per build (got: $got)"
+
+# record_and_plan, the A/B scripts' prelude (bench/models.sh): records,
+# plans for B = W / RATIO at the calibrated speed or $htod, says why not.
+rp_bin=$SCRATCH/build-rp/bin
+mkdir -p "$rp_bin" "$SCRATCH/rp"
+cp "$SCRATCH/build-a/bin/umrec" "$rp_bin/"
+cat >"$rp_bin/umplan" <<'EOF_PLAN'
+#!/bin/sh
+case "$*" in
+*--json*) echo '{"memory": {"live_peak": 3000000000}}' ;;
+*) echo "umplan $*" >>"$FAKE_LOG"; while [ "$1" != -o ]; do shift; done; echo plan >"$2" ;;
+esac
+EOF_PLAN
+printf '#!/bin/sh\necho "no GPU here" >&2; exit 1\n' >"$rp_bin/umrec-fails"
+chmod +x "$rp_bin"/*
+record_and_plan() { # HTOD BIN: bench/models.sh's record_and_plan at W/B 1.5 ($htod empty: calibrated)
+	(cd "$ROOT" && PATH="$fake:$PATH" FAKE_LOG=$SCRATCH/rp.log htod=$1 bash -c \
+		'. bench/models.sh && record_and_plan "$1" "$2" 1.5 8G python3 examples/pytorch/mlp.py --steps 3 &&
+		 echo "$w $budget $htod" && ls "$2"' _ "$2" "$SCRATCH/rp")
+}
+run record_and_plan "" "$rp_bin"
+[ "$status" -eq 0 ] && [ "$(echo $out)" = "3000000000 2000000000 40 m.db m.plan rec.err rec.out" ] &&
+	grep -q -- "--capacity 2000000000 --htod-bw 40 -q -o $SCRATCH/rp/m.plan" "$SCRATCH/rp.log" \
+	&& ok "record_and_plan: records, plans for W / RATIO at the calibrated speed, sets w, budget, htod" \
+	|| not_ok "record_and_plan: records, plans for W / RATIO at the calibrated speed, sets w, budget, htod"
+run record_and_plan 25 "$rp_bin"
+[ "$status" -eq 0 ] && grep -q -- "--htod-bw 25 " "$SCRATCH/rp.log" \
+	&& ok "record_and_plan: a set htod is kept" || not_ok "record_and_plan: a set htod is kept"
+mv "$rp_bin/umrec-fails" "$rp_bin/umrec"
+run record_and_plan "" "$rp_bin"
+[ "$status" -eq 1 ] && grep -q "no GPU here" <<<"$out" \
+	&& ok "record_and_plan: a failed recording returns 1 with its error" \
+	|| not_ok "record_and_plan: a failed recording returns 1 with its error"
 
 rm "$SCRATCH/build-b/COMMIT"
 COMPARE="$SCRATCH/build-b" run suite "$SCRATCH/out3" grid
