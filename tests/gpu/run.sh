@@ -178,6 +178,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	local ratio=${RATIOS##* } tag=$name.kt
 	$B/umreplay -q --plan "$WORK/$name.$ratio.plan" --gpu-budget "$(python3 -c "print(int($w / $ratio))")" \
 		--kernel-times --max-managed $MAXM --stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>&1
+	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 	local mig=-1 by=0 changed=0
 	read -r mig by changed < <(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["measured"]["fault_sources"]; print(f["migrations"], f["by_launch"], f["owner_changed"])' "$WORK/$tag.json")
 	if [ "$mig" -eq 0 ]; then
