@@ -44,20 +44,28 @@ static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct launch_time *launches;
 static size_t n_launches, cap_launches;
 
+/* v (n elements of size, room for *cap) with room for one more: v itself,
+ * or v moved by realloc with *cap doubled; NULL when memory ran out (v is
+ * left as it was: the record is dropped). */
+static void *with_room(void *v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return v;
+	size_t grown = *cap ? 2 * *cap : 4096;
+	void *p = realloc(v, grown * size);
+	if (p)
+		*cap = grown;
+	return p;
+}
+
 static void keep(struct um_event ev)
 {
 	pthread_mutex_lock(&events_lock);
-	if (n_events == cap_events) {
-		size_t cap = cap_events ? 2 * cap_events : 4096;
-		struct um_event *p = realloc(events, cap * sizeof *p);
-		if (!p) {
-			pthread_mutex_unlock(&events_lock);
-			return;
-		}
-		events = p;
-		cap_events = cap;
+	struct um_event *v = with_room(events, n_events, &cap_events, sizeof *v);
+	if (v) {
+		events = v;
+		events[n_events++] = ev;
 	}
-	events[n_events++] = ev;
 	pthread_mutex_unlock(&events_lock);
 }
 
@@ -117,17 +125,11 @@ void rp_activity_note_launch(uint32_t correlation)
 {
 	struct launch_time x = { correlation, rp_now() };
 	pthread_mutex_lock(&launches_lock);
-	if (n_launches == cap_launches) {
-		size_t cap = cap_launches ? 2 * cap_launches : 4096;
-		struct launch_time *p = realloc(launches, cap * sizeof *p);
-		if (!p) {
-			pthread_mutex_unlock(&launches_lock);
-			return;
-		}
-		launches = p;
-		cap_launches = cap;
+	struct launch_time *v = with_room(launches, n_launches, &cap_launches, sizeof *v);
+	if (v) {
+		launches = v;
+		launches[n_launches++] = x;
 	}
-	launches[n_launches++] = x;
 	pthread_mutex_unlock(&launches_lock);
 }
 
