@@ -13,6 +13,7 @@ hashed differently in this run: docs/replay.md, "Stats JSON").
 import argparse
 import collections
 import json
+import signal
 import sqlite3
 import subprocess
 
@@ -75,4 +76,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under | head
     main()
