@@ -52,6 +52,8 @@ struct replay_measured {
 	uint64_t fresh_prefetched;     /* discard-and-prefetch ranges made a
 					  plain prefetch (their blocks' latest
 					  free not yet done on the GPU) */
+	uint64_t failed_driver_calls;  /* the replayer's driver calls that
+					  failed (the first is warned of) */
 	/* Where the replayer's own CPU time went: the driver calls per op kind
 	 * (by enum engine_op; host time inside the call, on whichever thread
 	 * made it), the launch callbacks on the program's threads, and how

@@ -39,7 +39,8 @@ void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
 /* Waits until every queued op has been issued and has finished. */
 void rp_exec_drain(void);
 struct rp_exec_stats {
-	uint64_t calls, failed_calls;
+	uint64_t failed_calls;     /* driver calls that failed (check: the
+				      first is warned of) */
 	uint64_t marks;
 	uint64_t dropped_discards; /* ranges not discarded: reused, or in use
 				      again when their marker completed */

@@ -94,7 +94,7 @@ static void create_pending(void)
 }
 
 /* Counted from the program's threads and the worker alike. */
-static atomic_uint_fast64_t n_calls, n_failed, n_marks, n_discard_waits;
+static atomic_uint_fast64_t n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
 /* Host time in the calls that order streams, on the program's threads:
@@ -207,7 +207,6 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	atomic_fetch_add(&kind_ns[op], rp_now() - t0);
 	atomic_fetch_add(&kind_calls[op], 1);
 	nvtxRangePop();
-	atomic_fetch_add(&n_calls, 1);
 }
 
 /* Bytes one migration call moves at most, per direction. A call made on an
@@ -525,7 +524,6 @@ void rp_exec_drain(void)
 
 void rp_exec_get_stats(struct rp_exec_stats *out)
 {
-	out->calls = atomic_load(&n_calls);
 	out->failed_calls = atomic_load(&n_failed);
 	out->marks = atomic_load(&n_marks);
 	out->mark_ns = atomic_load(&mark_ns);

@@ -182,6 +182,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.markers = xs.marks;
 	m.marker_ns = xs.mark_ns;
 	memcpy(m.driver_calls, xs.kind_calls, sizeof m.driver_calls);
+	m.failed_driver_calls = xs.failed_calls;
 	memcpy(m.driver_call_ns, xs.kind_ns, sizeof m.driver_call_ns);
 	m.callback_ns = rp_callback_ns();
 	m.executor_ns = xs.exec_ns;
