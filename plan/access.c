@@ -125,7 +125,6 @@ struct attrib_ctx {
 	size_t n_pairs;
 	struct pair *extra;
 	size_t n_extra;
-	size_t unattributed;
 };
 
 static void attribute_all(struct attrib_ctx *c, const struct trace_migration *recs, size_t n,
@@ -135,10 +134,8 @@ static void attribute_all(struct attrib_ctx *c, const struct trace_migration *re
 		bool covered;
 		size_t k = attribute(c->t, c->by_start, c->n_timed, recs[i].start_ns, recs[i].address,
 				     &covered);
-		if (k == SIZE_MAX) {
-			c->unattributed += count_recall;
+		if (k == SIZE_MAX)
 			continue;
-		}
 		if (count_recall)
 			c->pairs[c->n_pairs++] = (struct pair){
 				k, ((recs[i].address >> ACCESS_BLOCK_SHIFT) << 1) | covered };
@@ -209,7 +206,6 @@ static int attribute_records(const struct trace *t, const struct tensor_set *ts,
 		a->fault_pairs_covered += c.pairs[i].b & 1;
 	}
 	free(c.pairs);
-	a->fault_unattributed = c.unattributed;
 	*extra = c.extra;
 	*n_extra = c.n_extra;
 	return 0;

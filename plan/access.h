@@ -42,7 +42,6 @@ struct access_set {
 	/* Recall, whole trace. */
 	size_t fault_pairs;         /* distinct (kernel, block) on-demand migrations */
 	size_t fault_pairs_covered; /* of those, in the kernel's argument blocks */
-	size_t fault_unattributed;  /* migrations before any kernel started */
 };
 
 /* Builds the access sets of the iteration ts describes. Returns 0, or -1
