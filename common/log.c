@@ -19,7 +19,7 @@ void um_log_set_level(enum um_log_level level)
 	log_level = level;
 }
 
-enum um_log_level um_log_level(void)
+static enum um_log_level um_log_level(void)
 {
 	if (log_level < 0) {
 		const char *env = getenv("UMKIT_LOG");
@@ -54,7 +54,7 @@ static void vlog(enum um_log_level level, const char *tag, const char *fmt, va_l
 		va_end(ap);                       \
 	}
 
-DEFINE_LOG(um_error, UM_LOG_QUIET, "error: ")
+DEFINE_LOG(um_error, UM_LOG_ERROR, "error: ")
 DEFINE_LOG(um_warn, UM_LOG_WARN, "warning: ")
 DEFINE_LOG(um_info, UM_LOG_INFO, "")
 DEFINE_LOG(um_debug, UM_LOG_DEBUG, "debug: ")

@@ -4,19 +4,19 @@
  * Messages go to stderr prefixed with the component ("umrec: ...") so they
  * stand out from the traced program's own output. The injected libraries
  * log through the same functions; UMKIT_LOG=quiet|info|debug sets the level
- * (default info), and um_log_set_level() overrides it (the -q flag).
+ * (default info; quiet is UM_LOG_WARN), and um_log_set_level() overrides it
+ * (the -q flag sets UM_LOG_WARN).
  */
 #ifndef UMKIT_LOG_H
 #define UMKIT_LOG_H
 
-enum um_log_level { UM_LOG_QUIET = 0, UM_LOG_WARN = 1, UM_LOG_INFO = 2, UM_LOG_DEBUG = 3 };
+enum um_log_level { UM_LOG_ERROR = 0, UM_LOG_WARN = 1, UM_LOG_INFO = 2, UM_LOG_DEBUG = 3 };
 
 /* Sets the prefix printed before every message ("umrec", "umplan", ...). */
 void um_log_init(const char *component);
 void um_log_set_level(enum um_log_level level);
-enum um_log_level um_log_level(void);
 
-/* Errors always print; warnings unless quiet; info and debug by level. */
+/* Errors and warnings always print; info and debug by level. */
 void um_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void um_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void um_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -791,7 +791,8 @@ static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, 
 			       p->signature.n_kernels, &p->signature.shape_ids, name, err, errlen);
 }
 
-struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)
+/* plan_load over an opened container; name is used in messages. */
+static struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)
 {
 	struct plan *p = calloc(1, sizeof *p);
 	if (!p) {

@@ -230,8 +230,6 @@ int plan_save(const struct plan *p, const char *path, char *err, size_t errlen);
  */
 struct plan *plan_load(const char *path, char *err, size_t errlen);
 
-/* The same over an opened container or a buffer; name is used in messages. */
-struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen);
 struct plan *plan_load_mem(const void *data, size_t len, const char *name,
 			   char *err, size_t errlen);
 

@@ -149,7 +149,10 @@ out:
 	return result;
 }
 
-int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_t errlen)
+/* Checks an open database against the embedded schema (trace_schema_open);
+ * name is the file name used in messages. Returns 0, or -1 with "NAME:
+ * problem" in err. */
+static int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_t errlen)
 {
 	long long version = 0;
 	int rc;

@@ -29,23 +29,17 @@ extern const char trace_schema_sql[];
 int trace_schema_create(sqlite3 *db, char *err, size_t errlen);
 
 /*
- * Opens the trace at path read-only and validates it (see
- * trace_schema_validate). Returns 0 with the connection in *out (the caller
- * closes it with sqlite3_close), or -1 with *out NULL and a message of the
- * form "PATH: problem" in err: the file is missing or unreadable, is not a
- * SQLite database, is not a umkit trace, has a newer schema version, or
- * lacks a table, view or column.
+ * Opens the trace at path read-only and validates it against the embedded
+ * schema: a user_version between 1 and TRACE_SCHEMA_VERSION, and every
+ * table and view of the schema present with every column it defines (extra
+ * tables or columns are allowed). Returns 0 with the connection in *out
+ * (the caller closes it with sqlite3_close), or -1 with *out NULL and a
+ * message of the form "PATH: problem" in err: the file is missing or
+ * unreadable, is not a SQLite database, is not a umkit trace, has a newer
+ * schema version, or lacks a table, view or column.
  */
 int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen);
 
-/*
- * Checks an open database against the embedded schema: a user_version
- * between 1 and TRACE_SCHEMA_VERSION, and every table and view of the schema
- * present with every column it defines (extra tables or columns are
- * allowed). name is the file name used in messages. Returns 0, or -1 with
- * "NAME: problem" in err.
- */
-int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_t errlen);
 
 /*
  * Reads meta.key into out (truncated to outlen - 1 bytes). Returns 1 when

@@ -197,7 +197,8 @@ static int load_allocs(struct loader *l)
 	return 0;
 }
 
-long trace_alloc_index(const struct trace *t, uint64_t id)
+/* The allocation index whose ordinal is id, or -1. */
+static long trace_alloc_index(const struct trace *t, uint64_t id)
 {
 	/* Ordinals are dense (1, 2, ...) in a well-formed trace: try the
 	 * direct slot before searching. */

@@ -124,8 +124,6 @@ const char *trace_string(const struct trace *t, uint32_t id);
  * position of an event that happened at CPU time ns. */
 size_t trace_position_at(const struct trace *t, int64_t ns);
 
-/* The allocation index whose ordinal is id, or -1. */
-long trace_alloc_index(const struct trace *t, uint64_t id);
 
 /* True when a copy or memset that may write device memory was issued
  * between the launches of kernels from_pos - 1 and to_pos (for one placed
