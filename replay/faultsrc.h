@@ -30,7 +30,7 @@
 
 struct alloc_rec; /* allocmap.h */
 
-/* Allocations noted at most: past this (about 48 MB of log) later ones go
+/* Allocations noted at most: past this (64 MB of log) later ones go
  * unnoted, and faults on them unattributed. */
 #define FAULTSRC_MAX_ALLOCS (1u << 20)
 
