@@ -165,6 +165,9 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				local line
 				line=$(grep -oE 'modelled residency peaked at [0-9.]+ [KMGT]?i?B \(budget [0-9.]+ [KMGT]?i?B\); device memory in use up to [0-9.]+ [KMGT]?i?B' "$WORK/$tag.err")
 				row "$tag: summary: model's peak" "$(verdict "[ -n '$line' ]")" "${line#modelled residency }"
+				local failed
+				failed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["failed_driver_calls"])' "$WORK/$tag.json")
+				row "$tag: no driver call failed" "$(verdict "[ '$failed' = 0 ]")" "failed_driver_calls=$failed"
 			fi
 			if [ $policy != ideal ] && [ "$ws" -gt "$budget" ]; then
 				row "$tag: peak <= budget" INFO "budget below one kernel's own working set ($ws bytes): not enforceable"
