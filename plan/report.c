@@ -27,6 +27,11 @@ struct facts {
 	} seg[SEGMENTS];
 	size_t n_seg;
 	size_t ops_by_kind[PLAN_OP_KIND_MAX + 1];
+	/* Prefetches issued at the kernel that needs them (position =
+	 * deadline): the model has that kernel start with the copy, so it
+	 * waits for it. */
+	size_t prefetches_at_use;
+	uint64_t prefetch_bytes_at_use;
 };
 
 static int facts_build(const struct planner *pl, struct facts *f)
@@ -100,6 +105,10 @@ static int facts_build(const struct planner *pl, struct facts *f)
 		f->seg[s].ops[op->kind]++;
 		f->seg[s].bytes[op->kind] += op->bytes;
 		f->ops_by_kind[op->kind]++;
+		if (op->kind == PLAN_OP_PREFETCH && op->position == op->deadline) {
+			f->prefetches_at_use++;
+			f->prefetch_bytes_at_use += op->bytes;
+		}
 	}
 	return 0;
 }
@@ -362,6 +371,11 @@ int report_text(const struct planner *pl, FILE *out)
 		dtoh, htod, dtoh + htod > 100 ? ": more than it can carry, expect stalls" : "");
 	fprintf(out, "             %zu evictions not hidden behind computation (stall about %.3f ms), %zu dropped as unnecessary\n",
 		sr->forced, sr->stall_ns / 1e6, sr->dropped);
+	if (f.prefetches_at_use)
+		fprintf(out, "             %zu prefetches (%s, %.0f%% of the bytes prefetched) issued at the kernel that needs them: "
+			"no room or link time earlier, so it waits for the copy\n",
+			f.prefetches_at_use, size_str(f.prefetch_bytes_at_use, a, sizeof a),
+			100.0 * (double)f.prefetch_bytes_at_use / (double)sr->prefetch_bytes);
 	size_t n_listed = 0;
 	size_t *idx = largest_ops(plan, &n_listed);
 	if (!idx)
@@ -549,6 +563,8 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "discard_prefetch_bytes", sr->discard_prefetch_bytes);
 	add_u64(o, "evictions_not_hidden", sr->forced);
 	add_u64(o, "evictions_dropped", sr->dropped);
+	add_u64(o, "prefetches_at_use", f.prefetches_at_use);
+	add_u64(o, "prefetch_bytes_at_use", f.prefetch_bytes_at_use);
 	add_u64(o, "dtoh_busy_ns", sr->dtoh_busy_ns);
 	add_u64(o, "htod_busy_ns", sr->htod_busy_ns);
 	add_u64(o, "stall_ns", sr->stall_ns);

@@ -195,6 +195,25 @@ if grep -qE 'link busy [0-9.]+% of the iteration \(DtoH [0-9.]+%, HtoD [0-9.]+%\
 else
 	not_ok "--report gives the link's busy time, both directions together, and warns above 100 %"
 fi
+# There, 4 of the 10 prefetches have no earlier slot: the report and the
+# JSON count them, and the JSON's agree with the plan's ops.
+if grep -qE '^ +4 prefetches \([0-9.]+ MiB, 27% of the bytes prefetched\) issued at the kernel that needs them' <<<"$out"; then
+	ok "--report counts the prefetches issued at the kernel that needs them"
+else
+	not_ok "--report counts the prefetches issued at the kernel that needs them"
+fi
+run "$UMPLAN" "$fixture" --json --capacity 240M -o "$SCRATCH/mlp240.plan"
+json=$out
+run "$UMPLAN" --dump "$SCRATCH/mlp240.plan"
+if python3 -c 'import json,sys
+r = json.loads(sys.argv[1])["plan"]; ops = json.loads(sys.argv[2])["ops"]
+late = [o for o in ops if o["kind"] == "prefetch" and o["position"] == o["deadline"]]
+assert r["prefetches_at_use"] == len(late) == 4, (r["prefetches_at_use"], len(late))
+assert r["prefetch_bytes_at_use"] == sum(o["bytes"] for o in late)' "$json" "$out"; then
+	ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline"
+else
+	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline"
+fi
 run "$UMPLAN" "$trace" --simulate --ratios 1,0.5
 expect_status 2 "a ratio below 1 is a usage error"
 expect_err_has "'0.5'" "the bad ratio is named"
