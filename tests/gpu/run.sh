@@ -8,7 +8,7 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record replay}   # which parts to run
+SECTIONS=${SECTIONS:-record replay demo} # which parts to run
 CASES=${CASES:-sim mlp}              # which workloads the replay part runs
 RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
@@ -246,6 +246,17 @@ if [[ " $CASES " == *" mlp "* ]]; then
 	done
 fi
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
+fi
+
+if section demo; then
+# --- 5. make demo's GPU path: record, plan and replay train_sim at W/B 2 -----
+DEMO_DIR="$WORK/demo" scripts/demo.sh "$BUILD" >"$WORK/demo.out" 2>&1
+rc=$?
+tail -n 3 "$WORK/demo.out"
+faults() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["fault_migrations"])' "$1" 2>/dev/null; }
+fo=$(faults "$WORK/demo/sim.ondemand.json") fp=$(faults "$WORK/demo/sim.plan.json")
+row "make demo: GPU path" "$(verdict "[ $rc -eq 0 ] && grep -q 'GPU found' $WORK/demo.out && [ -n '$fp' ] && [ '${fo:-0}' -gt '${fp:-0}' ]")" \
+	"exit $rc; fault migrations ondemand ${fo:-none}, plan ${fp:-none}"
 fi
 
 # --- results back to the caller ------------------------------------------------
