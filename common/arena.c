@@ -57,6 +57,7 @@
 
 #include "arena_blockmap.h"
 #include "arena_tree.h"
+#include "grow.h"
 #include "minmax.h"
 
 #define SMALL_ALIGN ((uint64_t)512)
@@ -377,14 +378,11 @@ static bool grow(arena *a, uint64_t need, bool *waited)
 	struct range *whole = calloc(1, sizeof *whole);
 	if (!seg || !whole)
 		goto fail;
-	if (a->stats.segments == a->segments_cap) {
-		size_t cap = a->segments_cap ? 2 * a->segments_cap : 8;
-		struct region **grown = realloc(a->segments, cap * sizeof *grown);
-		if (!grown)
-			goto fail;
-		a->segments = grown;
-		a->segments_cap = cap;
-	}
+	struct region **grown = room_for_one(a->segments, a->stats.segments, &a->segments_cap,
+					     sizeof *grown, 8);
+	if (!grown)
+		goto fail;
+	a->segments = grown;
 	uint64_t base;
 	if (a->backend.map(a->backend.ctx, bytes, &base) != 0) {
 		/* The device may be short of memory that idle segments hold. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "grow.h"
 
 struct blist {
 	uint64_t exec_id;
@@ -243,14 +244,10 @@ static int index_rebuild(corr_tables *t, size_t cap)
  * memory. */
 static struct blist *list_add(corr_tables *t, uint64_t exec_id)
 {
-	if (t->n_lists == t->cap_lists) {
-		size_t cap = t->cap_lists ? t->cap_lists * 2 : 64;
-		struct blist *l = realloc(t->lists, cap * sizeof *l);
-		if (!l)
-			return NULL;
-		t->lists = l;
-		t->cap_lists = cap;
-	}
+	struct blist *l = room_for_one(t->lists, t->n_lists, &t->cap_lists, sizeof *l, 64);
+	if (!l)
+		return NULL;
+	t->lists = l;
 	t->lists[t->n_lists] = (struct blist){ .exec_id = exec_id };
 	t->n_lists++;
 	if (2 * t->n_lists > t->index_cap) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "grow.h"
 
 /* Formats into err, tolerating a NULL or empty buffer. */
 /* Appends an item to a running list of what was searched; items that no
@@ -339,14 +340,11 @@ static size_t env_find(const launch_env *e, const char *name)
 
 static int env_append(launch_env *e, char *entry)
 {
-	if (e->n + 1 >= e->cap) {
-		size_t cap = e->cap ? 2 * e->cap : 64;
-		char **vars = realloc(e->vars, cap * sizeof *vars);
-		if (!vars)
-			return -1;
-		e->vars = vars;
-		e->cap = cap;
-	}
+	/* Room for the entry and the NULL after it. */
+	char **vars = room_for_one(e->vars, e->n + 1, &e->cap, sizeof *vars, 64);
+	if (!vars)
+		return -1;
+	e->vars = vars;
 	e->vars[e->n++] = entry;
 	e->vars[e->n] = NULL;
 	return 0;

@@ -23,6 +23,7 @@
 #include "bytes.h"
 #include "errmsg.h"
 #include "execid.h"
+#include "grow.h"
 
 #define MAGIC "UMKPLAN\0"
 #define MAGIC_LEN 8
@@ -99,14 +100,10 @@ int planfile_writer_add(planfile_writer *w, uint32_t id, const void *data, size_
 	for (size_t i = 0; i < w->n; i++)
 		if (w->s[i].id == id)
 			return -1;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 8;
-		struct section *s = realloc(w->s, cap * sizeof *s);
-		if (!s)
-			return -1;
-		w->s = s;
-		w->cap = cap;
-	}
+	struct section *s = room_for_one(w->s, w->n, &w->cap, sizeof *s, 8);
+	if (!s)
+		return -1;
+	w->s = s;
 	unsigned char *copy = malloc(len ? len : 1);
 	if (!copy)
 		return -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "grow.h"
 #include "link.h"
 
 /* One eviction candidate: an inactive period, and what has been decided for
@@ -358,14 +359,10 @@ struct op_buf {
 static int emit(struct op_buf *b, uint32_t position, uint8_t kind, uint32_t after,
 		uint32_t deadline, uint32_t tensor, uint64_t bytes)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		struct plan_op *n = realloc(b->ops, cap * sizeof *n);
-		if (!n)
-			return -1;
-		b->ops = n;
-		b->cap = cap;
-	}
+	struct plan_op *ops = room_for_one(b->ops, b->n, &b->cap, sizeof *ops, 256);
+	if (!ops)
+		return -1;
+	b->ops = ops;
 	b->ops[b->n++] = (struct plan_op){ .position = position, .kind = kind, .after = after,
 		.deadline = deadline, .alloc = tensor, .offset = 0, .bytes = bytes };
 	return 0;

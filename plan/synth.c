@@ -10,6 +10,7 @@
 
 #include "errmsg.h"
 #include "execid.h"
+#include "grow.h"
 #include "trace_schema.h"
 #include "search.h"
 
@@ -107,14 +108,10 @@ static struct size_class *class_of(struct gen *g, uint64_t reserved)
 	size_t lo = lower_bound_u64(g->classes, g->n_classes, SEARCH_FIELD(struct size_class, reserved), reserved);
 	if (lo < g->n_classes && g->classes[lo].reserved == reserved)
 		return &g->classes[lo];
-	if (g->n_classes == g->cap_classes) {
-		size_t cap = g->cap_classes ? 2 * g->cap_classes : 64;
-		struct size_class *c = realloc(g->classes, cap * sizeof *c);
-		if (!c)
-			return NULL;
-		g->classes = c;
-		g->cap_classes = cap;
-	}
+	struct size_class *c = room_for_one(g->classes, g->n_classes, &g->cap_classes, sizeof *c, 64);
+	if (!c)
+		return NULL;
+	g->classes = c;
 	memmove(g->classes + lo + 1, g->classes + lo, (g->n_classes - lo) * sizeof *g->classes);
 	g->classes[lo] = (struct size_class){ .reserved = reserved };
 	g->n_classes++;
@@ -162,14 +159,10 @@ static int galloc_free(struct gen *g, struct galloc *a)
 	struct size_class *c = class_of(g, a->reserved);
 	if (!c)
 		return -1;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 8;
-		uint64_t *n = realloc(c->addr, cap * sizeof *n);
-		if (!n)
-			return -1;
-		c->addr = n;
-		c->cap = cap;
-	}
+	uint64_t *addr = room_for_one(c->addr, c->n, &c->cap, sizeof *addr, 8);
+	if (!addr)
+		return -1;
+	c->addr = addr;
 	c->addr[c->n++] = a->address;
 	g->cpu += 1000;
 	sqlite3_bind_int64(g->free_alloc, 1, g->cpu);

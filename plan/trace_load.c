@@ -9,6 +9,7 @@
 
 #include "errmsg.h"
 #include "execid.h"
+#include "grow.h"
 #include "trace_schema.h"
 #include "search.h"
 
@@ -21,14 +22,10 @@ struct grow {
 
 static void *grow_push(struct grow *g)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 1024;
-		void *d = realloc(g->data, cap * g->elem);
-		if (!d)
-			return NULL;
-		g->data = d;
-		g->cap = cap;
-	}
+	void *d = room_for_one(g->data, g->n, &g->cap, g->elem, 1024);
+	if (!d)
+		return NULL;
+	g->data = d;
 	return (char *)g->data + g->elem * g->n++;
 }
 

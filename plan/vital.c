@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "grow.h"
 #include "plan.h"
 
 int vital_bucket(uint64_t ns)
@@ -146,14 +147,10 @@ static int add_period(struct vital *v, size_t *cap, struct vital_period per)
 {
 	if (per.len == 0)
 		return 0;
-	if (v->n_periods == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct vital_period *np = realloc(v->periods, c * sizeof *np);
-		if (!np)
-			return -1;
-		v->periods = np;
-		*cap = c;
-	}
+	struct vital_period *np = room_for_one(v->periods, v->n_periods, cap, sizeof *np, 256);
+	if (!np)
+		return -1;
+	v->periods = np;
 	v->periods[v->n_periods++] = per;
 	return 0;
 }

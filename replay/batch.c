@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "blocktab.h"
+#include "grow.h"
 
 #define KINDS 4
 
@@ -41,14 +42,10 @@ void batch_destroy(batch *b)
 int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
 {
 	struct list *l = &b->kind[op];
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		uint64_t *p = realloc(l->no, cap * sizeof *p);
-		if (!p)
-			return -1;
-		l->no = p;
-		l->cap = cap;
-	}
+	uint64_t *p = room_for_one(l->no, l->n, &l->cap, sizeof *p, 64);
+	if (!p)
+		return -1;
+	l->no = p;
 	l->no[l->n++] = no;
 	l->wait = wait_later(l->wait, w);
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "oplog.h"
 
 static int by_time(const void *a, const void *b)
@@ -81,14 +82,10 @@ static int note_news(engine *e, struct dryrun_result *out, size_t *cap, struct e
 	struct engine_stats st;
 	engine_get_stats(e, &st);
 	if (st.iterations > out->n_iterations) {
-		if (out->n_iterations == *cap) {
-			size_t grown = *cap ? 2 * *cap : 64;
-			struct dryrun_counts *p = realloc(out->iterations, grown * sizeof *p);
-			if (!p)
-				return -1;
-			out->iterations = p;
-			*cap = grown;
-		}
+		struct dryrun_counts *p = room_for_one(out->iterations, out->n_iterations, cap, sizeof *p, 64);
+		if (!p)
+			return -1;
+		out->iterations = p;
 		out->iterations[out->n_iterations++] = counts_between(last, &st);
 		*last = st;
 	}

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "minmax.h"
 
 /* The launch this thread announced last, for engine_after_launch. */
@@ -169,14 +170,10 @@ void engine_destroy(engine *e)
 /* Holds up to n_kb + 1 block pointers; false when out of memory. */
 static bool kb_room(engine *e)
 {
-	if (e->n_kb < e->cap_kb)
-		return true;
-	size_t cap = e->cap_kb ? 2 * e->cap_kb : 256;
-	struct block **p = realloc(e->kb, cap * sizeof *p);
+	struct block **p = room_for_one(e->kb, e->n_kb, &e->cap_kb, sizeof *p, 256);
 	if (!p)
 		return false;
 	e->kb = p;
-	e->cap_kb = cap;
 	return true;
 }
 
@@ -362,16 +359,11 @@ static void iteration_start(engine *e)
 	allocmap_iteration_start(e->allocs);
 	sigcheck_iteration_start(e->sig);
 	if (e->timing) {
-		if (e->n_iter == e->cap_iter) {
-			size_t cap = e->cap_iter ? 2 * e->cap_iter : 64;
-			uint64_t *p = realloc(e->iter_ns, cap * sizeof *p);
-			if (p) {
-				e->iter_ns = p;
-				e->cap_iter = cap;
-			}
-		}
-		if (e->n_iter < e->cap_iter)
+		uint64_t *p = room_for_one(e->iter_ns, e->n_iter, &e->cap_iter, sizeof *p, 64);
+		if (p) {
+			e->iter_ns = p;
 			e->iter_ns[e->n_iter++] = now - e->iter_start_ns;
+		}
 		e->st.iterations++;
 	}
 	/* The launches lost in an iteration count once it completes, and

@@ -12,6 +12,7 @@
 
 #include "allocmap.h"
 #include "blocktab.h"
+#include "grow.h"
 #include "search.h"
 
 struct noted {
@@ -57,14 +58,12 @@ void faultsrc_note(faultsrc *f, uint64_t t_ns, const struct alloc_rec *r)
 {
 	if (!f)
 		return;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 1024;
-		struct noted *v = cap <= FAULTSRC_MAX_ALLOCS ? realloc(f->v, cap * sizeof *v) : NULL;
-		if (!v)
-			return;
-		f->v = v;
-		f->cap = cap;
-	}
+	if (f->n == FAULTSRC_MAX_ALLOCS)
+		return;
+	struct noted *v = room_for_one(f->v, f->n, &f->cap, sizeof *v, 1024);
+	if (!v)
+		return;
+	f->v = v;
 	struct noted *x = &f->v[f->n++];
 	*x = (struct noted){ .t_ns = t_ns, .id = r->id, .address = r->address, .size = r->size,
 			     .first_block = r->first_block, .n_blocks = r->n_blocks,

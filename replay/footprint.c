@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "minmax.h"
 #include "search.h"
 
@@ -57,14 +58,10 @@ int footprint_add(footprint *f, uint64_t first, uint64_t n)
 	while (j < f->n && f->v[j].lo <= end)
 		j++;
 	if (i == j) {
-		if (f->n == f->cap) {
-			size_t cap = f->cap ? 2 * f->cap : 16;
-			struct interval *v = realloc(f->v, cap * sizeof *v);
-			if (!v)
-				return -1;
-			f->v = v;
-			f->cap = cap;
-		}
+		struct interval *v = room_for_one(f->v, f->n, &f->cap, sizeof *v, 16);
+		if (!v)
+			return -1;
+		f->v = v;
 		memmove(&f->v[i + 1], &f->v[i], (f->n - i) * sizeof *f->v);
 		f->v[i] = (struct interval){ first, end };
 		f->n++;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 struct oplog {
 	struct oplog_entry *e;
 	size_t n, cap;
@@ -44,16 +46,12 @@ void oplog_destroy(oplog *l)
 
 static struct oplog_entry *append(oplog *l)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct oplog_entry *p = realloc(l->e, cap * sizeof *p);
-		if (!p) {
-			l->failed = 1;
-			return NULL;
-		}
-		l->e = p;
-		l->cap = cap;
+	struct oplog_entry *p = room_for_one(l->e, l->n, &l->cap, sizeof *p, 64);
+	if (!p) {
+		l->failed = 1;
+		return NULL;
 	}
+	l->e = p;
 	struct oplog_entry *e = &l->e[l->n++];
 	memset(e, 0, sizeof *e);
 	return e;
@@ -89,16 +87,12 @@ static void issue(void *ctx, enum engine_op op, const struct engine_range *range
 static uint64_t gate(void *ctx, uint64_t ticket)
 {
 	oplog *l = ctx;
-	if (l->n_gates == l->cap_gates) {
-		size_t cap = l->cap_gates ? 2 * l->cap_gates : 64;
-		uint64_t *p = realloc(l->gates, cap * sizeof *p);
-		if (!p) {
-			l->failed = 1;
-			return l->issued;
-		}
-		l->gates = p;
-		l->cap_gates = cap;
+	uint64_t *p = room_for_one(l->gates, l->n_gates, &l->cap_gates, sizeof *p, 64);
+	if (!p) {
+		l->failed = 1;
+		return l->issued;
 	}
+	l->gates = p;
 	l->gates[l->n_gates++] = ticket;
 	return l->issued;
 }

@@ -1,4 +1,5 @@
 /* sigcheck.c: the foreign-plan rule (see sigcheck.h). */
+#include "grow.h"
 #include "sigcheck.h"
 
 #include <stdlib.h>
@@ -95,16 +96,12 @@ void sigcheck_alloc(sigcheck *s, uint64_t size)
 		s->overflow = true;
 		return;
 	}
-	if (s->n_got == s->cap_got) {
-		size_t cap = s->cap_got ? 2 * s->cap_got : 256;
-		uint64_t *p = realloc(s->got, cap * sizeof *p);
-		if (!p) {
-			s->overflow = true;
-			return;
-		}
-		s->got = p;
-		s->cap_got = cap;
+	uint64_t *p = room_for_one(s->got, s->n_got, &s->cap_got, sizeof *p, 256);
+	if (!p) {
+		s->overflow = true;
+		return;
 	}
+	s->got = p;
 	s->got[s->n_got++] = size;
 }
 

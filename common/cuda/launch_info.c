@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "execid.h"
+#include "grow.h"
 
 const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -73,13 +73,10 @@ static struct kernel_info *create_info(CUfunction f, const char *name)
 		if (cuFuncGetParamInfo(f, i, &off, &size) != CUDA_SUCCESS &&
 		    cuKernelGetParamInfo((CUkernel)f, i, &off, &size) != CUDA_SUCCESS)
 			break;
-		if (i == cap) {
-			cap = cap ? 2 * cap : 8;
-			void *p = realloc(k->params, cap * sizeof *k->params);
-			if (!p)
-				break;
-			k->params = p;
-		}
+		void *p = room_for_one(k->params, i, &cap, sizeof *k->params, 8);
+		if (!p)
+			break;
+		k->params = p;
 		k->params[i].offset = (uint32_t)off;
 		k->params[i].size = (uint32_t)size;
 		k->nparams = i + 1;

@@ -15,6 +15,7 @@
 #include <cupti.h>
 
 #include "common/cuda/cupti_guard.h"
+#include "grow.h"
 #include "log.h"
 #include "replay/busy.h"
 #include "replay/faultlaunch.h"
@@ -44,24 +45,10 @@ static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct launch_time *launches;
 static size_t n_launches, cap_launches;
 
-/* v (n elements of size, room for *cap) with room for one more: v itself,
- * or v moved by realloc with *cap doubled; NULL when memory ran out (v is
- * left as it was: the record is dropped). */
-static void *with_room(void *v, size_t n, size_t *cap, size_t size)
-{
-	if (n < *cap)
-		return v;
-	size_t grown = *cap ? 2 * *cap : 4096;
-	void *p = realloc(v, grown * size);
-	if (p)
-		*cap = grown;
-	return p;
-}
-
 static void keep(struct um_event ev)
 {
 	pthread_mutex_lock(&events_lock);
-	struct um_event *v = with_room(events, n_events, &cap_events, sizeof *v);
+	struct um_event *v = room_for_one(events, n_events, &cap_events, sizeof *v, 4096);
 	if (v) {
 		events = v;
 		events[n_events++] = ev;
@@ -125,7 +112,7 @@ void rp_activity_note_launch(uint32_t correlation)
 {
 	struct launch_time x = { correlation, rp_now() };
 	pthread_mutex_lock(&launches_lock);
-	struct launch_time *v = with_room(launches, n_launches, &cap_launches, sizeof *v);
+	struct launch_time *v = room_for_one(launches, n_launches, &cap_launches, sizeof *v, 4096);
 	if (v) {
 		launches = v;
 		launches[n_launches++] = x;

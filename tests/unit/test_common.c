@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include "execid.h"
+#include "grow.h"
 #include "search.h"
 #include "size.h"
 
@@ -137,6 +138,31 @@ static void search_bounds_match_a_scan(void **state)
 	assert_int_equal(lower_bound_u64(NULL, 0, sizeof *u, 0, 5), 0);
 }
 
+/* An array grown one element at a time keeps what it held: it starts at
+ * the first capacity, doubles only when full, and is handed back as it is
+ * while there is room. */
+static void room_for_one_doubles_when_full(void **state)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0;
+	for (uint32_t n = 0; n < 100; n++) {
+		uint32_t *p = room_for_one(v, n, &cap, sizeof *v, 4);
+		assert_non_null(p);
+		if (v && n < 4)
+			assert_ptr_equal(p, v);
+		v = p;
+		v[n] = n * 7;
+		size_t want = 4;
+		while (want <= n)
+			want *= 2;
+		assert_int_equal(cap, want);
+	}
+	for (uint32_t n = 0; n < 100; n++)
+		assert_int_equal(v[n], n * 7);
+	assert_ptr_equal(room_for_one(v, 100, &cap, sizeof *v, 4), v);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +174,7 @@ int main(void)
 		cmocka_unit_test(execid_precomputed_name_state_gives_the_same_id),
 		cmocka_unit_test(execid_known_value),
 		cmocka_unit_test(search_bounds_match_a_scan),
+		cmocka_unit_test(room_for_one_doubles_when_full),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
