@@ -799,6 +799,7 @@ static struct plan *plan_decode(const planfile *pf, const char *name, char *err,
 		um_errmsg(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
+	p->format_version = planfile_version(pf);
 	if (decode_header(p, pf, name, err, errlen) && decode_signature(p, pf, name, err, errlen) &&
 	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&

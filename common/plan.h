@@ -136,6 +136,9 @@ struct plan_provenance {
 };
 
 struct plan {
+	uint32_t format_version; /* of the file plan_load read it from; 0 for a
+				    plan made here (plan_save writes
+				    PLANFILE_VERSION) */
 	struct plan_signature signature;
 	struct plan_assumptions assume;
 	struct plan_predictions predict;

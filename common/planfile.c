@@ -53,6 +53,7 @@ struct planfile_writer {
 struct planfile {
 	struct section *s;
 	size_t n;
+	uint32_t version; /* the header's format version */
 };
 
 /* The file checksum: FNV-1a 64 over every byte of the file except the
@@ -340,6 +341,8 @@ planfile *planfile_open_mem(const void *data, size_t len, const char *name, char
 		um_errmsg(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
+	struct bytes_reader version = bytes_reader_init(d + MAGIC_LEN, 4);
+	p->version = bytes_get_u32(&version);
 	struct bytes_reader r = bytes_reader_init(d + HEADER_LEN, len - HEADER_LEN);
 	if (!bytes_can_hold(&r, (uint64_t)count, ENTRY_LEN)) {
 		um_errmsg(err, errlen, "%s: section table (%ld entries) runs past the end of the file",
@@ -471,6 +474,11 @@ const void *planfile_section(const planfile *p, uint32_t id, size_t *len)
 	if (len)
 		*len = 0;
 	return NULL;
+}
+
+uint32_t planfile_version(const planfile *p)
+{
+	return p->version;
 }
 
 size_t planfile_section_count(const planfile *p)

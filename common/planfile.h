@@ -53,6 +53,9 @@ void planfile_close(planfile *p);
  * memory belongs to p. */
 const void *planfile_section(const planfile *p, uint32_t id, size_t *len);
 
+/* The format version in the file's header (1 to PLANFILE_VERSION). */
+uint32_t planfile_version(const planfile *p);
+
 /* Section ids present, in file order (for --dump). */
 size_t planfile_section_count(const planfile *p);
 uint32_t planfile_section_id(const planfile *p, size_t index);

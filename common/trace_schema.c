@@ -165,7 +165,7 @@ static int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_
 	}
 	if (version > TRACE_SCHEMA_VERSION) {
 		um_errmsg(err, errlen,
-			"%s: schema version %lld is newer than this umplan understands (%d)", name,
+			"%s: schema version %lld is newer than this umkit understands (%d)", name,
 			version, TRACE_SCHEMA_VERSION);
 		return -1;
 	}

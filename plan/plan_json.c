@@ -210,7 +210,8 @@ cJSON *plan_json(const struct plan *p)
 {
 	struct jb j = { false };
 	cJSON *root = obj(&j);
-	add(&j, root, "format_version", u64(&j, PLANFILE_VERSION));
+	add(&j, root, "format_version",
+	    u64(&j, p->format_version ? p->format_version : PLANFILE_VERSION));
 
 	const struct plan_provenance *pv = &p->provenance;
 	cJSON *prov = obj(&j);

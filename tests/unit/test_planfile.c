@@ -9,6 +9,7 @@
 
 #include "bytes.h"
 #include "execid.h"
+#include "plan/plan_json.h"
 #include "plan_sample.h"
 #include "planfile.h"
 
@@ -297,6 +298,9 @@ static void version_1_loads(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(p->n_allocs, 4);
 	assert_int_equal(p->n_host, 0);
+	char *json = plan_json_text(p); /* umplan --dump */
+	assert_non_null(strstr(json, "\"format_version\":\t1,"));
+	free(json);
 	plan_destroy(p);
 	free(img);
 }

@@ -106,7 +106,7 @@ static void newer_version_named(void **state)
 	char path[512], err[256], want[600];
 	make_trace(path, sizeof path, "v7.db", "PRAGMA user_version = 7");
 	open_fails(path, err, sizeof err);
-	snprintf(want, sizeof want, "%s: schema version 7 is newer than this umplan understands (%d)",
+	snprintf(want, sizeof want, "%s: schema version 7 is newer than this umkit understands (%d)",
 		 path, TRACE_SCHEMA_VERSION);
 	assert_string_equal(err, want);
 }
