@@ -161,13 +161,22 @@ SELECT DISTINCT a.correlation_id, a.alloc_id,
        (al.address + al.size - 1) >> 21 AS last_block
 FROM kernel_arg a JOIN alloc al ON al.id = a.alloc_id;
 
--- Blocks and bytes per kernel (argument-based access sets).
+-- Allocations and distinct blocks per kernel (argument-based access sets).
+-- Small allocations share blocks: each span counts only its blocks past the
+-- highest block of the spans before it (in block order), so a shared block
+-- counts once.
 CREATE VIEW kernel_blocks AS
+WITH span AS (
+  SELECT correlation_id, alloc_id, first_block, last_block,
+         max(last_block) OVER (PARTITION BY correlation_id ORDER BY first_block, last_block
+                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered
+  FROM kernel_access)
 SELECT k.seq, k.correlation_id, s.value AS name,
        count(x.alloc_id) AS allocations,
-       coalesce(sum(x.last_block - x.first_block + 1), 0) AS blocks
+       coalesce(sum(max(0, x.last_block - max(x.first_block, coalesce(x.covered, -1) + 1) + 1)), 0)
+         AS blocks
 FROM kernel k JOIN string s ON s.id = k.name_id
-LEFT JOIN kernel_access x ON x.correlation_id = k.correlation_id
+LEFT JOIN span x ON x.correlation_id = k.correlation_id
 GROUP BY k.correlation_id;
 
 -- Kernels launched inside each NVTX range (by launch time, from any thread).

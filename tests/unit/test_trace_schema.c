@@ -169,6 +169,42 @@ static void meta_values(void **state)
 	sqlite3_close(db);
 }
 
+/* kernel_blocks counts the distinct 2 MiB blocks of a kernel's
+ * allocations: two small ones in one block count once, and the block
+ * numbers of a span may start inside the one before. */
+static void kernel_blocks_counts_shared_blocks_once(void **state)
+{
+	char path[512], err[256];
+	sqlite3 *db;
+	make_trace(path, sizeof path, "blocks.db",
+		   "INSERT INTO string VALUES (1, 'k');"
+		   "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z,"
+		   " block_x, block_y, block_z, shared_mem, launch_ns, start_ns, end_ns) VALUES"
+		   " (10, 0, 1, 1, 1, 1, 1, 32, 1, 1, 0, 0, 1, 2), (11, 1, 1, 1, 1, 1, 1, 32, 1, 1, 0, 3, 4, 5),"
+		   " (12, 2, 1, 1, 1, 1, 1, 32, 1, 1, 0, 6, 7, 8);"
+		   /* blocks 1, 1, 1-4 (starting in block 1), 8 */
+		   "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES"
+		   " (1, 2097152, 1048576, 1048576, 'cudaMalloc', 0),"
+		   " (2, 3145728, 524288, 524288, 'cudaMalloc', 0),"
+		   " (3, 3670016, 6291456, 6291456, 'cudaMalloc', 0),"
+		   " (4, 16777216, 2097152, 2097152, 'cudaMalloc', 0);"
+		   "INSERT INTO kernel_arg VALUES (10, 0, 1, 0), (10, 1, 2, 0), (10, 2, 3, 0),"
+		   " (12, 0, 1, 0), (12, 1, 4, 0);");
+	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT allocations, blocks FROM kernel_blocks ORDER BY seq",
+					    -1, &st, NULL), SQLITE_OK);
+	const int want[3][2] = { { 3, 4 }, { 0, 0 }, { 2, 2 } };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int(st, 0), want[i][0]);
+		assert_int_equal(sqlite3_column_int(st, 1), want[i][1]);
+	}
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +217,7 @@ int main(void)
 		cmocka_unit_test(not_a_database_named),
 		cmocka_unit_test(missing_file_named),
 		cmocka_unit_test(meta_values),
+		cmocka_unit_test(kernel_blocks_counts_shared_blocks_once),
 	};
 	return cmocka_run_group_tests_name("trace_schema", tests, NULL, NULL);
 }
