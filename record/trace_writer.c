@@ -29,6 +29,7 @@
 
 #include "errmsg.h"
 #include "execid.h"
+#include "grow.h"
 #include "trace_schema.h"
 
 #ifndef UMKIT_VERSION
@@ -97,8 +98,8 @@ struct intern_entry {
 };
 
 enum stmt_id {
-	ST_META, ST_STRING, ST_STREAM, ST_LAUNCH, ST_ARG, ST_KERNEL, ST_ALLOC, ST_FREE,
-	ST_LIVE, ST_MIGRATION, ST_FAULT, ST_NVTX, ST_MEMCPY, ST_MEMSET, ST_COUNT
+	ST_META, ST_STRING, ST_STREAM, ST_STREAM_SEEN, ST_LAUNCH, ST_ARG, ST_KERNEL, ST_ALLOC,
+	ST_FREE, ST_LIVE, ST_MIGRATION, ST_FAULT, ST_NVTX, ST_MEMCPY, ST_MEMSET, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -108,6 +109,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STREAM] = "INSERT INTO stream(id, context_id, created_ns) VALUES (?1, ?2, ?3) "
 		      "ON CONFLICT(id) DO UPDATE SET context_id = excluded.context_id, "
 		      "created_ns = excluded.created_ns",
+	[ST_STREAM_SEEN] = "INSERT INTO stream(id, context_id) VALUES (?1, ?2) "
+			   "ON CONFLICT(id) DO NOTHING",
 	/* The activity record may have created the row first (a launch
 	 * reported at API exit can lose the race with a buffer flush). The
 	 * WHERE makes a second launch of one correlation ID change nothing,
@@ -157,6 +160,9 @@ struct trace_writer {
 	 * still using the writer when it is freed. */
 	atomic_bool closing;
 	atomic_uint inside;
+	/* The writer thread's: the stream IDs it has a row for. */
+	uint32_t *streams;
+	size_t n_streams, cap_streams;
 
 	pthread_mutex_t mu;  /* everything below */
 	pthread_cond_t wake; /* to the writer: a full batch, or stop */
@@ -524,7 +530,7 @@ static void bind_dims(sqlite3_stmt *st, int first, const uint32_t grid[3], const
 }
 
 static const char *const table_of[ST_COUNT] = {
-	[ST_META] = "meta", [ST_STRING] = "string", [ST_STREAM] = "stream",
+	[ST_META] = "meta", [ST_STRING] = "string", [ST_STREAM] = "stream", [ST_STREAM_SEEN] = "stream",
 	[ST_LAUNCH] = "kernel", [ST_ARG] = "kernel_arg", [ST_KERNEL] = "kernel",
 	[ST_ALLOC] = "alloc", [ST_FREE] = "alloc", [ST_LIVE] = "alloc",
 	[ST_MIGRATION] = "migration", [ST_FAULT] = "fault", [ST_NVTX] = "nvtx_range",
@@ -542,6 +548,33 @@ static void run(trace_writer *w, enum stmt_id id, const char *unchanged, uint64_
 	else if (unchanged && sqlite3_changes(w->db) == 0)
 		note_error(w, "%s: %s %llu", table_of[id], unchanged, (unsigned long long)key);
 	sqlite3_reset(st);
+}
+
+/* A stream the records name gets a row the first time, with no creation
+ * time: CUPTI reports the creation of the streams made while recording,
+ * not of the default stream or of streams made before. Returns true the
+ * first time. */
+static bool first_sight(trace_writer *w, uint32_t stream_id)
+{
+	for (size_t i = 0; i < w->n_streams; i++)
+		if (w->streams[i] == stream_id)
+			return false;
+	uint32_t *v = room_for_one(w->streams, w->n_streams, &w->cap_streams, sizeof *v, 16);
+	if (v) {
+		w->streams = v;
+		w->streams[w->n_streams++] = stream_id;
+	}
+	return true;
+}
+
+static void note_stream(trace_writer *w, uint32_t stream_id, uint32_t context_id)
+{
+	if (!first_sight(w, stream_id))
+		return;
+	sqlite3_stmt *st = w->st[ST_STREAM_SEEN];
+	sqlite3_bind_int64(st, 1, stream_id);
+	sqlite3_bind_int64(st, 2, context_id);
+	run(w, ST_STREAM_SEEN, NULL, 0);
 }
 
 static void apply(trace_writer *w, const struct ev *e)
@@ -566,6 +599,7 @@ static void apply(trace_writer *w, const struct ev *e)
 		sqlite3_bind_int64(st, 2, e->u.stream.context_id);
 		bind_u64(st, 3, e->u.stream.created_ns);
 		run(w, ST_STREAM, NULL, 0);
+		first_sight(w, e->u.stream.id);
 		break;
 	case EV_LAUNCH: {
 		const struct ev_launch *l = &e->u.launch;
@@ -601,6 +635,7 @@ static void apply(trace_writer *w, const struct ev *e)
 		bind_u64(st, 11, k->start_ns);
 		bind_u64(st, 12, k->end_ns);
 		run(w, ST_KERNEL, "second activity record for correlation ID", k->correlation_id);
+		note_stream(w, k->stream_id, k->context_id);
 		break;
 	}
 	case EV_ALLOC: {
@@ -670,6 +705,7 @@ static void apply(trace_writer *w, const struct ev *e)
 		bind_u64(st, 5, c->start_ns);
 		bind_u64(st, 6, c->end_ns);
 		run(w, ST_MEMCPY, NULL, 0);
+		note_stream(w, c->stream_id, c->context_id);
 		break;
 	}
 	case EV_MEMSET: {
@@ -682,6 +718,7 @@ static void apply(trace_writer *w, const struct ev *e)
 		bind_u64(st, 5, s->start_ns);
 		bind_u64(st, 6, s->end_ns);
 		run(w, ST_MEMSET, NULL, 0);
+		note_stream(w, s->stream_id, s->context_id);
 		break;
 	}
 	}
@@ -792,6 +829,7 @@ static void writer_free(trace_writer *w)
 	for (size_t i = 0; i < w->strings_cap; i++)
 		free(w->strings[i].s);
 	free(w->strings);
+	free(w->streams);
 	free(w->path);
 	free(w);
 }

@@ -112,7 +112,7 @@ struct trace_kernel_activity {
 	int64_t name_id;
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
-	uint32_t stream_id;
+	uint32_t stream_id, context_id;
 	uint64_t start_ns, end_ns;
 };
 void trace_writer_kernel(trace_writer *w, const struct trace_kernel_activity *k);
@@ -166,7 +166,7 @@ struct trace_memcpy {
 	uint32_t correlation_id;
 	const char *kind; /* a string literal: htod, dtoh, dtod, htoh, ptop, unknown */
 	uint64_t bytes;
-	uint32_t stream_id;
+	uint32_t stream_id, context_id;
 	uint64_t start_ns, end_ns;
 };
 void trace_writer_memcpy(trace_writer *w, const struct trace_memcpy *c);
@@ -175,7 +175,7 @@ struct trace_memset {
 	uint32_t correlation_id;
 	uint64_t bytes;
 	uint32_t value;
-	uint32_t stream_id;
+	uint32_t stream_id, context_id;
 	uint64_t start_ns, end_ns;
 };
 void trace_writer_memset(trace_writer *w, const struct trace_memset *s);

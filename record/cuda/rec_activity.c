@@ -116,6 +116,7 @@ static void on_record(const CUpti_Activity *rec)
 			.block = { (uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ },
 			.shared_mem = (uint32_t)k->dynamicSharedMemory,
 			.stream_id = k->streamId,
+			.context_id = k->contextId,
 			.start_ns = k->start,
 			.end_ns = k->end,
 		};
@@ -125,14 +126,14 @@ static void on_record(const CUpti_Activity *rec)
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *c = (const void *)rec;
 		struct trace_memcpy m = { c->correlationId, copy_kind(c->copyKind), c->bytes,
-					  c->streamId, c->start, c->end };
+					  c->streamId, c->contextId, c->start, c->end };
 		trace_writer_memcpy(rec_writer, &m);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *s = (const void *)rec;
 		struct trace_memset m = { s->correlationId, s->bytes, s->value, s->streamId,
-					  s->start, s->end };
+					  s->contextId, s->start, s->end };
 		trace_writer_memset(rec_writer, &m);
 		break;
 	}

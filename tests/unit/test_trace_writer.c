@@ -298,6 +298,10 @@ static void threads_exact_counts(void **state)
 				   "OR stream_id != 7 + (correlation_id - 1) / 20000 "
 				   "OR thread_id != 100 + (correlation_id - 1) / 20000 "
 				   "OR exec_id != (correlation_id - 1) % 20000 % 50 + 1"), 0);
+	/* Each thread's stream has its row, written once. */
+	assert_int_equal(q_int(db, "SELECT count(*) FROM stream"), THREADS);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel WHERE stream_id NOT IN "
+				   "(SELECT id FROM stream)"), 0);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg"), (long long)args);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg a JOIN kernel k "
 				   "USING (correlation_id) WHERE a.param_offset = 0 "
@@ -412,7 +416,12 @@ static void views_on_hand_made_trace(void **state)
 	activity(w, 101, gemm, 2000, 3000);
 	activity(w, 102, relu, 3000, 4000);
 	launch(w, 103, 2, relu, 5000, NULL, 0);
-	activity(w, 103, relu, 6000, 6500);
+	/* On a stream whose creation the recording did not see. */
+	struct trace_kernel_activity k3 = { .correlation_id = 103, .name_id = relu,
+					    .grid = { 4, 1, 1 }, .block = { 256, 1, 1 },
+					    .stream_id = 13, .context_id = 1,
+					    .start_ns = 6000, .end_ns = 6500 };
+	trace_writer_kernel(w, &k3);
 
 	struct trace_nvtx r1 = { iter, 42, 900, 1600 }, r2 = { iter, 42, 1600, 6000 },
 			  r3 = { epoch, 42, 4000, 0 };
@@ -427,9 +436,9 @@ static void views_on_hand_made_trace(void **state)
 
 	struct trace_fault f = { 2400, 2450, 10 * UM_BLOCK + 4096, TRACE_ACCESS_WRITE, 3 };
 	trace_writer_fault(w, &f);
-	struct trace_memcpy c = { 200, "htod", 4096, 7, 300, 400 };
+	struct trace_memcpy c = { 200, "htod", 4096, 9, 1, 300, 400 };
 	trace_writer_memcpy(w, &c);
-	struct trace_memset ms = { 201, 8192, 0xab, 7, 500, 600 };
+	struct trace_memset ms = { 201, 8192, 0xab, 7, 1, 500, 600 };
 	trace_writer_memset(w, &ms);
 
 	trace_writer_free(w, 2, 7000, 43);
@@ -464,11 +473,15 @@ static void views_on_hand_made_trace(void **state)
 		     "write:3:20975616");
 	assert_query(db, "SELECT correlation_id || ':' || kind || ':' || bytes || ':' || "
 			 "stream_id || ':' || start_ns || ':' || end_ns FROM memcpy",
-		     "200:htod:4096:7:300:400");
+		     "200:htod:4096:9:300:400");
 	assert_query(db, "SELECT correlation_id || ':' || bytes || ':' || value || ':' || "
 			 "stream_id || ':' || start_ns || ':' || end_ns FROM memset",
 		     "201:8192:171:7:500:600");
-	assert_query(db, "SELECT id || ':' || context_id || ':' || created_ns FROM stream", "7:1:50");
+	/* Streams created while recording have their time; the others, named
+	 * by a kernel or a copy, have a row without one. */
+	assert_query(db, "SELECT group_concat(x, ' ') FROM (SELECT id || ':' || context_id || ':' || "
+			 "coalesce(created_ns, '-') AS x FROM stream ORDER BY id)",
+		     "7:1:50 9:1:- 13:1:-");
 	assert_query(db, "SELECT coalesce(end_ns, 'open') FROM nvtx_range WHERE id = 3", "open");
 	assert_int_equal(dangling_references(db), 0);
 	sqlite3_close(db);
