@@ -9,10 +9,11 @@
 -- a reader refuses a newer version than it knows.
 
 -- Run metadata as key/value text: schema_version, umkit_version, status
--- ('recording' until a clean exit sets 'complete'), command, options, pid,
--- start_ns, end_ns, device_name, device_memory, driver_version,
--- runtime_version, cupti_version, dropped_records, write_errors (set at
--- close when some rows could not be written).
+-- ('recording' until a clean exit sets 'complete'), command, options,
+-- max_managed, managed, pid, start_ns, end_ns, device_name, device_memory,
+-- driver_version, cupti_version, um_counters, dropped_records, error (CUPTI
+-- could not be set up), write_errors (set at close when some rows could
+-- not be written).
 CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT
