@@ -191,7 +191,9 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 		um_errmsg(err, errlen, "%s: %s", path, strerror(EISDIR));
 		return -1;
 	}
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	/* One thread uses the connection: SQLite's own locking (serialized
+	 * mode) would cost a mutex pair per column read. */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		um_errmsg(err, errlen, "%s: cannot open: %s", path,
 			db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);

@@ -216,7 +216,6 @@ struct seq_row {
 	int64_t seq;
 	uint64_t corr;
 	struct trace_kernel k;
-	uint32_t grid[3], block[3], shared_mem; /* for k.shape_id */
 };
 
 static int cmp_seq_row(const void *a, const void *b)
@@ -231,12 +230,47 @@ static int cmp_corr_pos(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Graph kernels (no seq: not launched by the program) are counted, not kept. */
-static bool kernel_row(void *trace, sqlite3_stmt *st, void *slot)
+/* The index of the string with id in the string table, n_strings when there
+ * is none. */
+static size_t string_index(const struct trace *t, uint32_t id)
 {
+	size_t i = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, id);
+	return i < t->n_strings && t->string_ids[i] == (int64_t)id ? i : t->n_strings;
+}
+
+/* What kernel_row needs: the trace, whose strings are loaded, and a cache
+ * of each string's hash state (by index; 0: not yet computed): kernel
+ * names are long and few. */
+struct kernel_rows {
+	struct trace *t;
+	uint64_t *name_states;
+};
+
+/* The shape ID of the launch in the row at st (columns 7-13: grid, block,
+ * shared memory) of the kernel named by string id name. */
+static uint64_t shape_of(struct kernel_rows *kr, sqlite3_stmt *st, uint32_t name)
+{
+	size_t i = string_index(kr->t, name);
+	bool known = i < kr->t->n_strings;
+	const char *text = known ? kr->t->strings[i] : "?";
+	struct execid_launch l = { text, known ? kr->name_states[i] : 0, { 0 }, { 0 },
+				   (uint32_t)sqlite3_column_int64(st, 13), NULL, 0 };
+	for (int d = 0; d < 3; d++) {
+		l.grid[d] = (uint32_t)sqlite3_column_int64(st, 7 + d);
+		l.block[d] = (uint32_t)sqlite3_column_int64(st, 10 + d);
+	}
+	if (known && !kr->name_states[i])
+		l.name_state = kr->name_states[i] = execid_name_state(text);
+	return execid_shape_of(&l);
+}
+
+/* Graph kernels (no seq: not launched by the program) are counted, not kept. */
+static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
+{
+	struct kernel_rows *kr = ctx;
 	struct seq_row *r = slot;
 	if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
-		((struct trace *)trace)->graph_kernels++;
+		kr->t->graph_kernels++;
 		return false;
 	}
 	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
@@ -246,55 +280,31 @@ static bool kernel_row(void *trace, sqlite3_stmt *st, void *slot)
 	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
 	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
 	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
-	for (int i = 0; i < 3; i++) {
-		r->grid[i] = (uint32_t)sqlite3_column_int64(st, 7 + i);
-		r->block[i] = (uint32_t)sqlite3_column_int64(st, 10 + i);
-	}
-	r->shared_mem = (uint32_t)sqlite3_column_int64(st, 13);
+	r->k.shape_id = shape_of(kr, st, r->k.name);
 	return true;
-}
-
-/* The index of the string with id in the string table, n_strings when there
- * is none. */
-static size_t string_index(const struct trace *t, uint32_t id)
-{
-	size_t i = lower_bound_i64(t->string_ids, t->n_strings, sizeof *t->string_ids, 0, id);
-	return i < t->n_strings && t->string_ids[i] == (int64_t)id ? i : t->n_strings;
-}
-
-/* The shape ID of row r's launch. name_states caches the hash state of each
- * string (by index; 0: not yet computed): kernel names are long and few. */
-static uint64_t shape_of(const struct trace *t, const struct seq_row *r, uint64_t *name_states)
-{
-	size_t i = string_index(t, r->k.name);
-	bool known = i < t->n_strings;
-	const char *name = known ? t->strings[i] : "?";
-	struct execid_launch l = { name, known ? name_states[i] : 0,
-				   { r->grid[0], r->grid[1], r->grid[2] },
-				   { r->block[0], r->block[1], r->block[2] }, r->shared_mem, NULL, 0 };
-	if (known && !name_states[i])
-		l.name_state = name_states[i] = execid_name_state(name);
-	return execid_shape_of(&l);
 }
 
 static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 {
 	struct trace *t = l->t;
+	struct kernel_rows kr = { t, calloc(t->n_strings ? t->n_strings : 1, sizeof *kr.name_states) };
+	if (!kr.name_states)
+		return oom(l);
 	void *data;
 	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
 	 * walking the seq index; sorting a million rows in memory is cheap. */
-	if (load_rows(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, "
-			 "grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem FROM kernel",
-			 sizeof(struct seq_row), kernel_row, t, &data, &n))
+	int rc = load_rows(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, "
+			      "grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem FROM kernel",
+			   sizeof(struct seq_row), kernel_row, &kr, &data, &n);
+	free(kr.name_states);
+	if (rc)
 		return -1;
 	struct seq_row *rows = data;
 	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
-	uint64_t *name_states = calloc(t->n_strings ? t->n_strings : 1, sizeof *name_states);
-	if (!t->kernels || !*by_corr || !name_states) {
-		free(name_states);
+	if (!t->kernels || !*by_corr) {
 		free(rows);
 		return oom(l);
 	}
@@ -311,12 +321,10 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 			t->untimed_kernels++;
 			k.start_ns = k.end_ns = TRACE_NS_NONE;
 		}
-		k.shape_id = shape_of(t, &rows[i], name_states);
 		t->kernels[i] = k;
 		(*by_corr)[i] = (struct corr_pos){ rows[i].corr, i };
 	}
 	t->n_kernels = n;
-	free(name_states);
 	free(rows);
 	sort_rows(*by_corr, n, sizeof **by_corr, cmp_corr_pos);
 	return 0;
