@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 	const char *output = NULL, *dump_path = NULL;
 	bool report = false, json = false, check = false, simulate = false;
 	const char *ratios_text = "1,1.5,2,3,4", *constants = NULL, *sim_csv = NULL;
-	bool capacity_given = false;
+	bool capacity_given = false, ratios_given = false;
 	double perturb = 0;
 	int c;
 	opterr = 0;
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 		case OPT_CHECK: check = true; break;
 		case OPT_DUMP: dump_path = arg; break;
 		case OPT_SIMULATE: simulate = true; break;
-		case OPT_RATIOS: ratios_text = arg; break;
+		case OPT_RATIOS: ratios_text = arg; ratios_given = true; break;
 		case OPT_CONSTANTS: constants = arg; break;
 		case OPT_SIM_CSV: sim_csv = arg; break;
 		case OPT_PERTURB: {
@@ -330,15 +330,18 @@ int main(int argc, char **argv)
 	/* Parsed before the (slow) planner so a typo fails at once. */
 	double *ratios = NULL;
 	size_t n_ratios = 0;
+	if (capacity_given && ratios_given)
+		return usage_error("%s", "--capacity and --ratios both say what to simulate: give one");
 	if (simulate) {
 		char bad[64];
 		if (sim_parse_ratios(ratios_text, &ratios, &n_ratios, bad, sizeof bad))
 			return usage_error("--ratios: '%s' is not a ratio >= 1", bad);
 		if (capacity_given)
 			n_ratios = 1;
-	} else if (constants || sim_csv || perturb > 0) {
+	} else if (constants || sim_csv || perturb > 0 || ratios_given) {
 		return usage_error("%s needs --simulate",
-				   constants ? "--constants" : sim_csv ? "--sim-csv" : "--perturb");
+				   constants ? "--constants" : sim_csv ? "--sim-csv" :
+				   perturb > 0 ? "--perturb" : "--ratios");
 	}
 	struct sim_options so;
 	sim_options_default(&o, &so);

@@ -220,6 +220,12 @@ expect_err_has "'0.5'" "the bad ratio is named"
 run "$UMPLAN" "$trace" --simulate --ratios 2,abc
 expect_status 2 "a non-numeric ratio is a usage error"
 expect_err_has "'abc'" "the non-numeric ratio is named"
+run "$UMPLAN" "$trace" --simulate --capacity 64M --ratios 2
+expect_status 2 "--capacity with --ratios is a usage error, not --ratios ignored"
+expect_err_has "give one" "it says to give one of them"
+run "$UMPLAN" "$trace" --ratios 2 --report
+expect_status 2 "--ratios without --simulate is a usage error"
+expect_err_has "--ratios needs --simulate" "it names the option"
 
 echo '{"htod_gbps": 39.92, "dtoh_gbps": 7.76}' >"$SCRATCH/constants.json"
 mkdir -p "$SCRATCH/csv"
