@@ -160,7 +160,8 @@ struct trace_writer {
 	 * still using the writer when it is freed. */
 	atomic_bool closing;
 	atomic_uint inside;
-	/* The writer thread's: the stream IDs it has a row for. */
+	/* The writer thread's: the stream IDs it has written a row for (commit
+	 * forgets those of a batch that did not commit whole). */
 	uint32_t *streams;
 	size_t n_streams, cap_streams;
 
@@ -537,44 +538,52 @@ static const char *const table_of[ST_COUNT] = {
 	[ST_MEMCPY] = "memcpy", [ST_MEMSET] = "memset",
 };
 
-/* Runs a bound statement. An UPDATE or guarded UPSERT that changed nothing
- * is an error too (unchanged says why, with key as its %llu). */
-static void run(trace_writer *w, enum stmt_id id, const char *unchanged, uint64_t key)
+/* Runs a bound statement; true when it did its work. An UPDATE or guarded
+ * UPSERT that changed nothing is an error too (unchanged says why, with key
+ * as its %llu). */
+static bool run(trace_writer *w, enum stmt_id id, const char *unchanged, uint64_t key)
 {
 	sqlite3_stmt *st = w->st[id];
 	int rc = sqlite3_step(st);
+	bool ok = rc == SQLITE_DONE && !(unchanged && sqlite3_changes(w->db) == 0);
 	if (rc != SQLITE_DONE)
 		note_error(w, "%s: %s", table_of[id], sqlite3_errmsg(w->db));
-	else if (unchanged && sqlite3_changes(w->db) == 0)
+	else if (!ok)
 		note_error(w, "%s: %s %llu", table_of[id], unchanged, (unsigned long long)key);
 	sqlite3_reset(st);
+	return ok;
 }
 
-/* A stream the records name gets a row the first time, with no creation
- * time: CUPTI reports the creation of the streams made while recording,
- * not of the default stream or of streams made before. Returns true the
- * first time. */
-static bool first_sight(trace_writer *w, uint32_t stream_id)
+/* Whether the stream has a row (written by a batch that committed). */
+static bool stream_written(const trace_writer *w, uint32_t stream_id)
 {
 	for (size_t i = 0; i < w->n_streams; i++)
 		if (w->streams[i] == stream_id)
-			return false;
+			return true;
+	return false;
+}
+
+static void stream_remember(trace_writer *w, uint32_t stream_id)
+{
 	uint32_t *v = room_for_one(w->streams, w->n_streams, &w->cap_streams, sizeof *v, 16);
 	if (v) {
 		w->streams = v;
 		w->streams[w->n_streams++] = stream_id;
 	}
-	return true;
 }
 
+/* A stream the records name gets a row the first time, with no creation
+ * time: CUPTI reports the creation of the streams made while recording,
+ * not of the default stream or of streams made before. */
 static void note_stream(trace_writer *w, uint32_t stream_id, uint32_t context_id)
 {
-	if (!first_sight(w, stream_id))
+	if (stream_written(w, stream_id))
 		return;
 	sqlite3_stmt *st = w->st[ST_STREAM_SEEN];
 	sqlite3_bind_int64(st, 1, stream_id);
 	sqlite3_bind_int64(st, 2, context_id);
-	run(w, ST_STREAM_SEEN, NULL, 0);
+	if (run(w, ST_STREAM_SEEN, NULL, 0))
+		stream_remember(w, stream_id);
 }
 
 static void apply(trace_writer *w, const struct ev *e)
@@ -598,8 +607,8 @@ static void apply(trace_writer *w, const struct ev *e)
 		sqlite3_bind_int64(st, 1, e->u.stream.id);
 		sqlite3_bind_int64(st, 2, e->u.stream.context_id);
 		bind_u64(st, 3, e->u.stream.created_ns);
-		run(w, ST_STREAM, NULL, 0);
-		first_sight(w, e->u.stream.id);
+		if (run(w, ST_STREAM, NULL, 0) && !stream_written(w, e->u.stream.id))
+			stream_remember(w, e->u.stream.id);
 		break;
 	case EV_LAUNCH: {
 		const struct ev_launch *l = &e->u.launch;
@@ -738,7 +747,8 @@ static int exec(trace_writer *w, const char *sql)
  * new transaction. Returns 0 when the batch committed. */
 static int commit(trace_writer *w, struct batch *b)
 {
-	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
+	size_t streams_before = w->n_streams;
+	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0, whole = in_txn;
 	for (struct chunk *c = b->head; c; c = c->next) {
 		for (size_t i = 0; i < c->n; i++) {
 			struct ev *e = &c->ev[i];
@@ -747,14 +757,20 @@ static int commit(trace_writer *w, struct batch *b)
 				free(e->u.meta.key);
 				free(e->u.meta.value);
 			}
-			if (in_txn && sqlite3_get_autocommit(w->db))
+			if (in_txn && sqlite3_get_autocommit(w->db)) {
+				whole = 0;
 				in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
+			}
 		}
 	}
 	if (in_txn && exec(w, "COMMIT") != 0) {
 		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
+		whole = in_txn = 0;
 	}
+	/* Stream rows first written here may be lost: write them again the
+	 * next time a record names their stream. */
+	if (!whole)
+		w->n_streams = streams_before;
 	return in_txn ? 0 : -1;
 }
 

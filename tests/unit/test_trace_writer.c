@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -619,6 +620,41 @@ static void write_errors_counted(void **state)
 	sqlite3_close(db);
 }
 
+/* A batch that fails to commit takes its stream rows with it: the stream
+ * gets its row from the next record that names it. */
+static void stream_row_written_again_after_a_failed_batch(void **state)
+{
+	char path[512], err[512];
+	trace_writer *w = open_writer(path, sizeof path, "streams.db", NULL);
+	int64_t k = trace_writer_intern(w, "k");
+	struct trace_writer_stats s = { 0 };
+	trace_writer_get_stats(w, &s);
+	uint64_t batches = s.batches;
+
+	/* No file may grow: the batch's writes fail, and SQLite rolls it back. */
+	struct rlimit old, none;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	none = (struct rlimit){ 0, old.rlim_max };
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	activity(w, 1, k, 100, 200); /* stream 7 */
+	for (int i = 0; i < 500 && s.write_errors == 0; i++) {
+		usleep(10000);
+		trace_writer_get_stats(w, &s);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	assert_true(s.write_errors > 0);
+	assert_int_equal(s.batches, batches); /* nothing committed */
+
+	activity(w, 2, k, 300, 400); /* stream 7 again */
+	assert_int_equal(trace_writer_close(w, 500, err, sizeof err), -1); /* the errors are reported */
+	sqlite3 *db = open_db(path);
+	assert_query(db, "SELECT group_concat(correlation_id) FROM kernel", "2");
+	assert_query(db, "SELECT count(*) FROM stream WHERE id = 7", "1");
+	sqlite3_close(db);
+}
+
 static void no_errors_reported_when_clean(void **state)
 {
 	char path[512], first[64] = "junk";
@@ -792,6 +828,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(write_errors_counted),
+		cmocka_unit_test(stream_row_written_again_after_a_failed_batch),
 		cmocka_unit_test(no_errors_reported_when_clean),
 		cmocka_unit_test(forked_child_is_inert),
 		cmocka_unit_test(crash_leaves_consistent_prefix),
