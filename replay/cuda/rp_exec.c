@@ -30,11 +30,13 @@
  *    made on the program's thread, so that the wait names work already
  *    queued (a build where the program's streams waited for a word that
  *    the worker's later calls set hung the MLP under plan: docs/replay.md);
- *  - discards go on the one stream, behind the migrations queued before
- *    them: on a stream of their own, where a discard could run while an
- *    earlier migration of its range was pending or copying, the PyTorch
- *    MLP's losses changed under deepum in 3 of 6 runs on the H100 (0 of 6
- *    on the one stream; docs/replay.md, "What discard may touch").
+ *  - discards go on the one stream, behind the migrations the worker has
+ *    issued on it (a migration still in the worker's queue follows them,
+ *    which can cost a stale eviction but never runs beside the discard):
+ *    on a stream of their own, where a discard could run while an earlier
+ *    migration of its range was pending or copying, the PyTorch MLP's
+ *    losses changed under deepum in 3 of 6 runs on the H100 (0 of 6 on
+ *    the one stream; docs/replay.md, "What discard may touch").
  * Discards move no data, so none of this costs a copy.
  *
  * A kernel that needs blocks a prefetch is still copying is ordered after
@@ -413,8 +415,15 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	if (!worker_started) {
 		pthread_t t;
 		worker_started = pthread_create(&t, NULL, worker, NULL) == 0;
-		if (worker_started)
-			pthread_detach(t);
+		if (!worker_started) {
+			/* Nothing would run the queue: the migration is dropped,
+			 * as a failed call's is. */
+			pthread_mutex_unlock(&queue_lock);
+			free(j);
+			check(CUDA_ERROR_OPERATING_SYSTEM, "starting the replayer's migration thread");
+			return;
+		}
+		pthread_detach(t);
 	}
 	if (queue_tail)
 		queue_tail->next = j;
@@ -434,10 +443,17 @@ static uint64_t record_mark(void)
 		retry_pending();
 	uint64_t m = next_mark++;
 	CUevent *ev = &marks[m % MARKS];
-	if (!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-		return 0;
 	uint64_t t0 = rp_now();
-	check(cuEventRecord(*ev, program_stream()), "recording a marker");
+	CUresult r = *ev ? CUDA_SUCCESS : cuEventCreate(ev, CU_EVENT_DISABLE_TIMING);
+	if (r == CUDA_SUCCESS)
+		r = cuEventRecord(*ev, program_stream());
+	if (r != CUDA_SUCCESS) {
+		/* Marker 0 means nothing to wait for, and ops behind it (a
+		 * discard of a freed range) go at once: make that true. */
+		check(r, "recording a marker");
+		check(cuCtxSynchronize(), "waiting for the GPU in place of a marker");
+		m = 0;
+	}
 	atomic_fetch_add(&mark_ns, rp_now() - t0);
 	atomic_fetch_add(&n_marks, 1);
 	return m;
