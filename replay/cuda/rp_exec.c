@@ -2,9 +2,11 @@
  * rp_exec.c: the engine's executor on CUDA.
  *
  * Markers are CUDA events recorded on the program's stream right after a
- * launch (a ring of events, reused; a marker whose event was reused since
- * only makes an op wait longer, never shorter). Ops go on the replayer's
- * own non-blocking stream, behind the marker they name.
+ * launch, in a ring of events, reused: a migration waiting for a marker
+ * whose event was reused since waits for the later marker instead, which
+ * on one stream is only longer, and a discard does not trust such an event
+ * (mark_done). Ops go on the replayer's own non-blocking stream, behind
+ * the marker they name.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
  * issues them and the program's thread never waits for the driver.
@@ -326,9 +328,19 @@ static void *worker(void *arg)
 
 static atomic_uint_fast64_t n_dropped_discards, n_fresh_prefetched;
 
+/* Whether the GPU has passed marker mark, for a discard. Its slot's event
+ * may have been recorded again for a later marker since, on another of
+ * the program's streams, which could finish first: then only waiting for
+ * the whole GPU says so. */
 static bool mark_done(uint64_t mark)
 {
-	return !mark || cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
+	if (!mark)
+		return true;
+	if (next_mark - mark > MARKS) {
+		check(cuCtxSynchronize(), "waiting for the GPU in place of a reused marker");
+		return true;
+	}
+	return cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
 /* Issues discards of ranges nothing lives in (or, for discard-and-prefetch
