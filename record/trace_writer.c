@@ -105,7 +105,8 @@ enum stmt_id {
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_META] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
 		    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-	[ST_STRING] = "INSERT INTO string(id, value) VALUES (?1, ?2)",
+	/* A string may be written again after a batch that did not commit. */
+	[ST_STRING] = "INSERT INTO string(id, value) VALUES (?1, ?2) ON CONFLICT(id) DO NOTHING",
 	[ST_STREAM] = "INSERT INTO stream(id, context_id, created_ns) VALUES (?1, ?2, ?3) "
 		      "ON CONFLICT(id) DO UPDATE SET context_id = excluded.context_id, "
 		      "created_ns = excluded.created_ns",
@@ -161,9 +162,13 @@ struct trace_writer {
 	atomic_bool closing;
 	atomic_uint inside;
 	/* The writer thread's: the stream IDs it has written a row for (commit
-	 * forgets those of a batch that did not commit whole). */
+	 * forgets those of a batch that did not commit whole), and the strings
+	 * of such batches, written again with the next (kernel rows name them;
+	 * the text belongs to the intern table). */
 	uint32_t *streams;
 	size_t n_streams, cap_streams;
+	struct { int64_t id; const char *s; } *rewrite;
+	size_t n_rewrite, cap_rewrite;
 
 	pthread_mutex_t mu;  /* everything below */
 	pthread_cond_t wake; /* to the writer: a full batch, or stop */
@@ -554,6 +559,14 @@ static bool run(trace_writer *w, enum stmt_id id, const char *unchanged, uint64_
 	return ok;
 }
 
+static void write_string(trace_writer *w, int64_t id, const char *s)
+{
+	sqlite3_stmt *st = w->st[ST_STRING];
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, s);
+	run(w, ST_STRING, NULL, 0);
+}
+
 /* Whether the stream has a row (written by a batch that committed). */
 static bool stream_written(const trace_writer *w, uint32_t stream_id)
 {
@@ -597,10 +610,7 @@ static void apply(trace_writer *w, const struct ev *e)
 		run(w, ST_META, NULL, 0);
 		break;
 	case EV_STRING:
-		st = w->st[ST_STRING];
-		sqlite3_bind_int64(st, 1, e->u.str.id);
-		bind_text(st, 2, e->u.str.s);
-		run(w, ST_STRING, NULL, 0);
+		write_string(w, e->u.str.id, e->u.str.s);
 		break;
 	case EV_STREAM:
 		st = w->st[ST_STREAM];
@@ -741,6 +751,23 @@ static int exec(trace_writer *w, const char *sql)
 	return -1;
 }
 
+/* Keeps the strings of batch b, which did not commit whole, for the next. */
+static void keep_strings(trace_writer *w, const struct batch *b)
+{
+	for (const struct chunk *c = b->head; c; c = c->next) {
+		for (size_t i = 0; i < c->n; i++) {
+			if (c->ev[i].kind != EV_STRING)
+				continue;
+			void *v = room_for_one(w->rewrite, w->n_rewrite, &w->cap_rewrite, sizeof *w->rewrite, 16);
+			if (!v)
+				return;
+			w->rewrite = v;
+			w->rewrite[w->n_rewrite].id = c->ev[i].u.str.id;
+			w->rewrite[w->n_rewrite++].s = c->ev[i].u.str.s;
+		}
+	}
+}
+
 /* Writes a batch in one transaction. A statement that fails is counted and
  * skipped. If SQLite rolls the whole transaction back (disk full, I/O
  * error), what came before in the batch is lost and the rest goes into a
@@ -749,6 +776,8 @@ static int commit(trace_writer *w, struct batch *b)
 {
 	size_t streams_before = w->n_streams;
 	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0, whole = in_txn;
+	for (size_t i = 0; i < w->n_rewrite; i++)
+		write_string(w, w->rewrite[i].id, w->rewrite[i].s);
 	for (struct chunk *c = b->head; c; c = c->next) {
 		for (size_t i = 0; i < c->n; i++) {
 			struct ev *e = &c->ev[i];
@@ -768,9 +797,14 @@ static int commit(trace_writer *w, struct batch *b)
 		whole = in_txn = 0;
 	}
 	/* Stream rows first written here may be lost: write them again the
-	 * next time a record names their stream. */
-	if (!whole)
+	 * next time a record names their stream; and the strings with the
+	 * next batch. */
+	if (whole) {
+		w->n_rewrite = 0;
+	} else {
 		w->n_streams = streams_before;
+		keep_strings(w, b);
+	}
 	return in_txn ? 0 : -1;
 }
 
@@ -846,6 +880,7 @@ static void writer_free(trace_writer *w)
 		free(w->strings[i].s);
 	free(w->strings);
 	free(w->streams);
+	free(w->rewrite);
 	free(w->path);
 	free(w);
 }

@@ -620,13 +620,13 @@ static void write_errors_counted(void **state)
 	sqlite3_close(db);
 }
 
-/* A batch that fails to commit takes its stream rows with it: the stream
- * gets its row from the next record that names it. */
-static void stream_row_written_again_after_a_failed_batch(void **state)
+/* A batch that fails to commit takes its string and stream rows with it:
+ * the strings are written again with the next batch, the stream with the
+ * next record that names it, so no kernel row names a missing one. */
+static void rows_written_again_after_a_failed_batch(void **state)
 {
 	char path[512], err[512];
 	trace_writer *w = open_writer(path, sizeof path, "streams.db", NULL);
-	int64_t k = trace_writer_intern(w, "k");
 	struct trace_writer_stats s = { 0 };
 	trace_writer_get_stats(w, &s);
 	uint64_t batches = s.batches;
@@ -637,6 +637,7 @@ static void stream_row_written_again_after_a_failed_batch(void **state)
 	none = (struct rlimit){ 0, old.rlim_max };
 	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	int64_t k = trace_writer_intern(w, "k");
 	activity(w, 1, k, 100, 200); /* stream 7 */
 	for (int i = 0; i < 500 && s.write_errors == 0; i++) {
 		usleep(10000);
@@ -652,6 +653,8 @@ static void stream_row_written_again_after_a_failed_batch(void **state)
 	sqlite3 *db = open_db(path);
 	assert_query(db, "SELECT group_concat(correlation_id) FROM kernel", "2");
 	assert_query(db, "SELECT count(*) FROM stream WHERE id = 7", "1");
+	assert_query(db, "SELECT group_concat(value) FROM string", "k");
+	assert_int_equal(dangling_references(db), 0);
 	sqlite3_close(db);
 }
 
@@ -828,7 +831,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(write_errors_counted),
-		cmocka_unit_test(stream_row_written_again_after_a_failed_batch),
+		cmocka_unit_test(rows_written_again_after_a_failed_batch),
 		cmocka_unit_test(no_errors_reported_when_clean),
 		cmocka_unit_test(forked_child_is_inert),
 		cmocka_unit_test(crash_leaves_consistent_prefix),
