@@ -98,7 +98,11 @@ static uint32_t score(const match *m, uint32_t p)
 	return best;
 }
 
-/* The best-supported position of exec_id, or false when none scores 2. */
+/* The best-supported position of exec_id, or false when none scores 2. A
+ * launch with the last one's ID, whose position is supported as well as
+ * any, is that kernel repeated and goes there: in layers of at most
+ * MATCH_NEAR kernels it would otherwise score as well one layer ahead, the
+ * nearest tie, and the matcher would skip a layer. */
 static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 {
 	size_t first = lower_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id), end = first;
@@ -122,6 +126,9 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 			*pos = m->index[c].pos;
 		}
 	}
+	if (best_score >= 2 && m->have_place && m->have_last && m->ids[m->last] == exec_id &&
+	    score(m, m->last) >= best_score)
+		*pos = m->last;
 	return best_score >= 2;
 }
 

@@ -119,6 +119,33 @@ static void inserted_aliased_kernel_is_lost_not_jumped(void **state)
 }
 
 /*
+ * Plan U, then five identical layers A B C D. The program launches B twice
+ * in its third layer. The second B scores as well at its own position as
+ * one layer ahead, the nearest tie; read as a repeat it goes back to its
+ * own position, and the layer goes on where it was, rather than the
+ * matcher skipping ahead a layer and losing the end of the iteration.
+ */
+static void repeated_launch_stays_in_its_layer(void **state)
+{
+	const uint64_t ids[21] = { U, A, B, C, D, A, B, C, D, A, B, C, D, A, B, C, D, A, B, C, D };
+	match *m = match_create(ids, NULL, 21);
+	int want0[21];
+	for (int i = 0; i < 21; i++)
+		want0[i] = i;
+	feed(m, ids, want0, 21);
+	const uint64_t seq[] = { U, A, B, C, D, A, B, C, D, A, B, B, C, D, A, B, C, D, A, B, C, D, U };
+	const int want[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0 };
+	feed(m, seq, want, 11);
+	struct match_step st;
+	match_launch(m, B, 0, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 10);
+	assert_false(st.iteration_start);
+	feed(m, seq + 12, want + 12, 11);
+	match_destroy(m);
+}
+
+/*
  * A kernel replaced by an unknown one: the next kernel resyncs one position
  * ahead on the history with one launch of slack on both sides.
  */
@@ -528,6 +555,7 @@ int main(void)
 		cmocka_unit_test(finds_start_after_warmup),
 		cmocka_unit_test(resync_after_removed_kernel),
 		cmocka_unit_test(inserted_aliased_kernel_is_lost_not_jumped),
+		cmocka_unit_test(repeated_launch_stays_in_its_layer),
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
