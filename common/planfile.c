@@ -36,7 +36,10 @@
 #define ZSTD_LEVEL 3
 /* Caps on what a file can make the reader allocate. */
 #define MAX_SECTIONS 1024u
-#define MAX_SECTION_BYTES ((uint64_t)1 << 32)
+/* Decompressed bytes, per section and in all: what a plan's own lengths
+ * may make the reader allocate. The plan of bench/plan_1m.sh's
+ * million-kernel trace is 0.57 MB decompressed. */
+#define MAX_RAW_BYTES ((uint64_t)1 << 30)
 #define MAX_FILE_BYTES ((uint64_t)1 << 36)
 
 struct section {
@@ -326,6 +329,34 @@ static long check_header(const unsigned char *d, size_t len, const char *name, c
 	return (long)count;
 }
 
+/* Checks the decompressed lengths the count entries of the section table
+ * at table declare, before anything is decompressed: each, and their sum,
+ * at most MAX_RAW_BYTES (a few bytes of zstd can declare gigabytes).
+ * Returns 0, or -1 with err set. */
+static int check_raw_total(const unsigned char *table, long count, const char *name, char *err,
+			   size_t errlen)
+{
+	uint64_t total = 0;
+	for (long i = 0; i < count; i++) {
+		struct bytes_reader e = bytes_reader_init(table + (size_t)i * ENTRY_LEN, ENTRY_LEN);
+		uint32_t id = bytes_get_u32(&e);
+		bytes_get_u32(&e); /* codec */
+		uint64_t raw = bytes_get_u64(&e);
+		if (raw > MAX_RAW_BYTES) {
+			um_errmsg(err, errlen, "%s: section %u is too large (%llu bytes)", name,
+			       (unsigned)id, (unsigned long long)raw);
+			return -1;
+		}
+		total += raw;
+		if (total > MAX_RAW_BYTES) {
+			um_errmsg(err, errlen, "%s: its sections add up to more than %llu bytes decompressed",
+			       name, (unsigned long long)MAX_RAW_BYTES);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 planfile *planfile_open_mem(const void *data, size_t len, const char *name, char *err,
 			    size_t errlen)
 {
@@ -349,6 +380,8 @@ planfile *planfile_open_mem(const void *data, size_t len, const char *name, char
 		       name, count);
 		goto fail;
 	}
+	if (check_raw_total(d + HEADER_LEN, count, name, err, errlen) != 0)
+		goto fail;
 	/* Sections follow the table back to back, in table order: any gap or
 	 * overlap means the table is wrong. */
 	uint64_t expect = HEADER_LEN + (uint64_t)count * ENTRY_LEN;
@@ -375,11 +408,6 @@ planfile *planfile_open_mem(const void *data, size_t len, const char *name, char
 			       "%s: section %u is misplaced or outside the file (offset %llu, "
 			       "%llu bytes)", name, (unsigned)id, (unsigned long long)offset,
 			       (unsigned long long)stored);
-			goto fail;
-		}
-		if (raw > MAX_SECTION_BYTES) {
-			um_errmsg(err, errlen, "%s: section %u is too large (%llu bytes)", name,
-			       (unsigned)id, (unsigned long long)raw);
 			goto fail;
 		}
 		const unsigned char *src = d + offset;

@@ -326,6 +326,9 @@ static void forged_tables(void **state)
 		{ e1, 1, 4, "section 1 appears twice" },
 		{ e0 + 4, 7, 4, "unknown compression 7" },
 		{ e0 + 8, (uint64_t)1 << 40, 8, "section 1 is too large" },
+		{ e0 + 8, ((uint64_t)1 << 30) + 1, 8, "section 1 is too large" },
+		/* 1 GiB, at the cap, and section 2's bytes: too much in all. */
+		{ e0 + 8, (uint64_t)1 << 30, 8, "sections add up to more than 1073741824 bytes" },
 		{ e0 + 8, 4, 8, "compressed data does not match its size" },
 		{ e0 + 16, 1000, 8, "is misplaced or outside the file" },
 		{ e0 + 24, 7, 8, "is misplaced or outside the file" },
