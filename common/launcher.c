@@ -386,12 +386,7 @@ int launch_env_set(launch_env *e, const char *name, const char *value)
 	if (!entry)
 		return -1;
 	snprintf(entry, len, "%s=%s", name, value);
-	size_t i = env_find(e, name);
-	if (i < e->n) {
-		free(e->vars[i]);
-		e->vars[i] = entry;
-		return 0;
-	}
+	launch_env_unset(e, name);
 	if (env_append(e, entry) != 0) {
 		free(entry);
 		return -1;
@@ -399,14 +394,16 @@ int launch_env_set(launch_env *e, const char *name, const char *value)
 	return 0;
 }
 
+/* Every copy: a parent may pass a name twice (execve allows it), and the
+ * child's getenv would read the first. */
 void launch_env_unset(launch_env *e, const char *name)
 {
-	size_t i = env_find(e, name);
-	if (i == e->n)
-		return;
-	free(e->vars[i]);
-	memmove(&e->vars[i], &e->vars[i + 1], (e->n - i) * sizeof *e->vars); /* with the NULL */
-	e->n--;
+	size_t i;
+	while ((i = env_find(e, name)) < e->n) {
+		free(e->vars[i]);
+		memmove(&e->vars[i], &e->vars[i + 1], (e->n - i) * sizeof *e->vars); /* with the NULL */
+		e->n--;
+	}
 }
 
 const char *launch_env_get(const launch_env *e, const char *name)

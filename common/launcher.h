@@ -59,10 +59,10 @@ typedef struct launch_env launch_env;
 launch_env *launch_env_create(char *const *base);
 void launch_env_destroy(launch_env *e);
 
-/* Sets name=value, replacing any earlier value. Returns 0, or -1 when out
- * of memory. */
+/* Sets name=value, replacing every earlier value. Returns 0, or -1 when
+ * out of memory (name is then unset). */
 int launch_env_set(launch_env *e, const char *name, const char *value);
-/* Removes name if present. */
+/* Removes name, every copy of it, if present. */
 void launch_env_unset(launch_env *e, const char *name);
 /* The value of name, or NULL; valid until e is next modified. */
 const char *launch_env_get(const launch_env *e, const char *name);
@@ -131,8 +131,9 @@ int launch_output_path(const char *given, const char *option, const char *noun,
  * that people read and may paste into a shell: a word that is empty or
  * holds anything but letters, digits and -_./=:,+@% is put in single
  * quotes. Past max_len bytes the words that do not fit are replaced by
- * " ...", so a huge command line cannot make the child's environment too
- * large to exec. Returns NULL when out of memory.
+ * " ...", so the result is at most max_len + 4 bytes and a huge command
+ * line cannot make the child's environment too large to exec. Returns NULL
+ * when out of memory.
  */
 char *launch_join_args(char *const *argv, size_t n, size_t max_len);
 

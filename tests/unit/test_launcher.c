@@ -68,6 +68,17 @@ static void env_edits_a_copy(void **state)
 	assert_string_equal(launch_env_get(e, "V0"), "V0");
 	assert_string_equal(launch_env_get(e, "V299"), "V299");
 	launch_env_destroy(e);
+
+	/* A name the parent passed twice: set and unset act on every copy. */
+	char d1[] = "DUP=1", d2[] = "DUP=0", o[] = "OTHER=x", o2[] = "OTHER=y";
+	char *dups[] = { d1, o, d2, o2, NULL };
+	e = launch_env_create(dups);
+	assert_int_equal(launch_env_set(e, "DUP", "2"), 0);
+	assert_int_equal(env_count(e, "DUP"), 1);
+	assert_string_equal(launch_env_get(e, "DUP"), "2");
+	launch_env_unset(e, "OTHER");
+	assert_int_equal(env_count(e, "OTHER"), 0);
+	launch_env_destroy(e);
 }
 
 static void inject_sets_the_variables(void **state)
