@@ -66,6 +66,16 @@ static bool simulated(const struct tensor *x)
 	return x->live_len > 0;
 }
 
+/* Whether x leaves the GPU every cycle at tensor_free_pos: freed there, or
+ * an allocation of the iteration that the trace does not free within the
+ * next one, which the tensor model, and so the scheduler, ends with the
+ * iteration (a real one made every iteration would pile up). */
+static bool ends(const struct tensor_set *ts, const struct tensor *x)
+{
+	return simulated(x) &&
+	       (x->freed || (x->origin == PLAN_ALLOC_ITERATION && x->live_len < ts->n_pos));
+}
+
 /* Whether the allocation event of x happens every cycle at alloc_pos. */
 static bool allocates(const struct tensor_set *ts, const struct tensor *x)
 {
@@ -89,7 +99,7 @@ static int events(const struct tensor_set *ts, bool frees, uint32_t **first, uin
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t t = 0; t < ts->n; t++) {
 			const struct tensor *x = &ts->t[t];
-			bool has = frees ? simulated(x) && x->freed : allocates(ts, x);
+			bool has = frees ? ends(ts, x) : allocates(ts, x);
 			if (!has)
 				continue;
 			uint32_t k = frees ? tensor_free_pos(ts, x) : x->alloc_pos;

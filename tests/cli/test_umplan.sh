@@ -214,6 +214,11 @@ assert r["prefetch_bytes_at_use"] == sum(o["bytes"] for o in late)' "$json" "$ou
 else
 	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline"
 fi
+# The first iteration makes tensors that live on (optimizer state made at
+# the first step): the model ends them with the iteration, and --check
+# must agree with the scheduler (it counted them resident into the next).
+run "$UMPLAN" "${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_bert_large.db" --iteration 0 --capacity 1G --check -q
+expect_status 0 "a plan of BERT-large's first iteration passes --check"
 run "$UMPLAN" "$trace" --simulate --ratios 1,0.5
 expect_status 2 "a ratio below 1 is a usage error"
 expect_err_has "'0.5'" "the bad ratio is named"
