@@ -396,6 +396,11 @@ static int births(struct ctx *x, struct op_buf *b, struct sched_result *r)
 				 (uint32_t)t, tx->size))
 				return -1;
 			r->prefetch_bytes += tx->size;
+			int64_t dp = transfer_ns(tx->size, x->o->htod_bytes_per_s, x->o->call_cost_ns);
+			int64_t avail = start_at(x, U(x, &c, age)) - start_at(x, U(x, &c, w));
+			r->htod_busy_ns += (uint64_t)dp;
+			if (dp > avail)
+				r->stall_ns += (uint64_t)(dp - avail);
 		} else if (w == 0) {
 			add_range(x, x->pos_res, &x->pos_over, &c, 0, age, bytes);
 			add_range(x, x->time_res, &x->time_over, &c, 0, age, bytes);
@@ -434,11 +439,6 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		if (c->dp > avail)
 			r->stall_ns += (uint64_t)(c->dp - avail);
 	}
-	/* Migrations busier than the iteration is long stall the program by
-	 * at least the difference, whatever their order. */
-	uint64_t cycle = x->v->cycle_ns, busy = r->dtoh_busy_ns + r->htod_busy_ns;
-	if (busy > cycle && busy - cycle > r->stall_ns)
-		r->stall_ns = busy - cycle;
 	/* Deaths and births matter only under pressure. When everything fits
 	 * (the residency without evictions never exceeds capacity), a freed
 	 * range can stay resident for the arena's next tensor; discarding it
@@ -459,6 +459,15 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		r->discard_bytes += tx->size;
 	}
 	return births(x, b, r);
+}
+
+/* Migrations busier than the iteration is long stall the program by at
+ * least the difference, whatever their order. */
+static void stall_at_least_excess(const struct ctx *x, struct sched_result *r)
+{
+	uint64_t cycle = x->v->cycle_ns, busy = r->dtoh_busy_ns + r->htod_busy_ns;
+	if (busy > cycle && busy - cycle > r->stall_ns)
+		r->stall_ns = busy - cycle;
 }
 
 /* ---- setup ---- */
@@ -566,6 +575,7 @@ int sched_run(const struct tensor_set *ts, const struct access_set *a, const str
 	phase_forced(&x, &h);
 	if (phase_eager(&x, r) || emit_ops(&x, &b, r))
 		goto out;
+	stall_at_least_excess(&x, r);
 	for (uint32_t k = 0; k < x.p; k++) {
 		r->residency[k] = (uint64_t)x.pos_res[k];
 		uint64_t inflight = (uint64_t)(x.time_res[k] > x.pos_res[k] ? x.time_res[k] : x.pos_res[k]);

@@ -214,6 +214,21 @@ assert r["prefetch_bytes_at_use"] == sum(o["bytes"] for o in late)' "$json" "$ou
 else
 	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline"
 fi
+# The link's busy time is the plan's transfers at the default speeds and
+# call cost, the births' plain prefetches (BERT-large has them at 3G) too.
+bert=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_bert_large.db
+"$UMPLAN" "$bert" --json --capacity 3G -o "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.json" 2>/dev/null
+"$UMPLAN" --dump "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.dump" # too large for an argument
+if python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))["plan"]; ops = json.load(open(sys.argv[2]))["ops"]
+ns = lambda kind, bps: sum(int(100000 + o["bytes"] * 1e9 / bps) for o in ops if o["kind"] == kind)
+for key, kind, bps in (("htod_busy_ns", "prefetch", 48.8e9), ("dtoh_busy_ns", "evict", 8.6e9)):
+    assert abs(int(r[key]) - ns(kind, bps)) <= len(ops), (key, r[key], ns(kind, bps))' \
+	"$SCRATCH/bert3g.json" "$SCRATCH/bert3g.dump"; then
+	ok "--json's busy times are the plan's own transfers, births' prefetches included"
+else
+	not_ok "--json's busy times are the plan's own transfers, births' prefetches included"
+fi
 # The first iteration makes tensors that live on (optimizer state made at
 # the first step): the model ends them with the iteration, and --check
 # must agree with the scheduler (it counted them resident into the next).
