@@ -45,13 +45,15 @@ static char *read_all(const char *path)
 
 /* *out = the positive number under key times scale, when present. Returns
  * 1 when set, 0 when absent, -1 when not a positive finite number. */
-static int get_scaled(const cJSON *j, const char *key, double scale, uint64_t *out)
+/* The number under key times scale into *out: 1 if there, 0 if absent, -1
+ * if not a number from min to 1e18 / scale. */
+static int get_scaled(const cJSON *j, const char *key, double scale, double min, uint64_t *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
 	if (!v)
 		return 0;
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0 ||
-	    v->valuedouble * scale > 1e18)
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min ||
+	    v->valuedouble <= 0 || v->valuedouble * scale > 1e18)
 		return -1;
 	*out = (uint64_t)(v->valuedouble * scale);
 	return 1;
@@ -73,24 +75,25 @@ int sim_constants_load(const char *path, struct sim_options *o, char *err, size_
 	}
 	static const struct {
 		const char *key;
-		double scale;
-		size_t field; /* offset in struct sim_options */
+		double scale, min; /* min: bandwidths from 0.001 GB/s, as umplan's */
+		size_t field;      /* offset in struct sim_options */
 	} keys[] = {
-		{ "htod_gbps", 1e9, offsetof(struct sim_options, htod_bytes_per_s) },
-		{ "dtoh_gbps", 1e9, offsetof(struct sim_options, dtoh_bytes_per_s) },
-		{ "fault_gbps", 1e9, offsetof(struct sim_options, fault_bytes_per_s) },
-		{ "call_cost_us", 1e3, offsetof(struct sim_options, call_cost_ns) },
-		{ "fault_batch_us", 1e3, offsetof(struct sim_options, fault_batch_ns) },
+		{ "htod_gbps", 1e9, 1e-3, offsetof(struct sim_options, htod_bytes_per_s) },
+		{ "dtoh_gbps", 1e9, 1e-3, offsetof(struct sim_options, dtoh_bytes_per_s) },
+		{ "fault_gbps", 1e9, 1e-3, offsetof(struct sim_options, fault_bytes_per_s) },
+		{ "call_cost_us", 1e3, 0, offsetof(struct sim_options, call_cost_ns) },
+		{ "fault_batch_us", 1e3, 0, offsetof(struct sim_options, fault_batch_ns) },
 	};
 	/* Into a copy, so a bad file leaves o as it was. */
 	struct sim_options n = *o;
 	int links = 0;
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		int r = get_scaled(j, keys[i].key, keys[i].scale,
+		int r = get_scaled(j, keys[i].key, keys[i].scale, keys[i].min,
 				   (uint64_t *)((char *)&n + keys[i].field));
 		if (r < 0) {
 			cJSON_Delete(j);
-			um_errmsg(err, errlen, "%s: %s is not a positive number", path, keys[i].key);
+			um_errmsg(err, errlen, "%s: %s is not a positive number%s", path, keys[i].key,
+				  keys[i].min ? " from 0.001" : "");
 			return -1;
 		}
 		links += r && i < 2;

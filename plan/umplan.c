@@ -113,11 +113,13 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* A bandwidth from 0.001 to 10^6 GB/s: below, transfer times in ns would
+ * overflow their sums. */
 static int parse_gbps(const char *text, uint64_t *out)
 {
 	char *end;
 	double v = strtod(text, &end);
-	if (end == text || *end || !isfinite(v) || v <= 0 || v > 1e6)
+	if (end == text || *end || !isfinite(v) || v < 1e-3 || v > 1e6)
 		return -1;
 	*out = (uint64_t)(v * 1e9);
 	return 0;
@@ -249,21 +251,23 @@ int main(int argc, char **argv)
 		case OPT_CAPACITY:
 			if (um_size_parse(arg, &o.capacity) || o.capacity == 0)
 				return usage_error("--capacity: '%s' is not a size (e.g. 40G, 512MiB)", arg);
+			if (o.capacity > (uint64_t)INT64_MAX) /* the scheduler's byte sums are signed */
+				return usage_error("--capacity: '%s' is too large", arg);
 			capacity_given = true;
 			break;
 		case OPT_HTOD:
 			if (parse_gbps(arg, &o.htod_bytes_per_s))
-				return usage_error("--htod-bw: '%s' is not a bandwidth in GB/s", arg);
+				return usage_error("--htod-bw: '%s' is not a bandwidth from 0.001 to 1e6 GB/s", arg);
 			break;
 		case OPT_DTOH:
 			if (parse_gbps(arg, &o.dtoh_bytes_per_s))
-				return usage_error("--dtoh-bw: '%s' is not a bandwidth in GB/s", arg);
+				return usage_error("--dtoh-bw: '%s' is not a bandwidth from 0.001 to 1e6 GB/s", arg);
 			break;
 		case OPT_HOST:
 			if (strcmp(arg, "0") == 0)
 				o.remote_bytes_per_s = 0;
 			else if (parse_gbps(arg, &o.remote_bytes_per_s))
-				return usage_error("--host-bw: '%s' is not a bandwidth in GB/s (or 0)", arg);
+				return usage_error("--host-bw: '%s' is not a bandwidth from 0.001 to 1e6 GB/s (or 0)", arg);
 			break;
 		case OPT_HEADROOM:
 			if (parse_u32(arg, &o.headroom_pct) || o.headroom_pct > 50)

@@ -34,6 +34,18 @@ expect_status 2 "a negative bandwidth is a usage error"
 run "$UMPLAN" "$trace" --host-bw abc
 expect_status 2 "a bad --host-bw is a usage error"
 expect_err_has "--host-bw: 'abc'" "the bad --host-bw is named"
+# Below 1 MB/s a transfer's nanoseconds would overflow their sums; above
+# 2^63 bytes a capacity would turn negative in the scheduler.
+run "$UMPLAN" "$trace" --dtoh-bw 1e-10
+expect_status 2 "a bandwidth below 0.001 GB/s is a usage error"
+expect_err_has "from 0.001 to 1e6 GB/s" "it gives the range"
+run "$UMPLAN" "$trace" --capacity 9223372036854775808
+expect_status 2 "a capacity of 2^63 bytes is a usage error"
+expect_err_has "is too large" "it says so"
+echo '{"htod_gbps": 1e-12}' >"$SCRATCH/slow.json"
+run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH/slow.json"
+expect_status 1 "--constants with a bandwidth below 0.001 GB/s fails"
+expect_err_has "htod_gbps is not a positive number from 0.001" "it names the key"
 run "$UMPLAN" "$trace" --corr-ways 0
 expect_status 2 "an out-of-range table size is a usage error"
 run "$UMPLAN" "$trace" "$trace"
