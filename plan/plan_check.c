@@ -156,6 +156,16 @@ static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
 			  i, kind ? kind : "?", k, origin_word(x), (unsigned long long)x->ordinal);
 		return;
 	}
+	if (op->kind == PLAN_OP_DISCARD_PREFETCH) {
+		/* It destroys what the range holds: only a fresh allocation's,
+		 * at its allocation, before anything wrote it. */
+		const struct vital_tensor *tv = &s->v->tv[t];
+		if (x->origin != PLAN_ALLOC_ITERATION || x->alloc_pos != k || tv->written_before_use)
+			violation(s, &o->discard_violations,
+				  "op %zu: discard_prefetch at kernel %u of %s allocation %llu, which is "
+				  "not a fresh allocation made there", i, k, origin_word(x),
+				  (unsigned long long)x->ordinal);
+	}
 	if (op->kind == PLAN_OP_EVICT) {
 		if (s->state[t] == RESIDENT)
 			set_state(s, t, EVICTED);

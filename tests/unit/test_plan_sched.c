@@ -197,6 +197,25 @@ static void checker_catches_broken_plans(void **state)
 	assert_true(r.discard_violations > 0);
 	planner_free(p);
 
+	/* A prefetch that brings back an evicted range, made a discard and
+	 * prefetch: that would destroy what the range holds. */
+	p = test_plan(path, cap);
+	i = SIZE_MAX;
+	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX && i == SIZE_MAX;
+	     e = find_op(p->plan, PLAN_OP_EVICT, e + 1))
+		for (size_t q = find_op(p->plan, PLAN_OP_PREFETCH, 0); q != SIZE_MAX;
+		     q = find_op(p->plan, PLAN_OP_PREFETCH, q + 1))
+			if (p->plan->ops[q].alloc == p->plan->ops[e].alloc) {
+				i = q;
+				break;
+			}
+	assert_true(i != SIZE_MAX);
+	p->plan->ops[i].kind = PLAN_OP_DISCARD_PREFETCH;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.discard_violations > 0);
+	assert_non_null(strstr(r.first, "not a fresh allocation"));
+	planner_free(p);
+
 	/* An eviction where the allocation is not live. */
 	p = test_plan(path, cap);
 	const struct tensor_set *ts = &p->tensors;
