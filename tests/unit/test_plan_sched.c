@@ -154,6 +154,18 @@ static size_t find_op(const struct plan *pl, uint8_t kind, size_t from)
 	return SIZE_MAX;
 }
 
+/* The index of a prefetch that brings back a range the plan evicts. */
+static size_t find_refetch(const struct plan *pl)
+{
+	for (size_t e = find_op(pl, PLAN_OP_EVICT, 0); e != SIZE_MAX; e = find_op(pl, PLAN_OP_EVICT, e + 1))
+		for (size_t q = find_op(pl, PLAN_OP_PREFETCH, 0); q != SIZE_MAX;
+		     q = find_op(pl, PLAN_OP_PREFETCH, q + 1))
+			if (pl->ops[q].alloc == pl->ops[e].alloc)
+				return q;
+	fail_msg("the plan evicts nothing it brings back");
+	return SIZE_MAX;
+}
+
 static void remove_op(struct plan *pl, size_t i)
 {
 	memmove(pl->ops + i, pl->ops + i + 1, (pl->n_ops - i - 1) * sizeof *pl->ops);
@@ -172,16 +184,7 @@ static void checker_catches_broken_plans(void **state)
 	/* A prefetch that brings back an evicted range, removed. */
 	struct planner *p = test_plan(path, cap);
 	assert_properties(p, "before breaking");
-	size_t i = SIZE_MAX;
-	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX && i == SIZE_MAX;
-	     e = find_op(p->plan, PLAN_OP_EVICT, e + 1))
-		for (size_t q = find_op(p->plan, PLAN_OP_PREFETCH, 0); q != SIZE_MAX;
-		     q = find_op(p->plan, PLAN_OP_PREFETCH, q + 1))
-			if (p->plan->ops[q].alloc == p->plan->ops[e].alloc) {
-				i = q;
-				break;
-			}
-	assert_true(i != SIZE_MAX);
+	size_t i = find_refetch(p->plan);
 	remove_op(p->plan, i);
 	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
 	assert_true(r.use_violations > 0);
@@ -200,16 +203,7 @@ static void checker_catches_broken_plans(void **state)
 	/* A prefetch that brings back an evicted range, made a discard and
 	 * prefetch: that would destroy what the range holds. */
 	p = test_plan(path, cap);
-	i = SIZE_MAX;
-	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX && i == SIZE_MAX;
-	     e = find_op(p->plan, PLAN_OP_EVICT, e + 1))
-		for (size_t q = find_op(p->plan, PLAN_OP_PREFETCH, 0); q != SIZE_MAX;
-		     q = find_op(p->plan, PLAN_OP_PREFETCH, q + 1))
-			if (p->plan->ops[q].alloc == p->plan->ops[e].alloc) {
-				i = q;
-				break;
-			}
-	assert_true(i != SIZE_MAX);
+	i = find_refetch(p->plan);
 	p->plan->ops[i].kind = PLAN_OP_DISCARD_PREFETCH;
 	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
 	assert_true(r.discard_violations > 0);
