@@ -368,6 +368,19 @@ static int emit(struct op_buf *b, uint32_t position, uint8_t kind, uint32_t afte
 	return 0;
 }
 
+/* A prefetch of bytes, dp long on the link, issued at offset issued of c
+ * for the use at offset needed: its bytes, its busy time, and the stall
+ * where the copy is not done by the use. */
+static void count_prefetch(const struct ctx *x, const struct cand *c, uint32_t issued, uint32_t needed,
+			   uint64_t bytes, int64_t dp, struct sched_result *r)
+{
+	r->prefetch_bytes += bytes;
+	r->htod_busy_ns += (uint64_t)dp;
+	int64_t avail = start_at(x, U(x, c, needed)) - start_at(x, U(x, c, issued));
+	if (dp > avail)
+		r->stall_ns += (uint64_t)(dp - avail);
+}
+
 /* Births: bring fresh iteration tensors in at their allocation when
  * capacity allows (DISCARD_PREFETCH: no stale data is copied), or as early
  * as it allows with a plain PREFETCH when a copy may have filled them. */
@@ -395,12 +408,8 @@ static int births(struct ctx *x, struct op_buf *b, struct sched_result *r)
 			if (emit(b, pos_of(x, &c, w), PLAN_OP_PREFETCH, PLAN_POS_NONE, tv->first_use,
 				 (uint32_t)t, tx->size))
 				return -1;
-			r->prefetch_bytes += tx->size;
-			int64_t dp = transfer_ns(tx->size, x->o->htod_bytes_per_s, x->o->call_cost_ns);
-			int64_t avail = start_at(x, U(x, &c, age)) - start_at(x, U(x, &c, w));
-			r->htod_busy_ns += (uint64_t)dp;
-			if (dp > avail)
-				r->stall_ns += (uint64_t)(dp - avail);
+			count_prefetch(x, &c, w, age, tx->size,
+				       transfer_ns(tx->size, x->o->htod_bytes_per_s, x->o->call_cost_ns), r);
 		} else if (w == 0) {
 			add_range(x, x->pos_res, &x->pos_over, &c, 0, age, bytes);
 			add_range(x, x->time_res, &x->time_over, &c, 0, age, bytes);
@@ -432,12 +441,7 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 			continue;
 		if (emit(b, pos_of(x, c, c->nr), PLAN_OP_PREFETCH, PLAN_POS_NONE, c->to, c->tensor, size))
 			return -1;
-		r->prefetch_bytes += size;
-		r->htod_busy_ns += (uint64_t)c->dp;
-		/* Stall: transfer time not covered between issue and need. */
-		int64_t avail = start_at(x, U(x, c, c->len)) - start_at(x, U(x, c, c->nr));
-		if (c->dp > avail)
-			r->stall_ns += (uint64_t)(c->dp - avail);
+		count_prefetch(x, c, c->nr, c->len, size, c->dp, r);
 	}
 	/* Deaths and births matter only under pressure. When everything fits
 	 * (the residency without evictions never exceeds capacity), a freed
