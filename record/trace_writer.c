@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -29,6 +28,7 @@
 
 #include "errmsg.h"
 #include "execid.h"
+#include "gate.h"
 #include "grow.h"
 #include "trace_schema.h"
 
@@ -156,11 +156,9 @@ struct trace_writer {
 	unsigned fork_gen;   /* fork_generation when opened */
 	unsigned flush_ms;
 	size_t batch_events, max_queued;
-	/* The close gate: event calls count themselves in `inside`, and
-	 * close waits for it to drain after setting `closing`, so no call is
-	 * still using the writer when it is freed. */
-	atomic_bool closing;
-	atomic_uint inside;
+	/* Event calls pass it; close shuts it, so no call is still using
+	 * the writer when it is freed. */
+	struct gate gate;
 	/* The writer thread's: the stream IDs it has written a row for (commit
 	 * forgets those of a batch that did not commit whole), and the strings
 	 * of such batches, written again with the next (kernel rows name them;
@@ -251,13 +249,8 @@ static int enter(trace_writer *w, size_t n)
 {
 	if (foreign(w))
 		return -1;
-	/* Both sides use sequentially consistent operations: either close sees
-	 * this call inside, or this call sees close. */
-	atomic_fetch_add(&w->inside, 1);
-	if (atomic_load(&w->closing)) {
-		atomic_fetch_sub(&w->inside, 1);
+	if (!gate_enter(&w->gate))
 		return -1;
-	}
 	pthread_mutex_lock(&w->mu);
 	if (w->cur.n > 0 && w->cur.n + n > w->max_queued && !w->stop) {
 		w->stats.stalls++;
@@ -280,7 +273,7 @@ static void leave(trace_writer *w)
 		pthread_cond_signal(&w->wake);
 	}
 	pthread_mutex_unlock(&w->mu);
-	atomic_fetch_sub(&w->inside, 1);
+	gate_leave(&w->gate);
 }
 
 /* Appends one event of a kind that carries a plain struct. */
@@ -967,8 +960,7 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 		free(w);
 		return NULL;
 	}
-	atomic_init(&w->closing, false);
-	atomic_init(&w->inside, 0);
+	gate_open(&w->gate);
 	w->fork_gen = atomic_load_explicit(&fork_generation, memory_order_relaxed);
 	w->flush_ms = opt && opt->flush_interval_ms ? opt->flush_interval_ms : DEFAULT_FLUSH_MS;
 	w->batch_events = opt && opt->batch_events ? opt->batch_events : DEFAULT_BATCH_EVENTS;
@@ -1042,9 +1034,7 @@ int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errle
 	}
 	/* Calls already inside finish (the writer thread still drains the
 	 * queue for any waiting on a full one); later ones are ignored. */
-	atomic_store(&w->closing, true);
-	while (atomic_load(&w->inside) > 0)
-		sched_yield();
+	gate_close(&w->gate);
 	pthread_mutex_lock(&w->mu);
 	w->stop = 1;
 	pthread_cond_signal(&w->wake);

@@ -11,17 +11,20 @@
 #ifndef UMKIT_REC_H
 #define UMKIT_REC_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include <cupti.h>
 
+#include "gate.h"
 #include "record/trace_writer.h"
 
 /* The trace being written; NULL when this process does not record. */
 extern trace_writer *rec_writer;
-/* Cleared at exit before the writer closes, so late callbacks stay out. */
-extern atomic_bool rec_active;
+/* Every hook that writes to the trace passes it (gate.h). It opens once
+ * the trace is set up; the exit path shuts it and waits for the hooks
+ * inside before the writer closes and is freed, since other threads (the
+ * program's, CUPTI's) may still be in a hook while exit handlers run. */
+extern struct gate rec_gate;
 
 /* CPU time on CUPTI's clock, the trace's time base. */
 uint64_t rec_now(void);

@@ -149,9 +149,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 				      size_t valid)
 {
 	CUpti_Activity *rec = NULL;
-	if (atomic_load(&rec_active))
+	if (gate_enter(&rec_gate)) {
 		while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
 			on_record(rec);
+		gate_leave(&rec_gate);
+	}
 	size_t n = 0;
 	if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &n) == CUPTI_SUCCESS && n) {
 		if (atomic_fetch_add(&dropped, n) == 0)

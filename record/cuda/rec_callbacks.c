@@ -140,7 +140,7 @@ static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *data)
 {
-	if (!atomic_load(&rec_active))
+	if (!gate_enter(&rec_gate))
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
 		on_launch(cbid, data);
@@ -148,20 +148,24 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		on_resource(cbid, data);
 	else if (domain == CUPTI_CB_DOMAIN_NVTX)
 		on_nvtx(cbid, data);
+	gate_leave(&rec_gate);
 }
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
-	if (!atomic_load(&rec_active))
+	if (!gate_enter(&rec_gate))
 		return;
 	struct trace_alloc t = { a->id, a->address, a->size, a->reserved, api, rec_now(), rec_tid(), 0 };
 	trace_writer_alloc(rec_writer, &t);
+	gate_leave(&rec_gate);
 }
 
 static void on_free(const struct arena_alloc *a)
 {
-	if (atomic_load(&rec_active))
-		trace_writer_free(rec_writer, a->id, rec_now(), rec_tid());
+	if (!gate_enter(&rec_gate))
+		return;
+	trace_writer_free(rec_writer, a->id, rec_now(), rec_tid());
+	gate_leave(&rec_gate);
 }
 
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)

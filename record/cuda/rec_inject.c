@@ -24,7 +24,7 @@
 #include "rec.h"
 
 trace_writer *rec_writer;
-atomic_bool rec_active;
+struct gate rec_gate = GATE_SHUT;
 static CUpti_SubscriberHandle subscriber;
 
 uint64_t rec_now(void)
@@ -60,7 +60,7 @@ static void finish(void)
 	if (!rec_writer)
 		return;
 	rec_activity_flush();
-	atomic_store(&rec_active, false);
+	gate_close(&rec_gate);
 	cupti_real()->Unsubscribe(subscriber);
 	arena *a = um_alloc_arena();
 	if (a)
@@ -75,8 +75,8 @@ static void finish(void)
  * thread: it must not touch the trace. */
 static void forget_in_child(void)
 {
+	gate_shut(&rec_gate);
 	rec_writer = NULL;
-	atomic_store(&rec_active, false);
 }
 
 static void write_run_meta(void)
@@ -135,7 +135,7 @@ int InitializeInjection(void)
 	}
 	cupti_guard_hold("umrec");
 	pthread_atfork(NULL, NULL, forget_in_child);
-	atomic_store(&rec_active, true);
+	gate_open(&rec_gate);
 	atexit(finish);
 	return 1;
 }

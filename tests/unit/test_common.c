@@ -1,7 +1,11 @@
 /* Unit tests for the small common helpers: sizes and execution IDs. */
 #include "testutil.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "execid.h"
+#include "gate.h"
 #include "grow.h"
 #include "search.h"
 #include "size.h"
@@ -163,6 +167,58 @@ static void room_for_one_doubles_when_full(void **state)
 	free(v);
 }
 
+/* Threads pass a gate in a loop, noting in `late` any pass made after
+ * gate_close returned (closed_done set by the closer) and in `busy` any
+ * call inside at that moment; both must stay 0, and no pass succeeds
+ * after the close. */
+struct gate_run {
+	struct gate g;
+	atomic_bool closed_done, stop;
+	atomic_uint busy, late, passes;
+};
+
+static void *gate_caller(void *arg)
+{
+	struct gate_run *r = arg;
+	while (!atomic_load(&r->stop)) {
+		if (!gate_enter(&r->g))
+			continue;
+		atomic_fetch_add(&r->busy, 1);
+		atomic_fetch_add(&r->passes, 1);
+		for (volatile int i = 0; i < 100; i++)
+			;
+		if (atomic_load(&r->closed_done))
+			atomic_fetch_add(&r->late, 1);
+		atomic_fetch_sub(&r->busy, 1);
+		gate_leave(&r->g);
+	}
+	return NULL;
+}
+
+static void gate_close_waits_for_calls_inside(void **state)
+{
+	static struct gate_run r = { .g = GATE_SHUT };
+	pthread_t t[4];
+	assert_false(gate_enter(&r.g));
+	gate_open(&r.g);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, gate_caller, &r), 0);
+	while (atomic_load(&r.passes) < 10000)
+		sched_yield();
+	gate_close(&r.g);
+	assert_int_equal(atomic_load(&r.busy), 0);
+	atomic_store(&r.closed_done, true);
+	unsigned passes = atomic_load(&r.passes);
+	for (int spin = 0; spin < 1000; spin++)
+		sched_yield();
+	atomic_store(&r.stop, true);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(atomic_load(&r.late), 0);
+	assert_int_equal(atomic_load(&r.passes), passes);
+	assert_false(gate_enter(&r.g));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +231,7 @@ int main(void)
 		cmocka_unit_test(execid_known_value),
 		cmocka_unit_test(search_bounds_match_a_scan),
 		cmocka_unit_test(room_for_one_doubles_when_full),
+		cmocka_unit_test(gate_close_waits_for_calls_inside),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
