@@ -13,6 +13,7 @@
 #include "trace_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -52,7 +53,7 @@ enum ev_kind {
 struct ev_launch {
 	uint64_t seq, exec_id, launch_ns;
 	int64_t name_id;
-	uint32_t correlation_id, grid[3], block[3], shared_mem, stream_id, thread_id;
+	uint32_t correlation_id, grid[3], block[3], shared_mem, thread_id;
 };
 
 struct ev_arg {
@@ -115,10 +116,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	/* The activity record may have created the row first (a launch
 	 * reported at API exit can lose the race with a buffer flush). The
 	 * WHERE makes a second launch of one correlation ID change nothing,
-	 * which the writer reports. */
+	 * which the writer reports. The stream comes from the activity record:
+	 * a kernel whose record never came (a killed run) has none. */
 	[ST_LAUNCH] = "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, "
-		      "grid_z, block_x, block_y, block_z, shared_mem, stream_id, thread_id, "
-		      "launch_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+		      "grid_z, block_x, block_y, block_z, shared_mem, thread_id, "
+		      "launch_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
 		      "ON CONFLICT(correlation_id) DO UPDATE SET seq = excluded.seq, "
 		      "exec_id = excluded.exec_id, thread_id = excluded.thread_id, "
 		      "launch_ns = excluded.launch_ns WHERE kernel.seq IS NULL",
@@ -154,6 +156,7 @@ struct trace_writer {
 	sqlite3_stmt *st[ST_COUNT];
 	pthread_t thread;
 	unsigned fork_gen;   /* fork_generation when opened */
+	bool claimed;        /* trace_writer_options.claimed */
 	unsigned flush_ms;
 	size_t batch_events, max_queued;
 	/* Event calls pass it; close shuts it, so no call is still using
@@ -389,8 +392,7 @@ void trace_writer_launch(trace_writer *w, const struct trace_launch *l)
 			.name_id = l->name_id, .correlation_id = l->correlation_id,
 			.grid = { l->grid[0], l->grid[1], l->grid[2] },
 			.block = { l->block[0], l->block[1], l->block[2] },
-			.shared_mem = l->shared_mem, .stream_id = l->stream_id,
-			.thread_id = l->thread_id,
+			.shared_mem = l->shared_mem, .thread_id = l->thread_id,
 		};
 		w->stats.events++;
 		w->stats.launches++;
@@ -622,9 +624,8 @@ static void apply(trace_writer *w, const struct ev *e)
 		sqlite3_bind_int64(st, 4, l->name_id);
 		bind_dims(st, 5, l->grid, l->block);
 		sqlite3_bind_int64(st, 11, l->shared_mem);
-		sqlite3_bind_int64(st, 12, l->stream_id);
-		sqlite3_bind_int64(st, 13, l->thread_id);
-		bind_u64(st, 14, l->launch_ns);
+		sqlite3_bind_int64(st, 12, l->thread_id);
+		bind_u64(st, 13, l->launch_ns);
 		run(w, ST_LAUNCH, "second launch of correlation ID", l->correlation_id);
 		break;
 	}
@@ -878,22 +879,36 @@ static void writer_free(trace_writer *w)
 	free(w);
 }
 
-/* Removes a previous trace at path with its WAL and shared-memory files, so
- * that stale WAL frames can never be replayed into the new database. */
-static int remove_old(const char *path, char *err, size_t errlen)
+/* trace_writer_remove, or with keep_main only the companions (path itself
+ * was just claimed). */
+static int remove_old(const char *path, bool keep_main, char *err, size_t errlen)
 {
 	static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
-	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+	for (size_t i = keep_main; i < sizeof suffix / sizeof suffix[0]; i++) {
 		char p[4096];
 		if ((size_t)snprintf(p, sizeof p, "%s%s", path, suffix[i]) >= sizeof p) {
 			um_errmsg(err, errlen, "%s: path too long", path);
 			return -1;
 		}
 		if (unlink(p) != 0 && errno != ENOENT) {
-			um_errmsg(err, errlen, "%s: cannot replace: %s", p, strerror(errno));
+			um_errmsg(err, errlen, "%s: cannot remove the earlier trace: %s", p, strerror(errno));
 			return -1;
 		}
 	}
+	return 0;
+}
+
+int trace_writer_remove(const char *path, char *err, size_t errlen)
+{
+	return remove_old(path, false, err, errlen);
+}
+
+int trace_writer_claim(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -1;
+	close(fd);
 	return 0;
 }
 
@@ -903,7 +918,7 @@ static int open_db(trace_writer *w, char *err, size_t errlen)
 	char msg[512];
 	char *sql;
 	int rc;
-	if (remove_old(w->path, err, errlen) != 0)
+	if (remove_old(w->path, w->claimed, err, errlen) != 0)
 		return -1;
 	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 			    NULL) != SQLITE_OK) {
@@ -962,6 +977,7 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 	}
 	gate_open(&w->gate);
 	w->fork_gen = atomic_load_explicit(&fork_generation, memory_order_relaxed);
+	w->claimed = opt && opt->claimed;
 	w->flush_ms = opt && opt->flush_interval_ms ? opt->flush_interval_ms : DEFAULT_FLUSH_MS;
 	w->batch_events = opt && opt->batch_events ? opt->batch_events : DEFAULT_BATCH_EVENTS;
 	w->max_queued = opt && opt->max_queued ? opt->max_queued : DEFAULT_MAX_QUEUED;

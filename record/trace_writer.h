@@ -31,6 +31,7 @@
 #ifndef UMKIT_TRACE_WRITER_H
 #define UMKIT_TRACE_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,13 +44,31 @@ struct trace_writer_options {
 				       (a kernel argument counts as one); 0: default
 				       (262144 x 80 bytes, about 20 MB, plus as much
 				       for the batch being written) */
+	bool claimed;               /* path was claimed (trace_writer_claim): open
+				       that file, removing only stale -wal/-shm
+				       companions, instead of replacing it */
 };
 
 /*
- * Creates path (replacing an existing file and its -wal/-shm companions),
- * creates the schema, sets meta.status = 'recording' and starts the writer
- * thread. On failure returns NULL and writes a message naming the file and
- * the problem into err.
+ * Removes the trace at path with its -wal, -shm and -journal companions, so
+ * that stale WAL frames can never be replayed into a new database at that
+ * path. Returns 0, or -1 with a message naming the file in err.
+ */
+int trace_writer_remove(const char *path, char *err, size_t errlen);
+
+/*
+ * Claims path for one recording: creates it empty, failing with errno
+ * EEXIST when it exists. Where several processes are handed one path (a
+ * program's children inherit the variable naming it), only the first to
+ * claim it records into it. Returns 0, or -1 with errno set.
+ */
+int trace_writer_claim(const char *path);
+
+/*
+ * Creates path (replacing an existing file and its -wal/-shm companions,
+ * unless claimed), creates the schema, sets meta.status = 'recording' and
+ * starts the writer thread. On failure returns NULL and writes a message
+ * naming the file and the problem into err.
  */
 trace_writer *trace_writer_open(const char *path, const struct trace_writer_options *opt,
 				char *err, size_t errlen);
@@ -97,7 +116,6 @@ struct trace_launch {
 	int64_t name_id;  /* from trace_writer_intern */
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
-	uint32_t stream_id;
 	uint32_t thread_id;
 	uint64_t launch_ns;
 	const struct trace_kernel_arg *args;

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "rec_summary.h"
 #include "size.h"
+#include "trace_writer.h"
 
 extern char **environ;
 
@@ -147,22 +148,6 @@ static bool is_sqlite(FILE *f)
 	       memcmp(magic, "SQLite format 3", sizeof magic) == 0;
 }
 
-/* Removes an earlier trace at path with its -wal/-shm files, so that it can
- * never pass for this run's. */
-static int remove_old_trace(const char *path)
-{
-	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
-	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-		char file[PATH_MAX + 16];
-		snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
-		if (unlink(file) != 0 && errno != ENOENT) {
-			um_error("cannot remove the earlier trace %s: %s", file, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* The child's environment: the injection plus the UMKIT_* contract above.
  * Contract variables not given are removed, so a value left exported in
  * the user's shell cannot configure this run. */
@@ -269,8 +254,10 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
-	if (remove_old_trace(trace) != 0)
+	if (trace_writer_remove(trace, err, sizeof err) != 0) {
+		um_error("%s", err);
 		return EXIT_SETUP;
+	}
 	launch_env *env = child_env(&o, argc, argv, library, cupti, trace);
 	if (!env)
 		return EXIT_SETUP;

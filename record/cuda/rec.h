@@ -33,6 +33,9 @@ uint32_t rec_tid(void);
 
 /* Subscribes the callbacks (rec_callbacks.c). Returns 0 or a CUPTI error. */
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);
+/* Writes the NVTX ranges still open, as never closed; the exit path calls
+ * it once the gate is shut. */
+void rec_callbacks_finish(void);
 /* Registers buffers and enables the activity kinds that need no context. */
 CUptiResult rec_activity_start(void);
 /* Enables the Unified Memory counters once CUPTI accepts them (cupti_um.h)

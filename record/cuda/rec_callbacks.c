@@ -19,6 +19,7 @@
 #include "common/cuda/um_alloc.h"
 #include "log.h"
 #include "rec.h"
+#include "record/nvtx_open.h"
 
 static atomic_uint_fast64_t launch_seq;
 static atomic_int truncation_warned;
@@ -106,35 +107,64 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
 	}
 }
 
-/* NVTX push/pop ranges, one stack per thread; a range is written when it
- * closes. Ranges deeper than the stack are counted but not recorded. */
-#define NVTX_DEPTH 64
-static __thread struct { int64_t name_id; uint64_t start_ns; } nvtx_stack[NVTX_DEPTH];
-static __thread int nvtx_depth;
+/* NVTX ranges, push/pop and start/end (nvtx_open.h): each is written when
+ * it closes, and those open at exit then (rec_callbacks_finish). */
+static nvtx_open *nvtx;
+
+static const char *attribute_message(const nvtxEventAttributes_t *a)
+{
+	return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "";
+}
+
+static int64_t nvtx_name(const char *msg)
+{
+	return trace_writer_intern(rec_writer, msg ? msg : "");
+}
 
 static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 {
-	const char *msg = NULL;
-	if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA) {
-		msg = ((const nvtxRangePushA_params *)d->functionParams)->message;
-	} else if (cbid == CUPTI_CBID_NVTX_nvtxRangePushEx) {
-		const nvtxEventAttributes_t *a = ((const nvtxRangePushEx_params *)d->functionParams)->eventAttrib;
-		msg = a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "";
-	} else if (cbid == CUPTI_CBID_NVTX_nvtxRangePop) {
-		if (nvtx_depth > 0 && --nvtx_depth < NVTX_DEPTH) {
-			struct trace_nvtx r = { nvtx_stack[nvtx_depth].name_id, rec_tid(),
-						nvtx_stack[nvtx_depth].start_ns, rec_now() };
+	const void *p = d->functionParams;
+	struct trace_nvtx r = { 0, rec_tid(), rec_now(), 0 };
+	switch (cbid) {
+	case CUPTI_CBID_NVTX_nvtxRangePushA:
+		r.name_id = nvtx_name(((const nvtxRangePushA_params *)p)->message);
+		nvtx_open_push(nvtx, &r);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushEx:
+		r.name_id = nvtx_name(attribute_message(((const nvtxRangePushEx_params *)p)->eventAttrib));
+		nvtx_open_push(nvtx, &r);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeStartA:
+	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+		/* The ID the call returns is what its end names. */
+		if (!d->functionReturnValue)
+			break;
+		r.name_id = nvtx_name(cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
+					      ? ((const nvtxRangeStartA_params *)p)->message
+					      : attribute_message(((const nvtxRangeStartEx_params *)p)->eventAttrib));
+		nvtx_open_start(nvtx, *(const nvtxRangeId_t *)d->functionReturnValue, &r);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePop:
+		if (nvtx_open_pop(nvtx, r.thread_id, r.start_ns, &r))
 			trace_writer_nvtx(rec_writer, &r);
-		}
-		return;
-	} else {
-		return;
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeEnd:
+		if (nvtx_open_end(nvtx, ((const nvtxRangeEnd_params *)p)->id, r.start_ns, &r))
+			trace_writer_nvtx(rec_writer, &r);
+		break;
+	default:
+		break;
 	}
-	if (nvtx_depth < NVTX_DEPTH) {
-		nvtx_stack[nvtx_depth].name_id = trace_writer_intern(rec_writer, msg ? msg : "");
-		nvtx_stack[nvtx_depth].start_ns = rec_now();
-	}
-	nvtx_depth++;
+}
+
+static void write_nvtx(void *unused, const struct trace_nvtx *r)
+{
+	trace_writer_nvtx(rec_writer, r);
+}
+
+void rec_callbacks_finish(void)
+{
+	nvtx_open_drain(nvtx, write_nvtx, NULL);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -171,6 +201,8 @@ static void on_free(const struct arena_alloc *a)
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 {
 	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	if (!(nvtx = nvtx_open_create()))
+		return CUPTI_ERROR_OUT_OF_MEMORY;
 	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
 	if (r != CUPTI_SUCCESS)
 		return r;

@@ -5,9 +5,13 @@
  * CUDA_INJECTION64_PATH names this library (umrec sets it, and LD_PRELOADs
  * the same file for the allocator shim, so both roles share one instance).
  * The first process that initialises CUDA with UMKIT_TRACE set owns the
- * trace; it removes UMKIT_TRACE from its environment so processes it starts
- * later do not overwrite the file.
+ * trace: it claims the file, which umrec removed beforehand, so that any
+ * other process handed the same path (a child given a copy of the
+ * environment taken before the variable went, a sibling) leaves it alone;
+ * and it removes UMKIT_TRACE from its environment, so processes it starts
+ * later are not even tried.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +66,7 @@ static void finish(void)
 	rec_activity_flush();
 	gate_close(&rec_gate);
 	cupti_real()->Unsubscribe(subscriber);
+	rec_callbacks_finish();
 	arena *a = um_alloc_arena();
 	if (a)
 		arena_foreach_live(a, mark_live, NULL);
@@ -114,7 +119,16 @@ int InitializeInjection(void)
 	}
 	char *path = strdup(env);
 	unsetenv("UMKIT_TRACE");
-	rec_writer = path ? trace_writer_open(path, NULL, err, sizeof err) : NULL;
+	if (path && trace_writer_claim(path) != 0) {
+		if (errno == EEXIST)
+			um_debug("%s is another process's trace: process %d is not recorded", path, (int)getpid());
+		else
+			um_error("%s: cannot create: %s; this run is not recorded", path, strerror(errno));
+		free(path);
+		return 1;
+	}
+	const struct trace_writer_options opt = { .claimed = true };
+	rec_writer = path ? trace_writer_open(path, &opt, err, sizeof err) : NULL;
 	free(path);
 	if (!rec_writer) {
 		um_error("%s; this run is not recorded", err);

@@ -99,6 +99,16 @@ rc=$?
 row "torch.profiler: runs, warned" "$(verdict "[ $rc -eq 0 ] && grep -q 'profiler ok' $WORK/prof.out && grep -q 'CUPTI subscription' $WORK/prof.err")" \
 	"exit $rc; $(grep -c warning "$WORK/prof.err") warning line(s)"
 
+$B/umrec -o "$WORK/probe.db" --max-managed $MAXM -- python3 tests/gpu/trace_probe.py >"$WORK/probe.out" 2>"$WORK/probe.err"
+rc=$?
+python3 tests/gpu/trace_probe.py --check "$WORK/probe.db" "$WORK/probe.out" >"$WORK/probe.json"
+cat "$WORK/probe.err" "$WORK/probe.out" "$WORK/probe.json"
+j="$WORK/probe.json"
+row "NVTX start/end, unclosed ranges" "$(verdict "[ $rc -eq 0 ] && [ $(metric $j started_closed) = True ] && [ $(metric $j pushed_closed) = True ] && [ $(metric $j never_popped_open) = True ]")" \
+	"$(metric $j ranges)"
+row "child's env copy: trace kept" "$(verdict "[ $(metric $j child_ran) = True ] && [ $(metric $j parent_owns) = True ] && [ $(metric $j status) = complete ]")" \
+	"parent owns: $(metric $j parent_owns), status $(metric $j status)"
+
 $B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
 row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
 	"$(head -1 "$WORK/oom.out")"

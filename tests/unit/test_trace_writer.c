@@ -4,6 +4,7 @@
  */
 #include "testutil.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -212,7 +213,7 @@ static void *produce(void *arg)
 		struct trace_launch l = {
 			.correlation_id = c, .seq = c - 1, .exec_id = (uint64_t)(i % NAMES) + 1,
 			.name_id = id, .grid = { c % 7 + 1, 2, 1 }, .block = { 128, 1, 1 },
-			.shared_mem = (c % 3) * 1024, .stream_id = 7 + (uint32_t)p->t,
+			.shared_mem = (c % 3) * 1024,
 			.thread_id = 100 + (uint32_t)p->t, .launch_ns = 1000000 + (uint64_t)c * 10,
 			.args = args, .nargs = j > 0 ? 3 : 2,
 		};
@@ -363,7 +364,7 @@ static void launch(trace_writer *w, uint32_t corr, uint64_t seq, int64_t name, u
 {
 	struct trace_launch l = { .correlation_id = corr, .seq = seq, .exec_id = 1000 + seq,
 				  .name_id = name, .grid = { 4, 1, 1 }, .block = { 256, 1, 1 },
-				  .stream_id = 7, .thread_id = 42, .launch_ns = launch_ns,
+				  .thread_id = 42, .launch_ns = launch_ns,
 				  .args = args, .nargs = nargs };
 	trace_writer_launch(w, &l);
 }
@@ -507,9 +508,9 @@ static void activity_without_launch(void **state)
 	assert_query(db, "SELECT group_concat(x, ' ') FROM (SELECT correlation_id || ':' || "
 			 "coalesce(seq, '-') || ':' || coalesce(exec_id, '-') || ':' || "
 			 "coalesce(launch_ns, '-') || ':' || coalesce(start_ns, '-') || ':' || "
-			 "coalesce(end_ns, '-') || ':' || grid_x || ':' || block_x AS x "
-			 "FROM kernel ORDER BY correlation_id)",
-		     "500:-:-:-:10:20:4:256 600:0:1000:25:30:40:4:256 700:1:-:50:-:-:0:0");
+			 "coalesce(end_ns, '-') || ':' || grid_x || ':' || block_x || ':' || "
+			 "coalesce(stream_id, '-') AS x FROM kernel ORDER BY correlation_id)",
+		     "500:-:-:-:10:20:4:256:7 600:0:1000:25:30:40:4:256:7 700:1:-:50:-:-:0:0:-");
 	assert_query(db, "SELECT group_concat(name, ' ') FROM kernel_named",
 		     "graph_kernel graph_kernel graph_kernel");
 	sqlite3_close(db);
@@ -551,18 +552,25 @@ static void close_marks_complete(void **state)
 	sqlite3_close(db);
 }
 
-static void open_replaces_existing(void **state)
+/* Files of an earlier run at path + each suffix. */
+static void write_stale(const char *path, const char *const *suffix, int n)
 {
-	char path[512], side[520], err[512];
-	test_path(path, sizeof path, "replace.db");
-	const char *suffix[] = { "", "-wal", "-shm" };
-	for (int i = 0; i < 3; i++) {
+	char side[520];
+	for (int i = 0; i < n; i++) {
 		snprintf(side, sizeof side, "%s%s", path, suffix[i]);
 		FILE *f = fopen(side, "w");
 		assert_non_null(f);
 		fputs("stale junk from an earlier run\n", f);
 		fclose(f);
 	}
+}
+
+static void open_replaces_existing(void **state)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, "replace.db");
+	const char *suffix[] = { "", "-wal", "-shm" };
+	write_stale(path, suffix, 3);
 	trace_writer *w = trace_writer_open(path, NULL, err, sizeof err);
 	if (!w)
 		fail_msg("%s", err);
@@ -576,6 +584,47 @@ static void open_replaces_existing(void **state)
 	err[0] = '\0';
 	assert_null(trace_writer_open(path, NULL, err, sizeof err));
 	assert_non_null(strstr(err, path));
+}
+
+/* Two processes handed one path: the first claim wins, the second finds
+ * the file (EEXIST) and so never opens, let alone replaces, the first's
+ * trace; the claimed file is opened, its stale companions removed, and it
+ * ends a complete trace with what was written. trace_writer_remove then
+ * removes the trace and every companion. */
+static void claim_gives_one_owner(void **state)
+{
+	char path[512], side[520], err[512] = "";
+	test_path(path, sizeof path, "claimed.db");
+	unlink(path);
+	const char *companions[] = { "-wal", "-shm", "-journal" };
+	write_stale(path, companions, 3);
+	assert_int_equal(trace_writer_claim(path), 0);
+	errno = 0;
+	assert_int_equal(trace_writer_claim(path), -1);
+	assert_int_equal(errno, EEXIST);
+	const struct trace_writer_options opt = { .claimed = true };
+	trace_writer *w = trace_writer_open(path, &opt, err, sizeof err);
+	if (!w)
+		fail_msg("%s", err);
+	alloc(w, 1, 1ULL << 32, MIB, 0);
+	assert_int_equal(trace_writer_claim(path), -1);
+	close_ok(w, 20);
+	sqlite3 *db = open_db(path);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM alloc"), 1);
+	char buf[64];
+	assert_string_equal(q_text(db, "SELECT value FROM meta WHERE key = 'status'", buf, sizeof buf),
+			    "complete");
+	sqlite3_close(db);
+
+	const char *all[] = { "", "-wal", "-shm", "-journal" };
+	write_stale(path, companions, 3);
+	assert_int_equal(trace_writer_remove(path, err, sizeof err), 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(side, sizeof side, "%s%s", path, all[i]);
+		assert_false(file_exists(side));
+	}
+	assert_int_equal(trace_writer_claim(path), 0);
+	unlink(path);
 }
 
 /* Bad events are counted with the first message kept; the rest is written
@@ -830,6 +879,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(activity_without_launch),
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
+		cmocka_unit_test(claim_gives_one_owner),
 		cmocka_unit_test(write_errors_counted),
 		cmocka_unit_test(rows_written_again_after_a_failed_batch),
 		cmocka_unit_test(no_errors_reported_when_clean),
