@@ -550,7 +550,7 @@ static int setup(struct ctx *x, struct sched_result *r)
 			continue;
 		struct cand *c = &x->c[x->nc++];
 		c->tensor = per->tensor;
-		c->bytes = tx->size ? (int64_t)tx->bytes : 0;
+		c->bytes = (int64_t)tx->bytes;
 		c->evict_at = per->evict_at;
 		c->len = per->len;
 		c->from = per->from;

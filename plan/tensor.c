@@ -35,8 +35,13 @@ static size_t window_allocs(const struct trace *t, int64_t from, int64_t to, siz
 	return n;
 }
 
+/* What the allocation holds on the GPU: the arena's reservation. A
+ * zero-byte allocation holds a slot but no data, and no op moves zero
+ * bytes: counted, it would stay resident in the model for good. */
 static uint64_t footprint(const struct trace_alloc *a)
 {
+	if (!a->size)
+		return 0;
 	return a->reserved > a->size ? a->reserved : a->size;
 }
 

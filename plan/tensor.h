@@ -36,7 +36,8 @@ struct tensor {
 	uint8_t origin;      /* PLAN_ALLOC_PERSISTENT or PLAN_ALLOC_ITERATION */
 	uint64_t ordinal;    /* as plan_alloc.ordinal */
 	uint64_t size;       /* bytes the program asked for */
-	uint64_t bytes;      /* GPU footprint: the arena's reservation (>= size) */
+	uint64_t bytes;      /* GPU footprint: the arena's reservation (>= size;
+				0 for a zero-byte allocation) */
 	uint64_t address;    /* the planned instance's address */
 	uint32_t alloc_pos;  /* first live position, in [0, p) */
 	uint32_t live_len;   /* live positions, cyclic from alloc_pos; p: all */

@@ -26,17 +26,21 @@
 #include "plan/trace_load.h"
 #include "plan/vital.h"
 #include "plan.h"
+#include "testplan.h"
 #include "trace_schema.h"
 
 #define MS 1000000LL
 #define W_ADDR 0x100000000ULL
 #define A_ADDR 0x200000000ULL
+#define E_ADDR 0x300000000ULL
 
 struct hand_opts {
 	bool stray;            /* the migration outside the arguments */
 	const char *nvtx;      /* range name per iteration, or NULL */
 	const char *drop;      /* a table to drop, or NULL */
 	int user_version;      /* 0: leave the schema's */
+	bool empty;            /* a zero-byte allocation that kernel 0 of every
+				  iteration names (the arena gives it 512 B) */
 };
 
 static void exec_sql(sqlite3 *db, const char *sql)
@@ -61,6 +65,11 @@ static void write_hand_trace(const char *path, const struct hand_opts *o)
 	snprintf(sql, sizeof sql, "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) "
 		 "VALUES (1, %llu, %d, %d, 'cudaMalloc', 1000)", W_ADDR, 4 << 20, 4 << 20);
 	exec_sql(db, sql);
+	if (o->empty) {
+		snprintf(sql, sizeof sql, "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) "
+			 "VALUES (9, %llu, 0, 512, 'cudaMalloc', 1000)", E_ADDR);
+		exec_sql(db, sql);
+	}
 	for (int i = 0; i < 4; i++) {
 		for (int j = 0; j < 4; j++) {
 			long long g = 4 * i + j, start = (g + 1) * MS;
@@ -74,6 +83,10 @@ static void write_hand_trace(const char *path, const struct hand_opts *o)
 			snprintf(sql, sizeof sql, "INSERT INTO kernel_arg VALUES (%lld, 0, %d, 0)",
 				 g + 100, j % 2 ? 2 + i : 1);
 			exec_sql(db, sql);
+			if (o->empty && j == 0) {
+				snprintf(sql, sizeof sql, "INSERT INTO kernel_arg VALUES (%lld, 8, 9, 0)", g + 100);
+				exec_sql(db, sql);
+			}
 		}
 		long long base = (4 * i + 1) * MS;
 		snprintf(sql, sizeof sql, "INSERT INTO alloc(id, address, size, reserved, api, "
@@ -192,6 +205,31 @@ static void tensors_have_origins_and_lifetimes(void **state)
 	assert_int_equal(tensor_free_pos(&an.ts, a), 0);
 	assert_int_equal(an.ts.alloc_sizes[0], 2 << 20);
 	release(&an);
+}
+
+/* A zero-byte allocation (the arena gives it a 512-byte slot) holds no
+ * data and no op moves it, so it takes no room: at a capacity of exactly
+ * what kernel 0 needs besides it, every kernel fits and none is over. */
+static void empty_allocations_take_no_room(void **state)
+{
+	struct hand_opts o = { .empty = true };
+	struct analysis an;
+	analyse("empty.db", &o, NULL, &an);
+	size_t empty = an.ts.n;
+	for (size_t i = 0; i < an.ts.n; i++)
+		if (an.ts.t[i].size == 0)
+			empty = i;
+	assert_true(empty < an.ts.n);
+	assert_int_equal(an.ts.t[empty].bytes, 0);
+	assert_int_equal(an.a.ws_bytes[0], 4 << 20);
+	release(&an);
+
+	char path[512];
+	test_path(path, sizeof path, "empty.db");
+	struct planner *p = test_plan_full(path, 4 << 20, 0, 0);
+	assert_int_equal(p->sched.n_unfit, 0);
+	assert_int_equal(p->sched.over, 0);
+	planner_free(p);
 }
 
 static void access_sets_and_recall(void **state)
@@ -409,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_and_finds_the_period),
 		cmocka_unit_test(tensors_have_origins_and_lifetimes),
+		cmocka_unit_test(empty_allocations_take_no_room),
 		cmocka_unit_test(access_sets_and_recall),
 		cmocka_unit_test(vitality_periods_and_deaths),
 		cmocka_unit_test(observed_access_closes_a_gap),
