@@ -121,7 +121,7 @@ int InitializeInjection(void)
 	unsetenv("UMKIT_TRACE");
 	if (path && trace_writer_claim(path) != 0) {
 		if (errno == EEXIST)
-			um_debug("%s is another process's trace: process %d is not recorded", path, (int)getpid());
+			um_info("process %d is not recorded: %s is another process's trace", (int)getpid(), path);
 		else
 			um_error("%s: cannot create: %s; this run is not recorded", path, strerror(errno));
 		free(path);
