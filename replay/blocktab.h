@@ -55,6 +55,9 @@ struct block {
 					 brought in or evicted */
 	uint8_t by_budget;            /* last taken off the GPU by the budget
 					 (act_room), not by an op of the policy */
+	uint8_t used_idle;            /* held by an allocation while the engine
+					 was idle (engine.c, wake): used, as far
+					 as the engine knows, though use_seq is 0 */
 };
 
 typedef struct blocktab blocktab;

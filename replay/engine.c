@@ -232,6 +232,8 @@ static void wake(engine *e, struct alloc_rec *r)
 	for (size_t i = 0; footprint_interval(e->footprint, i, &first, &len); i++)
 		for (uint64_t no = first; no < first + len; no++) {
 			struct block *b = residency_block(e->res, no);
+			if (b) /* a kernel the engine did not follow may have used it */
+				b->used_idle = 1;
 			if (b && !b->live)
 				residency_set(e->res, b, BLOCK_RESIDENT);
 		}
@@ -311,7 +313,10 @@ static bool destroyable(uint32_t live, uint32_t fresh)
 static void free_blocks(engine *e, struct alloc_rec *r)
 {
 	touch(e, r);
-	bool marking = e->mark_frees && (!e->budget || e->mark_all), marked = false;
+	/* Under a budget frees are marked once the budget needs room (the
+	 * latch covers those before), and before the first launch: copies and
+	 * memsets queued then are GPU work no marker of a launch follows. */
+	bool marking = e->mark_frees && (!e->budget || e->mark_all || !e->st.launches), marked = false;
 	uint64_t mark = 0;
 	for (uint32_t i = 0; i < r->n_blocks; i++) {
 		struct block *b = residency_find(e->res, r->first_block + i);
@@ -359,7 +364,9 @@ static void iteration_start(engine *e)
 	allocmap_iteration_start(e->allocs);
 	sigcheck_iteration_start(e->sig);
 	if (e->timing) {
-		uint64_t *p = room_for_one(e->iter_ns, e->n_iter, &e->cap_iter, sizeof *p, 64);
+		uint64_t *p = e->n_iter < ENGINE_ITERATION_TIMES
+				      ? room_for_one(e->iter_ns, e->n_iter, &e->cap_iter, sizeof *p, 64)
+				      : NULL;
 		if (p) {
 			e->iter_ns = p;
 			e->iter_ns[e->n_iter++] = now - e->iter_start_ns;
@@ -435,6 +442,13 @@ static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
 	}
 }
 
+/* Whether a kernel may have used block b: one the engine followed, or one
+ * while it was idle (the engine then knows only what was allocated). */
+static bool used_before(const struct block *b)
+{
+	return b->use_seq || b->used_idle;
+}
+
 /* The kernel's blocks that were discarded and have been handed out again by
  * the arena must be populated before the kernel writes them: a GPU write to
  * a discarded range faults page by page, moving nothing but taking ~2 s per
@@ -454,7 +468,7 @@ static void repopulate(engine *e, const struct engine_access *acc, size_t n)
 			struct block *b = residency_find(e->res, r->first_block + j);
 			if (!b || b->live != 1 || b->pin != e->seq)
 				continue;
-			bool stale = b->state == BLOCK_ABSENT && b->use_seq && e->policy != ENGINE_ONDEMAND;
+			bool stale = b->state == BLOCK_ABSENT && used_before(b) && e->policy != ENGINE_ONDEMAND;
 			if (b->state == BLOCK_DISCARDED || stale)
 				act_bring(e, b, ENGINE_OP_DISCARD_PREFETCH, (struct wait_ref){ 0, 0 }, e->seq);
 		}
@@ -480,7 +494,7 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 			 * block the budget left to the driver: act_room), so its
 			 * bytes come back page by page; a discarded or never-used
 			 * block moves nothing. */
-			if (b->state == BLOCK_ABSENT && b->use_seq) {
+			if (b->state == BLOCK_ABSENT && used_before(b)) {
 				e->st.refault_blocks++;
 				e->st.refault_budget_blocks += b->by_budget;
 				e->st.refault_shared_blocks += b->live > 1;

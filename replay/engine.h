@@ -205,8 +205,10 @@ struct engine_stats {
 };
 void engine_get_stats(engine *e, struct engine_stats *out);
 
-/* Iteration wall times so far (ns), oldest first; returns how many were
- * copied into out (at most max). */
+/* Iteration wall times so far (ns), oldest first, the first
+ * ENGINE_ITERATION_TIMES of them; returns how many were copied into out
+ * (at most max). */
+#define ENGINE_ITERATION_TIMES 4096
 size_t engine_iteration_times(engine *e, uint64_t *out, size_t max);
 
 /* The on-demand migrations ev[0 .. n) charged to the allocations that held

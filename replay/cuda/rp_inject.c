@@ -250,9 +250,9 @@ static void finish(void)
 	rp_activity_flush();
 
 	struct engine_stats st;
-	uint64_t iter_ns[4096];
+	uint64_t iter_ns[ENGINE_ITERATION_TIMES];
 	engine_get_stats(rp_engine, &st);
-	size_t n = engine_iteration_times(rp_engine, iter_ns, 4096);
+	size_t n = engine_iteration_times(rp_engine, iter_ns, ENGINE_ITERATION_TIMES);
 	write_stats(&st, iter_ns, n);
 }
 

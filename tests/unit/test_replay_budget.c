@@ -775,6 +775,45 @@ static void idle_wake_builds_the_model(void **state)
 	plan_destroy(p);
 }
 
+/* Blocks the program held while the engine was idle may have been used by
+ * kernels it did not follow. Once the budget has evicted one, a kernel
+ * needing it counts a refault, and a fresh allocation handed its block gets
+ * a discard-and-prefetch rather than faulting the dead bytes back in: as
+ * when the engine follows from the start. */
+static void idle_blocks_count_as_used(void **state)
+{
+	struct plan *p = idle_plan();
+	oplog *log = oplog_create();
+	struct engine_executor x = oplog_executor(log);
+	char err[256];
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	for (uint64_t id = 1; id <= 5; id++)
+		engine_on_alloc(e, id, BASE + id * BLK, BLK); /* the fifth wakes it */
+	const uint64_t used[] = { 5, 1 };
+	for (int i = 0; i < 2; i++) {
+		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { used[i], 0 } }, 1);
+		engine_after_launch(e);
+	}
+	struct engine_stats st;
+	engine_get_stats(e, &st);
+	assert_int_equal(st.refault_blocks, 1); /* block 1, evicted for 5 */
+	engine_on_free(e, 2);                   /* block 2, evicted for 1 */
+	engine_on_alloc(e, 6, BASE + 2 * BLK, BLK);
+	oplog_clear(log);
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6, 0 } }, 1);
+	size_t n, repopulated = 0;
+	const struct oplog_entry *en = oplog_entries(log, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!en[i].is_mark && en[i].op == ENGINE_OP_DISCARD_PREFETCH &&
+		    en[i].ranges[0].address == BASE + 2 * BLK)
+			repopulated++;
+	assert_int_equal(repopulated, 1);
+	engine_destroy(e);
+	oplog_destroy(log);
+	plan_destroy(p);
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -834,6 +873,7 @@ int main(void)
 		cmocka_unit_test(concurrent_threads),
 		cmocka_unit_test(idle_only_when_the_plan_has_nothing_to_do),
 		cmocka_unit_test(idle_wake_builds_the_model),
+		cmocka_unit_test(idle_blocks_count_as_used),
 	};
 	return cmocka_run_group_tests_name("replay_budget", tests, NULL, NULL);
 }
