@@ -54,8 +54,8 @@ INJECTED := $(if $(wildcard record/cuda/*.c),$(BUILD)/lib/libumrec.so) \
 	$(if $(wildcard replay/cuda/*.c),$(BUILD)/lib/libumreplay.so)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: FORCE all tools injected examples bench test unit-tests deps demo install clean check-cuda
-all: tools injected examples bench $(BUILD)/COMMIT
+.PHONY: FORCE all tools injected examples bench gpu-probes test unit-tests deps demo install clean check-cuda
+all: tools injected examples bench gpu-probes $(BUILD)/COMMIT
 
 # The source the build came from, for benchmark rows (bench/measure.py's
 # build column): the commit, "-dirty" with uncommitted changes. Rewritten
@@ -124,12 +124,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) tests/unit/testutil.h
 
 unit-tests: $(UNIT_TESTS)
 
-# CUDA C programs (the example workload, bench/*.cu) need nvcc; each is
+# CUDA C programs (the example workload, bench/*.cu, the GPU checks'
+# probes tests/gpu/*.cu) need nvcc; each is
 # skipped with a note if it is absent. Shared cudart, so that the injected
 # library can interpose cudaMalloc.
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 examples: $(if $(wildcard examples/train_sim.cu),$(BUILD)/examples/train_sim)
 bench: $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
+gpu-probes: $(patsubst tests/gpu/%.cu,$(BUILD)/gpu-probes/%,$(wildcard tests/gpu/*.cu))
 define nvcc_program
 	@mkdir -p $(dir $@)
 	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 -cudart shared -arch=sm_90 -o $@ $<; \
@@ -138,6 +140,8 @@ endef
 $(BUILD)/examples/%: examples/%.cu
 	$(nvcc_program)
 $(BUILD)/bench/%: bench/%.cu
+	$(nvcc_program)
+$(BUILD)/gpu-probes/%: tests/gpu/%.cu
 	$(nvcc_program)
 
 # The README's commands. Both install what they need first.

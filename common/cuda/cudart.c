@@ -40,6 +40,8 @@ static void resolve(void)
 	RESOLVE(EventRecord, "cudaEventRecord")
 	RESOLVE(EventQuery, "cudaEventQuery")
 	RESOLVE(EventSynchronize, "cudaEventSynchronize")
+	RESOLVE(GetLastError, "cudaGetLastError")
+	RESOLVE(PeekAtLastError, "cudaPeekAtLastError")
 #undef RESOLVE
 	table_ok = 1;
 }

@@ -23,6 +23,8 @@ struct cudart {
 	cudaError_t (*EventRecord)(cudaEvent_t, cudaStream_t);
 	cudaError_t (*EventQuery)(cudaEvent_t);
 	cudaError_t (*EventSynchronize)(cudaEvent_t);
+	cudaError_t (*GetLastError)(void);
+	cudaError_t (*PeekAtLastError)(void);
 };
 
 /* The resolved table, or NULL when no CUDA runtime is loaded in the process

@@ -62,11 +62,6 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
 	hooks = *h;
 }
 
-void um_alloc_note_stream(CUstream stream)
-{
-	um_backend_note_stream(stream);
-}
-
 static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)
 {
 	struct arena_alloc a;
@@ -127,11 +122,23 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 	return serve(ptr, size, "cudaMallocAsync", stream);
 }
 
+/* A pointer into the arena's memory that is not a live allocation's start
+ * (freed twice, or never allocated): an error, as the runtime would say,
+ * and never the runtime's to free, which would unmap a whole segment. */
+static bool arena_stray(void *ptr)
+{
+	return arena_owns(the_arena, (uint64_t)(uintptr_t)ptr);
+}
+
 cudaError_t cudaFree(void *ptr)
 {
 	/* cudaFree(NULL) is the idiom for "initialise the runtime": pass it on. */
-	if (ptr && um_alloc_arena() && release(ptr))
-		return cudaSuccess;
+	if (ptr && um_alloc_arena()) {
+		if (release(ptr))
+			return cudaSuccess;
+		if (arena_stray(ptr))
+			return cudaErrorInvalidValue;
+	}
 	return cudart_get()->Free(ptr);
 }
 
@@ -141,6 +148,8 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		um_backend_note_stream((CUstream)stream);
 		if (release(ptr))
 			return cudaSuccess;
+		if (arena_stray(ptr))
+			return cudaErrorInvalidValue;
 	}
 	return cudart_get()->FreeAsync(ptr, stream);
 }

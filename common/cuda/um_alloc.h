@@ -33,10 +33,6 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *hooks);
 /* The process's arena, created on first use; NULL if it could not be. */
 arena *um_alloc_arena(void);
 
-/* Tells the fence logic that work was queued on stream, so fences cover it
- * (call from launch interception). Cheap when the stream is already known. */
-void um_alloc_note_stream(CUstream stream);
-
 /* True when allocations are served from managed memory. */
 bool um_alloc_managed(void);
 

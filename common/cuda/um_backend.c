@@ -29,11 +29,14 @@ static struct fence ring[FENCE_SLOTS];
 static uint64_t next_token = 1;
 static uint64_t done_upto; /* every fence <= this has completed */
 
-/* Non-blocking streams, and whether each has had work since the last fence. */
+/* Streams that have had work, whether each is non-blocking and has had
+ * work since the last fence; and whether a fence must wait for the whole
+ * context instead: work on a stream beyond MAX_STREAMS (for good), or a
+ * stream destroyed with work maybe still queued (for the next fence). */
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { CUstream s; int nonblocking; int dirty; } streams[MAX_STREAMS];
 static int nstreams;
-static int streams_overflow_warned;
+static atomic_bool streams_overflow, destroyed_dirty;
 
 static bool managed_memory;
 static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
@@ -48,25 +51,36 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
 static atomic_bool multi_stream;
 static atomic_bool launches_unseen;
 
-void um_backend_note_stream(CUstream s)
+void um_backend_stream_begin(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
 	if (!atomic_load_explicit(&multi_stream, memory_order_relaxed))
 		atomic_store(&multi_stream, true);
-	/* The per-thread default streams are blocking: the event on the legacy
-	 * stream already orders after their work. */
-	if (s == CU_STREAM_PER_THREAD)
-		return;
-	pthread_mutex_lock(&streams_lock);
+}
+
+/* streams[] index of s, or nstreams; under streams_lock. */
+static int stream_index(CUstream s)
+{
 	int i;
 	for (i = 0; i < nstreams && streams[i].s != s; i++)
 		;
+	return i;
+}
+
+void um_backend_stream_queued(CUstream s)
+{
+	/* The per-thread default streams are blocking: the event on the legacy
+	 * stream already orders after their work. */
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return;
+	pthread_mutex_lock(&streams_lock);
+	int i = stream_index(s);
 	if (i == nstreams) {
 		unsigned flags = 0;
 		if (nstreams == MAX_STREAMS) {
-			if (!streams_overflow_warned++)
-				um_warn("more than %d CUDA streams: frees are fenced by the default stream only",
+			if (!atomic_exchange(&streams_overflow, true))
+				um_warn("work on more than %d CUDA streams: a free now waits for the whole GPU",
 					MAX_STREAMS);
 			pthread_mutex_unlock(&streams_lock);
 			return;
@@ -77,6 +91,24 @@ void um_backend_note_stream(CUstream s)
 		nstreams++;
 	}
 	streams[i].dirty = streams[i].nonblocking;
+	pthread_mutex_unlock(&streams_lock);
+}
+
+void um_backend_note_stream(CUstream s)
+{
+	um_backend_stream_begin(s);
+	um_backend_stream_queued(s);
+}
+
+void um_backend_stream_destroyed(CUstream s)
+{
+	pthread_mutex_lock(&streams_lock);
+	int i = stream_index(s);
+	if (i < nstreams) {
+		if (streams[i].dirty)
+			atomic_store(&destroyed_dirty, true);
+		streams[i] = streams[--nstreams];
+	}
 	pthread_mutex_unlock(&streams_lock);
 }
 
@@ -151,10 +183,11 @@ static uint64_t fence_record(void *ctx)
 		advance(f->token, true); /* ring full: the oldest must finish first */
 
 	f->nevents = 0;
-	bool unseen = atomic_load(&launches_unseen);
-	if (unseen)
+	bool whole = atomic_load(&launches_unseen) || atomic_load(&streams_overflow) ||
+		     atomic_exchange(&destroyed_dirty, false);
+	if (whole)
 		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
-	if (unseen || !atomic_load(&multi_stream)) {
+	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */
 		f->token = token;
 		return next_token++;
@@ -193,10 +226,18 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 {
 	const struct cudart *rt = cudart_get();
 	void *p = NULL;
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	cudaError_t err = managed_memory ? rt->MallocManaged(&p, bytes, cudaMemAttachGlobal)
 					 : rt->Malloc(&p, bytes);
-	if (err != cudaSuccess)
+	if (err != cudaSuccess) {
+		/* The arena may free idle segments and try again, and succeed:
+		 * then the program must not find this failure as its last
+		 * error (PyTorch checks it after its next launch). An error the
+		 * program left pending is its own, and stays. */
+		if (clean)
+			rt->GetLastError();
 		return -1;
+	}
 	/* The arena's promise that tensors never share a UM block rests on
 	 * 2 MB-aligned segments; CUDA aligns allocations of this size so, but
 	 * check rather than assume. */

@@ -20,8 +20,21 @@
 /* Fills backend for managed (true) or plain device (false) memory. */
 void um_backend_init(struct arena_backend *backend, bool managed);
 
-/* Notes a stream that work was launched on (thread-safe). */
+/* A call is about to queue work on stream (at its API entry): from now on
+ * fences cannot assume one stream order. */
+void um_backend_stream_begin(CUstream stream);
+
+/* A call has queued work on stream (at its API exit, so that a fence taken
+ * meanwhile by another thread's free cannot clear the mark before the work
+ * is there): the next fence covers the stream. Thread-safe. */
+void um_backend_stream_queued(CUstream stream);
+
+/* Both, for a call that is its own work (cudaMallocAsync, cudaFreeAsync). */
 void um_backend_note_stream(CUstream stream);
+
+/* stream is being destroyed: its handle may come back as another stream.
+ * Work still queued on it is waited for by the next fence. */
+void um_backend_stream_destroyed(CUstream stream);
 
 /* While launches go unseen (an idle replay stops following them), no
  * stream can be named to a fence, so a fence synchronizes the context

@@ -16,7 +16,9 @@
 
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/launch_info.h"
+#include "common/cuda/stream_calls.h"
 #include "common/cuda/um_alloc.h"
+#include "common/cuda/um_backend.h"
 #include "log.h"
 #include "rec.h"
 #include "record/nvtx_open.h"
@@ -42,15 +44,25 @@ static int64_t name_id(const struct launch_info *li)
 	return name_cache[slot].id;
 }
 
+/* The stream of the launch this thread is making, from its entry to its
+ * exit (the arena's fences learn it in two steps: um_backend.h). */
+static __thread CUstream launch_stream;
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_info li;
 	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
 
-	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
+	if (cb->callbackSite != CUPTI_API_ENTER) {
+		um_backend_stream_queued(launch_stream);
+		return;
+	}
+	launch_stream = NULL;
+	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	rec_activity_enable_um();
-	um_alloc_note_stream(li.stream);
+	launch_stream = li.stream;
+	um_backend_stream_begin(li.stream);
 	for (uint32_t i = 0; i < li.nargs; i++) {
 		args[i].param_offset = li.args[i].param_offset;
 		args[i].alloc_id = li.args[i].alloc.id;
@@ -99,6 +111,8 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
 	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 		if (atomic_fetch_add(&contexts, 1) == 0)
 			write_device_meta(r->context);
+	} else if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) {
+		um_backend_stream_destroyed(r->resourceHandle.stream);
 	} else if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
 		struct trace_stream s = { .created_ns = rec_now() };
 		if (cuptiGetStreamIdEx(r->context, r->resourceHandle.stream, 0, &s.id) == CUPTI_SUCCESS &&
@@ -172,8 +186,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 {
 	if (!gate_enter(&rec_gate))
 		return;
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && launch_is_kernel_cbid(cbid))
 		on_launch(cbid, data);
+	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		stream_call_note(cbid, data);
 	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
 		on_resource(cbid, data);
 	else if (domain == CUPTI_CB_DOMAIN_NVTX)
@@ -208,6 +224,8 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 		return r;
 	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	for (int i = 0; i < stream_call_ncbids && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, stream_call_cbids[i]);
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_RESOURCE);
 	if (r == CUPTI_SUCCESS)

@@ -25,6 +25,7 @@
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
 #include "common/cuda/launch_info.h"
+#include "common/cuda/stream_calls.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
 #include "log.h"
@@ -81,12 +82,17 @@ static void after_engine(void)
 			"running without it: re-record and re-plan this program");
 }
 
-/* What every launch does: the arena's fences learn its stream, and the
- * Unified Memory counters (refused before the first launch) and the
- * residency sampling start. */
+/* The stream of the launch this thread is making, from its entry to its
+ * exit (the arena's fences learn it in two steps: um_backend.h). */
+static __thread CUstream launch_stream;
+
+/* What every launch does at its entry: the arena's fences learn that its
+ * stream gets work, and the Unified Memory counters (refused before the
+ * first launch) and the residency sampling start. */
 static void note_launch(CUstream stream)
 {
-	um_alloc_note_stream(stream);
+	launch_stream = stream;
+	um_backend_stream_begin(stream);
 	rp_residency_start();
 	cupti_um_enable(NULL);
 }
@@ -100,8 +106,10 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * noted: nothing to decode. */
 	if (cb->callbackSite != CUPTI_API_ENTER) {
 		engine_after_launch(rp_engine);
+		um_backend_stream_queued(launch_stream);
 		return;
 	}
+	launch_stream = NULL;
 	if (kernel_times)
 		rp_activity_note_launch(cb->correlationId);
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
@@ -136,12 +144,22 @@ static const CUpti_CallbackId write_cbids[] = {
 #undef W
 };
 
-static void on_write(const CUpti_CallbackData *cb)
+static bool is_write(CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0]; i++)
+		if (write_cbids[i] == cbid)
+			return true;
+	return false;
+}
+
+static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct arena_alloc a;
+	if (cb->callbackSite != CUPTI_API_ENTER || !is_write(cbid))
+		return;
 	CUdeviceptr dst = *(const CUdeviceptr *)cb->functionParams;
 	arena *ar = um_alloc_arena();
-	if (cb->callbackSite == CUPTI_API_ENTER && ar && arena_lookup(ar, (uint64_t)dst, &a))
+	if (ar && arena_lookup(ar, (uint64_t)dst, &a))
 		engine_on_write(rp_engine, a.id);
 }
 
@@ -153,10 +171,18 @@ uint64_t rp_callback_ns(void)
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *data)
 {
-	if (!atomic_load(&rp_active) || domain != CUPTI_CB_DOMAIN_DRIVER_API)
+	if (!atomic_load(&rp_active))
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+			um_backend_stream_destroyed(((const CUpti_ResourceData *)data)->resourceHandle.stream);
+		return;
+	}
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
 	if (!launch_is_kernel_cbid(cbid)) {
-		on_write(data);
+		on_write(cbid, data);
+		stream_call_note(cbid, data);
 		return;
 	}
 	uint64_t t0 = rp_now();
@@ -181,6 +207,11 @@ static CUptiResult attach(void)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
+	for (int i = 0; i < stream_call_ncbids && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, stream_call_cbids[i]);
+	if (r == CUPTI_SUCCESS)
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+					CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
 	if (r == CUPTI_SUCCESS)
 		r = rp_activity_start(kernel_times);
 	if (r == CUPTI_SUCCESS)

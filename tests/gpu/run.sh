@@ -109,6 +109,25 @@ row "NVTX start/end, unclosed ranges" "$(verdict "[ $rc -eq 0 ] && [ $(metric $j
 row "child's env copy: trace kept" "$(verdict "[ $(metric $j child_ran) = True ] && [ $(metric $j parent_owns) = True ] && [ $(metric $j status) = complete ]")" \
 	"parent owns: $(metric $j parent_owns), status $(metric $j status)"
 
+# Freed memory that GPU work on another stream still reads is not handed
+# out again before that work is done (tests/gpu/fence_probe.cu), under
+# either library, as with plain CUDA.
+for tool in plain umrec umreplay; do
+	case $tool in
+	plain) run=() ;;
+	umrec) run=($B/umrec -q -o "$WORK/fence.db" --max-managed $MAXM --) ;;
+	umreplay) run=($B/umreplay -q --policy ondemand --max-managed $MAXM --) ;;
+	esac
+	bad=()
+	for c in copy-only many-streams reused-handle two-threads double-free; do
+		"${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
+		rc=$?
+		cat "$WORK/fence.$c.out"
+		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" || bad+=("$c")
+	done
+	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-5 of 5 cases ok}"
+done
+
 $B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
 row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
 	"$(head -1 "$WORK/oom.out")"

@@ -1,0 +1,45 @@
+/* stream_calls.c: the stream-ordered driver calls besides launches (see
+ * stream_calls.h), each with where its parameter struct keeps the stream. */
+#include "stream_calls.h"
+
+#include <stddef.h>
+
+#include "um_backend.h"
+
+/* Each call, in its plain and per-thread-default-stream (_ptsz) forms. */
+#define STREAM_CALLS(X)                                                              \
+	X(cuMemcpyAsync) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)             \
+	X(cuMemcpyDtoDAsync_v2) X(cuMemcpy2DAsync_v2) X(cuMemcpy3DAsync_v2)          \
+	X(cuMemcpyPeerAsync) X(cuMemcpy3DPeerAsync)                                  \
+	X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)                   \
+	X(cuMemsetD2D8Async) X(cuMemsetD2D16Async) X(cuMemsetD2D32Async)             \
+	X(cuLaunchHostFunc) X(cuGraphLaunch) X(cuMemPrefetchAsync_v2)
+
+#define CBIDS(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz,
+#define OFFSETS(name) offsetof(name##_params, hStream), offsetof(name##_ptsz_params, hStream),
+
+const CUpti_CallbackId stream_call_cbids[] = { STREAM_CALLS(CBIDS) };
+static const size_t stream_at[] = { STREAM_CALLS(OFFSETS) };
+const int stream_call_ncbids = (int)(sizeof stream_call_cbids / sizeof stream_call_cbids[0]);
+
+bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out)
+{
+	for (int i = 0; i < stream_call_ncbids; i++) {
+		if (stream_call_cbids[i] == cbid) {
+			*out = *(const CUstream *)((const char *)params + stream_at[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	CUstream s;
+	if (!stream_call_stream(cbid, cb->functionParams, &s))
+		return;
+	if (cb->callbackSite == CUPTI_API_ENTER)
+		um_backend_stream_begin(s);
+	else
+		um_backend_stream_queued(s);
+}
