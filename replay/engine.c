@@ -358,6 +358,15 @@ void engine_on_write(engine *e, uint64_t id)
 	pthread_mutex_unlock(&e->lock);
 }
 
+void engine_on_unknown_write(engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	size_t c = 0;
+	for (struct alloc_rec *r; (r = allocmap_next_live(e->allocs, &c));)
+		touch(e, r);
+	pthread_mutex_unlock(&e->lock);
+}
+
 static void iteration_start(engine *e)
 {
 	uint64_t now = now_ns(e);

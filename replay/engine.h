@@ -149,6 +149,11 @@ void engine_on_free(engine *e, uint64_t id);
  * discard_prefetch of it, which would drop that write, is skipped. */
 void engine_on_write(engine *e, uint64_t id);
 
+/* The program queued work that may write device memory the engine cannot
+ * name (a 2-D or 3-D copy, a graph, a host function): no live allocation
+ * counts as fresh any more, so none is discard-prefetched. */
+void engine_on_unknown_write(engine *e);
+
 /* A kernel is about to be launched: advance the plan position (match,
  * match by shape_id, or resynchronise, or lose the place; see match.h),
  * enforce the budget, and issue the ops due before it. Returns true when

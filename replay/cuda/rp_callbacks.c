@@ -126,8 +126,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 /* Driver calls that write device memory other than through a kernel. Each
  * one's parameter struct starts with the destination pointer (a CUdeviceptr
- * named dstDevice or dst); the 2-D, 3-D and batched copies do not and are
- * not followed. */
+ * named dstDevice or dst); the calls of unknown_write_cbids do not. */
 static const CUpti_CallbackId write_cbids[] = {
 #define W(name) CUPTI_DRIVER_TRACE_CBID_##name
 	W(cuMemsetD8_v2), W(cuMemsetD16_v2), W(cuMemsetD32_v2),
@@ -144,18 +143,42 @@ static const CUpti_CallbackId write_cbids[] = {
 #undef W
 };
 
-static bool is_write(CUpti_CallbackId cbid)
+/* Calls that may write device memory where the engine cannot tell: 2-D,
+ * 3-D and batched copies (their destinations sit in descriptors), graphs
+ * (kernels no launch callback shows) and host functions (host code may
+ * write managed memory). After one, no allocation is fresh. */
+static const CUpti_CallbackId unknown_write_cbids[] = {
+#define W(name) CUPTI_DRIVER_TRACE_CBID_##name
+	W(cuMemcpy2D_v2), W(cuMemcpy2D_v2_ptds), W(cuMemcpy2DUnaligned_v2), W(cuMemcpy2DUnaligned_v2_ptds),
+	W(cuMemcpy2DAsync_v2), W(cuMemcpy2DAsync_v2_ptsz), W(cuMemcpy3D_v2), W(cuMemcpy3D_v2_ptds),
+	W(cuMemcpy3DAsync_v2), W(cuMemcpy3DAsync_v2_ptsz), W(cuMemcpy3DPeer), W(cuMemcpy3DPeer_ptds),
+	W(cuMemcpy3DPeerAsync), W(cuMemcpy3DPeerAsync_ptsz), W(cuMemcpyBatchAsync), W(cuMemcpyBatchAsync_ptsz),
+	W(cuMemcpyBatchAsync_v2), W(cuMemcpy3DBatchAsync), W(cuMemcpy3DBatchAsync_ptsz),
+	W(cuMemcpy3DBatchAsync_v2), W(cuGraphLaunch), W(cuGraphLaunch_ptsz), W(cuLaunchHostFunc),
+	W(cuLaunchHostFunc_ptsz),
+#undef W
+};
+
+static bool listed(const CUpti_CallbackId *list, size_t n, CUpti_CallbackId cbid)
 {
-	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0]; i++)
-		if (write_cbids[i] == cbid)
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == cbid)
 			return true;
 	return false;
 }
 
+#define LISTED(list, cbid) listed(list, sizeof list / sizeof list[0], cbid)
+
 static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct arena_alloc a;
-	if (cb->callbackSite != CUPTI_API_ENTER || !is_write(cbid))
+	if (cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	if (LISTED(unknown_write_cbids, cbid)) {
+		engine_on_unknown_write(rp_engine);
+		return;
+	}
+	if (!LISTED(write_cbids, cbid))
 		return;
 	CUdeviceptr dst = *(const CUdeviceptr *)cb->functionParams;
 	arena *ar = um_alloc_arena();
@@ -207,6 +230,8 @@ static CUptiResult attach(void)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
+	for (size_t i = 0; i < sizeof unknown_write_cbids / sizeof unknown_write_cbids[0] && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, unknown_write_cbids[i]);
 	for (int i = 0; i < stream_call_ncbids && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, stream_call_cbids[i]);
 	if (r == CUPTI_SUCCESS)
