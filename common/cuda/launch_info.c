@@ -35,9 +35,14 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
 }
 
 /* What is fixed for one function: its parameter layout (sizes and offsets
- * in order) and the execution-ID hash state after its name. */
+ * in order) and the execution-ID hash state after its name. A handle may
+ * name another function once its module is unloaded, so an entry holds
+ * its name too: the pointer the launches pass (compared first, cheaply)
+ * and a copy. */
 struct kernel_info {
 	CUfunction f;
+	_Atomic(const char *) name_seen;
+	char *name;
 	uint64_t name_state;
 	uint32_t nparams;
 	struct { uint32_t offset, size; } *params;
@@ -45,27 +50,37 @@ struct kernel_info {
 	struct kernel_info *next;
 };
 
-/* Readers walk the buckets without the lock: entries are only ever added,
- * each published whole with a release store. */
+/* Readers walk the buckets without the lock: entries are only ever added
+ * (a reused handle gets a new one, in front of the old), each published
+ * whole with a release store. */
 #define INFO_BUCKETS 4096
 static _Atomic(struct kernel_info *) infos[INFO_BUCKETS];
 static pthread_mutex_t infos_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct kernel_info *find_info(CUfunction f, size_t h)
+/* The entry of f named name: the newest for f, if its name is that. */
+static struct kernel_info *find_info(CUfunction f, const char *name, size_t h)
 {
 	struct kernel_info *k = atomic_load_explicit(&infos[h], memory_order_acquire);
 	while (k && k->f != f)
 		k = k->next;
+	if (!k || atomic_load_explicit(&k->name_seen, memory_order_relaxed) == name)
+		return k;
+	if (strcmp(k->name, name) != 0)
+		return NULL;
+	atomic_store_explicit(&k->name_seen, name, memory_order_relaxed);
 	return k;
 }
 
 static struct kernel_info *create_info(CUfunction f, const char *name)
 {
 	struct kernel_info *k = calloc(1, sizeof *k);
-	if (!k)
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
 		return NULL;
+	}
 	size_t off, size, cap = 0;
 	k->f = f;
+	atomic_init(&k->name_seen, name);
 	k->name_state = execid_name_state(name);
 	/* The runtime may launch a CUkernel where a CUfunction is expected;
 	 * ask with the other handle type if the first refuses. */
@@ -90,11 +105,11 @@ static struct kernel_info *create_info(CUfunction f, const char *name)
 static const struct kernel_info *info_of(CUfunction f, const char *name)
 {
 	size_t h = ((uintptr_t)f >> 4) % INFO_BUCKETS;
-	struct kernel_info *k = find_info(f, h);
+	struct kernel_info *k = find_info(f, name, h);
 	if (k)
 		return k;
 	pthread_mutex_lock(&infos_lock);
-	k = find_info(f, h);
+	k = find_info(f, name, h);
 	if (!k && (k = create_info(f, name))) {
 		k->next = atomic_load_explicit(&infos[h], memory_order_relaxed);
 		atomic_store_explicit(&infos[h], k, memory_order_release);
