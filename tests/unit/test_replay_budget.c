@@ -645,6 +645,18 @@ static struct plan *idle_plan(void)
 	return p;
 }
 
+/* An engine on idle_plan's plan under a budget of 4 blocks: it starts
+ * idle. */
+static engine *idle_engine(const struct plan *p, struct engine_executor *x)
+{
+	char err[256];
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
+	engine *e = engine_create(&cfg, x, err, sizeof err);
+	assert_non_null(e);
+	assert_false(engine_follows_launches(e));
+	return e;
+}
+
 /* Idle (engine_follows_launches false) only under the plan policy with a
  * plan that has nothing to do within the budget, or without one within the
  * plan's capacity; the allocation that takes the footprint past it ends
@@ -675,8 +687,7 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	}
 	p->n_ops = 0;
 
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
-	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	engine *e = idle_engine(p, &x);
 	for (uint64_t id = 1; id <= 4; id++) {
 		engine_on_alloc(e, id, BASE + id * BLK, BLK);
 		assert_false(engine_follows_launches(e));
@@ -719,9 +730,7 @@ static void idle_wake_builds_the_model(void **state)
 	struct plan *p = idle_plan();
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	char err[256];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
-	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	engine *e = idle_engine(p, &x);
 	assert_false(engine_on_alloc(e, 1, BASE + 1 * BLK, BLK));
 	assert_false(engine_on_alloc(e, 2, BASE + 2 * BLK, 512 * 1024));
 	assert_false(engine_on_alloc(e, 3, BASE + 2 * BLK + MB, 512 * 1024));
@@ -762,7 +771,7 @@ static void idle_wake_builds_the_model(void **state)
 	}
 	engine_destroy(e);
 
-	e = engine_create(&cfg, &x, err, sizeof err);
+	e = idle_engine(p, &x);
 	engine_on_alloc(e, 1, BASE, BLK);
 	assert_false(engine_follows_launches(e));
 	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 } }, 1);
@@ -785,9 +794,7 @@ static void idle_blocks_count_as_used(void **state)
 	struct plan *p = idle_plan();
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	char err[256];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
-	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	engine *e = idle_engine(p, &x);
 	for (uint64_t id = 1; id <= 5; id++)
 		engine_on_alloc(e, id, BASE + id * BLK, BLK); /* the fifth wakes it */
 	const uint64_t used[] = { 5, 1 };
