@@ -13,7 +13,9 @@
 	X(cuMemcpyPeerAsync) X(cuMemcpy3DPeerAsync)                                  \
 	X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)                   \
 	X(cuMemsetD2D8Async) X(cuMemsetD2D16Async) X(cuMemsetD2D32Async)             \
-	X(cuLaunchHostFunc) X(cuGraphLaunch) X(cuMemPrefetchAsync_v2)
+	X(cuMemcpyBatchAsync) X(cuMemcpyBatchAsync_v2) X(cuMemcpy3DBatchAsync)              \
+	X(cuMemcpy3DBatchAsync_v2) X(cuLaunchHostFunc) X(cuStreamAddCallback)              \
+	X(cuGraphLaunch) X(cuMemPrefetchAsync) X(cuMemPrefetchAsync_v2)
 
 #define CBIDS(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz,
 #define OFFSETS(name) offsetof(name##_params, hStream), offsetof(name##_ptsz_params, hStream),

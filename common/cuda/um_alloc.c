@@ -68,10 +68,18 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 	if (!ptr)
 		return cudaErrorInvalidValue;
 	uint64_t t0 = um_now_ns();
+	const struct cudart *rt = cudart_get();
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	if (arena_alloc(the_arena, size, &a) != ARENA_OK) {
 		*ptr = NULL;
 		return cudaErrorMemoryAllocation;
 	}
+	/* A segment the runtime refused before the arena made room and tried
+	 * again leaves its error as the last one: the program, which got its
+	 * memory, must not find it (PyTorch checks after its next launch). An
+	 * error the program left pending is its own, and stays. */
+	if (clean)
+		rt->GetLastError();
 	*ptr = (void *)(uintptr_t)a.address;
 	if (hooks.on_alloc)
 		hooks.on_alloc(&a, api, (CUstream)stream);

@@ -30,13 +30,28 @@ static uint64_t next_token = 1;
 static uint64_t done_upto; /* every fence <= this has completed */
 
 /* Streams that have had work, whether each is non-blocking and has had
- * work since the last fence; and whether a fence must wait for the whole
- * context instead: work on a stream beyond MAX_STREAMS (for good), or a
- * stream destroyed with work maybe still queued (for the next fence). */
+ * work since the last fence; and whether fences wait for the whole context
+ * instead, for good: work on a stream beyond MAX_STREAMS. No driver call is
+ * made holding streams_lock, so no thread waits for it while the driver
+ * waits for that thread. */
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { CUstream s; int nonblocking; int dirty; } streams[MAX_STREAMS];
 static int nstreams;
-static atomic_bool streams_overflow, destroyed_dirty;
+static atomic_bool streams_overflow;
+
+/* Streams being destroyed, not yet taken out of streams[]: the destroy
+ * callback runs inside the driver's cuStreamDestroy, where it should wait
+ * for nothing that may wait for the driver; it only queues the handle
+ * here, under a lock no driver call is made in.
+ * The next fence, or the next call that queues work (its handle may be a
+ * destroyed one's come back), takes them out; the next fence waits for the
+ * whole context if one still had work. Beyond the queue's room, which
+ * registry entries are stale is unknown: the registry is emptied. */
+static pthread_mutex_t destroyed_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUstream destroyed[MAX_STREAMS];
+static int ndestroyed;
+static bool destroyed_overflow;
+static atomic_bool destroyed_pending, destroyed_busy;
 
 static bool managed_memory;
 static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
@@ -49,7 +64,8 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
  * through stream-ordered CUDA calls, as a program written for cudaMalloc
  * memory must. */
 static atomic_bool multi_stream;
-static atomic_bool launches_unseen;
+/* Until a library subscribes to the program's calls, none is seen. */
+static atomic_bool launches_unseen = true;
 
 void um_backend_stream_begin(CUstream s)
 {
@@ -68,6 +84,33 @@ static int stream_index(CUstream s)
 	return i;
 }
 
+/* Takes the streams destroyed since this was last called out of the
+ * registry, noting in destroyed_busy whether one may still have had work
+ * queued. Under streams_lock. */
+static void forget_destroyed(void)
+{
+	if (!atomic_exchange(&destroyed_pending, false))
+		return;
+	bool busy = false;
+	pthread_mutex_lock(&destroyed_lock);
+	if (destroyed_overflow) {
+		busy = nstreams > 0;
+		nstreams = 0;
+	}
+	for (int k = 0; k < ndestroyed; k++) {
+		int i = stream_index(destroyed[k]);
+		if (i < nstreams) {
+			busy |= streams[i].dirty;
+			streams[i] = streams[--nstreams];
+		}
+	}
+	ndestroyed = 0;
+	destroyed_overflow = false;
+	pthread_mutex_unlock(&destroyed_lock);
+	if (busy)
+		atomic_store(&destroyed_busy, true);
+}
+
 void um_backend_stream_queued(CUstream s)
 {
 	/* The per-thread default streams are blocking: the event on the legacy
@@ -75,20 +118,27 @@ void um_backend_stream_queued(CUstream s)
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
 		return;
 	pthread_mutex_lock(&streams_lock);
+	forget_destroyed();
 	int i = stream_index(s);
 	if (i == nstreams) {
+		/* A new stream: its flags are asked for outside the lock. */
+		pthread_mutex_unlock(&streams_lock);
 		unsigned flags = 0;
-		if (nstreams == MAX_STREAMS) {
+		cuStreamGetFlags(s, &flags);
+		pthread_mutex_lock(&streams_lock);
+		i = stream_index(s);
+		if (i == nstreams && nstreams == MAX_STREAMS) {
+			pthread_mutex_unlock(&streams_lock);
 			if (!atomic_exchange(&streams_overflow, true))
 				um_warn("work on more than %d CUDA streams: a free now waits for the whole GPU",
 					MAX_STREAMS);
-			pthread_mutex_unlock(&streams_lock);
 			return;
 		}
-		cuStreamGetFlags(s, &flags);
-		streams[i].s = s;
-		streams[i].nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
-		nstreams++;
+		if (i == nstreams) {
+			streams[i].s = s;
+			streams[i].nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
+			nstreams++;
+		}
 	}
 	streams[i].dirty = streams[i].nonblocking;
 	pthread_mutex_unlock(&streams_lock);
@@ -102,14 +152,13 @@ void um_backend_note_stream(CUstream s)
 
 void um_backend_stream_destroyed(CUstream s)
 {
-	pthread_mutex_lock(&streams_lock);
-	int i = stream_index(s);
-	if (i < nstreams) {
-		if (streams[i].dirty)
-			atomic_store(&destroyed_dirty, true);
-		streams[i] = streams[--nstreams];
-	}
-	pthread_mutex_unlock(&streams_lock);
+	pthread_mutex_lock(&destroyed_lock);
+	if (ndestroyed < MAX_STREAMS)
+		destroyed[ndestroyed++] = s;
+	else
+		destroyed_overflow = true;
+	pthread_mutex_unlock(&destroyed_lock);
+	atomic_store(&destroyed_pending, true);
 }
 
 void um_backend_launches_unseen(bool unseen)
@@ -183,8 +232,13 @@ static uint64_t fence_record(void *ctx)
 		advance(f->token, true); /* ring full: the oldest must finish first */
 
 	f->nevents = 0;
+	if (atomic_load(&destroyed_pending)) {
+		pthread_mutex_lock(&streams_lock);
+		forget_destroyed();
+		pthread_mutex_unlock(&streams_lock);
+	}
 	bool whole = atomic_load(&launches_unseen) || atomic_load(&streams_overflow) ||
-		     atomic_exchange(&destroyed_dirty, false);
+		     atomic_exchange(&destroyed_busy, false);
 	if (whole)
 		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
 	if (whole || !atomic_load(&multi_stream)) {
@@ -194,16 +248,25 @@ static uint64_t fence_record(void *ctx)
 	}
 	if (event_at(f, 0, rt) == 0 && rt->EventRecord(f->ev[0], cudaStreamLegacy) == cudaSuccess)
 		f->nevents = 1;
+	/* The dirty streams are taken under the lock and their events recorded
+	 * after it: no driver call is made holding streams_lock. A stream
+	 * destroyed meanwhile may refuse its event; its destroy callback ran
+	 * before the handle went, so then the context is waited for. */
+	CUstream dirty[MAX_STREAMS];
+	int ndirty = 0;
 	pthread_mutex_lock(&streams_lock);
 	for (int i = 0; i < nstreams; i++) {
-		if (!streams[i].dirty)
-			continue;
+		if (streams[i].dirty)
+			dirty[ndirty++] = streams[i].s;
 		streams[i].dirty = 0;
-		if (event_at(f, f->nevents, rt) == 0 &&
-		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)streams[i].s) == cudaSuccess)
-			f->nevents++;
 	}
 	pthread_mutex_unlock(&streams_lock);
+	for (int i = 0; i < ndirty; i++)
+		if (event_at(f, f->nevents, rt) == 0 &&
+		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)dirty[i]) == cudaSuccess)
+			f->nevents++;
+	if (atomic_load(&destroyed_pending))
+		cuCtxSynchronize();
 	f->token = token;
 	next_token++;
 	return token;
@@ -226,18 +289,10 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 {
 	const struct cudart *rt = cudart_get();
 	void *p = NULL;
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	cudaError_t err = managed_memory ? rt->MallocManaged(&p, bytes, cudaMemAttachGlobal)
 					 : rt->Malloc(&p, bytes);
-	if (err != cudaSuccess) {
-		/* The arena may free idle segments and try again, and succeed:
-		 * then the program must not find this failure as its last
-		 * error (PyTorch checks it after its next launch). An error the
-		 * program left pending is its own, and stays. */
-		if (clean)
-			rt->GetLastError();
+	if (err != cudaSuccess)
 		return -1;
-	}
 	/* The arena's promise that tensors never share a UM block rests on
 	 * 2 MB-aligned segments; CUDA aligns allocations of this size so, but
 	 * check rather than assume. */

@@ -36,9 +36,10 @@ void um_backend_note_stream(CUstream stream);
  * Work still queued on it is waited for by the next fence. */
 void um_backend_stream_destroyed(CUstream stream);
 
-/* While launches go unseen (an idle replay stops following them), no
- * stream can be named to a fence, so a fence synchronizes the context
- * instead, as cudaFree itself does. Seeing them again synchronizes once:
+/* While launches go unseen (from the start until a library subscribes to
+ * them, and while an idle replay does not follow them), no stream can be
+ * named to a fence, so a fence synchronizes the context instead, as
+ * cudaFree itself does. Seeing them again synchronizes once:
  * work queued on streams never named has then finished, and fences can rely
  * on the streams named from there on. Call with the program's context
  * current. */

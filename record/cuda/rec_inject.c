@@ -24,6 +24,7 @@
 
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/um_alloc.h"
+#include "common/cuda/um_backend.h"
 #include "log.h"
 #include "rec.h"
 
@@ -148,6 +149,7 @@ int InitializeInjection(void)
 		return 1;
 	}
 	cupti_guard_hold("umrec");
+	um_backend_launches_unseen(false);
 	pthread_atfork(NULL, NULL, forget_in_child);
 	gate_open(&rec_gate);
 	atexit(finish);

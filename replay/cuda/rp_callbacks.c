@@ -145,17 +145,19 @@ static const CUpti_CallbackId write_cbids[] = {
 
 /* Calls that may write device memory where the engine cannot tell: 2-D,
  * 3-D and batched copies (their destinations sit in descriptors), graphs
- * (kernels no launch callback shows) and host functions (host code may
- * write managed memory). After one, no allocation is fresh. */
+ * (kernels no launch callback shows), host functions and stream callbacks
+ * (host code may write managed memory). After one, no allocation is
+ * fresh. */
 static const CUpti_CallbackId unknown_write_cbids[] = {
 #define W(name) CUPTI_DRIVER_TRACE_CBID_##name
 	W(cuMemcpy2D_v2), W(cuMemcpy2D_v2_ptds), W(cuMemcpy2DUnaligned_v2), W(cuMemcpy2DUnaligned_v2_ptds),
 	W(cuMemcpy2DAsync_v2), W(cuMemcpy2DAsync_v2_ptsz), W(cuMemcpy3D_v2), W(cuMemcpy3D_v2_ptds),
 	W(cuMemcpy3DAsync_v2), W(cuMemcpy3DAsync_v2_ptsz), W(cuMemcpy3DPeer), W(cuMemcpy3DPeer_ptds),
 	W(cuMemcpy3DPeerAsync), W(cuMemcpy3DPeerAsync_ptsz), W(cuMemcpyBatchAsync), W(cuMemcpyBatchAsync_ptsz),
-	W(cuMemcpyBatchAsync_v2), W(cuMemcpy3DBatchAsync), W(cuMemcpy3DBatchAsync_ptsz),
-	W(cuMemcpy3DBatchAsync_v2), W(cuGraphLaunch), W(cuGraphLaunch_ptsz), W(cuLaunchHostFunc),
-	W(cuLaunchHostFunc_ptsz),
+	W(cuMemcpyBatchAsync_v2), W(cuMemcpyBatchAsync_v2_ptsz), W(cuMemcpy3DBatchAsync),
+	W(cuMemcpy3DBatchAsync_ptsz), W(cuMemcpy3DBatchAsync_v2), W(cuMemcpy3DBatchAsync_v2_ptsz),
+	W(cuGraphLaunch), W(cuGraphLaunch_ptsz), W(cuLaunchHostFunc), W(cuLaunchHostFunc_ptsz),
+	W(cuStreamAddCallback), W(cuStreamAddCallback_ptsz),
 #undef W
 };
 
@@ -255,8 +257,8 @@ static void follow_launches(void)
 	if (atomic_load(&idle)) {
 		atomic_store(&idle, false);
 		CUptiResult r = attach();
-		um_backend_launches_unseen(false);
 		if (r == CUPTI_SUCCESS) {
+			um_backend_launches_unseen(false);
 			um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 		} else {
 			const char *msg = "?";
@@ -287,10 +289,8 @@ CUptiResult rp_callbacks_start(bool with_kernel_times)
 	kernel_times = with_kernel_times;
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = CUPTI_SUCCESS;
-	if (atomic_load(&idle))
-		um_backend_launches_unseen(true);
-	else
-		r = attach();
+	if (!atomic_load(&idle) && (r = attach()) == CUPTI_SUCCESS)
+		um_backend_launches_unseen(false);
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;

@@ -8,8 +8,8 @@
 // on the default stream; the reader must still see A's 0x11.
 //
 // Usage: fence_probe CASE, CASE one of copy-only, many-streams,
-// reused-handle, two-threads, double-free. Prints "CASE: ok" or
-// "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets every case right.
+// reused-handle, two-threads, double-free, stream-churn. Prints "CASE: ok"
+// or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets every case right.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -180,6 +180,44 @@ static int two_threads()
 	return bad != 0;
 }
 
+// Threads that create, use and destroy streams while others allocate,
+// launch and free: the fences and the stream registry must not deadlock
+// with the driver's stream destruction. Runs 3 s; the caller's timeout
+// catches a hang.
+static volatile int churn_streams = 1;
+
+static void *stream_user(void *destroying)
+{
+	cudaStream_t s = NULL;
+	if (!destroying)
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	while (churn_streams) {
+		if (destroying)
+			CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		void *p;
+		CHECK(cudaMalloc(&p, 1 << 20));
+		nothing<<<1, 1, 0, s>>>();
+		CHECK(cudaFree(p));
+		if (destroying)
+			CHECK(cudaStreamDestroy(s));
+	}
+	return NULL;
+}
+
+static int stream_churn()
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, stream_user, i < 2 ? (void *)1 : NULL);
+	sleep(3);
+	churn_streams = 0;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK(cudaDeviceSynchronize());
+	printf("stream-churn: ok (3 s of streams made and destroyed beside frees)\n");
+	return 0;
+}
+
 // Freeing twice is an error, and leaves other allocations alone.
 static int double_free()
 {
@@ -204,11 +242,11 @@ int main(int argc, char **argv)
 		int (*run)();
 	} cases[] = {
 		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
-		{ "two-threads", two_threads },   { "double-free", double_free },
+		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
 	};
 	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
 		if (strcmp(argv[1], cases[i].name) == 0)
 			return cases[i].run();
-	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free\n");
+	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn\n");
 	return 2;
 }

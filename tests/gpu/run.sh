@@ -119,14 +119,22 @@ for tool in plain umrec umreplay; do
 	umreplay) run=($B/umreplay -q --policy ondemand --max-managed $MAXM --) ;;
 	esac
 	bad=()
-	for c in copy-only many-streams reused-handle two-threads double-free; do
-		"${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
+	for c in copy-only many-streams reused-handle two-threads double-free stream-churn; do
+		timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
 		rc=$?
 		cat "$WORK/fence.$c.out"
 		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" || bad+=("$c")
 	done
-	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-5 of 5 cases ok}"
+	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-6 of 6 cases ok}"
 done
+# A second process under umrec is not recorded, but still allocates from
+# the arena: its frees must wait for the GPU, as it follows no stream.
+timeout 120 $B/umrec -o "$WORK/fence2.db" --max-managed $MAXM -- sh -c \
+	"$BUILD/gpu-probes/fence_probe double-free && $BUILD/gpu-probes/fence_probe two-threads" >"$WORK/fence2.out" 2>&1
+rc=$?
+cat "$WORK/fence2.out"
+row "fence_probe, unrecorded process" "$(verdict "[ $rc -eq 0 ] && grep -q 'is not recorded' $WORK/fence2.out && grep -q '^two-threads: ok' $WORK/fence2.out")" \
+	"$(grep -E '^two-threads' "$WORK/fence2.out")"
 
 $B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
 row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \

@@ -944,6 +944,30 @@ static void ideal_counts_only(void **state)
 	plan_destroy(p);
 }
 
+/* A long run keeps the times of its first ENGINE_ITERATION_TIMES
+ * iterations and stops growing; the count goes on. */
+static void iteration_times_capped(void **state)
+{
+	const uint64_t ids[1] = { K0 };
+	struct plan *p = new_plan(ids, 1, NULL, 0);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_IDEAL, 0, p);
+	const int runs = ENGINE_ITERATION_TIMES + 100;
+	for (int i = 0; i <= runs; i++) {
+		oplog_set_time(r.log, 10 * (uint64_t)i);
+		launch(&r, K0, NULL, 0);
+	}
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.iterations, runs);
+	static uint64_t t[ENGINE_ITERATION_TIMES + 100];
+	assert_int_equal(engine_iteration_times(r.e, t, ENGINE_ITERATION_TIMES + 100), ENGINE_ITERATION_TIMES);
+	assert_int_equal(t[ENGINE_ITERATION_TIMES - 1], 10);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* On-demand migrations are charged to the allocations that held their
  * addresses, by the identity the plan gives them, under any policy: an
  * activation made anew each iteration is one source (its plan allocation,
@@ -1419,6 +1443,7 @@ int main(void)
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(ideal_counts_only),
+		cmocka_unit_test(iteration_times_capped),
 		cmocka_unit_test(faults_charged_to_plan_allocations),
 		cmocka_unit_test(steady_lost_kernels_counted),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),

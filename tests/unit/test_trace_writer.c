@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -602,10 +603,18 @@ static void claim_gives_one_owner(void **state)
 	errno = 0;
 	assert_int_equal(trace_writer_claim(path), -1);
 	assert_int_equal(errno, EEXIST);
+	/* The claimed file itself is opened, never removed and made again: in
+	 * between, another process could claim the path. */
+	int held = open(path, O_RDONLY);
+	assert_true(held >= 0);
 	const struct trace_writer_options opt = { .claimed = true };
 	trace_writer *w = trace_writer_open(path, &opt, err, sizeof err);
 	if (!w)
 		fail_msg("%s", err);
+	struct stat st;
+	assert_int_equal(fstat(held, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	close(held);
 	alloc(w, 1, 1ULL << 32, MIB, 0);
 	assert_int_equal(trace_writer_claim(path), -1);
 	close_ok(w, 20);
