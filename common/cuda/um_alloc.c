@@ -77,7 +77,8 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 	/* A segment the runtime refused before the arena made room and tried
 	 * again leaves its error as the last one: the program, which got its
 	 * memory, must not find it (PyTorch checks after its next launch). An
-	 * error the program left pending is its own, and stays. */
+	 * error the program left pending is not cleared (though the refusal
+	 * has replaced it: the runtime cannot be given it back). */
 	if (clean)
 		rt->GetLastError();
 	*ptr = (void *)(uintptr_t)a.address;

@@ -52,6 +52,9 @@ static CUstream destroyed[MAX_STREAMS];
 static int ndestroyed;
 static bool destroyed_overflow;
 static atomic_bool destroyed_pending, destroyed_busy;
+/* Counts destroy callbacks: a fence that sees it move while it records
+ * events may have lost a destroyed stream's work, and waits for the GPU. */
+static atomic_uint destroy_gen;
 
 static bool managed_memory;
 static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
@@ -89,7 +92,7 @@ static int stream_index(CUstream s)
  * queued. Under streams_lock. */
 static void forget_destroyed(void)
 {
-	if (!atomic_exchange(&destroyed_pending, false))
+	if (!atomic_load(&destroyed_pending) || !atomic_exchange(&destroyed_pending, false))
 		return;
 	bool busy = false;
 	pthread_mutex_lock(&destroyed_lock);
@@ -115,7 +118,7 @@ void um_backend_stream_queued(CUstream s)
 {
 	/* The per-thread default streams are blocking: the event on the legacy
 	 * stream already orders after their work. */
-	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || atomic_load(&streams_overflow))
 		return;
 	pthread_mutex_lock(&streams_lock);
 	forget_destroyed();
@@ -159,6 +162,7 @@ void um_backend_stream_destroyed(CUstream s)
 		destroyed_overflow = true;
 	pthread_mutex_unlock(&destroyed_lock);
 	atomic_store(&destroyed_pending, true);
+	atomic_fetch_add(&destroy_gen, 1);
 }
 
 void um_backend_launches_unseen(bool unseen)
@@ -232,6 +236,7 @@ static uint64_t fence_record(void *ctx)
 		advance(f->token, true); /* ring full: the oldest must finish first */
 
 	f->nevents = 0;
+	unsigned gen = atomic_load(&destroy_gen);
 	if (atomic_load(&destroyed_pending)) {
 		pthread_mutex_lock(&streams_lock);
 		forget_destroyed();
@@ -250,8 +255,11 @@ static uint64_t fence_record(void *ctx)
 		f->nevents = 1;
 	/* The dirty streams are taken under the lock and their events recorded
 	 * after it: no driver call is made holding streams_lock. A stream
-	 * destroyed meanwhile may refuse its event; its destroy callback ran
-	 * before the handle went, so then the context is waited for. */
+	 * destroyed since gen was read (its callback runs before the handle
+	 * goes) may have refused its event, or its handle may name another
+	 * stream by now; an event that could not be recorded leaves its
+	 * stream uncovered too. Either way the context is waited for, and the
+	 * refusal is not left as the program's last error. */
 	CUstream dirty[MAX_STREAMS];
 	int ndirty = 0;
 	pthread_mutex_lock(&streams_lock);
@@ -261,11 +269,17 @@ static uint64_t fence_record(void *ctx)
 		streams[i].dirty = 0;
 	}
 	pthread_mutex_unlock(&streams_lock);
-	for (int i = 0; i < ndirty; i++)
+	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
+	for (int i = 0; i < ndirty; i++) {
 		if (event_at(f, f->nevents, rt) == 0 &&
 		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)dirty[i]) == cudaSuccess)
 			f->nevents++;
-	if (atomic_load(&destroyed_pending))
+		else
+			lost = true;
+	}
+	if (lost && clean)
+		rt->GetLastError();
+	if (lost || atomic_load(&destroy_gen) != gen)
 		cuCtxSynchronize();
 	f->token = token;
 	next_token++;

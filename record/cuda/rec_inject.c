@@ -67,6 +67,7 @@ static void finish(void)
 	rec_activity_flush();
 	gate_close(&rec_gate);
 	cupti_real()->Unsubscribe(subscriber);
+	um_backend_launches_unseen(true); /* frees after this follow no stream */
 	rec_callbacks_finish();
 	arena *a = um_alloc_arena();
 	if (a)

@@ -299,8 +299,10 @@ CUptiResult rp_callbacks_start(bool with_kernel_times)
 void rp_callbacks_stop(void)
 {
 	pthread_mutex_lock(&waking);
-	if (attached)
+	if (attached) {
 		cupti_real()->Unsubscribe(subscriber);
+		um_backend_launches_unseen(true); /* frees after this follow no stream */
+	}
 	attached = false;
 	pthread_mutex_unlock(&waking);
 }
