@@ -157,9 +157,7 @@ static void set_shape(struct launch_info *out, unsigned gx, unsigned gy, unsigne
 	out->shared_mem = smem;
 }
 
-/* The stream a launch goes to (CU_STREAM_PER_THREAD for a _ptsz launch on
- * stream 0). Returns false when cbid is not a kernel launch. */
-static bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out)
+bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out)
 {
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:

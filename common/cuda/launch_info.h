@@ -37,6 +37,11 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid);
 extern const CUpti_CallbackId launch_cbids[];
 extern const int launch_ncbids;
 
+/* The stream a launch goes to (CU_STREAM_PER_THREAD for a _ptsz launch on
+ * stream 0), at its entry or its exit. Returns false when cbid is not a
+ * kernel launch. */
+bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out);
+
 /* Decodes a launch at API_ENTER. a may be NULL (no arena: no args). Returns
  * false when cbid is not a kernel launch. */
 bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "launch_info.h"
 #include "um_backend.h"
 
 /* Each call, in its plain and per-thread-default-stream (_ptsz) forms. */
@@ -24,7 +25,9 @@ const CUpti_CallbackId stream_call_cbids[] = { STREAM_CALLS(CBIDS) };
 static const size_t stream_at[] = { STREAM_CALLS(OFFSETS) };
 const int stream_call_ncbids = (int)(sizeof stream_call_cbids / sizeof stream_call_cbids[0]);
 
-bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out)
+/* The stream the call cbid with parameters params names; false when cbid
+ * is not one of stream_call_cbids. */
+static bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out)
 {
 	for (int i = 0; i < stream_call_ncbids; i++) {
 		if (stream_call_cbids[i] == cbid) {
@@ -38,7 +41,7 @@ bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out
 void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	CUstream s;
-	if (!stream_call_stream(cbid, cb->functionParams, &s))
+	if (!launch_stream(cbid, cb, &s) && !stream_call_stream(cbid, cb->functionParams, &s))
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER)
 		um_backend_stream_begin(s);

@@ -19,13 +19,10 @@
 extern const CUpti_CallbackId stream_call_cbids[];
 extern const int stream_call_ncbids;
 
-/* The stream the call cbid with parameters params names; false when cbid
- * is not one of stream_call_cbids. */
-bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out);
-
-/* Tells the arena's fences about the call's stream, at the call's entry and
- * at its exit (um_backend_stream_begin, um_backend_stream_queued); nothing
- * for a call not in the list. */
+/* Tells the arena's fences about the stream of a kernel launch or of a
+ * call in stream_call_cbids, at the call's entry and at its exit
+ * (um_backend_stream_begin, um_backend_stream_queued); nothing for any
+ * other call. */
 void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
 #endif

@@ -44,25 +44,14 @@ static int64_t name_id(const struct launch_info *li)
 	return name_cache[slot].id;
 }
 
-/* The stream of the launch this thread is making, from its entry to its
- * exit (the arena's fences learn it in two steps: um_backend.h). */
-static __thread CUstream launch_stream;
-
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch_info li;
 	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
 
-	if (cb->callbackSite != CUPTI_API_ENTER) {
-		um_backend_stream_queued(launch_stream);
-		return;
-	}
-	launch_stream = NULL;
-	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
+	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	rec_activity_enable_um();
-	launch_stream = li.stream;
-	um_backend_stream_begin(li.stream);
 	for (uint32_t i = 0; i < li.nargs; i++) {
 		args[i].param_offset = li.args[i].param_offset;
 		args[i].alloc_id = li.args[i].alloc.id;
@@ -186,10 +175,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 {
 	if (!gate_enter(&rec_gate))
 		return;
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && launch_is_kernel_cbid(cbid))
-		on_launch(cbid, data);
-	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		stream_call_note(cbid, data);
+		on_launch(cbid, data);
+	}
 	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
 		on_resource(cbid, data);
 	else if (domain == CUPTI_CB_DOMAIN_NVTX)

@@ -82,17 +82,10 @@ static void after_engine(void)
 			"running without it: re-record and re-plan this program");
 }
 
-/* The stream of the launch this thread is making, from its entry to its
- * exit (the arena's fences learn it in two steps: um_backend.h). */
-static __thread CUstream launch_stream;
-
-/* What every launch does at its entry: the arena's fences learn that its
- * stream gets work, and the Unified Memory counters (refused before the
- * first launch) and the residency sampling start. */
-static void note_launch(CUstream stream)
+/* What every launch does at its entry: the Unified Memory counters (refused
+ * before the first launch) and the residency sampling start. */
+static void note_launch(void)
 {
-	launch_stream = stream;
-	um_backend_stream_begin(stream);
 	rp_residency_start();
 	cupti_um_enable(NULL);
 }
@@ -106,16 +99,14 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * noted: nothing to decode. */
 	if (cb->callbackSite != CUPTI_API_ENTER) {
 		engine_after_launch(rp_engine);
-		um_backend_stream_queued(launch_stream);
 		return;
 	}
-	launch_stream = NULL;
 	if (kernel_times)
 		rp_activity_note_launch(cb->correlationId);
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	rp_exec_set_launch_stream(li.stream);
-	note_launch(li.stream);
+	note_launch();
 	for (uint32_t i = 0; i < li.nargs; i++) {
 		acc[i].alloc_id = li.args[i].alloc.id;
 		acc[i].offset = li.args[i].offset;
@@ -206,11 +197,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
 	if (!launch_is_kernel_cbid(cbid)) {
-		on_write(cbid, data);
 		stream_call_note(cbid, data);
+		on_write(cbid, data);
 		return;
 	}
 	uint64_t t0 = rp_now();
+	stream_call_note(cbid, data);
 	on_launch(cbid, data);
 	atomic_fetch_add(&callback_ns, rp_now() - t0);
 }
