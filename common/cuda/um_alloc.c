@@ -68,19 +68,12 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 	if (!ptr)
 		return cudaErrorInvalidValue;
 	uint64_t t0 = um_now_ns();
-	const struct cudart *rt = cudart_get();
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
-	if (arena_alloc(the_arena, size, &a) != ARENA_OK) {
+	bool served = arena_alloc(the_arena, size, &a) == ARENA_OK;
+	um_backend_forget_refusal(served);
+	if (!served) {
 		*ptr = NULL;
 		return cudaErrorMemoryAllocation;
 	}
-	/* A segment the runtime refused before the arena made room and tried
-	 * again leaves its error as the last one: the program, which got its
-	 * memory, must not find it (PyTorch checks after its next launch). An
-	 * error the program left pending is not cleared (though the refusal
-	 * has replaced it: the runtime cannot be given it back). */
-	if (clean)
-		rt->GetLastError();
 	*ptr = (void *)(uintptr_t)a.address;
 	if (hooks.on_alloc)
 		hooks.on_alloc(&a, api, (CUstream)stream);

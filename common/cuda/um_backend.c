@@ -57,6 +57,9 @@ static atomic_bool destroyed_pending, destroyed_busy;
 static atomic_uint destroy_gen;
 
 static bool managed_memory;
+/* The calling thread's map was refused while it had no error pending: the
+ * refusal is now its last error (the runtime keeps one per thread). */
+static __thread bool refused_clean;
 static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
 
 /* Set once work is queued anywhere but the legacy default stream. Until
@@ -163,6 +166,15 @@ void um_backend_stream_destroyed(CUstream s)
 	pthread_mutex_unlock(&destroyed_lock);
 	atomic_store(&destroyed_pending, true);
 	atomic_fetch_add(&destroy_gen, 1);
+}
+
+void um_backend_forget_refusal(bool served)
+{
+	if (!refused_clean)
+		return;
+	refused_clean = false;
+	if (served)
+		cudart_get()->GetLastError();
 }
 
 void um_backend_launches_unseen(bool unseen)
@@ -303,10 +315,13 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 {
 	const struct cudart *rt = cudart_get();
 	void *p = NULL;
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	cudaError_t err = managed_memory ? rt->MallocManaged(&p, bytes, cudaMemAttachGlobal)
 					 : rt->Malloc(&p, bytes);
-	if (err != cudaSuccess)
+	if (err != cudaSuccess) {
+		refused_clean |= clean;
 		return -1;
+	}
 	/* The arena's promise that tensors never share a UM block rests on
 	 * 2 MB-aligned segments; CUDA aligns allocations of this size so, but
 	 * check rather than assume. */

@@ -36,6 +36,14 @@ void um_backend_note_stream(CUstream stream);
  * Work still queued on it is waited for by the next fence. */
 void um_backend_stream_destroyed(CUstream stream);
 
+/* After the arena answered the calling thread's allocation: if the runtime
+ * refused a segment on the way, while the thread had no error pending, and
+ * the allocation was served all the same (the arena made room and tried
+ * again), the refusal is cleared from the thread's last error, which the
+ * program, having its memory, must not find (PyTorch checks it after its
+ * next launch). A failed allocation keeps it, as cudaMalloc's would. */
+void um_backend_forget_refusal(bool served);
+
 /* While launches go unseen (from the start until a library subscribes to
  * them, and while an idle replay does not follow them), no stream can be
  * named to a fence, so a fence synchronizes the context instead, as
