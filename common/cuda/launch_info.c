@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cbids.h"
 #include "execid.h"
 #include "grow.h"
 
@@ -28,10 +29,7 @@ const int launch_ncbids = sizeof launch_cbids / sizeof launch_cbids[0];
 
 bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
 {
-	for (int i = 0; i < launch_ncbids; i++)
-		if (launch_cbids[i] == cbid)
-			return true;
-	return false;
+	return cbid_index(launch_cbids, (size_t)launch_ncbids, cbid) >= 0;
 }
 
 /* What is fixed for one function: its parameter layout (sizes and offsets

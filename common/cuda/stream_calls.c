@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "cbids.h"
 #include "launch_info.h"
 #include "um_backend.h"
 
@@ -29,13 +30,11 @@ const int stream_call_ncbids = (int)(sizeof stream_call_cbids / sizeof stream_ca
  * is not one of stream_call_cbids. */
 static bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out)
 {
-	for (int i = 0; i < stream_call_ncbids; i++) {
-		if (stream_call_cbids[i] == cbid) {
-			*out = *(const CUstream *)((const char *)params + stream_at[i]);
-			return true;
-		}
-	}
-	return false;
+	int i = cbid_index(stream_call_cbids, (size_t)stream_call_ncbids, cbid);
+	if (i < 0)
+		return false;
+	*out = *(const CUstream *)((const char *)params + stream_at[i]);
+	return true;
 }
 
 void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)

@@ -22,6 +22,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
 #include "common/cuda/launch_info.h"
@@ -152,15 +153,7 @@ static const CUpti_CallbackId unknown_write_cbids[] = {
 #undef W
 };
 
-static bool listed(const CUpti_CallbackId *list, size_t n, CUpti_CallbackId cbid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == cbid)
-			return true;
-	return false;
-}
-
-#define LISTED(list, cbid) listed(list, sizeof list / sizeof list[0], cbid)
+#define LISTED(list, cbid) (cbid_index(list, sizeof list / sizeof list[0], cbid) >= 0)
 
 static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
