@@ -156,7 +156,6 @@ struct trace_writer {
 	sqlite3_stmt *st[ST_COUNT];
 	pthread_t thread;
 	unsigned fork_gen;   /* fork_generation when opened */
-	bool claimed;        /* trace_writer_options.claimed */
 	unsigned flush_ms;
 	size_t batch_events, max_queued;
 	/* Event calls pass it; close shuts it, so no call is still using
@@ -912,13 +911,14 @@ int trace_writer_claim(const char *path)
 	return 0;
 }
 
-/* Opens the database and sets it up; the caller frees w on failure. */
-static int open_db(trace_writer *w, char *err, size_t errlen)
+/* Opens the database and sets it up (claimed: trace_writer_options); the
+ * caller frees w on failure. */
+static int open_db(trace_writer *w, bool claimed, char *err, size_t errlen)
 {
 	char msg[512];
 	char *sql;
 	int rc;
-	if (remove_old(w->path, w->claimed, err, errlen) != 0)
+	if (remove_old(w->path, claimed, err, errlen) != 0)
 		return -1;
 	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
 			    NULL) != SQLITE_OK) {
@@ -977,13 +977,12 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 	}
 	gate_open(&w->gate);
 	w->fork_gen = atomic_load_explicit(&fork_generation, memory_order_relaxed);
-	w->claimed = opt && opt->claimed;
 	w->flush_ms = opt && opt->flush_interval_ms ? opt->flush_interval_ms : DEFAULT_FLUSH_MS;
 	w->batch_events = opt && opt->batch_events ? opt->batch_events : DEFAULT_BATCH_EVENTS;
 	w->max_queued = opt && opt->max_queued ? opt->max_queued : DEFAULT_MAX_QUEUED;
 	if (w->max_queued < w->batch_events)
 		w->max_queued = w->batch_events;
-	if (open_db(w, err, errlen) != 0) {
+	if (open_db(w, opt && opt->claimed, err, errlen) != 0) {
 		writer_free(w);
 		return NULL;
 	}
