@@ -1,0 +1,268 @@
+// fence_probe: does memory freed while GPU work still reads it stay intact
+// until that work is done? Under umrec and umreplay a free hands the range
+// back to the arena at once, which reuses it only behind a fence that must
+// cover every stream the freed memory may still be used on
+// (common/cuda/um_backend.c). Each case queues work that reads a 64 MiB
+// buffer A behind a 200 ms host function on a non-blocking stream, frees A,
+// allocates B (the arena hands out A's range again) and fills B with 0x22
+// on the default stream; the reader must still see A's 0x11.
+//
+// Usage: fence_probe CASE, CASE one of copy-only, many-streams,
+// reused-handle, two-threads, double-free, stream-churn. Prints "CASE: ok"
+// or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets every case right.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <unistd.h>
+#include <sched.h>
+#include <time.h>
+static volatile long churned;
+static double now(){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
+
+#include <cuda_runtime.h>
+
+typedef unsigned char u8;
+static const size_t N = 64 << 20;
+
+#define CHECK(call)                                                                  \
+	do {                                                                         \
+		cudaError_t e_ = (call);                                             \
+		if (e_ != cudaSuccess) {                                             \
+			printf("%s failed: %s\n", #call, cudaGetErrorName(e_));       \
+			exit(2);                                                     \
+		}                                                                    \
+	} while (0)
+
+__global__ void nothing() {}
+
+__global__ void copy(const u8 *from, u8 *to, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		to[i] = from[i];
+}
+
+static void CUDART_CB sleep_200ms(void *)
+{
+	usleep(200000);
+}
+
+static size_t count(const u8 *h, size_t n, u8 v)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += h[i] == v;
+	return c;
+}
+
+// A filled with 0x11, and stream s held up for 200 ms.
+static u8 *pending_buffer(cudaStream_t s)
+{
+	u8 *a;
+	CHECK(cudaMalloc(&a, N));
+	CHECK(cudaMemset(a, 0x11, N));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaLaunchHostFunc(s, sleep_200ms, NULL));
+	return a;
+}
+
+// Frees a, lets the next allocation overwrite its range on the default
+// stream, waits for everything and reports whether `read` (n bytes, on the
+// host or the GPU) still holds a's 0x11.
+static int finish(const char *name, u8 *a, const u8 *read, size_t n)
+{
+	u8 *b, *h;
+	CHECK(cudaFree(a));
+	CHECK(cudaMalloc(&b, N));
+	CHECK(cudaMemsetAsync(b, 0x22, N, 0));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMallocHost(&h, n));
+	CHECK(cudaMemcpy(h, read, n, cudaMemcpyDefault));
+	size_t good = count(h, n, 0x11);
+	printf("%s: %s (a %p, b %p: %zu of %zu bytes read 0x11)\n", name, good == n ? "ok" : "BAD", (void *)a,
+	       (void *)b, good, n);
+	return good == n ? 0 : 1;
+}
+
+// The stream gets only a copy: no kernel ever names it.
+static int copy_only()
+{
+	cudaStream_t s;
+	u8 *h;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaMallocHost(&h, N));
+	u8 *a = pending_buffer(s);
+	CHECK(cudaMemcpyAsync(h, a, N, cudaMemcpyDefault, s));
+	return finish("copy-only", a, h, N);
+}
+
+// The reading kernel on stream s, after whatever made s.
+static int kernel_reader(const char *name, cudaStream_t s)
+{
+	u8 *to;
+	CHECK(cudaMalloc(&to, N));
+	u8 *a = pending_buffer(s);
+	copy<<<264, 256, 0, s>>>(a, to, N);
+	return finish(name, a, to, N);
+}
+
+// More streams with work than the fences track one by one.
+static int many_streams()
+{
+	cudaStream_t s = NULL;
+	for (int i = 0; i < 70; i++) {
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		nothing<<<1, 1, 0, s>>>();
+	}
+	return kernel_reader("many-streams", s);
+}
+
+// A blocking stream with work, destroyed; then a non-blocking one, which
+// may get the same handle.
+static int reused_handle()
+{
+	cudaStream_t t, s;
+	CHECK(cudaStreamCreate(&t));
+	nothing<<<1, 1, 0, t>>>();
+	CHECK(cudaStreamDestroy(t));
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	printf("reused-handle: destroyed %p, created %p\n", (void *)t, (void *)s);
+	return kernel_reader("reused-handle", s);
+}
+
+// A second thread allocates and frees all along, so its fences fall
+// between a launch's entry and its exit.
+static volatile int churning = 1;
+
+static void *churn(void *)
+{
+	while (churning) {
+		void *p;
+		if (cudaMalloc(&p, 4096) == cudaSuccess)
+			cudaFree(p);
+		churned++;
+#if CHURN_MODE == 1
+		sched_yield();
+#elif CHURN_MODE == 2
+		usleep(2);
+#elif CHURN_MODE == 3
+		for (double t = now(); now() - t < SPIN_US * 1e-6;)
+			;
+#endif
+	}
+	return NULL;
+}
+
+__global__ void slow_copy(const u8 *from, u8 *to, size_t n, long long cycles)
+{
+	long long t = clock64();
+	while (clock64() - t < cycles)
+		;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		to[i] = from[i];
+}
+
+static int two_threads()
+{
+	const size_t m = 4 << 20;
+	const int rounds = 200;
+	cudaStream_t s;
+	u8 *to, *h;
+	pthread_t t;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaMalloc(&to, m));
+	CHECK(cudaMallocHost(&h, m));
+	pthread_create(&t, NULL, churn, NULL);
+	int bad = 0;
+	double t0 = now();
+	for (int i = 0; i < rounds; i++) {
+		u8 *x, *y;
+		if (i < 3) fprintf(stderr, "start round %d t=%.3f churned=%ld\n", i, now()-t0, churned);
+		CHECK(cudaMalloc(&x, m));
+		CHECK(cudaMemsetAsync(x, 0x11, m, s));
+		slow_copy<<<132, 256, 0, s>>>(x, to, m, 2000000);
+		CHECK(cudaFree(x));
+		CHECK(cudaMalloc(&y, m));
+		CHECK(cudaMemsetAsync(y, 0x22, m, 0));
+		CHECK(cudaDeviceSynchronize());
+		CHECK(cudaMemcpy(h, to, m, cudaMemcpyDefault));
+		bad += count(h, m, 0x11) != m;
+		if (i % 20 == 0) fprintf(stderr, "round %d t=%.3f churned=%ld\n", i, now(), churned);
+		CHECK(cudaFree(y));
+	}
+	churning = 0;
+	pthread_join(t, NULL);
+	printf("two-threads: %s (%d of %d rounds read the next owner's bytes)\n", bad ? "BAD" : "ok", bad, rounds);
+	return bad != 0;
+}
+
+// Threads that create, use and destroy streams while others allocate,
+// launch and free: the fences and the stream registry must not deadlock
+// with the driver's stream destruction. Runs 3 s; the caller's timeout
+// catches a hang.
+static volatile int churn_streams = 1;
+
+static void *stream_user(void *destroying)
+{
+	cudaStream_t s = NULL;
+	if (!destroying)
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	while (churn_streams) {
+		if (destroying)
+			CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		void *p;
+		CHECK(cudaMalloc(&p, 1 << 20));
+		nothing<<<1, 1, 0, s>>>();
+		CHECK(cudaFree(p));
+		if (destroying)
+			CHECK(cudaStreamDestroy(s));
+	}
+	return NULL;
+}
+
+static int stream_churn()
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, stream_user, i < 2 ? (void *)1 : NULL);
+	sleep(3);
+	churn_streams = 0;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	CHECK(cudaDeviceSynchronize());
+	printf("stream-churn: ok (3 s of streams made and destroyed beside frees)\n");
+	return 0;
+}
+
+// Freeing twice is an error, and leaves other allocations alone.
+static int double_free()
+{
+	void *a, *b;
+	CHECK(cudaMalloc(&a, 4 << 20));
+	CHECK(cudaMalloc(&b, 4 << 20));
+	CHECK(cudaFree(a));
+	cudaError_t again = cudaFree(a);
+	cudaGetLastError();
+	cudaError_t use = cudaMemset(b, 1, 4 << 20);
+	cudaError_t sync = cudaDeviceSynchronize();
+	bool ok = again != cudaSuccess && use == cudaSuccess && sync == cudaSuccess;
+	printf("double-free: %s (second free %s, then memset of another allocation %s, sync %s)\n",
+	       ok ? "ok" : "BAD", cudaGetErrorName(again), cudaGetErrorName(use), cudaGetErrorName(sync));
+	return !ok;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)();
+	} cases[] = {
+		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
+		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
+	};
+	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
+		if (strcmp(argv[1], cases[i].name) == 0)
+			return cases[i].run();
+	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn\n");
+	return 2;
+}
