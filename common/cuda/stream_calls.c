@@ -8,19 +8,31 @@
 #include "launch_info.h"
 #include "um_backend.h"
 
-/* Each call, in its plain and per-thread-default-stream (_ptsz) forms. */
-#define STREAM_CALLS(X)                                                              \
-	X(cuMemcpyAsync) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)             \
-	X(cuMemcpyDtoDAsync_v2) X(cuMemcpy2DAsync_v2) X(cuMemcpy3DAsync_v2)          \
-	X(cuMemcpyPeerAsync) X(cuMemcpy3DPeerAsync)                                  \
-	X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)                   \
-	X(cuMemsetD2D8Async) X(cuMemsetD2D16Async) X(cuMemsetD2D32Async)             \
-	X(cuMemcpyBatchAsync) X(cuMemcpyBatchAsync_v2) X(cuMemcpy3DBatchAsync)              \
-	X(cuMemcpy3DBatchAsync_v2) X(cuLaunchHostFunc) X(cuStreamAddCallback)              \
-	X(cuGraphLaunch) X(cuMemPrefetchAsync) X(cuMemPrefetchAsync_v2)
+/* Each call, in its plain and per-thread-default-stream (_ptsz) forms,
+ * with the field that names its stream: hStream, but stream in the
+ * stream memory operations. */
+#define STREAM_CALLS(X)                                                                      \
+	X(cuMemcpyAsync, hStream) X(cuMemcpyHtoDAsync_v2, hStream)                           \
+	X(cuMemcpyDtoHAsync_v2, hStream) X(cuMemcpyDtoDAsync_v2, hStream)                   \
+	X(cuMemcpy2DAsync_v2, hStream) X(cuMemcpy3DAsync_v2, hStream)                       \
+	X(cuMemcpyPeerAsync, hStream) X(cuMemcpy3DPeerAsync, hStream)                        \
+	X(cuMemsetD8Async, hStream) X(cuMemsetD16Async, hStream)                             \
+	X(cuMemsetD32Async, hStream) X(cuMemsetD2D8Async, hStream)                           \
+	X(cuMemsetD2D16Async, hStream) X(cuMemsetD2D32Async, hStream)                        \
+	X(cuMemcpyBatchAsync, hStream) X(cuMemcpyBatchAsync_v2, hStream)                     \
+	X(cuMemcpy3DBatchAsync, hStream) X(cuMemcpy3DBatchAsync_v2, hStream)                 \
+	X(cuLaunchHostFunc, hStream) X(cuStreamAddCallback, hStream)                         \
+	X(cuGraphLaunch, hStream) X(cuMemPrefetchAsync, hStream)                             \
+	X(cuMemPrefetchAsync_v2, hStream) X(cuMemPrefetchBatchAsync, hStream)                \
+	X(cuMemDiscardBatchAsync, hStream) X(cuMemDiscardAndPrefetchBatchAsync, hStream)     \
+	X(cuStreamWriteValue32, stream) X(cuStreamWriteValue32_v2, stream)                   \
+	X(cuStreamWriteValue64, stream) X(cuStreamWriteValue64_v2, stream)                   \
+	X(cuStreamWaitValue32, stream) X(cuStreamWaitValue32_v2, stream)                     \
+	X(cuStreamWaitValue64, stream) X(cuStreamWaitValue64_v2, stream)                     \
+	X(cuStreamBatchMemOp, stream) X(cuStreamBatchMemOp_v2, stream)
 
-#define CBIDS(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz,
-#define OFFSETS(name) offsetof(name##_params, hStream), offsetof(name##_ptsz_params, hStream),
+#define CBIDS(name, field) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz,
+#define OFFSETS(name, field) offsetof(name##_params, field), offsetof(name##_ptsz_params, field),
 
 const CUpti_CallbackId stream_call_cbids[] = { STREAM_CALLS(CBIDS) };
 static const size_t stream_at[] = { STREAM_CALLS(OFFSETS) };

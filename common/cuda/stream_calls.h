@@ -2,7 +2,8 @@
  * stream_calls.h: the driver calls other than kernel launches that queue
  * work on a stream the program names (asynchronous copies and memsets,
  * batched copies, host functions and stream callbacks, graph launches,
- * prefetches), and the stream each names.
+ * prefetches and discards, stream memory operations), and the stream each
+ * names.
  *
  * The arena's fences must follow every stream that may still touch freed
  * memory (um_backend.h), and a stream that only ever gets copies is one.

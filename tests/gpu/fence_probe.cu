@@ -8,8 +8,9 @@
 // on the default stream; the reader must still see A's 0x11.
 //
 // Usage: fence_probe CASE, CASE one of copy-only, many-streams,
-// reused-handle, two-threads, double-free, stream-churn. Prints "CASE: ok"
-// or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets every case right.
+// reused-handle, two-threads, double-free, stream-churn, value-write.
+// Prints "CASE: ok" or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets
+// every case right.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 typedef unsigned char u8;
@@ -232,6 +234,63 @@ static int stream_churn()
 	return 0;
 }
 
+// Stream memory operations (which the driver refuses on managed memory,
+// so this case runs on plain device memory: umrec --no-managed). Stream s
+// gets only those: a wait on a host word that a second thread sets after
+// 300 ms, then a write of A's first word. A is freed and B allocated: B
+// must not get A's range before the write landed, or it loses its first
+// word.
+static volatile unsigned *release_word;
+
+static void *release_later(void *)
+{
+	usleep(300000);
+	*release_word = 1;
+	return NULL;
+}
+
+static int value_write()
+{
+	typedef CUresult (*value_op)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+	void *wait_fn, *write_fn, *word_dev, *tmp;
+	cudaDriverEntryPointQueryResult found;
+	CHECK(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &wait_fn, 12000, cudaEnableDefault, &found));
+	CHECK(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &write_fn, 12000, cudaEnableDefault, &found));
+	cudaStream_t s;
+	u8 *a, *b, h[4];
+	pthread_t t;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaHostAlloc((void **)&release_word, sizeof *release_word, cudaHostAllocMapped));
+	*release_word = 0;
+	CHECK(cudaHostGetDevicePointer(&word_dev, (void *)release_word, 0));
+	CHECK(cudaMalloc(&a, N));
+	CHECK(cudaMemset(a, 0x11, N));
+	/* Work on s, then a fence that covers it: s's mark is spent. */
+	nothing<<<1, 1, 0, s>>>();
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMalloc(&tmp, 4096));
+	CHECK(cudaFree(tmp));
+	CUresult r = ((value_op)wait_fn)(s, (CUdeviceptr)word_dev, 1, CU_STREAM_WAIT_VALUE_GEQ);
+	if (r == CUDA_SUCCESS)
+		r = ((value_op)write_fn)(s, (CUdeviceptr)a, 0x33333333u, 0);
+	if (r != CUDA_SUCCESS) {
+		printf("value-write: a stream memory operation failed: CUresult %d\n", (int)r);
+		return 2;
+	}
+	pthread_create(&t, NULL, release_later, NULL);
+	CHECK(cudaFree(a));
+	CHECK(cudaMalloc(&b, N));
+	CHECK(cudaMemsetAsync(b, 0x22, N, cudaStreamLegacy));
+	CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+	pthread_join(t, NULL);
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMemcpy(h, b, sizeof h, cudaMemcpyDefault));
+	bool ok = count(h, sizeof h, 0x22) == sizeof h;
+	printf("value-write: %s (a %p, b %p: b's first word %02x%02x%02x%02x)\n", ok ? "ok" : "BAD", (void *)a,
+	       (void *)b, h[3], h[2], h[1], h[0]);
+	return !ok;
+}
+
 // Freeing twice is an error, and leaves other allocations alone.
 static int double_free()
 {
@@ -257,10 +316,11 @@ int main(int argc, char **argv)
 	} cases[] = {
 		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
 		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
+		{ "value-write", value_write },
 	};
 	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
 		if (strcmp(argv[1], cases[i].name) == 0)
 			return cases[i].run();
-	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn\n");
+	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn|value-write\n");
 	return 2;
 }

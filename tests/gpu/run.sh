@@ -127,6 +127,20 @@ for tool in plain umrec umreplay; do
 	done
 	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-6 of 6 cases ok}"
 done
+# Stream memory operations, which the driver refuses on managed memory
+# (CUDA_ERROR_INVALID_VALUE on the H100), so on plain device memory: no
+# managed memory is asked for, and --max-managed does not apply.
+for tool in plain "umrec --no-managed"; do
+	case $tool in
+	plain) run=() ;;
+	umrec*) run=($B/umrec -q -o "$WORK/fence.db" --no-managed --) ;;
+	esac
+	timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe value-write >"$WORK/fence.value.out" 2>&1
+	rc=$?
+	cat "$WORK/fence.value.out"
+	row "fence_probe, $tool: value-write" \
+		"$(verdict "[ $rc -eq 0 ] && grep -q '^value-write: ok' $WORK/fence.value.out")" "$(tail -1 "$WORK/fence.value.out")"
+done
 # A second process under umrec is not recorded, but still allocates from
 # the arena: its frees must wait for the GPU, as it follows no stream.
 timeout 120 $B/umrec -o "$WORK/fence2.db" --max-managed $MAXM -- sh -c \
