@@ -18,7 +18,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stddef.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -139,8 +138,8 @@ static const CUpti_CallbackId write_cbids[] = {
 /* Calls that may write device memory where the engine cannot tell: 2-D,
  * 3-D and batched copies (their destinations sit in descriptors), graphs
  * (kernels no launch callback shows), host functions and stream callbacks
- * (host code may write managed memory), batches of stream memory
- * operations. After one, no allocation is fresh. */
+ * (host code may write managed memory). After one, no allocation is
+ * fresh. */
 static const CUpti_CallbackId unknown_write_cbids[] = {
 #define W(name) CUPTI_DRIVER_TRACE_CBID_##name
 	W(cuMemcpy2D_v2), W(cuMemcpy2D_v2_ptds), W(cuMemcpy2DUnaligned_v2), W(cuMemcpy2DUnaligned_v2_ptds),
@@ -150,19 +149,9 @@ static const CUpti_CallbackId unknown_write_cbids[] = {
 	W(cuMemcpyBatchAsync_v2), W(cuMemcpyBatchAsync_v2_ptsz), W(cuMemcpy3DBatchAsync),
 	W(cuMemcpy3DBatchAsync_ptsz), W(cuMemcpy3DBatchAsync_v2), W(cuMemcpy3DBatchAsync_v2_ptsz),
 	W(cuGraphLaunch), W(cuGraphLaunch_ptsz), W(cuLaunchHostFunc), W(cuLaunchHostFunc_ptsz),
-	W(cuStreamAddCallback), W(cuStreamAddCallback_ptsz), W(cuStreamBatchMemOp), W(cuStreamBatchMemOp_ptsz),
-	W(cuStreamBatchMemOp_v2), W(cuStreamBatchMemOp_v2_ptsz),
+	W(cuStreamAddCallback), W(cuStreamAddCallback_ptsz),
 #undef W
 };
-
-/* Stream writes of one word: the address follows the stream. */
-static const CUpti_CallbackId value_write_cbids[] = {
-#define W(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz
-	W(cuStreamWriteValue32), W(cuStreamWriteValue32_v2), W(cuStreamWriteValue64), W(cuStreamWriteValue64_v2),
-#undef W
-};
-_Static_assert(offsetof(cuStreamWriteValue64_v2_ptsz_params, addr) == offsetof(cuStreamWriteValue32_params, addr),
-	       "every value write keeps its address where the first does");
 
 #define LISTED(list, cbid) (cbid_index(list, sizeof list / sizeof list[0], cbid) >= 0)
 
@@ -175,13 +164,9 @@ static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		engine_on_unknown_write(rp_engine);
 		return;
 	}
-	CUdeviceptr dst;
-	if (LISTED(write_cbids, cbid))
-		dst = *(const CUdeviceptr *)cb->functionParams;
-	else if (LISTED(value_write_cbids, cbid))
-		dst = ((const cuStreamWriteValue32_params *)cb->functionParams)->addr;
-	else
+	if (!LISTED(write_cbids, cbid))
 		return;
+	CUdeviceptr dst = *(const CUdeviceptr *)cb->functionParams;
 	arena *ar = um_alloc_arena();
 	if (ar && arena_lookup(ar, (uint64_t)dst, &a))
 		engine_on_write(rp_engine, a.id);
@@ -234,8 +219,6 @@ static CUptiResult attach(void)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
 	for (size_t i = 0; i < sizeof unknown_write_cbids / sizeof unknown_write_cbids[0] && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, unknown_write_cbids[i]);
-	for (size_t i = 0; i < sizeof value_write_cbids / sizeof value_write_cbids[0] && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, value_write_cbids[i]);
 	for (int i = 0; i < stream_call_ncbids && r == CUPTI_SUCCESS; i++)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, stream_call_cbids[i]);
 	if (r == CUPTI_SUCCESS)
