@@ -20,6 +20,7 @@
 
 #include "errmsg.h"
 #include "grow.h"
+#include "log.h"
 
 /* Formats into err, tolerating a NULL or empty buffer. */
 /* Appends an item to a running list of what was searched; items that no
@@ -445,11 +446,15 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 	if (rc != 0 || launch_env_set(e, "CUDA_INJECTION64_PATH", inj->library) != 0 ||
 	    (inj->cupti && launch_env_set(e, "NVTX_INJECTION64_PATH", inj->cupti) != 0))
 		goto oom;
+	const char *no_cache = launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");
 	if (inj->framework_cache)
 		launch_env_unset(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");
-	else if (!launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING") &&
-		 launch_env_set(e, "PYTORCH_NO_CUDA_MEMORY_CACHING", "1") != 0)
+	else if (!no_cache && launch_env_set(e, "PYTORCH_NO_CUDA_MEMORY_CACHING", "1") != 0)
 		goto oom;
+	else if (no_cache && strcmp(no_cache, "1") != 0)
+		um_warn("PYTORCH_NO_CUDA_MEMORY_CACHING=%s keeps PyTorch's caching allocator on (only 1 turns it "
+			"off): umkit sees the cache's blocks, not each tensor",
+			no_cache);
 	return 0;
 oom:
 	um_errmsg(err, errlen, "out of memory building the environment");
@@ -532,8 +537,72 @@ static void forward_signal(int sig, siginfo_t *info, void *ctx)
 	errno = saved;
 }
 
-int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen)
+/* 0, or the status execve would give file: 127 missing, 126 not runnable. */
+static int program_status(const char *file, int *why)
 {
+	struct stat st;
+	if (stat(file, &st) != 0) {
+		*why = errno;
+		return errno == ENOENT || errno == ENOTDIR ? 127 : 126;
+	}
+	*why = EACCES;
+	return S_ISREG(st.st_mode) && access(file, X_OK) == 0 ? 0 : 126;
+}
+
+int launch_check_program(const char *program, char *err, size_t errlen)
+{
+	char file[PATH_MAX];
+	int status, why;
+	if (strchr(program, '/')) {
+		status = program_status(program, &why);
+	} else {
+		/* execvp's search: PATH's entries in order (an empty one is the
+		 * current folder); a file found but not runnable is remembered
+		 * while the search goes on. */
+		const char *path = getenv("PATH");
+		if (!path)
+			path = "/bin:/usr/bin";
+		status = 127;
+		why = ENOENT;
+		for (const char *dir = path;; dir++) {
+			size_t n = strcspn(dir, ":");
+			int found_why;
+			if (n)
+				snprintf(file, sizeof file, "%.*s/%s", (int)n, dir, program);
+			else
+				snprintf(file, sizeof file, "./%s", program);
+			int found = program_status(file, &found_why);
+			if (found == 0)
+				return 0;
+			if (found == 126) {
+				status = 126;
+				why = found_why;
+			}
+			dir += n;
+			if (!*dir)
+				break;
+		}
+	}
+	if (status)
+		um_errmsg(err, errlen, "cannot run '%s': %s", program, strerror(why));
+	return status;
+}
+
+void launch_die_like(int sig)
+{
+	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+		return;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	signal(sig, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err, size_t errlen)
+{
+	*killed_by = 0;
 	if (!argv || !argv[0]) {
 		um_errmsg(err, errlen, "no command to run");
 		return -1;
@@ -617,6 +686,7 @@ int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen)
 		status = WEXITSTATUS(ws);
 	} else if (WIFSIGNALED(ws)) {
 		status = 128 + WTERMSIG(ws);
+		*killed_by = WTERMSIG(ws);
 	}
 
 restore:

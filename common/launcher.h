@@ -83,10 +83,12 @@ struct launch_inject {
  * earlier values), the library is
  * put first in LD_PRELOAD (keeping what was there), and
  * PYTORCH_NO_CUDA_MEMORY_CACHING=1 is set unless already present, so the
- * library sees every tensor. With framework_cache the variable is removed
- * instead: PyTorch turns its cache off when the variable exists at all,
- * whatever its value. Returns 0, or -1 with err (out of memory, or a library
- * path that LD_PRELOAD cannot express because it holds a space or a colon).
+ * library sees every tensor. A value the user set is kept, with a warning
+ * unless it is 1: PyTorch 2.11 turns its cache off for 1 only (0 keeps it,
+ * anything else is ignored with a warning of PyTorch's). With
+ * framework_cache the variable is removed instead. Returns 0, or -1 with
+ * err (out of memory, or a library path that LD_PRELOAD cannot express
+ * because it holds a space or a colon).
  */
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
 
@@ -138,11 +140,20 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 char *launch_join_args(char *const *argv, size_t n, size_t max_len);
 
 /*
+ * Whether launch_run could start program (searched in PATH like execvp):
+ * 0, or 127 when it does not exist and 126 when it cannot be executed, with
+ * err saying "cannot run 'program': reason" as launch_run would. For the
+ * checks a launcher makes before it deletes an earlier output.
+ */
+int launch_check_program(const char *program, char *err, size_t errlen);
+
+/*
  * Runs argv[0] (searched in PATH like execvp) with argv and envp, waits for
  * it, and returns its status as a shell reports it: the exit status; 128+N
- * when killed by signal N; 127 when the command does not exist and 126 when
- * it cannot be executed, with err saying "cannot run 'cmd': reason"; -1 with
- * err when the launcher itself failed (fork, pipe). While the child runs,
+ * when killed by signal N (also stored in *killed_by, else 0); 127 when the
+ * command does not exist and 126 when it cannot be executed, with err
+ * saying "cannot run 'cmd': reason"; -1 with err when the launcher itself
+ * failed (fork, pipe). While the child runs,
  * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to the caller
  * are passed on to it, except those the kernel already delivered to the
  * whole process group (a terminal's ^C) and those the caller ignores (the
@@ -150,6 +161,14 @@ char *launch_join_args(char *const *argv, size_t n, size_t max_len);
  * are restored before returning. The caller must not reap children of its
  * own meanwhile (no SIGCHLD handler that calls wait).
  */
-int launch_run(char *const argv[], char *const envp[], char *err, size_t errlen);
+int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err, size_t errlen);
+
+/*
+ * A launcher whose child was killed by SIGINT, SIGTERM or SIGHUP dies of
+ * the same signal: a shell running it stops a script on ^C only when its
+ * command died of SIGINT, not when it exited with 130. Returns (doing
+ * nothing) for any other signal, and for 0.
+ */
+void launch_die_like(int sig);
 
 #endif

@@ -242,7 +242,8 @@ int main(int argc, char **argv)
 
 	/* In this order so that each failure can be produced without a GPU:
 	 * the trace path, the library (UMKIT_LIBDIR), libcupti (UMKIT_CUPTI),
-	 * then the driver. An earlier trace goes only once all have passed. */
+	 * the driver, the child's environment, the command. An earlier trace
+	 * goes only once all have passed. */
 	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], err[4096];
 	if (launch_output_path(o.output, "-o", "trace", is_sqlite, trace, sizeof trace, err, sizeof err) != 0) {
 		um_error("%s", err);
@@ -254,17 +255,22 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
-	if (trace_writer_remove(trace, err, sizeof err) != 0) {
-		um_error("%s", err);
-		return EXIT_SETUP;
-	}
 	launch_env *env = child_env(&o, argc, argv, library, cupti, trace);
 	if (!env)
 		return EXIT_SETUP;
+	int status = launch_check_program(argv[o.command], err, sizeof err);
+	if (status == 0 && trace_writer_remove(trace, err, sizeof err) != 0)
+		status = EXIT_SETUP;
+	if (status) {
+		um_error("%s", err);
+		launch_env_destroy(env);
+		return status;
+	}
 
 	err[0] = '\0';
+	int killed_by;
 	uint64_t start = now_ns();
-	int status = launch_run(argv + o.command, launch_env_array(env), err, sizeof err);
+	status = launch_run(argv + o.command, launch_env_array(env), &killed_by, err, sizeof err);
 	uint64_t elapsed = now_ns() - start;
 	launch_env_destroy(env);
 	if (status < 0) {
@@ -276,5 +282,6 @@ int main(int argc, char **argv)
 		return status;
 	}
 	summarise(trace, elapsed, o.quiet);
+	launch_die_like(killed_by);
 	return status;
 }

@@ -461,13 +461,15 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 static int run(char **command, char *const *envp)
 {
 	char err[4096] = "";
-	int status = launch_run(command, envp, err, sizeof err);
+	int killed_by;
+	int status = launch_run(command, envp, &killed_by, err, sizeof err);
 	if (status < 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
 	if (err[0]) /* 126 or 127: the command could not be started */
 		um_error("%s", err);
+	launch_die_like(killed_by);
 	return status;
 }
 
@@ -484,14 +486,20 @@ int main(int argc, char **argv)
 		return dry_run(&o);
 
 	/* In this order so that each failure can be produced without a GPU:
-	 * the stats path, the plan (a bad one means a plain run, which needs
-	 * neither the library nor a driver), the library (UMKIT_LIBDIR), then
-	 * the driver. Earlier stats go only once all have passed. */
+	 * the stats path, the command, the plan (a bad one means a plain run,
+	 * which needs neither the library nor a driver), the library
+	 * (UMKIT_LIBDIR), the driver, then the child's environment. Earlier
+	 * stats go only once all have passed. */
 	char stats[PATH_MAX], plan[PATH_MAX], library[PATH_MAX], err[4096];
 	if (o.stats && launch_output_path(o.stats, "--stats", "stats", is_json_object, stats, sizeof stats,
 					  err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
+	}
+	rc = launch_check_program(argv[o.command], err, sizeof err);
+	if (rc) {
+		um_error("%s", err);
+		return rc;
 	}
 	bool idle = false;
 	if (o.plan && check_plan(o.plan, o.gpu_budget, plan, &idle) != 0) {
@@ -504,15 +512,17 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
-	if (o.stats && remove_old_stats(stats) != 0)
-		return EXIT_SETUP;
 	bool keep_cache = o.policy == ENGINE_PLAN && idle && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
-	if (keep_cache)
-		um_info("the plan has nothing to do within the budget: PyTorch's caching allocator stays on");
 	launch_env *env = child_env(&o, argc, argv, library, o.plan ? plan : NULL, o.stats ? stats : NULL,
 				    keep_cache);
 	if (!env)
 		return EXIT_SETUP;
+	if (o.stats && remove_old_stats(stats) != 0) {
+		launch_env_destroy(env);
+		return EXIT_SETUP;
+	}
+	if (keep_cache)
+		um_info("the plan has nothing to do within the budget: PyTorch's caching allocator stays on");
 	int status = run(argv + o.command, launch_env_array(env));
 	launch_env_destroy(env);
 	return status;

@@ -142,9 +142,29 @@ expect_status 7 "exits with the program's status"
 expect_err_has "no trace was written to $REAL_SCRATCH/trace.db" "no trace: says so, naming the default path"
 fake_umrec sh -c 'kill -TERM $$'
 expect_status 143 "program killed by SIGTERM: 143"
+# A program killed by SIGINT kills umrec with SIGINT too: a shell running
+# umrec in a script stops there on ^C only then. (Python tells a status
+# of 130 from death by signal 2, which bash reports alike.)
+died_of() { # died_of SIGNUM DESC UMREC-ARGS...: umrec ended by that signal
+	local want=$1 desc=$2
+	shift 2
+	local got
+	got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+		python3 -c 'import subprocess, sys; print(subprocess.run(sys.argv[1:], stderr=subprocess.DEVNULL).returncode)' \
+		"$UMREC_ABS" "$@")
+	if [ "$got" = "$want" ]; then ok "$desc"; else not_ok "$desc (returncode $got, wanted $want)"; fi
+}
+died_of -2 "program killed by SIGINT: umrec dies of SIGINT" sh -c 'kill -INT $$'
+died_of 130 "program exiting 130: umrec exits 130" sh -c 'exit 130'
+died_of -15 "program killed by SIGTERM: umrec dies of SIGTERM" sh -c 'kill -TERM $$'
+died_of 139 "program killed by SIGSEGV: umrec exits 139, no crash of its own" sh -c 'kill -SEGV $$'
+
+sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE old(x)'
 fake_umrec umkit-no-such-command
 expect_status 127 "command not found: 127"
 expect_err_has "cannot run 'umkit-no-such-command': No such file or directory" "command not found: says so"
+if [ -f "$SCRATCH/trace.db" ]; then ok "command not found: the earlier trace is kept"
+else not_ok "command not found: the earlier trace is kept"; fi
 fake_umrec ./program.sh
 expect_status 126 "command not executable: 126"
 chmod +x "$SCRATCH/program.sh"
@@ -171,6 +191,10 @@ env_lacks UMKIT_MAX_MANAGED "env: a stale UMKIT_MAX_MANAGED is removed"
 env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: --framework-cache leaves PyTorch's cache on"
 PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umrec ./program.sh
 env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0" "env: the user's PyTorch setting is kept"
+expect_err_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0 keeps PyTorch's caching allocator on" \
+	"env: a PyTorch setting that keeps the cache on is warned about"
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umrec ./program.sh
+if grep -q PYTORCH <<<"$err"; then not_ok "env: the user's 1 needs no warning"; else ok "env: the user's 1 needs no warning"; fi
 
 sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE old(x)'
 : >"$SCRATCH/trace.db-wal"

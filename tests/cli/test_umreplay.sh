@@ -115,8 +115,9 @@ expect_status 3 "library missing: setup error"
 expect_err_has "cannot find libumreplay.so in UMKIT_LIBDIR=/nonexistent" "library missing: says what"
 UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --policy deepum -q true --frobnicate
 expect_status 3 "options after the command belong to it"
-UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --policy ideal -- --odd-command
-expect_status 3 "'--' ends the options"
+run "$UMREPLAY" --policy ideal -- --odd-command
+expect_status 127 "'--' ends the options"
+expect_err_has "cannot run '--odd-command'" "'--' ends the options: the next word is the command"
 
 # ---- a valid plan, from umplan on a small synthetic trace: 6 iterations of
 # 4 kernels, a 4 MiB weight and a 2 MiB activation per iteration ----
@@ -328,8 +329,16 @@ expect_status 7 "exits with the program's status"
 if [ -z "$err" ]; then ok "a normal run: umreplay itself prints nothing"; else not_ok "a normal run: umreplay itself prints nothing"; fi
 fake_umreplay --policy ondemand sh -c 'kill -TERM $$'
 expect_status 143 "program killed by SIGTERM: 143"
-fake_umreplay --policy ondemand umkit-no-such-command
+echo '{"old": true}' >"$SCRATCH/kept.json"
+fake_umreplay --policy ondemand --stats kept.json umkit-no-such-command
 expect_status 127 "command not found: 127"
+if [ -e "$SCRATCH/kept.json" ]; then ok "command not found: earlier stats are kept"
+else not_ok "command not found: earlier stats are kept"; fi
+got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib LD_LIBRARY_PATH=$SCRATCH/driver python3 -c \
+	'import subprocess, sys; print(subprocess.run(sys.argv[1:], stderr=subprocess.DEVNULL).returncode)' \
+	"$UMREPLAY" --policy ondemand sh -c 'kill -INT $$')
+if [ "$got" = -2 ]; then ok "program killed by SIGINT: umreplay dies of SIGINT"
+else not_ok "program killed by SIGINT: umreplay dies of SIGINT (returncode $got)"; fi
 : >"$SCRATCH/not-executable.sh"
 fake_umreplay --policy ondemand ./not-executable.sh
 expect_status 126 "command not executable: 126"
@@ -367,6 +376,8 @@ if [ "$have_plan" -eq 1 ]; then
 	env_has "UMKIT_PLAN=$REAL_SCRATCH/plan.bin" "env: deepum with a plan gets it"
 	env_has "UMKIT_LOG=debug" "env: the user's UMKIT_LOG is kept without -q"
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0" "env: the user's PyTorch setting is kept"
+	expect_err_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0 keeps PyTorch's caching allocator on" \
+		"env: a PyTorch setting that keeps the cache on is warned about"
 	env_lacks NVTX_INJECTION64_PATH "env: no NVTX injection (replay reads no NVTX)"
 	env_lacks UMKIT_FRAMEWORK_CACHE "env: a plan with ops turns PyTorch's cache off"
 

@@ -109,8 +109,8 @@ static void inject_sets_the_variables(void **state)
 
 static void inject_respects_pytorch_setting(void **state)
 {
-	/* PyTorch disables its cache when the variable exists at all, so the
-	 * user's value (even "0") is kept, and --framework-cache removes it. */
+	/* The user's value is kept (even "0", which keeps PyTorch's cache on,
+	 * with a warning), and --framework-cache removes it. */
 	char v[] = "PYTORCH_NO_CUDA_MEMORY_CACHING=0";
 	char *base[] = { v, NULL };
 	struct launch_inject inj = { "/u/lib/libumrec.so", "/c/libcupti.so", 0 };
@@ -161,28 +161,95 @@ static void join_quotes_for_a_shell(void **state)
 	free(s);
 }
 
-static int run_sh(const char *script, char *err, size_t errlen)
+static int run_sh(const char *script, int *killed_by, char *err, size_t errlen)
 {
 	char *argv[] = { "sh", "-c", (char *)script, NULL };
 	err[0] = '\0';
-	return launch_run(argv, environ, err, errlen);
+	return launch_run(argv, environ, killed_by, err, errlen);
 }
 
 static void run_maps_exit_status(void **state)
 {
 	char err[512];
-	assert_int_equal(run_sh("exit 0", err, sizeof err), 0);
-	assert_int_equal(run_sh("exit 7", err, sizeof err), 7);
+	int killed_by;
+	assert_int_equal(run_sh("exit 0", &killed_by, err, sizeof err), 0);
+	assert_int_equal(run_sh("exit 7", &killed_by, err, sizeof err), 7);
 	assert_string_equal(err, "");
-	assert_int_equal(run_sh("kill -TERM $$", err, sizeof err), 128 + SIGTERM);
-	assert_int_equal(run_sh("kill -KILL $$", err, sizeof err), 128 + SIGKILL);
+	/* A status of 130 and death by SIGINT read the same; killed_by tells. */
+	assert_int_equal(run_sh("exit 130", &killed_by, err, sizeof err), 130);
+	assert_int_equal(killed_by, 0);
+	assert_int_equal(run_sh("kill -TERM $$", &killed_by, err, sizeof err), 128 + SIGTERM);
+	assert_int_equal(killed_by, SIGTERM);
+	assert_int_equal(run_sh("kill -KILL $$", &killed_by, err, sizeof err), 128 + SIGKILL);
+	assert_int_equal(killed_by, SIGKILL);
+}
+
+/* A child process that calls launch_die_like(sig) for a child killed by
+ * sig: how the parent sees it end. */
+static int dies_like(int sig)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		launch_die_like(sig);
+		_exit(3);
+	}
+	int ws;
+	waitpid(pid, &ws, 0);
+	return WIFSIGNALED(ws) ? -WTERMSIG(ws) : WEXITSTATUS(ws);
+}
+
+static void die_like_reraises_interrupts_only(void **state)
+{
+	/* Even while the signal is blocked, as a launcher's may be. */
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	assert_int_equal(dies_like(SIGINT), -SIGINT);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	assert_int_equal(dies_like(SIGTERM), -SIGTERM);
+	assert_int_equal(dies_like(SIGHUP), -SIGHUP);
+	/* A crash is the child's, not the launcher's to repeat (no core). */
+	assert_int_equal(dies_like(SIGSEGV), 3);
+	assert_int_equal(dies_like(SIGKILL), 3);
+	assert_int_equal(dies_like(0), 3);
+}
+
+static void check_program_matches_exec(void **state)
+{
+	char err[512] = "", path[512], dir[512], old_path[4096];
+	assert_int_equal(launch_check_program("sh", err, sizeof err), 0);
+	assert_int_equal(launch_check_program("/bin/sh", err, sizeof err), 0);
+	assert_int_equal(launch_check_program("umkit-no-such-command", err, sizeof err), 127);
+	assert_string_equal(err, "cannot run 'umkit-no-such-command': No such file or directory");
+	assert_int_equal(launch_check_program("./umkit/no-such", err, sizeof err), 127);
+
+	test_path(path, sizeof path, "not-executable");
+	write_file(path, 0644);
+	assert_int_equal(launch_check_program(path, err, sizeof err), 126);
+	assert_non_null(strstr(err, "Permission denied"));
+	/* Found in PATH but not runnable, as execvp reports it; a runnable
+	 * one later in PATH wins. */
+	snprintf(dir, sizeof dir, "%s", path);
+	*strrchr(dir, '/') = '\0';
+	snprintf(old_path, sizeof old_path, "%s", getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
+	setenv("PATH", dir, 1);
+	assert_int_equal(launch_check_program("not-executable", err, sizeof err), 126);
+	char both[1200];
+	snprintf(both, sizeof both, "%s:/bin", dir);
+	setenv("PATH", both, 1);
+	assert_int_equal(launch_check_program("sh", err, sizeof err), 0);
+	setenv("PATH", old_path, 1);
+	/* A folder is not a program. */
+	assert_int_equal(launch_check_program("/tmp", err, sizeof err), 126);
 }
 
 static void run_reports_unrunnable_commands(void **state)
 {
 	char err[512] = "";
+	int killed_by;
 	char *missing[] = { "umkit-no-such-command", "arg", NULL };
-	assert_int_equal(launch_run(missing, environ, err, sizeof err), 127);
+	assert_int_equal(launch_run(missing, environ, &killed_by, err, sizeof err), 127);
 	assert_string_equal(err, "cannot run 'umkit-no-such-command': No such file or directory");
 
 	char path[512];
@@ -191,7 +258,7 @@ static void run_reports_unrunnable_commands(void **state)
 	char *noexec[] = { path, NULL };
 	err[0] = '\0';
 	/* Even root cannot exec a file with no execute bit. */
-	assert_int_equal(launch_run(noexec, environ, err, sizeof err), 126);
+	assert_int_equal(launch_run(noexec, environ, &killed_by, err, sizeof err), 126);
 	assert_non_null(strstr(err, "cannot run '"));
 	assert_non_null(strstr(err, "Permission denied"));
 }
@@ -201,13 +268,14 @@ static void run_passes_env_and_argv(void **state)
 	char v[] = "UMKIT_TEST_VAR=yes", path[PATH_MAX + 8];
 	snprintf(path, sizeof path, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
 	char *envp[] = { v, path, NULL };
+	int killed_by;
 	/* The child sees exactly the given environment and its own argv. */
 	char *argv[] = { "sh", "-c", "test \"$UMKIT_TEST_VAR\" = yes && test \"$0 $1\" = 'name arg'", "name", "arg",
 			 NULL };
 	char err[256];
-	assert_int_equal(launch_run(argv, envp, err, sizeof err), 0);
+	assert_int_equal(launch_run(argv, envp, &killed_by, err, sizeof err), 0);
 	char *argv2[] = { "sh", "-c", "test -z \"$HOME\"", NULL };
-	assert_int_equal(launch_run(argv2, envp, err, sizeof err), 0);
+	assert_int_equal(launch_run(argv2, envp, &killed_by, err, sizeof err), 0);
 }
 
 static void run_forwards_signals(void **state)
@@ -227,7 +295,8 @@ static void run_forwards_signals(void **state)
 		kill(getppid(), SIGTERM); /* to the launcher, not the child */
 		_exit(0);
 	}
-	int status = run_sh(script, err, sizeof err);
+	int killed_by;
+	int status = run_sh(script, &killed_by, err, sizeof err);
 	waitpid(sender, NULL, 0);
 	assert_int_equal(status, 42);
 
@@ -245,7 +314,8 @@ static void run_keeps_ignored_signals_ignored(void **state)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGUSR1, &ign, &old);
 	/* Like nohup: the child inherits the ignoring and survives. */
-	assert_int_equal(run_sh("kill -USR1 $$; exit 5", err, sizeof err), 5);
+	int killed_by;
+	assert_int_equal(run_sh("kill -USR1 $$; exit 5", &killed_by, err, sizeof err), 5);
 	struct sigaction now;
 	sigaction(SIGUSR1, NULL, &now);
 	assert_true(now.sa_handler == SIG_IGN);
@@ -440,6 +510,8 @@ int main(void)
 		cmocka_unit_test(inject_rejects_unpreloadable_path),
 		cmocka_unit_test(join_quotes_for_a_shell),
 		cmocka_unit_test(run_maps_exit_status),
+		cmocka_unit_test(die_like_reraises_interrupts_only),
+		cmocka_unit_test(check_program_matches_exec),
 		cmocka_unit_test(run_reports_unrunnable_commands),
 		cmocka_unit_test(run_passes_env_and_argv),
 		cmocka_unit_test(run_forwards_signals),
