@@ -216,6 +216,12 @@ int planfile_writer_encode(planfile_writer *w, void **data, size_t *len)
 	return 0;
 }
 
+bool planfile_is_plan(FILE *f)
+{
+	char magic[MAGIC_LEN];
+	return fread(magic, 1, MAGIC_LEN, f) == MAGIC_LEN && memcmp(magic, MAGIC, MAGIC_LEN) == 0;
+}
+
 int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t errlen)
 {
 	struct bytes_buf img = { 0 };

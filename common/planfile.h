@@ -12,8 +12,10 @@
 #ifndef UMKIT_PLANFILE_H
 #define UMKIT_PLANFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The version written; the reader takes every version from 1 to this one. */
 #define PLANFILE_VERSION 2
@@ -38,6 +40,10 @@ int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t
  * caller frees (for writing elsewhere than a file, and for tests). Returns
  * 0, or -1 when out of memory. */
 int planfile_writer_encode(planfile_writer *w, void **data, size_t *len);
+
+/* Whether the file f (open for reading at its start) begins as a plan
+ * does: what may be replaced by a new plan. */
+bool planfile_is_plan(FILE *f);
 
 /* Reads and verifies a whole plan file. Returns NULL with err set (naming
  * path) on any problem: missing, unreadable, not a plan, newer version,

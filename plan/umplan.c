@@ -6,14 +6,17 @@
  * not be used), 2 (bad usage).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "launcher.h"
 #include "log.h"
 #include "plan.h"
+#include "planfile.h"
 #include "plan/plan_check.h"
 #include "plan/plan_json.h"
 #include "plan/planner.h"
@@ -37,7 +40,8 @@ static const char help_text[] =
 	"that keep GPU residency under a capacity. Needs no GPU.\n"
 	"\n"
 	"  -o, --output PLAN   write the plan to PLAN (default: plan.bin, unless --report,\n"
-	"                      --json or --check is given without -o: then no plan is written)\n"
+	"                      --json or --check is given without -o: then no plan is written);\n"
+	"                      an existing PLAN must be a plan (or empty): nothing else is replaced\n"
 	"  --capacity SIZE     GPU memory the plan keeps residency under (e.g. 40G, 512MiB);\n"
 	"                      default: the trace's device memory, or the peak without a\n"
 	"                      plan when the trace does not record it (--report says which)\n"
@@ -324,6 +328,8 @@ int main(int argc, char **argv)
 	if (dump_path) {
 		if (optind != argc)
 			return usage_error("--dump takes a plan, not also '%s'", argv[optind]);
+		if (output)
+			return usage_error("%s", "--dump prints a plan; it writes none (-o)");
 		return dump(dump_path);
 	}
 	if (optind == argc)
@@ -336,6 +342,8 @@ int main(int argc, char **argv)
 	size_t n_ratios = 0;
 	if (capacity_given && ratios_given)
 		return usage_error("%s", "--capacity and --ratios both say what to simulate: give one");
+	if (simulate && json && report)
+		return usage_error("%s", "--simulate --json prints JSON alone: leave out --report");
 	if (simulate) {
 		char bad[64];
 		if (sim_parse_ratios(ratios_text, &ratios, &n_ratios, bad, sizeof bad))
@@ -359,6 +367,15 @@ int main(int argc, char **argv)
 		o.remote_bytes_per_s = 0;
 	if (!output && !report && !json && !check && !simulate)
 		output = "plan.bin";
+	/* Before the (slow) planner: -o naming the trace, or any file that is
+	 * not a plan, is refused, not overwritten. */
+	char output_path[PATH_MAX];
+	if (output && launch_output_path(output, "-o", "plan", planfile_is_plan, output_path, sizeof output_path, err,
+					 sizeof err) != 0) {
+		um_error("%s", err);
+		free(ratios);
+		return 1;
+	}
 
 	struct planner *pl;
 	if (planner_run(trace_path, &o, &pl, err, sizeof err)) {
@@ -374,7 +391,7 @@ int main(int argc, char **argv)
 		json = false; /* the simulation's JSON replaces the summary's */
 	}
 	if (output) {
-		if (plan_save(pl->plan, output, err, sizeof err)) {
+		if (plan_save(pl->plan, output_path, err, sizeof err)) {
 			um_error("%s", err);
 			rc = 1;
 		} else {

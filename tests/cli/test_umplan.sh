@@ -164,6 +164,24 @@ expect_status 0 "-q exits 0"
 cmp -s "$plan" "$SCRATCH/first.bin" && ok "the same trace and options give the same plan bytes" \
 	|| not_ok "the same trace and options give the same plan bytes"
 
+# -o never overwrites what is not a plan: the trace itself, or other data.
+cp "$trace" "$SCRATCH/self.db"
+run "$UMPLAN" "$SCRATCH/self.db" -o "$SCRATCH/self.db" --capacity 5M
+expect_status 1 "-o naming the trace: error"
+expect_err_has "self.db exists and is not a plan file" "-o naming the trace: says so"
+cmp -s "$trace" "$SCRATCH/self.db" && ok "-o naming the trace: the trace is untouched" \
+	|| not_ok "-o naming the trace: the trace is untouched"
+echo "my notes" >"$SCRATCH/notes.txt"
+run "$UMPLAN" "$trace" -o "$SCRATCH/notes.txt" --capacity 5M
+expect_status 1 "-o naming a non-plan file: error"
+[ "$(cat "$SCRATCH/notes.txt")" = "my notes" ] && ok "-o naming a non-plan file: untouched" \
+	|| not_ok "-o naming a non-plan file: untouched"
+run "$UMPLAN" "$trace" -o "$SCRATCH/no/such/dir/p.bin" --capacity 5M
+expect_status 1 "-o into a missing folder: error"
+expect_err_has "$SCRATCH/no/such/dir" "-o into a missing folder: names it"
+run "$UMPLAN" --dump "$plan" -o "$SCRATCH/x.bin"
+expect_status 2 "--dump with -o: usage error"
+
 (cd "$SCRATCH" && "$UMPLAN" -q "$trace") && [ -s "$SCRATCH/plan.bin" ] \
 	&& ok "without -o the plan goes to plan.bin" || not_ok "without -o the plan goes to plan.bin"
 
@@ -191,6 +209,8 @@ for pol in ideal ondemand deepum plan; do
 	expect_out_has " $pol " "--simulate prints the $pol policy"
 done
 expect_out_has "% of ideal" "--simulate prints % of ideal"
+run "$UMPLAN" "$fixture" --simulate --json --report --capacity 300M -q
+expect_status 2 "--simulate --json --report: usage error (the JSON would not parse)"
 run "$UMPLAN" "$fixture" --simulate --json --capacity 300M -q
 expect_status 0 "--simulate --json exits 0"
 if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) == 4' <<<"$out"; then
