@@ -1,12 +1,15 @@
 /* trace_load.c: reading a trace into the planner's arrays (see trace_load.h). */
 #include "trace_load.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
+#include "arena.h"
 #include "errmsg.h"
 #include "execid.h"
 #include "grow.h"
@@ -117,8 +120,20 @@ static int load_meta(struct loader *l)
 	struct trace *t = l->t;
 	char buf[512];
 	t->device_memory = 0;
-	if (trace_schema_meta(l->db, "device_memory", buf, sizeof buf) == 1)
-		t->device_memory = strtoull(buf, NULL, 10);
+	if (trace_schema_meta(l->db, "device_memory", buf, sizeof buf) == 1) {
+		/* Bytes, as the recorder writes them; anything else is refused
+		 * rather than read as a capacity of exabytes (strtoull takes
+		 * "-1"). */
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(buf, &end, 10);
+		if (buf[0] < '0' || buf[0] > '9' || *end || errno || v == 0 || v > INT64_MAX) {
+			um_errmsg(l->err, l->errlen, "%s: meta device_memory '%s' is not a size in bytes",
+				  t->path, buf);
+			return -1;
+		}
+		t->device_memory = v;
+	}
 	trace_schema_meta(l->db, "device_name", buf, sizeof buf);
 	t->device_name = strdup(buf);
 	trace_schema_meta(l->db, "status", buf, sizeof buf);
@@ -184,6 +199,26 @@ static bool alloc_row(void *unused, sqlite3_stmt *st, void *slot)
 	return true;
 }
 
+/* What the recorder writes for an allocation: an ordinal from 1, a size
+ * reserved up to the next 2 MiB at most, a range that fits the address
+ * space. Anything else would be planned as nonsense. */
+static int check_alloc(struct loader *l, const struct trace_alloc *a)
+{
+	const char *bad = a->id == 0 || a->id > INT64_MAX      ? "an id below 1"
+			  : a->size > INT64_MAX                  ? "a negative size"
+			  : a->reserved < a->size                ? "less reserved than its size"
+			  : a->reserved - a->size >= ARENA_BLOCK_SIZE ? "2 MiB or more reserved beyond its size"
+			  : a->address > INT64_MAX - a->reserved  ? "a range past the address space"
+								  : NULL;
+	if (!bad)
+		return 0;
+	um_errmsg(l->err, l->errlen,
+		  "%s: allocation %lld has %s (address %lld, size %lld, reserved %lld): not a trace umrec wrote",
+		  l->t->path, (long long)a->id, bad, (long long)a->address, (long long)a->size,
+		  (long long)a->reserved);
+	return -1;
+}
+
 static int load_allocs(struct loader *l)
 {
 	void *rows;
@@ -191,6 +226,9 @@ static int load_allocs(struct loader *l)
 		      sizeof(struct trace_alloc), alloc_row, NULL, &rows, &l->t->n_allocs))
 		return -1;
 	l->t->allocs = rows;
+	for (size_t i = 0; i < l->t->n_allocs; i++)
+		if (check_alloc(l, &l->t->allocs[i]))
+			return -1;
 	return 0;
 }
 
@@ -317,7 +355,7 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 			k.launch_ns = last_launch == INT64_MIN ? 0 : last_launch;
 		}
 		last_launch = k.launch_ns;
-		if (k.start_ns == TRACE_NS_NONE || k.end_ns == TRACE_NS_NONE || k.end_ns < k.start_ns) {
+		if (k.start_ns < 0 || k.end_ns == TRACE_NS_NONE || k.end_ns < k.start_ns) {
 			t->untimed_kernels++;
 			k.start_ns = k.end_ns = TRACE_NS_NONE;
 		}
@@ -373,10 +411,12 @@ static int load_args(struct loader *l, const struct corr_pos *by_corr)
 	struct arg_rows ctx = { t, by_corr, 0 };
 	void *data;
 	size_t n_pairs;
-	/* Primary-key order: grouped by correlation id, so one merge pass
-	 * against by_corr finds each row's kernel. */
-	if (load_rows(l, "SELECT correlation_id, alloc_id FROM kernel_arg", 2 * sizeof(uint32_t),
-		      arg_row, &ctx, &data, &n_pairs))
+	/* Primary-key order, asked for: left to itself SQLite scans the
+	 * smaller alloc_id index, whose order makes the merge below jump back
+	 * for nearly every row. In correlation-id order one merge pass against
+	 * by_corr finds each row's kernel. */
+	if (load_rows(l, "SELECT correlation_id, alloc_id FROM kernel_arg ORDER BY correlation_id, param_offset",
+		      2 * sizeof(uint32_t), arg_row, &ctx, &data, &n_pairs))
 		return -1;
 	/* Counting sort into CSR by kernel position. */
 	uint32_t *pairs = data;

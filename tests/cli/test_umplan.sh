@@ -248,6 +248,31 @@ else
 fi
 # The link's busy time is the plan's transfers at the default speeds and
 # call cost, the births' plain prefetches (BERT-large has them at 3G) too.
+# A real trace with one value no recorder writes: a clear error naming the
+# file and the row, never a plan made of nonsense.
+bad_row() { # bad_row SQL MESSAGE DESC
+	cp "$fixture" "$SCRATCH/bad.db"
+	sqlite3 "$SCRATCH/bad.db" "$1"
+	run "$UMPLAN" "$SCRATCH/bad.db" -o "$SCRATCH/bad.bin"
+	if [ "$status" -eq 1 ] && grep -qF -- "$SCRATCH/bad.db: $2" <<<"$err" && [ ! -e "$SCRATCH/bad.bin" ]; then ok "$3"
+	else not_ok "$3 (wanted '$2')"; fi
+}
+bad_row "UPDATE meta SET value = '-1' WHERE key = 'device_memory'" "meta device_memory '-1' is not a size" \
+	"device_memory -1: refused"
+bad_row "UPDATE meta SET value = '80GB' WHERE key = 'device_memory'" "meta device_memory '80GB' is not a size" \
+	"device_memory with a unit: refused"
+bad_row "UPDATE alloc SET size = -1 WHERE id = 3" "allocation 3 has a negative size" "negative size: refused"
+bad_row "UPDATE alloc SET reserved = 1 << 62 WHERE id = 3" "allocation 3 has 2 MiB or more reserved" \
+	"huge reservation: refused"
+bad_row "UPDATE alloc SET address = -4096 WHERE id = 3" "allocation 3 has a range past the address space" \
+	"negative address: refused"
+bad_row "PRAGMA foreign_keys = OFF; UPDATE alloc SET id = 0 WHERE id = 1" "allocation 0 has an id below 1" \
+	"allocation id 0: refused"
+cp "$fixture" "$SCRATCH/times.db"
+sqlite3 "$SCRATCH/times.db" "UPDATE kernel SET start_ns = -9223372036854775807 WHERE seq % 5 = 0"
+run "$UMPLAN" "$SCRATCH/times.db" -q --check -o "$SCRATCH/times.bin"
+expect_status 0 "negative kernel times: those kernels count as untimed"
+
 bert=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_bert_large.db
 "$UMPLAN" "$bert" --json --capacity 3G -o "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.json" 2>/dev/null
 "$UMPLAN" --dump "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.dump" # too large for an argument
