@@ -76,6 +76,11 @@ static int parse_settings(char *err, size_t errlen)
 	return 0;
 }
 
+/* What a run the library gives up on still is: the allocator shim has
+ * been preloaded and keeps serving the program. */
+static const char without_plan[] = "running the program without a plan (its allocations still come from "
+				   "managed memory; no budget is kept and no stats are written)";
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -265,7 +270,7 @@ int InitializeInjection(void)
 		return 1; /* not started by umreplay */
 	start_ns = rp_now();
 	if (parse_settings(err, sizeof err) != 0) {
-		um_warn("%s; running the program without a plan", err);
+		um_warn("%s; %s", err, without_plan);
 		return 1;
 	}
 	/* The allocation log behind --stats' fault sources only when there
@@ -274,7 +279,7 @@ int InitializeInjection(void)
 				     .framework_cache = framework_cache };
 	rp_engine = engine_create(&cfg, rp_exec_get(), err, sizeof err);
 	if (!rp_engine) {
-		um_warn("%s; running the program without a plan", err);
+		um_warn("%s; %s", err, without_plan);
 		return 1;
 	}
 	CUptiResult r = rp_callbacks_start(kernel_times);
@@ -282,7 +287,8 @@ int InitializeInjection(void)
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);
 		um_warn("cannot follow the program's kernels: CUPTI is unavailable (%s; another tool such as "
-			"Nsight Systems may hold it); running the program without a plan", msg);
+			"Nsight Systems may hold it); %s",
+			msg, without_plan);
 		engine_destroy(rp_engine);
 		rp_engine = NULL;
 		return 1;
