@@ -98,11 +98,21 @@ static uint32_t score(const match *m, uint32_t p)
 	return best;
 }
 
-/* The best-supported position of exec_id, or false when none scores 2. A
- * launch with the last one's ID, whose position is supported as well as
- * any, is that kernel repeated and goes there: in layers of at most
- * MATCH_NEAR kernels it would otherwise score as well one layer ahead, the
- * nearest tie, and the matcher would skip a layer. */
+/* How far p is from the expected position, ahead or back. */
+static uint32_t distance(const match *m, uint32_t p)
+{
+	uint32_t ahead = (p + m->n - m->next) % m->n, back = (m->next + m->n - p) % m->n;
+	return ahead < back ? ahead : back;
+}
+
+/* The best-supported position of exec_id, or false when none scores 2;
+ * of equal scores the nearest, ahead or back (identical layers give
+ * equal scores a layer apart: a kernel the program ran again a few
+ * positions back must not send the matcher a layer ahead, nor two such
+ * steps a whole layer). A launch with the last one's ID, whose position is
+ * supported as well as any, is that kernel repeated and goes there: in
+ * layers of at most MATCH_NEAR kernels it would otherwise score as well one
+ * layer ahead, and the matcher would skip a layer. */
 static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 {
 	size_t first = lower_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id), end = first;
@@ -117,13 +127,14 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	size_t start = first;
 	while (start < end && m->index[start].pos < from)
 		start++;
-	uint32_t best_score = 0;
+	uint32_t best_score = 0, best_distance = 0;
 	for (size_t i = 0; i < count && i < MATCH_CANDIDATES; i++) {
 		size_t c = first + (start - first + i) % count;
-		uint32_t s = score(m, m->index[c].pos);
-		if (s > best_score) {
+		uint32_t p = m->index[c].pos, s = score(m, p), d = distance(m, p);
+		if (s > best_score || (s == best_score && d < best_distance)) {
 			best_score = s;
-			*pos = m->index[c].pos;
+			best_distance = d;
+			*pos = p;
 		}
 	}
 	if (best_score >= 2 && m->have_place && m->have_last && m->ids[m->last] == exec_id &&
@@ -140,8 +151,7 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
  * place is lost. */
 static bool may_move(const match *m, uint32_t p)
 {
-	uint32_t ahead = (p + m->n - m->next) % m->n, back = (m->next + m->n - p) % m->n;
-	return !m->have_place || ahead <= MATCH_NEAR || back <= MATCH_NEAR;
+	return !m->have_place || distance(m, p) <= MATCH_NEAR;
 }
 
 void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out)

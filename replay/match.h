@@ -15,8 +15,8 @@
  * the same with one kernel of slack right before p: one extra launch in the
  * history (a kernel inserted), one extra plan kernel (a kernel removed), or
  * one of each (a kernel replaced). An exact run of r scores 2r, a run with
- * slack 2r - 1. The best score wins, ties go to the candidate nearest ahead
- * of the expected position, and a resync needs a score of at least 2 (one
+ * slack 2r - 1. The best score wins, ties go to the candidate nearest the
+ * expected position, ahead or back, and a resync needs a score of at least 2 (one
  * exact predecessor, or two with slack). At most MATCH_CANDIDATES
  * candidates, the nearest ahead, are scored. While the matcher is on track
  * it moves at most MATCH_NEAR positions, ahead or back, from the expected

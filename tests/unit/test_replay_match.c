@@ -146,6 +146,38 @@ static void repeated_launch_stays_in_its_layer(void **state)
 }
 
 /*
+ * Three identical layers of 12 kernels; in one pass the program runs
+ * kernels 5 and 6 again after kernel 9. Kernel 6 then scores as well 4
+ * positions back as 8 ahead, a layer on: the nearer wins, and the matcher
+ * stays in its layer (nearest ahead used to win, and two such steps moved
+ * it a whole layer, every later iteration start 12 kernels early).
+ */
+static void rerun_kernels_resync_back_not_a_layer_ahead(void **state)
+{
+	enum { L = 12, N = 3 * L };
+	uint64_t ids[N];
+	int want[N];
+	for (int i = 0; i < N; i++) {
+		ids[i] = U + i % L;
+		want[i] = i;
+	}
+	match *m = match_create(ids, NULL, N);
+	feed(m, ids, want, N);
+	feed(m, ids, want, N);
+	feed(m, ids, want, 10);
+	struct match_step st;
+	match_launch(m, ids[5], 0, &st); /* no predecessor agrees anywhere */
+	match_launch(m, ids[6], 0, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 6);
+	feed(m, ids + 7, want + 7, N - 7);
+	match_launch(m, ids[0], 0, &st);
+	assert_int_equal(st.position, 0);
+	assert_true(st.iteration_start);
+	match_destroy(m);
+}
+
+/*
  * A kernel replaced by an unknown one: the next kernel resyncs one position
  * ahead on the history with one launch of slack on both sides.
  */
@@ -556,6 +588,7 @@ int main(void)
 		cmocka_unit_test(resync_after_removed_kernel),
 		cmocka_unit_test(inserted_aliased_kernel_is_lost_not_jumped),
 		cmocka_unit_test(repeated_launch_stays_in_its_layer),
+		cmocka_unit_test(rerun_kernels_resync_back_not_a_layer_ahead),
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
