@@ -64,8 +64,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out);
 
 /* Callbacks (rp_callbacks.c). */
 /* Follows the program's allocations, and attaches to CUPTI for its launches
- * unless the engine is idle (then at the allocation that wakes it). */
-CUptiResult rp_callbacks_start(bool kernel_times);
+ * unless the engine is idle (then at the allocation that wakes it);
+ * kernel_times and keep_records as rp_activity_start takes them. */
+CUptiResult rp_callbacks_start(bool kernel_times, bool keep_records);
 /* Ends the subscription: no callback of the replayer's runs after it. */
 void rp_callbacks_stop(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
@@ -92,11 +93,13 @@ uint64_t rp_residency_stop(void);
 
 /* Unified Memory counters (rp_activity.c). */
 /* Starts collecting the counters; with kernel_times also every kernel's
- * time on the GPU (CUPTI kernel activity). Before it (an idle replay),
- * nothing is collected and flush does nothing. */
-CUptiResult rp_activity_start(bool kernel_times);
-/* A launch the replayer follows was made now (kernel times only: it dates
- * the faults of its kernel, rp_activity_faults). */
+ * time on the GPU (CUPTI kernel activity). Only the totals are kept unless
+ * keep_records (for --stats: rp_activity_by_iteration and
+ * rp_activity_faults see no records otherwise). Before it (an idle
+ * replay), nothing is collected and flush does nothing. */
+CUptiResult rp_activity_start(bool kernel_times, bool keep_records);
+/* A launch the replayer follows was made now (kernel times and kept
+ * records only: it dates the faults of its kernel, rp_activity_faults). */
 void rp_activity_note_launch(uint32_t correlation);
 void rp_activity_flush(void);
 enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };

@@ -2,11 +2,13 @@
  * rp_activity.c: what actually moved during the replay, from CUPTI's
  * Unified Memory counters: bytes each way, on-demand (fault-driven)
  * migrations, and GPU page-fault records; with --kernel-times also each
- * kernel's time on the GPU. Records are kept (compactly) so that they can
- * be binned by iteration at exit, with the time the copy engines and the
- * kernels kept the GPU busy in each iteration (replay/busy.h). With kernel
- * times the launches' times are noted too, so that each fault can be
- * charged to what its kernel touched (replay/faultlaunch.h).
+ * kernel's time on the GPU. Totals are kept as records arrive. For
+ * --stats the records are kept too (compactly, about 40 bytes each: a
+ * migrating model under ondemand makes some 150,000 a step), so that they
+ * can be binned by iteration at exit, with the time the copy engines and
+ * the kernels kept the GPU busy in each iteration (replay/busy.h). With
+ * kernel times the launches' times are noted too, so that each fault can
+ * be charged to what its kernel touched (replay/faultlaunch.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +19,7 @@
 #include "common/cuda/cupti_guard.h"
 #include "grow.h"
 #include "log.h"
+#include "search.h"
 #include "replay/busy.h"
 #include "replay/faultlaunch.h"
 #include "rp.h"
@@ -37,18 +40,23 @@ struct um_event {
 };
 
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rp_traffic totals;
 static struct um_event *events;
 static size_t n_events, cap_events;
 static atomic_bool started;
+static bool keeping; /* the records, for --stats (rp_activity_start) */
 /* The launches' times (rp_activity_note_launch), kernel times only. */
 static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct launch_time *launches;
 static size_t n_launches, cap_launches;
 
+static void add(struct rp_traffic *t, const struct um_event *ev);
+
 static void keep(struct um_event ev)
 {
 	pthread_mutex_lock(&events_lock);
-	struct um_event *v = room_for_one(events, n_events, &cap_events, sizeof *v, 4096);
+	add(&totals, &ev);
+	struct um_event *v = keeping ? room_for_one(events, n_events, &cap_events, sizeof *v, 4096) : NULL;
 	if (v) {
 		events = v;
 		events[n_events++] = ev;
@@ -96,9 +104,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buf);
 }
 
-CUptiResult rp_activity_start(bool kernel_times)
+CUptiResult rp_activity_start(bool kernel_times, bool keep_records)
 {
 	const struct cupti_real *cr = cupti_real();
+	keeping = keep_records;
 	CUptiResult r = cr->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r == CUPTI_SUCCESS && kernel_times)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -110,6 +119,8 @@ CUptiResult rp_activity_start(bool kernel_times)
 
 void rp_activity_note_launch(uint32_t correlation)
 {
+	if (!keeping)
+		return;
 	struct launch_time x = { correlation, rp_now() };
 	pthread_mutex_lock(&launches_lock);
 	struct launch_time *v = room_for_one(launches, n_launches, &cap_launches, sizeof *v, 4096);
@@ -149,10 +160,8 @@ static void add(struct rp_traffic *t, const struct um_event *ev)
 
 void rp_activity_totals(struct rp_traffic *out)
 {
-	*out = (struct rp_traffic){ 0 };
 	pthread_mutex_lock(&events_lock);
-	for (size_t i = 0; i < n_events; i++)
-		add(out, &events[i]);
+	*out = totals;
 	pthread_mutex_unlock(&events_lock);
 }
 
@@ -236,13 +245,10 @@ void rp_activity_by_iteration(const uint64_t *ends, size_t n, struct rp_traffic 
 	for (int kind = 0; kind < RP_BUSY_KINDS; kind++)
 		add_busy((enum rp_busy)kind, ends, n, out);
 	for (size_t e = 0; e < n_events; e++) {
-		/* Iterations are few: a linear search beats sorting here. */
-		for (size_t i = 0; i < n; i++) {
-			if (events[e].start_ns < ends[i] && (i == 0 || events[e].start_ns >= ends[i - 1])) {
-				add(&out[i], &events[e]);
-				break;
-			}
-		}
+		/* The iteration it started in: the first that ended after it. */
+		size_t i = upper_bound_u64(ends, n, sizeof *ends, 0, events[e].start_ns);
+		if (i < n)
+			add(&out[i], &events[e]);
 	}
 	pthread_mutex_unlock(&events_lock);
 }

@@ -155,7 +155,8 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	struct rp_traffic total;
 	struct rp_iteration_end *ends = calloc(RP_MAX_ITERATIONS, sizeof *ends);
 	size_t n_ends = ends ? rp_iteration_ends(ends, RP_MAX_ITERATIONS) : 0;
-	struct replay_iteration *per = measure_iterations(ends, n_ends, &m.n_iterations);
+	/* The records behind them are kept only for the stats. */
+	struct replay_iteration *per = stats_path ? measure_iterations(ends, n_ends, &m.n_iterations) : NULL;
 	struct fault_source sources[FAULT_SOURCES_SHOWN];
 	struct lost_id lost[LOST_KERNELS_SHOWN];
 
@@ -282,7 +283,7 @@ int InitializeInjection(void)
 		um_warn("%s; %s", err, without_plan);
 		return 1;
 	}
-	CUptiResult r = rp_callbacks_start(kernel_times);
+	CUptiResult r = rp_callbacks_start(kernel_times, stats_path != NULL);
 	if (r != CUPTI_SUCCESS) {
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);
