@@ -33,6 +33,11 @@ uint64_t rp_now(void);
 const struct engine_executor *rp_exec_get(void);
 /* The stream of the launch the calling thread is making (for markers). */
 void rp_exec_set_launch_stream(CUstream s);
+/* Whether the calling thread is inside the replayer's own migration call
+ * (its batched prefetch, evict or discard): the callbacks of that call
+ * are not the program's, and its stream is outside the arena's fences
+ * (docs/design.md, "Freed memory and the GPU"). */
+bool rp_exec_own_call(void);
 /* The range has a new owner: discards still waiting for its previous
  * owner's marker are not made. */
 void rp_exec_forget_discards(uint64_t address, uint64_t bytes);

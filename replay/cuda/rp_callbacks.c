@@ -187,7 +187,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 			um_backend_stream_destroyed(((const CUpti_ResourceData *)data)->resourceHandle.stream);
 		return;
 	}
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
 	if (!launch_is_kernel_cbid(cbid)) {
 		stream_call_note(cbid, data);

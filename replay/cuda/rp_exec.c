@@ -79,6 +79,9 @@ static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
 static CUevent discard_done;
 static __thread CUstream launch_stream;
+/* The calling thread is inside one of the replayer's own migration calls,
+ * whose callbacks are not the program's (rp_exec_own_call). */
+static __thread bool own_call;
 
 /* The stream of the launch the calling thread is making. */
 static CUstream program_stream(void)
@@ -168,6 +171,11 @@ static const char *op_name(enum engine_op op)
 	return names[op];
 }
 
+bool rp_exec_own_call(void)
+{
+	return own_call;
+}
+
 static void wait_mark(uint64_t mark)
 {
 	if (mark)
@@ -191,6 +199,7 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 	snprintf(label, sizeof label, "umkit %s %zu ranges %s", op_name(op), n, um_size_format(bytes, sz, sizeof sz));
 	nvtxRangePushA(label);
 	uint64_t t0 = rp_now();
+	own_call = true;
 	switch (op) {
 	case ENGINE_OP_EVICT:
 		loc.type = CU_MEM_LOCATION_TYPE_HOST;
@@ -208,6 +217,7 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n)
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
+	own_call = false;
 	atomic_fetch_add(&kind_ns[op], rp_now() - t0);
 	atomic_fetch_add(&kind_calls[op], 1);
 	nvtxRangePop();
