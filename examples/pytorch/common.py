@@ -50,6 +50,9 @@ def make_parser(description, batch_size, lr, steps=10):
                    help='wrap each step in an NVTX range named "iteration"')
     p.add_argument("--no-checksum", action="store_true",
                    help="skip the final checksum of the parameters")
+    p.add_argument("--copy-stream", action="store_true",
+                   help="copy each batch in on a stream of its own, as a prefetching "
+                        "data loader does (the program then uses two streams)")
     return p
 
 
@@ -106,12 +109,20 @@ def train(args, model, optimizer, batches, compute_loss):
     nvtx = args.nvtx
     print_config(args, model)
     model.train()
+    copy_stream = torch.cuda.Stream(device) if args.copy_stream and device.type == "cuda" else None
     times = []
     for step in range(args.steps):
         if nvtx:
             torch.cuda.nvtx.range_push("iteration")
         t0 = time.perf_counter()
-        batch = [t.to(device, non_blocking=True) for t in batches[step % len(batches)]]
+        if copy_stream:
+            with torch.cuda.stream(copy_stream):
+                batch = [t.to(device, non_blocking=True) for t in batches[step % len(batches)]]
+            torch.cuda.current_stream(device).wait_stream(copy_stream)
+            for t in batch:
+                t.record_stream(torch.cuda.current_stream(device))
+        else:
+            batch = [t.to(device, non_blocking=True) for t in batches[step % len(batches)]]
         optimizer.zero_grad(set_to_none=True)
         loss = compute_loss(*batch)
         loss.backward()

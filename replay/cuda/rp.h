@@ -33,6 +33,9 @@ uint64_t rp_now(void);
 const struct engine_executor *rp_exec_get(void);
 /* The stream of the launch the calling thread is making (for markers). */
 void rp_exec_set_launch_stream(CUstream s);
+/* A stream is being destroyed: every thread's launch stream is forgotten
+ * (its markers go to the legacy stream until its next launch). */
+void rp_exec_stream_destroyed(void);
 /* Whether the calling thread is inside the replayer's own migration call
  * (its batched prefetch, evict or discard): the callbacks of that call
  * are not the program's, and its stream is outside the arena's fences

@@ -183,8 +183,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (!atomic_load(&rp_active))
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-		if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+		if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) {
 			um_backend_stream_destroyed(((const CUpti_ResourceData *)data)->resourceHandle.stream);
+			rp_exec_stream_destroyed();
+		}
 		return;
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())

@@ -63,6 +63,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "common/cuda/um_alloc.h"
+#include "common/cuda/um_backend.h"
 #include "log.h"
 #include "replay/calls.h"
 #include "replay/pending_discards.h"
@@ -78,7 +79,11 @@ static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
 static CUevent discard_done;
+/* The calling thread's last launch stream, good while no stream has been
+ * destroyed since (its handle may be gone, or name another stream). */
 static __thread CUstream launch_stream;
+static __thread unsigned launch_stream_gen;
+static atomic_uint streams_destroyed;
 /* The calling thread is inside one of the replayer's own migration calls,
  * whose callbacks are not the program's (rp_exec_own_call). */
 static __thread bool own_call;
@@ -86,7 +91,8 @@ static __thread bool own_call;
 /* The stream of the launch the calling thread is making. */
 static CUstream program_stream(void)
 {
-	return launch_stream ? launch_stream : CU_STREAM_LEGACY;
+	bool current = launch_stream && launch_stream_gen == atomic_load(&streams_destroyed);
+	return current ? launch_stream : CU_STREAM_LEGACY;
 }
 
 /* Discards whose marker has not completed yet; created on first use,
@@ -361,6 +367,19 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 	struct engine_range idle[CALLS_MAX_RANGES];
 	size_t k = 0, issued = 0;
 	arena *a = um_alloc_arena();
+	/* A free's marker follows the freeing thread's stream, and a discard
+	 * orders only the legacy stream and that one after it: once the
+	 * program queues work on other streams, a kernel there may still read
+	 * the freed range, or its new owner write it before the discard lands.
+	 * So no discards then; a discard-and-prefetch is a plain prefetch. */
+	if (op != ENGINE_OP_PREFETCH && um_backend_multi_stream()) {
+		if (op == ENGINE_OP_DISCARD) {
+			atomic_fetch_add(&n_dropped_discards, n);
+			return;
+		}
+		atomic_fetch_add(&n_fresh_prefetched, n);
+		op = ENGINE_OP_PREFETCH;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes))) {
 			atomic_fetch_add(&n_dropped_discards, 1);
@@ -548,6 +567,12 @@ void rp_exec_forget_discards(uint64_t address, uint64_t bytes)
 void rp_exec_set_launch_stream(CUstream s)
 {
 	launch_stream = s;
+	launch_stream_gen = atomic_load(&streams_destroyed);
+}
+
+void rp_exec_stream_destroyed(void)
+{
+	atomic_fetch_add(&streams_destroyed, 1);
 }
 
 void rp_exec_drain(void)

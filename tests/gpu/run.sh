@@ -295,6 +295,23 @@ if [[ " $CASES " == *" mlp "* ]]; then
 			peak_row "$tag" "$summary"
 		fi
 	done
+	# Two streams (the batches copied in on a stream of their own): a
+	# free's marker follows one stream, so the replayer issues no discards
+	# (replay/cuda/rp_exec.c, issue_ordered), and the output stays plain's.
+	cmd=(python3 $PY/mlp.py --steps 12 --nvtx --copy-stream) tag=mlp.2streams
+	"${cmd[@]}" >"$WORK/$tag.plain" 2>&1
+	$B/umrec -q -o "$WORK/$tag.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1
+	w=$($B/umplan "$WORK/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	$B/umplan "$WORK/$tag.db" --capacity $((w / 2)) -o "$WORK/$tag.plan" >/dev/null
+	$B/umreplay --plan "$WORK/$tag.plan" --gpu-budget $((w / 2)) --max-managed $MAXM --stats "$WORK/$tag.json" \
+		-- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
+	rc=$?
+	tail -n 2 "$WORK/$tag.err"
+	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
+	row "$tag.plan: output same as plain" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/$tag.plain) <(grep -E '^(checksum|step) ' $WORK/$tag.out) >/dev/null")" "W/B 2"
+	kept=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["measured"]; c=m["host"]["driver_calls"]
+print("one_stream=%s discard_calls=%d discard_prefetch_calls=%d dropped=%d made_prefetch=%d" % (m["host"]["allocator"]["one_stream"], c["discard"]["calls"], c["discard_prefetch"]["calls"], m["dropped_discards"], m["fresh_prefetched"]))' "$WORK/$tag.json" 2>/dev/null)
+	row "$tag.plan: no discards on two streams" "$(verdict "grep -qE '^one_stream=False discard_calls=0 discard_prefetch_calls=0 ' <<<'$kept' && ! grep -q 'dropped=0 made_prefetch=0' <<<'$kept'")" "$kept"
 fi
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi
