@@ -421,6 +421,28 @@ char *const *launch_env_array(const launch_env *e)
 	return e->vars;
 }
 
+void launch_env_unset_stale(launch_env *e)
+{
+	static const char *const keep[] = { "UMKIT_LOG", "UMKIT_LIBDIR", "UMKIT_CUPTI" };
+	char name[256];
+	/* Unsetting takes every copy of a name out and moves the later
+	 * entries down: i then holds the next one. */
+	for (size_t i = 0; i < e->n;) {
+		size_t n = name_len(e->vars[i]);
+		bool kept = strncmp(e->vars[i], "UMKIT_", 6) != 0 || n >= sizeof name;
+		if (!kept) {
+			memcpy(name, e->vars[i], n);
+			name[n] = '\0';
+			for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+				kept |= strcmp(name, keep[k]) == 0;
+		}
+		if (kept)
+			i++;
+		else
+			launch_env_unset(e, name);
+	}
+}
+
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen)
 {
 	/* The loader splits LD_PRELOAD at spaces and colons, with no escape. */

@@ -78,6 +78,14 @@ struct launch_inject {
 };
 
 /*
+ * Removes every UMKIT_* variable but those that configure the launchers
+ * and logging (UMKIT_LOG, UMKIT_LIBDIR, UMKIT_CUPTI), so that a value left
+ * exported in the user's shell (UMKIT_NO_MANAGED from an umrec session, an
+ * old UMKIT_PLAN) cannot configure this run: the launcher sets its own.
+ */
+void launch_env_unset_stale(launch_env *e);
+
+/*
  * Points the environment at the injected library: CUDA_INJECTION64_PATH and
  * (unless inj->cupti is NULL) NVTX_INJECTION64_PATH are set (replacing
  * earlier values), the library is

@@ -174,13 +174,12 @@ static launch_env *child_env(const struct umrec_options *o, int argc, char **arg
 		launch_env_destroy(e);
 		return NULL;
 	}
+	launch_env_unset_stale(e);
 	snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)o->max_managed);
 	char *command = launch_join_args(argv + o->command, (size_t)(argc - o->command), MAX_COMMAND_TEXT);
 	char *options = launch_join_args(argv + 1, (size_t)(o->options_end - 1), MAX_COMMAND_TEXT);
 	int rc = !command || !options || launch_env_set(e, "UMKIT_TRACE", trace) != 0 ||
 		 launch_env_set(e, "UMKIT_COMMAND", command) != 0 || launch_env_set(e, "UMKIT_OPTIONS", options) != 0;
-	launch_env_unset(e, "UMKIT_MAX_MANAGED");
-	launch_env_unset(e, "UMKIT_NO_MANAGED");
 	if (o->max_managed)
 		rc = rc || launch_env_set(e, "UMKIT_MAX_MANAGED", bytes) != 0;
 	if (o->no_managed)

@@ -378,28 +378,6 @@ done:
 	return status;
 }
 
-/* Removes every UMKIT_* variable but those that configure the user's
- * launchers and logging, so a value left exported in the user's shell
- * (UMKIT_NO_MANAGED from an umrec session, an old UMKIT_PLAN) cannot
- * configure this run. */
-static void unset_stale(launch_env *e)
-{
-	static const char *const keep[] = { "UMKIT_LOG", "UMKIT_LIBDIR", "UMKIT_CUPTI" };
-	for (char **v = environ; *v; v++) {
-		char name[256];
-		size_t n = strcspn(*v, "=");
-		if (strncmp(*v, "UMKIT_", 6) != 0 || n >= sizeof name)
-			continue;
-		memcpy(name, *v, n);
-		name[n] = '\0';
-		int kept = 0;
-		for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
-			kept |= strcmp(name, keep[k]) == 0;
-		if (!kept)
-			launch_env_unset(e, name);
-	}
-}
-
 /* Sets name to bytes in decimal when bytes > 0. Returns 0, or -1 when out
  * of memory. */
 static int set_bytes(launch_env *e, const char *name, uint64_t bytes)
@@ -436,7 +414,7 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 		return NULL;
 	}
 
-	unset_stale(e);
+	launch_env_unset_stale(e);
 	char *command = launch_join_args(argv + o->command, (size_t)(argc - o->command), MAX_COMMAND_TEXT);
 	int rc = !command || launch_env_set(e, "UMKIT_COMMAND", command) != 0 ||
 	     launch_env_set(e, "UMKIT_POLICY", engine_policy_name(o->policy)) != 0 ||

@@ -185,7 +185,9 @@ env_has "CUDA_INJECTION64_PATH=$REAL_SCRATCH/lib/libumrec.so" "env: CUDA_INJECTI
 env_has "NVTX_INJECTION64_PATH=$REAL_SCRATCH/cupti/libcupti.so.13" "env: NVTX_INJECTION64_PATH is libcupti"
 env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: PyTorch's cache off by default"
 
-UMKIT_MAX_MANAGED=1 fake_umrec --no-managed --framework-cache ./program.sh
+UMKIT_MAX_MANAGED=1 UMKIT_PLAN=/stale.bin UMKIT_POLICY=deepum fake_umrec --no-managed --framework-cache ./program.sh
+env_lacks UMKIT_PLAN "env: a stale UMKIT_PLAN is removed"
+env_lacks UMKIT_POLICY "env: a stale UMKIT_POLICY is removed"
 env_has "UMKIT_NO_MANAGED=1" "env: --no-managed"
 env_lacks UMKIT_MAX_MANAGED "env: a stale UMKIT_MAX_MANAGED is removed"
 env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: --framework-cache leaves PyTorch's cache on"

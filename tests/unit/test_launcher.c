@@ -127,6 +127,21 @@ static void inject_respects_pytorch_setting(void **state)
 	launch_env_destroy(e);
 }
 
+static void unset_stale_keeps_launcher_settings(void **state)
+{
+	char a[] = "UMKIT_PLAN=/old.bin", b[] = "PATH=/bin", c[] = "UMKIT_LOG=debug", d[] = "UMKIT_PLAN=/older.bin",
+	     f[] = "UMKIT_LIBDIR=/u/lib", g[] = "UMKIT_NO_MANAGED=1", h[] = "UMKIT_CUPTI=/c";
+	char *base[] = { a, b, c, d, g, f, h, NULL };
+	launch_env *e = launch_env_create(base);
+	launch_env_unset_stale(e);
+	char *const *v = launch_env_array(e);
+	const char *want[] = { "PATH=/bin", "UMKIT_LOG=debug", "UMKIT_LIBDIR=/u/lib", "UMKIT_CUPTI=/c" };
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(v[i], want[i]);
+	assert_null(v[4]);
+	launch_env_destroy(e);
+}
+
 static void inject_rejects_unpreloadable_path(void **state)
 {
 	struct launch_inject inj = { "/my tools/lib/libumrec.so", "/c/libcupti.so", 0 };
@@ -509,6 +524,7 @@ int main(void)
 		cmocka_unit_test(inject_respects_pytorch_setting),
 		cmocka_unit_test(inject_rejects_unpreloadable_path),
 		cmocka_unit_test(join_quotes_for_a_shell),
+		cmocka_unit_test(unset_stale_keeps_launcher_settings),
 		cmocka_unit_test(run_maps_exit_status),
 		cmocka_unit_test(die_like_reraises_interrupts_only),
 		cmocka_unit_test(check_program_matches_exec),
