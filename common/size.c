@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "errmsg.h"
+
 int um_size_parse(const char *text, uint64_t *out)
 {
 	if (!text || !*text || *text == '-' || isspace((unsigned char)*text))
@@ -34,6 +36,27 @@ int um_size_parse(const char *text, uint64_t *out)
 		return 0;
 	}
 	return -1;
+}
+
+int um_memory_size_parse(const char *option, const char *text, uint64_t *out, char *err, size_t errlen)
+{
+	if (um_size_parse(text, out) != 0 || *out == 0) {
+		um_errmsg(err, errlen, "%s: '%s' is not a size above zero (e.g. 40G, 512MiB)", option, text);
+		return -1;
+	}
+	if (*out < (2u << 20)) {
+		char *end;
+		strtod(text, &end);
+		um_errmsg(err, errlen, "%s: '%s' is %llu bytes, less than one 2 MiB block of memory%s%s%s", option,
+			  text, (unsigned long long)*out, *end ? "" : " (did you mean ", *end ? "" : text,
+			  *end ? "" : "G?)");
+		return -1;
+	}
+	if (*out > (uint64_t)INT64_MAX) {
+		um_errmsg(err, errlen, "%s: '%s' is too large", option, text);
+		return -1;
+	}
+	return 0;
 }
 
 const char *um_size_format(uint64_t bytes, char *buf, size_t len)

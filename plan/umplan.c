@@ -242,6 +242,7 @@ int main(int argc, char **argv)
 	struct planner_options o;
 	planner_options_default(&o);
 	const char *output = NULL, *dump_path = NULL;
+	char err[1024];
 	bool report = false, json = false, check = false, simulate = false;
 	const char *ratios_text = "1,1.5,2,3,4", *constants = NULL, *sim_csv = NULL;
 	bool capacity_given = false, ratios_given = false;
@@ -253,10 +254,8 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': output = arg; break;
 		case OPT_CAPACITY:
-			if (um_size_parse(arg, &o.capacity) || o.capacity == 0)
-				return usage_error("--capacity: '%s' is not a size (e.g. 40G, 512MiB)", arg);
-			if (o.capacity > (uint64_t)INT64_MAX) /* the scheduler's byte sums are signed */
-				return usage_error("--capacity: '%s' is too large", arg);
+			if (um_memory_size_parse("--capacity", arg, &o.capacity, err, sizeof err))
+				return usage_error("%s", err);
 			capacity_given = true;
 			break;
 		case OPT_HTOD:
@@ -322,7 +321,6 @@ int main(int argc, char **argv)
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	char err[1024];
 	if (corr_config_check(&o.corr, err, sizeof err))
 		return usage_error("%s", err);
 	if (dump_path) {

@@ -115,8 +115,9 @@ static int parse_options(int argc, char **argv, struct umrec_options *o)
 				um_error("option '%s' needs a size (e.g. 60G)", a);
 				goto usage;
 			}
-			if (um_size_parse(value, &o->max_managed) != 0 || o->max_managed == 0) {
-				um_error("--max-managed: '%s' is not a size above zero (e.g. 60G, 512MiB, 4096)", value);
+			char err[256];
+			if (um_memory_size_parse("--max-managed", value, &o->max_managed, err, sizeof err) != 0) {
+				um_error("%s", err);
 				goto usage;
 			}
 		} else {

@@ -161,9 +161,10 @@ struct umreplay_options {
  * message printed. */
 static int parse_size(const char *option, const char *value, uint64_t *out)
 {
-	if (um_size_parse(value, out) == 0 && *out > 0)
+	char err[256];
+	if (um_memory_size_parse(option, value, out, err, sizeof err) == 0)
 		return 0;
-	um_error("%s: '%s' is not a size above zero (e.g. 40G, 512MiB, 4096)", option, value);
+	um_error("%s", err);
 	return -1;
 }
 

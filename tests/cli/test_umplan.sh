@@ -176,6 +176,9 @@ run "$UMPLAN" "$trace" -o "$SCRATCH/notes.txt" --capacity 5M
 expect_status 1 "-o naming a non-plan file: error"
 [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ] && ok "-o naming a non-plan file: untouched" \
 	|| not_ok "-o naming a non-plan file: untouched"
+run "$UMPLAN" "$trace" --capacity 1.9K --report
+expect_status 2 "--capacity below one 2 MiB block: usage error"
+expect_err_has "--capacity: '1.9K' is 1945 bytes, less than one 2 MiB block of memory" "--capacity 1.9K: says why"
 run "$UMPLAN" "$trace" -o "$SCRATCH/no/such/dir/p.bin" --capacity 5M
 expect_status 1 "-o into a missing folder: error"
 expect_err_has "$SCRATCH/no/such/dir" "-o into a missing folder: names it"

@@ -34,6 +34,11 @@ expect_err_has "'12parsecs'" "bad --max-managed: names the text"
 run "$UMREC" --max-managed=0 true
 expect_status 2 "--max-managed=0: usage error"
 
+run "$UMREC" --max-managed 40 true
+expect_status 2 "--max-managed below one 2 MiB block: usage error"
+expect_err_has "'40' is 40 bytes, less than one 2 MiB block of memory (did you mean 40G?)" \
+	"--max-managed 40: suggests the missing unit"
+
 run "$UMREC" --max-managed
 expect_status 2 "--max-managed without a value: usage error"
 
