@@ -350,6 +350,9 @@ static int dry_run(const struct umreplay_options *o)
 		um_error("%s", err);
 		return EXIT_FAILURE;
 	}
+	/* As a real run's: a dry run that fails leaves no earlier numbers. */
+	if (o->stats && remove_old_stats(stats) != 0)
+		return EXIT_FAILURE;
 	struct plan *plan = NULL;
 	struct trace *t = NULL;
 	int status = EXIT_FAILURE;

@@ -260,6 +260,11 @@ assert len(d["iteration_ns"]) == d["engine"]["iterations"]' "$SCRATCH/dry.json" 
 else
 	not_ok "dry run --stats: the engine's statistics as JSON, \"measured\": null ($(cat "$SCRATCH/json.err"))"
 fi
+echo '{"old": 1}' >"$SCRATCH/dry-old.json"
+run "$UMREPLAY" --dry-run "$SCRATCH/no-such.db" --policy ideal --stats "$SCRATCH/dry-old.json"
+expect_status 1 "dry run of a missing trace: error"
+if [ ! -e "$SCRATCH/dry-old.json" ]; then ok "failed dry run: earlier stats are removed, not passed off as its own"
+else not_ok "failed dry run: earlier stats are removed, not passed off as its own"; fi
 run "$UMREPLAY" --dry-run "$fixture" --policy ondemand --stats "$SCRATCH/notes.txt"
 expect_status 1 "dry run --stats naming a non-stats file: error"
 expect_err_has "is not a stats file" "dry run --stats naming a non-stats file: refuses to replace it"
