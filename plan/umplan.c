@@ -117,6 +117,31 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* The usage error for what getopt_long refused: c is what it returned
+ * (':' a missing value, '?' anything else), word the argument it was
+ * reading. getopt says which short option in optopt, and a long option's
+ * own value when one that takes none was given one; a long option word
+ * that it does not name is unknown or names several. */
+static int option_error(int c, const char *word, const struct option *longopts)
+{
+	char name[3] = { '-', (char)optopt, '\0' };
+	bool is_short = optopt > 0 && optopt < 256;
+	if (c == ':')
+		return usage_error("%s needs a value", is_short ? name : word);
+	if (is_short)
+		return usage_error("unknown option '%s'", name);
+	size_t len = strcspn(word + 2, "=");
+	if (optopt) {
+		char flag[64];
+		snprintf(flag, sizeof flag, "--%.*s", (int)len, word + 2);
+		return usage_error("%s takes no value", flag);
+	}
+	int matches = 0;
+	for (const struct option *o = longopts; o->name; o++)
+		matches += strncmp(o->name, word + 2, len) == 0;
+	return usage_error(matches > 1 ? "option '%s' is ambiguous: say more of it" : "unknown option '%s'", word);
+}
+
 /* A bandwidth from 0.001 to 10^6 GB/s: below, transfer times in ns would
  * overflow their sums. */
 static int parse_gbps(const char *text, uint64_t *out)
@@ -317,8 +342,7 @@ int main(int argc, char **argv)
 		case 'q': um_log_set_level(UM_LOG_WARN); break;
 		case 'h': fputs(usage_text, stdout); fputs("\n", stdout); fputs(help_text, stdout); return 0;
 		case 'V': printf("umplan %s\n", UMKIT_VERSION); return 0;
-		case ':': return usage_error("%s needs a value", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return option_error(c, argv[optind - 1], longopts);
 		}
 	}
 	if (corr_config_check(&o.corr, err, sizeof err))

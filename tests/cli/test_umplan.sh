@@ -176,6 +176,14 @@ run "$UMPLAN" "$trace" -o "$SCRATCH/notes.txt" --capacity 5M
 expect_status 1 "-o naming a non-plan file: error"
 [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ] && ok "-o naming a non-plan file: untouched" \
 	|| not_ok "-o naming a non-plan file: untouched"
+# Option errors name the option getopt refused, and why.
+run "$UMPLAN" "$trace" -xq
+expect_err_has "unknown option '-x'" "an unknown short option among others: named alone"
+run "$UMPLAN" --c 1G "$trace"
+expect_err_has "option '--c' is ambiguous" "an ambiguous long option: says so"
+run "$UMPLAN" --report=1 "$trace"
+expect_status 2 "a value to an option that takes none: usage error"
+expect_err_has "--report takes no value" "a value to an option that takes none: says so"
 run "$UMPLAN" "$trace" --capacity 1.9K --report
 expect_status 2 "--capacity below one 2 MiB block: usage error"
 expect_err_has "--capacity: '1.9K' is 1945 bytes, less than one 2 MiB block of memory" "--capacity 1.9K: says why"
