@@ -738,7 +738,9 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 		um_errmsg(err, errlen, "cannot write the %s %s: %s: %s", noun, given, dir, strerror(errno));
 		return -1;
 	}
-	if (access(real, W_OK | X_OK) != 0) {
+	struct stat st;
+	errno = stat(real, &st) == 0 && !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+	if (errno || access(real, W_OK | X_OK) != 0) {
 		um_errmsg(err, errlen, "cannot write the %s %s: %s: %s", noun, given, real, strerror(errno));
 		return -1;
 	}
@@ -746,10 +748,13 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 		um_errmsg(err, errlen, "%s %s: path too long", option, given);
 		return -1;
 	}
-	struct stat st;
 	if (stat(path, &st) != 0)
 		return 0;
 	FILE *f = S_ISREG(st.st_mode) && st.st_size > 0 ? fopen(path, "rb") : NULL;
+	if (S_ISREG(st.st_mode) && st.st_size > 0 && !f) {
+		um_errmsg(err, errlen, "cannot read %s, there already: %s: not replacing it", path, strerror(errno));
+		return -1;
+	}
 	bool replaceable = S_ISREG(st.st_mode) && (st.st_size == 0 || (f && is_ours(f)));
 	if (f)
 		fclose(f);

@@ -512,6 +512,12 @@ static void output_path_spares_other_files(void **state)
 	assert_int_equal(launch_output_path(dir, "--stats", "stats", starts_with_x, path, sizeof path,
 					    err, sizeof err), -1);
 	assert_non_null(strstr(err, "is not a stats file"));
+	/* A folder in the path that is a file: said so, not "permission". */
+	char under[600];
+	snprintf(under, sizeof under, "%s/t.db", file);
+	assert_int_equal(launch_output_path(under, "-o", "trace", starts_with_x, path, sizeof path,
+					    err, sizeof err), -1);
+	assert_non_null(strstr(err, "Not a directory"));
 	unlink(file);
 	rmdir(dir);
 }
