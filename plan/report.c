@@ -313,6 +313,10 @@ int report_text(const struct planner *pl, FILE *out)
 	if (ts->prev_matched)
 		fprintf(out, "             %zu previous-iteration instances matched by ordinal\n",
 			ts->prev_matched);
+	if (ts->outliving)
+		fprintf(out, "             %zu whose previous instance is still used after they are made "
+			"(planned as one-time tensors: those uses may fault)\n",
+			ts->outliving);
 
 	fprintf(out, "\naccess sets  %.2f tensors and %.1f blocks per kernel; %zu accesses added from observed migrations/faults\n",
 		(double)ac->n_refs / f.p, (double)f.block_refs / f.p, ac->observed_added);
@@ -503,6 +507,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "iteration_bytes", f.iter_bytes);
 	add_u64(o, "live_across_end", ts->wrapping);
 	add_u64(o, "previous_instances_matched", ts->prev_matched);
+	add_u64(o, "previous_instance_used_after", ts->outliving);
 
 	o = cJSON_AddObjectToObject(root, "access");
 	add_u64(o, "uses", ac->n_refs);

@@ -45,6 +45,17 @@ static uint64_t footprint(const struct trace_alloc *a)
 	return a->reserved > a->size ? a->reserved : a->size;
 }
 
+/* Whether a kernel at positions [from, to) of the window starting at
+ * kernel first uses trace allocation a. */
+static bool used_between(const struct trace *t, size_t first, size_t from, size_t to, size_t a)
+{
+	for (size_t k = first + from; k < first + to; k++)
+		for (uint32_t j = t->arg_first[k]; j < t->arg_first[k + 1]; j++)
+			if (t->arg_alloc[j] == a)
+				return true;
+	return false;
+}
+
 int tensor_build(const struct trace *t, const struct iter_result *it, struct tensor_set *s,
 		 char *err, size_t errlen)
 {
@@ -129,6 +140,17 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		}
 		if (x->alloc_pos + (size_t)x->live_len > p || A == p)
 			s->wrapping++;
+		/* The previous instance still in use after this one was made:
+		 * two live at once, which the cyclic model cannot hold (that
+		 * one becomes a persistent tensor, this one ends with the
+		 * iteration). Counted only when a kernel uses the older one
+		 * after the newer one's allocation: a batch freed just after
+		 * the next is made loses nothing. */
+		if (by_ordinal && t->allocs[prv[r]].size == a->size) {
+			size_t Fq = rel_pos(t, first, t->allocs[prv[r]].free_ns);
+			if (Fq != SIZE_MAX && Fq > A && used_between(t, first, A, Fq < p ? Fq : p, prv[r]))
+				s->outliving++;
+		}
 	}
 
 	/* Persistent tensors: live at the start and not a previous instance. */

@@ -82,6 +82,11 @@ struct tensor_set {
 	uint32_t *of_alloc;
 	size_t prev_matched;  /* previous-iteration instances mapped by ordinal */
 	size_t wrapping;      /* ITERATION tensors live across the iteration end */
+	/* ITERATION tensors whose previous instance a kernel still uses after
+	 * this one was made (two live at once): the older one is planned as a
+	 * persistent tensor, its uses may fault (docs/planner.md, "Known
+	 * limits"). */
+	size_t outliving;
 };
 
 /*

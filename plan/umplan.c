@@ -405,6 +405,11 @@ int main(int argc, char **argv)
 		free(ratios);
 		return 1;
 	}
+	if (pl->tensors.outliving)
+		um_warn("%s: %zu allocations made each iteration are still used after the next iteration's "
+			"instance is made; the plan treats the older instance as a one-time tensor, so those uses "
+			"may fault (docs/planner.md, \"Known limits\")",
+			trace_path, pl->tensors.outliving);
 	int rc = 0;
 	if (simulate) {
 		rc = simulate_print(pl, &so, ratios, n_ratios, capacity_given ? o.capacity : 0, json,

@@ -176,6 +176,22 @@ run "$UMPLAN" "$trace" -o "$SCRATCH/notes.txt" --capacity 5M
 expect_status 1 "-o naming a non-plan file: error"
 [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ] && ok "-o naming a non-plan file: untouched" \
 	|| not_ok "-o naming a non-plan file: untouched"
+# An activation still read by the next iteration's third kernel, after
+# its next instance was made before the second: the model cannot hold two
+# instances, and says so.
+make_trace "$SCRATCH/overlap.db" "UPDATE alloc SET free_ns = free_ns + 3000000 WHERE id >= 2;
+INSERT INTO kernel_arg SELECT 100 + seq, 8, 1 + seq / 4, 0 FROM kernel WHERE seq % 4 = 2 AND seq >= 4;"
+run "$UMPLAN" "$SCRATCH/overlap.db" --json --capacity 5M
+expect_status 0 "an instance used after its successor is made: still planned"
+expect_err_has "1 allocations made each iteration are still used after the next iteration's instance is made" \
+	"an instance used after its successor is made: warned about"
+if python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["allocations"]["previous_instance_used_after"] != 1)' "$out"; then
+	ok "an instance used after its successor is made: counted in --json"
+else not_ok "an instance used after its successor is made: counted in --json"; fi
+run "$UMPLAN" "$trace" --json --capacity 5M
+python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["allocations"]["previous_instance_used_after"] != 0)' "$out" \
+	&& ok "the plain synthetic trace has none" || not_ok "the plain synthetic trace has none"
+
 # Option errors name the option getopt refused, and why.
 run "$UMPLAN" "$trace" -xq
 expect_err_has "unknown option '-x'" "an unknown short option among others: named alone"
