@@ -575,7 +575,10 @@ int launch_check_program(const char *program, char *err, size_t errlen)
 {
 	char file[PATH_MAX];
 	int status, why;
-	if (strchr(program, '/')) {
+	if (!*program) {
+		status = 127; /* as execvp says of an empty name */
+		why = ENOENT;
+	} else if (strchr(program, '/')) {
 		status = program_status(program, &why);
 	} else {
 		/* execvp's search: PATH's entries in order (an empty one is the
@@ -612,7 +615,10 @@ int launch_check_program(const char *program, char *err, size_t errlen)
 
 void launch_die_like(int sig)
 {
-	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+	struct sigaction now;
+	/* One the launcher ignores (nohup) it does not die of either. */
+	if ((sig != SIGINT && sig != SIGTERM && sig != SIGHUP) || sigaction(sig, NULL, &now) != 0 ||
+	    now.sa_handler == SIG_IGN)
 		return;
 	sigset_t set;
 	sigemptyset(&set);

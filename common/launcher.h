@@ -175,7 +175,8 @@ int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err
  * A launcher whose child was killed by SIGINT, SIGTERM or SIGHUP dies of
  * the same signal: a shell running it stops a script on ^C only when its
  * command died of SIGINT, not when it exited with 130. Returns (doing
- * nothing) for any other signal, and for 0.
+ * nothing) for any other signal, for one the launcher ignores (nohup),
+ * and for 0.
  */
 void launch_die_like(int sig);
 

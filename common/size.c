@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -45,11 +46,13 @@ int um_memory_size_parse(const char *option, const char *text, uint64_t *out, ch
 		return -1;
 	}
 	if (*out < (2u << 20)) {
+		/* A small bare number most likely lost its G. */
 		char *end;
-		strtod(text, &end);
-		um_errmsg(err, errlen, "%s: '%s' is %llu bytes, less than one 2 MiB block of memory%s%s%s", option,
-			  text, (unsigned long long)*out, *end ? "" : " (did you mean ", *end ? "" : text,
-			  *end ? "" : "G?)");
+		double v = strtod(text, &end);
+		bool suggest = !*end && v >= 1 && v < 1024;
+		um_errmsg(err, errlen, "%s: '%s' is %llu byte%s, less than one 2 MiB block of memory%s%s%s", option,
+			  text, (unsigned long long)*out, *out == 1 ? "" : "s", suggest ? " (did you mean " : "",
+			  suggest ? text : "", suggest ? "G?)" : "");
 		return -1;
 	}
 	if (*out > (uint64_t)INT64_MAX) {

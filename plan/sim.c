@@ -302,32 +302,35 @@ static void evict(struct eng *e, size_t b, uint64_t t)
 		e->r->dtoh_bytes += SIM_BLOCK_BYTES;
 }
 
-/* The time, from t, at which one more block fits; takes that room. When
- * full: the eviction in flight that ends first, else the driver's LRU victim
- * among unpinned blocks, evicted now. A kernel whose own blocks exceed the
- * capacity gets its room anyway (the model oversubscribes there). */
+/* The time, from t, at which one more block fits; takes that room. While
+ * full: the eviction in flight that ends first, else the driver's LRU
+ * victim among unpinned blocks, evicted now; as many as it takes, since a
+ * kernel larger than the capacity may have left it over. A kernel whose
+ * own blocks exceed the capacity gets its room anyway (the model
+ * oversubscribes there). */
 static uint64_t room(struct eng *e, uint64_t t)
 {
 	reclaim(e, t);
-	if (e->occupied < e->cap)
-		return t;
-	size_t v = SIZE_MAX;
-	for (size_t b = 0; e->n_evicting && b < e->c->n_blocks; b++)
-		if (e->st[b] == B_EVICTING && (v == SIZE_MAX || e->at[b] < e->at[v]))
-			v = b;
-	if (v == SIZE_MAX) {
-		for (size_t b = 0; b < e->c->n_blocks; b++)
-			if (e->st[b] == B_RES && e->pin[b] != e->pin_stamp &&
-			    (v == SIZE_MAX || e->lru[b] < e->lru[v]))
+	while (e->occupied >= e->cap) {
+		size_t v = SIZE_MAX;
+		for (size_t b = 0; e->n_evicting && b < e->c->n_blocks; b++)
+			if (e->st[b] == B_EVICTING && (v == SIZE_MAX || e->at[b] < e->at[v]))
 				v = b;
-		if (v == SIZE_MAX)
-			return t;
-		evict(e, v, t);
+		if (v == SIZE_MAX) {
+			for (size_t b = 0; b < e->c->n_blocks; b++)
+				if (e->st[b] == B_RES && e->pin[b] != e->pin_stamp &&
+				    (v == SIZE_MAX || e->lru[b] < e->lru[v]))
+					v = b;
+			if (v == SIZE_MAX)
+				return t;
+			evict(e, v, t);
+		}
+		e->st[v] = B_NONE;
+		e->occupied--;
+		e->n_evicting--;
+		t = max_u64(t, e->at[v]);
 	}
-	e->st[v] = B_NONE;
-	e->occupied--;
-	e->n_evicting--;
-	return max_u64(t, e->at[v]);
+	return t;
 }
 
 /* A block on its way out must finish leaving before it can come back. */

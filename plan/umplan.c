@@ -82,8 +82,8 @@ static const char help_text[] =
 	"                      ondemand, deepum and plan (docs/planner.md, \"Simulator\"):\n"
 	"                      time, % of ideal, stall, bytes per direction, faults; at\n"
 	"                      --capacity alone if given, else at capacity W/R for each\n"
-	"                      ratio R (W: the live peak); --json prints it as JSON;\n"
-	"                      no plan is written unless -o is given\n"
+	"                      ratio R (W: the live peak); --json prints it as JSON (then\n"
+	"                      not with --report); no plan is written unless -o is given\n"
 	"  --ratios R,R,...    the ratios for --simulate, each >= 1 (default 1,1.5,2,3,4)\n"
 	"  --constants FILE    --simulate's link constants from a JSON object: htod_gbps,\n"
 	"                      dtoh_gbps, optionally (tests/gpu/calibrate.py prints all)\n"
@@ -97,7 +97,7 @@ static const char help_text[] =
 	"                      from the recorded kernel durations, simulated with each\n"
 	"                      kernel's duration scaled by a random factor within +-PCT %\n"
 	"                      (9 seeded draws): the plan's % of ideal, min/median/max\n"
-	"  --dump PLAN         print the plan file PLAN as JSON and exit\n"
+	"  --dump PLAN         print the plan file PLAN as JSON and exit (no trace, no -o)\n"
 	"  -q, --quiet         no progress messages\n"
 	"  -h, --help          this text\n"
 	"  -V, --version       the umkit version\n"
@@ -125,10 +125,11 @@ static int usage_error(const char *fmt, const char *arg)
 static int option_error(int c, const char *word, const struct option *longopts)
 {
 	char name[3] = { '-', (char)optopt, '\0' };
-	bool is_short = optopt > 0 && optopt < 256;
+	/* From the word, not optopt: --output and -o share the value 'o'. */
+	bool is_long = word[0] == '-' && word[1] == '-';
 	if (c == ':')
-		return usage_error("%s needs a value", is_short ? name : word);
-	if (is_short)
+		return usage_error("%s needs a value", is_long ? word : name);
+	if (!is_long)
 		return usage_error("unknown option '%s'", name);
 	size_t len = strcspn(word + 2, "=");
 	if (optopt) {

@@ -44,7 +44,9 @@ static struct rp_traffic totals;
 static struct um_event *events;
 static size_t n_events, cap_events;
 static atomic_bool started;
-static bool keeping; /* the records, for --stats (rp_activity_start) */
+/* The records, for --stats (rp_activity_start); read by launch callbacks
+ * that may run before it is set. */
+static atomic_bool keeping;
 /* The launches' times (rp_activity_note_launch), kernel times only. */
 static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct launch_time *launches;
@@ -56,7 +58,7 @@ static void keep(struct um_event ev)
 {
 	pthread_mutex_lock(&events_lock);
 	add(&totals, &ev);
-	struct um_event *v = keeping ? room_for_one(events, n_events, &cap_events, sizeof *v, 4096) : NULL;
+	struct um_event *v = atomic_load(&keeping) ? room_for_one(events, n_events, &cap_events, sizeof *v, 4096) : NULL;
 	if (v) {
 		events = v;
 		events[n_events++] = ev;
@@ -107,7 +109,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 CUptiResult rp_activity_start(bool kernel_times, bool keep_records)
 {
 	const struct cupti_real *cr = cupti_real();
-	keeping = keep_records;
+	atomic_store(&keeping, keep_records);
 	CUptiResult r = cr->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r == CUPTI_SUCCESS && kernel_times)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -119,7 +121,7 @@ CUptiResult rp_activity_start(bool kernel_times, bool keep_records)
 
 void rp_activity_note_launch(uint32_t correlation)
 {
-	if (!keeping)
+	if (!atomic_load(&keeping))
 		return;
 	struct launch_time x = { correlation, rp_now() };
 	pthread_mutex_lock(&launches_lock);

@@ -201,10 +201,12 @@ static void run_maps_exit_status(void **state)
 
 /* A child process that calls launch_die_like(sig) for a child killed by
  * sig: how the parent sees it end. */
-static int dies_like(int sig)
+static int dies_like(int sig, bool ignored)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		if (ignored)
+			signal(sig, SIG_IGN);
 		launch_die_like(sig);
 		_exit(3);
 	}
@@ -220,14 +222,16 @@ static void die_like_reraises_interrupts_only(void **state)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	assert_int_equal(dies_like(SIGINT), -SIGINT);
+	assert_int_equal(dies_like(SIGINT, false), -SIGINT);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	assert_int_equal(dies_like(SIGTERM), -SIGTERM);
-	assert_int_equal(dies_like(SIGHUP), -SIGHUP);
+	assert_int_equal(dies_like(SIGTERM, false), -SIGTERM);
+	assert_int_equal(dies_like(SIGHUP, false), -SIGHUP);
+	/* Under nohup the launcher ignores SIGHUP, and does not die of it. */
+	assert_int_equal(dies_like(SIGHUP, true), 3);
 	/* A crash is the child's, not the launcher's to repeat (no core). */
-	assert_int_equal(dies_like(SIGSEGV), 3);
-	assert_int_equal(dies_like(SIGKILL), 3);
-	assert_int_equal(dies_like(0), 3);
+	assert_int_equal(dies_like(SIGSEGV, false), 3);
+	assert_int_equal(dies_like(SIGKILL, false), 3);
+	assert_int_equal(dies_like(0, false), 3);
 }
 
 static void check_program_matches_exec(void **state)
@@ -238,6 +242,7 @@ static void check_program_matches_exec(void **state)
 	assert_int_equal(launch_check_program("umkit-no-such-command", err, sizeof err), 127);
 	assert_string_equal(err, "cannot run 'umkit-no-such-command': No such file or directory");
 	assert_int_equal(launch_check_program("./umkit/no-such", err, sizeof err), 127);
+	assert_int_equal(launch_check_program("", err, sizeof err), 127);
 
 	test_path(path, sizeof path, "not-executable");
 	write_file(path, 0644);
