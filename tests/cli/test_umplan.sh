@@ -192,6 +192,20 @@ run "$UMPLAN" "$trace" --json --capacity 5M
 python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["allocations"]["previous_instance_used_after"] != 0)' "$out" \
 	&& ok "the plain synthetic trace has none" || not_ok "the plain synthetic trace has none"
 
+# Less memory, more paging: on train_sim's trace (a kernel larger than the
+# capacity at W/B 3 and 4) ondemand and deepum slow down from one ratio to
+# the next; a simulator that stayed over the capacity once a kernel pushed
+# it there predicted the same time at every ratio.
+sim_trace=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_train_sim.db
+run "$UMPLAN" "$sim_trace" --simulate --json --ratios 1.5,2,3,4 -q
+if python3 -c '
+import json, sys
+rows = json.loads(sys.argv[1])["rows"]
+times = [[r["time_ns"] for r in rows if r["policy"] == pol] for pol in ("ondemand", "deepum")]
+sys.exit(not all(len(t) == 4 and all(a < b for a, b in zip(t, t[1:])) for t in times))' "$out"; then
+	ok "--simulate: ondemand and deepum slow down as the capacity shrinks"
+else not_ok "--simulate: ondemand and deepum slow down as the capacity shrinks"; fi
+
 # Option errors name the option getopt refused, and why.
 run "$UMPLAN" "$trace" -xq
 expect_err_has "unknown option '-x'" "an unknown short option among others: named alone"
