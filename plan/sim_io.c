@@ -16,6 +16,7 @@ static char *read_all(const char *path)
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return NULL;
+	errno = 0;
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
 	while (buf) {
@@ -35,7 +36,7 @@ static char *read_all(const char *path)
 	if (buf && ferror(f)) {
 		free(buf);
 		buf = NULL;
-		errno = EIO;
+		errno = errno ? errno : EIO; /* fread's own, EISDIR for a folder */
 	}
 	fclose(f);
 	if (buf)
@@ -43,17 +44,22 @@ static char *read_all(const char *path)
 	return buf;
 }
 
-/* *out = the positive number under key times scale, when present. Returns
- * 1 when set, 0 when absent, -1 when not a positive finite number. */
-/* The number under key times scale into *out: 1 if there, 0 if absent, -1
- * if not a number from min to 1e18 / scale. */
-static int get_scaled(const cJSON *j, const char *key, double scale, double min, uint64_t *out)
+/* The number under key, from min to max, times scale into *out: 1 if
+ * there, 0 if absent, -1 if not such a number or given twice (cJSON would
+ * read the first). */
+static int get_scaled(const cJSON *j, const char *key, double scale, double min, double max, uint64_t *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	const cJSON *v = NULL;
+	for (const cJSON *c = j->child; c; c = c->next) {
+		if (c->string && strcmp(c->string, key) == 0) {
+			if (v)
+				return -1;
+			v = c;
+		}
+	}
 	if (!v)
 		return 0;
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min ||
-	    v->valuedouble <= 0 || v->valuedouble * scale > 1e18)
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min || v->valuedouble > max)
 		return -1;
 	*out = (uint64_t)(v->valuedouble * scale);
 	return 1;
@@ -66,34 +72,38 @@ int sim_constants_load(const char *path, struct sim_options *o, char *err, size_
 		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	cJSON *j = cJSON_Parse(text);
+	/* The whole text: junk after the object is an error, not ignored. */
+	cJSON *j = cJSON_ParseWithOpts(text, NULL, 1);
 	free(text);
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);
-		um_errmsg(err, errlen, "%s: not a JSON object", path);
+		um_errmsg(err, errlen, "%s: not one JSON object", path);
 		return -1;
 	}
+	/* Bandwidths as umplan's options take them; a cost of 0 (calibrate.py
+	 * clamps a negative fit to it) up to a second, far enough from the
+	 * ns sums' range that no number of calls or faults wraps them. */
 	static const struct {
 		const char *key;
-		double scale, min; /* min: bandwidths from 0.001 GB/s, as umplan's */
-		size_t field;      /* offset in struct sim_options */
+		double scale, min, max;
+		size_t field; /* offset in struct sim_options */
 	} keys[] = {
-		{ "htod_gbps", 1e9, 1e-3, offsetof(struct sim_options, htod_bytes_per_s) },
-		{ "dtoh_gbps", 1e9, 1e-3, offsetof(struct sim_options, dtoh_bytes_per_s) },
-		{ "fault_gbps", 1e9, 1e-3, offsetof(struct sim_options, fault_bytes_per_s) },
-		{ "call_cost_us", 1e3, 0, offsetof(struct sim_options, call_cost_ns) },
-		{ "fault_batch_us", 1e3, 0, offsetof(struct sim_options, fault_batch_ns) },
+		{ "htod_gbps", 1e9, 1e-3, 1e6, offsetof(struct sim_options, htod_bytes_per_s) },
+		{ "dtoh_gbps", 1e9, 1e-3, 1e6, offsetof(struct sim_options, dtoh_bytes_per_s) },
+		{ "fault_gbps", 1e9, 1e-3, 1e6, offsetof(struct sim_options, fault_bytes_per_s) },
+		{ "call_cost_us", 1e3, 0, 1e6, offsetof(struct sim_options, call_cost_ns) },
+		{ "fault_batch_us", 1e3, 0, 1e6, offsetof(struct sim_options, fault_batch_ns) },
 	};
 	/* Into a copy, so a bad file leaves o as it was. */
 	struct sim_options n = *o;
 	int links = 0;
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		int r = get_scaled(j, keys[i].key, keys[i].scale, keys[i].min,
+		int r = get_scaled(j, keys[i].key, keys[i].scale, keys[i].min, keys[i].max,
 				   (uint64_t *)((char *)&n + keys[i].field));
 		if (r < 0) {
 			cJSON_Delete(j);
-			um_errmsg(err, errlen, "%s: %s is not a positive number%s", path, keys[i].key,
-				  keys[i].min ? " from 0.001" : "");
+			um_errmsg(err, errlen, "%s: %s is not one number from %g to %g", path, keys[i].key,
+				  keys[i].min, keys[i].max);
 			return -1;
 		}
 		links += r && i < 2;

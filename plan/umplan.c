@@ -370,7 +370,7 @@ int main(int argc, char **argv)
 	if (simulate) {
 		char bad[64];
 		if (sim_parse_ratios(ratios_text, &ratios, &n_ratios, bad, sizeof bad))
-			return usage_error("--ratios: '%s' is not a ratio >= 1", bad);
+			return usage_error("--ratios: '%s' is not a ratio from 1 to 1e6", bad);
 		if (capacity_given)
 			n_ratios = 1;
 	} else if (constants || sim_csv || perturb > 0 || ratios_given) {
