@@ -1,4 +1,4 @@
-/* link.c: per-direction link occupancy on a cyclic time axis (see link.h). */
+/* link.c: the link's occupancy on a cyclic time axis (see link.h). */
 #include "link.h"
 #include "search.h"
 

@@ -83,7 +83,7 @@ static const char help_text[] =
 	"                      time, % of ideal, stall, bytes per direction, faults; at\n"
 	"                      --capacity alone if given, else at capacity W/R for each\n"
 	"                      ratio R (W: the live peak); --json prints it as JSON (then\n"
-	"                      not with --report); no plan is written unless -o is given\n"
+	"                      not with --report); writes no plan (not with -o)\n"
 	"  --ratios R,R,...    the ratios for --simulate, each >= 1 (default 1,1.5,2,3,4)\n"
 	"  --constants FILE    --simulate's link constants from a JSON object: htod_gbps,\n"
 	"                      dtoh_gbps, optionally (tests/gpu/calibrate.py prints all)\n"
@@ -365,6 +365,8 @@ int main(int argc, char **argv)
 	size_t n_ratios = 0;
 	if (capacity_given && ratios_given)
 		return usage_error("%s", "--capacity and --ratios both say what to simulate: give one");
+	if (simulate && output)
+		return usage_error("%s", "--simulate plans without host placement: write the plan (-o) in a run of its own");
 	if (simulate && json && report)
 		return usage_error("%s", "--simulate --json prints JSON alone: leave out --report");
 	if (simulate) {
@@ -385,7 +387,8 @@ int main(int argc, char **argv)
 		free(ratios);
 		return 1;
 	}
-	/* The simulator models migrations only. */
+	/* The simulator models migrations only, so it plans without host
+	 * placement: not the plan a run of its own would write. */
 	if (simulate)
 		o.remote_bytes_per_s = 0;
 	if (!output && !report && !json && !check && !simulate)

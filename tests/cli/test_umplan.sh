@@ -268,6 +268,8 @@ for pol in ideal ondemand deepum plan; do
 	expect_out_has " $pol " "--simulate prints the $pol policy"
 done
 expect_out_has "% of ideal" "--simulate prints % of ideal"
+run "$UMPLAN" "$fixture" --simulate --capacity 300M -o "$SCRATCH/sim.bin"
+expect_status 2 "--simulate with -o: usage error (its plan has no host placement)"
 run "$UMPLAN" "$fixture" --simulate --json --report --capacity 300M -q
 expect_status 2 "--simulate --json --report: usage error (the JSON would not parse)"
 run "$UMPLAN" "$fixture" --simulate --json --capacity 300M -q
