@@ -1,6 +1,7 @@
 /*
- * cbids.h: where a CUPTI callback id stands in a list of them (the calls a
- * library subscribes to, sorted into kinds by such lists).
+ * cbids.h: lists of CUPTI callback ids (the calls a library subscribes to,
+ * sorted into kinds by such lists): where an id stands in one, and
+ * subscribing to one.
  */
 #ifndef UMKIT_CBIDS_H
 #define UMKIT_CBIDS_H
@@ -16,6 +17,16 @@ static inline int cbid_index(const CUpti_CallbackId *list, size_t n, CUpti_Callb
 		if (list[i] == cbid)
 			return (int)i;
 	return -1;
+}
+
+/* Enables subscriber's driver-API callbacks for list[0 .. n), stopping
+ * at the first refusal, which it returns. */
+static inline CUptiResult cbids_enable(CUpti_SubscriberHandle subscriber, const CUpti_CallbackId *list, size_t n)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	for (size_t i = 0; i < n && r == CUPTI_SUCCESS; i++)
+		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, list[i]);
+	return r;
 }
 
 #endif

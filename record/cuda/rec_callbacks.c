@@ -14,6 +14,7 @@
 #include <generated_nvtx_meta.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/launch_info.h"
 #include "common/cuda/stream_calls.h"
@@ -211,10 +212,9 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
 	if (r != CUPTI_SUCCESS)
 		return r;
-	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
-	for (int i = 0; i < stream_call_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, *sub, CUPTI_CB_DOMAIN_DRIVER_API, stream_call_cbids[i]);
+	r = cbids_enable(*sub, launch_cbids, (size_t)launch_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(*sub, stream_call_cbids, (size_t)stream_call_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_RESOURCE);
 	if (r == CUPTI_SUCCESS)

@@ -153,7 +153,8 @@ static const CUpti_CallbackId unknown_write_cbids[] = {
 #undef W
 };
 
-#define LISTED(list, cbid) (cbid_index(list, sizeof list / sizeof list[0], cbid) >= 0)
+#define COUNT(list) (sizeof list / sizeof list[0])
+#define LISTED(list, cbid) (cbid_index(list, COUNT(list), cbid) >= 0)
 
 static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
@@ -215,14 +216,13 @@ static CUptiResult attach(void)
 	CUptiResult r = cupti_real()->Subscribe(&subscriber, on_callback, NULL);
 	if (r != CUPTI_SUCCESS)
 		return r;
-	for (int i = 0; i < launch_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
-	for (size_t i = 0; i < sizeof write_cbids / sizeof write_cbids[0] && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, write_cbids[i]);
-	for (size_t i = 0; i < sizeof unknown_write_cbids / sizeof unknown_write_cbids[0] && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, unknown_write_cbids[i]);
-	for (int i = 0; i < stream_call_ncbids && r == CUPTI_SUCCESS; i++)
-		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, stream_call_cbids[i]);
+	r = cbids_enable(subscriber, launch_cbids, (size_t)launch_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(subscriber, write_cbids, COUNT(write_cbids));
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(subscriber, unknown_write_cbids, COUNT(unknown_write_cbids));
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(subscriber, stream_call_cbids, (size_t)stream_call_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 					CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
