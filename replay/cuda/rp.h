@@ -73,8 +73,8 @@ void rp_exec_get_stats(struct rp_exec_stats *out);
 /* Callbacks (rp_callbacks.c). */
 /* Follows the program's allocations, and attaches to CUPTI for its launches
  * unless the engine is idle (then at the allocation that wakes it);
- * kernel_times and keep_records as rp_activity_start takes them. */
-CUptiResult rp_callbacks_start(bool kernel_times, bool keep_records);
+ * kernel_times as rp_activity_start takes it. */
+CUptiResult rp_callbacks_start(bool kernel_times);
 /* Ends the subscription: no callback of the replayer's runs after it. */
 void rp_callbacks_stop(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
@@ -100,12 +100,14 @@ void rp_residency_start(void);
 uint64_t rp_residency_stop(void);
 
 /* Unified Memory counters (rp_activity.c). */
+/* Whether the records are kept, not only their totals: for --stats
+ * (rp_activity_by_iteration and rp_activity_faults see none otherwise).
+ * Set before the callbacks start. */
+void rp_activity_keep_records(bool keep);
 /* Starts collecting the counters; with kernel_times also every kernel's
- * time on the GPU (CUPTI kernel activity). Only the totals are kept unless
- * keep_records (for --stats: rp_activity_by_iteration and
- * rp_activity_faults see no records otherwise). Before it (an idle
- * replay), nothing is collected and flush does nothing. */
-CUptiResult rp_activity_start(bool kernel_times, bool keep_records);
+ * time on the GPU (CUPTI kernel activity). Before it (an idle replay),
+ * nothing is collected and flush does nothing. */
+CUptiResult rp_activity_start(bool kernel_times);
 /* A launch the replayer follows was made now (kernel times and kept
  * records only: it dates the faults of its kernel, rp_activity_faults). */
 void rp_activity_note_launch(uint32_t correlation);

@@ -44,8 +44,7 @@ static struct rp_traffic totals;
 static struct um_event *events;
 static size_t n_events, cap_events;
 static atomic_bool started;
-/* The records, for --stats (rp_activity_start); read by launch callbacks
- * that may run before it is set. */
+/* The records, for --stats (rp_activity_keep_records). */
 static atomic_bool keeping;
 /* The launches' times (rp_activity_note_launch), kernel times only. */
 static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -106,10 +105,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buf);
 }
 
-CUptiResult rp_activity_start(bool kernel_times, bool keep_records)
+void rp_activity_keep_records(bool keep)
+{
+	atomic_store(&keeping, keep);
+}
+
+CUptiResult rp_activity_start(bool kernel_times)
 {
 	const struct cupti_real *cr = cupti_real();
-	atomic_store(&keeping, keep_records);
 	CUptiResult r = cr->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r == CUPTI_SUCCESS && kernel_times)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -34,7 +34,7 @@
 
 static atomic_uint_fast64_t callback_ns;
 static CUpti_SubscriberHandle subscriber;
-static bool kernel_times, keep_records;
+static bool kernel_times;
 /* The engine's engine_follows_launches, negated and mirrored here so that
  * an allocation reads it without the engine's lock; it only ever turns
  * false, under waking. */
@@ -227,7 +227,7 @@ static CUptiResult attach(void)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 					CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
 	if (r == CUPTI_SUCCESS)
-		r = rp_activity_start(kernel_times, keep_records);
+		r = rp_activity_start(kernel_times);
 	if (r == CUPTI_SUCCESS)
 		attached = true;
 	else
@@ -270,11 +270,10 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 		follow_launches();
 }
 
-CUptiResult rp_callbacks_start(bool with_kernel_times, bool with_records)
+CUptiResult rp_callbacks_start(bool with_kernel_times)
 {
 	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
 	kernel_times = with_kernel_times;
-	keep_records = with_records;
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = CUPTI_SUCCESS;
 	if (!atomic_load(&idle) && (r = attach()) == CUPTI_SUCCESS)

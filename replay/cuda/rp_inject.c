@@ -283,7 +283,8 @@ int InitializeInjection(void)
 		um_warn("%s; %s", err, without_plan);
 		return 1;
 	}
-	CUptiResult r = rp_callbacks_start(kernel_times, stats_path != NULL);
+	rp_activity_keep_records(stats_path != NULL);
+	CUptiResult r = rp_callbacks_start(kernel_times);
 	if (r != CUPTI_SUCCESS) {
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);
