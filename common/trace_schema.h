@@ -11,6 +11,7 @@
 #ifndef UMKIT_TRACE_SCHEMA_H
 #define UMKIT_TRACE_SCHEMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <sqlite3.h>
@@ -32,7 +33,9 @@ int trace_schema_create(sqlite3 *db, char *err, size_t errlen);
  * Opens the trace at path read-only and validates it against the embedded
  * schema: a user_version between 1 and TRACE_SCHEMA_VERSION, and every
  * table and view of the schema present with every column it defines (extra
- * tables or columns are allowed). Returns 0 with the connection in *out
+ * tables or columns are allowed; a table added to version 1 later, which
+ * older version-1 traces lack, may be missing: see
+ * trace_schema_has_table). Returns 0 with the connection in *out
  * (the caller closes it with sqlite3_close), or -1 with *out NULL and a
  * message of the form "PATH: problem" in err: the file is missing or
  * unreadable, is not a SQLite database, is not a umkit trace, has a newer
@@ -40,6 +43,9 @@ int trace_schema_create(sqlite3 *db, char *err, size_t errlen);
  */
 int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen);
 
+/* Whether db has the table; a reader of a table added to version 1 later
+ * (graph_kernel) reads a missing one as empty. */
+bool trace_schema_has_table(sqlite3 *db, const char *table);
 
 /*
  * Reads meta.key into out (truncated to outlen - 1 bytes). Returns 1 when

@@ -302,7 +302,8 @@ static uint64_t shape_of(struct kernel_rows *kr, sqlite3_stmt *st, uint32_t name
 	return execid_shape_of(&l);
 }
 
-/* Graph kernels (no seq: not launched by the program) are counted, not kept. */
+/* Kernels without seq (graph kernels of traces that predate graph_kernel)
+ * are counted, not kept. */
 static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 {
 	struct kernel_rows *kr = ctx;
@@ -523,6 +524,24 @@ static int load_migrations(struct loader *l)
 	return 0;
 }
 
+/* The kernels CUDA graphs ran: counted, not planned (no launch order). */
+static int count_graph_kernels(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (!trace_schema_has_table(l->db, "graph_kernel"))
+		return 0;
+	if (prepare(l, "SELECT count(*) FROM graph_kernel", &st))
+		return -1;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, sqlite3_errmsg(l->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	l->t->graph_kernels += (size_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static int cmp_size(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -624,6 +643,8 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 		rc = load_allocs(&l);
 	if (!rc)
 		rc = load_kernels(&l, &by_corr);
+	if (!rc)
+		rc = count_graph_kernels(&l);
 	if (!rc)
 		rc = load_args(&l, by_corr);
 	if (!rc)

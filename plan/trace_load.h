@@ -99,7 +99,8 @@ struct trace {
 	char *command;          /* "" if unknown */
 	char *status;           /* "recording", "complete" or "" */
 
-	size_t graph_kernels;   /* kernels without seq, not loaded */
+	size_t graph_kernels;   /* kernels CUDA graphs ran (graph_kernel, or kernel
+				   rows without seq in older traces), not loaded */
 	size_t untimed_kernels; /* kernels without GPU start/end */
 	bool launch_reordered;  /* some launch_ns decreased in seq order (fixed up) */
 };

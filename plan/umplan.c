@@ -414,6 +414,11 @@ int main(int argc, char **argv)
 			"instance is made; the plan treats the older instance as a one-time tensor, so those uses "
 			"may fault (docs/planner.md, \"Known limits\")",
 			trace_path, pl->tensors.outliving);
+	if (pl->trace->graph_kernels)
+		um_warn("%s: %zu kernels ran from CUDA graphs, which the plan cannot follow: it covers the %zu "
+			"kernels launched one by one, and umreplay stops following the program at its first "
+			"graph (docs/replay.md, \"CUDA graphs\")",
+			trace_path, pl->trace->graph_kernels, pl->trace->n_kernels);
 	int rc = 0;
 	if (simulate) {
 		rc = simulate_print(pl, &so, ratios, n_ratios, capacity_given ? o.capacity : 0, json,

@@ -39,9 +39,11 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	if (trace_schema_open(path, &db, err, errlen) != 0)
 		return -1;
 	trace_schema_meta(db, "status", out->status, sizeof out->status);
-	char dropped[32];
-	if (trace_schema_meta(db, "dropped_records", dropped, sizeof dropped) == 1)
-		out->dropped_records = strtoull(dropped, NULL, 10);
+	char value[32];
+	if (trace_schema_meta(db, "dropped_records", value, sizeof value) == 1)
+		out->dropped_records = strtoull(value, NULL, 10);
+	if (trace_schema_meta(db, "captured_launches", value, sizeof value) == 1)
+		out->captured_launches = strtoull(value, NULL, 10);
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
 	static const char migration_sql[] =
@@ -58,6 +60,8 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 		{ migration_sql, { &out->migrations, &out->htod_bytes, &out->dtoh_bytes, &out->fault_bytes }, 4 },
 		{ "SELECT count(*) FROM fault", { &out->faults }, 1 },
 		{ "SELECT count(*) FROM nvtx_range", { &out->nvtx_ranges }, 1 },
+		{ trace_schema_has_table(db, "graph_kernel") ? "SELECT count(*) FROM graph_kernel" : "SELECT 0",
+		  { &out->graph_kernels }, 1 },
 	};
 	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
 		if (query_row(db, queries[i].sql, queries[i].cols, queries[i].ncols) != 0) {
@@ -133,6 +137,9 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 	    um_size_format(s->fault_bytes, fault, sizeof fault), um_size_format(s->dtoh_bytes, dtoh, sizeof dtoh));
 	add(buf, len, &used, "\n  faults       %" PRIu64 " records (a sample of the GPU page faults)", s->faults);
 	add(buf, len, &used, "\n  NVTX ranges  %" PRIu64, s->nvtx_ranges);
+	if (s->graph_kernels || s->captured_launches)
+		add(buf, len, &used, "\n  CUDA graphs  %" PRIu64 " kernels run from graphs (not planned), %" PRIu64
+		    " launches captured", s->graph_kernels, s->captured_launches);
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
 		    s->dropped_records);

@@ -19,6 +19,8 @@ struct rec_summary {
 	uint64_t fault_bytes;     /* of htod_bytes, moved because a kernel touched them */
 	uint64_t faults;          /* GPU page-fault records (a sample) */
 	uint64_t nvtx_ranges;
+	uint64_t graph_kernels;     /* kernels CUDA graphs ran (table graph_kernel) */
+	uint64_t captured_launches; /* meta.captured_launches: launches captured into graphs */
 	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */
 	uint64_t disk_bytes;      /* the database file and its -wal */
 };
@@ -41,7 +43,7 @@ const char *rec_summary_problem(const struct rec_summary *s);
  * Writes the summary as newline-separated lines, without a trailing newline,
  * into buf: the path, status, size on disk and elapsed_ns (the run's wall
  * time), then one line each for kernels, allocations, migrations, faults,
- * NVTX ranges and, when any, dropped records. Returns buf.
+ * NVTX ranges, when any CUDA graphs and when any dropped records. Returns buf.
  */
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len);

@@ -99,7 +99,7 @@ struct intern_entry {
 };
 
 enum stmt_id {
-	ST_META, ST_STRING, ST_STREAM, ST_STREAM_SEEN, ST_LAUNCH, ST_ARG, ST_KERNEL, ST_ALLOC,
+	ST_META, ST_STRING, ST_STREAM, ST_STREAM_SEEN, ST_LAUNCH, ST_ARG, ST_KERNEL, ST_GRAPH_KERNEL, ST_ALLOC,
 	ST_FREE, ST_LIVE, ST_MIGRATION, ST_FAULT, ST_NVTX, ST_MEMCPY, ST_MEMSET, ST_COUNT
 };
 
@@ -133,6 +133,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 		      "ON CONFLICT(correlation_id) DO UPDATE SET start_ns = excluded.start_ns, "
 		      "end_ns = excluded.end_ns, stream_id = excluded.stream_id "
 		      "WHERE kernel.start_ns IS NULL",
+	[ST_GRAPH_KERNEL] = "INSERT INTO graph_kernel(correlation_id, name_id, grid_x, grid_y, grid_z, "
+			    "block_x, block_y, block_z, shared_mem, stream_id, start_ns, end_ns, "
+			    "graph_id, graph_node_id) "
+			    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 	[ST_ALLOC] = "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, alloc_thread, "
 		     "stream_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_FREE] = "UPDATE alloc SET free_ns = ?2, free_thread = ?3 "
@@ -408,7 +412,7 @@ void trace_writer_launch(trace_writer *w, const struct trace_launch *l)
 
 void trace_writer_kernel(trace_writer *w, const struct trace_kernel_activity *k)
 {
-	QUEUE_ONE(w, EV_KERNEL, kernel, *k, w->stats.kernels++);
+	QUEUE_ONE(w, EV_KERNEL, kernel, *k, (w->stats.kernels++, w->stats.graph_kernels += k->graph_id != 0));
 }
 
 void trace_writer_alloc(trace_writer *w, const struct trace_alloc *a)
@@ -531,7 +535,7 @@ static void bind_dims(sqlite3_stmt *st, int first, const uint32_t grid[3], const
 
 static const char *const table_of[ST_COUNT] = {
 	[ST_META] = "meta", [ST_STRING] = "string", [ST_STREAM] = "stream", [ST_STREAM_SEEN] = "stream",
-	[ST_LAUNCH] = "kernel", [ST_ARG] = "kernel_arg", [ST_KERNEL] = "kernel",
+	[ST_LAUNCH] = "kernel", [ST_ARG] = "kernel_arg", [ST_KERNEL] = "kernel", [ST_GRAPH_KERNEL] = "graph_kernel",
 	[ST_ALLOC] = "alloc", [ST_FREE] = "alloc", [ST_LIVE] = "alloc",
 	[ST_MIGRATION] = "migration", [ST_FAULT] = "fault", [ST_NVTX] = "nvtx_range",
 	[ST_MEMCPY] = "memcpy", [ST_MEMSET] = "memset",
@@ -638,7 +642,9 @@ static void apply(trace_writer *w, const struct ev *e)
 		break;
 	case EV_KERNEL: {
 		const struct trace_kernel_activity *k = &e->u.kernel;
-		st = w->st[ST_KERNEL];
+		/* The kernels of one graph launch share its correlation ID. */
+		enum stmt_id id = k->graph_id ? ST_GRAPH_KERNEL : ST_KERNEL;
+		st = w->st[id];
 		sqlite3_bind_int64(st, 1, k->correlation_id);
 		sqlite3_bind_int64(st, 2, k->name_id);
 		bind_dims(st, 3, k->grid, k->block);
@@ -646,7 +652,13 @@ static void apply(trace_writer *w, const struct ev *e)
 		sqlite3_bind_int64(st, 10, k->stream_id);
 		bind_u64(st, 11, k->start_ns);
 		bind_u64(st, 12, k->end_ns);
-		run(w, ST_KERNEL, "second activity record for correlation ID", k->correlation_id);
+		if (k->graph_id) {
+			sqlite3_bind_int64(st, 13, k->graph_id);
+			bind_u64(st, 14, k->graph_node_id);
+			run(w, id, NULL, 0);
+		} else {
+			run(w, id, "second activity record for correlation ID", k->correlation_id);
+		}
 		note_stream(w, k->stream_id, k->context_id);
 		break;
 	}

@@ -124,7 +124,8 @@ struct trace_launch {
 void trace_writer_launch(trace_writer *w, const struct trace_launch *l);
 
 /* What the kernel activity record knows. Completes (or creates) the row of
- * the same correlation ID. */
+ * the same correlation ID; a kernel a graph ran (graph_id not 0) gets a
+ * graph_kernel row instead. */
 struct trace_kernel_activity {
 	uint32_t correlation_id;
 	int64_t name_id;
@@ -132,6 +133,8 @@ struct trace_kernel_activity {
 	uint32_t shared_mem;
 	uint32_t stream_id, context_id;
 	uint64_t start_ns, end_ns;
+	uint32_t graph_id;       /* 0: launched by the program */
+	uint64_t graph_node_id;
 };
 void trace_writer_kernel(trace_writer *w, const struct trace_kernel_activity *k);
 
@@ -202,7 +205,8 @@ struct trace_writer_stats {
 	uint64_t events;       /* accepted (kernel arguments not counted) */
 	uint64_t batches;      /* transactions committed */
 	uint64_t write_errors; /* failed statements (the first: trace_writer_first_error) */
-	uint64_t kernels;      /* kernel activity records accepted */
+	uint64_t kernels;      /* kernel activity records accepted, graph_kernels among them */
+	uint64_t graph_kernels; /* those of kernels a graph ran */
 	uint64_t launches;     /* launches accepted */
 	uint64_t allocs, migrations, faults, nvtx_ranges;
 	uint64_t stalls;       /* times a producer waited for the queue to drain */

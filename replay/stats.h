@@ -73,6 +73,8 @@ struct replay_measured {
 	/* And the program's allocations, served by the arena. */
 	struct um_alloc_stats allocator;
 	bool kernels_timed;            /* --kernel-times: kernel_busy_ns is known */
+	bool stopped_at_graph;         /* the program's first CUDA graph ended
+					  the following (docs/replay.md) */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;

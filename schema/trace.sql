@@ -11,7 +11,8 @@
 -- Run metadata as key/value text: schema_version, umkit_version, status
 -- ('recording' until a clean exit sets 'complete'), command, options,
 -- max_managed, managed, pid, start_ns, end_ns, device_name, device_memory,
--- driver_version, cupti_version, um_counters, dropped_records, error (CUPTI
+-- driver_version, cupti_version, um_counters, dropped_records, captured_launches
+-- (kernel launches captured into CUDA graphs, not run then), error (CUPTI
 -- could not be set up), write_errors (set at close when some rows could
 -- not be written).
 CREATE TABLE meta (
@@ -32,10 +33,12 @@ CREATE TABLE stream (
 	created_ns INTEGER
 );
 
--- One row per kernel execution. A row is written at launch (from the
--- driver-API callback) and completed when CUPTI delivers the kernel's
+-- One row per kernel the program launched. A row is written at launch (from
+-- the driver-API callback) and completed when CUPTI delivers the kernel's
 -- activity record (start_ns, end_ns). A kernel CUPTI reported without a
--- launch callback (inside a CUDA graph) has seq and exec_id NULL.
+-- launch callback has seq and exec_id NULL. A launch captured into a CUDA
+-- graph runs nothing then and has no row; what a graph runs is in
+-- graph_kernel.
 CREATE TABLE kernel (
 	correlation_id INTEGER PRIMARY KEY,  -- CUPTI correlation ID, unique per process
 	seq            INTEGER UNIQUE,       -- launch order, 0-based
@@ -58,6 +61,30 @@ CREATE INDEX kernel_exec ON kernel(exec_id);
 CREATE INDEX kernel_start ON kernel(start_ns);
 -- nvtx_kernels and per-iteration queries select kernels by launch time.
 CREATE INDEX kernel_launch ON kernel(launch_ns);
+
+-- One row per kernel a CUDA graph launch ran, from its activity record
+-- alone: no launch callback shows these kernels, so they have no launch
+-- order and no arguments, and umplan does not plan them. Every kernel of
+-- one graph launch shares its correlation ID. Traces recorded before
+-- 2026-11-26 (session 43) lack the table and kept only one of a launch's
+-- kernels, in kernel.
+CREATE TABLE graph_kernel (
+	correlation_id INTEGER NOT NULL,     -- of the graph launch (cuGraphLaunch)
+	graph_id       INTEGER NOT NULL,     -- CUPTI's ID of the graph launched
+	graph_node_id  INTEGER NOT NULL,     -- CUPTI's ID of the kernel's node
+	name_id        INTEGER NOT NULL REFERENCES string(id),
+	grid_x         INTEGER NOT NULL,
+	grid_y         INTEGER NOT NULL,
+	grid_z         INTEGER NOT NULL,
+	block_x        INTEGER NOT NULL,
+	block_y        INTEGER NOT NULL,
+	block_z        INTEGER NOT NULL,
+	shared_mem     INTEGER NOT NULL,
+	stream_id      INTEGER NOT NULL,
+	start_ns       INTEGER NOT NULL,
+	end_ns         INTEGER NOT NULL
+);
+CREATE INDEX graph_kernel_start ON graph_kernel(start_ns);
 
 -- Device allocations the program made, served from managed memory by the
 -- umkit arena. id is the allocation ordinal (1, 2, ... in allocation order).

@@ -33,6 +33,10 @@ import torch  # noqa: E402
 # through, copied to the device each step as a data loader would.
 DATA_BATCHES = 4
 
+# With --cuda-graph: eager steps on a side stream before the capture, so
+# that lazy state (optimizer buffers, cuBLAS workspaces) exists before it.
+GRAPH_WARMUP_STEPS = 3
+
 
 def make_parser(description, batch_size, lr, steps=10):
     """The options every example takes; scripts add their size knobs."""
@@ -53,6 +57,11 @@ def make_parser(description, batch_size, lr, steps=10):
     p.add_argument("--copy-stream", action="store_true",
                    help="copy each batch in on a stream of its own, as a prefetching "
                         "data loader does (the program then uses two streams)")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="from step %d on, replay one CUDA graph of the whole step "
+                        "(forward, backward, optimizer), captured at that step; the "
+                        "steps before warm up on a side stream, as PyTorch asks"
+                        % GRAPH_WARMUP_STEPS)
     return p
 
 
@@ -110,6 +119,7 @@ def train(args, model, optimizer, batches, compute_loss):
     print_config(args, model)
     model.train()
     copy_stream = torch.cuda.Stream(device) if args.copy_stream and device.type == "cuda" else None
+    graphed = GraphedStep(device, compute_loss) if args.cuda_graph and device.type == "cuda" else None
     times = []
     for step in range(args.steps):
         if nvtx:
@@ -123,10 +133,13 @@ def train(args, model, optimizer, batches, compute_loss):
                 t.record_stream(torch.cuda.current_stream(device))
         else:
             batch = [t.to(device, non_blocking=True) for t in batches[step % len(batches)]]
-        optimizer.zero_grad(set_to_none=True)
-        loss = compute_loss(*batch)
-        loss.backward()
-        optimizer.step()
+        if graphed:
+            loss = graphed.step(step, batch, optimizer)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = compute_loss(*batch)
+            loss.backward()
+            optimizer.step()
         value = loss.item()  # waits for the step's kernels
         times.append(time.perf_counter() - t0)
         if nvtx:
@@ -144,6 +157,44 @@ def train(args, model, optimizer, batches, compute_loss):
     if not args.no_checksum:
         print("checksum %016x" % checksum(model))
     sys.stdout.flush()
+
+
+class GraphedStep:
+    """One training step as a CUDA graph (PyTorch's whole-network capture):
+    the first GRAPH_WARMUP_STEPS steps run eagerly on a side stream, the
+    next is captured and then replayed every step, its batch copied into
+    the graph's static inputs. Gradients are zeroed inside the graph, so
+    they stay allocated at fixed addresses."""
+
+    def __init__(self, device, compute_loss):
+        self.device = device
+        self.compute_loss = compute_loss
+        self.side = torch.cuda.Stream(device)
+        self.graph = None
+
+    def step(self, step, batch, optimizer):
+        current = torch.cuda.current_stream(self.device)
+        if self.graph is None and step < GRAPH_WARMUP_STEPS:
+            self.side.wait_stream(current)
+            with torch.cuda.stream(self.side):
+                optimizer.zero_grad(set_to_none=True)
+                loss = self.compute_loss(*batch)
+                loss.backward()
+                optimizer.step()
+            current.wait_stream(self.side)
+            return loss
+        if self.graph is None:
+            self.inputs = [t.clone() for t in batch]
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                optimizer.zero_grad(set_to_none=False)
+                self.loss = self.compute_loss(*self.inputs)
+                self.loss.backward()
+                optimizer.step()
+        for static, t in zip(self.inputs, batch):
+            static.copy_(t)
+        self.graph.replay()
+        return self.loss
 
 
 def train_classifier(args, model, optimizer, sample_shape, classes):

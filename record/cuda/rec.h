@@ -33,6 +33,9 @@ uint32_t rec_tid(void);
 
 /* Subscribes the callbacks (rec_callbacks.c). Returns 0 or a CUPTI error. */
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);
+/* Kernel launches captured into CUDA graphs so far: they ran nothing and
+ * have no kernel row. */
+uint64_t rec_callbacks_captured_launches(void);
 /* Writes the NVTX ranges still open, as never closed; the exit path calls
  * it once the gate is shut. */
 void rec_callbacks_finish(void);

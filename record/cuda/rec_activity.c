@@ -119,6 +119,8 @@ static void on_record(const CUpti_Activity *rec)
 			.context_id = k->contextId,
 			.start_ns = k->start,
 			.end_ns = k->end,
+			.graph_id = k->graphId,
+			.graph_node_id = k->graphNodeId,
 		};
 		trace_writer_kernel(rec_writer, &a);
 		break;

@@ -7,6 +7,7 @@
  * and queues; the writer thread does the I/O.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -14,6 +15,7 @@
 #include <generated_nvtx_meta.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/cuda/capture.h"
 #include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/launch_info.h"
@@ -25,7 +27,8 @@
 #include "record/nvtx_open.h"
 
 static atomic_uint_fast64_t launch_seq;
-static atomic_int truncation_warned;
+static atomic_uint_fast64_t captured_launches;
+static atomic_int truncation_warned, capture_warned;
 
 /* The trace's string id of a kernel's name, remembered per thread by
  * function and name pointer: interning hashes the long mangled name under
@@ -52,6 +55,10 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
+	if (capture_launch_captured(li.stream)) {
+		atomic_fetch_add(&captured_launches, 1);
+		return;
+	}
 	rec_activity_enable_um();
 	for (uint32_t i = 0; i < li.nargs; i++) {
 		args[i].param_offset = li.args[i].param_offset;
@@ -75,6 +82,29 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		.nargs = li.nargs,
 	};
 	trace_writer_launch(rec_writer, &l);
+}
+
+/* A capture begins or a graph is launched: said once, at the first. */
+static void on_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	if (cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	capture_note(cbid, cb);
+	if (atomic_exchange(&capture_warned, 1))
+		return;
+	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	um_warn("the program uses CUDA graphs: the kernels a graph runs are recorded from their activity "
+		"alone (table graph_kernel, without arguments), and umplan plans only the kernels launched "
+		"one by one%s",
+		cache && strcmp(cache, "1") == 0
+			? "; PyTorch cannot capture a graph with its caching allocator off "
+			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): record it with umrec --framework-cache"
+			: "");
+}
+
+uint64_t rec_callbacks_captured_launches(void)
+{
+	return atomic_load(&captured_launches);
 }
 
 static void write_device_meta(CUcontext ctx)
@@ -178,7 +208,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		stream_call_note(cbid, data);
-		on_launch(cbid, data);
+		if (graph_cbid(cbid))
+			on_graph(cbid, data);
+		else
+			on_launch(cbid, data);
 	}
 	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
 		on_resource(cbid, data);
@@ -215,6 +248,8 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 	r = cbids_enable(*sub, launch_cbids, (size_t)launch_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(*sub, stream_call_cbids, (size_t)stream_call_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(*sub, graph_cbids, (size_t)graph_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_RESOURCE);
 	if (r == CUPTI_SUCCESS)

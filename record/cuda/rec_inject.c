@@ -73,6 +73,7 @@ static void finish(void)
 	if (a)
 		arena_foreach_live(a, mark_live, NULL);
 	meta_u64("dropped_records", rec_activity_dropped());
+	meta_u64("captured_launches", rec_callbacks_captured_launches());
 	if (trace_writer_close(rec_writer, rec_now(), err, sizeof err) != 0)
 		um_error("%s", err);
 	rec_writer = NULL;

@@ -77,6 +77,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out);
 CUptiResult rp_callbacks_start(bool kernel_times);
 /* Ends the subscription: no callback of the replayer's runs after it. */
 void rp_callbacks_stop(void);
+/* Whether the program's first CUDA graph (a capture or a graph launch)
+ * ended the following (docs/replay.md, "CUDA graphs"). */
+bool rp_callbacks_stopped_at_graph(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running

@@ -18,10 +18,13 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cuda.h>
 #include <cupti.h>
 
+#include "common/cuda/capture.h"
 #include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
@@ -46,6 +49,9 @@ static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
 static uint64_t seen_iterations;
 static atomic_int mismatch_warned;
+/* The program began a stream capture or launched a CUDA graph: the engine
+ * follows it no more (stop_at_graph). */
+static atomic_bool stopped;
 
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 {
@@ -136,10 +142,10 @@ static const CUpti_CallbackId write_cbids[] = {
 };
 
 /* Calls that may write device memory where the engine cannot tell: 2-D,
- * 3-D and batched copies (their destinations sit in descriptors), graphs
- * (kernels no launch callback shows), host functions and stream callbacks
- * (host code may write managed memory). After one, no allocation is
- * fresh. */
+ * 3-D and batched copies (their destinations sit in descriptors), host
+ * functions and stream callbacks (host code may write managed memory).
+ * After one, no allocation is fresh. (A graph ends the following:
+ * stop_at_graph.) */
 static const CUpti_CallbackId unknown_write_cbids[] = {
 #define W(name) CUPTI_DRIVER_TRACE_CBID_##name
 	W(cuMemcpy2D_v2), W(cuMemcpy2D_v2_ptds), W(cuMemcpy2DUnaligned_v2), W(cuMemcpy2DUnaligned_v2_ptds),
@@ -148,7 +154,7 @@ static const CUpti_CallbackId unknown_write_cbids[] = {
 	W(cuMemcpy3DPeerAsync), W(cuMemcpy3DPeerAsync_ptsz), W(cuMemcpyBatchAsync), W(cuMemcpyBatchAsync_ptsz),
 	W(cuMemcpyBatchAsync_v2), W(cuMemcpyBatchAsync_v2_ptsz), W(cuMemcpy3DBatchAsync),
 	W(cuMemcpy3DBatchAsync_ptsz), W(cuMemcpy3DBatchAsync_v2), W(cuMemcpy3DBatchAsync_v2_ptsz),
-	W(cuGraphLaunch), W(cuGraphLaunch_ptsz), W(cuLaunchHostFunc), W(cuLaunchHostFunc_ptsz),
+	W(cuLaunchHostFunc), W(cuLaunchHostFunc_ptsz),
 	W(cuStreamAddCallback), W(cuStreamAddCallback_ptsz),
 #undef W
 };
@@ -173,6 +179,31 @@ static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		engine_on_write(rp_engine, a.id);
 }
 
+/* What a graph runs no launch callback shows, so from the program's first
+ * capture or graph launch the plan cannot be followed: the engine gets no
+ * launch, write, allocation or free from here on. Ops already queued are
+ * drained first, so that none is issued while a capture is underway (a
+ * capture in the default, global mode may refuse other threads' calls);
+ * the arena's stream notes go on, for its fences. */
+static void stop_at_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	if (cb->callbackSite != CUPTI_API_ENTER || atomic_exchange(&stopped, true))
+		return;
+	rp_exec_drain();
+	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
+		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
+		cache && strcmp(cache, "1") == 0
+			? "; PyTorch cannot capture a graph with its caching allocator off "
+			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), which umreplay turned off for the plan"
+			: "");
+}
+
+bool rp_callbacks_stopped_at_graph(void)
+{
+	return atomic_load(&stopped);
+}
+
 uint64_t rp_callback_ns(void)
 {
 	return atomic_load(&callback_ns);
@@ -192,6 +223,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
+	if (graph_cbid(cbid))
+		stop_at_graph(cbid, data);
+	if (atomic_load(&stopped)) {
+		stream_call_note(cbid, data);
+		return;
+	}
 	if (!launch_is_kernel_cbid(cbid)) {
 		stream_call_note(cbid, data);
 		on_write(cbid, data);
@@ -205,7 +242,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 static void on_free(const struct arena_alloc *a)
 {
-	if (atomic_load(&rp_active))
+	if (atomic_load(&rp_active) && !atomic_load(&stopped))
 		engine_on_free(rp_engine, a->id);
 }
 
@@ -223,6 +260,8 @@ static CUptiResult attach(void)
 		r = cbids_enable(subscriber, unknown_write_cbids, COUNT(unknown_write_cbids));
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(subscriber, stream_call_cbids, (size_t)stream_call_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(subscriber, graph_cbids, (size_t)graph_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 					CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);
@@ -259,7 +298,7 @@ static void follow_launches(void)
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
-	if (!atomic_load(&rp_active))
+	if (!atomic_load(&rp_active) || atomic_load(&stopped))
 		return;
 	rp_residency_start();
 	/* The engine first: once it knows the range is live it queues no more

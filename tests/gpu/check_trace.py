@@ -56,6 +56,12 @@ def main(path):
         "fault_blocks_covered": covered,
         "recall": (covered / fault_blocks) if fault_blocks else None,
         "device": one(db, "SELECT value FROM meta WHERE key = 'device_name'"),
+        "graph_kernels": one(db, "SELECT count(*) FROM graph_kernel") if one(
+            db, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_kernel'") else None,
+        "graph_launches": one(db, "SELECT count(DISTINCT correlation_id) FROM graph_kernel") if one(
+            db, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_kernel'") else None,
+        "captured_launches": int(one(db, "SELECT coalesce((SELECT value FROM meta "
+                                         "WHERE key = 'captured_launches'), 0)")),
     }
     print(json.dumps(out))
 

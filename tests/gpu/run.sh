@@ -8,7 +8,7 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record replay demo} # which parts to run
+SECTIONS=${SECTIONS:-record graphs replay demo} # which parts to run
 CASES=${CASES:-sim mlp}              # which workloads the replay part runs
 RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
@@ -314,6 +314,52 @@ print("one_stream=%s discard_calls=%d discard_prefetch_calls=%d dropped=%d made_
 	row "$tag.plan: no discards on two streams" "$(verdict "grep -qE '^one_stream=False discard_calls=0 discard_prefetch_calls=0 ' <<<'$kept' && ! grep -q 'dropped=0 made_prefetch=0' <<<'$kept'")" "$kept"
 fi
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
+fi
+
+if section graphs; then
+# --- 4b. CUDA graphs: the MLP replaying one graph of its whole step ----------
+# PyTorch captures only with its caching allocator on, with or without umkit.
+G=(python3 $PY/mlp.py --steps 8 --cuda-graph)
+replays=5 # --steps minus the eager warm-up steps (examples/pytorch/common.py)
+"${G[@]}" >"$WORK/graph.plain" 2>"$WORK/graph.plain.err"
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 "${G[@]}" >"$WORK/graph.nocache" 2>"$WORK/graph.nocache.err"
+rc_nocache=$?
+grep -m1 -E 'Error|error' "$WORK/graph.nocache.err"
+$B/umrec -o "$WORK/graph.nocache.db" --max-managed $MAXM -- "${G[@]}" >/dev/null 2>"$WORK/graph.rec.nocache.err"
+rc=$?
+row "graphs: cache off, umrec says why" "$(verdict "[ $rc_nocache -ne 0 ] && grep -q 'record it with umrec --framework-cache' $WORK/graph.rec.nocache.err")" \
+	"plain PyTorch with the cache off: exit $rc_nocache; under umrec: exit $rc"
+$B/umrec -o "$WORK/graph.db" --framework-cache --max-managed $MAXM -- "${G[@]}" \
+	>"$WORK/graph.rec" 2>"$WORK/graph.rec.err"
+rc=$?
+tail -n 3 "$WORK/graph.rec.err"
+check_trace "$WORK/graph.db"
+j="$WORK/graph.db.json"
+row "graphs: umrec losses identical" "$(verdict "[ $rc -eq 0 ] && [ -n \"\$(losses $WORK/graph.plain)\" ] && diff <(losses $WORK/graph.plain) <(losses $WORK/graph.rec) >/dev/null")" \
+	"$(losses "$WORK/graph.rec" | tail -1)"
+# Every captured launch is a kernel node, run once per graph replay; no
+# kernel row is left for a captured launch (they never run then).
+row "graphs: a row per kernel a graph ran" "$(verdict "[ $(metric $j captured_launches) -gt 0 ] && [ $(metric $j graph_kernels) -eq \$(($(metric $j captured_launches) * replays)) ] && [ $(metric $j graph_launches) -eq $replays ] && [ $(metric $j kernels) -eq $(metric $j executed) ]")" \
+	"captured $(metric $j captured_launches), graph kernels $(metric $j graph_kernels) in $(metric $j graph_launches) launches, kernel rows $(metric $j kernels) (executed $(metric $j executed))"
+w=$($B/umplan "$WORK/graph.db" --json -o "$WORK/graph.full.plan" 2>"$WORK/graph.plan.err" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+row "graphs: umplan warns" "$(verdict "grep -q 'kernels ran from CUDA graphs' $WORK/graph.plan.err")" "$(head -c 160 "$WORK/graph.plan.err")"
+$B/umplan "$WORK/graph.db" --capacity $((w / 2)) -o "$WORK/graph.plan" >/dev/null 2>&1
+# With the cache kept on by the user, the replayer follows the eager steps
+# under the budget and stops at the capture, which must still work.
+for policy in plan ondemand; do
+	PYTORCH_NO_CUDA_MEMORY_CACHING=0 $B/umreplay --plan "$WORK/graph.plan" --policy $policy --gpu-budget $((w / 2)) \
+		--max-managed $MAXM --stats "$WORK/graph.$policy.json" -- "${G[@]}" >"$WORK/graph.$policy" 2>"$WORK/graph.$policy.err"
+	rc=$?
+	tail -n 2 "$WORK/graph.$policy.err"
+	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.$policy) >/dev/null && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
+		"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.$policy.err")"
+done
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 $B/umreplay --plan "$WORK/graph.plan" --gpu-budget $((w / 2)) --max-managed $MAXM \
+	-- "${G[@]}" >/dev/null 2>"$WORK/graph.replay.nocache.err"
+rc=$?
+row "graphs: cache off, umreplay says why" "$(verdict "grep -q 'PyTorch cannot capture a graph with its caching allocator off' $WORK/graph.replay.nocache.err")" "exit $rc"
+cp "$WORK/graph.db" "$OUTDIR/graph.db"
 fi
 
 if section demo; then

@@ -41,6 +41,9 @@ struct hand_opts {
 	int user_version;      /* 0: leave the schema's */
 	bool empty;            /* a zero-byte allocation that kernel 0 of every
 				  iteration names (the arena gives it 512 B) */
+	bool graphs;           /* three kernels a graph ran, and one kernel row
+				  without seq as older traces held them */
+	bool before_graphs;    /* no graph_kernel table, as before session 43 */
 };
 
 static void exec_sql(sqlite3 *db, const char *sql)
@@ -117,7 +120,19 @@ static void write_hand_trace(const char *path, const struct hand_opts *o)
 			 11 * MS + 10000, 11 * MS + 11000, A_ADDR + 4096);
 		exec_sql(db, sql);
 	}
+	if (o->graphs && !o->before_graphs)
+		exec_sql(db, "INSERT INTO graph_kernel(correlation_id, graph_id, graph_node_id, name_id, grid_x, "
+			     "grid_y, grid_z, block_x, block_y, block_z, shared_mem, stream_id, start_ns, end_ns) "
+			     "VALUES (900, 1, 1, 1, 1, 1, 1, 32, 1, 1, 0, 7, 20000000, 20001000), "
+			     "(900, 1, 2, 2, 1, 1, 1, 32, 1, 1, 0, 7, 20002000, 20003000), "
+			     "(900, 1, 3, 3, 1, 1, 1, 32, 1, 1, 0, 7, 20004000, 20005000)");
+	if (o->graphs)
+		exec_sql(db, "INSERT INTO kernel(correlation_id, name_id, grid_x, grid_y, grid_z, block_x, "
+			     "block_y, block_z, shared_mem, start_ns, end_ns) "
+			     "VALUES (901, 1, 1, 1, 1, 32, 1, 1, 0, 21000000, 21001000)");
 	exec_sql(db, "COMMIT");
+	if (o->before_graphs)
+		exec_sql(db, "DROP TABLE graph_kernel");
 	if (o->drop) {
 		snprintf(sql, sizeof sql, "DROP VIEW IF EXISTS kernel_migration; DROP TABLE %s", o->drop);
 		exec_sql(db, sql);
@@ -179,6 +194,26 @@ static void loads_and_finds_the_period(void **state)
 	assert_int_equal(an.it.warmup, 0);
 	assert_int_equal(an.it.chosen, 2);
 	assert_true(an.it.steady);
+	release(&an);
+}
+
+/* Kernels graphs ran are counted, from graph_kernel and from the kernel
+ * rows without seq of older traces, and left out of the plan's sequence;
+ * a trace without graph_kernel (before session 43) loads. */
+static void graph_kernels_counted_not_planned(void **state)
+{
+	struct hand_opts o = { .graphs = true };
+	struct analysis an;
+	analyse("graphs.db", &o, NULL, &an);
+	assert_int_equal(an.t->graph_kernels, 4);
+	assert_int_equal(an.t->n_kernels, 16);
+	assert_int_equal(an.it.period, 4);
+	release(&an);
+
+	o.before_graphs = true;
+	analyse("before-graphs.db", &o, NULL, &an);
+	assert_int_equal(an.t->graph_kernels, 1);
+	assert_int_equal(an.t->n_kernels, 16);
 	release(&an);
 }
 
@@ -446,6 +481,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_and_finds_the_period),
+		cmocka_unit_test(graph_kernels_counted_not_planned),
 		cmocka_unit_test(tensors_have_origins_and_lifetimes),
 		cmocka_unit_test(empty_allocations_take_no_room),
 		cmocka_unit_test(access_sets_and_recall),

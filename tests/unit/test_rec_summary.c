@@ -26,7 +26,11 @@ static const char rows_sql[] =
 	" (5, 6, 4194304, 4096, 'dtoh', 'eviction'), (7, 8, 4194304, 65536, 'dtoh', 'fault');"
 	"INSERT INTO fault (start_ns, end_ns, address, access, groups) VALUES (1, 1, 4194304, 'read', 1),"
 	" (2, 2, 4194400, 'write', 1);"
-	"INSERT INTO nvtx_range (name_id, start_ns, end_ns) VALUES (2, 0, 10);";
+	"INSERT INTO nvtx_range (name_id, start_ns, end_ns) VALUES (2, 0, 10);"
+	"INSERT INTO graph_kernel (correlation_id, graph_id, graph_node_id, name_id, grid_x, grid_y, grid_z,"
+	" block_x, block_y, block_z, shared_mem, stream_id, start_ns, end_ns) VALUES"
+	" (20, 1, 1, 1, 1, 1, 1, 32, 1, 1, 0, 7, 11, 12), (20, 1, 2, 1, 1, 1, 1, 32, 1, 1, 0, 7, 13, 14);"
+	"INSERT INTO meta VALUES ('captured_launches', '2');";
 
 /* Creates a trace at path with the schema, meta.status = status and, when
  * with_rows, the rows above. */
@@ -68,6 +72,8 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_equal(s.faults, 2);
 	assert_int_equal(s.nvtx_ranges, 1);
 	assert_int_equal(s.dropped_records, 5);
+	assert_int_equal(s.graph_kernels, 2);
+	assert_int_equal(s.captured_launches, 2);
 	assert_true(s.disk_bytes > 0);
 	assert_null(rec_summary_problem(&s));
 
@@ -81,6 +87,7 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_non_null(strstr(text, "faults       2 records"));
 	assert_non_null(strstr(text, "NVTX ranges  1"));
 	assert_non_null(strstr(text, "dropped      5"));
+	assert_non_null(strstr(text, "CUDA graphs  2 kernels run from graphs (not planned), 2 launches captured"));
 	assert_int_not_equal(text[strlen(text) - 1], '\n');
 
 	/* A small buffer truncates cleanly. */
@@ -136,6 +143,9 @@ static void summary_flags_an_empty_trace(void **state)
 	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
 	assert_int_equal(s.kernels, 0);
 	assert_int_equal(s.dropped_records, 0);
+	assert_int_equal(s.graph_kernels, 0);
+	char text[2048];
+	assert_null(strstr(rec_summary_format(&s, path, 0, text, sizeof text), "CUDA graphs"));
 	assert_string_equal(rec_summary_problem(&s), "no CUDA activity was recorded: did the program use the GPU?");
 }
 

@@ -517,6 +517,36 @@ static void activity_without_launch(void **state)
 	sqlite3_close(db);
 }
 
+/* The kernels one graph launch ran share its correlation ID: each gets a
+ * graph_kernel row, none a kernel row, and no write error. */
+static void graph_kernels_share_a_correlation_id(void **state)
+{
+	char path[512];
+	trace_writer *w = open_writer(path, sizeof path, "graph.db", NULL);
+	int64_t k = trace_writer_intern(w, "node_kernel");
+	for (uint64_t node = 1; node <= 3; node++) {
+		struct trace_kernel_activity a = { .correlation_id = 900, .name_id = k, .grid = { 2, 1, 1 },
+						   .block = { 64, 1, 1 }, .stream_id = 7, .start_ns = 10 * node,
+						   .end_ns = 10 * node + 5, .graph_id = 4, .graph_node_id = node };
+		trace_writer_kernel(w, &a);
+	}
+	activity(w, 901, k, 50, 60);
+	struct trace_writer_stats st;
+	trace_writer_get_stats(w, &st);
+	assert_int_equal(st.kernels, 4);
+	assert_int_equal(st.graph_kernels, 3);
+	close_ok(w, 100);
+
+	sqlite3 *db = open_db(path);
+	assert_query(db, "SELECT group_concat(x, ' ') FROM (SELECT correlation_id || ':' || graph_id || ':' || "
+			 "graph_node_id || ':' || start_ns || ':' || end_ns || ':' || grid_x || ':' || block_x || ':' || "
+			 "stream_id AS x FROM graph_kernel ORDER BY graph_node_id)",
+		     "900:4:1:10:15:2:64:7 900:4:2:20:25:2:64:7 900:4:3:30:35:2:64:7");
+	assert_query(db, "SELECT group_concat(correlation_id) FROM kernel", "901");
+	assert_query(db, "SELECT coalesce((SELECT value FROM meta WHERE key = 'write_errors'), 'none')", "none");
+	sqlite3_close(db);
+}
+
 static void close_marks_complete(void **state)
 {
 	char path[512], wal[520], value[64], err[512];
@@ -886,6 +916,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(backpressure_bounds_queue),
 		cmocka_unit_test(views_on_hand_made_trace),
 		cmocka_unit_test(activity_without_launch),
+		cmocka_unit_test(graph_kernels_share_a_correlation_id),
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(claim_gives_one_owner),

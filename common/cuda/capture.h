@@ -1,0 +1,37 @@
+/*
+ * capture.h: CUDA graphs seen from the launch callbacks.
+ *
+ * A kernel launched into a stream that is capturing runs nothing: it
+ * becomes a node of the graph being captured, and each launch of that
+ * graph later runs it without any launch callback. So the recorder must
+ * not count a captured launch as a kernel run, and the replayer cannot
+ * follow a program past its first graph (docs/replay.md, "CUDA graphs").
+ */
+#ifndef UMKIT_CAPTURE_H
+#define UMKIT_CAPTURE_H
+
+#include <stdbool.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+/* The calls that begin a stream capture or launch a graph, for
+ * cuptiEnableCallback. */
+extern const CUpti_CallbackId graph_cbids[];
+extern const int graph_ncbids;
+
+/* Whether cbid is one of graph_cbids. */
+bool graph_cbid(CUpti_CallbackId cbid);
+
+/* Notes a call of graph_cbids (at its entry): from the first capture on,
+ * capture_launch_captured asks the driver. */
+void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
+
+/* Whether a kernel launched into stream now is captured into a graph
+ * instead of run. Free until a capture has begun in the process (one
+ * driver query a launch after). A stream whose status the driver refuses
+ * (the legacy stream while a blocking stream captures, where the launch
+ * itself fails) counts as not capturing. */
+bool capture_launch_captured(CUstream stream);
+
+#endif
