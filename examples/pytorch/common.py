@@ -182,7 +182,9 @@ class GraphedStep:
                 loss.backward()
                 optimizer.step()
             current.wait_stream(self.side)
-            return loss
+            # Detached: a loss that kept its autograd graph alive into the
+            # next step would hold AccumulateGrad nodes of this stream.
+            return loss.detach()
         if self.graph is None:
             self.inputs = [t.clone() for t in batch]
             self.graph = torch.cuda.CUDAGraph()

@@ -21,6 +21,8 @@ not_ok() { echo "not ok - $1"; failures=$((failures + 1)); printf '  status=%s\n
 expect_status() { if [ "$status" -eq "$1" ]; then ok "$2"; else not_ok "$2 (wanted status $1)"; fi; }
 # expect_err_has TEXT DESC: stderr contains TEXT
 expect_err_has() { if grep -qF -- "$1" <<<"$err"; then ok "$2"; else not_ok "$2 (stderr lacks '$1')"; fi; }
+# expect_err_lacks TEXT DESC: stderr does not contain TEXT
+expect_err_lacks() { if grep -qF -- "$1" <<<"$err"; then not_ok "$2 (stderr has '$1')"; else ok "$2"; fi; }
 # expect_out_has TEXT DESC: stdout contains TEXT
 expect_out_has() { if grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks '$1')"; fi; }
 # expect_out_lacks TEXT DESC: stdout does not contain TEXT

@@ -279,6 +279,20 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) ==
 else
 	not_ok "--simulate --json prints one row per policy at --capacity"
 fi
+# A program that replays a CUDA graph of its whole step (recorded on the
+# H100): the kernels the graph ran are counted, not planned, and said so.
+graph_fixture=$(dirname "$fixture")/h100_mlp_cuda_graph.db
+run "$UMPLAN" "$graph_fixture" --json -o "$SCRATCH/graph.plan"
+expect_status 0 "a trace with CUDA graphs plans"
+expect_err_has "535 kernels ran from CUDA graphs, which the plan cannot follow: it covers the 367 kernels launched one by one" \
+	"umplan warns that the kernels graphs ran are not planned"
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["trace"]["graph_kernels"] == 535' <<<"$out"; then
+	ok "--json counts the kernels graphs ran"
+else
+	not_ok "--json counts the kernels graphs ran"
+fi
+run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
+expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 # Both directions share the one link the report gives: on the MLP at half
 # its peak they need more than the iteration.
 run "$UMPLAN" "$fixture" --report --capacity 240M

@@ -349,10 +349,10 @@ $B/umplan "$WORK/graph.db" --capacity $((w / 2)) -o "$WORK/graph.plan" >/dev/nul
 # under the budget and stops at the capture, which must still work.
 for policy in plan ondemand; do
 	PYTORCH_NO_CUDA_MEMORY_CACHING=0 $B/umreplay --plan "$WORK/graph.plan" --policy $policy --gpu-budget $((w / 2)) \
-		--max-managed $MAXM --stats "$WORK/graph.$policy.json" -- "${G[@]}" >"$WORK/graph.$policy" 2>"$WORK/graph.$policy.err"
+		--max-managed $MAXM --stats "$WORK/graph.$policy.json" -- "${G[@]}" >"$WORK/graph.$policy.out" 2>"$WORK/graph.$policy.err"
 	rc=$?
 	tail -n 2 "$WORK/graph.$policy.err"
-	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.$policy) >/dev/null && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
+	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.$policy.out) >/dev/null && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
 		"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.$policy.err")"
 done
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $B/umreplay --plan "$WORK/graph.plan" --gpu-budget $((w / 2)) --max-managed $MAXM \
