@@ -27,9 +27,13 @@ bool graph_cbid(CUpti_CallbackId cbid);
  * capture_launch_captured asks the driver. */
 void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
+/* From now on capture_launch_captured asks the driver: for a subscriber
+ * that attaches late, after a capture may have begun unseen. */
+void capture_watch(void);
+
 /* Whether a kernel launched into stream now is captured into a graph
- * instead of run. Free until a capture has begun in the process (one
- * driver query a launch after). A stream whose status the driver refuses
+ * instead of run. Free until a capture has begun in the process or
+ * capture_watch (one driver query a launch after). A stream whose status the driver refuses
  * (the legacy stream while a blocking stream captures, where the launch
  * itself fails) counts as not capturing. */
 bool capture_launch_captured(CUstream stream);

@@ -50,7 +50,7 @@ static size_t n_iteration_ends;
 static uint64_t seen_iterations;
 static atomic_int mismatch_warned;
 /* The program began a stream capture or launched a CUDA graph: the engine
- * follows it no more (stop_at_graph). */
+ * follows it no more (stop_following). */
 static atomic_bool stopped;
 
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
@@ -89,6 +89,26 @@ static void after_engine(void)
 			"running without it: re-record and re-plan this program");
 }
 
+/* What a graph runs no launch callback shows, so from the program's first
+ * capture or graph launch the plan cannot be followed: the engine gets no
+ * launch, write, allocation or free from here on. Ops already queued are
+ * drained first, so that none is issued while a capture is underway (a
+ * capture in the default, global mode may refuse other threads' calls);
+ * the arena's stream notes go on, for its fences. */
+static void stop_following(void)
+{
+	if (atomic_exchange(&stopped, true))
+		return;
+	rp_exec_drain();
+	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
+		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
+		cache && strcmp(cache, "1") == 0
+			? "; PyTorch cannot capture a graph with its caching allocator off "
+			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), which umreplay turned off for the plan"
+			: "");
+}
+
 /* What every launch does at its entry: the Unified Memory counters (refused
  * before the first launch) and the residency sampling start. */
 static void note_launch(void)
@@ -112,6 +132,11 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		rp_activity_note_launch(cb->correlationId);
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
+	/* A replay that woke from idle may have missed the capture's start. */
+	if (capture_launch_captured(li.stream)) {
+		stop_following();
+		return;
+	}
 	rp_exec_set_launch_stream(li.stream);
 	note_launch();
 	for (uint32_t i = 0; i < li.nargs; i++) {
@@ -145,7 +170,7 @@ static const CUpti_CallbackId write_cbids[] = {
  * 3-D and batched copies (their destinations sit in descriptors), host
  * functions and stream callbacks (host code may write managed memory).
  * After one, no allocation is fresh. (A graph ends the following:
- * stop_at_graph.) */
+ * stop_following.) */
 static const CUpti_CallbackId unknown_write_cbids[] = {
 #define W(name) CUPTI_DRIVER_TRACE_CBID_##name
 	W(cuMemcpy2D_v2), W(cuMemcpy2D_v2_ptds), W(cuMemcpy2DUnaligned_v2), W(cuMemcpy2DUnaligned_v2_ptds),
@@ -179,26 +204,6 @@ static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		engine_on_write(rp_engine, a.id);
 }
 
-/* What a graph runs no launch callback shows, so from the program's first
- * capture or graph launch the plan cannot be followed: the engine gets no
- * launch, write, allocation or free from here on. Ops already queued are
- * drained first, so that none is issued while a capture is underway (a
- * capture in the default, global mode may refuse other threads' calls);
- * the arena's stream notes go on, for its fences. */
-static void stop_at_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
-{
-	if (cb->callbackSite != CUPTI_API_ENTER || atomic_exchange(&stopped, true))
-		return;
-	rp_exec_drain();
-	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
-	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
-		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
-		cache && strcmp(cache, "1") == 0
-			? "; PyTorch cannot capture a graph with its caching allocator off "
-			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), which umreplay turned off for the plan"
-			: "");
-}
-
 bool rp_callbacks_stopped_at_graph(void)
 {
 	return atomic_load(&stopped);
@@ -223,8 +228,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
-	if (graph_cbid(cbid))
-		stop_at_graph(cbid, data);
+	if (graph_cbid(cbid) && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
+		stop_following();
 	if (atomic_load(&stopped)) {
 		stream_call_note(cbid, data);
 		return;
@@ -285,6 +290,7 @@ static void follow_launches(void)
 		CUptiResult r = attach();
 		if (r == CUPTI_SUCCESS) {
 			um_backend_launches_unseen(false);
+			capture_watch(); /* a capture may have begun while idle */
 			um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 		} else {
 			const char *msg = "?";
