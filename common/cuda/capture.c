@@ -33,6 +33,16 @@ void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		atomic_store_explicit(&captures_begun, true, memory_order_relaxed);
 }
 
+bool capture_mode_global(void)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+	if (cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS)
+		return true;
+	CUstreamCaptureMode back = mode;
+	cuThreadExchangeStreamCaptureMode(&back);
+	return mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+}
+
 void capture_watch(void)
 {
 	atomic_store_explicit(&captures_begun, true, memory_order_relaxed);

@@ -27,6 +27,14 @@ bool graph_cbid(CUpti_CallbackId cbid);
  * capture_launch_captured asks the driver. */
 void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
+/* Whether the calling thread's stream capture mode is CUDA's default,
+ * global one. An allocation is an unsafe call during a capture in that
+ * mode, so a program that allocates while it captures switches modes
+ * first (PyTorch's allocator does, to relaxed, when the current stream
+ * captures): an allocation made in another mode may come from inside a
+ * capture. Asks the driver (two calls). */
+bool capture_mode_global(void);
+
 /* From now on capture_launch_captured asks the driver: for a subscriber
  * that attaches late, after a capture may have begun unseen. */
 void capture_watch(void);

@@ -70,8 +70,9 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
  * through stream-ordered CUDA calls, as a program written for cudaMalloc
  * memory must. */
 static atomic_bool multi_stream;
-/* Until a library subscribes to the program's calls, none is seen. */
-static atomic_bool launches_unseen = true;
+/* Until a library subscribes to the program's calls, none is seen; once
+ * one has, the next fence ends launches_unseen (seen_pending). */
+static atomic_bool launches_unseen = true, seen_pending;
 
 void um_backend_stream_begin(CUstream s)
 {
@@ -177,11 +178,15 @@ void um_backend_forget_refusal(bool served)
 		cudart_get()->GetLastError();
 }
 
-void um_backend_launches_unseen(bool unseen)
+void um_backend_launches_seen(void)
 {
-	if (!unseen)
-		cuCtxSynchronize();
-	atomic_store(&launches_unseen, unseen);
+	atomic_store(&seen_pending, true);
+}
+
+void um_backend_launches_unseen(void)
+{
+	atomic_store(&seen_pending, false);
+	atomic_store(&launches_unseen, true);
 }
 
 bool um_backend_multi_stream(void)
@@ -256,8 +261,15 @@ static uint64_t fence_record(void *ctx)
 	}
 	bool whole = atomic_load(&launches_unseen) || atomic_load(&streams_overflow) ||
 		     atomic_exchange(&destroyed_busy, false);
-	if (whole)
+	if (whole) {
+		/* Taken before the synchronize, so that it covers every launch
+		 * made before the subscription that um_backend_launches_seen
+		 * follows. */
+		bool seen = atomic_exchange(&seen_pending, false);
 		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
+		if (seen)
+			atomic_store(&launches_unseen, false);
+	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */
 		f->token = token;

@@ -47,11 +47,14 @@ void um_backend_forget_refusal(bool served);
 /* While launches go unseen (from the start until a library subscribes to
  * them, and while an idle replay does not follow them), no stream can be
  * named to a fence, so a fence synchronizes the context instead, as
- * cudaFree itself does. Seeing them again synchronizes once:
- * work queued on streams never named has then finished, and fences can rely
- * on the streams named from there on. Call with the program's context
- * current. */
-void um_backend_launches_unseen(bool unseen);
+ * cudaFree itself does. Once they are seen again (call it after
+ * subscribing), the next fence still synchronizes, so that work queued on
+ * streams never named has finished, and fences rely on the streams named
+ * from there on. Nothing synchronizes in the call itself: a library may
+ * subscribe while the program captures a CUDA graph, which a synchronize
+ * would break. */
+void um_backend_launches_seen(void);
+void um_backend_launches_unseen(void);
 
 /* True once work was queued outside the legacy default stream's order. */
 bool um_backend_multi_stream(void);

@@ -67,7 +67,7 @@ static void finish(void)
 	rec_activity_flush();
 	gate_close(&rec_gate);
 	cupti_real()->Unsubscribe(subscriber);
-	um_backend_launches_unseen(true); /* frees after this follow no stream */
+	um_backend_launches_unseen(); /* frees after this follow no stream */
 	rec_callbacks_finish();
 	arena *a = um_alloc_arena();
 	if (a)
@@ -151,7 +151,7 @@ int InitializeInjection(void)
 		return 1;
 	}
 	cupti_guard_hold("umrec");
-	um_backend_launches_unseen(false);
+	um_backend_launches_seen();
 	pthread_atfork(NULL, NULL, forget_in_child);
 	gate_open(&rec_gate);
 	atexit(finish);

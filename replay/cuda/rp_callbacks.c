@@ -9,7 +9,9 @@
  * program's allocator and nothing more. It does not attach to CUPTI, whose
  * launch callbacks cost the program 0.2-0.8 µs a launch even when they
  * return at once, and whose mere attachment is work an idle replay does
- * not need (docs/benchmarks.md, "An idle replay's cost per launch").
+ * not need (docs/benchmarks.md, "An idle replay's cost per launch"; even
+ * a subscription to the graph calls alone slowed launches: docs/replay.md,
+ * "CUDA graphs").
  * Without launches the arena's fences cannot name the streams
  * that may still use freed memory, so a free synchronizes the context as
  * cudaFree does (um_backend_launches_unseen). The allocation that ends
@@ -132,7 +134,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		rp_activity_note_launch(cb->correlationId);
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
-	/* A replay that woke from idle may have missed the capture's start. */
+	/* A replay that woke from idle may have missed a capture's start. */
 	if (capture_launch_captured(li.stream)) {
 		stop_following();
 		return;
@@ -280,17 +282,23 @@ static CUptiResult attach(void)
 }
 
 /* The engine stopped being idle: attach, so that launches take the full
- * path from now on. Launches from here are seen, and the one synchronize
- * (um_backend_launches_unseen) finishes those before. */
+ * path from now on. Launches from here are seen, and the next fence's
+ * synchronize finishes those before (um_backend_launches_seen). Neither
+ * that synchronize nor the attaching may happen inside a CUDA graph
+ * capture, which either breaks (the attaching did, on the H100): an
+ * allocation that may come from inside one (capture_mode_global) leaves
+ * the waking to a later allocation. */
 static void follow_launches(void)
 {
+	if (!capture_mode_global())
+		return;
 	pthread_mutex_lock(&waking);
 	if (atomic_load(&idle)) {
 		atomic_store(&idle, false);
 		CUptiResult r = attach();
 		if (r == CUPTI_SUCCESS) {
-			um_backend_launches_unseen(false);
-			capture_watch(); /* a capture may have begun while idle */
+			um_backend_launches_seen();
+			capture_watch(); /* a capture on another thread may have begun unseen */
 			um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 		} else {
 			const char *msg = "?";
@@ -322,7 +330,7 @@ CUptiResult rp_callbacks_start(bool with_kernel_times)
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = CUPTI_SUCCESS;
 	if (!atomic_load(&idle) && (r = attach()) == CUPTI_SUCCESS)
-		um_backend_launches_unseen(false);
+		um_backend_launches_seen();
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;
@@ -333,7 +341,7 @@ void rp_callbacks_stop(void)
 	pthread_mutex_lock(&waking);
 	if (attached) {
 		cupti_real()->Unsubscribe(subscriber);
-		um_backend_launches_unseen(true); /* frees after this follow no stream */
+		um_backend_launches_unseen(); /* frees after this follow no stream */
 	}
 	attached = false;
 	pthread_mutex_unlock(&waking);

@@ -234,7 +234,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 			 (unsigned long long)st->resynced, (unsigned long long)st->lost);
 	if (m.stopped_at_graph)
 		snprintf(progress + strlen(progress), sizeof progress - strlen(progress),
-			 ", until the program's first CUDA graph");
+			 "; stopped at the program's first CUDA graph");
 	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; %sdevice memory in use up to %s",
 		engine_policy_name(policy), progress,
 		um_size_format(total.htod_bytes, in, sizeof in), um_size_format(total.dtoh_bytes, out, sizeof out),
