@@ -290,8 +290,13 @@ static CUptiResult attach(void)
  * the waking to a later allocation. */
 static void follow_launches(void)
 {
-	if (!capture_mode_global())
+	static atomic_int deferral_told;
+	if (!capture_mode_global()) {
+		if (!atomic_exchange(&deferral_told, 1))
+			um_info("the program's memory outgrew the budget the plan fits in, in an allocation that may "
+				"be inside a CUDA graph capture: following its launches from a later allocation");
 		return;
+	}
 	pthread_mutex_lock(&waking);
 	if (atomic_load(&idle)) {
 		atomic_store(&idle, false);

@@ -356,9 +356,10 @@ for policy in plan ondemand; do
 		"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.$policy.err")"
 done
 # A plan with nothing to do (the eager program's, at twice its peak) leaves
-# PyTorch's cache on and the replayer idle, not attached to CUPTI; a budget
-# just above the eager peak wakes it once the graph's memory pool grows,
-# which may be inside the capture, whose start it then did not see.
+# PyTorch's cache on and the replayer idle, not attached to CUPTI; with a
+# budget just above the eager peak, the graph's memory pool outgrows it
+# inside the capture, where waking (attaching to CUPTI) would break the
+# capture: the replay wakes at a later allocation instead.
 $B/umrec -o "$WORK/graph.eager.db" --framework-cache --max-managed $MAXM -- python3 $PY/mlp.py --steps 8 >/dev/null 2>&1
 we=$($B/umplan "$WORK/graph.eager.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 $B/umplan "$WORK/graph.eager.db" --capacity $((2 * we)) -o "$WORK/graph.idle.plan" >/dev/null 2>&1
@@ -366,7 +367,7 @@ $B/umreplay --plan "$WORK/graph.idle.plan" --gpu-budget $((we + we / 20)) --max-
 	--stats "$WORK/graph.woken.json" -- "${G[@]}" >"$WORK/graph.woken.out" 2>"$WORK/graph.woken.err"
 rc=$?
 grep umreplay "$WORK/graph.woken.err"
-row "graphs: idle replay woken, stops" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.woken.out) >/dev/null && grep -q 'outgrew the budget' $WORK/graph.woken.err && grep -q 'uses CUDA graphs' $WORK/graph.woken.err")" \
+row "graphs: idle replay wakes after the capture" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.woken.out) >/dev/null && grep -q 'may be inside a CUDA graph capture' $WORK/graph.woken.err && grep -q 'following its kernel launches from now on' $WORK/graph.woken.err")" \
 	"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.woken.err")"
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $B/umreplay --plan "$WORK/graph.plan" --gpu-budget $((w / 2)) --max-managed $MAXM \
 	-- "${G[@]}" >/dev/null 2>"$WORK/graph.replay.nocache.err"
