@@ -91,23 +91,45 @@ out:
 	return result;
 }
 
-/* Every table and view of the embedded schema, with its columns, in db. */
-/* Tables version 1 gained after its first traces, which lack them: a
- * missing one is read as empty. */
-static const char *const later_tables[] = { "graph_kernel" };
+/* The table each version added, which traces of an older version lack:
+ * readers take a missing one as empty. */
+static const struct {
+	const char *table;
+	int version;
+} added_tables[] = {
+	{ "graph_kernel", 2 },
+};
 
-static bool added_later(const char *type, const char *obj)
+static bool older_than_table(long long version, const char *type, const char *obj)
 {
-	for (size_t i = 0; strcmp(type, "table") == 0 && i < sizeof later_tables / sizeof *later_tables; i++)
-		if (strcmp(obj, later_tables[i]) == 0)
-			return true;
+	for (size_t i = 0; strcmp(type, "table") == 0 && i < sizeof added_tables / sizeof *added_tables; i++)
+		if (strcmp(obj, added_tables[i].table) == 0)
+			return version < added_tables[i].version;
 	return false;
+}
+
+int trace_schema_count(sqlite3 *db, const char *table, uint64_t *out)
+{
+	char sql[128];
+	sqlite3_stmt *st = NULL;
+	*out = 0;
+	if (!trace_schema_has_table(db, table))
+		return 0;
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", table);
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 bool trace_schema_has_table(sqlite3 *db, const char *table)
 {
 	sqlite3_stmt *st = NULL;
-	bool found = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+	bool found = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' "
+					"AND name = ?1 COLLATE NOCASE",
 					-1, &st, NULL) == SQLITE_OK &&
 		     sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
 		     sqlite3_step(st) == SQLITE_ROW;
@@ -115,7 +137,9 @@ bool trace_schema_has_table(sqlite3 *db, const char *table)
 	return found;
 }
 
-static int check_objects(sqlite3 *db, const char *name, char *err, size_t errlen)
+/* Every table and view of the embedded schema, with its columns, in db
+ * (of the given version). */
+static int check_objects(sqlite3 *db, long long version, const char *name, char *err, size_t errlen)
 {
 	sqlite3 *ref = NULL;
 	sqlite3_stmt *objs = NULL, *find = NULL;
@@ -152,7 +176,7 @@ static int check_objects(sqlite3 *db, const char *name, char *err, size_t errlen
 		sqlite3_bind_text(find, 1, type, -1, SQLITE_STATIC);
 		sqlite3_bind_text(find, 2, obj, -1, SQLITE_STATIC);
 		int rc = sqlite3_step(find);
-		if (rc == SQLITE_DONE && added_later(type, obj))
+		if (rc == SQLITE_DONE && older_than_table(version, type, obj))
 			continue;
 		if (rc == SQLITE_DONE) {
 			um_errmsg(err, errlen, "%s: missing %s %s", name, type, obj);
@@ -198,7 +222,7 @@ static int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_
 		um_errmsg(err, errlen, "%s: not a umkit trace (no schema version)", name);
 		return -1;
 	}
-	return check_objects(db, name, err, errlen);
+	return check_objects(db, version, name, err, errlen);
 }
 
 int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)

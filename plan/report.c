@@ -282,9 +282,10 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "             UM traffic recorded: %s to the GPU (%s on demand), %s to the host\n",
 		size_str(t->htod_bytes, a, sizeof a), size_str(t->fault_bytes, b, sizeof b),
 		size_str(t->dtoh_bytes, c, sizeof c));
-	if (t->graph_kernels || t->untimed_kernels)
-		fprintf(out, "             %zu kernels in CUDA graphs (not planned), %zu without GPU times\n",
-			t->graph_kernels, t->untimed_kernels);
+	if (t->graph_kernels || t->unlaunched_kernels || t->untimed_kernels)
+		fprintf(out, "             %zu kernels in CUDA graphs and %zu without a launch callback (not "
+			"planned), %zu without GPU times\n",
+			t->graph_kernels, t->unlaunched_kernels, t->untimed_kernels);
 	if (t->launch_reordered)
 		fprintf(out, "             some launch times run backwards (several launching threads?): "
 			"positions follow launch order\n");
@@ -477,6 +478,7 @@ cJSON *report_json(const struct planner *pl)
 	cJSON_AddStringToObject(o, "status", t->status);
 	add_u64(o, "kernels", t->n_kernels);
 	add_u64(o, "graph_kernels", t->graph_kernels);
+	add_u64(o, "unlaunched_kernels", t->unlaunched_kernels);
 	add_u64(o, "untimed_kernels", t->untimed_kernels);
 	add_u64(o, "allocations", t->n_allocs);
 	add_u64(o, "pointer_arguments", t->n_args);

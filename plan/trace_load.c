@@ -282,6 +282,7 @@ static size_t string_index(const struct trace *t, uint32_t id)
 struct kernel_rows {
 	struct trace *t;
 	uint64_t *name_states;
+	bool graphs_apart; /* the trace has graph_kernel (version 2) */
 };
 
 /* The shape ID of the launch in the row at st (columns 7-13: grid, block,
@@ -302,14 +303,18 @@ static uint64_t shape_of(struct kernel_rows *kr, sqlite3_stmt *st, uint32_t name
 	return execid_shape_of(&l);
 }
 
-/* Kernels without seq (graph kernels of traces that predate graph_kernel)
- * are counted, not kept. */
+/* Kernels without seq are counted, not kept: in a version-1 trace they
+ * are the kernels graphs ran (one per graph launch), since version 2
+ * kernels no launch callback showed (graph_kernel holds the graphs'). */
 static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 {
 	struct kernel_rows *kr = ctx;
 	struct seq_row *r = slot;
 	if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
-		kr->t->graph_kernels++;
+		if (kr->graphs_apart)
+			kr->t->unlaunched_kernels++;
+		else
+			kr->t->graph_kernels++;
 		return false;
 	}
 	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
@@ -326,7 +331,8 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 {
 	struct trace *t = l->t;
-	struct kernel_rows kr = { t, calloc(t->n_strings ? t->n_strings : 1, sizeof *kr.name_states) };
+	struct kernel_rows kr = { t, calloc(t->n_strings ? t->n_strings : 1, sizeof *kr.name_states),
+				  trace_schema_has_table(l->db, "graph_kernel") };
 	if (!kr.name_states)
 		return oom(l);
 	void *data;
@@ -527,18 +533,12 @@ static int load_migrations(struct loader *l)
 /* The kernels CUDA graphs ran: counted, not planned (no launch order). */
 static int count_graph_kernels(struct loader *l)
 {
-	sqlite3_stmt *st;
-	if (!trace_schema_has_table(l->db, "graph_kernel"))
-		return 0;
-	if (prepare(l, "SELECT count(*) FROM graph_kernel", &st))
-		return -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	uint64_t n;
+	if (trace_schema_count(l->db, "graph_kernel", &n) != 0) {
 		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, sqlite3_errmsg(l->db));
-		sqlite3_finalize(st);
 		return -1;
 	}
-	l->t->graph_kernels += (size_t)sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	l->t->graph_kernels += (size_t)n;
 	return 0;
 }
 

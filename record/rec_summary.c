@@ -60,8 +60,6 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 		{ migration_sql, { &out->migrations, &out->htod_bytes, &out->dtoh_bytes, &out->fault_bytes }, 4 },
 		{ "SELECT count(*) FROM fault", { &out->faults }, 1 },
 		{ "SELECT count(*) FROM nvtx_range", { &out->nvtx_ranges }, 1 },
-		{ trace_schema_has_table(db, "graph_kernel") ? "SELECT count(*) FROM graph_kernel" : "SELECT 0",
-		  { &out->graph_kernels }, 1 },
 	};
 	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
 		if (query_row(db, queries[i].sql, queries[i].cols, queries[i].ncols) != 0) {
@@ -69,6 +67,11 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 			sqlite3_close(db);
 			return -1;
 		}
+	}
+	if (trace_schema_count(db, "graph_kernel", &out->graph_kernels) != 0) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return -1;
 	}
 	sqlite3_close(db);
 

@@ -258,29 +258,39 @@ static void wake(engine *e, struct alloc_rec *r)
 }
 
 /* Idle, r's blocks join the footprint counted resident, unless that would
- * pass the limit: then the engine wakes. The engine sees no writes while
- * idle, so r counts as written from the start. */
-static void idle_alloc(engine *e, struct alloc_rec *r)
+ * pass the limit: then the engine wakes, if it may; if not, they join all
+ * the same (a kernel may use them before the engine wakes), and the next
+ * allocation that may wake does. The engine sees no writes while idle, so
+ * r counts as written from the start. */
+static void idle_alloc(engine *e, struct alloc_rec *r, bool may_wake)
 {
 	r->touched = true;
 	uint64_t added = footprint_missing(e->footprint, r->first_block, r->n_blocks);
-	if (!added)
-		return;
-	if ((footprint_blocks(e->footprint) + added) * BLOCK_BYTES > e->idle_limit ||
-	    footprint_add(e->footprint, r->first_block, r->n_blocks) != 0)
+	bool over = (footprint_blocks(e->footprint) + added) * BLOCK_BYTES > e->idle_limit;
+	if (over && may_wake) {
 		wake(e, r);
+		return;
+	}
+	if (over)
+		e->st.wake_deferrals++;
+	if (added && footprint_add(e->footprint, r->first_block, r->n_blocks) != 0 && may_wake)
+		wake(e, r); /* out of memory: the model is what is left */
 }
 
-bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bool may_wake)
 {
 	pthread_mutex_lock(&e->lock);
+	if (e->stopped) {
+		pthread_mutex_unlock(&e->lock);
+		return false;
+	}
 	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
 	if (r)
 		faultsrc_note(e->faults, now_ns(e), r);
 	if (r && e->sig)
 		sigcheck_alloc(e->sig, size);
 	if (r && e->idle) {
-		idle_alloc(e, r);
+		idle_alloc(e, r, may_wake);
 	} else {
 		for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
 			struct block *b = residency_block(e->res, r->first_block + i);
@@ -344,7 +354,7 @@ void engine_on_free(engine *e, uint64_t id)
 	pthread_mutex_lock(&e->lock);
 	struct alloc_rec r;
 	/* Idle, the allocation map is all there is to update. */
-	if (allocmap_remove(e->allocs, id, &r) && e->model && !e->idle) {
+	if (!e->stopped && allocmap_remove(e->allocs, id, &r) && e->model && !e->idle) {
 		onhost_free(e, &r);
 		free_blocks(e, &r);
 	}
@@ -354,7 +364,8 @@ void engine_on_free(engine *e, uint64_t id)
 void engine_on_write(engine *e, uint64_t id)
 {
 	pthread_mutex_lock(&e->lock);
-	touch(e, allocmap_live(e->allocs, id));
+	if (!e->stopped)
+		touch(e, allocmap_live(e->allocs, id));
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -362,8 +373,15 @@ void engine_on_unknown_write(engine *e)
 {
 	pthread_mutex_lock(&e->lock);
 	size_t c = 0;
-	for (struct alloc_rec *r; (r = allocmap_next_live(e->allocs, &c));)
+	for (struct alloc_rec *r; !e->stopped && (r = allocmap_next_live(e->allocs, &c));)
 		touch(e, r);
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_stop(engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->stopped = true;
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -544,6 +562,10 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 		      size_t n)
 {
 	pthread_mutex_lock(&e->lock);
+	if (e->stopped) {
+		pthread_mutex_unlock(&e->lock);
+		return false;
+	}
 	if (e->idle)
 		wake(e, NULL);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
@@ -595,7 +617,7 @@ void engine_after_launch(engine *e)
 	if (!this_launch.mark && pos == PLAN_POS_NONE)
 		return;
 	pthread_mutex_lock(&e->lock);
-	uint64_t mark = e->x.mark(e->x.ctx);
+	uint64_t mark = e->stopped ? 0 : e->x.mark(e->x.ctx);
 	if (mark)
 		marks_note(e->marks, seq, pos, mark);
 	pthread_mutex_unlock(&e->lock);

@@ -125,7 +125,8 @@ void engine_destroy(engine *e);
  * block an allocation has covered as resident (the program may have touched
  * it) and keeps nothing per block, so an allocation or free costs the same
  * however large it is. The allocation that would take that footprint past
- * the limit ends idleness for good, and so does a launch passed to
+ * the limit ends idleness for good (unless it may not: engine_on_alloc's
+ * may_wake), and so does a launch passed to
  * engine_on_launch: the engine builds its residency model then (engine.c,
  * wake), from then on engine_on_launch must see every launch, and the
  * budget makes room at the first one that needs it, behind a marker that
@@ -140,9 +141,17 @@ bool engine_follows_launches(engine *e);
  * the plan policy, an allocation the plan keeps in host memory is placed
  * there (executor place) before engine_on_alloc returns, and released at
  * its free. engine_on_alloc returns engine_follows_launches as the
- * allocation left it (an allocation is what ends idleness). */
-bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
+ * allocation left it (an allocation is what ends idleness, unless may_wake
+ * is false: the caller cannot follow launches from this allocation on, and
+ * a later one that may wake does). */
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bool may_wake);
 void engine_on_free(engine *e, uint64_t id);
+
+/* From now on every call above and below that would change the engine
+ * (allocations, frees, writes, launches) does nothing and queues no op;
+ * calls made before it have returned when it returns. For a program the
+ * engine cannot follow any more (a CUDA graph). */
+void engine_stop(engine *e);
 
 /* The program wrote into allocation id other than through a kernel launch
  * (a memset, a copy into it), before the write is queued: a planned
@@ -150,7 +159,7 @@ void engine_on_free(engine *e, uint64_t id);
 void engine_on_write(engine *e, uint64_t id);
 
 /* The program queued work that may write device memory the engine cannot
- * name (a 2-D or 3-D copy, a graph, a host function): no live allocation
+ * name (a 2-D or 3-D copy, a host function): no live allocation
  * counts as fresh any more, so none is discard-prefetched. */
 void engine_on_unknown_write(engine *e);
 
@@ -200,6 +209,9 @@ struct engine_stats {
 						 the start (engine_follows_launches) */
 	uint64_t woke_at_alloc;               /* the allocation that ended the idle
 						 start; 0: none did */
+	uint64_t wake_deferrals;              /* allocations past the idle limit
+						 that could not wake the engine
+						 (engine_on_alloc's may_wake) */
 	uint64_t gated_launches;              /* launches passed to the executor's
 						 gate: their blocks' prefetch may
 						 have been in flight */

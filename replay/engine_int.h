@@ -71,6 +71,7 @@ struct engine {
 	bool foreign;              /* the plan is not for this program */
 	bool idle;                 /* launches not followed (engine.h,
 				      engine_follows_launches) */
+	bool stopped;              /* engine_stop: every call does nothing */
 	uint64_t idle_limit;       /* the footprint that ends idleness */
 	footprint *footprint;      /* when started idle: every block an
 				      allocation covered while idle */

@@ -70,6 +70,7 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "modelled_peak_bytes", s->modelled_peak_bytes, ",\n    ");
 	fprintf(f, "\"started_idle\": %s, ", s->started_idle ? "true" : "false");
 	put_u64(f, "woke_at_alloc", s->woke_at_alloc, ", ");
+	put_u64(f, "wake_deferrals", s->wake_deferrals, ", ");
 	put_u64(f, "gated_launches", s->gated_launches, ", ");
 	put_u64(f, "unissued_blocks", s->unissued_blocks, "\n  },\n");
 }

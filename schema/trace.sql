@@ -1,4 +1,5 @@
--- umkit trace schema, version 1.
+-- umkit trace schema, version 2 (version 1 lacks graph_kernel, and its kernel
+-- table holds captured launches and one kernel of each graph launch).
 --
 -- One SQLite database per recorded run, written by libumrec.so and read by
 -- umplan and by people with sqlite3. docs/trace-schema.md documents every
@@ -65,9 +66,7 @@ CREATE INDEX kernel_launch ON kernel(launch_ns);
 -- One row per kernel a CUDA graph launch ran, from its activity record
 -- alone: no launch callback shows these kernels, so they have no launch
 -- order and no arguments, and umplan does not plan them. Every kernel of
--- one graph launch shares its correlation ID. Traces recorded before
--- 2026-11-26 (session 43) lack the table and kept only one of a launch's
--- kernels, in kernel.
+-- one graph launch shares its correlation ID. New in version 2.
 CREATE TABLE graph_kernel (
 	correlation_id INTEGER NOT NULL,     -- of the graph launch (cuGraphLaunch)
 	graph_id       INTEGER NOT NULL,     -- CUPTI's ID of the graph launched

@@ -6,19 +6,15 @@
 #include "capture.h"
 #include "common/cuda/cbids.h"
 
-#define CAPTURE_BEGIN(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz
+#define BOTH(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz
 const CUpti_CallbackId graph_cbids[] = {
-	CAPTURE_BEGIN(cuStreamBeginCapture),
-	CAPTURE_BEGIN(cuStreamBeginCapture_v2),
-	CAPTURE_BEGIN(cuStreamBeginCaptureToGraph),
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	BOTH(cuStreamBeginCapture),
+	BOTH(cuStreamBeginCapture_v2),
+	BOTH(cuStreamBeginCaptureToGraph),
+	BOTH(cuGraphLaunch),
 };
-#undef CAPTURE_BEGIN
+#undef BOTH
 const int graph_ncbids = sizeof graph_cbids / sizeof graph_cbids[0];
-
-/* The first graph_ncbids - 2 calls begin a capture. */
-#define CAPTURE_BEGIN_CBIDS (sizeof graph_cbids / sizeof graph_cbids[0] - 2)
 
 static atomic_bool captures_begun;
 
@@ -27,9 +23,24 @@ bool graph_cbid(CUpti_CallbackId cbid)
 	return cbid_index(graph_cbids, (size_t)graph_ncbids, cbid) >= 0;
 }
 
-void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+static bool begins_capture(CUpti_CallbackId cbid)
 {
-	if (cb->callbackSite == CUPTI_API_ENTER && cbid_index(graph_cbids, CAPTURE_BEGIN_CBIDS, cbid) >= 0)
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void capture_note(CUpti_CallbackId cbid)
+{
+	if (begins_capture(cbid))
 		atomic_store_explicit(&captures_begun, true, memory_order_relaxed);
 }
 

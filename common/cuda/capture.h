@@ -23,9 +23,9 @@ extern const int graph_ncbids;
 /* Whether cbid is one of graph_cbids. */
 bool graph_cbid(CUpti_CallbackId cbid);
 
-/* Notes a call of graph_cbids (at its entry): from the first capture on,
- * capture_launch_captured asks the driver. */
-void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
+/* Notes a call of graph_cbids, at its entry: from the first capture
+ * begun on, capture_launch_captured asks the driver. */
+void capture_note(CUpti_CallbackId cbid);
 
 /* Whether the calling thread's stream capture mode is CUDA's default,
  * global one. An allocation is an unsafe call during a capture in that

@@ -70,9 +70,12 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
  * through stream-ordered CUDA calls, as a program written for cudaMalloc
  * memory must. */
 static atomic_bool multi_stream;
-/* Until a library subscribes to the program's calls, none is seen; once
- * one has, the next fence ends launches_unseen (seen_pending). */
-static atomic_bool launches_unseen = true, seen_pending;
+/* Whether fences can name the streams that may use freed memory: not
+ * until a library subscribes to the program's calls (UNSEEN); once one
+ * has (PENDING), the next fence claims the change (CLAIMED), synchronizes
+ * and makes it SEEN, unless um_backend_launches_unseen came meanwhile. */
+enum launch_view { SEEN, UNSEEN, PENDING, CLAIMED };
+static _Atomic int launch_view = UNSEEN;
 
 void um_backend_stream_begin(CUstream s)
 {
@@ -178,15 +181,14 @@ void um_backend_forget_refusal(bool served)
 		cudart_get()->GetLastError();
 }
 
-void um_backend_launches_seen(void)
+void um_backend_launches_seen(bool from_start)
 {
-	atomic_store(&seen_pending, true);
+	atomic_store(&launch_view, from_start ? SEEN : PENDING);
 }
 
 void um_backend_launches_unseen(void)
 {
-	atomic_store(&seen_pending, false);
-	atomic_store(&launches_unseen, true);
+	atomic_store(&launch_view, UNSEEN);
 }
 
 bool um_backend_multi_stream(void)
@@ -259,16 +261,17 @@ static uint64_t fence_record(void *ctx)
 		forget_destroyed();
 		pthread_mutex_unlock(&streams_lock);
 	}
-	bool whole = atomic_load(&launches_unseen) || atomic_load(&streams_overflow) ||
-		     atomic_exchange(&destroyed_busy, false);
+	int view = atomic_load(&launch_view);
+	bool whole = view != SEEN || atomic_load(&streams_overflow) || atomic_exchange(&destroyed_busy, false);
 	if (whole) {
-		/* Taken before the synchronize, so that it covers every launch
-		 * made before the subscription that um_backend_launches_seen
+		/* Claimed before the synchronize, so that it covers every
+		 * launch made before the subscription um_backend_launches_seen
 		 * follows. */
-		bool seen = atomic_exchange(&seen_pending, false);
+		bool claimed = view == PENDING && atomic_compare_exchange_strong(&launch_view, &view, CLAIMED);
 		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
-		if (seen)
-			atomic_store(&launches_unseen, false);
+		int expected = CLAIMED;
+		if (claimed)
+			atomic_compare_exchange_strong(&launch_view, &expected, SEEN);
 	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */

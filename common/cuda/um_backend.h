@@ -47,13 +47,14 @@ void um_backend_forget_refusal(bool served);
 /* While launches go unseen (from the start until a library subscribes to
  * them, and while an idle replay does not follow them), no stream can be
  * named to a fence, so a fence synchronizes the context instead, as
- * cudaFree itself does. Once they are seen again (call it after
- * subscribing), the next fence still synchronizes, so that work queued on
- * streams never named has finished, and fences rely on the streams named
- * from there on. Nothing synchronizes in the call itself: a library may
+ * cudaFree itself does. Once they are seen (call it after subscribing),
+ * the next fence still synchronizes, so that work queued on streams never
+ * named has finished, and fences rely on the streams named from there on;
+ * from_start (subscribed before the program had a context, so before any
+ * work) skips that. Nothing synchronizes in the call itself: a library may
  * subscribe while the program captures a CUDA graph, which a synchronize
  * would break. */
-void um_backend_launches_seen(void);
+void um_backend_launches_seen(bool from_start);
 void um_backend_launches_unseen(void);
 
 /* True once work was queued outside the legacy default stream's order. */

@@ -89,7 +89,7 @@ static void on_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
-	capture_note(cbid, cb);
+	capture_note(cbid);
 	if (atomic_exchange(&capture_warned, 1))
 		return;
 	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
@@ -208,10 +208,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		stream_call_note(cbid, data);
-		if (graph_cbid(cbid))
-			on_graph(cbid, data);
-		else
+		if (launch_is_kernel_cbid(cbid))
 			on_launch(cbid, data);
+		else if (graph_cbid(cbid))
+			on_graph(cbid, data);
 	}
 	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
 		on_resource(cbid, data);

@@ -151,7 +151,7 @@ int InitializeInjection(void)
 		return 1;
 	}
 	cupti_guard_hold("umrec");
-	um_backend_launches_seen();
+	um_backend_launches_seen(true);
 	pthread_atfork(NULL, NULL, forget_in_child);
 	gate_open(&rec_gate);
 	atexit(finish);

@@ -44,6 +44,9 @@ bool rp_exec_own_call(void);
 /* The range has a new owner: discards still waiting for its previous
  * owner's marker are not made. */
 void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
+/* Waits until the worker has issued every queued op (no driver call of
+ * the replayer's is made after it unless the engine queues more). */
+void rp_exec_wait_issued(void);
 /* Waits until every queued op has been issued and has finished. */
 void rp_exec_drain(void);
 struct rp_exec_stats {

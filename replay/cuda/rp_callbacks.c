@@ -16,7 +16,8 @@
  * that may still use freed memory, so a free synchronizes the context as
  * cudaFree does (um_backend_launches_unseen). The allocation that ends
  * idleness attaches: launch and write callbacks, the activity records, and
- * from the next launch the Unified Memory counters.
+ * from the next launch the Unified Memory counters; one that may be inside
+ * a CUDA graph capture leaves that to a later one (may_wake).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -92,16 +93,19 @@ static void after_engine(void)
 }
 
 /* What a graph runs no launch callback shows, so from the program's first
- * capture or graph launch the plan cannot be followed: the engine gets no
- * launch, write, allocation or free from here on. Ops already queued are
- * drained first, so that none is issued while a capture is underway (a
- * capture in the default, global mode may refuse other threads' calls);
- * the arena's stream notes go on, for its fences. */
-static void stop_following(void)
+ * capture or graph launch the plan cannot be followed: the engine takes no
+ * launch, write, allocation or free from here on (engine_stop, which waits
+ * for the calls already in it), and the worker's queue is issued before
+ * the program goes on, so that none of the replayer's driver calls is made
+ * while a capture is under way (a capture in CUDA's default, global mode
+ * refuses other threads' unsafe calls). The arena's stream notes go on,
+ * for its fences. A thread that calls it while another is stopping waits
+ * until the stop is done. */
+static void stop_now(void)
 {
-	if (atomic_exchange(&stopped, true))
-		return;
-	rp_exec_drain();
+	atomic_store(&stopped, true);
+	engine_stop(rp_engine);
+	rp_exec_wait_issued();
 	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
 	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
 		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
@@ -109,6 +113,12 @@ static void stop_following(void)
 			? "; PyTorch cannot capture a graph with its caching allocator off "
 			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), which umreplay turned off for the plan"
 			: "");
+}
+
+static void stop_following(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, stop_now);
 }
 
 /* What every launch does at its entry: the Unified Memory counters (refused
@@ -283,26 +293,15 @@ static CUptiResult attach(void)
 
 /* The engine stopped being idle: attach, so that launches take the full
  * path from now on. Launches from here are seen, and the next fence's
- * synchronize finishes those before (um_backend_launches_seen). Neither
- * that synchronize nor the attaching may happen inside a CUDA graph
- * capture, which either breaks (the attaching did, on the H100): an
- * allocation that may come from inside one (capture_mode_global) leaves
- * the waking to a later allocation. */
+ * synchronize finishes those before (um_backend_launches_seen). */
 static void follow_launches(void)
 {
-	static atomic_int deferral_told;
-	if (!capture_mode_global()) {
-		if (!atomic_exchange(&deferral_told, 1))
-			um_info("the program's memory outgrew the budget the plan fits in, in an allocation that may "
-				"be inside a CUDA graph capture: following its launches from a later allocation");
-		return;
-	}
 	pthread_mutex_lock(&waking);
 	if (atomic_load(&idle)) {
 		atomic_store(&idle, false);
 		CUptiResult r = attach();
 		if (r == CUPTI_SUCCESS) {
-			um_backend_launches_seen();
+			um_backend_launches_seen(false);
 			capture_watch(); /* a capture on another thread may have begun unseen */
 			um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 		} else {
@@ -315,6 +314,28 @@ static void follow_launches(void)
 	pthread_mutex_unlock(&waking);
 }
 
+/* Waking attaches to CUPTI, and done inside a CUDA graph capture that broke
+ * the capture on the H100. An allocation made outside CUDA's default,
+ * global capture mode may come from inside one (capture_mode_global), so
+ * it does not wake the engine: a later one does. */
+static bool may_wake(void)
+{
+	return !atomic_load(&idle) || capture_mode_global();
+}
+
+/* Says once that an allocation could not wake the engine. */
+static void tell_deferral(void)
+{
+	static atomic_int told;
+	struct engine_stats st;
+	if (atomic_load(&told))
+		return;
+	engine_get_stats(rp_engine, &st);
+	if (st.wake_deferrals && !atomic_exchange(&told, 1))
+		um_info("the program's memory outgrew the budget the plan fits in, in an allocation that may "
+			"be inside a CUDA graph capture: following its launches from a later allocation");
+}
+
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
 	if (!atomic_load(&rp_active) || atomic_load(&stopped))
@@ -322,10 +343,13 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	rp_residency_start();
 	/* The engine first: once it knows the range is live it queues no more
 	 * discards of it, so none can be added after the forgetting. */
-	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size);
+	bool wake_ok = may_wake();
+	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size, wake_ok);
 	rp_exec_forget_discards(a->address, a->size);
 	if (follows && atomic_load(&idle))
 		follow_launches();
+	else if (!wake_ok)
+		tell_deferral();
 }
 
 CUptiResult rp_callbacks_start(bool with_kernel_times)
@@ -335,7 +359,7 @@ CUptiResult rp_callbacks_start(bool with_kernel_times)
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = CUPTI_SUCCESS;
 	if (!atomic_load(&idle) && (r = attach()) == CUPTI_SUCCESS)
-		um_backend_launches_seen();
+		um_backend_launches_seen(true);
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
 	return r;

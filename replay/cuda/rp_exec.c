@@ -575,12 +575,17 @@ void rp_exec_stream_destroyed(void)
 	atomic_fetch_add(&streams_destroyed, 1);
 }
 
-void rp_exec_drain(void)
+void rp_exec_wait_issued(void)
 {
 	pthread_mutex_lock(&queue_lock);
 	while (worker_started && (queue_head || worker_busy))
 		pthread_cond_wait(&idle_cond, &queue_lock);
 	pthread_mutex_unlock(&queue_lock);
+}
+
+void rp_exec_drain(void)
+{
+	rp_exec_wait_issued();
 	if (mig_stream)
 		cuStreamSynchronize(mig_stream);
 }

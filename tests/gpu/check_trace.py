@@ -36,6 +36,7 @@ def recall(db):
 def main(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     fault_blocks, covered = recall(db)
+    graphs = one(db, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_kernel'")  # version 2 on
     out = {
         "integrity": one(db, "PRAGMA integrity_check"),
         "status": one(db, "SELECT value FROM meta WHERE key = 'status'"),
@@ -56,10 +57,8 @@ def main(path):
         "fault_blocks_covered": covered,
         "recall": (covered / fault_blocks) if fault_blocks else None,
         "device": one(db, "SELECT value FROM meta WHERE key = 'device_name'"),
-        "graph_kernels": one(db, "SELECT count(*) FROM graph_kernel") if one(
-            db, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_kernel'") else None,
-        "graph_launches": one(db, "SELECT count(DISTINCT correlation_id) FROM graph_kernel") if one(
-            db, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_kernel'") else None,
+        "graph_kernels": one(db, "SELECT count(*) FROM graph_kernel") if graphs else None,
+        "graph_launches": one(db, "SELECT count(DISTINCT correlation_id) FROM graph_kernel") if graphs else None,
         "captured_launches": int(one(db, "SELECT coalesce((SELECT value FROM meta "
                                          "WHERE key = 'captured_launches'), 0)")),
     }

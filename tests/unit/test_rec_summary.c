@@ -146,6 +146,16 @@ static void summary_flags_an_empty_trace(void **state)
 	assert_int_equal(s.graph_kernels, 0);
 	char text[2048];
 	assert_null(strstr(rec_summary_format(&s, path, 0, text, sizeof text), "CUDA graphs"));
+
+	/* A version-1 trace has no graph_kernel table: it reads, none counted. */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE graph_kernel; PRAGMA user_version = 1", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_int_equal(s.graph_kernels, 0);
+	assert_null(strstr(rec_summary_format(&s, path, 0, text, sizeof text), "CUDA graphs"));
 	assert_string_equal(rec_summary_problem(&s), "no CUDA activity was recorded: did the program use the GPU?");
 }
 

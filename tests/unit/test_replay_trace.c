@@ -162,7 +162,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	for (size_t i = 0; i < k; i++) {
 		if (ev[i].kind == DRYRUN_ALLOC) {
 			const struct trace_alloc *a = &t->allocs[ev[i].index];
-			engine_on_alloc(e, a->id, a->address, a->size);
+			engine_on_alloc(e, a->id, a->address, a->size, true);
 			model_live(m, a, 1);
 			memset(m->kernel, 0, m->n); /* no launch under way */
 			model_check(m, log);

@@ -93,18 +93,28 @@ static void missing_table_named(void **state)
 	assert_non_null(strstr(err, "missing view kernel_blocks"));
 }
 
-/* A version-1 trace from before graph_kernel opens; the table added
- * later is reported missing to its readers, not refused. */
-static void table_added_later_may_be_missing(void **state)
+/* A version-1 trace lacks graph_kernel, which version 2 added: it opens,
+ * and readers find the table missing; a version-2 trace without it is
+ * refused. */
+static void table_a_later_version_added(void **state)
 {
 	char path[512], err[256] = "";
 	sqlite3 *db;
-	make_trace(path, sizeof path, "before-graphs.db", "DROP TABLE graph_kernel");
+	uint64_t n = 99;
+	make_trace(path, sizeof path, "v1.db", "DROP TABLE graph_kernel; PRAGMA user_version = 1");
 	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
 	assert_false(trace_schema_has_table(db, "graph_kernel"));
-	assert_true(trace_schema_has_table(db, "kernel"));
+	assert_int_equal(trace_schema_count(db, "graph_kernel", &n), 0);
+	assert_int_equal(n, 0);
+	assert_true(trace_schema_has_table(db, "KERNEL"));
 	assert_false(trace_schema_has_table(db, "kernel_named")); /* a view */
+	assert_int_equal(trace_schema_count(db, "kernel", &n), 0);
+	assert_int_equal(n, 0);
 	sqlite3_close(db);
+
+	make_trace(path, sizeof path, "v2-no-graphs.db", "DROP TABLE graph_kernel");
+	open_fails(path, err, sizeof err);
+	assert_non_null(strstr(err, "missing table graph_kernel"));
 
 	make_trace(path, sizeof path, "graphs-no-column.db", "ALTER TABLE graph_kernel DROP COLUMN graph_node_id");
 	open_fails(path, err, sizeof err);
@@ -229,7 +239,7 @@ int main(void)
 		cmocka_unit_test(fresh_trace_validates),
 		cmocka_unit_test(schema_has_every_object),
 		cmocka_unit_test(missing_table_named),
-		cmocka_unit_test(table_added_later_may_be_missing),
+		cmocka_unit_test(table_a_later_version_added),
 		cmocka_unit_test(missing_column_named),
 		cmocka_unit_test(newer_version_named),
 		cmocka_unit_test(other_sqlite_database_refused),

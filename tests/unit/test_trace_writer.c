@@ -490,7 +490,7 @@ static void views_on_hand_made_trace(void **state)
 	sqlite3_close(db);
 }
 
-/* An activity record without a launch callback (a graph kernel) still
+/* An activity record without a launch callback (an unseen launch) still
  * makes a row; a launch reported after its activity completes it. */
 static void activity_without_launch(void **state)
 {
