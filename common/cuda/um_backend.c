@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "cudart.h"
+#include "launch_view.h"
 #include "log.h"
 
 #define FENCE_SLOTS 1024  /* fences in flight before recording waits */
@@ -70,12 +71,8 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
  * through stream-ordered CUDA calls, as a program written for cudaMalloc
  * memory must. */
 static atomic_bool multi_stream;
-/* Whether fences can name the streams that may use freed memory: not
- * until a library subscribes to the program's calls (UNSEEN); once one
- * has (PENDING), the next fence claims the change (CLAIMED), synchronizes
- * and makes it SEEN, unless um_backend_launches_unseen came meanwhile. */
-enum launch_view { SEEN, UNSEEN, PENDING, CLAIMED };
-static _Atomic int launch_view = UNSEEN;
+/* Whether fences can name the streams that may use freed memory. */
+static launch_view view = LAUNCH_VIEW_UNSEEN;
 
 void um_backend_stream_begin(CUstream s)
 {
@@ -183,12 +180,12 @@ void um_backend_forget_refusal(bool served)
 
 void um_backend_launches_seen(bool from_start)
 {
-	atomic_store(&launch_view, from_start ? SEEN : PENDING);
+	launch_view_seen(&view, from_start);
 }
 
 void um_backend_launches_unseen(void)
 {
-	atomic_store(&launch_view, UNSEEN);
+	launch_view_unseen(&view);
 }
 
 bool um_backend_multi_stream(void)
@@ -261,17 +258,13 @@ static uint64_t fence_record(void *ctx)
 		forget_destroyed();
 		pthread_mutex_unlock(&streams_lock);
 	}
-	int view = atomic_load(&launch_view);
-	bool whole = view != SEEN || atomic_load(&streams_overflow) || atomic_exchange(&destroyed_busy, false);
+	bool claimed;
+	bool whole = launch_view_fence_begin(&view, &claimed);
+	whole |= atomic_load(&streams_overflow);
+	whole |= atomic_exchange(&destroyed_busy, false); /* a whole wait covers them */
 	if (whole) {
-		/* Claimed before the synchronize, so that it covers every
-		 * launch made before the subscription um_backend_launches_seen
-		 * follows. */
-		bool claimed = view == PENDING && atomic_compare_exchange_strong(&launch_view, &view, CLAIMED);
 		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
-		int expected = CLAIMED;
-		if (claimed)
-			atomic_compare_exchange_strong(&launch_view, &expected, SEEN);
+		launch_view_fence_end(&view, claimed);
 	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */

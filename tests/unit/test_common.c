@@ -7,6 +7,7 @@
 #include "execid.h"
 #include "gate.h"
 #include "grow.h"
+#include "launch_view.h"
 #include "search.h"
 #include "size.h"
 
@@ -219,6 +220,42 @@ static void gate_close_waits_for_calls_inside(void **state)
 	assert_false(gate_enter(&r.g));
 }
 
+/* The fences' view of launches: a fence that began before an unsubscribe
+ * or a new subscription does not undo it when its wait ends. */
+static void launch_view_never_undoes_a_later_change(void **state)
+{
+	launch_view v = LAUNCH_VIEW_UNSEEN;
+	bool claimed;
+	assert_true(launch_view_fence_begin(&v, &claimed));
+	assert_false(claimed);
+	launch_view_fence_end(&v, claimed);
+	assert_true(launch_view_fence_begin(&v, &claimed)); /* still unseen */
+
+	launch_view_seen(&v, false);
+	assert_true(launch_view_fence_begin(&v, &claimed));
+	assert_true(claimed);
+	assert_true(launch_view_fence_begin(&v, &(bool){ false })); /* another fence meanwhile */
+	launch_view_fence_end(&v, claimed);
+	assert_false(launch_view_fence_begin(&v, &claimed)); /* seen: streams named */
+
+	launch_view_seen(&v, false);
+	assert_true(launch_view_fence_begin(&v, &claimed));
+	launch_view_unseen(&v); /* the exit path, during the wait */
+	launch_view_fence_end(&v, claimed);
+	assert_true(launch_view_fence_begin(&v, &claimed));
+	assert_false(claimed);
+
+	launch_view_seen(&v, false);
+	assert_true(launch_view_fence_begin(&v, &claimed));
+	launch_view_seen(&v, false); /* subscribed again during the wait */
+	launch_view_fence_end(&v, claimed);
+	assert_true(launch_view_fence_begin(&v, &claimed));
+	assert_true(claimed); /* the next fence waits and claims again */
+
+	launch_view_seen(&v, true); /* before any work: nothing to wait for */
+	assert_false(launch_view_fence_begin(&v, &claimed));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +269,7 @@ int main(void)
 		cmocka_unit_test(search_bounds_match_a_scan),
 		cmocka_unit_test(room_for_one_doubles_when_full),
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
+		cmocka_unit_test(launch_view_never_undoes_a_later_change),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
