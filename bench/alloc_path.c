@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 					return 1;
 				}
 				arena_ns += um_now_ns() - t0;
-				engine_on_alloc(e, al.id, al.address, al.size, true);
+				engine_on_alloc(e, al.id, al.address, al.size);
 				address[ev[i].trace_id] = al.address;
 			} else {
 				if (arena_free(a, address[ev[i].trace_id], &al) != ARENA_OK) {

@@ -8,8 +8,9 @@
  * went unseen, so the next fence still waits for the whole context, and
  * claims the change (CLAIMED) before it does, so that its wait covers
  * every launch made before the subscription. SEEN after that wait, unless
- * launch_view_unseen or launch_view_seen came meanwhile: a fence never
- * undoes a later change.
+ * the view changed meanwhile: every change bumps a generation kept in the
+ * same word, so a fence never undoes a later change, even one that came
+ * back to CLAIMED by another fence's claim.
  */
 #ifndef UMKIT_LAUNCH_VIEW_H
 #define UMKIT_LAUNCH_VIEW_H
@@ -18,35 +19,49 @@
 #include <stdbool.h>
 
 enum launch_view_state { LAUNCH_VIEW_SEEN, LAUNCH_VIEW_UNSEEN, LAUNCH_VIEW_PENDING, LAUNCH_VIEW_CLAIMED };
-typedef _Atomic int launch_view;
+/* state | generation << 2 */
+typedef _Atomic unsigned launch_view;
+#define LAUNCH_VIEW_INIT LAUNCH_VIEW_UNSEEN
+
+static inline void launch_view_set(launch_view *v, unsigned state)
+{
+	unsigned w = atomic_load(v);
+	while (!atomic_compare_exchange_weak(v, &w, (w & ~3u) + 4 + state))
+		;
+}
 
 /* A library subscribed; from_start: before the program had a context, so
  * before any work, and no fence needs to wait for the whole context. */
 static inline void launch_view_seen(launch_view *v, bool from_start)
 {
-	atomic_store(v, from_start ? LAUNCH_VIEW_SEEN : LAUNCH_VIEW_PENDING);
+	launch_view_set(v, from_start ? LAUNCH_VIEW_SEEN : LAUNCH_VIEW_PENDING);
 }
 
 static inline void launch_view_unseen(launch_view *v)
 {
-	atomic_store(v, LAUNCH_VIEW_UNSEEN);
+	launch_view_set(v, LAUNCH_VIEW_UNSEEN);
 }
 
-/* At a fence, before its wait: whether it must wait for the whole context;
- * *claimed when that wait ends the unseen time (pass it to fence_end). */
-static inline bool launch_view_fence_begin(launch_view *v, bool *claimed)
+/* At a fence, before its wait: whether it must wait for the whole context.
+ * *claim is the word it claimed, or 0 when its wait ends nothing (pass it
+ * to launch_view_fence_end). */
+static inline bool launch_view_fence_begin(launch_view *v, unsigned *claim)
 {
-	int state = atomic_load(v);
-	*claimed = state == LAUNCH_VIEW_PENDING && atomic_compare_exchange_strong(v, &state, LAUNCH_VIEW_CLAIMED);
-	return *claimed || state != LAUNCH_VIEW_SEEN;
+	unsigned w = atomic_load(v);
+	*claim = 0;
+	if ((w & 3) == LAUNCH_VIEW_PENDING) {
+		unsigned claimed = (w & ~3u) + 4 + LAUNCH_VIEW_CLAIMED;
+		if (atomic_compare_exchange_strong(v, &w, claimed))
+			*claim = claimed;
+	}
+	return *claim || (w & 3) != LAUNCH_VIEW_SEEN;
 }
 
 /* After the fence's wait for the whole context. */
-static inline void launch_view_fence_end(launch_view *v, bool claimed)
+static inline void launch_view_fence_end(launch_view *v, unsigned claim)
 {
-	int expected = LAUNCH_VIEW_CLAIMED;
-	if (claimed)
-		atomic_compare_exchange_strong(v, &expected, LAUNCH_VIEW_SEEN);
+	if (claim)
+		atomic_compare_exchange_strong(v, &claim, (claim & ~3u) + 4 + LAUNCH_VIEW_SEEN);
 }
 
 #endif

@@ -282,7 +282,7 @@ static size_t string_index(const struct trace *t, uint32_t id)
 struct kernel_rows {
 	struct trace *t;
 	uint64_t *name_states;
-	bool graphs_apart; /* the trace has graph_kernel (version 2) */
+	bool graphs_apart; /* the trace has graph_kernel */
 };
 
 /* The shape ID of the launch in the row at st (columns 7-13: grid, block,
@@ -303,9 +303,11 @@ static uint64_t shape_of(struct kernel_rows *kr, sqlite3_stmt *st, uint32_t name
 	return execid_shape_of(&l);
 }
 
-/* Kernels without seq are counted, not kept: in a version-1 trace they
- * are the kernels graphs ran (one per graph launch), since version 2
- * kernels no launch callback showed (graph_kernel holds the graphs'). */
+/* Kernels without seq are counted, not kept: in a trace without
+ * graph_kernel they are the kernels graphs ran (one per graph launch);
+ * with it, kernels no launch callback showed (graph_kernel holds the
+ * graphs'). The table decides, not the version: traces of session 43
+ * before the version became 2 have it. */
 static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 {
 	struct kernel_rows *kr = ctx;

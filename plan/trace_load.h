@@ -100,10 +100,11 @@ struct trace {
 	char *status;           /* "recording", "complete" or "" */
 
 	size_t graph_kernels;   /* kernels CUDA graphs ran (graph_kernel; in a
-				   version-1 trace the kernel rows without seq),
-				   not loaded */
-	size_t unlaunched_kernels; /* since version 2, kernel rows without seq:
-				      no launch callback showed them; not loaded */
+				   trace without it the kernel rows without
+				   seq), not loaded */
+	size_t unlaunched_kernels; /* with graph_kernel, kernel rows without
+				      seq: no launch callback showed them; not
+				      loaded */
 	size_t untimed_kernels; /* kernels without GPU start/end */
 	bool launch_reordered;  /* some launch_ns decreased in seq order (fixed up) */
 };

@@ -131,6 +131,7 @@ engine *engine_create(const struct engine_config *cfg, const struct engine_execu
 	}
 	e->policy = cfg->policy;
 	e->plan = cfg->plan;
+	e->may_wake = cfg->may_wake;
 	e->x = *exec;
 	e->model = cfg->policy != ENGINE_IDEAL;
 	e->budget = e->model ? cfg->gpu_budget : 0;
@@ -258,26 +259,31 @@ static void wake(engine *e, struct alloc_rec *r)
 }
 
 /* Idle, r's blocks join the footprint counted resident, unless that would
- * pass the limit: then the engine wakes, if it may; if not, they join all
- * the same (a kernel may use them before the engine wakes), and the next
- * allocation that may wake does. The engine sees no writes while idle, so
- * r counts as written from the start. */
-static void idle_alloc(engine *e, struct alloc_rec *r, bool may_wake)
+ * pass the limit: then the engine wakes, if the caller lets it; if not,
+ * they join all the same (a kernel may use them before the engine wakes),
+ * and the next allocation the caller lets wake does (wake_due). The
+ * engine sees no writes while idle, so r counts as written from the
+ * start. */
+static void idle_alloc(engine *e, struct alloc_rec *r)
 {
 	r->touched = true;
 	uint64_t added = footprint_missing(e->footprint, r->first_block, r->n_blocks);
 	bool over = (footprint_blocks(e->footprint) + added) * BLOCK_BYTES > e->idle_limit;
-	if (over && may_wake) {
+	/* Out of memory for the footprint, the model is what is left. */
+	bool lost = !over && added && footprint_add(e->footprint, r->first_block, r->n_blocks) != 0;
+	if ((over || lost || e->wake_due) && (!e->may_wake || e->may_wake())) {
+		e->wake_due = false;
 		wake(e, r);
 		return;
 	}
-	if (over)
+	if (over) {
 		e->st.wake_deferrals++;
-	if (added && footprint_add(e->footprint, r->first_block, r->n_blocks) != 0 && may_wake)
-		wake(e, r); /* out of memory: the model is what is left */
+		footprint_add(e->footprint, r->first_block, r->n_blocks);
+	}
+	e->wake_due |= over || lost;
 }
 
-bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bool may_wake)
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 {
 	pthread_mutex_lock(&e->lock);
 	if (e->stopped) {
@@ -290,7 +296,7 @@ bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bo
 	if (r && e->sig)
 		sigcheck_alloc(e->sig, size);
 	if (r && e->idle) {
-		idle_alloc(e, r, may_wake);
+		idle_alloc(e, r);
 	} else {
 		for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
 			struct block *b = residency_block(e->res, r->first_block + i);

@@ -103,6 +103,10 @@ struct engine_config {
 				     tensors (umreplay kept PyTorch's caching
 				     allocator on): the plan's allocation
 				     signature is not checked */
+	/* Asked, under the engine's lock, when an allocation would end
+	 * idleness: false leaves that to a later allocation (the caller
+	 * cannot follow launches from this one on). NULL: always true. */
+	bool (*may_wake)(void);
 };
 
 /* One allocation a launch's arguments point into. */
@@ -125,8 +129,8 @@ void engine_destroy(engine *e);
  * block an allocation has covered as resident (the program may have touched
  * it) and keeps nothing per block, so an allocation or free costs the same
  * however large it is. The allocation that would take that footprint past
- * the limit ends idleness for good (unless it may not: engine_on_alloc's
- * may_wake), and so does a launch passed to
+ * the limit ends idleness for good (unless engine_config.may_wake says
+ * not yet), and so does a launch passed to
  * engine_on_launch: the engine builds its residency model then (engine.c,
  * wake), from then on engine_on_launch must see every launch, and the
  * budget makes room at the first one that needs it, behind a marker that
@@ -141,10 +145,9 @@ bool engine_follows_launches(engine *e);
  * the plan policy, an allocation the plan keeps in host memory is placed
  * there (executor place) before engine_on_alloc returns, and released at
  * its free. engine_on_alloc returns engine_follows_launches as the
- * allocation left it (an allocation is what ends idleness, unless may_wake
- * is false: the caller cannot follow launches from this allocation on, and
- * a later one that may wake does). */
-bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bool may_wake);
+ * allocation left it (an allocation is what ends idleness, unless the
+ * config's may_wake says not yet); after engine_stop it returns false. */
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
 void engine_on_free(engine *e, uint64_t id);
 
 /* From now on every call above and below that would change the engine
@@ -211,7 +214,7 @@ struct engine_stats {
 						 start; 0: none did */
 	uint64_t wake_deferrals;              /* allocations past the idle limit
 						 that could not wake the engine
-						 (engine_on_alloc's may_wake) */
+						 (engine_config.may_wake) */
 	uint64_t gated_launches;              /* launches passed to the executor's
 						 gate: their blocks' prefetch may
 						 have been in flight */

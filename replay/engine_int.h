@@ -72,6 +72,9 @@ struct engine {
 	bool idle;                 /* launches not followed (engine.h,
 				      engine_follows_launches) */
 	bool stopped;              /* engine_stop: every call does nothing */
+	bool (*may_wake)(void);    /* engine_config.may_wake */
+	bool wake_due;             /* an allocation that could not wake the
+				      engine should have */
 	uint64_t idle_limit;       /* the footprint that ends idleness */
 	footprint *footprint;      /* when started idle: every block an
 				      allocation covered while idle */

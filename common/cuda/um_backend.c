@@ -72,7 +72,7 @@ static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
  * memory must. */
 static atomic_bool multi_stream;
 /* Whether fences can name the streams that may use freed memory. */
-static launch_view view = LAUNCH_VIEW_UNSEEN;
+static launch_view view = LAUNCH_VIEW_INIT;
 
 void um_backend_stream_begin(CUstream s)
 {
@@ -258,13 +258,13 @@ static uint64_t fence_record(void *ctx)
 		forget_destroyed();
 		pthread_mutex_unlock(&streams_lock);
 	}
-	bool claimed;
-	bool whole = launch_view_fence_begin(&view, &claimed);
+	unsigned claim;
+	bool whole = launch_view_fence_begin(&view, &claim);
 	whole |= atomic_load(&streams_overflow);
 	whole |= atomic_exchange(&destroyed_busy, false); /* a whole wait covers them */
 	if (whole) {
 		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
-		launch_view_fence_end(&view, claimed);
+		launch_view_fence_end(&view, claim);
 	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */

@@ -80,6 +80,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out);
 CUptiResult rp_callbacks_start(bool kernel_times);
 /* Ends the subscription: no callback of the replayer's runs after it. */
 void rp_callbacks_stop(void);
+/* engine_config.may_wake: false in an allocation that may be inside a
+ * CUDA graph capture, where attaching to CUPTI breaks the capture. */
+bool rp_callbacks_may_wake(void);
 /* Whether the program's first CUDA graph (a capture or a graph launch)
  * ended the following (docs/replay.md, "CUDA graphs"). */
 bool rp_callbacks_stopped_at_graph(void);

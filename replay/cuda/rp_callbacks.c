@@ -17,7 +17,7 @@
  * cudaFree does (um_backend_launches_unseen). The allocation that ends
  * idleness attaches: launch and write callbacks, the activity records, and
  * from the next launch the Unified Memory counters; one that may be inside
- * a CUDA graph capture leaves that to a later one (may_wake).
+ * a CUDA graph capture leaves that to a later one (rp_callbacks_may_wake).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +47,7 @@ static bool kernel_times;
 static atomic_bool idle;
 static pthread_mutex_t waking = PTHREAD_MUTEX_INITIALIZER;
 static bool attached; /* written before the first callback, or under waking */
+static bool closed;   /* rp_callbacks_stop ran; under waking */
 static pthread_mutex_t ends_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
@@ -297,7 +298,7 @@ static CUptiResult attach(void)
 static void follow_launches(void)
 {
 	pthread_mutex_lock(&waking);
-	if (atomic_load(&idle)) {
+	if (atomic_load(&idle) && !closed) {
 		atomic_store(&idle, false);
 		CUptiResult r = attach();
 		if (r == CUPTI_SUCCESS) {
@@ -317,23 +318,16 @@ static void follow_launches(void)
 /* Waking attaches to CUPTI, and done inside a CUDA graph capture that broke
  * the capture on the H100. An allocation made outside CUDA's default,
  * global capture mode may come from inside one (capture_mode_global), so
- * it does not wake the engine: a later one does. */
-static bool may_wake(void)
-{
-	return !atomic_load(&idle) || capture_mode_global();
-}
-
-/* Says once that an allocation could not wake the engine. */
-static void tell_deferral(void)
+ * it does not wake the engine: a later one does. Said once. */
+bool rp_callbacks_may_wake(void)
 {
 	static atomic_int told;
-	struct engine_stats st;
-	if (atomic_load(&told))
-		return;
-	engine_get_stats(rp_engine, &st);
-	if (st.wake_deferrals && !atomic_exchange(&told, 1))
+	if (capture_mode_global())
+		return true;
+	if (!atomic_exchange(&told, 1))
 		um_info("the program's memory outgrew the budget the plan fits in, in an allocation that may "
 			"be inside a CUDA graph capture: following its launches from a later allocation");
+	return false;
 }
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
@@ -343,13 +337,12 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	rp_residency_start();
 	/* The engine first: once it knows the range is live it queues no more
 	 * discards of it, so none can be added after the forgetting. */
-	bool wake_ok = may_wake();
-	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size, wake_ok);
+	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
-	if (follows && atomic_load(&idle))
+	/* Another thread's allocation may have woken the engine while this
+	 * one is inside a capture: that thread attaches. */
+	if (follows && atomic_load(&idle) && capture_mode_global())
 		follow_launches();
-	else if (!wake_ok)
-		tell_deferral();
 }
 
 CUptiResult rp_callbacks_start(bool with_kernel_times)
@@ -373,5 +366,6 @@ void rp_callbacks_stop(void)
 		um_backend_launches_unseen(); /* frees after this follow no stream */
 	}
 	attached = false;
+	closed = true; /* an allocation already past its check must not attach again */
 	pthread_mutex_unlock(&waking);
 }

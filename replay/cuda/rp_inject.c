@@ -281,7 +281,7 @@ int InitializeInjection(void)
 	/* The allocation log behind --stats' fault sources only when there
 	 * are stats to write: it grows with the run. */
 	struct engine_config cfg = { policy, budget, the_plan, .fault_sources = stats_path != NULL,
-				     .framework_cache = framework_cache };
+				     .framework_cache = framework_cache, .may_wake = rp_callbacks_may_wake };
 	rp_engine = engine_create(&cfg, rp_exec_get(), err, sizeof err);
 	if (!rp_engine) {
 		um_warn("%s; %s", err, without_plan);

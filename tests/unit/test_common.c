@@ -224,36 +224,52 @@ static void gate_close_waits_for_calls_inside(void **state)
  * or a new subscription does not undo it when its wait ends. */
 static void launch_view_never_undoes_a_later_change(void **state)
 {
-	launch_view v = LAUNCH_VIEW_UNSEEN;
-	bool claimed;
-	assert_true(launch_view_fence_begin(&v, &claimed));
-	assert_false(claimed);
-	launch_view_fence_end(&v, claimed);
-	assert_true(launch_view_fence_begin(&v, &claimed)); /* still unseen */
+	launch_view v = LAUNCH_VIEW_INIT;
+	unsigned a, b;
+	assert_true(launch_view_fence_begin(&v, &a));
+	assert_int_equal(a, 0);
+	launch_view_fence_end(&v, a);
+	assert_true(launch_view_fence_begin(&v, &a)); /* still unseen */
 
 	launch_view_seen(&v, false);
-	assert_true(launch_view_fence_begin(&v, &claimed));
-	assert_true(claimed);
-	assert_true(launch_view_fence_begin(&v, &(bool){ false })); /* another fence meanwhile */
-	launch_view_fence_end(&v, claimed);
-	assert_false(launch_view_fence_begin(&v, &claimed)); /* seen: streams named */
+	assert_true(launch_view_fence_begin(&v, &a));
+	assert_int_not_equal(a, 0);
+	assert_true(launch_view_fence_begin(&v, &b)); /* another fence meanwhile */
+	assert_int_equal(b, 0);
+	launch_view_fence_end(&v, a);
+	assert_false(launch_view_fence_begin(&v, &a)); /* seen: streams named */
 
 	launch_view_seen(&v, false);
-	assert_true(launch_view_fence_begin(&v, &claimed));
+	assert_true(launch_view_fence_begin(&v, &a));
 	launch_view_unseen(&v); /* the exit path, during the wait */
-	launch_view_fence_end(&v, claimed);
-	assert_true(launch_view_fence_begin(&v, &claimed));
-	assert_false(claimed);
+	launch_view_fence_end(&v, a);
+	assert_true(launch_view_fence_begin(&v, &a));
+	assert_int_equal(a, 0);
 
 	launch_view_seen(&v, false);
-	assert_true(launch_view_fence_begin(&v, &claimed));
+	assert_true(launch_view_fence_begin(&v, &a));
 	launch_view_seen(&v, false); /* subscribed again during the wait */
-	launch_view_fence_end(&v, claimed);
-	assert_true(launch_view_fence_begin(&v, &claimed));
-	assert_true(claimed); /* the next fence waits and claims again */
+	launch_view_fence_end(&v, a);
+	assert_true(launch_view_fence_begin(&v, &a));
+	assert_int_not_equal(a, 0); /* the next fence waits and claims again */
+	launch_view_fence_end(&v, a);
+
+	/* A claims; unsubscribe and subscribe again; B claims; A's wait ends
+	 * first: B's wait, the one after the new subscription, must still
+	 * be the one that ends the unseen time. */
+	launch_view_seen(&v, false);
+	assert_true(launch_view_fence_begin(&v, &a));
+	launch_view_unseen(&v);
+	launch_view_seen(&v, false);
+	assert_true(launch_view_fence_begin(&v, &b));
+	launch_view_fence_end(&v, a);
+	unsigned c;
+	assert_true(launch_view_fence_begin(&v, &c));
+	launch_view_fence_end(&v, b);
+	assert_false(launch_view_fence_begin(&v, &c));
 
 	launch_view_seen(&v, true); /* before any work: nothing to wait for */
-	assert_false(launch_view_fence_begin(&v, &claimed));
+	assert_false(launch_view_fence_begin(&v, &c));
 }
 
 int main(void)

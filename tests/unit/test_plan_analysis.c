@@ -218,6 +218,14 @@ static void graph_kernels_counted_not_planned(void **state)
 	assert_int_equal(an.t->unlaunched_kernels, 0);
 	assert_int_equal(an.t->n_kernels, 16);
 	release(&an);
+
+	/* The table decides, not the number: a version-1 trace of session 43
+	 * has graph_kernel and the new kernel table. */
+	o = (struct hand_opts){ .graphs = true, .user_version = 1 };
+	analyse("version-1-graphs.db", &o, NULL, &an);
+	assert_int_equal(an.t->graph_kernels, 3);
+	assert_int_equal(an.t->unlaunched_kernels, 1);
+	release(&an);
 }
 
 static void tensors_have_origins_and_lifetimes(void **state)

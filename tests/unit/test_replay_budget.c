@@ -326,7 +326,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 	c.budget_blocks = 24 + below(r, 8);
 	c.plain_um = policy == ENGINE_ONDEMAND;
 	char err[256];
-	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan, false, false };
+	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan, false, false, NULL };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 
@@ -337,7 +337,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 	for (uint32_t i = 0; i < PERSIST; i++) {
 		addr_of[i] = sim_alloc(&arena, s->size[i]);
 		id_of[i] = next_id++;
-		engine_on_alloc(e, id_of[i], addr_of[i], s->size[i], true);
+		engine_on_alloc(e, id_of[i], addr_of[i], s->size[i]);
 		check_alloc(&c, addr_of[i], s->size[i]);
 	}
 	for (int it = 0; it < 8; it++) {
@@ -347,7 +347,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 			if (v->kind == EV_ALLOC) {
 				addr_of[slot] = sim_alloc(&arena, s->size[slot]);
 				id_of[slot] = next_id++;
-				engine_on_alloc(e, id_of[slot], addr_of[slot], s->size[slot], true);
+				engine_on_alloc(e, id_of[slot], addr_of[slot], s->size[slot]);
 				check_alloc(&c, addr_of[slot], s->size[slot]);
 				continue;
 			}
@@ -431,12 +431,12 @@ static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget_
 	char err[256];
 	r->log = oplog_create();
 	r->x = oplog_executor(r->log);
-	struct engine_config cfg = { policy, budget_blocks * BLK, NULL, false, false };
+	struct engine_config cfg = { policy, budget_blocks * BLK, NULL, false, false, NULL };
 	r->e = engine_create(&cfg, &r->x, err, sizeof err);
 	assert_non_null(r->e);
 	r->seen = 0;
 	for (int i = 1; i <= n_allocs; i++)
-		engine_on_alloc(r->e, (uint64_t)i, BASE + (uint64_t)i * BLK, BLK, true);
+		engine_on_alloc(r->e, (uint64_t)i, BASE + (uint64_t)i * BLK, BLK);
 }
 
 static void rig_stop(struct rig *r)
@@ -569,7 +569,7 @@ static void dead_blocks_go_first(void **state)
 	assert_string_equal(ops_text(&r, t, sizeof t), "E3;");
 	/* A new allocation in 3's range needs room again: the least recently
 	 * used live block goes. */
-	engine_on_alloc(r.e, 7, BASE + 3 * BLK, BLK, true);
+	engine_on_alloc(r.e, 7, BASE + 3 * BLK, BLK);
 	run(&r, 5, (const uint64_t[]){ 7 }, 1);   /* marker 3 behind it */
 	assert_string_equal(ops_text(&r, t, sizeof t), "E1;");
 	/* Markers have started: a free records its own, and the dead block
@@ -650,7 +650,7 @@ static struct plan *idle_plan(void)
 static engine *idle_engine(const struct plan *p, struct engine_executor *x)
 {
 	char err[256];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false, NULL };
 	engine *e = engine_create(&cfg, x, err, sizeof err);
 	assert_non_null(e);
 	assert_false(engine_follows_launches(e));
@@ -679,7 +679,7 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		p->n_ops = cases[i].ops;
-		struct engine_config cfg = { cases[i].policy, cases[i].budget_blocks * BLK, p, false, false };
+		struct engine_config cfg = { cases[i].policy, cases[i].budget_blocks * BLK, p, false, false, NULL };
 		engine *e = engine_create(&cfg, &x, err, sizeof err);
 		assert_non_null(e);
 		assert_int_equal(engine_follows_launches(e), !cases[i].idle);
@@ -689,13 +689,13 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 
 	engine *e = idle_engine(p, &x);
 	for (uint64_t id = 1; id <= 4; id++) {
-		engine_on_alloc(e, id, BASE + id * BLK, BLK, true);
+		engine_on_alloc(e, id, BASE + id * BLK, BLK);
 		assert_false(engine_follows_launches(e));
 	}
 	engine_on_free(e, 2);
-	engine_on_alloc(e, 5, BASE + 2 * BLK, BLK, true); /* the same block again */
+	engine_on_alloc(e, 5, BASE + 2 * BLK, BLK); /* the same block again */
 	assert_false(engine_follows_launches(e));
-	engine_on_alloc(e, 6, BASE + 6 * BLK, BLK, true); /* a fifth block */
+	engine_on_alloc(e, 6, BASE + 6 * BLK, BLK); /* a fifth block */
 	assert_true(engine_follows_launches(e));
 	struct engine_stats st;
 	engine_get_stats(e, &st);
@@ -719,28 +719,48 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	plan_destroy(p);
 }
 
+/* Whether the engine may wake now (engine_config.may_wake), and how often
+ * it was asked. */
+static bool wake_allowed;
+static int wake_asked;
+
+static bool may_wake_now(void)
+{
+	wake_asked++;
+	return wake_allowed;
+}
+
 /* An allocation past the idle limit that may not wake the engine (made
  * inside what may be a graph capture) counts in the footprint and leaves
  * it idle; the next one that may wakes it, even one adding no block, and
- * the deferred allocation's block is counted resident. */
+ * the deferred allocation's block is counted resident. The caller is
+ * asked only when an allocation would wake the engine. */
 static void idle_wake_deferred(void **state)
 {
 	struct plan *p = idle_plan();
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	engine *e = idle_engine(p, &x);
+	char err[256];
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false, may_wake_now };
+	engine *e = engine_create(&cfg, &x, err, sizeof err);
+	assert_non_null(e);
+	wake_allowed = false;
+	wake_asked = 0;
 	for (uint64_t id = 1; id <= 4; id++)
-		assert_false(engine_on_alloc(e, id, BASE + id * BLK, BLK, true));
-	assert_false(engine_on_alloc(e, 5, BASE + 5 * BLK, BLK, false)); /* a fifth block */
-	assert_false(engine_on_alloc(e, 6, BASE + 5 * BLK + MB, MB, false));
+		assert_false(engine_on_alloc(e, id, BASE + id * BLK, BLK));
+	assert_int_equal(wake_asked, 0);
+	assert_false(engine_on_alloc(e, 5, BASE + 5 * BLK, BLK)); /* a fifth block */
+	assert_false(engine_on_alloc(e, 6, BASE + 5 * BLK + MB, MB));
+	assert_int_equal(wake_asked, 2);
 	struct engine_stats st;
 	engine_get_stats(e, &st);
-	assert_int_equal(st.wake_deferrals, 2);
+	assert_int_equal(st.wake_deferrals, 2); /* both past the limit */
 	assert_int_equal(st.woke_at_alloc, 0);
 	size_t n;
 	oplog_entries(log, &n);
 	assert_int_equal(n, 0);
-	assert_true(engine_on_alloc(e, 7, BASE + 5 * BLK + MB / 2, 4096, true)); /* no new block */
+	wake_allowed = true;
+	assert_true(engine_on_alloc(e, 7, BASE + 5 * BLK + MB / 2, 4096)); /* no new block */
 	engine_get_stats(e, &st);
 	assert_int_equal(st.woke_at_alloc, 7);
 	assert_int_equal(st.modelled_peak_bytes, 5 * BLK);
@@ -757,11 +777,11 @@ static void stopped_engine_does_nothing(void **state)
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
 	char err[256];
-	struct engine_config cfg = { ENGINE_DEEPUM, 2 * BLK, p, false, false };
+	struct engine_config cfg = { ENGINE_DEEPUM, 2 * BLK, p, false, false, NULL };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 	for (uint64_t id = 1; id <= 3; id++)
-		engine_on_alloc(e, id, BASE + id * BLK, BLK, true);
+		engine_on_alloc(e, id, BASE + id * BLK, BLK);
 	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 }, { 2, 0 } }, 2);
 	engine_after_launch(e);
 	size_t before;
@@ -770,7 +790,7 @@ static void stopped_engine_does_nothing(void **state)
 	engine_get_stats(e, &st0);
 
 	engine_stop(e);
-	assert_false(engine_on_alloc(e, 4, BASE + 4 * BLK, BLK, true));
+	assert_false(engine_on_alloc(e, 4, BASE + 4 * BLK, BLK));
 	engine_on_write(e, 3);
 	engine_on_unknown_write(e);
 	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 3, 0 }, { 4, 0 } }, 2);
@@ -799,16 +819,16 @@ static void idle_wake_builds_the_model(void **state)
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
 	engine *e = idle_engine(p, &x);
-	assert_false(engine_on_alloc(e, 1, BASE + 1 * BLK, BLK, true));
-	assert_false(engine_on_alloc(e, 2, BASE + 2 * BLK, 512 * 1024, true));
-	assert_false(engine_on_alloc(e, 3, BASE + 2 * BLK + MB, 512 * 1024, true));
-	assert_false(engine_on_alloc(e, 4, BASE + 3 * BLK, BLK, true));
+	assert_false(engine_on_alloc(e, 1, BASE + 1 * BLK, BLK));
+	assert_false(engine_on_alloc(e, 2, BASE + 2 * BLK, 512 * 1024));
+	assert_false(engine_on_alloc(e, 3, BASE + 2 * BLK + MB, 512 * 1024));
+	assert_false(engine_on_alloc(e, 4, BASE + 3 * BLK, BLK));
 	engine_on_free(e, 1); /* block 1 dead */
 	engine_on_free(e, 2); /* block 2 lives on in 3 */
-	assert_false(engine_on_alloc(e, 5, BASE + 4 * BLK, BLK, true));
-	assert_false(engine_on_alloc(e, 6, BASE + 1 * BLK, BLK, true)); /* block 1 again */
+	assert_false(engine_on_alloc(e, 5, BASE + 4 * BLK, BLK));
+	assert_false(engine_on_alloc(e, 6, BASE + 1 * BLK, BLK)); /* block 1 again */
 	engine_on_free(e, 6);
-	assert_true(engine_on_alloc(e, 7, BASE + 5 * BLK, BLK, true)); /* a fifth block */
+	assert_true(engine_on_alloc(e, 7, BASE + 5 * BLK, BLK)); /* a fifth block */
 	struct engine_stats st;
 	engine_get_stats(e, &st);
 	assert_int_equal(st.woke_at_alloc, 7);
@@ -821,7 +841,7 @@ static void idle_wake_builds_the_model(void **state)
 	size_t seen = 0, n;
 	for (uint64_t k = 0; k < 4; k++) {
 		if (k)
-			engine_on_alloc(e, 7 + k, BASE + (5 + k) * BLK, BLK, true);
+			engine_on_alloc(e, 7 + k, BASE + (5 + k) * BLK, BLK);
 		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 7 + k, 0 } }, 1);
 		engine_after_launch(e);
 		const struct oplog_entry *en = oplog_entries(log, &n);
@@ -840,7 +860,7 @@ static void idle_wake_builds_the_model(void **state)
 	engine_destroy(e);
 
 	e = idle_engine(p, &x);
-	engine_on_alloc(e, 1, BASE, BLK, true);
+	engine_on_alloc(e, 1, BASE, BLK);
 	assert_false(engine_follows_launches(e));
 	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 } }, 1);
 	assert_true(engine_follows_launches(e));
@@ -864,7 +884,7 @@ static void idle_blocks_count_as_used(void **state)
 	struct engine_executor x = oplog_executor(log);
 	engine *e = idle_engine(p, &x);
 	for (uint64_t id = 1; id <= 5; id++)
-		engine_on_alloc(e, id, BASE + id * BLK, BLK, true); /* the fifth wakes it */
+		engine_on_alloc(e, id, BASE + id * BLK, BLK); /* the fifth wakes it */
 	const uint64_t used[] = { 5, 1 };
 	for (int i = 0; i < 2; i++) {
 		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { used[i], 0 } }, 1);
@@ -874,7 +894,7 @@ static void idle_blocks_count_as_used(void **state)
 	engine_get_stats(e, &st);
 	assert_int_equal(st.refault_blocks, 1); /* block 1, evicted for 5 */
 	engine_on_free(e, 2);                   /* block 2, evicted for 1 */
-	engine_on_alloc(e, 6, BASE + 2 * BLK, BLK, true);
+	engine_on_alloc(e, 6, BASE + 2 * BLK, BLK);
 	oplog_clear(log);
 	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6, 0 } }, 1);
 	size_t n, repopulated = 0;
@@ -897,7 +917,7 @@ static void *work(void *arg)
 		uint64_t slot = w->first_id / 8 * 8 + (uint64_t)(i % 8);
 		if (i % 8 == 0 && i) {
 			engine_on_free(w->e, id);
-			engine_on_alloc(w->e, id, BASE + slot * BLK, BLK, true);
+			engine_on_alloc(w->e, id, BASE + slot * BLK, BLK);
 		}
 		struct engine_access acc = { id, 0 };
 		engine_on_launch(w->e, 0x100 + (uint64_t)(i % 8), 0, &acc, 1);
@@ -912,14 +932,14 @@ static void concurrent_threads(void **state)
 		oplog *log = oplog_create();
 		struct engine_executor x = oplog_executor(log);
 		char err[128];
-		struct engine_config cfg = { (enum engine_policy)policy, 6 * BLK, NULL, false, false };
+		struct engine_config cfg = { (enum engine_policy)policy, 6 * BLK, NULL, false, false, NULL };
 		engine *e = engine_create(&cfg, &x, err, sizeof err);
 		struct worker w[4];
 		pthread_t t[4];
 		for (int i = 0; i < 4; i++) {
 			w[i] = (struct worker){ e, 1 + 8 * (uint64_t)i };
 			for (uint64_t k = 0; k < 8; k++)
-				engine_on_alloc(e, w[i].first_id + k, BASE + (8 * (uint64_t)i + k) * BLK, BLK, true);
+				engine_on_alloc(e, w[i].first_id + k, BASE + (8 * (uint64_t)i + k) * BLK, BLK);
 		}
 		for (int i = 0; i < 4; i++)
 			assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);

@@ -80,7 +80,7 @@ static void assert_rows_add_up(const struct dryrun_result *r)
 static void run(const struct trace *t, enum engine_policy policy, uint64_t budget, const struct plan *p,
 		struct dryrun_result *r)
 {
-	struct engine_config cfg = { policy, budget, p, false, false };
+	struct engine_config cfg = { policy, budget, p, false, false, NULL };
 	char err[256];
 	if (dryrun_run(t, &cfg, r, err, sizeof err) != 0)
 		fail_msg("%s", err);
@@ -180,7 +180,7 @@ static void edges(void **state)
 	assert_int_equal(r.n_iterations, 0);
 	dryrun_result_free(&r);
 
-	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false, false };
+	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false, false, NULL };
 	char err[256] = "";
 	assert_int_equal(dryrun_run(&t, &cfg, &r, err, sizeof err), -1);
 	assert_true(err[0] != '\0');

@@ -91,7 +91,7 @@ static void rig_start_config(struct rig *r, const struct engine_config *cfg)
 static void rig_start(struct rig *r, enum engine_policy policy, uint64_t budget,
 		      const struct plan *p)
 {
-	struct engine_config cfg = { policy, budget, p, true, false };
+	struct engine_config cfg = { policy, budget, p, true, false, NULL };
 	rig_start_config(r, &cfg);
 }
 
@@ -176,10 +176,10 @@ static struct plan *prog_plan(struct prog *a)
 
 static void prog_setup(struct rig *r)
 {
-	engine_on_alloc(r->e, 1, BASE, 8 * MB, true);
-	engine_on_alloc(r->e, 2, BASE + 8 * MB, 4 * MB, true);
-	engine_on_alloc(r->e, 3, BASE + 12 * MB, 4096, true);
-	engine_on_alloc(r->e, 4, BASE + 12 * MB + 4096, 4096, true);
+	engine_on_alloc(r->e, 1, BASE, 8 * MB);
+	engine_on_alloc(r->e, 2, BASE + 8 * MB, 4 * MB);
+	engine_on_alloc(r->e, 3, BASE + 12 * MB, 4096);
+	engine_on_alloc(r->e, 4, BASE + 12 * MB + 4096, 4096);
 }
 
 /* One iteration; the activation gets id act_id. free_s1: S1 is freed after
@@ -187,7 +187,7 @@ static void prog_setup(struct rig *r)
 static void prog_iteration(struct rig *r, uint64_t act_id, int free_s1)
 {
 	launch(r, K0, (const uint64_t[]){ 4 }, 1);
-	engine_on_alloc(r->e, act_id, BASE + 16 * MB, act_size, true);
+	engine_on_alloc(r->e, act_id, BASE + 16 * MB, act_size);
 	launch(r, K1, (const uint64_t[]){ 1, act_id }, 2);
 	launch(r, K2, (const uint64_t[]){ 2, act_id }, 2);
 	launch(r, K3, (const uint64_t[]){ act_id, 4 }, 2);
@@ -301,7 +301,7 @@ static uint64_t stale_blocks_refaults(enum engine_policy policy, bool written, s
 	prog_setup(&r);
 	for (uint64_t act = 5; act <= 6; act++) {
 		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-		engine_on_alloc(r.e, act, BASE + 16 * MB, act_size, true);
+		engine_on_alloc(r.e, act, BASE + 16 * MB, act_size);
 		if (written && act == 6)
 			engine_on_write(r.e, act);
 		launch(&r, K1, (const uint64_t[]){ 1, act }, 2);
@@ -402,7 +402,7 @@ static void ops_at_positions_with_waits(void **state)
 
 	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
 	assert_int_equal(batches(&r, b, 8), 0);
-	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size, true);
+	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
 	launch(&r, K1, (const uint64_t[]){ 1, 5 }, 2);
 	const struct oplog_entry *e = fresh(&r, &n);
 	assert_int_equal(n, 2); /* the prefetch, then the marker behind K1 */
@@ -473,7 +473,7 @@ static void launches_gate_on_their_prefetch(void **state)
 	size_t n, ng;
 	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
 	fresh(&r, &n);
-	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size, true);
+	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
 	launch(&r, K1, (const uint64_t[]){ 5 }, 1);
 	const struct oplog_entry *e = fresh(&r, &n);
 	const struct oplog_entry *pre = NULL;
@@ -535,12 +535,12 @@ static void kinds_in_order(void **state)
 		bool written = how > 0;
 		struct rig r;
 		rig_start(&r, ENGINE_PLAN, 0, p);
-		engine_on_alloc(r.e, 1, BASE, 4 * MB, true);
-		engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB, true);
+		engine_on_alloc(r.e, 1, BASE, 4 * MB);
+		engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB);
 		launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* marker 1 */
-		engine_on_alloc(r.e, 3, BASE + 8 * MB, 2 * MB, true);
+		engine_on_alloc(r.e, 3, BASE + 8 * MB, 2 * MB);
 		engine_on_free(r.e, 3);                       /* marker 2 */
-		engine_on_alloc(r.e, 4, BASE + 16 * MB, 4 * MB, true);
+		engine_on_alloc(r.e, 4, BASE + 16 * MB, 4 * MB);
 		if (how == 1)
 			engine_on_write(r.e, 4); /* say, a memset */
 		else if (how == 2)
@@ -595,14 +595,14 @@ static void discard_never_touches_live_memory(void **state)
 
 	struct rig r;
 	rig_start(&r, ENGINE_PLAN, 0, p);
-	engine_on_alloc(r.e, 1, BASE, 4 * MB, true);                 /* x, stays live */
-	engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB, true);        /* y */
-	engine_on_alloc(r.e, 3, BASE + 6 * MB + 4096, 4096, true);   /* a small one */
+	engine_on_alloc(r.e, 1, BASE, 4 * MB);                 /* x, stays live */
+	engine_on_alloc(r.e, 2, BASE + 4 * MB, 2 * MB);        /* y */
+	engine_on_alloc(r.e, 3, BASE + 6 * MB + 4096, 4096);   /* a small one */
 	launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* y stays on the host */
 	engine_on_free(r.e, 2);
-	engine_on_alloc(r.e, 4, BASE + 4 * MB, 2 * MB, true);        /* z takes y's range */
-	engine_on_alloc(r.e, 5, BASE + 6 * MB, 4096, true);          /* s shares a block */
-	engine_on_alloc(r.e, 6, BASE + 8 * MB, 2 * MB, true);        /* w */
+	engine_on_alloc(r.e, 4, BASE + 4 * MB, 2 * MB);        /* z takes y's range */
+	engine_on_alloc(r.e, 5, BASE + 6 * MB, 4096);          /* s shares a block */
+	engine_on_alloc(r.e, 6, BASE + 8 * MB, 2 * MB);        /* w */
 	launch(&r, K1, (const uint64_t[]){ 6 }, 1);            /* w used */
 	launch(&r, K2, (const uint64_t[]){ 4, 5, 6 }, 3);
 	const struct oplog_entry *e[8];
@@ -628,9 +628,9 @@ static void discard_before_first_launch_waits_for_the_free(void **state)
 	for (int budgeted = 0; budgeted < 2; budgeted++) {
 		struct rig r;
 		rig_start(&r, ENGINE_DEEPUM, budgeted ? 64 * MB : 0, NULL);
-		engine_on_alloc(r.e, 1, BASE, 8 * MB, true);
+		engine_on_alloc(r.e, 1, BASE, 8 * MB);
 		engine_on_write(r.e, 1);
-		engine_on_alloc(r.e, 2, BASE + 8 * MB, 8 * MB, true);
+		engine_on_alloc(r.e, 2, BASE + 8 * MB, 8 * MB);
 		engine_on_write(r.e, 2);
 		engine_on_free(r.e, 1);
 		size_t n, discards = 0;
@@ -670,8 +670,8 @@ static void discard_prefetch_waits_for_the_blocks_free(void **state)
 	for (int used = 0; used < 2; used++) {
 		struct rig r;
 		rig_start(&r, ENGINE_PLAN, 0, p);
-		engine_on_alloc(r.e, 1, BASE, 4096, true);
-		engine_on_alloc(r.e, 2, BASE + 4096, MB, true);
+		engine_on_alloc(r.e, 1, BASE, 4096);
+		engine_on_alloc(r.e, 2, BASE + 4096, MB);
 		launch(&r, K0, (const uint64_t[]){ 1, 2 }, used ? 2 : 1); /* marker 1 */
 		const struct oplog_entry *e[4];
 		launch(&r, K1, NULL, 0);
@@ -713,11 +713,11 @@ static void discard_prefetch_without_a_marker_is_a_prefetch(void **state)
 	finish_plan(p);
 	struct rig r;
 	rig_start(&r, ENGINE_PLAN, 64 * MB, p);
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
 	launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* marker 1, for the eviction */
 	launch(&r, K1, NULL, 0);
 	engine_on_free(r.e, 1);
-	engine_on_alloc(r.e, 2, BASE, 2 * MB, true); /* F takes D's range */
+	engine_on_alloc(r.e, 2, BASE, 2 * MB); /* F takes D's range */
 	launch(&r, K2, NULL, 0);
 	size_t n;
 	const struct oplog_entry *e = fresh(&r, &n);
@@ -740,7 +740,7 @@ static void skipped_position_ops(void **state)
 	finish_plan(p);
 	struct rig r;
 	rig_start(&r, ENGINE_PLAN, 0, p);
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
 	launch(&r, K0, NULL, 0);
 	launch(&r, K1, NULL, 0);
 	launch(&r, K3, NULL, 0);
@@ -770,7 +770,7 @@ static void foreign_by_allocations(void **state)
 	prog_setup(&r);
 	for (int it = 0; it < 6; it++) {
 		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-		engine_on_alloc(r.e, 10 + (uint64_t)it, BASE + 16 * MB, 8 * MB, true); /* not 6 MiB */
+		engine_on_alloc(r.e, 10 + (uint64_t)it, BASE + 16 * MB, 8 * MB); /* not 6 MiB */
 		launch(&r, K1, (const uint64_t[]){ 1 }, 1);
 		launch(&r, K2, NULL, 0);
 		launch(&r, K3, NULL, 0);
@@ -793,7 +793,7 @@ static void foreign_by_allocations(void **state)
 	prog_setup(&r);
 	for (int it = 0; it < 6; it++) {
 		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-		engine_on_alloc(r.e, 10 + (uint64_t)it, BASE + 16 * MB, 8 * MB, true);
+		engine_on_alloc(r.e, 10 + (uint64_t)it, BASE + 16 * MB, 8 * MB);
 		launch(&r, K1, (const uint64_t[]){ 1 }, 1);
 		launch(&r, K2, NULL, 0);
 		launch(&r, K3, NULL, 0);
@@ -876,7 +876,7 @@ static void lost_falls_back_to_correlation(void **state)
 	struct rig r;
 	rig_start(&r, ENGINE_PLAN, 6 * MB, p);
 	for (uint64_t i = 0; i < 6; i++)
-		engine_on_alloc(r.e, i + 1, BASE + 2 * MB * i, 2 * MB, true);
+		engine_on_alloc(r.e, i + 1, BASE + 2 * MB * i, 2 * MB);
 	for (uint64_t i = 0; i < 6; i++)
 		launch(&r, ids[i], (const uint64_t[]){ i + 1 }, 1);
 	const struct oplog_entry *e[8];
@@ -1004,7 +1004,7 @@ static void faults_charged_to_plan_allocations(void **state)
 	rig_stop(&r);
 
 	/* Without the log (no --stats), nothing is noted or charged. */
-	struct engine_config cfg = { ENGINE_ONDEMAND, 0, p, false, false };
+	struct engine_config cfg = { ENGINE_ONDEMAND, 0, p, false, false, NULL };
 	rig_start_config(&r, &cfg);
 	prog_setup(&r);
 	assert_int_equal(engine_fault_sources(r.e, ev, 4, s, 4, &tot), 0);
@@ -1078,7 +1078,7 @@ static void launch_tells_of_iterations_and_the_verdict(void **state)
 	size_t told = 0;
 	for (uint64_t it = 0; it < 4; it++) {
 		told += checked_launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-		engine_on_alloc(r.e, 10 + it, BASE + 16 * MB, act_size, true);
+		engine_on_alloc(r.e, 10 + it, BASE + 16 * MB, act_size);
 		told += checked_launch(&r, K1, (const uint64_t[]){ 1, 10 + it }, 2);
 		told += checked_launch(&r, K2, (const uint64_t[]){ 2, 10 + it }, 2);
 		told += checked_launch(&r, K3, (const uint64_t[]){ 10 + it, 4 }, 2);
@@ -1169,14 +1169,14 @@ static void host_allocation_placed_and_released(void **state)
 	rig_start(&r, ENGINE_PLAN, 4 * MB, p);
 	size_t n;
 	const struct oplog_entry *e;
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
 	fresh(&r, &n);
 	assert_int_equal(n, 0);
-	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB, true);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
 	e = fresh(&r, &n);
 	assert_int_equal(n, 1);
 	expect_place(&e[0], 1, &host_range);
-	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB, true);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
 	fresh(&r, &n);
 	assert_int_equal(n, 0);
 	struct engine_stats st;
@@ -1202,7 +1202,7 @@ static void host_allocation_placed_and_released(void **state)
 
 	/* A later tenant of the blocks (no plan allocation) is modelled:
 	 * its first kernel makes room by evicting W1 and W2. */
-	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB, true);
+	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB);
 	launch(&r, K0, (const uint64_t[]){ 9 }, 1);
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.budget_evictions, 2);
@@ -1227,12 +1227,12 @@ static void host_tail_placed_and_released(void **state)
 	rig_start(&r, ENGINE_PLAN, 6 * MB, p);
 	size_t n;
 	const struct oplog_entry *e;
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
-	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
 	e = fresh(&r, &n);
 	assert_int_equal(n, 1);
 	expect_place(&e[0], 1, &tail);
-	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB, true);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
 	host_iteration(&r);
 	host_iteration(&r);
 	struct engine_stats st;
@@ -1255,11 +1255,11 @@ static uint64_t run_unplaced(const struct plan *p, enum engine_policy policy, ui
 {
 	struct rig r;
 	rig_start(&r, policy, 4 * MB, p);
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
 	if (shared)
-		engine_on_alloc(r.e, 9, BASE + 5 * MB, 4096, true);
-	engine_on_alloc(r.e, 2, h_at, 3 * MB, true);
-	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB, true);
+		engine_on_alloc(r.e, 9, BASE + 5 * MB, 4096);
+	engine_on_alloc(r.e, 2, h_at, 3 * MB);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
 	host_iteration(&r);
 	assert_int_equal(count_places(&r), 0);
 	engine_on_free(r.e, 2);
@@ -1292,7 +1292,7 @@ static void host_allocation_not_placed(void **state)
 	rig_start(&r, ENGINE_PLAN, 4 * MB, p);
 	for (int i = 0; i < 10 * 3 + 10000; i++)
 		launch(&r, U + (uint64_t)i, NULL, 0);
-	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB, true);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
 	struct engine_stats st;
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.signature_mismatch, 1);
@@ -1304,10 +1304,10 @@ static void host_allocation_not_placed(void **state)
 	struct engine_executor x = oplog_executor(l);
 	x.place = NULL;
 	char err[128];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p, false, false };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * MB, p, false, false, NULL };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
-	engine_on_alloc(e, 2, BASE + 2 * MB, 3 * MB, true);
+	engine_on_alloc(e, 2, BASE + 2 * MB, 3 * MB);
 	engine_on_free(e, 2);
 	engine_get_stats(e, &st);
 	assert_int_equal(st.host_allocs, 0);
@@ -1329,13 +1329,13 @@ static void host_placement_evicts_earlier_tenant(void **state)
 	finish_plan(p);
 	struct rig r;
 	rig_start(&r, ENGINE_PLAN, 64 * MB, p);
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
-	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB);
 	launch(&r, K0, (const uint64_t[]){ 1, 9 }, 2);
 	engine_on_free(r.e, 9);
 	size_t n;
 	fresh(&r, &n);
-	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB, true);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
 	const struct oplog_entry *e = fresh(&r, &n);
 	assert_int_equal(n, 2);
 	expect_batch(&e[0], ENGINE_OP_EVICT, 0, &host_range, 1);
@@ -1371,10 +1371,10 @@ static void host_blocks_never_prefetched(void **state)
 
 	struct rig r;
 	rig_start(&r, ENGINE_PLAN, 0, p);
-	engine_on_alloc(r.e, 1, BASE, 2 * MB, true);
-	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB, true);
-	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB, true);
-	engine_on_alloc(r.e, 4, BASE + 8 * MB, 2 * MB, true);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
+	engine_on_alloc(r.e, 4, BASE + 8 * MB, 2 * MB);
 	host_iteration(&r);
 	for (uint64_t i = 0; i < 4; i++)
 		launch(&r, U + i, NULL, 0);
@@ -1406,7 +1406,7 @@ static void create_checks_config(void **state)
 	oplog *l = oplog_create();
 	struct engine_executor x = oplog_executor(l);
 	char err[128];
-	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false, false };
+	struct engine_config cfg = { ENGINE_PLAN, 0, NULL, false, false, NULL };
 	assert_null(engine_create(&cfg, &x, err, sizeof err));
 	assert_string_equal(err, "policy plan needs a plan (--plan)");
 	cfg.policy = ENGINE_ONDEMAND;

@@ -62,6 +62,9 @@ static void keys_and_values(void **state)
 	s.gated_launches = 31;
 	s.unissued_blocks = 12;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
+	s.started_idle = true;
+	s.woke_at_alloc = 77;
+	s.wake_deferrals = 4;
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
 		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30,
@@ -133,6 +136,9 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_int_equal(num(e, "placed_on_host"), 3);
 	assert_true(num(e, "placed_on_host_bytes") == (double)((uint64_t)5 << 31));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "started_idle")));
+	assert_int_equal(num(e, "woke_at_alloc"), 77);
+	assert_int_equal(num(e, "wake_deferrals"), 4);
 	assert_int_equal(num(e, "gated_launches"), 31);
 	assert_int_equal(num(e, "unissued_blocks"), 12);
 	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));

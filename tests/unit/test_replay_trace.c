@@ -153,7 +153,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	struct engine_config cfg = { ENGINE_PLAN, budget, p, false, false };
+	struct engine_config cfg = { ENGINE_PLAN, budget, p, false, false, NULL };
 	char err[256];
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
@@ -162,7 +162,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 	for (size_t i = 0; i < k; i++) {
 		if (ev[i].kind == DRYRUN_ALLOC) {
 			const struct trace_alloc *a = &t->allocs[ev[i].index];
-			engine_on_alloc(e, a->id, a->address, a->size, true);
+			engine_on_alloc(e, a->id, a->address, a->size);
 			model_live(m, a, 1);
 			memset(m->kernel, 0, m->n); /* no launch under way */
 			model_check(m, log);
