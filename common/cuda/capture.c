@@ -2,6 +2,8 @@
  * capture.c: CUDA graphs seen from the launch callbacks (capture.h).
  */
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "capture.h"
 #include "common/cuda/cbids.h"
@@ -41,7 +43,13 @@ static bool begins_capture(CUpti_CallbackId cbid)
 void capture_note(CUpti_CallbackId cbid)
 {
 	if (begins_capture(cbid))
-		atomic_store_explicit(&captures_begun, true, memory_order_relaxed);
+		capture_watch();
+}
+
+bool capture_pytorch_cache_off(void)
+{
+	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	return cache && strcmp(cache, "1") == 0;
 }
 
 bool capture_mode_global(void)

@@ -27,6 +27,11 @@ bool graph_cbid(CUpti_CallbackId cbid);
  * begun on, capture_launch_captured asks the driver. */
 void capture_note(CUpti_CallbackId cbid);
 
+/* Whether the program runs with PyTorch's caching allocator off
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING=1), under which PyTorch cannot capture
+ * a graph: the warnings at a capture say so. */
+bool capture_pytorch_cache_off(void);
+
 /* Whether the calling thread's stream capture mode is CUDA's default,
  * global one. An allocation is an unsafe call during a capture in that
  * mode, so a program that allocates while it captures switches modes

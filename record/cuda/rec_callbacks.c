@@ -7,7 +7,6 @@
  * and queues; the writer thread does the I/O.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -92,11 +91,10 @@ static void on_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	capture_note(cbid);
 	if (atomic_exchange(&capture_warned, 1))
 		return;
-	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
 	um_warn("the program uses CUDA graphs: the kernels a graph runs are recorded from their activity "
 		"alone (table graph_kernel, without arguments), and umplan plans only the kernels launched "
 		"one by one%s",
-		cache && strcmp(cache, "1") == 0
+		capture_pytorch_cache_off()
 			? "; PyTorch cannot capture a graph with its caching allocator off "
 			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): record it with umrec --framework-cache"
 			: "");

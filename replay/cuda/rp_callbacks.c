@@ -21,8 +21,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -107,10 +105,9 @@ static void stop_now(void)
 	atomic_store(&stopped, true);
 	engine_stop(rp_engine);
 	rp_exec_wait_issued();
-	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
 	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
 		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
-		cache && strcmp(cache, "1") == 0
+		capture_pytorch_cache_off()
 			? "; PyTorch cannot capture a graph with its caching allocator off "
 			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), which umreplay turned off for the plan"
 			: "");
@@ -260,8 +257,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 static void on_free(const struct arena_alloc *a)
 {
-	if (atomic_load(&rp_active) && !atomic_load(&stopped))
-		engine_on_free(rp_engine, a->id);
+	if (atomic_load(&rp_active))
+		engine_on_free(rp_engine, a->id); /* nothing once stopped: engine_stop */
 }
 
 /* Subscribes to the launches and writes the engine follows, and starts the
