@@ -646,11 +646,11 @@ static struct plan *idle_plan(void)
 }
 
 /* An engine on idle_plan's plan under a budget of 4 blocks: it starts
- * idle. */
-static engine *idle_engine(const struct plan *p, struct engine_executor *x)
+ * idle; may_wake as engine_config has it. */
+static engine *idle_engine(const struct plan *p, struct engine_executor *x, bool (*may_wake)(void))
 {
 	char err[256];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false, NULL };
+	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false, may_wake };
 	engine *e = engine_create(&cfg, x, err, sizeof err);
 	assert_non_null(e);
 	assert_false(engine_follows_launches(e));
@@ -687,7 +687,7 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	}
 	p->n_ops = 0;
 
-	engine *e = idle_engine(p, &x);
+	engine *e = idle_engine(p, &x, NULL);
 	for (uint64_t id = 1; id <= 4; id++) {
 		engine_on_alloc(e, id, BASE + id * BLK, BLK);
 		assert_false(engine_follows_launches(e));
@@ -740,10 +740,7 @@ static void idle_wake_deferred(void **state)
 	struct plan *p = idle_plan();
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	char err[256];
-	struct engine_config cfg = { ENGINE_PLAN, 4 * BLK, p, false, false, may_wake_now };
-	engine *e = engine_create(&cfg, &x, err, sizeof err);
-	assert_non_null(e);
+	engine *e = idle_engine(p, &x, may_wake_now);
 	wake_allowed = false;
 	wake_asked = 0;
 	for (uint64_t id = 1; id <= 4; id++)
@@ -818,7 +815,7 @@ static void idle_wake_builds_the_model(void **state)
 	struct plan *p = idle_plan();
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	engine *e = idle_engine(p, &x);
+	engine *e = idle_engine(p, &x, NULL);
 	assert_false(engine_on_alloc(e, 1, BASE + 1 * BLK, BLK));
 	assert_false(engine_on_alloc(e, 2, BASE + 2 * BLK, 512 * 1024));
 	assert_false(engine_on_alloc(e, 3, BASE + 2 * BLK + MB, 512 * 1024));
@@ -859,7 +856,7 @@ static void idle_wake_builds_the_model(void **state)
 	}
 	engine_destroy(e);
 
-	e = idle_engine(p, &x);
+	e = idle_engine(p, &x, NULL);
 	engine_on_alloc(e, 1, BASE, BLK);
 	assert_false(engine_follows_launches(e));
 	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 } }, 1);
@@ -882,7 +879,7 @@ static void idle_blocks_count_as_used(void **state)
 	struct plan *p = idle_plan();
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
-	engine *e = idle_engine(p, &x);
+	engine *e = idle_engine(p, &x, NULL);
 	for (uint64_t id = 1; id <= 5; id++)
 		engine_on_alloc(e, id, BASE + id * BLK, BLK); /* the fifth wakes it */
 	const uint64_t used[] = { 5, 1 };
