@@ -474,6 +474,14 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 			return -1;
 	}
 
+	/* Only when set: a reader without the section (one older than it)
+	 * replays with the cache off, as it always did. */
+	if (pv->framework_cache) {
+		bytes_put_u8(&b, 1);
+		if (add(w, PLAN_SEC_FRAMEWORK_CACHE, &b) != 0)
+			return -1;
+	}
+
 	/* Absent rather than empty, so a plan without host placement reads
 	 * the same as a version 1 plan. */
 	if (!p->n_host)
@@ -791,6 +799,26 @@ static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, 
 			       p->signature.n_kernels, &p->signature.shape_ids, name, err, errlen);
 }
 
+/* Optional: without the section the trace was recorded with PyTorch's
+ * cache off. With it, one byte, 1. */
+static bool decode_framework_cache(struct plan *p, const planfile *pf, const char *name, char *err,
+				   size_t errlen)
+{
+	size_t len;
+	const void *d = planfile_section(pf, PLAN_SEC_FRAMEWORK_CACHE, &len);
+	if (!d)
+		return true;
+	struct bytes_reader r = bytes_reader_init(d, len);
+	uint8_t v = bytes_get_u8(&r);
+	if (bytes_reader_ok(&r) && v != 1) {
+		um_errmsg(err, errlen, "%s: the framework cache section says %u (only 1 is defined)", name,
+			  (unsigned)v);
+		return false;
+	}
+	p->provenance.framework_cache = true;
+	return finished(&r, "framework cache", name, err, errlen);
+}
+
 /* plan_load over an opened container; name is used in messages. */
 static struct plan *plan_decode(const planfile *pf, const char *name, char *err, size_t errlen)
 {
@@ -804,7 +832,7 @@ static struct plan *plan_decode(const planfile *pf, const char *name, char *err,
 	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
 	    decode_host(p, pf, name, err, errlen) && decode_host_offsets(p, pf, name, err, errlen) &&
-	    decode_shapes(p, pf, name, err, errlen) &&
+	    decode_shapes(p, pf, name, err, errlen) && decode_framework_cache(p, pf, name, err, errlen) &&
 	    plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);

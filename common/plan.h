@@ -133,6 +133,10 @@ struct plan_provenance {
 	char *iteration_method; /* how the iteration was found: "nvtx", "period", ... */
 	uint32_t trace_iteration; /* which iteration of the trace was planned, 0-based */
 	uint32_t trace_iterations; /* iterations detected in the trace */
+	bool framework_cache;   /* the trace was recorded with PyTorch's
+				   caching allocator on, so its allocations
+				   are the cache's segments: the replay must
+				   keep it on for them to match */
 };
 
 struct plan {
@@ -178,6 +182,7 @@ enum plan_section {
 	PLAN_SEC_HOST = 8,        /* optional (format version 2): plan.host */
 	PLAN_SEC_SHAPES = 9,      /* optional: signature.shape_ids */
 	PLAN_SEC_HOST_OFFSETS = 10, /* optional: plan.host_offset */
+	PLAN_SEC_FRAMEWORK_CACHE = 11, /* optional: provenance.framework_cache */
 };
 
 /* A zeroed plan with assume.block_size = PLAN_BLOCK_SIZE, or NULL when out

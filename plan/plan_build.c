@@ -72,6 +72,7 @@ static int fill_provenance(const struct plan_build_input *in, struct plan *pl)
 	pv->iteration_method = strdup(iter_method_name(in->iter->method));
 	pv->trace_iteration = (uint32_t)in->iter->chosen;
 	pv->trace_iterations = (uint32_t)in->iter->n_iters;
+	pv->framework_cache = in->trace->framework_cache;
 	return pv->umkit_version && pv->trace_path && pv->trace_command && pv->iteration_method ? 0 : -1;
 }
 

@@ -221,6 +221,7 @@ cJSON *plan_json(const struct plan *p)
 	add(&j, prov, "iteration_method", str(&j, pv->iteration_method));
 	add(&j, prov, "trace_iteration", u64(&j, pv->trace_iteration));
 	add(&j, prov, "trace_iterations", u64(&j, pv->trace_iterations));
+	add(&j, prov, "framework_cache", check(&j, cJSON_CreateBool(pv->framework_cache)));
 	add(&j, root, "provenance", prov);
 
 	const struct plan_assumptions *a = &p->assume;

@@ -286,6 +286,9 @@ int report_text(const struct planner *pl, FILE *out)
 		fprintf(out, "             %zu kernels in CUDA graphs and %zu without a launch callback (not "
 			"planned), %zu without GPU times\n",
 			t->graph_kernels, t->unlaunched_kernels, t->untimed_kernels);
+	if (t->framework_cache)
+		fprintf(out, "             recorded with PyTorch's caching allocator on: the allocations are "
+			"its segments, and umreplay keeps it on\n");
 	if (t->launch_reordered)
 		fprintf(out, "             some launch times run backwards (several launching threads?): "
 			"positions follow launch order\n");
@@ -486,6 +489,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "dtoh_bytes", t->dtoh_bytes);
 	add_u64(o, "fault_bytes", t->fault_bytes);
 	cJSON_AddBoolToObject(o, "launch_reordered", t->launch_reordered);
+	cJSON_AddBoolToObject(o, "framework_cache", t->framework_cache);
 
 	o = cJSON_AddObjectToObject(root, "iterations");
 	cJSON_AddStringToObject(o, "method", iter_method_name(it->method));

@@ -134,6 +134,15 @@ static int load_meta(struct loader *l)
 		}
 		t->device_memory = v;
 	}
+	/* Absent in traces recorded before umkit wrote it: taken as off. */
+	if (trace_schema_meta(l->db, "framework_cache", buf, sizeof buf) == 1) {
+		if (strcmp(buf, "0") != 0 && strcmp(buf, "1") != 0) {
+			um_errmsg(l->err, l->errlen, "%s: meta framework_cache '%s' is neither 0 nor 1",
+				  t->path, buf);
+			return -1;
+		}
+		t->framework_cache = buf[0] == '1';
+	}
 	trace_schema_meta(l->db, "device_name", buf, sizeof buf);
 	t->device_name = strdup(buf);
 	trace_schema_meta(l->db, "status", buf, sizeof buf);
@@ -303,6 +312,22 @@ static uint64_t shape_of(struct kernel_rows *kr, sqlite3_stmt *st, uint32_t name
 	return execid_shape_of(&l);
 }
 
+/* The kernels CUDA graphs ran, in a trace with graph_kernel: counted, not
+ * planned (no launch order). */
+static int count_graph_kernels(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (prepare(l, "SELECT count(*) FROM graph_kernel", &st))
+		return -1;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		l->t->graph_kernels += (size_t)sqlite3_column_int64(st, 0);
+	else
+		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, sqlite3_errmsg(l->db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 /* Kernels without seq are counted, not kept: in a trace without
  * graph_kernel they are the kernels graphs ran (one per graph launch);
  * with it, kernels no launch callback showed (graph_kernel holds the
@@ -348,6 +373,10 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	if (rc)
 		return -1;
 	struct seq_row *rows = data;
+	if (kr.graphs_apart && count_graph_kernels(l) != 0) {
+		free(rows);
+		return -1;
+	}
 	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
@@ -532,18 +561,6 @@ static int load_migrations(struct loader *l)
 	return 0;
 }
 
-/* The kernels CUDA graphs ran: counted, not planned (no launch order). */
-static int count_graph_kernels(struct loader *l)
-{
-	uint64_t n;
-	if (trace_schema_count(l->db, "graph_kernel", &n) != 0) {
-		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, sqlite3_errmsg(l->db));
-		return -1;
-	}
-	l->t->graph_kernels += (size_t)n;
-	return 0;
-}
-
 static int cmp_size(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -645,8 +662,6 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 		rc = load_allocs(&l);
 	if (!rc)
 		rc = load_kernels(&l, &by_corr);
-	if (!rc)
-		rc = count_graph_kernels(&l);
 	if (!rc)
 		rc = load_args(&l, by_corr);
 	if (!rc)

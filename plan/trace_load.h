@@ -98,6 +98,9 @@ struct trace {
 	char *device_name;      /* "" if unknown */
 	char *command;          /* "" if unknown */
 	char *status;           /* "recording", "complete" or "" */
+	bool framework_cache;   /* PyTorch's caching allocator was on: a
+				   PyTorch program's allocations are its
+				   segments, not tensors */
 
 	size_t graph_kernels;   /* kernels CUDA graphs ran (graph_kernel; in a
 				   trace without it the kernel rows without

@@ -25,13 +25,16 @@
  *
  * PyTorch's caching allocator is turned off (PYTORCH_NO_CUDA_MEMORY_CACHING)
  * so that every tensor reaches the arena, as when the run was recorded: the
- * plan names tensors. Not when the policy is plan and the plan has nothing
- * to do within the budget (plan_idle_limit) and the user did not set the
- * variable: serving each tensor from the arena took DLRM's thread 84-143 ms
- * of a 200-step run, 5-10 % of it (docs/benchmarks.md), for a plan that does
- * nothing with them. The replayer then sees the cache's segments, not
- * tensors; should they outgrow the budget, it keeps the budget by them
- * (docs/replay.md).
+ * plan names tensors. It stays on, unless the user set the variable, in two
+ * cases. When the plan was recorded with it on (umrec --framework-cache),
+ * under every policy: the plan's allocations are the cache's segments, and
+ * a program that captures CUDA graphs needs the cache. And when the policy
+ * is plan and the plan has nothing to do within the budget
+ * (plan_idle_limit): serving each tensor from the arena took DLRM's thread
+ * 84-143 ms of a 200-step run, 5-10 % of it (docs/benchmarks.md), for a
+ * plan that does nothing with them. The replayer then sees the cache's
+ * segments, not tensors; should they outgrow the budget, it keeps the
+ * budget by them (docs/replay.md).
  *
  * --dry-run TRACE runs no program: the engine is fed the recorded run
  * (replay/dryrun.h) and umreplay prints what the policy would do. With no
@@ -133,8 +136,9 @@ static const char usage_text[] =
 	"  UMKIT_LOG      the replayer's verbosity: quiet, info or debug\n"
 	"  PYTORCH_NO_CUDA_MEMORY_CACHING  set to 1 for the program unless already\n"
 	"                 set, so PyTorch allocates as it did when recorded; left\n"
-	"                 unset when the plan has nothing to do (set it to 1 to\n"
-	"                 send every tensor through umkit all the same)\n"
+	"                 unset when the plan was recorded with PyTorch's cache on\n"
+	"                 (umrec --framework-cache) or has nothing to do (set it\n"
+	"                 to 1 to send every tensor through umkit all the same)\n"
 	"\n"
 	"Exit status: the command's (128+N if signal N killed it; 126 if it could\n"
 	"not be executed, 127 if not found); 2 for bad usage; 3 if the replay\n"
@@ -302,14 +306,20 @@ static int remove_old_stats(const char *path)
 	return 0;
 }
 
+/* What umreplay needs to know of a plan before the program starts. */
+struct plan_facts {
+	bool idle;            /* nothing to do within the budget */
+	bool framework_cache; /* recorded with PyTorch's caching allocator on */
+};
+
 /*
  * Loads and validates the plan, then frees it: the library loads it again
  * in the program, but only umreplay can still choose to run the program
  * without umkit. Writes the plan's absolute path into path (the program may
- * change directory) and whether the plan has nothing to do within budget
- * into *idle, and returns 0, or -1 with the warning printed.
+ * change directory) and what umreplay needs of it into *facts, and returns
+ * 0, or -1 with the warning printed.
  */
-static int check_plan(const char *plan, uint64_t budget, char path[PATH_MAX], bool *idle)
+static int check_plan(const char *plan, uint64_t budget, char path[PATH_MAX], struct plan_facts *facts)
 {
 	char err[4096];
 	struct plan *p = plan_load(plan, err, sizeof err);
@@ -317,7 +327,8 @@ static int check_plan(const char *plan, uint64_t budget, char path[PATH_MAX], bo
 		um_warn("%s; running the program without umkit", err);
 		return -1;
 	}
-	*idle = plan_idle_limit(p, budget) != 0;
+	facts->idle = plan_idle_limit(p, budget) != 0;
+	facts->framework_cache = p->provenance.framework_cache;
 	plan_destroy(p);
 	if (!realpath(plan, path)) {
 		um_warn("%s: %s; running the program without umkit", plan, strerror(errno));
@@ -365,7 +376,7 @@ static int dry_run(const struct umreplay_options *o)
 		goto done;
 	}
 	struct engine_config cfg = { o->policy, o->gpu_budget, plan, .fault_sources = false,
-				     .framework_cache = false };
+				     .framework_cache = t->framework_cache };
 	struct dryrun_result r;
 	if (dryrun_run(t, &cfg, &r, err, sizeof err) != 0) {
 		um_error("%s: %s", o->dry_run, err);
@@ -393,9 +404,27 @@ static int set_bytes(launch_env *e, const char *name, uint64_t bytes)
 	return launch_env_set(e, name, text);
 }
 
+/* Whether the program runs with PyTorch's caching allocator on (see the
+ * top of this file): as the user's PYTORCH_NO_CUDA_MEMORY_CACHING says when
+ * set, otherwise as the plan was recorded, or on for a plan with nothing to
+ * do under the plan policy. Warns when the user's setting turns it off
+ * under a plan recorded with it on. */
+static bool cache_on(const struct umreplay_options *o, const struct plan_facts *f)
+{
+	const char *user = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	if (!user)
+		return f->framework_cache || (o->policy == ENGINE_PLAN && f->idle);
+	bool on = strcmp(user, "1") != 0;
+	if (!on && f->framework_cache)
+		um_warn("the plan was recorded with PyTorch's caching allocator on, and "
+			"PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off: the program's allocations are not the "
+			"ones the plan names");
+	return on;
+}
+
 /* The child's environment: the injection plus the UMKIT_* contract above.
  * plan and stats are absolute paths, or NULL when not given; keep_cache:
- * leave PyTorch's caching allocator on. */
+ * PyTorch's caching allocator stays on. */
 static launch_env *child_env(const struct umreplay_options *o, int argc, char **argv, const char *library,
 			     const char *plan, const char *stats, bool keep_cache)
 {
@@ -411,7 +440,9 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 			old);
 	/* No libcupti: NVTX is only the recorder's business, so the user's
 	 * NVTX_INJECTION64_PATH (a profiler's, or none) stays as it is. */
-	struct launch_inject inj = { library, NULL, keep_cache };
+	/* Set by the user, the variable stays as it is (the launcher warns
+	 * when it keeps the cache on). */
+	struct launch_inject inj = { library, NULL, keep_cache && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING") };
 	if (launch_env_inject(e, &inj, err, sizeof err) != 0) {
 		um_error("%s", err);
 		launch_env_destroy(e);
@@ -483,8 +514,8 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return rc;
 	}
-	bool idle = false;
-	if (o.plan && check_plan(o.plan, o.gpu_budget, plan, &idle) != 0) {
+	struct plan_facts facts = { false, false };
+	if (o.plan && check_plan(o.plan, o.gpu_budget, plan, &facts) != 0) {
 		if (o.stats && remove_old_stats(stats) != 0)
 			return EXIT_SETUP;
 		return run(argv + o.command, environ);
@@ -494,7 +525,7 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
-	bool keep_cache = o.policy == ENGINE_PLAN && idle && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	bool keep_cache = cache_on(&o, &facts);
 	launch_env *env = child_env(&o, argc, argv, library, o.plan ? plan : NULL, o.stats ? stats : NULL,
 				    keep_cache);
 	if (!env)
@@ -503,8 +534,10 @@ int main(int argc, char **argv)
 		launch_env_destroy(env);
 		return EXIT_SETUP;
 	}
-	if (keep_cache)
-		um_info("the plan has nothing to do within the budget: PyTorch's caching allocator stays on");
+	if (keep_cache && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"))
+		um_info("%s: PyTorch's caching allocator stays on",
+			facts.framework_cache ? "the plan was recorded with it on" :
+			"the plan has nothing to do within the budget");
 	int status = run(argv + o.command, launch_env_array(env));
 	launch_env_destroy(env);
 	return status;

@@ -29,7 +29,8 @@ void capture_note(CUpti_CallbackId cbid);
 
 /* Whether the program runs with PyTorch's caching allocator off
  * (PYTORCH_NO_CUDA_MEMORY_CACHING=1), under which PyTorch cannot capture
- * a graph: the warnings at a capture say so. */
+ * a graph: the warnings at a capture say so. The recorder also notes it in
+ * the trace (meta framework_cache). */
 bool capture_pytorch_cache_off(void);
 
 /* Whether the calling thread's stream capture mode is CUDA's default,

@@ -22,6 +22,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include "common/cuda/capture.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
@@ -100,6 +101,9 @@ static void write_run_meta(void)
 			trace_writer_meta(rec_writer, keys[i][0], v);
 	}
 	trace_writer_meta(rec_writer, "managed", um_alloc_managed() ? "1" : "0");
+	/* With the cache on, a PyTorch program's allocations are its segments:
+	 * the replay must run it so too (the plan carries this). */
+	trace_writer_meta(rec_writer, "framework_cache", capture_pytorch_cache_off() ? "0" : "1");
 	meta_u64("pid", (uint64_t)getpid());
 	meta_u64("start_ns", rec_now());
 	uint32_t v = 0;

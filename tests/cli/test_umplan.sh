@@ -252,6 +252,13 @@ else
 	not_ok "--dump prints JSON"
 fi
 expect_out_has "evict" "--dump shows the ops"
+expect_out_has '"framework_cache":	false' "--dump: a trace without meta framework_cache was recorded with the cache off"
+make_trace "$SCRATCH/cached.db" "INSERT INTO meta VALUES ('framework_cache', '1');"
+"$UMPLAN" -q "$SCRATCH/cached.db" -o "$SCRATCH/cached.bin" --capacity 5M
+run "$UMPLAN" --dump "$SCRATCH/cached.bin"
+expect_out_has '"framework_cache":	true' "--dump: the plan carries meta framework_cache 1"
+run "$UMPLAN" "$SCRATCH/cached.db" --report -o "$SCRATCH/cached.bin"
+expect_out_has "recorded with PyTorch's caching allocator on" "--report: says the trace was recorded with the cache on"
 run "$UMPLAN" --dump "$SCRATCH/absent.bin"
 expect_status 1 "--dump of a missing plan is bad input"
 expect_err_has "absent.bin" "the missing plan is named"
@@ -336,6 +343,8 @@ bad_row "UPDATE meta SET value = '-1' WHERE key = 'device_memory'" "meta device_
 	"device_memory -1: refused"
 bad_row "UPDATE meta SET value = '80GB' WHERE key = 'device_memory'" "meta device_memory '80GB' is not a size" \
 	"device_memory with a unit: refused"
+bad_row "INSERT INTO meta VALUES ('framework_cache', 'yes')" "meta framework_cache 'yes' is neither 0 nor 1" \
+	"framework_cache yes: refused"
 bad_row "UPDATE alloc SET size = -1 WHERE id = 3" "allocation 3 has a negative size" "negative size: refused"
 bad_row "UPDATE alloc SET reserved = 1 << 62 WHERE id = 3" "allocation 3 has 2 MiB or more reserved" \
 	"huge reservation: refused"

@@ -384,7 +384,7 @@ if [ "$have_plan" -eq 1 ]; then
 	expect_err_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0 keeps PyTorch's caching allocator on" \
 		"env: a PyTorch setting that keeps the cache on is warned about"
 	env_lacks NVTX_INJECTION64_PATH "env: no NVTX injection (replay reads no NVTX)"
-	env_lacks UMKIT_FRAMEWORK_CACHE "env: a plan with ops turns PyTorch's cache off"
+	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: the library is told when the user keeps the cache on"
 
 	# A plan with nothing to do within the budget: PyTorch's cache stays
 	# on, and the library is told; not under another policy, nor when the
@@ -403,6 +403,25 @@ if [ "$have_plan" -eq 1 ]; then
 	PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umreplay --plan "$SCRATCH/idle.bin" ./program.sh
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: the user's cache setting beats an idle plan"
 	env_lacks UMKIT_FRAMEWORK_CACHE "env: no UMKIT_FRAMEWORK_CACHE when the user turned the cache off"
+
+	# A plan from a recording with PyTorch's cache on names the cache's
+	# segments: the cache stays on under every policy, unless the user
+	# turns it off (then a warning says the allocations will differ).
+	make_trace "$SCRATCH/cached.db" "INSERT INTO meta VALUES ('framework_cache', '1');"
+	"$UMPLAN" -q "$SCRATCH/cached.db" -o "$SCRATCH/cached.bin" --capacity 5M
+	fake_umreplay --plan "$SCRATCH/cached.bin" ./program.sh
+	expect_status 0 "plan recorded with the cache on: the program runs"
+	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: a plan recorded with the cache on keeps it on"
+	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: a plan recorded with the cache on tells the library"
+	expect_err_has "the plan was recorded with it on: PyTorch's caching allocator stays on" \
+		"a plan recorded with the cache on says it stays on"
+	fake_umreplay --plan "$SCRATCH/cached.bin" --policy ondemand ./program.sh
+	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: a plan recorded with the cache on keeps it on under ondemand"
+	PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umreplay --plan "$SCRATCH/cached.bin" ./program.sh
+	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: the user's cache setting beats the plan's recording"
+	env_lacks UMKIT_FRAMEWORK_CACHE "env: with the user's setting the library is not told the cache is on"
+	expect_err_has "the plan was recorded with PyTorch's caching allocator on, and PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off" \
+		"turning the cache off under a plan recorded with it on is warned about"
 else
 	not_ok "valid plan: the program runs with the replay environment # needs umplan's plan"
 fi

@@ -57,6 +57,8 @@ def main(path):
         "fault_blocks_covered": covered,
         "recall": (covered / fault_blocks) if fault_blocks else None,
         "device": one(db, "SELECT value FROM meta WHERE key = 'device_name'"),
+        "framework_cache": one(db, "SELECT coalesce((SELECT value FROM meta "
+                                   "WHERE key = 'framework_cache'), 'absent')"),
         "graph_kernels": one(db, "SELECT count(*) FROM graph_kernel") if graphs else None,
         "graph_launches": one(db, "SELECT count(DISTINCT correlation_id) FROM graph_kernel") if graphs else None,
         "captured_launches": int(one(db, "SELECT coalesce((SELECT value FROM meta "

@@ -329,6 +329,7 @@ $B/umrec -o "$WORK/graph.nocache.db" --max-managed $MAXM -- "${G[@]}" >/dev/null
 rc=$?
 row "graphs: cache off, umrec says why" "$(verdict "[ $rc_nocache -ne 0 ] && grep -q 'record it with umrec --framework-cache' $WORK/graph.rec.nocache.err")" \
 	"plain PyTorch with the cache off: exit $rc_nocache; under umrec: exit $rc"
+check_trace "$WORK/graph.nocache.db" >/dev/null
 $B/umrec -o "$WORK/graph.db" --framework-cache --max-managed $MAXM -- "${G[@]}" \
 	>"$WORK/graph.rec" 2>"$WORK/graph.rec.err"
 rc=$?
@@ -345,14 +346,17 @@ w=$($B/umplan "$WORK/graph.db" --json -o "$WORK/graph.full.plan" 2>"$WORK/graph.
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 row "graphs: umplan warns" "$(verdict "grep -q 'kernels ran from CUDA graphs' $WORK/graph.plan.err")" "$(head -c 160 "$WORK/graph.plan.err")"
 $B/umplan "$WORK/graph.db" --capacity $((w / 2)) -o "$WORK/graph.plan" >/dev/null 2>&1
-# With the cache kept on by the user, the replayer follows the eager steps
-# under the budget and stops at the capture, which must still work.
+row "graphs: trace and plan note the cache" "$(verdict "[ \"$(metric $j framework_cache)\" = 1 ] && [ \"$(metric $WORK/graph.nocache.db.json framework_cache)\" = 0 ] && $B/umplan --dump $WORK/graph.plan | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)[\"provenance\"][\"framework_cache\"] is True else 1)'")" \
+	"meta framework_cache $(metric $j framework_cache) with --framework-cache, $(metric "$WORK/graph.nocache.db.json" framework_cache) without"
+# The plan says it was recorded with the cache on, so umreplay keeps it on
+# by itself: the replayer follows the eager steps under the budget and
+# stops at the capture, which must still work.
 for policy in plan ondemand; do
-	PYTORCH_NO_CUDA_MEMORY_CACHING=0 $B/umreplay --plan "$WORK/graph.plan" --policy $policy --gpu-budget $((w / 2)) \
+	$B/umreplay --plan "$WORK/graph.plan" --policy $policy --gpu-budget $((w / 2)) \
 		--max-managed $MAXM --stats "$WORK/graph.$policy.json" -- "${G[@]}" >"$WORK/graph.$policy.out" 2>"$WORK/graph.$policy.err"
 	rc=$?
 	tail -n 2 "$WORK/graph.$policy.err"
-	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.$policy.out) >/dev/null && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
+	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.$policy.out) >/dev/null && grep -q 'the plan was recorded with it on: PyTorch.s caching allocator stays on' $WORK/graph.$policy.err && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
 		"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.$policy.err")"
 done
 # A plan with nothing to do (the eager program's, at twice its peak) leaves
@@ -372,7 +376,7 @@ row "graphs: idle replay wakes after the capture" "$(verdict "[ $rc -eq 0 ] && d
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $B/umreplay --plan "$WORK/graph.plan" --gpu-budget $((w / 2)) --max-managed $MAXM \
 	-- "${G[@]}" >/dev/null 2>"$WORK/graph.replay.nocache.err"
 rc=$?
-row "graphs: cache off, umreplay says why" "$(verdict "grep -q 'PyTorch cannot capture a graph with its caching allocator off' $WORK/graph.replay.nocache.err")" "exit $rc"
+row "graphs: cache off, umreplay says why" "$(verdict "grep -q 'PyTorch cannot capture a graph with its caching allocator off' $WORK/graph.replay.nocache.err && grep -q 'the plan was recorded with PyTorch.s caching allocator on, and PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off' $WORK/graph.replay.nocache.err")" "exit $rc"
 cp "$WORK/graph.db" "$OUTDIR/graph.db"
 fi
 

@@ -64,6 +64,7 @@ static void round_trip(void **state)
 	assert_true(next[1] == sample_exec_ids[0]); /* wraps to the next iteration */
 	assert_int_equal(q->n_host, 0);
 	assert_null(q->host);
+	assert_false(q->provenance.framework_cache);
 	assert_plans_equal(p, q);
 	plan_destroy(p);
 	plan_destroy(q);
@@ -128,7 +129,8 @@ static void host_offset_round_trip(void **state)
 }
 
 /* A plan that keeps nothing on the host has no section 8: it is what a
- * version 1 umkit wrote. */
+ * version 1 umkit wrote. One from a trace recorded with PyTorch's cache
+ * off has no section 11. */
 static void no_host_no_section(void **state)
 {
 	struct plan *p = sample_plan();
@@ -137,6 +139,7 @@ static void no_host_no_section(void **state)
 	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
 	assert_non_null(pf);
 	assert_null(planfile_section(pf, PLAN_SEC_HOST, NULL));
+	assert_null(planfile_section(pf, PLAN_SEC_FRAMEWORK_CACHE, NULL));
 	planfile_close(pf);
 	free(img);
 	plan_destroy(p);
@@ -396,10 +399,12 @@ static unsigned char *rebuild(const planfile *pf, uint32_t id, const void *data,
 	return img;
 }
 
-/* The host plan's container: every section there is, 8 included. */
+/* The host plan's container, recorded with the framework cache on: every
+ * section there is, 8 and 11 included. */
 static planfile *sample_container(void)
 {
 	struct plan *p = sample_host_plan();
+	p->provenance.framework_cache = true;
 	size_t len;
 	unsigned char *img = sample_image(p, &len);
 	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
@@ -480,6 +485,39 @@ static void missing_sections(void **state)
 	free(img);
 	planfile_writer_destroy(w);
 	planfile_close(pf);
+}
+
+/* Section 11, one byte, says the trace was recorded with PyTorch's cache
+ * on; written only then, and any other value is refused. */
+static void framework_cache_section(void **state)
+{
+	planfile *pf = sample_container();
+	size_t n;
+	const unsigned char *d = planfile_section(pf, PLAN_SEC_FRAMEWORK_CACHE, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(d[0], 1);
+	const unsigned char zero = 0, two = 2;
+	assert_rebuilt_refused(pf, PLAN_SEC_FRAMEWORK_CACHE, &zero, 1,
+			       "plan.bin: the framework cache section says 0 (only 1 is defined)");
+	assert_rebuilt_refused(pf, PLAN_SEC_FRAMEWORK_CACHE, &two, 1,
+			       "plan.bin: the framework cache section says 2 (only 1 is defined)");
+	struct plan *q = load_without(pf, PLAN_SEC_FRAMEWORK_CACHE);
+	assert_false(q->provenance.framework_cache);
+	plan_destroy(q);
+	planfile_close(pf);
+
+	struct plan *p = sample_plan();
+	p->provenance.framework_cache = true;
+	char path[512], err[256];
+	test_path(path, sizeof path, "cache.bin");
+	assert_int_equal(plan_save(p, path, err, sizeof err), 0);
+	q = plan_load(path, err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_true(q->provenance.framework_cache);
+	assert_plans_equal(p, q);
+	plan_destroy(p);
+	plan_destroy(q);
 }
 
 /* Every section cut at every length, or given a trailing byte, is refused. */
@@ -678,6 +716,7 @@ int main(void)
 		cmocka_unit_test(host_section_damage),
 		cmocka_unit_test(host_offset_section_damage),
 		cmocka_unit_test(shape_section_damage),
+		cmocka_unit_test(framework_cache_section),
 		cmocka_unit_test(section_flips),
 		cmocka_unit_test(load_errors),
 	};

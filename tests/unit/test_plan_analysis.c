@@ -44,6 +44,7 @@ struct hand_opts {
 	bool graphs;           /* three kernels a graph ran, and one kernel row
 				  without seq as older traces held them */
 	bool before_graphs;    /* a version-1 trace: no graph_kernel table */
+	const char *framework_cache; /* meta framework_cache, or NULL for none */
 };
 
 static void exec_sql(sqlite3 *db, const char *sql)
@@ -118,6 +119,11 @@ static void write_hand_trace(const char *path, const struct hand_opts *o)
 		snprintf(sql, sizeof sql, "INSERT INTO migration(start_ns, end_ns, address, bytes, "
 			 "direction, cause) VALUES (%lld, %lld, %llu, 65536, 'htod', 'fault')",
 			 11 * MS + 10000, 11 * MS + 11000, A_ADDR + 4096);
+		exec_sql(db, sql);
+	}
+	if (o->framework_cache) {
+		snprintf(sql, sizeof sql, "INSERT INTO meta(key, value) VALUES ('framework_cache', '%s')",
+			 o->framework_cache);
 		exec_sql(db, sql);
 	}
 	if (o->graphs && !o->before_graphs)
@@ -488,11 +494,39 @@ static void shape_ids_from_the_kernel_rows(void **state)
 	planner_free(pl);
 }
 
+/* meta framework_cache reaches the plan's provenance; absent (traces from
+ * before umkit wrote it) it is off; any value but 0 or 1 is refused. */
+static void framework_cache_from_the_meta(void **state)
+{
+	const struct {
+		const char *meta;
+		bool on;
+	} cases[] = { { NULL, false }, { "0", false }, { "1", true } };
+	char path[512], err[512];
+	test_path(path, sizeof path, "cache.db");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		write_hand_trace(path, &(struct hand_opts){ .framework_cache = cases[i].meta });
+		struct planner_options o;
+		planner_options_default(&o);
+		struct planner *pl;
+		if (planner_run(path, &o, &pl, err, sizeof err))
+			fail_msg("%s", err);
+		assert_int_equal(pl->trace->framework_cache, cases[i].on);
+		assert_int_equal(pl->plan->provenance.framework_cache, cases[i].on);
+		planner_free(pl);
+	}
+	write_hand_trace(path, &(struct hand_opts){ .framework_cache = "on" });
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "meta framework_cache 'on' is neither 0 nor 1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_and_finds_the_period),
 		cmocka_unit_test(graph_kernels_counted_not_planned),
+		cmocka_unit_test(framework_cache_from_the_meta),
 		cmocka_unit_test(tensors_have_origins_and_lifetimes),
 		cmocka_unit_test(empty_allocations_take_no_room),
 		cmocka_unit_test(access_sets_and_recall),
