@@ -109,7 +109,8 @@ static void stop_now(void)
 		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
 		capture_pytorch_cache_off()
 			? "; PyTorch cannot capture a graph with its caching allocator off "
-			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1), which umreplay turned off for the plan"
+			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): record the program with umrec --framework-cache, "
+			  "and umreplay keeps the cache on for that trace's plan"
 			: "");
 }
 

@@ -298,6 +298,13 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["trace"]["graph
 else
 	not_ok "--json counts the kernels graphs ran"
 fi
+# PyTorch captured with its cache on: the trace says so, and the plan too.
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["trace"]["framework_cache"] is True' <<<"$out" &&
+	"$UMPLAN" --dump "$SCRATCH/graph.plan" | python3 -c 'import json,sys; assert json.load(sys.stdin)["provenance"]["framework_cache"] is True'; then
+	ok "the graph fixture was recorded with PyTorch's cache on, and its plan carries it"
+else
+	not_ok "the graph fixture was recorded with PyTorch's cache on, and its plan carries it"
+fi
 run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
 expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 # Both directions share the one link the report gives: on the MLP at half
