@@ -139,7 +139,7 @@ define nvcc_program
 endef
 $(BUILD)/examples/%: examples/%.cu
 	$(nvcc_program)
-$(BUILD)/bench/%: bench/%.cu
+$(BUILD)/bench/%: bench/%.cu bench/trials.h
 	$(nvcc_program)
 $(BUILD)/gpu-probes/%: tests/gpu/%.cu
 	$(nvcc_program)

@@ -23,23 +23,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "trials.h"
 
 typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
 typedef CUresult (*exchange_mode_fn)(CUstreamCaptureMode *);
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static void *driver_entry(const char *name)
 {
@@ -57,17 +45,17 @@ static void *driver_entry(const char *name)
 static double time_is_capturing(is_capturing_fn is_capturing, CUstream s, long calls)
 {
 	CUstreamCaptureStatus status;
-	double t0 = now_ns();
+	double t0 = trials_now_ns();
 	for (long i = 0; i < calls; i++)
 		if (is_capturing(s, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE)
 			return -1;
-	return (now_ns() - t0) / calls;
+	return (trials_now_ns() - t0) / calls;
 }
 
 /* ns per read-and-restore of the thread's capture mode (two calls). */
 static double time_mode_query(exchange_mode_fn exchange, long calls)
 {
-	double t0 = now_ns();
+	double t0 = trials_now_ns();
 	for (long i = 0; i < calls; i++) {
 		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 		if (exchange(&mode) != CUDA_SUCCESS)
@@ -76,7 +64,7 @@ static double time_mode_query(exchange_mode_fn exchange, long calls)
 		if (exchange(&back) != CUDA_SUCCESS)
 			return -1;
 	}
-	return (now_ns() - t0) / calls;
+	return (trials_now_ns() - t0) / calls;
 }
 
 static void report(const char *what, double *ns, int trials)
@@ -84,7 +72,7 @@ static void report(const char *what, double *ns, int trials)
 	printf("%-28s", what);
 	for (int t = 0; t < trials; t++)
 		printf(" %.1f", ns[t]);
-	qsort(ns, trials, sizeof *ns, by_value);
+	trials_sort(ns, trials);
 	printf("  fastest %.1f median %.1f ns\n", ns[0], ns[trials / 2]);
 }
 

@@ -19,26 +19,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "trials.h"
 
 #define BATCH 256
 
 __global__ void touch_nothing(float *p)
 {
 	(void)p;
-}
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static int check(cudaError_t e, const char *what)
@@ -65,17 +53,17 @@ int main(int argc, char **argv)
 		double launching = 0;
 		for (long done = 0; done < launches; done += BATCH) {
 			long n = launches - done < BATCH ? launches - done : BATCH;
-			double t0 = now_ns();
+			double t0 = trials_now_ns();
 			for (long i = 0; i < n; i++)
 				touch_nothing<<<1, 32>>>(buf);
-			launching += now_ns() - t0;
+			launching += trials_now_ns() - t0;
 			if (check(cudaDeviceSynchronize(), "kernel"))
 				return 1;
 		}
 		ns[t] = launching / launches;
 		printf("trial %d: %.1f ns per launch\n", t + 1, ns[t]);
 	}
-	qsort(ns, trials, sizeof *ns, by_value);
+	trials_sort(ns, trials);
 	printf("fastest %.1f median %.1f ns per launch\n", ns[0], ns[trials / 2]);
 	free(ns);
 	return check(cudaFree(buf), "cudaFree");
