@@ -57,11 +57,15 @@ def make_parser(description, batch_size, lr, steps=10):
     p.add_argument("--copy-stream", action="store_true",
                    help="copy each batch in on a stream of its own, as a prefetching "
                         "data loader does (the program then uses two streams)")
-    p.add_argument("--cuda-graph", action="store_true",
-                   help="from step %d on, replay one CUDA graph of the whole step "
-                        "(forward, backward, optimizer), captured at that step; the "
-                        "steps before warm up on a side stream, as PyTorch asks"
-                        % GRAPH_WARMUP_STEPS)
+    graphs = p.add_mutually_exclusive_group()
+    graphs.add_argument("--cuda-graph", action="store_true",
+                        help="from step %d on, replay one CUDA graph of the whole step "
+                             "(forward, backward, optimizer), captured at that step; the "
+                             "steps before warm up on a side stream, as PyTorch asks"
+                             % GRAPH_WARMUP_STEPS)
+    graphs.add_argument("--compile", metavar="MODE", choices=("default", "reduce-overhead"),
+                        help="run the loss (forward and backward) through torch.compile in "
+                             "MODE; reduce-overhead replays CUDA graphs of it once warmed up")
     return p
 
 
@@ -120,6 +124,8 @@ def train(args, model, optimizer, batches, compute_loss):
     model.train()
     copy_stream = torch.cuda.Stream(device) if args.copy_stream and device.type == "cuda" else None
     graphed = GraphedStep(device, compute_loss) if args.cuda_graph and device.type == "cuda" else None
+    if args.compile:
+        compute_loss = torch.compile(compute_loss, mode=args.compile)
     times = []
     for step in range(args.steps):
         if nvtx:
