@@ -473,7 +473,7 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 		launch_env_unset(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");
 	else if (!no_cache && launch_env_set(e, "PYTORCH_NO_CUDA_MEMORY_CACHING", "1") != 0)
 		goto oom;
-	else if (no_cache && strcmp(no_cache, "1") != 0)
+	else if (no_cache && !launch_pytorch_cache_off(no_cache))
 		um_warn("PYTORCH_NO_CUDA_MEMORY_CACHING=%s keeps PyTorch's caching allocator on (only 1 turns it "
 			"off): umkit sees the cache's blocks, not each tensor",
 			no_cache);
@@ -481,6 +481,11 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 oom:
 	um_errmsg(err, errlen, "out of memory building the environment");
 	return -1;
+}
+
+bool launch_pytorch_cache_off(const char *value)
+{
+	return value && strcmp(value, "1") == 0;
 }
 
 /* ---- the command line as metadata ---- */

@@ -100,6 +100,11 @@ void launch_env_unset_stale(launch_env *e);
  */
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
 
+/* Whether a value of PYTORCH_NO_CUDA_MEMORY_CACHING (NULL: unset) turns
+ * PyTorch's caching allocator off: only "1" does (PyTorch 2.11, checked on
+ * the H100). */
+bool launch_pytorch_cache_off(const char *value);
+
 /* What a word of a launcher's command line is, to launch_option_word. */
 enum launch_word {
 	LAUNCH_WORD_OPTION,    /* one of the tool's own options: the caller matches it */

@@ -395,6 +395,33 @@ static int add(planfile_writer *w, uint32_t id, struct bytes_buf *b)
 	return rc;
 }
 
+/* Sections 8 and 10 of plan_encode, with b its empty scratch buffer. */
+static int encode_host(const struct plan *p, planfile_writer *w, struct bytes_buf *b)
+{
+	/* Absent rather than empty, so a plan without host placement reads
+	 * the same as a version 1 plan. */
+	if (!p->n_host)
+		return 0;
+	bytes_put_u32(b, p->n_host);
+	for (uint32_t i = 0; i < p->n_host; i++)
+		bytes_put_u32(b, p->host[i]);
+	if (add(w, PLAN_SEC_HOST, b) != 0)
+		return -1;
+
+	/* Only when an entry is partial: a reader without the section (one
+	 * older than it) keeps whole allocations on the host, which never
+	 * raises the residency the plan counted. */
+	bool partial = false;
+	for (uint32_t i = 0; p->host_offset && i < p->n_host; i++)
+		partial |= p->host_offset[i] != 0;
+	if (!partial)
+		return 0;
+	bytes_put_u32(b, p->n_host);
+	for (uint32_t i = 0; i < p->n_host; i++)
+		bytes_put_u64(b, p->host_offset[i]);
+	return add(w, PLAN_SEC_HOST_OFFSETS, b);
+}
+
 int plan_encode(const struct plan *p, planfile_writer *w)
 {
 	struct bytes_buf b = { 0 };
@@ -482,28 +509,7 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 			return -1;
 	}
 
-	/* Absent rather than empty, so a plan without host placement reads
-	 * the same as a version 1 plan. */
-	if (!p->n_host)
-		return 0;
-	bytes_put_u32(&b, p->n_host);
-	for (uint32_t i = 0; i < p->n_host; i++)
-		bytes_put_u32(&b, p->host[i]);
-	if (add(w, PLAN_SEC_HOST, &b) != 0)
-		return -1;
-
-	/* Only when an entry is partial: a reader without the section (one
-	 * older than it) keeps whole allocations on the host, which never
-	 * raises the residency the plan counted. */
-	bool partial = false;
-	for (uint32_t i = 0; p->host_offset && i < p->n_host; i++)
-		partial |= p->host_offset[i] != 0;
-	if (!partial)
-		return 0;
-	bytes_put_u32(&b, p->n_host);
-	for (uint32_t i = 0; i < p->n_host; i++)
-		bytes_put_u64(&b, p->host_offset[i]);
-	return add(w, PLAN_SEC_HOST_OFFSETS, &b);
+	return encode_host(p, w, &b);
 }
 
 int plan_save(const struct plan *p, const char *path, char *err, size_t errlen)

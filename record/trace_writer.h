@@ -42,8 +42,8 @@ struct trace_writer_options {
 	size_t batch_events;        /* wake the writer at this many events; 0: default (4096) */
 	size_t max_queued;          /* producers wait while this many events are queued
 				       (a kernel argument counts as one); 0: default
-				       (262144 x 80 bytes, about 20 MB, plus as much
-				       for the batch being written) */
+				       (262144 x up to 96 bytes, about 24 MiB, plus
+				       as much for the batch being written) */
 	bool claimed;               /* path was claimed (trace_writer_claim): open
 				       that file, removing only stale -wal/-shm
 				       companions, instead of replacing it */

@@ -25,10 +25,12 @@
  *
  * PyTorch's caching allocator is turned off (PYTORCH_NO_CUDA_MEMORY_CACHING)
  * so that every tensor reaches the arena, as when the run was recorded: the
- * plan names tensors. It stays on, unless the user set the variable, in two
- * cases. When the plan was recorded with it on (umrec --framework-cache),
- * under every policy: the plan's allocations are the cache's segments, and
- * a program that captures CUDA graphs needs the cache. And when the policy
+ * plan names tensors. The user's value decides when set (choose_cache), but
+ * for 1 under a plan recorded with the cache on, which is warned about.
+ * Otherwise the cache stays on in two cases. When the plan was recorded
+ * with it on (umrec --framework-cache), under every policy: the plan's
+ * allocations are the cache's segments, and a program that captures CUDA
+ * graphs needs the cache. And when the policy
  * is plan and the plan has nothing to do within the budget
  * (plan_idle_limit): serving each tensor from the arena took DLRM's thread
  * 84-143 ms of a 200-step run, 5-10 % of it (docs/benchmarks.md), for a
@@ -137,8 +139,9 @@ static const char usage_text[] =
 	"  PYTORCH_NO_CUDA_MEMORY_CACHING  set to 1 for the program unless already\n"
 	"                 set, so PyTorch allocates as it did when recorded; left\n"
 	"                 unset when the plan was recorded with PyTorch's cache on\n"
-	"                 (umrec --framework-cache) or has nothing to do (set it\n"
-	"                 to 1 to send every tensor through umkit all the same)\n"
+	"                 (umrec --framework-cache) or, under --policy plan, has\n"
+	"                 nothing to do (set it to 1 to send every tensor through\n"
+	"                 umkit all the same)\n"
 	"\n"
 	"Exit status: the command's (128+N if signal N killed it; 126 if it could\n"
 	"not be executed, 127 if not found); 2 for bad usage; 3 if the replay\n"
@@ -404,29 +407,40 @@ static int set_bytes(launch_env *e, const char *name, uint64_t bytes)
 	return launch_env_set(e, name, text);
 }
 
-/* Whether the program runs with PyTorch's caching allocator on (see the
- * top of this file): as the user's PYTORCH_NO_CUDA_MEMORY_CACHING says when
- * set, otherwise as the plan was recorded, or on for a plan with nothing to
- * do under the plan policy. Warns when the user's setting turns it off
- * under a plan recorded with it on. */
-static bool cache_on(const struct umreplay_options *o, const struct plan_facts *f)
+/* PyTorch's caching allocator in the program (see the top of this file). */
+struct cache_choice {
+	bool on;      /* it stays on */
+	const char *why; /* umreplay's reason, said at the start; NULL when the
+			    user's variable decided (and is left as it is) */
+};
+
+/* As the user's PYTORCH_NO_CUDA_MEMORY_CACHING (user, NULL when unset)
+ * says, otherwise as the plan was recorded, or on for a plan with nothing
+ * to do under the plan policy. A user's value that keeps the cache on
+ * under a plan recorded so is umreplay's choice too. Warns when the user's
+ * value turns it off under a plan recorded with it on. */
+static struct cache_choice choose_cache(const struct umreplay_options *o, const struct plan_facts *f,
+					const char *user)
 {
-	const char *user = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+	const char *recorded = "the plan was recorded with PyTorch's caching allocator on: it stays on";
+	if (f->framework_cache && !launch_pytorch_cache_off(user))
+		return (struct cache_choice){ true, recorded };
+	if (!user && o->policy == ENGINE_PLAN && f->idle)
+		return (struct cache_choice){ true, "the plan has nothing to do within the budget: PyTorch's "
+						    "caching allocator stays on" };
 	if (!user)
-		return f->framework_cache || (o->policy == ENGINE_PLAN && f->idle);
-	bool on = strcmp(user, "1") != 0;
-	if (!on && f->framework_cache)
+		return (struct cache_choice){ false, NULL };
+	if (f->framework_cache)
 		um_warn("the plan was recorded with PyTorch's caching allocator on, and "
 			"PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off: the program's allocations are not the "
 			"ones the plan names");
-	return on;
+	return (struct cache_choice){ !launch_pytorch_cache_off(user), NULL };
 }
 
 /* The child's environment: the injection plus the UMKIT_* contract above.
- * plan and stats are absolute paths, or NULL when not given; keep_cache:
- * PyTorch's caching allocator stays on. */
+ * plan and stats are absolute paths, or NULL when not given. */
 static launch_env *child_env(const struct umreplay_options *o, int argc, char **argv, const char *library,
-			     const char *plan, const char *stats, bool keep_cache)
+			     const char *plan, const char *stats, struct cache_choice cache)
 {
 	char err[512];
 	launch_env *e = launch_env_create(environ);
@@ -440,9 +454,9 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 			old);
 	/* No libcupti: NVTX is only the recorder's business, so the user's
 	 * NVTX_INJECTION64_PATH (a profiler's, or none) stays as it is. */
-	/* Set by the user, the variable stays as it is (the launcher warns
-	 * when it keeps the cache on). */
-	struct launch_inject inj = { library, NULL, keep_cache && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING") };
+	/* When the user's variable decided, it stays as it is (the launcher
+	 * warns when it keeps the cache on). */
+	struct launch_inject inj = { library, NULL, cache.on && cache.why };
 	if (launch_env_inject(e, &inj, err, sizeof err) != 0) {
 		um_error("%s", err);
 		launch_env_destroy(e);
@@ -458,7 +472,7 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 	     set_bytes(e, "UMKIT_GPU_BUDGET", o->gpu_budget) != 0 ||
 	     set_bytes(e, "UMKIT_MAX_MANAGED", o->max_managed) != 0 ||
 	     (o->kernel_times && launch_env_set(e, "UMKIT_KERNEL_TIMES", "1") != 0) ||
-	     (keep_cache && launch_env_set(e, "UMKIT_FRAMEWORK_CACHE", "1") != 0) ||
+	     (cache.on && launch_env_set(e, "UMKIT_FRAMEWORK_CACHE", "1") != 0) ||
 	     (o->quiet && launch_env_set(e, "UMKIT_LOG", "quiet") != 0);
 	free(command);
 	if (rc) {
@@ -525,19 +539,17 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
-	bool keep_cache = cache_on(&o, &facts);
+	struct cache_choice cache = choose_cache(&o, &facts, getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"));
 	launch_env *env = child_env(&o, argc, argv, library, o.plan ? plan : NULL, o.stats ? stats : NULL,
-				    keep_cache);
+				    cache);
 	if (!env)
 		return EXIT_SETUP;
 	if (o.stats && remove_old_stats(stats) != 0) {
 		launch_env_destroy(env);
 		return EXIT_SETUP;
 	}
-	if (keep_cache && !getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"))
-		um_info("%s: PyTorch's caching allocator stays on",
-			facts.framework_cache ? "the plan was recorded with it on" :
-			"the plan has nothing to do within the budget");
+	if (cache.why)
+		um_info("%s", cache.why);
 	int status = run(argv + o.command, launch_env_array(env));
 	launch_env_destroy(env);
 	return status;

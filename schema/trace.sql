@@ -11,7 +11,9 @@
 
 -- Run metadata as key/value text: schema_version, umkit_version, status
 -- ('recording' until a clean exit sets 'complete'), command, options,
--- max_managed, managed, pid, start_ns, end_ns, device_name, device_memory,
+-- max_managed, managed, framework_cache (1: PyTorch's caching allocator was
+-- on, so a PyTorch program's alloc rows are its segments), pid, start_ns,
+-- end_ns, device_name, device_memory,
 -- driver_version, cupti_version, um_counters, dropped_records, captured_launches
 -- (kernel launches captured into CUDA graphs, not run then), error (CUPTI
 -- could not be set up), write_errors (set at close when some rows could

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "launcher.h"
 #include "common/cuda/cbids.h"
 
 #define BOTH(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz
@@ -48,8 +49,7 @@ void capture_note(CUpti_CallbackId cbid)
 
 bool capture_pytorch_cache_off(void)
 {
-	const char *cache = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
-	return cache && strcmp(cache, "1") == 0;
+	return launch_pytorch_cache_off(getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"));
 }
 
 bool capture_mode_global(void)

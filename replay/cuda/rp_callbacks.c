@@ -109,8 +109,8 @@ static void stop_now(void)
 		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
 		capture_pytorch_cache_off()
 			? "; PyTorch cannot capture a graph with its caching allocator off "
-			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): record the program with umrec --framework-cache, "
-			  "and umreplay keeps the cache on for that trace's plan"
+			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): leave the variable unset with a plan of a trace "
+			  "recorded by umrec --framework-cache, or set it to 0"
 			: "");
 }
 

@@ -281,6 +281,20 @@ run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/corrupt.bin"
 expect_status 1 "dry run with a corrupt plan: error, not a plain run"
 expect_err_has "$SCRATCH/corrupt.bin: checksum mismatch (file corrupt)" "dry run with a corrupt plan: names the plan"
 expect_out_lacks "umreplay --dry-run:" "dry run with a corrupt plan: no report"
+# The same kernels with other allocation sizes: the plan is foreign, unless
+# the trace was recorded with PyTorch's cache on, whose allocations are its
+# segments (a real run with the cache on judges by the kernels alone too).
+if [ "$have_plan" -eq 1 ]; then
+	make_trace "$SCRATCH/resized.db" "UPDATE alloc SET size = 1048576 WHERE id >= 2;"
+	run "$UMREPLAY" --dry-run "$SCRATCH/resized.db" --plan "$plan"
+	expect_out_has "the plan was judged foreign" "dry run: other allocation sizes, the plan is foreign"
+	make_trace "$SCRATCH/resized-cached.db" "UPDATE alloc SET size = 1048576 WHERE id >= 2;
+INSERT INTO meta VALUES ('framework_cache', '1');"
+	run "$UMREPLAY" --dry-run "$SCRATCH/resized-cached.db" --plan "$plan"
+	expect_out_lacks "foreign" "dry run: a trace recorded with the cache on is judged by its kernels alone"
+else
+	not_ok "dry runs judging allocations # needs umplan's plan"
+fi
 
 # ---- a valid plan without a GPU driver ----
 mkdir -p "$SCRATCH/lib" "$SCRATCH/driver"
@@ -413,15 +427,28 @@ if [ "$have_plan" -eq 1 ]; then
 	expect_status 0 "plan recorded with the cache on: the program runs"
 	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: a plan recorded with the cache on keeps it on"
 	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: a plan recorded with the cache on tells the library"
-	expect_err_has "the plan was recorded with it on: PyTorch's caching allocator stays on" \
+	expect_err_has "the plan was recorded with PyTorch's caching allocator on: it stays on" \
 		"a plan recorded with the cache on says it stays on"
-	fake_umreplay --plan "$SCRATCH/cached.bin" --policy ondemand ./program.sh
-	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: a plan recorded with the cache on keeps it on under ondemand"
+	for policy in ondemand deepum ideal; do
+		fake_umreplay --plan "$SCRATCH/cached.bin" --policy $policy ./program.sh
+		env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: a plan recorded with the cache on keeps it on under $policy"
+		env_has "UMKIT_FRAMEWORK_CACHE=1" "env: a plan recorded with the cache on tells the library under $policy"
+	done
+	# A user's value that keeps the cache on agrees with the plan: no
+	# warning that umkit will see the cache's blocks.
+	PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umreplay --plan "$SCRATCH/cached.bin" ./program.sh
+	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: 0 under a plan recorded with the cache on is umreplay's choice too"
+	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: 0 under a plan recorded with the cache on tells the library"
+	expect_err_lacks "keeps PyTorch's caching allocator on" "0 under a plan recorded with the cache on is not warned about"
+	expect_err_has "it stays on" "0 under a plan recorded with the cache on: says why the cache stays on"
 	PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umreplay --plan "$SCRATCH/cached.bin" ./program.sh
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: the user's cache setting beats the plan's recording"
 	env_lacks UMKIT_FRAMEWORK_CACHE "env: with the user's setting the library is not told the cache is on"
 	expect_err_has "the plan was recorded with PyTorch's caching allocator on, and PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off" \
 		"turning the cache off under a plan recorded with it on is warned about"
+	PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umreplay --plan "$plan" ./program.sh
+	expect_err_lacks "recorded with PyTorch's caching allocator on" \
+		"turning the cache off under a plan recorded with it off: no warning"
 else
 	not_ok "valid plan: the program runs with the replay environment # needs umplan's plan"
 fi
