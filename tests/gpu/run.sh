@@ -379,6 +379,27 @@ PYTORCH_NO_CUDA_MEMORY_CACHING=1 $B/umreplay --plan "$WORK/graph.plan" --gpu-bud
 rc=$?
 row "graphs: cache off, umreplay says why" "$(verdict "grep -q 'PyTorch cannot capture a graph with its caching allocator off' $WORK/graph.replay.nocache.err && grep -q 'the plan was recorded with PyTorch.s caching allocator on, and PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off' $WORK/graph.replay.nocache.err")" "exit $rc"
 cp "$WORK/graph.db" "$OUTDIR/graph.db"
+
+# torch.compile's reduce-overhead mode replays CUDA graphs of the compiled
+# loss once warmed up (its own capture, not the example's): recorded with
+# the cache kept, planned at half its peak and replayed, the replayer
+# follows the eager start and stops at the first graph, losses unchanged.
+C=(python3 $PY/mlp.py --steps 8 --compile reduce-overhead)
+"${C[@]}" >"$WORK/compile.plain" 2>"$WORK/compile.plain.err"
+$B/umrec -o "$WORK/compile.db" --framework-cache --max-managed $MAXM -- "${C[@]}" \
+	>"$WORK/compile.rec" 2>"$WORK/compile.rec.err"
+rc_rec=$?
+check_trace "$WORK/compile.db" >/dev/null
+j="$WORK/compile.db.json"
+wc=$($B/umplan "$WORK/compile.db" --json -o "$WORK/compile.full.plan" 2>/dev/null |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+$B/umplan "$WORK/compile.db" --capacity $((wc / 2)) -o "$WORK/compile.plan" >/dev/null 2>&1
+$B/umreplay --plan "$WORK/compile.plan" --gpu-budget $((wc / 2)) --max-managed $MAXM \
+	--stats "$WORK/compile.json" -- "${C[@]}" >"$WORK/compile.replay" 2>"$WORK/compile.replay.err"
+rc=$?
+tail -n 2 "$WORK/compile.replay.err"
+row "graphs: torch.compile reduce-overhead" "$(verdict "[ $rc_rec -eq 0 ] && [ $rc -eq 0 ] && [ -n \"\$(losses $WORK/compile.plain)\" ] && diff <(grep -E '^(checksum|step) ' $WORK/compile.plain) <(grep -E '^(checksum|step) ' $WORK/compile.rec) >/dev/null && diff <(grep -E '^(checksum|step) ' $WORK/compile.plain) <(grep -E '^(checksum|step) ' $WORK/compile.replay) >/dev/null && [ $(metric $j graph_kernels) -gt 0 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/compile.json)\" = True ]")" \
+	"umrec exit $rc_rec, $(metric $j graph_kernels) graph kernels in $(metric $j graph_launches) launches; umreplay exit $rc, $(grep -oE 'plan positions [0-9]+ matched' "$WORK/compile.replay.err")"
 fi
 
 if section demo; then

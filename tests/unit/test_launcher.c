@@ -125,6 +125,13 @@ static void inject_respects_pytorch_setting(void **state)
 	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
 	assert_null(launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING"));
 	launch_env_destroy(e);
+
+	/* Only 1 turns the cache off, as PyTorch 2.11 reads the variable. */
+	assert_true(launch_pytorch_cache_off("1"));
+	assert_false(launch_pytorch_cache_off(NULL));
+	assert_false(launch_pytorch_cache_off("0"));
+	assert_false(launch_pytorch_cache_off("true"));
+	assert_false(launch_pytorch_cache_off("10"));
 }
 
 static void unset_stale_keeps_launcher_settings(void **state)
