@@ -1,0 +1,148 @@
+// capture_wake_probe: can an idle replay that wakes on one thread break a
+// CUDA graph capture under way on another? An idle umreplay attaches to
+// CUPTI when the program's memory outgrows the budget, and attaching inside
+// a capture broke it on the capturing thread (docs/replay.md, "CUDA
+// graphs"). So it does not wake at an allocation made outside CUDA's global
+// capture mode; but the mode it asks for is the allocating thread's, and a
+// capture in relaxed mode lets other threads allocate in global mode.
+//
+// Usage: capture_wake_probe eager | capture
+//   eager:   allocate BUFFERS buffers of 64 MiB and run STEPS steps of
+//            kernels over them (what the plan is made from);
+//   capture: the same, then thread A captures STEPS steps on a stream in
+//            relaxed mode; in the middle of its capture thread B (global
+//            mode) allocates and fills 512 MiB, which takes an idle replay
+//            past a budget just above the eager peak; A ends the capture
+//            and replays the graph 3 times.
+// Prints the per-buffer sums (the same under any tool) and "capture: ok" or
+// "capture: FAILED <error>"; exits 0, or 1 when the capture failed.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+
+#include <cuda_runtime.h>
+
+static const size_t N = 64 << 20;
+static const int BUFFERS = 8, STEPS = 4;
+static const size_t EXTRA = (size_t)512 << 20;
+
+#define CHECK(call)                                                                  \
+	do {                                                                         \
+		cudaError_t e_ = (call);                                             \
+		if (e_ != cudaSuccess) {                                             \
+			printf("%s failed: %s\n", #call, cudaGetErrorName(e_));       \
+			exit(2);                                                     \
+		}                                                                    \
+	} while (0)
+
+__global__ void bump(unsigned *p, size_t n, unsigned by)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		p[i] = p[i] * 3 + by;
+}
+
+static unsigned *buf[BUFFERS];
+
+static void step(cudaStream_t s, int k)
+{
+	for (int b = 0; b < BUFFERS; b++)
+		bump<<<256, 256, 0, s>>>(buf[b], N / sizeof(unsigned), (unsigned)(k * BUFFERS + b));
+}
+
+// B's side of the handshake: A has begun capturing when `begun` is set; A
+// ends its capture once `allocated` is.
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static bool begun, allocated;
+
+static void wait_for(bool *flag)
+{
+	pthread_mutex_lock(&lock);
+	while (!*flag)
+		pthread_cond_wait(&changed, &lock);
+	pthread_mutex_unlock(&lock);
+}
+
+static void set(bool *flag)
+{
+	pthread_mutex_lock(&lock);
+	*flag = true;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&lock);
+}
+
+static void *allocate_meanwhile(void *)
+{
+	wait_for(&begun);
+	// On a stream of its own: synchronising the device, or the legacy
+	// stream, is not allowed while a stream captures.
+	cudaStream_t own;
+	CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+	void *extra;
+	CHECK(cudaMalloc(&extra, EXTRA)); // global mode: this thread's default
+	CHECK(cudaMemsetAsync(extra, 0x5a, EXTRA, own));
+	CHECK(cudaStreamSynchronize(own));
+	set(&allocated);
+	return NULL;
+}
+
+static unsigned long long sum(const unsigned *d)
+{
+	static unsigned h[N / sizeof(unsigned)];
+	CHECK(cudaMemcpy(h, d, N, cudaMemcpyDeviceToHost));
+	unsigned long long s = 0;
+	for (size_t i = 0; i < N / sizeof(unsigned); i++)
+		s += h[i];
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	bool capture = argc == 2 && strcmp(argv[1], "capture") == 0;
+	if (argc != 2 || (!capture && strcmp(argv[1], "eager") != 0)) {
+		fprintf(stderr, "usage: capture_wake_probe eager | capture\n");
+		return 64;
+	}
+	for (int b = 0; b < BUFFERS; b++) {
+		CHECK(cudaMalloc(&buf[b], N));
+		CHECK(cudaMemset(buf[b], b, N));
+	}
+	for (int k = 0; k < STEPS; k++)
+		step(0, k);
+	CHECK(cudaDeviceSynchronize());
+
+	const char *failed = NULL;
+	if (capture) {
+		cudaStream_t s;
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		pthread_t other;
+		pthread_create(&other, NULL, allocate_meanwhile, NULL);
+		cudaGraph_t graph = NULL;
+		cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+		if (e == cudaSuccess) {
+			step(s, STEPS);
+			set(&begun);
+			wait_for(&allocated);
+			step(s, STEPS + 1);
+			e = cudaStreamEndCapture(s, &graph);
+		} else {
+			set(&begun);
+		}
+		pthread_join(other, NULL);
+		cudaGraphExec_t exec;
+		if (e == cudaSuccess)
+			e = cudaGraphInstantiate(&exec, graph, 0);
+		for (int r = 0; r < 3 && e == cudaSuccess; r++)
+			e = cudaGraphLaunch(exec, s);
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(s);
+		if (e != cudaSuccess)
+			failed = cudaGetErrorName(e);
+	}
+	for (int b = 0; b < BUFFERS; b++)
+		printf("buffer %d sum %llu\n", b, sum(buf[b]));
+	if (capture)
+		printf(failed ? "capture: FAILED %s\n" : "capture: ok\n", failed);
+	return failed ? 1 : 0;
+}
