@@ -6,14 +6,15 @@
 // capture mode; but the mode it asks for is the allocating thread's, and a
 // capture in relaxed mode lets other threads allocate in global mode.
 //
-// Usage: capture_wake_probe eager | capture
+// Usage: capture_wake_probe eager | capture [malloc | managed | none]
 //   eager:   allocate BUFFERS buffers of 64 MiB and run STEPS steps of
 //            kernels over them (what the plan is made from);
 //   capture: the same, then thread A captures STEPS steps on a stream in
 //            relaxed mode; in the middle of its capture thread B (global
-//            mode) allocates and fills 512 MiB, which takes an idle replay
-//            past a budget just above the eager peak; A ends the capture
-//            and replays the graph 3 times.
+//            mode) allocates 512 MiB with cudaMalloc (the default; it takes
+//            an idle replay past a budget just above the eager peak) or
+//            cudaMallocManaged, or nothing, and fills it; A ends the
+//            capture and replays the graph 3 times.
 // Prints the per-buffer sums (the same under any tool) and "capture: ok" or
 // "capture: FAILED <error>"; exits 0, or 1 when the capture failed.
 #include <cstdio>
@@ -55,6 +56,7 @@ static void step(cudaStream_t s, int k)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static bool begun, allocated;
+static enum { B_MALLOC, B_MANAGED, B_NONE } b_alloc = B_MALLOC;
 
 static void wait_for(bool *flag)
 {
@@ -80,8 +82,14 @@ static void *allocate_meanwhile(void *)
 	cudaStream_t own;
 	CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
 	void *extra;
-	CHECK(cudaMalloc(&extra, EXTRA)); // global mode: this thread's default
-	CHECK(cudaMemsetAsync(extra, 0x5a, EXTRA, own));
+	if (b_alloc != B_NONE) {
+		// Global mode: this thread's default.
+		if (b_alloc == B_MALLOC)
+			CHECK(cudaMalloc(&extra, EXTRA));
+		else
+			CHECK(cudaMallocManaged(&extra, EXTRA, cudaMemAttachGlobal));
+		CHECK(cudaMemsetAsync(extra, 0x5a, EXTRA, own));
+	}
 	CHECK(cudaStreamSynchronize(own));
 	set(&allocated);
 	return NULL;
@@ -99,9 +107,12 @@ static unsigned long long sum(const unsigned *d)
 
 int main(int argc, char **argv)
 {
-	bool capture = argc == 2 && strcmp(argv[1], "capture") == 0;
-	if (argc != 2 || (!capture && strcmp(argv[1], "eager") != 0)) {
-		fprintf(stderr, "usage: capture_wake_probe eager | capture\n");
+	bool capture = argc >= 2 && strcmp(argv[1], "capture") == 0;
+	const char *b = argc == 3 ? argv[2] : "malloc";
+	b_alloc = strcmp(b, "managed") == 0 ? B_MANAGED : strcmp(b, "none") == 0 ? B_NONE : B_MALLOC;
+	if (argc < 2 || argc > 3 || (!capture && (argc != 2 || strcmp(argv[1], "eager") != 0)) ||
+	    (b_alloc == B_MALLOC && strcmp(b, "malloc") != 0)) {
+		fprintf(stderr, "usage: capture_wake_probe eager | capture [malloc | managed | none]\n");
 		return 64;
 	}
 	for (int b = 0; b < BUFFERS; b++) {
