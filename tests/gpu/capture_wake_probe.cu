@@ -13,8 +13,11 @@
 //            relaxed mode; in the middle of its capture thread B (global
 //            mode) allocates 512 MiB with cudaMalloc (the default; it takes
 //            an idle replay past a budget just above the eager peak) or
-//            cudaMallocManaged, or nothing, and fills it; A ends the
-//            capture and replays the graph 3 times.
+//            cudaMallocManaged, and fills it on a stream of its own (none:
+//            only the stream, made and synchronized; stream: only made;
+//            nothing: no CUDA call); A ends the capture and replays the
+//            graph 3 times. PROBE_CAPTURE_MODE=global or thread_local
+//            captures in that mode instead of relaxed.
 // Prints the per-buffer sums (the same under any tool) and "capture: ok" or
 // "capture: FAILED <error>"; exits 0, or 1 when the capture failed.
 #include <cstdio>
@@ -56,7 +59,7 @@ static void step(cudaStream_t s, int k)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static bool begun, allocated;
-static enum { B_MALLOC, B_MANAGED, B_NONE } b_alloc = B_MALLOC;
+static enum { B_MALLOC, B_MANAGED, B_NONE, B_STREAM, B_NOTHING } b_alloc = B_MALLOC;
 
 static void wait_for(bool *flag)
 {
@@ -77,10 +80,18 @@ static void set(bool *flag)
 static void *allocate_meanwhile(void *)
 {
 	wait_for(&begun);
+	if (b_alloc == B_NOTHING) {
+		set(&allocated);
+		return NULL;
+	}
 	// On a stream of its own: synchronising the device, or the legacy
 	// stream, is not allowed while a stream captures.
 	cudaStream_t own;
 	CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+	if (b_alloc == B_STREAM) {
+		set(&allocated);
+		return NULL;
+	}
 	void *extra;
 	if (b_alloc != B_NONE) {
 		// Global mode: this thread's default.
@@ -109,10 +120,11 @@ int main(int argc, char **argv)
 {
 	bool capture = argc >= 2 && strcmp(argv[1], "capture") == 0;
 	const char *b = argc == 3 ? argv[2] : "malloc";
-	b_alloc = strcmp(b, "managed") == 0 ? B_MANAGED : strcmp(b, "none") == 0 ? B_NONE : B_MALLOC;
+	b_alloc = strcmp(b, "managed") == 0 ? B_MANAGED : strcmp(b, "none") == 0 ? B_NONE :
+		  strcmp(b, "stream") == 0 ? B_STREAM : strcmp(b, "nothing") == 0 ? B_NOTHING : B_MALLOC;
 	if (argc < 2 || argc > 3 || (!capture && (argc != 2 || strcmp(argv[1], "eager") != 0)) ||
 	    (b_alloc == B_MALLOC && strcmp(b, "malloc") != 0)) {
-		fprintf(stderr, "usage: capture_wake_probe eager | capture [malloc | managed | none]\n");
+		fprintf(stderr, "usage: capture_wake_probe eager | capture [malloc | managed | none | stream | nothing]\n");
 		return 64;
 	}
 	for (int b = 0; b < BUFFERS; b++) {
@@ -130,7 +142,11 @@ int main(int argc, char **argv)
 		pthread_t other;
 		pthread_create(&other, NULL, allocate_meanwhile, NULL);
 		cudaGraph_t graph = NULL;
-		cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+		const char *m = getenv("PROBE_CAPTURE_MODE");
+		cudaStreamCaptureMode mode = m && !strcmp(m, "global") ? cudaStreamCaptureModeGlobal :
+					     m && !strcmp(m, "thread_local") ? cudaStreamCaptureModeThreadLocal :
+					     cudaStreamCaptureModeRelaxed;
+		cudaError_t e = cudaStreamBeginCapture(s, mode);
 		if (e == cudaSuccess) {
 			step(s, STEPS);
 			set(&begun);
