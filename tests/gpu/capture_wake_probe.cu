@@ -17,7 +17,9 @@
 //            only the stream, made and synchronized; stream: only made;
 //            nothing: no CUDA call); A ends the capture and replays the
 //            graph 3 times. PROBE_CAPTURE_MODE=global or thread_local
-//            captures in that mode instead of relaxed.
+//            captures in that mode instead of relaxed; PROBE_MANAGED
+//            makes the buffers with cudaMallocManaged, PROBE_NO_EAGER
+//            leaves out the eager steps.
 // Prints the per-buffer sums (the same under any tool) and "capture: ok" or
 // "capture: FAILED <error>"; exits 0, or 1 when the capture failed.
 #include <cstdio>
@@ -127,11 +129,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: capture_wake_probe eager | capture [malloc | managed | none | stream | nothing]\n");
 		return 64;
 	}
+	bool managed = getenv("PROBE_MANAGED") != NULL;
 	for (int b = 0; b < BUFFERS; b++) {
-		CHECK(cudaMalloc(&buf[b], N));
+		if (managed)
+			CHECK(cudaMallocManaged(&buf[b], N, cudaMemAttachGlobal));
+		else
+			CHECK(cudaMalloc(&buf[b], N));
 		CHECK(cudaMemset(buf[b], b, N));
 	}
-	for (int k = 0; k < STEPS; k++)
+	for (int k = 0; k < STEPS && !getenv("PROBE_NO_EAGER"); k++)
 		step(0, k);
 	CHECK(cudaDeviceSynchronize());
 
@@ -146,26 +152,37 @@ int main(int argc, char **argv)
 		cudaStreamCaptureMode mode = m && !strcmp(m, "global") ? cudaStreamCaptureModeGlobal :
 					     m && !strcmp(m, "thread_local") ? cudaStreamCaptureModeThreadLocal :
 					     cudaStreamCaptureModeRelaxed;
+		const char *stage = "cudaStreamBeginCapture";
 		cudaError_t e = cudaStreamBeginCapture(s, mode);
 		if (e == cudaSuccess) {
 			step(s, STEPS);
 			set(&begun);
 			wait_for(&allocated);
 			step(s, STEPS + 1);
+			stage = "cudaStreamEndCapture";
 			e = cudaStreamEndCapture(s, &graph);
 		} else {
 			set(&begun);
 		}
 		pthread_join(other, NULL);
 		cudaGraphExec_t exec;
-		if (e == cudaSuccess)
+		if (e == cudaSuccess) {
+			stage = "cudaGraphInstantiate";
 			e = cudaGraphInstantiate(&exec, graph, 0);
-		for (int r = 0; r < 3 && e == cudaSuccess; r++)
+		}
+		for (int r = 0; r < 3 && e == cudaSuccess; r++) {
+			stage = "cudaGraphLaunch";
 			e = cudaGraphLaunch(exec, s);
-		if (e == cudaSuccess)
+		}
+		if (e == cudaSuccess) {
+			stage = "cudaStreamSynchronize";
 			e = cudaStreamSynchronize(s);
-		if (e != cudaSuccess)
-			failed = cudaGetErrorName(e);
+		}
+		if (e != cudaSuccess) {
+			static char what[160];
+			snprintf(what, sizeof what, "%s at %s", cudaGetErrorName(e), stage);
+			failed = what;
+		}
 	}
 	for (int b = 0; b < BUFFERS; b++)
 		printf("buffer %d sum %llu\n", b, sum(buf[b]));
