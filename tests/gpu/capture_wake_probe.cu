@@ -19,7 +19,8 @@
 //            graph 3 times. PROBE_CAPTURE_MODE=global or thread_local
 //            captures in that mode instead of relaxed; PROBE_MANAGED
 //            makes the buffers with cudaMallocManaged, PROBE_NO_EAGER
-//            leaves out the eager steps.
+//            leaves out the eager steps, PROBE_USE_STREAM_FIRST runs a step
+//            on the capture's stream before the capture.
 // Prints the per-buffer sums (the same under any tool) and "capture: ok" or
 // "capture: FAILED <error>"; exits 0, or 1 when the capture failed.
 #include <cstdio>
@@ -145,6 +146,10 @@ int main(int argc, char **argv)
 	if (capture) {
 		cudaStream_t s;
 		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		if (getenv("PROBE_USE_STREAM_FIRST")) {
+			step(s, 0);
+			CHECK(cudaStreamSynchronize(s));
+		}
 		pthread_t other;
 		pthread_create(&other, NULL, allocate_meanwhile, NULL);
 		cudaGraph_t graph = NULL;

@@ -17,3 +17,6 @@ try "umrec" PROBE_CAPTURE_MODE=relaxed "${R[@]}" --max-managed 8G -- $P capture 
 try "umrec, no eager" PROBE_CAPTURE_MODE=relaxed PROBE_NO_EAGER=1 "${R[@]}" --max-managed 8G -- $P capture nothing
 try "umrec --no-managed" PROBE_CAPTURE_MODE=relaxed "${R[@]}" --no-managed -- $P capture nothing
 try "umrec, global mode" PROBE_CAPTURE_MODE=global "${R[@]}" --max-managed 8G -- $P capture nothing
+try "umrec, stream used before the capture" PROBE_CAPTURE_MODE=relaxed PROBE_USE_STREAM_FIRST=1 "${R[@]}" --max-managed 8G -- $P capture nothing
+try "umreplay ideal, stream used before the capture" PROBE_CAPTURE_MODE=relaxed PROBE_USE_STREAM_FIRST=1 build/bin/umreplay -q --policy ideal --max-managed 8G -- $P capture nothing
+try "umreplay ideal, stream used before, B mallocs" PROBE_CAPTURE_MODE=relaxed PROBE_USE_STREAM_FIRST=1 build/bin/umreplay -q --policy ideal --max-managed 8G -- $P capture malloc
