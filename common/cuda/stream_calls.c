@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "capture.h"
 #include "cbids.h"
 #include "launch_info.h"
 #include "um_backend.h"
@@ -53,6 +54,10 @@ void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	CUstream s;
 	if (!launch_stream(cbid, cb, &s) && !stream_call_stream(cbid, cb->functionParams, &s))
+		return;
+	/* Work captured into a graph runs only when the graph is launched, and
+	 * the fences follow that launch's stream (cuGraphLaunch). */
+	if (capture_launch_captured(s))
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER)
 		um_backend_stream_begin(s);

@@ -128,8 +128,15 @@ void um_backend_stream_queued(CUstream s)
 	forget_destroyed();
 	int i = stream_index(s);
 	if (i == nstreams) {
-		/* A new stream: its flags are asked for outside the lock. */
+		/* A new stream: its flags are asked for outside the lock, but not
+		 * while it captures a graph, whose work runs only at the graph's
+		 * launch: asking then broke the capture on the H100
+		 * (tests/gpu/capture_wake_probe.cu). The stream is taken on at its
+		 * first work outside a capture. */
 		pthread_mutex_unlock(&streams_lock);
+		CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+		if (cuStreamIsCapturing(s, &capturing) == CUDA_SUCCESS && capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+			return;
 		unsigned flags = 0;
 		cuStreamGetFlags(s, &flags);
 		pthread_mutex_lock(&streams_lock);
