@@ -30,18 +30,11 @@
 
 #include <cuda_runtime.h>
 
+#include "probe_check.h"
+
 static const size_t N = 64 << 20;
 static const int BUFFERS = 8, STEPS = 4;
 static const size_t EXTRA = (size_t)512 << 20;
-
-#define CHECK(call)                                                                  \
-	do {                                                                         \
-		cudaError_t e_ = (call);                                             \
-		if (e_ != cudaSuccess) {                                             \
-			printf("%s failed: %s\n", #call, cudaGetErrorName(e_));       \
-			exit(2);                                                     \
-		}                                                                    \
-	} while (0)
 
 __global__ void bump(unsigned *p, size_t n, unsigned by)
 {

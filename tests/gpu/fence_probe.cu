@@ -21,17 +21,10 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "probe_check.h"
+
 typedef unsigned char u8;
 static const size_t N = 64 << 20;
-
-#define CHECK(call)                                                                  \
-	do {                                                                         \
-		cudaError_t e_ = (call);                                             \
-		if (e_ != cudaSuccess) {                                             \
-			printf("%s failed: %s\n", #call, cudaGetErrorName(e_));       \
-			exit(2);                                                     \
-		}                                                                    \
-	} while (0)
 
 __global__ void nothing() {}
 

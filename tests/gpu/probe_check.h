@@ -1,0 +1,23 @@
+/*
+ * probe_check.h: what the GPU checks' CUDA probes (tests/gpu/*.cu) share:
+ * CHECK(call), which prints the failed call and its error and exits 2, so
+ * that a probe's own set-up failing is never read as the case it tests.
+ */
+#ifndef UMKIT_PROBE_CHECK_H
+#define UMKIT_PROBE_CHECK_H
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                  \
+	do {                                                                         \
+		cudaError_t e_ = (call);                                             \
+		if (e_ != cudaSuccess) {                                             \
+			printf("%s failed: %s\n", #call, cudaGetErrorName(e_));       \
+			exit(2);                                                     \
+		}                                                                    \
+	} while (0)
+
+#endif
