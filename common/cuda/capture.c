@@ -67,9 +67,13 @@ void capture_watch(void)
 	atomic_store_explicit(&captures_begun, true, memory_order_relaxed);
 }
 
-bool capture_launch_captured(CUstream stream)
+bool capture_stream_capturing(CUstream stream)
 {
 	CUstreamCaptureStatus status;
-	return atomic_load_explicit(&captures_begun, memory_order_relaxed) &&
-	       cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+	return cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+bool capture_work_captured(CUstream stream)
+{
+	return atomic_load_explicit(&captures_begun, memory_order_relaxed) && capture_stream_capturing(stream);
 }

@@ -24,7 +24,7 @@ extern const int graph_ncbids;
 bool graph_cbid(CUpti_CallbackId cbid);
 
 /* Notes a call of graph_cbids, at its entry: from the first capture
- * begun on, capture_launch_captured asks the driver. */
+ * begun on, capture_work_captured asks the driver. */
 void capture_note(CUpti_CallbackId cbid);
 
 /* Whether the program runs with PyTorch's caching allocator off
@@ -41,15 +41,19 @@ bool capture_pytorch_cache_off(void);
  * capture. Asks the driver (two calls). */
 bool capture_mode_global(void);
 
-/* From now on capture_launch_captured asks the driver: for a subscriber
+/* From now on capture_work_captured asks the driver: for a subscriber
  * that attaches late, after a capture may have begun unseen. */
 void capture_watch(void);
 
-/* Whether a kernel launched into stream now is captured into a graph
- * instead of run. Free until a capture has begun in the process or
- * capture_watch (one driver query a launch after). A stream whose status the driver refuses
- * (the legacy stream while a blocking stream captures, where the launch
- * itself fails) counts as not capturing. */
-bool capture_launch_captured(CUstream stream);
+/* Whether work queued on stream now (a kernel, a copy, ...) is captured
+ * into a graph instead of run. Free until a capture has begun in the
+ * process or capture_watch (then capture_stream_capturing). */
+bool capture_work_captured(CUstream stream);
+
+/* Whether stream is capturing a graph now: one driver query, legal during
+ * a capture. A stream whose status the driver refuses (the legacy stream
+ * while a blocking stream captures, where work queued on it fails anyway)
+ * counts as not capturing. */
+bool capture_stream_capturing(CUstream stream);
 
 #endif

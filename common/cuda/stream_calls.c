@@ -57,7 +57,7 @@ void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	/* Work captured into a graph runs only when the graph is launched, and
 	 * the fences follow that launch's stream (cuGraphLaunch). */
-	if (capture_launch_captured(s))
+	if (capture_work_captured(s))
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER)
 		um_backend_stream_begin(s);

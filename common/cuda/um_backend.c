@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "capture.h"
 #include "clock.h"
 #include "cudart.h"
 #include "launch_view.h"
@@ -130,12 +131,12 @@ void um_backend_stream_queued(CUstream s)
 	if (i == nstreams) {
 		/* A new stream: its flags are asked for outside the lock, but not
 		 * while it captures a graph, whose work runs only at the graph's
-		 * launch: asking then broke the capture on the H100
-		 * (tests/gpu/capture_wake_probe.cu). The stream is taken on at its
-		 * first work outside a capture. */
+		 * launch. On the H100 the tools broke every capture on a stream
+		 * they first saw inside it, and this query is the one driver call
+		 * on that path (tests/gpu/capture_wake_probe.cu). The stream is
+		 * taken on at its first work outside a capture. */
 		pthread_mutex_unlock(&streams_lock);
-		CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-		if (cuStreamIsCapturing(s, &capturing) == CUDA_SUCCESS && capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+		if (capture_stream_capturing(s))
 			return;
 		unsigned flags = 0;
 		cuStreamGetFlags(s, &flags);

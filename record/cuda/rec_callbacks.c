@@ -54,7 +54,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
-	if (capture_launch_captured(li.stream)) {
+	if (capture_work_captured(li.stream)) {
 		atomic_fetch_add(&captured_launches, 1);
 		return;
 	}

@@ -81,7 +81,7 @@ CUptiResult rp_callbacks_start(bool kernel_times);
 /* Ends the subscription: no callback of the replayer's runs after it. */
 void rp_callbacks_stop(void);
 /* engine_config.may_wake: false in an allocation that may be inside a
- * CUDA graph capture, where attaching to CUPTI breaks the capture. */
+ * CUDA graph capture, where waking broke the capture on the H100. */
 bool rp_callbacks_may_wake(void);
 /* Whether the program's first CUDA graph (a capture or a graph launch)
  * ended the following (docs/replay.md, "CUDA graphs"). */

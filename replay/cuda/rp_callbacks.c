@@ -144,7 +144,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	/* A replay that woke from idle may have missed a capture's start. */
-	if (capture_launch_captured(li.stream)) {
+	if (capture_work_captured(li.stream)) {
 		stop_following();
 		return;
 	}
@@ -239,8 +239,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
-	if (graph_cbid(cbid) && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
+	if (graph_cbid(cbid) && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
+		capture_note(cbid);
 		stop_following();
+	}
 	if (atomic_load(&stopped)) {
 		stream_call_note(cbid, data);
 		return;
@@ -298,10 +300,10 @@ static void follow_launches(void)
 	pthread_mutex_lock(&waking);
 	if (atomic_load(&idle) && !closed) {
 		atomic_store(&idle, false);
+		capture_watch(); /* a capture may have begun unseen: asked from the first callback */
 		CUptiResult r = attach();
 		if (r == CUPTI_SUCCESS) {
 			um_backend_launches_seen(false);
-			capture_watch(); /* a capture on another thread may have begun unseen */
 			um_info("the program's memory outgrew the budget the plan fits in: following its kernel launches from now on");
 		} else {
 			const char *msg = "?";
@@ -313,10 +315,13 @@ static void follow_launches(void)
 	pthread_mutex_unlock(&waking);
 }
 
-/* Waking attaches to CUPTI, and done inside a CUDA graph capture that broke
- * the capture on the H100. An allocation made outside CUDA's default,
- * global capture mode may come from inside one (capture_mode_global), so
- * it does not wake the engine: a later one does. Said once. */
+/* Waking inside a CUDA graph capture broke the capture on the H100 in
+ * session 43, most likely through the fences' query of a stream first seen
+ * inside the capture (um_backend_stream_queued, which no longer asks
+ * there); waking on the capturing thread was not tried again since. An
+ * allocation made outside CUDA's default, global capture mode may come
+ * from inside one (capture_mode_global), so it does not wake the engine: a
+ * later one does. Said once. */
 bool rp_callbacks_may_wake(void)
 {
 	static atomic_int told;

@@ -1,10 +1,12 @@
 // capture_wake_probe: can an idle replay that wakes on one thread break a
 // CUDA graph capture under way on another? An idle umreplay attaches to
-// CUPTI when the program's memory outgrows the budget, and attaching inside
-// a capture broke it on the capturing thread (docs/replay.md, "CUDA
-// graphs"). So it does not wake at an allocation made outside CUDA's global
-// capture mode; but the mode it asks for is the allocating thread's, and a
-// capture in relaxed mode lets other threads allocate in global mode.
+// CUPTI when the program's memory outgrows the budget, and waking inside a
+// capture broke it on the capturing thread in session 43 (docs/replay.md,
+// "CUDA graphs"). So it does not wake at an allocation made outside CUDA's
+// global capture mode; but the mode it asks for is the allocating
+// thread's, and a capture in relaxed mode lets other threads allocate in
+// global mode. The probe found more: the tools broke any capture on a
+// stream whose first work they saw inside it (its "capture nothing" case).
 //
 // Usage: capture_wake_probe eager | capture [malloc | managed | none]
 //   eager:   allocate BUFFERS buffers of 64 MiB and run STEPS steps of

@@ -363,8 +363,9 @@ done
 # the replayer idle, not attached to CUPTI (PyTorch's cache stays on, its
 # trace recorded with the cache on); with a
 # budget just above the eager peak, the graph's memory pool outgrows it
-# inside the capture, where waking (attaching to CUPTI) would break the
-# capture: the replay wakes at a later allocation instead.
+# inside the capture, where waking broke the capture in session 43 (the
+# fences' first query of the capture stream, it seems: see "capture on a
+# new stream" below): the replay wakes at a later allocation instead.
 $B/umrec -o "$WORK/graph.eager.db" --framework-cache --max-managed $MAXM -- python3 $PY/mlp.py --steps 8 >/dev/null 2>&1
 we=$($B/umplan "$WORK/graph.eager.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 $B/umplan "$WORK/graph.eager.db" --capacity $((2 * we)) -o "$WORK/graph.idle.plan" >/dev/null 2>&1
