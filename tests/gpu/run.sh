@@ -386,7 +386,7 @@ cp "$WORK/graph.db" "$OUTDIR/graph.db"
 # broke the capture under umrec and umreplay. And an idle replay woken by
 # the other thread's allocation in the middle of the capture.
 CW=$BUILD/gpu-probes/capture_wake_probe
-$CW capture >"$WORK/cw.plain" 2>&1
+timeout 60 $CW capture >"$WORK/cw.plain" 2>&1
 rc_plain=$?
 bad=()
 for tool in umrec umreplay; do
@@ -394,16 +394,16 @@ for tool in umrec umreplay; do
 	umrec) run=($B/umrec -q -o "$WORK/cw.db" --max-managed $MAXM --) ;;
 	umreplay) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
 	esac
-	"${run[@]}" $CW capture >"$WORK/cw.$tool" 2>&1 || bad+=("$tool: $(tail -1 "$WORK/cw.$tool")")
+	timeout 60 "${run[@]}" $CW capture >"$WORK/cw.$tool" 2>&1 || bad+=("$tool: $(tail -1 "$WORK/cw.$tool")")
 	diff <(grep sum "$WORK/cw.plain") <(grep sum "$WORK/cw.$tool") >/dev/null || bad+=("$tool: other sums")
 done
 row "graphs: capture on a new stream" "$(verdict "[ $rc_plain -eq 0 ] && [ ${#bad[@]} -eq 0 ]")" \
 	"plain: $(tail -1 "$WORK/cw.plain"); ${bad[*]:-umrec and umreplay: capture: ok, same sums}"
-$B/umrec -q -o "$WORK/cw.eager.db" --max-managed $MAXM -- $CW eager >/dev/null 2>&1
+timeout 60 $B/umrec -q -o "$WORK/cw.eager.db" --max-managed $MAXM -- $CW eager >/dev/null 2>&1
 cwp=$($B/umplan "$WORK/cw.eager.db" --json -o "$WORK/cw.full.plan" 2>/dev/null |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 $B/umplan -q "$WORK/cw.eager.db" --capacity $((2 * cwp)) -o "$WORK/cw.idle.plan"
-$B/umreplay --plan "$WORK/cw.idle.plan" --gpu-budget $((cwp + cwp / 20)) --max-managed $MAXM -- \
+timeout 60 $B/umreplay --plan "$WORK/cw.idle.plan" --gpu-budget $((cwp + cwp / 20)) --max-managed $MAXM -- \
 	$CW capture >"$WORK/cw.woken" 2>"$WORK/cw.woken.err"
 rc=$?
 row "graphs: woken by another thread mid-capture" "$(verdict "[ $rc -eq 0 ] && grep -q 'following its kernel launches from now on' $WORK/cw.woken.err && diff <(grep sum $WORK/cw.plain) <(grep sum $WORK/cw.woken) >/dev/null")" \
