@@ -3,7 +3,6 @@
  */
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "capture.h"
 #include "launcher.h"
