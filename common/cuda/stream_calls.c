@@ -50,17 +50,18 @@ static bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstre
 	return true;
 }
 
-void stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+bool stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	CUstream s;
 	if (!launch_stream(cbid, cb, &s) && !stream_call_stream(cbid, cb->functionParams, &s))
-		return;
+		return false;
 	/* Work captured into a graph runs only when the graph is launched, and
 	 * the fences follow that launch's stream (cuGraphLaunch). */
 	if (capture_work_captured(s))
-		return;
+		return true;
 	if (cb->callbackSite == CUPTI_API_ENTER)
 		um_backend_stream_begin(s);
 	else
 		um_backend_stream_queued(s);
+	return false;
 }

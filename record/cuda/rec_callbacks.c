@@ -47,14 +47,15 @@ static int64_t name_id(const struct launch_info *li)
 	return name_cache[slot].id;
 }
 
-static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+/* captured: the launch's work goes into a CUDA graph (stream_call_note). */
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool captured)
 {
 	struct launch_info li;
 	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
 
 	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
-	if (capture_work_captured(li.stream)) {
+	if (captured) {
 		atomic_fetch_add(&captured_launches, 1);
 		return;
 	}
@@ -205,9 +206,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (!gate_enter(&rec_gate))
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		stream_call_note(cbid, data);
+		bool captured = stream_call_note(cbid, data);
 		if (launch_is_kernel_cbid(cbid))
-			on_launch(cbid, data);
+			on_launch(cbid, data, captured);
 		else if (graph_cbid(cbid))
 			on_graph(cbid, data);
 	}

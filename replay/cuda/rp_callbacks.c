@@ -128,7 +128,8 @@ static void note_launch(void)
 	cupti_um_enable(NULL);
 }
 
-static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+/* captured: the launch's work goes into a CUDA graph (stream_call_note). */
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool captured)
 {
 	struct launch_info li;
 	struct engine_access acc[PARAM_MAX_POINTERS];
@@ -144,7 +145,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
 		return;
 	/* A replay that woke from idle may have missed a capture's start. */
-	if (capture_work_captured(li.stream)) {
+	if (captured) {
 		stop_following();
 		return;
 	}
@@ -253,8 +254,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	}
 	uint64_t t0 = rp_now();
-	stream_call_note(cbid, data);
-	on_launch(cbid, data);
+	bool captured = stream_call_note(cbid, data);
+	on_launch(cbid, data, captured);
 	atomic_fetch_add(&callback_ns, rp_now() - t0);
 }
 
