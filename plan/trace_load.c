@@ -312,20 +312,17 @@ static uint64_t shape_of(struct kernel_rows *kr, sqlite3_stmt *st, uint32_t name
 	return execid_shape_of(&l);
 }
 
-/* The kernels CUDA graphs ran, in a trace with graph_kernel: counted, not
- * planned (no launch order). */
+/* The kernels CUDA graphs ran, in graph_kernel (none in a trace without
+ * it): counted, not planned (no launch order). */
 static int count_graph_kernels(struct loader *l)
 {
-	sqlite3_stmt *st;
-	if (prepare(l, "SELECT count(*) FROM graph_kernel", &st))
-		return -1;
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		l->t->graph_kernels += (size_t)sqlite3_column_int64(st, 0);
-	else
+	uint64_t n;
+	if (trace_schema_count(l->db, "graph_kernel", &n) != 0) {
 		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, sqlite3_errmsg(l->db));
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+		return -1;
+	}
+	l->t->graph_kernels += (size_t)n;
+	return 0;
 }
 
 /* Kernels without seq are counted, not kept: in a trace without
@@ -373,7 +370,7 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	if (rc)
 		return -1;
 	struct seq_row *rows = data;
-	if (kr.graphs_apart && count_graph_kernels(l) != 0) {
+	if (count_graph_kernels(l) != 0) {
 		free(rows);
 		return -1;
 	}
