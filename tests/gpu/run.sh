@@ -28,6 +28,8 @@ row() { # row NAME VERDICT DETAIL
 verdict() { if eval "$1"; then echo PASS; else echo FAIL; fi; }
 metric() { python3 -c "import json,sys; d=json.load(open('$1')); print(d['$2'])"; }
 losses() { grep -E '^(step|iter) [0-9]+ loss ' "$1"; }
+# Whether two runs printed the same checksum and step lines.
+same_output() { diff <(grep -E '^(checksum|step) ' "$1") <(grep -E '^(checksum|step) ' "$2") >/dev/null; }
 
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
 echo "GPU free: ${free_mib} MiB; cap for every run: $MAXM"
@@ -282,7 +284,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 		tail -n 2 "$WORK/$tag.err"
 		cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 		flags=$(idle_flags "$WORK/$tag.json")
-		row "$tag: output same as plain" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $ref) <(grep -E '^(checksum|step) ' $WORK/$tag.out) >/dev/null")" "$flags"
+		row "$tag: output same as plain" "$(verdict "[ $rc -eq 0 ] && same_output $ref $WORK/$tag.out")" "$flags"
 		cache=$(grep -c "caching allocator stays on" "$WORK/$tag.err")
 		row "$tag: PyTorch's cache $([ $tag = mlp.woken.tensors ] && echo off || echo on)" \
 			"$(verdict "[ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/$tag.json" 2>/dev/null)"
@@ -308,7 +310,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 	rc=$?
 	tail -n 2 "$WORK/$tag.err"
 	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
-	row "$tag.plan: output same as plain" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/$tag.plain) <(grep -E '^(checksum|step) ' $WORK/$tag.out) >/dev/null")" "W/B 2"
+	row "$tag.plan: output same as plain" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/$tag.plain $WORK/$tag.out")" "W/B 2"
 	kept=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["measured"]; c=m["host"]["driver_calls"]
 print("one_stream=%s discard_calls=%d discard_prefetch_calls=%d dropped=%d made_prefetch=%d" % (m["host"]["allocator"]["one_stream"], c["discard"]["calls"], c["discard_prefetch"]["calls"], m["dropped_discards"], m["fresh_prefetched"]))' "$WORK/$tag.json" 2>/dev/null)
 	row "$tag.plan: no discards on two streams" "$(verdict "grep -qE '^one_stream=False discard_calls=0 discard_prefetch_calls=0 ' <<<'$kept' && ! grep -q 'dropped=0 made_prefetch=0' <<<'$kept'")" "$kept"
@@ -356,7 +358,7 @@ for policy in plan ondemand; do
 		--max-managed $MAXM --stats "$WORK/graph.$policy.json" -- "${G[@]}" >"$WORK/graph.$policy.out" 2>"$WORK/graph.$policy.err"
 	rc=$?
 	tail -n 2 "$WORK/graph.$policy.err"
-	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.$policy.out) >/dev/null && grep -q 'the plan was recorded with PyTorch.s caching allocator on: it stays on' $WORK/graph.$policy.err && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
+	row "graphs: umreplay $policy stops, same losses" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/graph.plain $WORK/graph.$policy.out && grep -q 'the plan was recorded with PyTorch.s caching allocator on: it stays on' $WORK/graph.$policy.err && grep -q 'uses CUDA graphs' $WORK/graph.$policy.err && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/graph.$policy.json)\" = True ]")" \
 		"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.$policy.err")"
 done
 # A plan with nothing to do (the eager program's, at twice its peak) leaves
@@ -373,7 +375,7 @@ $B/umreplay --plan "$WORK/graph.idle.plan" --gpu-budget $((we + we / 20)) --max-
 	--stats "$WORK/graph.woken.json" -- "${G[@]}" >"$WORK/graph.woken.out" 2>"$WORK/graph.woken.err"
 rc=$?
 grep umreplay "$WORK/graph.woken.err"
-row "graphs: idle replay wakes after the capture" "$(verdict "[ $rc -eq 0 ] && diff <(grep -E '^(checksum|step) ' $WORK/graph.plain) <(grep -E '^(checksum|step) ' $WORK/graph.woken.out) >/dev/null && grep -q 'may be inside a CUDA graph capture' $WORK/graph.woken.err && grep -q 'following its kernel launches from now on' $WORK/graph.woken.err")" \
+row "graphs: idle replay wakes after the capture" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/graph.plain $WORK/graph.woken.out && grep -q 'may be inside a CUDA graph capture' $WORK/graph.woken.err && grep -q 'following its kernel launches from now on' $WORK/graph.woken.err")" \
 	"exit $rc; $(grep -oE 'plan positions [0-9]+ matched' "$WORK/graph.woken.err")"
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $B/umreplay --plan "$WORK/graph.plan" --gpu-budget $((w / 2)) --max-managed $MAXM \
 	-- "${G[@]}" >/dev/null 2>"$WORK/graph.replay.nocache.err"
@@ -427,7 +429,7 @@ $B/umreplay --plan "$WORK/compile.plan" --gpu-budget $((wc / 2)) --max-managed $
 	--stats "$WORK/compile.json" -- "${C[@]}" >"$WORK/compile.replay" 2>"$WORK/compile.replay.err"
 rc=$?
 tail -n 2 "$WORK/compile.replay.err"
-row "graphs: torch.compile reduce-overhead" "$(verdict "[ $rc_rec -eq 0 ] && [ $rc -eq 0 ] && [ -n \"\$(losses $WORK/compile.plain)\" ] && diff <(grep -E '^(checksum|step) ' $WORK/compile.plain) <(grep -E '^(checksum|step) ' $WORK/compile.rec) >/dev/null && diff <(grep -E '^(checksum|step) ' $WORK/compile.plain) <(grep -E '^(checksum|step) ' $WORK/compile.replay) >/dev/null && [ $(metric $j graph_kernels) -gt 0 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/compile.json)\" = True ]")" \
+row "graphs: torch.compile reduce-overhead" "$(verdict "[ $rc_rec -eq 0 ] && [ $rc -eq 0 ] && [ -n \"\$(losses $WORK/compile.plain)\" ] && same_output $WORK/compile.plain $WORK/compile.rec && same_output $WORK/compile.plain $WORK/compile.replay && [ $(metric $j graph_kernels) -gt 0 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/compile.json)\" = True ]")" \
 	"umrec exit $rc_rec, $(metric $j graph_kernels) graph kernels in $(metric $j graph_launches) launches; umreplay exit $rc, $(grep -oE 'plan positions [0-9]+ matched' "$WORK/compile.replay.err")"
 fi
 
