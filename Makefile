@@ -141,7 +141,7 @@ $(BUILD)/examples/%: examples/%.cu
 	$(nvcc_program)
 $(BUILD)/bench/%: bench/%.cu bench/trials.h
 	$(nvcc_program)
-$(BUILD)/gpu-probes/%: tests/gpu/%.cu tests/gpu/probe_check.h
+$(BUILD)/gpu-probes/%: tests/gpu/%.cu $(wildcard tests/gpu/*.h)
 	$(nvcc_program)
 
 # The README's commands. Both install what they need first.

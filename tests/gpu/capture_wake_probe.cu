@@ -32,24 +32,17 @@
 
 #include <cuda_runtime.h>
 
-#include "probe_check.h"
+#include "probe_buffers.h"
 
-static const size_t N = 64 << 20;
 static const int BUFFERS = 8, STEPS = 4;
 static const size_t EXTRA = (size_t)512 << 20;
-
-__global__ void bump(unsigned *p, size_t n, unsigned by)
-{
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-		p[i] = p[i] * 3 + by;
-}
 
 static unsigned *buf[BUFFERS];
 
 static void step(cudaStream_t s, int k)
 {
 	for (int b = 0; b < BUFFERS; b++)
-		bump<<<256, 256, 0, s>>>(buf[b], N / sizeof(unsigned), (unsigned)(k * BUFFERS + b));
+		bump_on(s, buf[b], (unsigned)(k * BUFFERS + b));
 }
 
 // B's side of the handshake: A has begun capturing when `begun` is set; A
@@ -104,16 +97,6 @@ static void *allocate_meanwhile(void *)
 	return NULL;
 }
 
-static unsigned long long sum(const unsigned *d)
-{
-	static unsigned h[N / sizeof(unsigned)];
-	CHECK(cudaMemcpy(h, d, N, cudaMemcpyDeviceToHost));
-	unsigned long long s = 0;
-	for (size_t i = 0; i < N / sizeof(unsigned); i++)
-		s += h[i];
-	return s;
-}
-
 int main(int argc, char **argv)
 {
 	bool capture = argc >= 2 && strcmp(argv[1], "capture") == 0;
@@ -128,10 +111,10 @@ int main(int argc, char **argv)
 	bool managed = getenv("PROBE_MANAGED") != NULL;
 	for (int b = 0; b < BUFFERS; b++) {
 		if (managed)
-			CHECK(cudaMallocManaged(&buf[b], N, cudaMemAttachGlobal));
+			CHECK(cudaMallocManaged(&buf[b], PROBE_BUFFER_BYTES, cudaMemAttachGlobal));
 		else
-			CHECK(cudaMalloc(&buf[b], N));
-		CHECK(cudaMemset(buf[b], b, N));
+			CHECK(cudaMalloc(&buf[b], PROBE_BUFFER_BYTES));
+		CHECK(cudaMemset(buf[b], b, PROBE_BUFFER_BYTES));
 	}
 	for (int k = 0; k < STEPS && !getenv("PROBE_NO_EAGER"); k++)
 		step(0, k);
@@ -185,7 +168,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int b = 0; b < BUFFERS; b++)
-		printf("buffer %d sum %llu\n", b, sum(buf[b]));
+		printf("buffer %d sum %llu\n", b, buffer_sum(buf[b]));
 	if (capture)
 		printf(failed ? "capture: FAILED %s\n" : "capture: ok\n", failed);
 	return failed ? 1 : 0;

@@ -1,0 +1,147 @@
+// capture_free_probe: frees and stream-ordered allocations in the middle
+// of a CUDA graph capture, which the tools serve from their arena. Plain
+// CUDA is the reference: under umrec or umreplay the probe must end the
+// same way, with the same sums.
+//
+// Usage: capture_free_probe free | free-other | async | free-async
+//   Thread A captures STEPS steps over BUFFERS buffers on stream s, in
+//   relaxed mode, launches the graph LAUNCHES times and synchronizes.
+//   free:       in the middle of the capture, A frees with cudaFree a
+//               buffer that s worked on just before the capture began;
+//   free-other: thread B (global mode) makes that free instead;
+//   async:      the graph allocates a scratch buffer on s with
+//               cudaMallocAsync, fills it, adds it into every buffer and
+//               frees it with cudaFreeAsync (graph memory nodes, in plain
+//               CUDA); after the capture a buffer of the same size is
+//               allocated and filled, and the graph's launches must leave
+//               it alone;
+//   free-async: in the middle of the capture, A frees on s with
+//               cudaFreeAsync the buffer s worked on before it (launched
+//               once).
+//   PROBE_BLOCKING=1 creates s as a blocking stream.
+// After the launches a buffer of the same size is allocated and filled
+// (the "spare"). Prints every buffer's sum, the spare's, and "capture: ok"
+// or "capture: FAILED <error> at <call>"; exits 0, or 1 when it failed.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+
+#include <cuda_runtime.h>
+
+#include "probe_buffers.h"
+
+static const int BUFFERS = 4;
+
+static unsigned *buf[BUFFERS], *doomed;
+static enum { FREE, FREE_OTHER, ASYNC, FREE_ASYNC } mode;
+
+__global__ void add(unsigned *to, const unsigned *from, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		to[i] += from[i];
+}
+
+static void step(cudaStream_t s, int k)
+{
+	for (int b = 0; b < BUFFERS; b++)
+		bump_on(s, buf[b], (unsigned)(k * BUFFERS + b));
+}
+
+static void *free_doomed(void *)
+{
+	CHECK(cudaFree(doomed));
+	return NULL;
+}
+
+// The first call that fails, as "<error> at <call>".
+static char failure[160];
+
+static bool ok(cudaError_t e, const char *call)
+{
+	if (e != cudaSuccess && !failure[0])
+		snprintf(failure, sizeof failure, "%s at %s", cudaGetErrorName(e), call);
+	return e == cudaSuccess;
+}
+
+// The middle of the capture: what the mode frees or allocates.
+static bool mid_capture(cudaStream_t s)
+{
+	switch (mode) {
+	case FREE:
+		return ok(cudaFree(doomed), "cudaFree");
+	case FREE_OTHER: {
+		pthread_t other;
+		pthread_create(&other, NULL, free_doomed, NULL);
+		pthread_join(other, NULL);
+		return true;
+	}
+	case FREE_ASYNC:
+		return ok(cudaFreeAsync(doomed, s), "cudaFreeAsync");
+	case ASYNC: {
+		unsigned *scratch;
+		if (!ok(cudaMallocAsync((void **)&scratch, PROBE_BUFFER_BYTES, s), "cudaMallocAsync") ||
+		    !ok(cudaMemsetAsync(scratch, 1, PROBE_BUFFER_BYTES, s), "cudaMemsetAsync"))
+			return false;
+		for (int b = 0; b < BUFFERS; b++)
+			add<<<256, 256, 0, s>>>(buf[b], scratch, PROBE_BUFFER_WORDS);
+		return ok(cudaFreeAsync(scratch, s), "cudaFreeAsync");
+	}
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc == 2 ? argv[1] : "";
+	mode = !strcmp(m, "free") ? FREE : !strcmp(m, "free-other") ? FREE_OTHER :
+	       !strcmp(m, "async") ? ASYNC : FREE_ASYNC;
+	if (mode == FREE_ASYNC && strcmp(m, "free-async")) {
+		fprintf(stderr, "usage: capture_free_probe free | free-other | async | free-async\n");
+		return 64;
+	}
+	for (int b = 0; b < BUFFERS; b++) {
+		CHECK(cudaMalloc(&buf[b], PROBE_BUFFER_BYTES));
+		CHECK(cudaMemset(buf[b], b, PROBE_BUFFER_BYTES));
+	}
+	CHECK(cudaMalloc(&doomed, PROBE_BUFFER_BYTES));
+	CHECK(cudaMemset(doomed, 9, PROBE_BUFFER_BYTES));
+	CHECK(cudaDeviceSynchronize());
+
+	cudaStream_t s;
+	CHECK(getenv("PROBE_BLOCKING") ? cudaStreamCreate(&s) : cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	// Work on s just before the capture, still running when it begins: what
+	// a free in the middle of the capture must not overtake.
+	step(s, 0);
+	bump_on(s, doomed, 1);
+	cudaGraph_t graph;
+	cudaGraphExec_t exec;
+	int launches = mode == FREE_ASYNC ? 1 : 3;
+	if (ok(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture")) {
+		step(s, 1);
+		bool mid = mid_capture(s);
+		step(s, 2);
+		// The capture is ended even after a failure, which may have ended it.
+		if (ok(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture") && mid &&
+		    ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate"))
+			for (int r = 0; r < launches && ok(cudaGraphLaunch(exec, s), "cudaGraphLaunch"); r++)
+				;
+	}
+	ok(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+	cudaGetLastError();
+
+	unsigned *spare;
+	CHECK(cudaMalloc(&spare, PROBE_BUFFER_BYTES));
+	CHECK(cudaMemset(spare, 3, PROBE_BUFFER_BYTES));
+	if (!failure[0] && mode == ASYNC) {
+		// The graph's scratch buffer is its own: launched again, it must not
+		// write into memory allocated since.
+		ok(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+		ok(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+	}
+	for (int b = 0; b < BUFFERS; b++)
+		printf("buffer %d sum %llu\n", b, buffer_sum(buf[b]));
+	printf("spare sum %llu\n", buffer_sum(spare));
+	printf(failure[0] ? "capture: FAILED %s\n" : "capture: ok\n", failure);
+	return failure[0] ? 1 : 0;
+}
