@@ -1,11 +1,14 @@
 /*
  * capture.c: CUDA graphs seen from the launch callbacks (capture.h).
  */
+#include <dlfcn.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "capture.h"
 #include "launcher.h"
+#include "um_backend.h"
 #include "common/cuda/cbids.h"
 
 #define BOTH(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz
@@ -25,6 +28,8 @@ bool graph_cbid(CUpti_CallbackId cbid)
 	return cbid_index(graph_cbids, (size_t)graph_ncbids, cbid) >= 0;
 }
 
+/* Whether cbid begins a capture; each of those calls names its stream
+ * first (hStream). */
 static bool begins_capture(CUpti_CallbackId cbid)
 {
 	switch (cbid) {
@@ -40,15 +45,32 @@ static bool begins_capture(CUpti_CallbackId cbid)
 	}
 }
 
-void capture_note(CUpti_CallbackId cbid)
+_Static_assert(offsetof(cuStreamBeginCapture_params, hStream) == 0 &&
+		       offsetof(cuStreamBeginCapture_v2_params, hStream) == 0 &&
+		       offsetof(cuStreamBeginCaptureToGraph_params, hStream) == 0,
+	       "a capture's stream is its call's first parameter");
+
+void capture_note(CUpti_CallbackId cbid, const void *params)
 {
-	if (begins_capture(cbid))
-		capture_watch();
+	if (!begins_capture(cbid))
+		return;
+	capture_watch();
+	um_backend_capture_begins(*(const CUstream *)params);
 }
 
 bool capture_pytorch_cache_off(void)
 {
 	return launch_pytorch_cache_off(getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"));
+}
+
+bool capture_pytorch_cannot_capture(void)
+{
+	if (!capture_pytorch_cache_off())
+		return false;
+	void *c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+	if (c10)
+		dlclose(c10); /* only the reference just taken */
+	return c10 != NULL;
 }
 
 bool capture_mode_global(void)
@@ -66,6 +88,11 @@ void capture_watch(void)
 	atomic_store_explicit(&captures_begun, true, memory_order_relaxed);
 }
 
+bool capture_watching(void)
+{
+	return atomic_load_explicit(&captures_begun, memory_order_relaxed);
+}
+
 bool capture_stream_capturing(CUstream stream)
 {
 	CUstreamCaptureStatus status;
@@ -74,5 +101,5 @@ bool capture_stream_capturing(CUstream stream)
 
 bool capture_work_captured(CUstream stream)
 {
-	return atomic_load_explicit(&captures_begun, memory_order_relaxed) && capture_stream_capturing(stream);
+	return capture_watching() && capture_stream_capturing(stream);
 }

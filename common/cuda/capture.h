@@ -23,15 +23,20 @@ extern const int graph_ncbids;
 /* Whether cbid is one of graph_cbids. */
 bool graph_cbid(CUpti_CallbackId cbid);
 
-/* Notes a call of graph_cbids, at its entry: from the first capture
- * begun on, capture_work_captured asks the driver. */
-void capture_note(CUpti_CallbackId cbid);
+/* Notes a call of graph_cbids, at its entry (params: its parameters):
+ * from the first capture begun on, capture_work_captured asks the driver,
+ * and each capture's stream is drained first (um_backend_capture_begins). */
+void capture_note(CUpti_CallbackId cbid, const void *params);
 
 /* Whether the program runs with PyTorch's caching allocator off
  * (PYTORCH_NO_CUDA_MEMORY_CACHING=1), under which PyTorch cannot capture
  * a graph: the warnings at a capture say so. The recorder also notes it in
  * the trace (meta framework_cache). */
 bool capture_pytorch_cache_off(void);
+
+/* Whether this process runs PyTorch (its libc10_cuda is loaded) with the
+ * caching allocator off: what the warnings at a capture add. */
+bool capture_pytorch_cannot_capture(void);
 
 /* Whether the calling thread's stream capture mode is CUDA's default,
  * global one. An allocation is an unsafe call during a capture in that
@@ -44,6 +49,10 @@ bool capture_mode_global(void);
 /* From now on capture_work_captured asks the driver: for a subscriber
  * that attaches late, after a capture may have begun unseen. */
 void capture_watch(void);
+
+/* Whether a capture may be under way: one was seen beginning, or
+ * capture_watch was called. */
+bool capture_watching(void);
 
 /* Whether work queued on stream now (a kernel, a copy, ...) is captured
  * into a graph instead of run. Free until a capture has begun in the

@@ -8,7 +8,8 @@
  *    range instead and hands it out again only after the work queued before
  *    the free has finished;
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
- *    cudaErrorMemoryAllocation, which frameworks report as out of memory.
+ *    cudaErrorMemoryAllocation, which frameworks report as out of memory;
+ *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture).
  */
 #include "um_alloc.h"
 
@@ -16,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "capture.h"
 #include "clock.h"
 #include "cudart.h"
 #include "log.h"
@@ -116,9 +118,19 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
 	return serve(ptr, size, "cudaMalloc", NULL);
 }
 
+/* Stream-ordered allocations and frees queued into a capture belong to
+ * the graph: each of its launches allocates and frees again (memory
+ * nodes). The arena cannot follow them, so an allocation there is the
+ * runtime's; a free there of the arena's memory is refused, as the runtime
+ * refuses one of memory the graph did not allocate. */
+static bool into_capture(cudaStream_t stream)
+{
+	return capture_stream_capturing((CUstream)stream);
+}
+
 cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
-	if (!um_alloc_arena())
+	if (!um_alloc_arena() || into_capture(stream))
 		return cudart_get()->MallocAsync(ptr, size, stream);
 	um_backend_note_stream((CUstream)stream);
 	return serve(ptr, size, "cudaMallocAsync", stream);
@@ -146,6 +158,9 @@ cudaError_t cudaFree(void *ptr)
 
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 {
+	if (ptr && um_alloc_arena() && into_capture(stream))
+		return arena_owns(the_arena, (uint64_t)(uintptr_t)ptr) ? cudaErrorInvalidValue
+								       : cudart_get()->FreeAsync(ptr, stream);
 	if (ptr && um_alloc_arena()) {
 		um_backend_note_stream((CUstream)stream);
 		if (release(ptr))

@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "cudart.h"
+#include "fence_streams.h"
 #include "launch_view.h"
 #include "log.h"
 
@@ -22,6 +23,11 @@
 
 struct fence {
 	uint64_t token;   /* 0: slot unused */
+	/* Waits for the context's next synchronize instead of events: one
+	 * made then would have invalidated a capture (fence_record). Done
+	 * once syncs passes after_syncs. */
+	bool deferred;
+	uint64_t after_syncs;
 	int nevents;
 	cudaEvent_t ev[1 + MAX_STREAMS];
 	int created;      /* events created in this slot so far (reused) */
@@ -30,6 +36,8 @@ struct fence {
 static struct fence ring[FENCE_SLOTS];
 static uint64_t next_token = 1;
 static uint64_t done_upto; /* every fence <= this has completed */
+static uint64_t syncs;     /* context synchronizes made by fences */
+static uint64_t ndeferred; /* deferred fences not yet done */
 
 /* Streams that have had work, whether each is non-blocking and has had
  * work since the last fence; and whether fences wait for the whole context
@@ -37,7 +45,15 @@ static uint64_t done_upto; /* every fence <= this has completed */
  * made holding streams_lock, so no thread waits for it while the driver
  * waits for that thread. */
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { CUstream s; int nonblocking; int dirty; } streams[MAX_STREAMS];
+static struct {
+	CUstream s;
+	int nonblocking;
+	int dirty;
+	/* Its work queued before its capture began has finished, waited for
+	 * at the beginning (um_backend_capture_begins); until its next work
+	 * outside a capture. */
+	int drained;
+} streams[MAX_STREAMS];
 static int nstreams;
 static atomic_bool streams_overflow;
 
@@ -156,6 +172,22 @@ void um_backend_stream_queued(CUstream s)
 		}
 	}
 	streams[i].dirty = streams[i].nonblocking;
+	streams[i].drained = 0;
+	pthread_mutex_unlock(&streams_lock);
+}
+
+void um_backend_capture_begins(CUstream s)
+{
+	if (s == NULL || s == CU_STREAM_LEGACY || capture_stream_capturing(s))
+		return;
+	/* Taken on now, while its flags may still be asked: a fence made
+	 * during the capture must know whether it is a blocking stream. */
+	um_backend_stream_queued(s);
+	cuStreamSynchronize(s);
+	pthread_mutex_lock(&streams_lock);
+	int i = stream_index(s);
+	if (i < nstreams)
+		streams[i].drained = 1;
 	pthread_mutex_unlock(&streams_lock);
 }
 
@@ -214,8 +246,18 @@ static int event_at(struct fence *f, int i, const struct cudart *rt)
 	return 0;
 }
 
+/* The context synchronized for a fence: every fence recorded before is
+ * done, deferred ones included. */
+static void sync_context(void)
+{
+	cuCtxSynchronize();
+	syncs++;
+}
+
 static bool fence_slot_done(struct fence *f, const struct cudart *rt)
 {
+	if (f->deferred)
+		return syncs > f->after_syncs;
 	for (int i = 0; i < f->nevents; i++)
 		if (rt->EventQuery(f->ev[i]) == cudaErrorNotReady)
 			return false;
@@ -226,9 +268,11 @@ static void fence_slot_wait(struct fence *f, const struct cudart *rt)
 {
 	/* In one stream order a fence has no events: a full ring passes here
 	 * at every free, with nothing to time. */
-	if (!f->nevents)
+	if (!f->nevents && !(f->deferred && syncs <= f->after_syncs))
 		return;
 	uint64_t t0 = um_now_ns();
+	if (f->deferred)
+		sync_context(); /* memory is short: even inside a capture */
 	for (int i = 0; i < f->nevents; i++)
 		rt->EventSynchronize(f->ev[i]);
 	atomic_fetch_add_explicit(&wait_ns, um_now_ns() - t0, memory_order_relaxed);
@@ -246,6 +290,8 @@ static void advance(uint64_t limit, bool wait)
 			fence_slot_wait(f, rt);
 		else if (!fence_slot_done(f, rt))
 			return;
+		ndeferred -= f->deferred;
+		f->deferred = false;
 		f->token = 0;
 		done_upto++;
 	}
@@ -270,8 +316,21 @@ static uint64_t fence_record(void *ctx)
 	bool whole = launch_view_fence_begin(&view, &claim);
 	whole |= atomic_load(&streams_overflow);
 	whole |= atomic_exchange(&destroyed_busy, false); /* a whole wait covers them */
+	if (whole && !capture_mode_global()) {
+		/* The calling thread may be capturing a graph (a free is legal in
+		 * its relaxed mode), and synchronizing the context there broke the
+		 * capture on the H100 where cudaFree did not (tests/gpu/
+		 * capture_free_probe.cu): the fence waits for the next synchronize.
+		 * The view's claim goes back for that fence to take. */
+		launch_view_fence_abandon(&view, claim);
+		f->deferred = true;
+		f->after_syncs = syncs;
+		ndeferred++;
+		f->token = token;
+		return next_token++;
+	}
 	if (whole) {
-		cuCtxSynchronize(); /* as cudaFree does: the fence is complete */
+		sync_context(); /* as cudaFree does: the fence is complete */
 		launch_view_fence_end(&view, claim);
 	}
 	if (whole || !atomic_load(&multi_stream)) {
@@ -279,28 +338,36 @@ static uint64_t fence_record(void *ctx)
 		f->token = token;
 		return next_token++;
 	}
-	if (event_at(f, 0, rt) == 0 && rt->EventRecord(f->ev[0], cudaStreamLegacy) == cudaSuccess)
-		f->nevents = 1;
-	/* The dirty streams are taken under the lock and their events recorded
-	 * after it: no driver call is made holding streams_lock. A stream
-	 * destroyed since gen was read (its callback runs before the handle
-	 * goes) may have refused its event, or its handle may name another
-	 * stream by now; an event that could not be recorded leaves its
-	 * stream uncovered too. Either way the context is waited for, and the
-	 * refusal is not left as the program's last error. */
-	CUstream dirty[MAX_STREAMS];
-	int ndirty = 0;
+	/* The streams are taken under the lock and their events recorded after
+	 * it: no driver call is made holding streams_lock. A stream destroyed
+	 * since gen was read (its callback runs before the handle goes) may
+	 * have refused its event, or its handle may name another stream by
+	 * now; an event that could not be recorded leaves its stream uncovered
+	 * too. Either way the context is waited for, and the refusal is not
+	 * left as the program's last error. */
+	struct fenced fenced[MAX_STREAMS + 1]; /* and the legacy stream */
+	int nfenced = 0;
+	bool watch = capture_watching();
 	pthread_mutex_lock(&streams_lock);
 	for (int i = 0; i < nstreams; i++) {
-		if (streams[i].dirty)
-			dirty[ndirty++] = streams[i].s;
+		/* Blocking streams too once captures were seen: one may capture. */
+		if (streams[i].dirty || (watch && !streams[i].nonblocking))
+			fenced[nfenced++] = (struct fenced){ .stream = streams[i].s,
+							     .nonblocking = streams[i].nonblocking,
+							     .dirty = streams[i].dirty,
+							     .drained = streams[i].drained };
 		streams[i].dirty = 0;
 	}
 	pthread_mutex_unlock(&streams_lock);
-	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
-	for (int i = 0; i < ndirty; i++) {
+	for (int i = 0; i < nfenced && watch; i++)
+		fenced[i].capturing = capture_stream_capturing(fenced[i].stream);
+	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false, legacy;
+	int nrecord = fence_streams_choose(fenced, nfenced, &legacy, &lost);
+	if (legacy)
+		fenced[nrecord++].stream = CU_STREAM_LEGACY;
+	for (int i = 0; i < nrecord; i++) {
 		if (event_at(f, f->nevents, rt) == 0 &&
-		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)dirty[i]) == cudaSuccess)
+		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)fenced[i].stream) == cudaSuccess)
 			f->nevents++;
 		else
 			lost = true;
@@ -308,7 +375,7 @@ static uint64_t fence_record(void *ctx)
 	if (lost && clean)
 		rt->GetLastError();
 	if (lost || atomic_load(&destroy_gen) != gen)
-		cuCtxSynchronize();
+		sync_context();
 	f->token = token;
 	next_token++;
 	return token;
@@ -316,7 +383,7 @@ static uint64_t fence_record(void *ctx)
 
 static bool fence_done(void *ctx, uint64_t token)
 {
-	if (!atomic_load(&multi_stream))
+	if (!atomic_load(&multi_stream) && !ndeferred)
 		return true;
 	advance(token, false);
 	return done_upto >= token;

@@ -32,6 +32,12 @@ void um_backend_stream_queued(CUstream stream);
 /* Both, for a call that is its own work (cudaMallocAsync, cudaFreeAsync). */
 void um_backend_note_stream(CUstream stream);
 
+/* A capture is about to begin on stream (at the call's entry): its work
+ * queued so far is waited for, so that no fence made during the capture
+ * needs an event on it (an event recorded there would join the graph).
+ * Captures are rare and PyTorch synchronizes the device before each. */
+void um_backend_capture_begins(CUstream stream);
+
 /* stream is being destroyed: its handle may come back as another stream.
  * Work still queued on it is waited for by the next fence. */
 void um_backend_stream_destroyed(CUstream stream);

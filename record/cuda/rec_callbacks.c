@@ -89,13 +89,13 @@ static void on_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
-	capture_note(cbid);
+	capture_note(cbid, cb->functionParams);
 	if (atomic_exchange(&capture_warned, 1))
 		return;
 	um_warn("the program uses CUDA graphs: the kernels a graph runs are recorded from their activity "
 		"alone (table graph_kernel, without arguments), and umplan plans only the kernels launched "
 		"one by one%s",
-		capture_pytorch_cache_off()
+		capture_pytorch_cannot_capture()
 			? "; PyTorch cannot capture a graph with its caching allocator off "
 			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): record it with umrec --framework-cache"
 			: "");

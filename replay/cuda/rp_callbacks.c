@@ -107,7 +107,7 @@ static void stop_now(void)
 	rp_exec_wait_issued();
 	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
 		"replayer follows it no more (no migrations, no budget kept; docs/replay.md, \"CUDA graphs\")%s",
-		capture_pytorch_cache_off()
+		capture_pytorch_cannot_capture()
 			? "; PyTorch cannot capture a graph with its caching allocator off "
 			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): leave the variable unset with a plan of a trace "
 			  "recorded by umrec --framework-cache, or set it to 0"
@@ -241,7 +241,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
 	if (graph_cbid(cbid) && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
-		capture_note(cbid);
+		capture_note(cbid, ((const CUpti_CallbackData *)data)->functionParams);
 		stop_following();
 	}
 	if (atomic_load(&stopped)) {

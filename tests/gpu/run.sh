@@ -411,6 +411,50 @@ rc=$?
 row "graphs: woken by another thread mid-capture" "$(verdict "[ $rc -eq 0 ] && grep -q 'following its kernel launches from now on' $WORK/cw.woken.err && diff <(grep sum $WORK/cw.plain) <(grep sum $WORK/cw.woken) >/dev/null")" \
 	"exit $rc; $(tail -1 "$WORK/cw.woken")"
 
+# Frees and stream-ordered allocations in the middle of a relaxed-mode
+# capture (tests/gpu/capture_free_probe.cu), on a non-blocking and on a
+# blocking stream: under umrec, an attached umreplay and an idle one, the
+# probe ends as it does plain (a cudaFreeAsync of memory the graph did not
+# allocate fails there too), with the same sums.
+CF=$BUILD/gpu-probes/capture_free_probe
+timeout 60 $B/umrec -q -o "$WORK/cf.db" --max-managed $MAXM -- $CF free >/dev/null 2>&1
+$B/umplan -q "$WORK/cf.db" --capacity 64G -o "$WORK/cf.idle.plan" 2>/dev/null
+bad=()
+for blocking in "" 1; do
+	for mode in free free-other async free-async; do
+		PROBE_BLOCKING=$blocking timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
+		for tool in umrec attached idle; do
+			case $tool in
+			umrec) run=($B/umrec -q -o "$WORK/cf.t.db" --max-managed $MAXM --) ;;
+			attached) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
+			idle) run=($B/umreplay -q --plan "$WORK/cf.idle.plan" --max-managed $MAXM --) ;;
+			esac
+			PROBE_BLOCKING=$blocking timeout 60 "${run[@]}" $CF $mode >"$WORK/cf.$tool" 2>&1
+			cmp -s <(grep -E 'sum|^capture' "$WORK/cf.plain") <(grep -E 'sum|^capture' "$WORK/cf.$tool") ||
+				bad+=("$mode${blocking:+ blocking} $tool: $(tail -1 "$WORK/cf.$tool")")
+		done
+	done
+done
+row "graphs: frees inside a capture" "$(verdict "[ -s $WORK/cf.idle.plan ] && [ ${#bad[@]} -eq 0 ]")" \
+	"${bad[*]:-4 cases x 2 stream kinds x 3 tools as plain}"
+
+# PyTorch's allocator on cudaMallocAsync allocates inside a capture with
+# it: those allocations are the graph's, not the arena's.
+A=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 $PY/mlp.py --steps 6 --cuda-graph)
+"${A[@]}" >"$WORK/async.plain" 2>/dev/null
+rc_plain=$?
+bad=()
+for tool in umrec attached; do
+	case $tool in
+	umrec) run=($B/umrec -q -o "$WORK/async.db" --max-managed $MAXM --) ;;
+	attached) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
+	esac
+	"${run[@]}" "${A[@]}" >"$WORK/async.$tool" 2>"$WORK/async.$tool.err" || bad+=("$tool: exit $?")
+	same_output "$WORK/async.plain" "$WORK/async.$tool" || bad+=("$tool: other output")
+done
+row "graphs: PyTorch on cudaMallocAsync" "$(verdict "[ $rc_plain -eq 0 ] && [ -n \"\$(losses $WORK/async.plain)\" ] && [ ${#bad[@]} -eq 0 ]")" \
+	"plain exit $rc_plain; ${bad[*]:-umrec and umreplay: same losses and checksum}"
+
 # torch.compile's reduce-overhead mode replays CUDA graphs of the compiled
 # loss once warmed up (its own capture, not the example's): recorded with
 # the cache kept, planned at half its peak and replayed, the replayer

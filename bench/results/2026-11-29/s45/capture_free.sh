@@ -27,3 +27,20 @@ for mode in free free-other async free-async; do
 	done
 done
 done
+# PyTorch's allocator on cudaMallocAsync, whose allocations inside a
+# capture are the graph's own.
+G=(python3 examples/pytorch/mlp.py --steps 6 --cuda-graph)
+export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+timeout 120 "${G[@]}" >$W/g.plain 2>$W/g.plain.err
+echo "mlp --cuda-graph, backend:cudaMallocAsync: plain exit $? $(grep -c '^step' $W/g.plain) steps $(tail -1 $W/g.plain.err)"
+for tool in umrec umrec-cache ideal; do
+	case $tool in
+	umrec) run=($B/umrec -q -o $W/g.db --max-managed 8G --) ;;
+	umrec-cache) run=($B/umrec -q -o $W/g2.db --framework-cache --max-managed 8G --) ;;
+	ideal) run=($B/umreplay -q --policy ideal --max-managed 8G --) ;;
+	esac
+	timeout 120 "${run[@]}" "${G[@]}" >$W/g.$tool 2>$W/g.$tool.err
+	rc=$?
+	same=$(diff <(grep -E '^(step|checksum)' $W/g.plain) <(grep -E '^(step|checksum)' $W/g.$tool) >/dev/null && echo "same output" || echo "OTHER OUTPUT")
+	echo "  $tool: exit $rc, $same; $(grep -v '^$' $W/g.$tool.err | tail -2 | tr '\n' ' ' | cut -c1-400)"
+done
