@@ -64,12 +64,4 @@ static inline void launch_view_fence_end(launch_view *v, unsigned claim)
 		atomic_compare_exchange_strong(v, &claim, (claim & ~3u) + 4 + LAUNCH_VIEW_SEEN);
 }
 
-/* A fence that claimed the change (*claim from launch_view_fence_begin)
- * and will not wait: the change is left for the next fence to claim. */
-static inline void launch_view_fence_abandon(launch_view *v, unsigned claim)
-{
-	if (claim)
-		atomic_compare_exchange_strong(v, &claim, (claim & ~3u) + 4 + LAUNCH_VIEW_PENDING);
-}
-
 #endif

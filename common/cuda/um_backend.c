@@ -316,13 +316,14 @@ static uint64_t fence_record(void *ctx)
 	bool whole = launch_view_fence_begin(&view, &claim);
 	whole |= atomic_load(&streams_overflow);
 	whole |= atomic_exchange(&destroyed_busy, false); /* a whole wait covers them */
-	if (whole && !capture_mode_global()) {
-		/* The calling thread may be capturing a graph (a free is legal in
-		 * its relaxed mode), and synchronizing the context there broke the
-		 * capture on the H100 where cudaFree did not (tests/gpu/
-		 * capture_free_probe.cu): the fence waits for the next synchronize.
-		 * The view's claim goes back for that fence to take. */
-		launch_view_fence_abandon(&view, claim);
+	if (whole && !claim) {
+		/* Not at the free: the freeing thread may be capturing a graph,
+		 * which no query shows while launches go unseen, and synchronizing
+		 * the context there broke the capture where cudaFree did not
+		 * (tests/gpu/capture_free_probe.cu, idle replay). The fence waits
+		 * for the next synchronize: the one an allocation makes when it
+		 * needs the range, a full ring's, or another fence's. A fence that
+		 * claimed the end of the unseen time still synchronizes here. */
 		f->deferred = true;
 		f->after_syncs = syncs;
 		ndeferred++;

@@ -52,8 +52,10 @@ void um_backend_forget_refusal(bool served);
 
 /* While launches go unseen (from the start until a library subscribes to
  * them, and while an idle replay does not follow them), no stream can be
- * named to a fence, so a fence synchronizes the context instead, as
- * cudaFree itself does. Once they are seen (call it after subscribing),
+ * named to a fence, so a fence waits for the whole context: for the next
+ * synchronize, which an allocation makes when it needs the freed range
+ * (not at the free, which may be made inside a capture, where a
+ * synchronize breaks it). Once they are seen (call it after subscribing),
  * the next fence still synchronizes, so that work queued on streams never
  * named has finished, and fences rely on the streams named from there on;
  * from_start (subscribed before the program had a context, so before any

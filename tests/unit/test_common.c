@@ -272,34 +272,6 @@ static void launch_view_never_undoes_a_later_change(void **state)
 	assert_false(launch_view_fence_begin(&v, &c));
 }
 
-/* A fence that claims the end of the unseen time and then does not wait
- * (inside a capture) leaves it for the next fence, and cannot take back a
- * change made since its claim. */
-static void launch_view_abandoned_claim_passes_on(void **state)
-{
-	launch_view v = LAUNCH_VIEW_INIT;
-	unsigned a, b;
-	launch_view_seen(&v, false);
-	assert_true(launch_view_fence_begin(&v, &a));
-	assert_true(a != 0);
-	launch_view_fence_abandon(&v, a);
-	assert_true(launch_view_fence_begin(&v, &b)); /* claims it again */
-	assert_true(b != 0);
-	launch_view_fence_end(&v, b);
-	assert_false(launch_view_fence_begin(&v, &b));
-
-	launch_view_seen(&v, false);
-	assert_true(launch_view_fence_begin(&v, &a));
-	launch_view_unseen(&v); /* the exit path, before the fence gives up */
-	launch_view_fence_abandon(&v, a);
-	assert_true(launch_view_fence_begin(&v, &b));
-	assert_int_equal(b, 0); /* unseen: nothing to claim */
-
-	launch_view_seen(&v, true);
-	launch_view_fence_abandon(&v, 0); /* a fence that claimed nothing */
-	assert_false(launch_view_fence_begin(&v, &b));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,7 +286,6 @@ int main(void)
 		cmocka_unit_test(room_for_one_doubles_when_full),
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
-		cmocka_unit_test(launch_view_abandoned_claim_passes_on),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
