@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "capture.h"
 #include "launcher.h"
@@ -65,7 +66,11 @@ bool capture_pytorch_cache_off(void)
 
 bool capture_pytorch_cannot_capture(void)
 {
-	if (!capture_pytorch_cache_off())
+	/* PyTorch's allocator on cudaMallocAsync has no cache to turn off, and
+	 * captures with the variable set (GPU check "PyTorch on
+	 * cudaMallocAsync"). */
+	const char *conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+	if (!capture_pytorch_cache_off() || (conf && strstr(conf, "backend:cudaMallocAsync")))
 		return false;
 	void *c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
 	if (c10)

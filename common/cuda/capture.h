@@ -35,7 +35,8 @@ void capture_note(CUpti_CallbackId cbid, const void *params);
 bool capture_pytorch_cache_off(void);
 
 /* Whether this process runs PyTorch (its libc10_cuda is loaded) with the
- * caching allocator off: what the warnings at a capture add. */
+ * caching allocator off, not on cudaMallocAsync: what the warnings at a
+ * capture add. */
 bool capture_pytorch_cannot_capture(void);
 
 /* Whether the calling thread's stream capture mode is CUDA's default,

@@ -451,6 +451,7 @@ for tool in umrec attached; do
 	esac
 	"${run[@]}" "${A[@]}" >"$WORK/async.$tool" 2>"$WORK/async.$tool.err" || bad+=("$tool: exit $?")
 	same_output "$WORK/async.plain" "$WORK/async.$tool" || bad+=("$tool: other output")
+	! grep -q "PyTorch cannot capture" "$WORK/async.$tool.err" || bad+=("$tool: warned of the cache")
 done
 row "graphs: PyTorch on cudaMallocAsync" "$(verdict "[ $rc_plain -eq 0 ] && [ -n \"\$(losses $WORK/async.plain)\" ] && [ ${#bad[@]} -eq 0 ]")" \
 	"plain exit $rc_plain; ${bad[*]:-umrec and umreplay: same losses and checksum}"
