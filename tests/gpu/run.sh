@@ -387,15 +387,22 @@ cp "$WORK/graph.db" "$OUTDIR/graph.db"
 # works (tests/gpu/capture_wake_probe.cu): asking that stream's flags then
 # broke the capture under umrec and umreplay. And an idle replay woken by
 # the other thread's allocation in the middle of the capture.
+# Sets run to the command line a capture check runs a program under:
+# tool_run umrec DB (recording to DB), attached (umreplay following it
+# from the start) or idle PLAN (umreplay with a plan that keeps it idle).
+tool_run() {
+	case $1 in
+	umrec) run=($B/umrec -q -o "$2" --max-managed $MAXM --) ;;
+	attached) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
+	idle) run=($B/umreplay -q --plan "$2" --max-managed $MAXM --) ;;
+	esac
+}
 CW=$BUILD/gpu-probes/capture_wake_probe
 timeout 60 $CW capture >"$WORK/cw.plain" 2>&1
 rc_plain=$?
 bad=()
-for tool in umrec umreplay; do
-	case $tool in
-	umrec) run=($B/umrec -q -o "$WORK/cw.db" --max-managed $MAXM --) ;;
-	umreplay) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
-	esac
+for tool in umrec attached; do
+	tool_run $tool "$WORK/cw.db"
 	timeout 60 "${run[@]}" $CW capture >"$WORK/cw.$tool" 2>&1 || bad+=("$tool: $(tail -1 "$WORK/cw.$tool")")
 	diff <(grep sum "$WORK/cw.plain") <(grep sum "$WORK/cw.$tool") >/dev/null || bad+=("$tool: other sums")
 done
@@ -424,11 +431,7 @@ for blocking in "" 1; do
 	for mode in free free-other async free-async; do
 		PROBE_BLOCKING=$blocking timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
 		for tool in umrec attached idle; do
-			case $tool in
-			umrec) run=($B/umrec -q -o "$WORK/cf.t.db" --max-managed $MAXM --) ;;
-			attached) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
-			idle) run=($B/umreplay -q --plan "$WORK/cf.idle.plan" --max-managed $MAXM --) ;;
-			esac
+			[ $tool = idle ] && tool_run idle "$WORK/cf.idle.plan" || tool_run $tool "$WORK/cf.t.db"
 			PROBE_BLOCKING=$blocking timeout 60 "${run[@]}" $CF $mode >"$WORK/cf.$tool" 2>&1
 			cmp -s <(grep -E 'sum|^capture' "$WORK/cf.plain") <(grep -E 'sum|^capture' "$WORK/cf.$tool") ||
 				bad+=("$mode${blocking:+ blocking} $tool: $(tail -1 "$WORK/cf.$tool")")
@@ -445,10 +448,7 @@ A=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 $PY/mlp.py --step
 rc_plain=$?
 bad=()
 for tool in umrec attached; do
-	case $tool in
-	umrec) run=($B/umrec -q -o "$WORK/async.db" --max-managed $MAXM --) ;;
-	attached) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
-	esac
+	tool_run $tool "$WORK/async.db"
 	"${run[@]}" "${A[@]}" >"$WORK/async.$tool" 2>"$WORK/async.$tool.err" || bad+=("$tool: exit $?")
 	same_output "$WORK/async.plain" "$WORK/async.$tool" || bad+=("$tool: other output")
 	! grep -q "PyTorch cannot capture" "$WORK/async.$tool.err" || bad+=("$tool: warned of the cache")
