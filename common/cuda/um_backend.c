@@ -23,9 +23,10 @@
 
 struct fence {
 	uint64_t token;   /* 0: slot unused */
-	/* Waits for the context's next synchronize instead of events: one
-	 * made then would have invalidated a capture (fence_record). Done
-	 * once syncs passes after_syncs. */
+	/* Waits for the context's next synchronize instead of events, which
+	 * could not cover the work, and instead of a synchronize then, which
+	 * could have broken a capture (fence_record). Done once syncs passes
+	 * after_syncs. */
 	bool deferred;
 	uint64_t after_syncs;
 	int nevents;
@@ -36,7 +37,7 @@ struct fence {
 static struct fence ring[FENCE_SLOTS];
 static uint64_t next_token = 1;
 static uint64_t done_upto; /* every fence <= this has completed */
-static uint64_t syncs;     /* context synchronizes made by fences */
+static uint64_t syncs;     /* context synchronizes fences made, that succeeded */
 static uint64_t ndeferred; /* deferred fences not yet done */
 
 /* Streams that have had work, whether each is non-blocking and has had
@@ -48,7 +49,8 @@ static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	CUstream s;
 	int nonblocking;
-	int dirty;
+	int busy;        /* has had work since the last fence */
+	unsigned queued; /* counts the calls that queued work, to see a race */
 	/* Its work queued before its capture began has finished, waited for
 	 * at the beginning (um_backend_capture_begins); until its next work
 	 * outside a capture. */
@@ -124,7 +126,7 @@ static void forget_destroyed(void)
 	for (int k = 0; k < ndestroyed; k++) {
 		int i = stream_index(destroyed[k]);
 		if (i < nstreams) {
-			busy |= streams[i].dirty;
+			busy |= streams[i].busy && streams[i].nonblocking;
 			streams[i] = streams[--nstreams];
 		}
 	}
@@ -171,22 +173,28 @@ void um_backend_stream_queued(CUstream s)
 			nstreams++;
 		}
 	}
-	streams[i].dirty = streams[i].nonblocking;
+	streams[i].busy = 1;
+	streams[i].queued++;
 	streams[i].drained = 0;
 	pthread_mutex_unlock(&streams_lock);
 }
 
 void um_backend_capture_begins(CUstream s)
 {
-	if (s == NULL || s == CU_STREAM_LEGACY || capture_stream_capturing(s))
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
 		return;
 	/* Taken on now, while its flags may still be asked: a fence made
 	 * during the capture must know whether it is a blocking stream. */
 	um_backend_stream_queued(s);
-	cuStreamSynchronize(s);
 	pthread_mutex_lock(&streams_lock);
 	int i = stream_index(s);
-	if (i < nstreams)
+	unsigned queued = i < nstreams ? streams[i].queued : 0;
+	pthread_mutex_unlock(&streams_lock);
+	cuStreamSynchronize(s);
+	/* Drained unless another thread queued work on it meanwhile. */
+	pthread_mutex_lock(&streams_lock);
+	i = stream_index(s);
+	if (i < nstreams && streams[i].queued == queued)
 		streams[i].drained = 1;
 	pthread_mutex_unlock(&streams_lock);
 }
@@ -247,11 +255,22 @@ static int event_at(struct fence *f, int i, const struct cudart *rt)
 }
 
 /* The context synchronized for a fence: every fence recorded before is
- * done, deferred ones included. */
+ * done, deferred ones included. A synchronize the driver refuses (inside
+ * a capture, which it then breaks) waited for nothing and counts not. */
 static void sync_context(void)
 {
-	cuCtxSynchronize();
-	syncs++;
+	if (cuCtxSynchronize() == CUDA_SUCCESS)
+		syncs++;
+}
+
+/* Makes f wait for the context's next synchronize. */
+static uint64_t fence_defer(struct fence *f, uint64_t token)
+{
+	f->deferred = true;
+	f->after_syncs = syncs;
+	ndeferred++;
+	f->token = token;
+	return next_token++;
 }
 
 static bool fence_slot_done(struct fence *f, const struct cudart *rt)
@@ -324,11 +343,7 @@ static uint64_t fence_record(void *ctx)
 		 * for the next synchronize: the one an allocation makes when it
 		 * needs the range, a full ring's, or another fence's. A fence that
 		 * claimed the end of the unseen time still synchronizes here. */
-		f->deferred = true;
-		f->after_syncs = syncs;
-		ndeferred++;
-		f->token = token;
-		return next_token++;
+		return fence_defer(f, token);
 	}
 	if (whole) {
 		sync_context(); /* as cudaFree does: the fence is complete */
@@ -352,20 +367,25 @@ static uint64_t fence_record(void *ctx)
 	pthread_mutex_lock(&streams_lock);
 	for (int i = 0; i < nstreams; i++) {
 		/* Blocking streams too once captures were seen: one may capture. */
-		if (streams[i].dirty || (watch && !streams[i].nonblocking))
+		if ((streams[i].busy && streams[i].nonblocking) || (watch && !streams[i].nonblocking))
 			fenced[nfenced++] = (struct fenced){ .stream = streams[i].s,
 							     .nonblocking = streams[i].nonblocking,
-							     .dirty = streams[i].dirty,
+							     .busy = streams[i].busy,
 							     .drained = streams[i].drained };
-		streams[i].dirty = 0;
+		streams[i].busy = 0;
 	}
 	pthread_mutex_unlock(&streams_lock);
+	/* A stream whose capture begins between this query and its event's
+	 * record gets the event inside the capture: its query then fails,
+	 * which counts as done, and its earlier work was drained as the
+	 * capture began. */
 	for (int i = 0; i < nfenced && watch; i++)
 		fenced[i].capturing = capture_stream_capturing(fenced[i].stream);
-	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false, legacy;
-	int nrecord = fence_streams_choose(fenced, nfenced, &legacy, &lost);
-	if (legacy)
-		fenced[nrecord++].stream = CU_STREAM_LEGACY;
+	int nrecord = fence_streams_choose(fenced, nfenced);
+	if (nrecord < 0)
+		return fence_defer(f, token); /* fence_streams.h says why */
+	fenced[nrecord++].stream = CU_STREAM_LEGACY;
+	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
 	for (int i = 0; i < nrecord; i++) {
 		if (event_at(f, f->nevents, rt) == 0 &&
 		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)fenced[i].stream) == cudaSuccess)

@@ -35,7 +35,8 @@ void um_backend_note_stream(CUstream stream);
 /* A capture is about to begin on stream (at the call's entry): its work
  * queued so far is waited for, so that no fence made during the capture
  * needs an event on it (an event recorded there would join the graph).
- * Captures are rare and PyTorch synchronizes the device before each. */
+ * Captures are rare and PyTorch synchronizes the device before each. Not
+ * for a per-thread default stream, which fences cannot ask about. */
 void um_backend_capture_begins(CUstream stream);
 
 /* stream is being destroyed: its handle may come back as another stream.
@@ -55,7 +56,9 @@ void um_backend_forget_refusal(bool served);
  * named to a fence, so a fence waits for the whole context: for the next
  * synchronize, which an allocation makes when it needs the freed range
  * (not at the free, which may be made inside a capture, where a
- * synchronize breaks it). Once they are seen (call it after subscribing),
+ * synchronize breaks it). So does a fence made for another reason to wait
+ * for the whole context (too many streams, a destroyed stream's work, a
+ * capture events cannot cover: common/fence_streams.h). Once they are seen (call it after subscribing),
  * the next fence still synchronizes, so that work queued on streams never
  * named has finished, and fences rely on the streams named from there on;
  * from_start (subscribed before the program had a context, so before any

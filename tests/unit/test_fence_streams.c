@@ -5,98 +5,74 @@
 
 #define S(n) ((void *)(uintptr_t)(n))
 
-static int choose(struct fenced *f, int n, bool *legacy, bool *lost)
-{
-	*lost = false;
-	return fence_streams_choose(f, n, legacy, lost);
-}
-
-/* No capture: the dirty non-blocking streams and the legacy stream. */
-static void no_capture_dirty_and_legacy(void **state)
+/* No capture: the busy non-blocking streams (and the legacy stream,
+ * which covers the blocking ones). */
+static void no_capture_busy_nonblocking(void **state)
 {
 	struct fenced f[] = {
-		{ .stream = S(1), .nonblocking = true, .dirty = true },
+		{ .stream = S(1), .nonblocking = true, .busy = true },
 		{ .stream = S(2), .nonblocking = true },
-		{ .stream = S(3) }, /* blocking: the legacy stream covers it */
-		{ .stream = S(4), .nonblocking = true, .dirty = true },
+		{ .stream = S(3), .busy = true },
+		{ .stream = S(4), .nonblocking = true, .busy = true },
 	};
-	bool legacy, lost;
-	assert_int_equal(choose(f, 4, &legacy, &lost), 2);
+	assert_int_equal(fence_streams_choose(f, 4), 2);
 	assert_ptr_equal(f[0].stream, S(1));
 	assert_ptr_equal(f[1].stream, S(4));
-	assert_true(legacy);
-	assert_false(lost);
 }
 
 /* A non-blocking stream captures: no event there; drained at the
- * capture's beginning, its earlier work needs no wait. */
+ * capture's beginning, or idle since the last fence, it needs none. */
 static void capturing_stream_gets_no_event(void **state)
 {
 	struct fenced f[] = {
-		{ .stream = S(1), .nonblocking = true, .dirty = true, .drained = true, .capturing = true },
-		{ .stream = S(2), .nonblocking = true, .dirty = true },
+		{ .stream = S(1), .nonblocking = true, .busy = true, .drained = true, .capturing = true },
+		{ .stream = S(2), .nonblocking = true, .busy = true },
+		{ .stream = S(3), .nonblocking = true, .capturing = true },
 	};
-	bool legacy, lost;
-	assert_int_equal(choose(f, 2, &legacy, &lost), 1);
+	assert_int_equal(fence_streams_choose(f, 3), 1);
 	assert_ptr_equal(f[0].stream, S(2));
-	assert_true(legacy);
-	assert_false(lost);
 }
 
-/* A capture whose beginning went unseen: its stream's earlier work can be
- * covered only by waiting for the context. */
-static void undrained_capture_is_lost(void **state)
+/* A capture whose beginning went unseen, or a stream that joined another's
+ * capture with work of its own: only the next synchronize covers it. */
+static void undrained_capture_waits_for_a_synchronize(void **state)
 {
 	struct fenced f[] = {
-		{ .stream = S(1), .nonblocking = true, .dirty = true, .capturing = true },
+		{ .stream = S(2), .nonblocking = true, .busy = true },
+		{ .stream = S(1), .nonblocking = true, .busy = true, .capturing = true },
 	};
-	bool legacy, lost;
-	assert_int_equal(choose(f, 1, &legacy, &lost), 0);
-	assert_true(legacy);
-	assert_true(lost);
-
-	/* Not dirty: nothing of it to cover. */
-	f[0] = (struct fenced){ .stream = S(1), .nonblocking = true, .capturing = true };
-	assert_int_equal(choose(f, 1, &legacy, &lost), 0);
-	assert_false(lost);
+	assert_int_equal(fence_streams_choose(f, 2), -1);
 }
 
-/* A blocking stream captures: no legacy event, which would join its
- * capture; every other blocking stream gets one, dirty or not, and the
- * dirty non-blocking streams still do. */
-static void blocking_capture_replaces_legacy(void **state)
+/* A blocking stream captures, drained or not, busy or not: the legacy
+ * stream's event would join its capture, so no event covers the blocking
+ * streams' and the legacy stream's work. */
+static void blocking_capture_waits_for_a_synchronize(void **state)
 {
-	struct fenced f[] = {
-		{ .stream = S(1), .capturing = true },
-		{ .stream = S(2) },
-		{ .stream = S(3), .nonblocking = true },
-		{ .stream = S(4), .nonblocking = true, .dirty = true },
-		{ .stream = S(5) },
+	struct fenced drained[] = {
+		{ .stream = S(1), .drained = true, .capturing = true },
+		{ .stream = S(2), .nonblocking = true, .busy = true },
 	};
-	bool legacy, lost;
-	assert_int_equal(choose(f, 5, &legacy, &lost), 3);
-	assert_ptr_equal(f[0].stream, S(2));
-	assert_ptr_equal(f[1].stream, S(4));
-	assert_ptr_equal(f[2].stream, S(5));
-	assert_false(legacy);
-	assert_false(lost);
+	assert_int_equal(fence_streams_choose(drained, 2), -1);
+	struct fenced joined[] = {
+		{ .stream = S(1), .nonblocking = true, .drained = true, .capturing = true },
+		{ .stream = S(2), .busy = true, .capturing = true }, /* joined S(1)'s capture */
+	};
+	assert_int_equal(fence_streams_choose(joined, 2), -1);
 }
 
 static void nothing_to_fence(void **state)
 {
-	bool legacy, lost;
-	assert_int_equal(choose(NULL, 0, &legacy, &lost), 0);
-	assert_true(legacy);
-	assert_false(lost);
+	assert_int_equal(fence_streams_choose(NULL, 0), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(no_capture_dirty_and_legacy),
+		cmocka_unit_test(no_capture_busy_nonblocking),
 		cmocka_unit_test(capturing_stream_gets_no_event),
-		cmocka_unit_test(undrained_capture_is_lost),
-		cmocka_unit_test(blocking_capture_replaces_legacy),
+		cmocka_unit_test(undrained_capture_waits_for_a_synchronize),
+		cmocka_unit_test(blocking_capture_waits_for_a_synchronize),
 		cmocka_unit_test(nothing_to_fence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
