@@ -18,7 +18,11 @@
 //   free-async: in the middle of the capture, A frees on s with
 //               cudaFreeAsync the buffer s worked on before it (launched
 //               once).
-//   PROBE_BLOCKING=1 creates s as a blocking stream.
+//   PROBE_BLOCKING=1 creates s as a blocking stream; PROBE_BLOCKING=
+//   per-thread takes the thread's per-thread default stream instead
+//   (cudaStreamPerThread), which the tools do not cover yet
+//   (docs/replay.md, "Frees and stream-ordered allocations inside a
+//   capture").
 // After the launches a buffer of the same size is allocated and filled
 // (the "spare"). Prints every buffer's sum, the spare's, and "capture: ok"
 // or "capture: FAILED <error> at <call>"; exits 0, or 1 when it failed.
@@ -108,8 +112,10 @@ int main(int argc, char **argv)
 	CHECK(cudaMemset(doomed, 9, PROBE_BUFFER_BYTES));
 	CHECK(cudaDeviceSynchronize());
 
-	cudaStream_t s;
-	CHECK(getenv("PROBE_BLOCKING") ? cudaStreamCreate(&s) : cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cudaStream_t s = cudaStreamPerThread;
+	const char *blocking = getenv("PROBE_BLOCKING");
+	if (!blocking || strcmp(blocking, "per-thread"))
+		CHECK(blocking ? cudaStreamCreate(&s) : cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	// Work on s just before the capture, still running when it begins: what
 	// a free in the middle of the capture must not overtake.
 	step(s, 0);
