@@ -17,6 +17,7 @@ const CUpti_CallbackId graph_cbids[] = {
 	BOTH(cuStreamBeginCapture),
 	BOTH(cuStreamBeginCapture_v2),
 	BOTH(cuStreamBeginCaptureToGraph),
+	BOTH(cuStreamEndCapture),
 	BOTH(cuGraphLaunch),
 };
 #undef BOTH
@@ -29,34 +30,57 @@ bool graph_cbid(CUpti_CallbackId cbid)
 	return cbid_index(graph_cbids, (size_t)graph_ncbids, cbid) >= 0;
 }
 
-/* Whether cbid begins a capture; each of those calls names its stream
- * first (hStream). */
-static bool begins_capture(CUpti_CallbackId cbid)
+/* Whether cbid begins (1) or ends (-1) a capture, or neither (0); each of
+ * those calls names its stream first (hStream), and its _ptsz form means
+ * the thread's per-thread default stream by 0. */
+static int capture_edge(CUpti_CallbackId cbid, bool *ptsz)
 {
+	*ptsz = false;
 	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
-		return true;
+		*ptsz = true;
+		/* fall through */
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+		*ptsz = true;
+		/* fall through */
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+		return -1;
 	default:
-		return false;
+		return 0;
 	}
 }
 
 _Static_assert(offsetof(cuStreamBeginCapture_params, hStream) == 0 &&
+		       offsetof(cuStreamBeginCapture_ptsz_params, hStream) == 0 &&
 		       offsetof(cuStreamBeginCapture_v2_params, hStream) == 0 &&
-		       offsetof(cuStreamBeginCaptureToGraph_params, hStream) == 0,
+		       offsetof(cuStreamBeginCapture_v2_ptsz_params, hStream) == 0 &&
+		       offsetof(cuStreamBeginCaptureToGraph_params, hStream) == 0 &&
+		       offsetof(cuStreamBeginCaptureToGraph_ptsz_params, hStream) == 0 &&
+		       offsetof(cuStreamEndCapture_params, hStream) == 0 &&
+		       offsetof(cuStreamEndCapture_ptsz_params, hStream) == 0,
 	       "a capture's stream is its call's first parameter");
 
 void capture_note(CUpti_CallbackId cbid, const void *params)
 {
-	if (!begins_capture(cbid))
+	bool ptsz;
+	int edge = capture_edge(cbid, &ptsz);
+	if (!edge)
 		return;
-	capture_watch();
-	um_backend_capture_begins(*(const CUstream *)params);
+	CUstream s = *(const CUstream *)params;
+	if (!s && ptsz)
+		s = CU_STREAM_PER_THREAD;
+	if (edge > 0) {
+		capture_watch();
+		um_backend_capture_begins(s);
+	} else {
+		um_backend_capture_ends(s);
+	}
 }
 
 bool capture_pytorch_cache_off(void)

@@ -15,7 +15,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
-/* The calls that begin a stream capture or launch a graph, for
+/* The calls that begin or end a stream capture or launch a graph, for
  * cuptiEnableCallback. */
 extern const CUpti_CallbackId graph_cbids[];
 extern const int graph_ncbids;
@@ -25,7 +25,8 @@ bool graph_cbid(CUpti_CallbackId cbid);
 
 /* Notes a call of graph_cbids, at its entry (params: its parameters):
  * from the first capture begun on, capture_work_captured asks the driver,
- * and each capture's stream is drained first (um_backend_capture_begins). */
+ * and the fences hear of each capture's beginning and end
+ * (um_backend_capture_begins, um_backend_capture_ends). */
 void capture_note(CUpti_CallbackId cbid, const void *params);
 
 /* Whether the program runs with PyTorch's caching allocator off

@@ -58,6 +58,12 @@ static struct {
 } streams[MAX_STREAMS];
 static int nstreams;
 static atomic_bool streams_overflow;
+/* Captures under way on per-thread default streams, from their beginning
+ * to their end, as the callbacks saw them: another thread cannot ask
+ * about such a stream, a blocking one (fence_streams.h). A beginning the
+ * driver refused keeps the count up: fences then wait for synchronizes,
+ * slower but safe. */
+static atomic_int per_thread_captures;
 
 /* Streams being destroyed, not yet taken out of streams[]: the destroy
  * callback runs inside the driver's cuStreamDestroy, where it should wait
@@ -181,6 +187,8 @@ void um_backend_stream_queued(CUstream s)
 
 void um_backend_capture_begins(CUstream s)
 {
+	if (s == CU_STREAM_PER_THREAD)
+		atomic_fetch_add(&per_thread_captures, 1);
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
 		return;
 	/* Taken on now, while its flags may still be asked: a fence made
@@ -197,6 +205,14 @@ void um_backend_capture_begins(CUstream s)
 	if (i < nstreams && streams[i].queued == queued)
 		streams[i].drained = 1;
 	pthread_mutex_unlock(&streams_lock);
+}
+
+void um_backend_capture_ends(CUstream s)
+{
+	int n = atomic_load(&per_thread_captures);
+	while (s == CU_STREAM_PER_THREAD && n > 0 &&
+	       !atomic_compare_exchange_weak(&per_thread_captures, &n, n - 1))
+		;
 }
 
 void um_backend_note_stream(CUstream s)
@@ -361,7 +377,8 @@ static uint64_t fence_record(void *ctx)
 	 * now; an event that could not be recorded leaves its stream uncovered
 	 * too. Either way the context is waited for, and the refusal is not
 	 * left as the program's last error. */
-	struct fenced fenced[MAX_STREAMS + 1]; /* and the legacy stream */
+	/* And the legacy stream, or a per-thread default stream's capture. */
+	struct fenced fenced[MAX_STREAMS + 1];
 	int nfenced = 0;
 	bool watch = capture_watching();
 	pthread_mutex_lock(&streams_lock);
@@ -381,6 +398,8 @@ static uint64_t fence_record(void *ctx)
 	 * capture began. */
 	for (int i = 0; i < nfenced && watch; i++)
 		fenced[i].capturing = capture_stream_capturing(fenced[i].stream);
+	if (atomic_load(&per_thread_captures))
+		fenced[nfenced++] = (struct fenced){ .stream = CU_STREAM_PER_THREAD, .capturing = true };
 	int nrecord = fence_streams_choose(fenced, nfenced);
 	if (nrecord < 0)
 		return fence_defer(f, token); /* fence_streams.h says why */

@@ -35,9 +35,12 @@ void um_backend_note_stream(CUstream stream);
 /* A capture is about to begin on stream (at the call's entry): its work
  * queued so far is waited for, so that no fence made during the capture
  * needs an event on it (an event recorded there would join the graph).
- * Captures are rare and PyTorch synchronizes the device before each. Not
- * for a per-thread default stream, which fences cannot ask about. */
+ * Captures are rare and PyTorch synchronizes the device before each. A
+ * per-thread default stream (CU_STREAM_PER_THREAD) cannot be asked about
+ * from another thread: fences wait for synchronizes until its capture
+ * ends (um_backend_capture_ends, at the end's entry). */
 void um_backend_capture_begins(CUstream stream);
+void um_backend_capture_ends(CUstream stream);
 
 /* stream is being destroyed: its handle may come back as another stream.
  * Work still queued on it is waited for by the next fence. */

@@ -20,9 +20,7 @@
 //               once).
 //   PROBE_BLOCKING=1 creates s as a blocking stream; PROBE_BLOCKING=
 //   per-thread takes the thread's per-thread default stream instead
-//   (cudaStreamPerThread), which the tools do not cover yet
-//   (docs/replay.md, "Frees and stream-ordered allocations inside a
-//   capture").
+//   (cudaStreamPerThread).
 // After the launches a buffer of the same size is allocated and filled
 // (the "spare"). Prints every buffer's sum, the spare's, and "capture: ok"
 // or "capture: FAILED <error> at <call>"; exits 0, or 1 when it failed.

@@ -59,6 +59,12 @@ static void blocking_capture_waits_for_a_synchronize(void **state)
 		{ .stream = S(2), .busy = true, .capturing = true }, /* joined S(1)'s capture */
 	};
 	assert_int_equal(fence_streams_choose(joined, 2), -1);
+	/* What the fence adds for a per-thread default stream's capture. */
+	struct fenced per_thread[] = {
+		{ .stream = S(4), .nonblocking = true, .busy = true },
+		{ .stream = S(2), .capturing = true },
+	};
+	assert_int_equal(fence_streams_choose(per_thread, 2), -1);
 }
 
 static void nothing_to_fence(void **state)

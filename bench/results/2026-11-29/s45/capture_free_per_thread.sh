@@ -1,7 +1,8 @@
 # Session 45, for a later session (not run: no device time was left):
-# the capture probe on a per-thread default stream, which the fences do
-# not cover yet (docs/replay.md, "Frees and stream-ordered allocations
-# inside a capture"). On the device machine:
+# the capture probe on a per-thread default stream, whose captures the
+# fences count from their beginning to their end (docs/replay.md, "Frees
+# and stream-ordered allocations inside a capture"). On the device
+# machine:
 #   bash bench/results/2026-11-29/s45/capture_free_per_thread.sh
 export LD_LIBRARY_PATH=$PWD/build/lib
 P=build/gpu-probes/capture_free_probe
