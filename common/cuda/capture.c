@@ -66,13 +66,16 @@ _Static_assert(offsetof(cuStreamBeginCapture_params, hStream) == 0 &&
 		       offsetof(cuStreamEndCapture_ptsz_params, hStream) == 0,
 	       "a capture's stream is its call's first parameter");
 
-void capture_note(CUpti_CallbackId cbid, const void *params)
+void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	bool ptsz;
 	int edge = capture_edge(cbid, &ptsz);
-	if (!edge)
+	/* A beginning is met before the capture begins, an end after the
+	 * capture has ended. */
+	bool enter = cb->callbackSite == CUPTI_API_ENTER;
+	if (!edge || enter != (edge > 0))
 		return;
-	CUstream s = *(const CUstream *)params;
+	CUstream s = *(const CUstream *)cb->functionParams;
 	if (!s && ptsz)
 		s = CU_STREAM_PER_THREAD;
 	if (edge > 0) {

@@ -23,11 +23,11 @@ extern const int graph_ncbids;
 /* Whether cbid is one of graph_cbids. */
 bool graph_cbid(CUpti_CallbackId cbid);
 
-/* Notes a call of graph_cbids, at its entry (params: its parameters):
- * from the first capture begun on, capture_work_captured asks the driver,
- * and the fences hear of each capture's beginning and end
- * (um_backend_capture_begins, um_backend_capture_ends). */
-void capture_note(CUpti_CallbackId cbid, const void *params);
+/* Notes a call of graph_cbids, at its entry and at its exit: from the
+ * first capture begun on, capture_work_captured asks the driver, and the
+ * fences hear of each capture's beginning (at the entry) and end (at the
+ * exit: um_backend_capture_begins, um_backend_capture_ends). */
+void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
 /* Whether the program runs with PyTorch's caching allocator off
  * (PYTORCH_NO_CUDA_MEMORY_CACHING=1), under which PyTorch cannot capture

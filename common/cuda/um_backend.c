@@ -58,12 +58,14 @@ static struct {
 } streams[MAX_STREAMS];
 static int nstreams;
 static atomic_bool streams_overflow;
-/* Captures under way on per-thread default streams, from their beginning
- * to their end, as the callbacks saw them: another thread cannot ask
- * about such a stream, a blocking one (fence_streams.h). A beginning the
- * driver refused keeps the count up: fences then wait for synchronizes,
- * slower but safe. */
+/* Threads capturing on their per-thread default stream, from the
+ * capture's beginning to its end as the callbacks saw them (each thread
+ * counted once, by its own flag): another thread cannot ask about such a
+ * stream, a blocking one (fence_streams.h). A beginning the driver
+ * refused keeps its thread counted until it ends a capture there: fences
+ * meanwhile wait for synchronizes, slower but safe. */
 static atomic_int per_thread_captures;
+static __thread bool per_thread_capturing;
 
 /* Streams being destroyed, not yet taken out of streams[]: the destroy
  * callback runs inside the driver's cuStreamDestroy, where it should wait
@@ -187,8 +189,10 @@ void um_backend_stream_queued(CUstream s)
 
 void um_backend_capture_begins(CUstream s)
 {
-	if (s == CU_STREAM_PER_THREAD)
+	if (s == CU_STREAM_PER_THREAD && !per_thread_capturing) {
+		per_thread_capturing = true;
 		atomic_fetch_add(&per_thread_captures, 1);
+	}
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
 		return;
 	/* Taken on now, while its flags may still be asked: a fence made
@@ -209,10 +213,10 @@ void um_backend_capture_begins(CUstream s)
 
 void um_backend_capture_ends(CUstream s)
 {
-	int n = atomic_load(&per_thread_captures);
-	while (s == CU_STREAM_PER_THREAD && n > 0 &&
-	       !atomic_compare_exchange_weak(&per_thread_captures, &n, n - 1))
-		;
+	if (s == CU_STREAM_PER_THREAD && per_thread_capturing) {
+		per_thread_capturing = false;
+		atomic_fetch_sub(&per_thread_captures, 1);
+	}
 }
 
 void um_backend_note_stream(CUstream s)

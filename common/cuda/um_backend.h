@@ -38,7 +38,7 @@ void um_backend_note_stream(CUstream stream);
  * Captures are rare and PyTorch synchronizes the device before each. A
  * per-thread default stream (CU_STREAM_PER_THREAD) cannot be asked about
  * from another thread: fences wait for synchronizes until its capture
- * ends (um_backend_capture_ends, at the end's entry). */
+ * ends (um_backend_capture_ends, at the end's exit). */
 void um_backend_capture_begins(CUstream stream);
 void um_backend_capture_ends(CUstream stream);
 

@@ -84,12 +84,13 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 	trace_writer_launch(rec_writer, &l);
 }
 
-/* A capture begins or a graph is launched: said once, at the first. */
+/* A capture begins or ends, or a graph is launched: said once, at the
+ * first. */
 static void on_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
+	capture_note(cbid, cb);
 	if (cb->callbackSite != CUPTI_API_ENTER)
 		return;
-	capture_note(cbid, cb->functionParams);
 	if (atomic_exchange(&capture_warned, 1))
 		return;
 	um_warn("the program uses CUDA graphs: the kernels a graph runs are recorded from their activity "

@@ -240,9 +240,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
-	if (graph_cbid(cbid) && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
-		capture_note(cbid, ((const CUpti_CallbackData *)data)->functionParams);
-		stop_following();
+	if (graph_cbid(cbid)) {
+		capture_note(cbid, data);
+		if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
+			stop_following();
 	}
 	if (atomic_load(&stopped)) {
 		stream_call_note(cbid, data);
