@@ -136,10 +136,11 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 	return serve(ptr, size, "cudaMallocAsync", stream);
 }
 
-/* A pointer into the arena's memory that is not a live allocation's start
- * (freed twice, or never allocated): an error, as the runtime would say,
- * and never the runtime's to free, which would unmap a whole segment. */
-static bool arena_stray(void *ptr)
+/* Whether ptr points into the arena's memory, which is never the
+ * runtime's to free (that would unmap a whole segment). Such a pointer
+ * that is not a live allocation's start (freed twice, or never allocated)
+ * is an error, as the runtime would say. */
+static bool in_arena(void *ptr)
 {
 	return arena_owns(the_arena, (uint64_t)(uintptr_t)ptr);
 }
@@ -150,7 +151,7 @@ cudaError_t cudaFree(void *ptr)
 	if (ptr && um_alloc_arena()) {
 		if (release(ptr))
 			return cudaSuccess;
-		if (arena_stray(ptr))
+		if (in_arena(ptr))
 			return cudaErrorInvalidValue;
 	}
 	return cudart_get()->Free(ptr);
@@ -158,14 +159,13 @@ cudaError_t cudaFree(void *ptr)
 
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 {
-	if (ptr && um_alloc_arena() && into_capture(stream))
-		return arena_owns(the_arena, (uint64_t)(uintptr_t)ptr) ? cudaErrorInvalidValue
-								       : cudart_get()->FreeAsync(ptr, stream);
 	if (ptr && um_alloc_arena()) {
+		if (into_capture(stream))
+			return in_arena(ptr) ? cudaErrorInvalidValue : cudart_get()->FreeAsync(ptr, stream);
 		um_backend_note_stream((CUstream)stream);
 		if (release(ptr))
 			return cudaSuccess;
-		if (arena_stray(ptr))
+		if (in_arena(ptr))
 			return cudaErrorInvalidValue;
 	}
 	return cudart_get()->FreeAsync(ptr, stream);

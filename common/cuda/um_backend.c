@@ -381,8 +381,7 @@ static uint64_t fence_record(void *ctx)
 	 * now; an event that could not be recorded leaves its stream uncovered
 	 * too. Either way the context is waited for, and the refusal is not
 	 * left as the program's last error. */
-	/* And the legacy stream, or a per-thread default stream's capture. */
-	struct fenced fenced[MAX_STREAMS + 1];
+	struct fenced fenced[MAX_STREAMS + 1]; /* + the legacy stream, or a per-thread capture */
 	int nfenced = 0;
 	bool watch = capture_watching();
 	pthread_mutex_lock(&streams_lock);
