@@ -10,6 +10,8 @@
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
  *    cudaErrorMemoryAllocation, which frameworks report as out of memory;
  *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture).
+ * As the real ones do, they leave the calling thread with a context bound
+ * (bind_context).
  */
 #include "um_alloc.h"
 
@@ -64,11 +66,30 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
 	hooks = *h;
 }
 
+/* The runtime binds the current device's primary context to a thread at
+ * the thread's first call, which may be one the arena serves without
+ * calling the runtime at all. The fences' driver calls need it bound: on a
+ * thread with none, a cuCtxSynchronize synchronizes nothing, and a free's
+ * deferred fence passed as done (tests/gpu/fence_probe.cu, two-threads in
+ * a process umrec does not record). The program may need it too, as it
+ * would have it after the real call. cudaFree(NULL) is the runtime's idiom
+ * for that binding. */
+static __thread bool context_bound;
+
+static void bind_context(void)
+{
+	if (!context_bound) {
+		cudart_get()->Free(NULL);
+		context_bound = true;
+	}
+}
+
 static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)
 {
 	struct arena_alloc a;
 	if (!ptr)
 		return cudaErrorInvalidValue;
+	bind_context();
 	uint64_t t0 = um_now_ns();
 	bool served = arena_alloc(the_arena, size, &a) == ARENA_OK;
 	um_backend_forget_refusal(served);
@@ -89,6 +110,7 @@ static bool release(void *ptr)
 {
 	struct arena_alloc a;
 	uint64_t t0 = um_now_ns();
+	bind_context();
 	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
 		return false;
 	if (hooks.on_free)

@@ -276,11 +276,22 @@ static int event_at(struct fence *f, int i, const struct cudart *rt)
 
 /* The context synchronized for a fence: every fence recorded before is
  * done, deferred ones included. A synchronize the driver refuses (inside
- * a capture, which it then breaks) waited for nothing and counts not. */
+ * a capture, which it then breaks) waited for nothing and counts not; a
+ * fence_wait then still hands the range out, so the first refusal is
+ * reported. */
 static void sync_context(void)
 {
-	if (cuCtxSynchronize() == CUDA_SUCCESS)
+	static bool reported;
+	CUresult r = cuCtxSynchronize();
+	if (r == CUDA_SUCCESS) {
 		syncs++;
+	} else if (!reported) {
+		const char *name = NULL;
+		cuGetErrorName(r, &name);
+		um_warn("the driver refused to synchronize for a free's fence (%s): freed memory may be handed out "
+			"while the GPU still uses it", name ? name : "unknown error");
+		reported = true;
+	}
 }
 
 /* Makes f wait for the context's next synchronize. */

@@ -113,14 +113,19 @@ row "child's env copy: trace kept" "$(verdict "[ $(metric $j child_ran) = True ]
 
 # Freed memory that GPU work on another stream still reads is not handed
 # out again before that work is done (tests/gpu/fence_probe.cu), under
-# either library, as with plain CUDA.
-for tool in plain umrec umreplay; do
+# either library, as with plain CUDA; also under an idle replay, whose
+# fences wait for synchronizes as it sees no launches.
+timeout 60 $B/umrec -q -o "$WORK/fence.rec.db" --max-managed $MAXM -- $BUILD/gpu-probes/fence_probe copy-only >/dev/null 2>&1
+$B/umplan -q "$WORK/fence.rec.db" --capacity 64G -o "$WORK/fence.idle.plan"
+for tool in plain umrec umreplay "idle umreplay"; do
 	case $tool in
 	plain) run=() ;;
 	umrec) run=($B/umrec -q -o "$WORK/fence.db" --max-managed $MAXM --) ;;
 	umreplay) run=($B/umreplay -q --policy ondemand --max-managed $MAXM --) ;;
+	idle*) run=($B/umreplay -q --plan "$WORK/fence.idle.plan" --max-managed $MAXM --) ;;
 	esac
 	bad=()
+	[ "$tool" != "idle umreplay" ] || [ -s "$WORK/fence.idle.plan" ] || bad+=("no plan")
 	for c in copy-only many-streams reused-handle two-threads double-free stream-churn; do
 		timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
 		rc=$?
