@@ -100,7 +100,7 @@ static void unmap(void *ctx, uint64_t base, uint64_t bytes) {}
 static uint64_t fence_token;
 static uint64_t fence_record(void *ctx) { return ++fence_token; }
 static bool fence_done(void *ctx, uint64_t token) { return true; }
-static void fence_wait(void *ctx, uint64_t token) {}
+static bool fence_wait(void *ctx, uint64_t token) { return true; }
 
 /* The executor: ops are dropped (an idle engine issues none). */
 static void issue(void *ctx, enum engine_op op, const struct engine_range *r, size_t n, uint64_t wait,

@@ -39,7 +39,10 @@
  * and the price of never letting a fence decide placement. A range is handed
  * out only after its fence completed, and a segment unmapped only after its
  * free range's fence completed. Backend calls, fence_wait included, are made
- * under the lock, so a backend never sees two calls at once.
+ * under the lock, so a backend never sees two calls at once. Only when the
+ * backend cannot wait (the driver refused) does a fence decide: the range
+ * stays free, and the allocation takes the first range in placement order
+ * whose fence completed, else a new segment.
  *
  * Growth. When nothing fits, a segment is mapped: segment_bytes, or the
  * request itself when larger (its own segment), or what the cap still
@@ -178,14 +181,19 @@ static bool fence_done(arena *a, uint64_t token)
 	return true;
 }
 
-/* Returns once the fence completed; sets *waited if that meant waiting. */
-static void fence_settle(arena *a, uint64_t token, bool *waited)
+/* Returns true once the fence completed, setting *waited if that meant
+ * waiting; false when the backend could not wait for it. */
+static bool fence_settle(arena *a, uint64_t token, bool *waited)
 {
 	if (fence_done(a, token))
-		return;
-	a->backend.fence_wait(a->backend.ctx, token);
-	a->fence_done_upto = token;
+		return true;
 	*waited = true;
+	if (!a->backend.fence_wait(a->backend.ctx, token)) {
+		a->stats.fence_refusals++;
+		return false;
+	}
+	a->fence_done_upto = token;
+	return true;
 }
 
 static struct arena_tree *free_index_of(arena *a, const struct region *region)
@@ -194,20 +202,14 @@ static struct arena_tree *free_index_of(arena *a, const struct region *region)
 }
 
 /*
- * Takes the first range of a free index in placement order that holds need
- * bytes, splitting off the rest as a free range with the same fence. The
+ * Takes the first need bytes of r, a range of free_index at least that
+ * large, splitting off the rest as a free range with the same fence. The
  * range comes back in use but still carrying its fence, for the caller to
- * settle. Returns NULL when nothing fits, or with *oom when the split could
- * not allocate (nothing changed then).
+ * settle. Returns NULL with *oom when the split could not allocate (nothing
+ * changed then).
  */
-static struct range *take_fit(struct arena_tree *free_index, uint64_t need, bool *oom)
+static struct range *carve(struct arena_tree *free_index, struct range *r, uint64_t need, bool *oom)
 {
-	struct region any_segment = { 0 };
-	struct range probe = { .region = &any_segment, .size = need };
-	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
-	if (!n)
-		return NULL;
-	struct range *r = container_of(n, struct range, link);
 	struct range *rest = NULL;
 	if (r->size > need) {
 		rest = calloc(1, sizeof *rest);
@@ -231,6 +233,34 @@ static struct range *take_fit(struct arena_tree *free_index, uint64_t need, bool
 	}
 	r->region->ranges_in_use++;
 	return r;
+}
+
+/* Takes the first range of a free index in placement order that holds need
+ * bytes (carve); NULL when nothing fits, or with *oom. */
+static struct range *take_fit(struct arena_tree *free_index, uint64_t need, bool *oom)
+{
+	struct region any_segment = { 0 };
+	struct range probe = { .region = &any_segment, .size = need };
+	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
+	return n ? carve(free_index, container_of(n, struct range, link), need, oom) : NULL;
+}
+
+/* As take_fit, but passing over ranges whose fence has not completed. */
+static struct range *take_done(arena *a, struct arena_tree *free_index, uint64_t need, bool *oom)
+{
+	struct region any_segment = { 0 };
+	struct range probe = { .region = &any_segment, .size = need };
+	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
+	while (n) {
+		struct range *r = container_of(n, struct range, link);
+		if (fence_done(a, r->fence))
+			return carve(free_index, r, need, oom);
+		/* The next in placement order: the same key one byte further. */
+		probe = (struct range){ .region = r->region, .size = r->size, .free_seq = r->free_seq,
+					.start = r->start + 1 };
+		n = arena_tree_ceil(free_index, &probe.link);
+	}
+	return NULL;
 }
 
 /* Merges high, free and right after low, into low; high is freed. */
@@ -309,13 +339,15 @@ static size_t segment_index_at_or_before(const arena *a, uint64_t address)
 	return lo;
 }
 
-/* Unmaps a segment with nothing in use: its one range is free. */
-static void unmap_idle_segment(arena *a, struct region *seg, bool *waited)
+/* Unmaps a segment with nothing in use: its one range is free. False when
+ * it stays, its fence one the backend could not wait for. */
+static bool unmap_idle_segment(arena *a, struct region *seg, bool *waited)
 {
 	struct range *whole = seg->first;
-	arena_tree_remove(&a->free_large, &whole->link);
 	/* Kernels queued before the last free may still touch it. */
-	fence_settle(a, whole->fence, waited);
+	if (!fence_settle(a, whole->fence, waited))
+		return false;
+	arena_tree_remove(&a->free_large, &whole->link);
 	a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
 
 	size_t i = segment_index_at_or_before(a, seg->base) - 1;
@@ -333,6 +365,7 @@ static void unmap_idle_segment(arena *a, struct region *seg, bool *waited)
 	a->stats.mapped_bytes -= seg->bytes;
 	free(whole);
 	free(seg);
+	return true;
 }
 
 /* Unmaps wholly free segments, oldest first, until need fits in the room
@@ -344,10 +377,8 @@ static size_t unmap_idle_segments(arena *a, uint64_t need, bool *waited)
 		newer = seg->newer;
 		if (need && segment_size_for(a, need, cap_room(a)))
 			break;
-		if (seg->ranges_in_use)
-			continue;
-		unmap_idle_segment(a, seg, waited);
-		unmapped++;
+		if (!seg->ranges_in_use)
+			unmapped += unmap_idle_segment(a, seg, waited);
 	}
 	return unmapped;
 }
@@ -363,16 +394,19 @@ static bool idle_segments_make_room(const arena *a, uint64_t need)
 }
 
 /* Maps a new segment able to hold a range of need bytes and adds its space
- * to the large free index. Returns false when the cap or the backend (or
- * malloc) refuses. */
-static bool grow(arena *a, uint64_t need, bool *waited)
+ * to the large free index. Returns that space, or NULL when the cap or the
+ * backend (or malloc) refuses. */
+static struct range *grow(arena *a, uint64_t need, bool *waited)
 {
 	if (!segment_size_for(a, need, cap_room(a))) {
 		if (!idle_segments_make_room(a, need))
-			return false;
+			return NULL;
 		unmap_idle_segments(a, need, waited);
 	}
+	/* 0 when an idle segment stayed, its fence not waited for. */
 	uint64_t bytes = segment_size_for(a, need, cap_room(a));
+	if (!bytes)
+		return NULL;
 
 	struct region *seg = calloc(1, sizeof *seg);
 	struct range *whole = calloc(1, sizeof *whole);
@@ -417,37 +451,43 @@ static bool grow(arena *a, uint64_t need, bool *waited)
 	a->stats.segments++;
 	a->stats.mapped_bytes += bytes;
 	arena_tree_insert(&a->free_large, &whole->link);
-	return true;
+	return whole;
 fail:
 	free(seg);
 	free(whole);
-	return false;
+	return NULL;
 }
 
-/* A range of need bytes (a multiple of ARENA_BLOCK_SIZE) from a segment. */
-static struct range *take_large(arena *a, uint64_t need, bool *waited)
+/* A range of need bytes (a multiple of ARENA_BLOCK_SIZE) from a segment,
+ * mapping one when none fits; done_only: from a range whose fence has
+ * completed or a new segment. */
+static struct range *take_large(arena *a, uint64_t need, bool done_only, bool *waited)
 {
 	bool oom = false;
-	struct range *r = take_fit(&a->free_large, need, &oom);
-	if (!r && !oom && grow(a, need, waited))
-		r = take_fit(&a->free_large, need, &oom);
+	struct range *r = done_only ? take_done(a, &a->free_large, need, &oom)
+				    : take_fit(&a->free_large, need, &oom);
+	struct range *space;
+	if (!r && !oom && (space = grow(a, need, waited)))
+		r = carve(&a->free_large, space, need, &oom);
 	if (r)
 		arena_blockmap_set(&a->blocks, r->start, r->size, r);
 	return r;
 }
 
 /* A range of need bytes (a multiple of SMALL_ALIGN, at most a block) from a
- * small block, cutting a new block from a segment when none has room. */
-static struct range *take_small(arena *a, uint64_t need, bool *waited)
+ * small block, cutting a new block from a segment when none has room;
+ * done_only as for take_large. */
+static struct range *take_small(arena *a, uint64_t need, bool done_only, bool *waited)
 {
 	bool oom = false;
-	struct range *r = take_fit(&a->free_small, need, &oom);
+	struct range *r = done_only ? take_done(a, &a->free_small, need, &oom)
+				    : take_fit(&a->free_small, need, &oom);
 	if (r || oom)
 		return r;
 
 	struct region *block = calloc(1, sizeof *block);
 	struct range *whole = calloc(1, sizeof *whole);
-	struct range *carrier = block && whole ? take_large(a, ARENA_BLOCK_SIZE, waited) : NULL;
+	struct range *carrier = block && whole ? take_large(a, ARENA_BLOCK_SIZE, done_only, waited) : NULL;
 	if (!carrier) {
 		free(block);
 		free(whole);
@@ -470,7 +510,15 @@ static struct range *take_small(arena *a, uint64_t need, bool *waited)
 	arena_tree_insert(&a->free_small, &whole->link);
 	/* Only a failed split can fail here; the block then stays, empty, in the
 	 * small index and serves the next small request. */
-	return take_fit(&a->free_small, need, &oom);
+	return carve(&a->free_small, whole, need, &oom);
+}
+
+static struct range *take(arena *a, uint64_t served, bool small, bool done_only, bool *waited)
+{
+	if (served > UINT64_MAX - ARENA_BLOCK_SIZE)
+		return NULL;
+	return small ? take_small(a, round_up(served, SMALL_ALIGN), done_only, waited)
+		     : take_large(a, round_up(served, ARENA_BLOCK_SIZE), done_only, waited);
 }
 
 arena *arena_create(const struct arena_config *cfg, const struct arena_backend *backend)
@@ -541,17 +589,20 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 	bool small = served <= a->small_threshold;
 	pthread_mutex_lock(&a->lock);
 	bool waited = false;
-	struct range *r = NULL;
-	if (served <= UINT64_MAX - ARENA_BLOCK_SIZE)
-		r = small ? take_small(a, round_up(served, SMALL_ALIGN), &waited)
-			  : take_large(a, round_up(served, ARENA_BLOCK_SIZE), &waited);
+	struct range *r = take(a, served, small, false, &waited);
+	if (r && !fence_settle(a, r->fence, &waited)) {
+		/* The GPU may still use the range, and the backend could not wait
+		 * (the driver refused a synchronize, inside a graph capture): it
+		 * stays free, and memory no work can use serves this. */
+		release_range(a, r, r->fence, r->free_seq);
+		r = take(a, served, small, true, &waited);
+	}
 	if (!r) {
 		a->stats.failed_allocs++;
 		a->stats.fence_waits += waited;
 		pthread_mutex_unlock(&a->lock);
 		return ARENA_ENOMEM;
 	}
-	fence_settle(a, r->fence, &waited);
 	r->state = RANGE_LIVE;
 	r->id = ++a->stats.total_allocs;
 	r->requested = size;

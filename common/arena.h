@@ -13,7 +13,8 @@
  *    because the real cudaFree synchronizes and programs rely on it. So every
  *    free records a fence; the range may be chosen again at once (keeping
  *    addresses deterministic), but is handed out only after its fence has
- *    completed, waiting for it if needed;
+ *    completed, waiting for it if needed; when the backend cannot wait,
+ *    the range stays free and the allocation takes fresh memory;
  *  - the total mapped size never exceeds max_bytes: past it, allocation fails
  *    with ARENA_ENOMEM and the shim returns the API's out-of-memory error.
  *
@@ -53,13 +54,15 @@ struct arena_backend {
 	 * arena_destroy only when it is wholly free and its fences completed. */
 	void (*unmap)(void *ctx, uint64_t base, uint64_t bytes);
 	/* Records a fence after all GPU work issued so far; returns its token
-	 * (never 0). Tokens increase: a later fence implies the earlier ones. */
+	 * (never 0). Tokens never decrease (one may cover two frees): a later
+	 * fence implies the earlier ones. */
 	uint64_t (*fence_record)(void *ctx);
 	/* True once every piece of work before the fence has finished. */
 	bool (*fence_done)(void *ctx, uint64_t token);
-	/* Blocks until fence_done(token). Only called after fence_done(token)
-	 * returned false. */
-	void (*fence_wait)(void *ctx, uint64_t token);
+	/* Blocks until fence_done(token) and returns true; false when it
+	 * cannot wait (the driver refused), and the fence may not be done.
+	 * Only called after fence_done(token) returned false. */
+	bool (*fence_wait)(void *ctx, uint64_t token);
 };
 
 struct arena_config {
@@ -92,7 +95,9 @@ void arena_destroy(arena *a);
 
 /* Serves size bytes (size 0 is served as 1). Returns ARENA_OK and fills out,
  * or ARENA_ENOMEM (counted in failed_allocs). May block on a fence of an
- * earlier free. */
+ * earlier free. A range whose fence the backend cannot wait for is passed
+ * over for a new segment; that placement is then not the deterministic
+ * one. */
 int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out);
 
 /* Releases the allocation that starts at address and records a fence for it.
@@ -130,6 +135,7 @@ struct arena_stats {
 	uint64_t total_allocs;   /* ever */
 	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
 	uint64_t fence_waits;    /* allocations that had to wait for a fence */
+	uint64_t fence_refusals; /* fences the backend could not wait for */
 	uint64_t segments;
 };
 void arena_get_stats(arena *a, struct arena_stats *out);

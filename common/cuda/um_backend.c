@@ -276,22 +276,25 @@ static int event_at(struct fence *f, int i, const struct cudart *rt)
 
 /* The context synchronized for a fence: every fence recorded before is
  * done, deferred ones included. A synchronize the driver refuses (inside
- * a capture, which it then breaks) waited for nothing and counts not; a
- * fence_wait then still hands the range out, so the first refusal is
- * reported. */
-static void sync_context(void)
+ * a capture, which it then breaks) waited for nothing and counts not; the
+ * first is reported, as the program may then see its capture fail. */
+static bool sync_context(void)
 {
 	static bool reported;
 	CUresult r = cuCtxSynchronize();
 	if (r == CUDA_SUCCESS) {
 		syncs++;
-	} else if (!reported) {
+		return true;
+	}
+	if (!reported) {
 		const char *name = NULL;
 		cuGetErrorName(r, &name);
-		um_warn("the driver refused to synchronize for a free's fence (%s): freed memory may be handed out "
-			"while the GPU still uses it", name ? name : "unknown error");
+		um_warn("the driver refused to synchronize for freed memory the GPU may still use (%s), "
+			"perhaps inside a CUDA graph capture: that memory waits, and allocations take other memory",
+			name ? name : "unknown error");
 		reported = true;
 	}
+	return false;
 }
 
 /* Makes f wait for the context's next synchronize. */
@@ -314,37 +317,40 @@ static bool fence_slot_done(struct fence *f, const struct cudart *rt)
 	return true;
 }
 
-static void fence_slot_wait(struct fence *f, const struct cudart *rt)
+/* Waits for f; false when it is deferred and the driver refused the
+ * synchronize. An event whose wait fails joined a capture after its stream
+ * was drained (fence_record): its work is done. */
+static bool fence_slot_wait(struct fence *f, const struct cudart *rt)
 {
 	/* In one stream order a fence has no events: a full ring passes here
 	 * at every free, with nothing to time. */
 	if (!f->nevents && !(f->deferred && syncs <= f->after_syncs))
-		return;
+		return true;
 	uint64_t t0 = um_now_ns();
-	if (f->deferred)
-		sync_context(); /* memory is short: even inside a capture */
+	bool done = !f->deferred || sync_context();
 	for (int i = 0; i < f->nevents; i++)
 		rt->EventSynchronize(f->ev[i]);
 	atomic_fetch_add_explicit(&wait_ns, um_now_ns() - t0, memory_order_relaxed);
+	return done;
 }
 
 /* Advances done_upto over completed fences, oldest first: a fence counts as
  * done only once every earlier one is, which keeps "later implies earlier"
- * even though each fence covers only the streams busy since the last. */
-static void advance(uint64_t limit, bool wait)
+ * even though each fence covers only the streams busy since the last.
+ * Returns whether it reached limit. */
+static bool advance(uint64_t limit, bool wait)
 {
 	const struct cudart *rt = cudart_get();
 	while (done_upto < limit && done_upto + 1 < next_token) {
 		struct fence *f = &ring[(done_upto + 1) % FENCE_SLOTS];
-		if (wait)
-			fence_slot_wait(f, rt);
-		else if (!fence_slot_done(f, rt))
-			return;
+		if (wait ? !fence_slot_wait(f, rt) : !fence_slot_done(f, rt))
+			return false;
 		ndeferred -= f->deferred;
 		f->deferred = false;
 		f->token = 0;
 		done_upto++;
 	}
+	return done_upto >= limit;
 }
 
 static uint64_t fence_record(void *ctx)
@@ -352,8 +358,17 @@ static uint64_t fence_record(void *ctx)
 	const struct cudart *rt = cudart_get();
 	uint64_t token = next_token;
 	struct fence *f = &ring[token % FENCE_SLOTS];
-	if (f->token)
-		advance(f->token, true); /* ring full: the oldest must finish first */
+	if (f->token && !advance(f->token, true)) {
+		/* The ring is full, and the oldest fence waits for a synchronize
+		 * the driver refused, so none has succeeded since any fence was
+		 * made. The newest fence, made to wait for the next one too,
+		 * covers this free as well. */
+		struct fence *newest = &ring[(token - 1) % FENCE_SLOTS];
+		ndeferred += !newest->deferred;
+		newest->deferred = true;
+		newest->after_syncs = syncs;
+		return token - 1;
+	}
 
 	f->nevents = 0;
 	unsigned gen = atomic_load(&destroy_gen);
@@ -377,8 +392,12 @@ static uint64_t fence_record(void *ctx)
 		return fence_defer(f, token);
 	}
 	if (whole) {
-		sync_context(); /* as cudaFree does: the fence is complete */
+		/* As cudaFree does: the fence is complete, or it waits for the
+		 * next synchronize; the fences after it wait for it either way. */
+		bool synced = sync_context();
 		launch_view_fence_end(&view, claim);
+		if (!synced)
+			return fence_defer(f, token);
 	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */
@@ -428,8 +447,8 @@ static uint64_t fence_record(void *ctx)
 	}
 	if (lost && clean)
 		rt->GetLastError();
-	if (lost || atomic_load(&destroy_gen) != gen)
-		sync_context();
+	if ((lost || atomic_load(&destroy_gen) != gen) && !sync_context())
+		return fence_defer(f, token);
 	f->token = token;
 	next_token++;
 	return token;
@@ -443,9 +462,9 @@ static bool fence_done(void *ctx, uint64_t token)
 	return done_upto >= token;
 }
 
-static void fence_wait(void *ctx, uint64_t token)
+static bool fence_wait(void *ctx, uint64_t token)
 {
-	advance(token, true);
+	return advance(token, true);
 }
 
 static int map(void *ctx, uint64_t bytes, uint64_t *base)

@@ -34,6 +34,7 @@ struct fake {
 	uint64_t last_token;   /* the newest fence recorded */
 	uint64_t done_upto;    /* every fence up to this one completed */
 	bool fences_instant;   /* each fence completes as it is recorded */
+	bool refuse_waits;     /* fence_wait cannot wait (a refused synchronize) */
 	size_t waits;          /* fence_wait calls */
 	size_t needless_waits; /* fence_wait on a fence already done */
 	uint64_t last_wait;
@@ -97,7 +98,7 @@ static bool fake_fence_done(void *ctx, uint64_t token)
 	return token <= f->done_upto;
 }
 
-static void fake_fence_wait(void *ctx, uint64_t token)
+static bool fake_fence_wait(void *ctx, uint64_t token)
 {
 	struct fake *f = ctx;
 	if (token == 0 || token > f->last_token)
@@ -106,8 +107,11 @@ static void fake_fence_wait(void *ctx, uint64_t token)
 	if (token <= f->done_upto)
 		f->needless_waits++;
 	f->last_wait = token;
+	if (f->refuse_waits)
+		return false;
 	if (token > f->done_upto)
 		f->done_upto = token;
+	return true;
 }
 
 static struct fake *fake_new(void)
@@ -518,6 +522,91 @@ static void reused_range_waits_for_its_fence(void **state)
 	arena_get_stats(a, &st);
 	assert_int_equal(st.fence_waits, 2);
 	assert_int_equal(f->needless_waits, 0);
+	arena_destroy(a);
+	free(f);
+}
+
+/* A freed range whose fence the backend cannot wait for (the driver
+ * refused a synchronize) is never handed out: the allocation takes memory
+ * whose fence completed, else a new segment, and the range waits, free,
+ * until its fence completed. */
+static void range_not_waited_for_is_passed_over(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 0, 16 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 12 * MiB); /* fills the segment */
+	free_ok(a, x);
+	f->refuse_waits = true;
+
+	uint64_t y = alloc_ok(a, 4 * MiB);
+	size_t map;
+	uint64_t offset;
+	assert_true(fake_locate(f, y, &map, &offset));
+	assert_int_equal(map, 1); /* a new segment */
+	assert_int_equal(offset, 0);
+	/* x's range is still the best fit and still refused; the new
+	 * segment's rest, never used, serves without mapping more. */
+	uint64_t z = alloc_ok(a, 4 * MiB);
+	assert_true(fake_locate(f, z, &map, &offset));
+	assert_int_equal(map, 1);
+	assert_int_equal(offset, 4 * MiB);
+	assert_int_equal(f->nmaps, 2);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.fence_refusals, 2);
+	assert_int_equal(st.fence_waits, 2);
+
+	/* Small ranges: the block's other space, whose fence is done. (The
+	 * first small block is cut from x's range too, and refused.) */
+	uint64_t s = alloc_ok(a, 600);
+	assert_true(fake_locate(f, s, &map, &offset));
+	assert_int_equal(map, 1);
+	alloc_ok(a, 600);
+	free_ok(a, s);
+	uint64_t t = alloc_ok(a, 600);
+	assert_true(t != s);
+	arena_get_stats(a, &st);
+	assert_int_equal(st.fence_refusals, 4);
+
+	/* The GPU caught up: x's range serves again, where placement puts it. */
+	f->refuse_waits = false;
+	f->done_upto = f->last_token;
+	assert_int_equal(alloc_ok(a, 4 * MiB), x);
+	assert_int_equal(alloc_ok(a, 600), s);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
+/* With no memory whose fence completed and no room to map, the allocation
+ * fails rather than hand out memory the GPU may still use; nor is a
+ * segment unmapped whose fence could not be waited for. */
+static void range_not_waited_for_is_not_given_out_under_the_cap(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 8 * MiB, 4 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	uint64_t keep = alloc_ok(a, 4 * MiB);
+	free_ok(a, x);
+	f->refuse_waits = true;
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 4 * MiB, &out), ARENA_ENOMEM);
+
+	/* x's segment is idle, but its fence pending: an allocation that
+	 * needs its room fails too, and it stays mapped. */
+	free_ok(a, keep);
+	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->unmaps, 0);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.failed_allocs, 2);
+	assert_int_equal(st.mapped_bytes, 8 * MiB);
+
+	f->refuse_waits = false;
+	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_OK);
+	assert_int_equal(f->unmaps, 2);
+	assert_false(f->bad_call);
 	arena_destroy(a);
 	free(f);
 }
@@ -1157,6 +1246,8 @@ int main(void)
 		cmocka_unit_test(range_idle_sees_reserved_ranges_of_live_allocations),
 		cmocka_unit_test(free_of_unknown_address_is_enotfound),
 		cmocka_unit_test(ids_count_successful_allocations),
+		cmocka_unit_test(range_not_waited_for_is_passed_over),
+		cmocka_unit_test(range_not_waited_for_is_not_given_out_under_the_cap),
 		cmocka_unit_test(stats_follow_the_calls),
 		cmocka_unit_test(destroy_unmaps_every_segment),
 		cmocka_unit_test(foreach_live_goes_in_address_order),

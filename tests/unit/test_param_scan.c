@@ -25,7 +25,7 @@ static int map_fn(void *ctx, uint64_t bytes, uint64_t *base)
 static void unmap_fn(void *ctx, uint64_t base, uint64_t bytes) {}
 static uint64_t fence_record(void *ctx) { return 1; }
 static bool fence_done(void *ctx, uint64_t token) { return true; }
-static void fence_wait(void *ctx, uint64_t token) {}
+static bool fence_wait(void *ctx, uint64_t token) { return true; }
 
 static arena *new_arena(void)
 {
