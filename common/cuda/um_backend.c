@@ -12,33 +12,17 @@
 #include <string.h>
 
 #include "capture.h"
-#include "clock.h"
 #include "cudart.h"
+#include "fence_ring.h"
 #include "fence_streams.h"
 #include "launch_view.h"
 #include "log.h"
 
-#define FENCE_SLOTS 1024  /* fences in flight before recording waits */
-#define MAX_STREAMS 64    /* non-blocking streams tracked */
+/* Non-blocking streams tracked: a fence's events, one each and one on the
+ * legacy stream. */
+#define MAX_STREAMS (FENCE_RING_EVENTS - 1)
 
-struct fence {
-	uint64_t token;   /* 0: slot unused */
-	/* Waits for the context's next synchronize instead of events, which
-	 * could not cover the work, and instead of a synchronize then, which
-	 * could have broken a capture (fence_record). Done once syncs passes
-	 * after_syncs. */
-	bool deferred;
-	uint64_t after_syncs;
-	int nevents;
-	cudaEvent_t ev[1 + MAX_STREAMS];
-	int created;      /* events created in this slot so far (reused) */
-};
-
-static struct fence ring[FENCE_SLOTS];
-static uint64_t next_token = 1;
-static uint64_t done_upto; /* every fence <= this has completed */
-static uint64_t syncs;     /* context synchronizes fences made, that succeeded */
-static uint64_t ndeferred; /* deferred fences not yet done */
+static struct fence_ring ring;
 
 /* Streams that have had work, whether each is non-blocking and has had
  * work since the last fence; and whether fences wait for the whole context
@@ -88,7 +72,6 @@ static bool managed_memory;
 /* The calling thread's map was refused while it had no error pending: the
  * refusal is now its last error (the runtime keeps one per thread). */
 static __thread bool refused_clean;
-static atomic_uint_fast64_t wait_ns; /* blocked in fence_slot_wait */
 
 /* Set once work is queued anywhere but the legacy default stream. Until
  * then every kernel runs in one stream order, so a kernel that uses a
@@ -263,29 +246,40 @@ bool um_backend_multi_stream(void)
 
 uint64_t um_backend_fence_wait_ns(void)
 {
-	return atomic_load(&wait_ns);
+	return atomic_load(&ring.wait_ns);
 }
 
-static int event_at(struct fence *f, int i, const struct cudart *rt)
+static bool event_create(void *ctx, void **event)
 {
-	for (; f->created <= i; f->created++)
-		if (rt->EventCreateWithFlags(&f->ev[f->created], cudaEventDisableTiming) != cudaSuccess)
-			return -1;
-	return 0;
+	return cudart_get()->EventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming) == cudaSuccess;
 }
 
-/* The context synchronized for a fence: every fence recorded before is
- * done, deferred ones included. A synchronize the driver refuses (inside
- * a capture, which it then breaks) waited for nothing and counts not; the
- * first is reported, as the program may then see its capture fail. */
-static bool sync_context(void)
+static bool event_record(void *ctx, void *event, void *stream)
+{
+	return cudart_get()->EventRecord(event, stream) == cudaSuccess;
+}
+
+/* An event whose query fails otherwise joined a capture after its stream
+ * was drained (fence_record): its work is done. */
+static bool event_done(void *ctx, void *event)
+{
+	return cudart_get()->EventQuery(event) != cudaErrorNotReady;
+}
+
+static void event_wait(void *ctx, void *event)
+{
+	cudart_get()->EventSynchronize(event);
+}
+
+/* A synchronize the driver refuses (inside a capture, which it then
+ * breaks) waits for nothing; the first is reported, as the program may
+ * then see its capture fail. */
+static bool sync_context(void *ctx)
 {
 	static bool reported;
 	CUresult r = cuCtxSynchronize();
-	if (r == CUDA_SUCCESS) {
-		syncs++;
+	if (r == CUDA_SUCCESS)
 		return true;
-	}
 	if (!reported) {
 		const char *name = NULL;
 		cuGetErrorName(r, &name);
@@ -297,80 +291,14 @@ static bool sync_context(void)
 	return false;
 }
 
-/* Makes f wait for the context's next synchronize. */
-static uint64_t fence_defer(struct fence *f, uint64_t token)
-{
-	f->deferred = true;
-	f->after_syncs = syncs;
-	ndeferred++;
-	f->token = token;
-	return next_token++;
-}
-
-static bool fence_slot_done(struct fence *f, const struct cudart *rt)
-{
-	if (f->deferred)
-		return syncs > f->after_syncs;
-	for (int i = 0; i < f->nevents; i++)
-		if (rt->EventQuery(f->ev[i]) == cudaErrorNotReady)
-			return false;
-	return true;
-}
-
-/* Waits for f; false when it is deferred and the driver refused the
- * synchronize. An event whose wait fails joined a capture after its stream
- * was drained (fence_record): its work is done. */
-static bool fence_slot_wait(struct fence *f, const struct cudart *rt)
-{
-	/* In one stream order a fence has no events: a full ring passes here
-	 * at every free, with nothing to time. */
-	if (!f->nevents && !(f->deferred && syncs <= f->after_syncs))
-		return true;
-	uint64_t t0 = um_now_ns();
-	bool done = !f->deferred || sync_context();
-	for (int i = 0; i < f->nevents; i++)
-		rt->EventSynchronize(f->ev[i]);
-	atomic_fetch_add_explicit(&wait_ns, um_now_ns() - t0, memory_order_relaxed);
-	return done;
-}
-
-/* Advances done_upto over completed fences, oldest first: a fence counts as
- * done only once every earlier one is, which keeps "later implies earlier"
- * even though each fence covers only the streams busy since the last.
- * Returns whether it reached limit. */
-static bool advance(uint64_t limit, bool wait)
-{
-	const struct cudart *rt = cudart_get();
-	while (done_upto < limit && done_upto + 1 < next_token) {
-		struct fence *f = &ring[(done_upto + 1) % FENCE_SLOTS];
-		if (wait ? !fence_slot_wait(f, rt) : !fence_slot_done(f, rt))
-			return false;
-		ndeferred -= f->deferred;
-		f->deferred = false;
-		f->token = 0;
-		done_upto++;
-	}
-	return done_upto >= limit;
-}
-
 static uint64_t fence_record(void *ctx)
 {
 	const struct cudart *rt = cudart_get();
-	uint64_t token = next_token;
-	struct fence *f = &ring[token % FENCE_SLOTS];
-	if (f->token && !advance(f->token, true)) {
-		/* The ring is full, and the oldest fence waits for a synchronize
-		 * the driver refused, so none has succeeded since any fence was
-		 * made. The newest fence, made to wait for the next one too,
-		 * covers this free as well. */
-		struct fence *newest = &ring[(token - 1) % FENCE_SLOTS];
-		ndeferred += !newest->deferred;
-		newest->deferred = true;
-		newest->after_syncs = syncs;
-		return token - 1;
-	}
+	uint64_t covering;
+	struct fence *f = fence_ring_open(&ring, &covering);
+	if (!f)
+		return covering;
 
-	f->nevents = 0;
 	unsigned gen = atomic_load(&destroy_gen);
 	if (atomic_load(&destroyed_pending)) {
 		pthread_mutex_lock(&streams_lock);
@@ -389,20 +317,19 @@ static uint64_t fence_record(void *ctx)
 		 * for the next synchronize: the one an allocation makes when it
 		 * needs the range, a full ring's, or another fence's. A fence that
 		 * claimed the end of the unseen time still synchronizes here. */
-		return fence_defer(f, token);
+		return fence_ring_defer(&ring, f);
 	}
 	if (whole) {
 		/* As cudaFree does: the fence is complete, or it waits for the
 		 * next synchronize; the fences after it wait for it either way. */
-		bool synced = sync_context();
+		bool synced = fence_ring_sync(&ring);
 		launch_view_fence_end(&view, claim);
 		if (!synced)
-			return fence_defer(f, token);
+			return fence_ring_defer(&ring, f);
 	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */
-		f->token = token;
-		return next_token++;
+		return fence_ring_close(&ring, f);
 	}
 	/* The streams are taken under the lock and their events recorded after
 	 * it: no driver call is made holding streams_lock. A stream destroyed
@@ -435,36 +362,28 @@ static uint64_t fence_record(void *ctx)
 		fenced[nfenced++] = (struct fenced){ .stream = CU_STREAM_PER_THREAD, .capturing = true };
 	int nrecord = fence_streams_choose(fenced, nfenced);
 	if (nrecord < 0)
-		return fence_defer(f, token); /* fence_streams.h says why */
+		return fence_ring_defer(&ring, f); /* fence_streams.h says why */
 	fenced[nrecord++].stream = CU_STREAM_LEGACY;
 	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
-	for (int i = 0; i < nrecord; i++) {
-		if (event_at(f, f->nevents, rt) == 0 &&
-		    rt->EventRecord(f->ev[f->nevents], (cudaStream_t)fenced[i].stream) == cudaSuccess)
-			f->nevents++;
-		else
-			lost = true;
-	}
+	for (int i = 0; i < nrecord; i++)
+		lost |= !fence_ring_record(&ring, f, fenced[i].stream);
 	if (lost && clean)
 		rt->GetLastError();
-	if ((lost || atomic_load(&destroy_gen) != gen) && !sync_context())
-		return fence_defer(f, token);
-	f->token = token;
-	next_token++;
-	return token;
+	if ((lost || atomic_load(&destroy_gen) != gen) && !fence_ring_sync(&ring))
+		return fence_ring_defer(&ring, f);
+	return fence_ring_close(&ring, f);
 }
 
 static bool fence_done(void *ctx, uint64_t token)
 {
-	if (!atomic_load(&multi_stream) && !ndeferred)
+	if (!atomic_load(&multi_stream) && !fence_ring_has_deferred(&ring))
 		return true;
-	advance(token, false);
-	return done_upto >= token;
+	return fence_ring_done(&ring, token);
 }
 
 static bool fence_wait(void *ctx, uint64_t token)
 {
-	return advance(token, true);
+	return fence_ring_wait(&ring, token);
 }
 
 static int map(void *ctx, uint64_t bytes, uint64_t *base)
@@ -498,6 +417,8 @@ static void unmap(void *ctx, uint64_t base, uint64_t bytes)
 void um_backend_init(struct arena_backend *b, bool managed)
 {
 	managed_memory = managed;
+	fence_ring_init(&ring, &(struct fence_ring_ops){ NULL, event_create, event_record, event_done,
+							  event_wait, sync_context });
 	memset(b, 0, sizeof *b);
 	b->map = map;
 	b->unmap = unmap;
