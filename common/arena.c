@@ -187,12 +187,12 @@ static bool fence_settle(arena *a, uint64_t token, bool *waited)
 {
 	if (fence_done(a, token))
 		return true;
-	*waited = true;
 	if (!a->backend.fence_wait(a->backend.ctx, token)) {
 		a->stats.fence_refusals++;
 		return false;
 	}
 	a->fence_done_upto = token;
+	*waited = true;
 	return true;
 }
 
@@ -339,14 +339,11 @@ static size_t segment_index_at_or_before(const arena *a, uint64_t address)
 	return lo;
 }
 
-/* Unmaps a segment with nothing in use: its one range is free. False when
- * it stays, its fence one the backend could not wait for. */
-static bool unmap_idle_segment(arena *a, struct region *seg, bool *waited)
+/* Unmaps a segment with nothing in use, its one range free and its fence
+ * completed (kernels queued before the last free may have touched it). */
+static void unmap_idle_segment(arena *a, struct region *seg)
 {
 	struct range *whole = seg->first;
-	/* Kernels queued before the last free may still touch it. */
-	if (!fence_settle(a, whole->fence, waited))
-		return false;
 	arena_tree_remove(&a->free_large, &whole->link);
 	a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
 
@@ -365,20 +362,36 @@ static bool unmap_idle_segment(arena *a, struct region *seg, bool *waited)
 	a->stats.mapped_bytes -= seg->bytes;
 	free(whole);
 	free(seg);
-	return true;
 }
 
 /* Unmaps wholly free segments, oldest first, until need fits in the room
- * the cap leaves (need 0: all of them). Returns how many it unmapped. */
+ * the cap leaves (need 0: all of them). Their fences are waited for first,
+ * and a segment whose fence cannot be stays; when need then still does not
+ * fit, none is unmapped. Returns how many it unmapped. */
 static size_t unmap_idle_segments(arena *a, uint64_t need, bool *waited)
 {
-	size_t unmapped = 0;
-	for (struct region *seg = a->oldest, *newer; seg; seg = newer) {
-		newer = seg->newer;
-		if (need && segment_size_for(a, need, cap_room(a)))
+	struct region *last = NULL;
+	uint64_t room = cap_room(a);
+	for (struct region *seg = a->oldest; seg; seg = seg->newer) {
+		if (need && segment_size_for(a, need, room))
 			break;
-		if (!seg->ranges_in_use)
-			unmapped += unmap_idle_segment(a, seg, waited);
+		if (seg->ranges_in_use || !fence_settle(a, seg->first->fence, waited))
+			continue;
+		room += need ? seg->bytes : 0; /* capped when need is given */
+		last = seg;
+	}
+	if (need && !segment_size_for(a, need, room))
+		return 0;
+	size_t unmapped = 0;
+	for (struct region *seg = a->oldest, *newer; last && seg; seg = newer) {
+		newer = seg->newer;
+		bool at_last = seg == last;
+		if (!seg->ranges_in_use && fence_done(a, seg->first->fence)) {
+			unmap_idle_segment(a, seg);
+			unmapped++;
+		}
+		if (at_last)
+			break;
 	}
 	return unmapped;
 }

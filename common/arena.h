@@ -96,8 +96,8 @@ void arena_destroy(arena *a);
 /* Serves size bytes (size 0 is served as 1). Returns ARENA_OK and fills out,
  * or ARENA_ENOMEM (counted in failed_allocs). May block on a fence of an
  * earlier free. A range whose fence the backend cannot wait for is passed
- * over for a new segment; that placement is then not the deterministic
- * one. */
+ * over for the first range in placement order whose fence completed, else
+ * a new segment; that placement is then not the deterministic one. */
 int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out);
 
 /* Releases the allocation that starts at address and records a fence for it.
@@ -135,7 +135,7 @@ struct arena_stats {
 	uint64_t total_allocs;   /* ever */
 	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
 	uint64_t fence_waits;    /* allocations that had to wait for a fence */
-	uint64_t fence_refusals; /* fences the backend could not wait for */
+	uint64_t fence_refusals; /* waits for a fence the backend refused */
 	uint64_t segments;
 };
 void arena_get_stats(arena *a, struct arena_stats *out);

@@ -14,8 +14,8 @@ struct um_alloc_stats {
 	uint64_t ns;             /* host time inside them, the hooks included */
 	uint64_t fence_waits;    /* allocations that waited for an earlier free's fence */
 	uint64_t fence_wait_ns;  /* time blocked in fences (those waits, and a full ring) */
-	uint64_t fence_refusals; /* fences not waited for, the driver refusing: their
-				    ranges stayed free, other memory served */
+	uint64_t fence_refusals; /* waits for a fence the driver refused: the range
+				    stayed free, or its segment mapped */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
 };

@@ -73,15 +73,25 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
  * deferred fence passed as done (tests/gpu/fence_probe.cu, two-threads in
  * a process umrec does not record). The program may need it too, as it
  * would have it after the real call. cudaFree(NULL) is the runtime's idiom
- * for that binding. */
-static __thread bool context_bound;
+ * for that binding, made only on a thread with no context: one that has
+ * may be capturing a graph, which the call would break. While another
+ * thread captures in global mode it fails, as the real allocation would,
+ * but still binds the context; the failure is not left as this thread's
+ * last error. */
+static __thread bool context_checked;
 
 static void bind_context(void)
 {
-	if (!context_bound) {
-		cudart_get()->Free(NULL);
-		context_bound = true;
-	}
+	if (context_checked)
+		return;
+	context_checked = true;
+	CUcontext current = NULL;
+	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || current)
+		return;
+	const struct cudart *rt = cudart_get();
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
+	if (rt->Free(NULL) != cudaSuccess && clean)
+		rt->GetLastError();
 }
 
 static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)

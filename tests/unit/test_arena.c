@@ -35,6 +35,8 @@ struct fake {
 	uint64_t done_upto;    /* every fence up to this one completed */
 	bool fences_instant;   /* each fence completes as it is recorded */
 	bool refuse_waits;     /* fence_wait cannot wait (a refused synchronize) */
+	uint64_t refuse_from;  /* fence_wait completes the fences before this
+				  one, then cannot wait (0: off) */
 	size_t waits;          /* fence_wait calls */
 	size_t needless_waits; /* fence_wait on a fence already done */
 	uint64_t last_wait;
@@ -109,6 +111,11 @@ static bool fake_fence_wait(void *ctx, uint64_t token)
 	f->last_wait = token;
 	if (f->refuse_waits)
 		return false;
+	if (f->refuse_from && token >= f->refuse_from) {
+		if (f->refuse_from - 1 > f->done_upto)
+			f->done_upto = f->refuse_from - 1;
+		return false;
+	}
 	if (token > f->done_upto)
 		f->done_upto = token;
 	return true;
@@ -345,7 +352,8 @@ static void small_threshold_is_configurable(void **state)
 /* Randomised alloc/free against a model: no two live allocations overlap,
  * each lies inside one mapped segment, a range freed earlier is handed out
  * again only once its fence completed, and the arena's stats, lookups and
- * iteration agree with the model. */
+ * iteration agree with the model. Refusing: now and then the backend
+ * cannot wait past some fence for a while. */
 struct freed {
 	uint64_t address, reserved, token;
 };
@@ -370,7 +378,7 @@ static void check_visit(void *ctx, const struct arena_alloc *al)
 	c->seen++;
 }
 
-static void random_ops_never_overlap_and_respect_fences(void **state)
+static void random_ops(uint64_t seed, bool refusing)
 {
 	enum { OPS = 6000, MAX_LIVE = 400 };
 	const uint64_t cap = 512 * MiB, segment = 32 * MiB;
@@ -381,11 +389,13 @@ static void random_ops_never_overlap_and_respect_fences(void **state)
 	assert_non_null(live);
 	assert_non_null(freed);
 	size_t nlive = 0, nfreed = 0, enomem = 0;
-	uint64_t rng = 7, live_bytes = 0, peak = 0, ids = 0;
+	uint64_t rng = seed, live_bytes = 0, peak = 0, ids = 0;
 	for (int op = 0; op < OPS; op++) {
 		uint64_t r = rng_next(&rng);
-		if (r % 7 == 0) /* the GPU catches up, now and then */
+		if (r % 7 == 0 && !f->refuse_from) /* the GPU catches up, now and then */
 			f->done_upto = f->last_token;
+		if (refusing && r % 53 == 0)
+			f->refuse_from = f->refuse_from ? 0 : f->done_upto + 1 + (r >> 32) % 3;
 		bool do_alloc = nlive == 0 || (nlive < MAX_LIVE && r % 100 < 55);
 		if (!do_alloc) {
 			size_t i = (r >> 16) % nlive;
@@ -429,6 +439,7 @@ static void random_ops_never_overlap_and_respect_fences(void **state)
 
 	struct arena_stats st;
 	arena_get_stats(a, &st);
+	assert_true(refusing ? st.fence_refusals > 0 : st.fence_refusals == 0);
 	assert_int_equal(st.live_allocs, nlive);
 	assert_int_equal(st.live_bytes, live_bytes);
 	assert_int_equal(st.peak_live_bytes, peak);
@@ -447,6 +458,7 @@ static void random_ops_never_overlap_and_respect_fences(void **state)
 	/* Freeing everything leaves every segment wholly free. */
 	for (size_t i = 0; i < nlive; i++)
 		free_ok(a, live[i].address);
+	f->refuse_from = 0;
 	arena_get_stats(a, &st);
 	assert_int_equal(st.live_bytes, 0);
 	struct arena_alloc big;
@@ -459,6 +471,17 @@ static void random_ops_never_overlap_and_respect_fences(void **state)
 	free(live);
 	free(freed);
 	free(f);
+}
+
+static void random_ops_never_overlap_and_respect_fences(void **state)
+{
+	random_ops(7, false);
+}
+
+static void random_ops_with_refused_waits(void **state)
+{
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		random_ops(seed * 7919, true);
 }
 
 /* ---- reuse and fences ---------------------------------------------------- */
@@ -555,7 +578,7 @@ static void range_not_waited_for_is_passed_over(void **state)
 	struct arena_stats st;
 	arena_get_stats(a, &st);
 	assert_int_equal(st.fence_refusals, 2);
-	assert_int_equal(st.fence_waits, 2);
+	assert_int_equal(st.fence_waits, 0); /* a refused wait waited for nothing */
 
 	/* Small ranges: the block's other space, whose fence is done. (The
 	 * first small block is cut from x's range too, and refused.) */
@@ -604,6 +627,34 @@ static void range_not_waited_for_is_not_given_out_under_the_cap(void **state)
 	assert_int_equal(st.mapped_bytes, 8 * MiB);
 
 	f->refuse_waits = false;
+	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_OK);
+	assert_int_equal(f->unmaps, 2);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
+/* Unmapping to make room under the cap waits for the idle segments'
+ * fences first: when one cannot be waited for and the rest do not make
+ * room, none is unmapped (each would have to be mapped again). */
+static void idle_segment_not_waited_for_is_kept_with_its_neighbours(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 12 * MiB, 4 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB), y = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB);
+	free_ok(a, y); /* fence 1 */
+	free_ok(a, x); /* fence 2 */
+	f->refuse_from = 2;
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->unmaps, 0);
+	assert_int_equal(alloc_ok(a, 4 * MiB), y); /* its fence completed */
+	assert_int_equal(f->nmaps, 3);
+
+	/* Waits go through again: x's and y's segments make room. */
+	f->refuse_from = 0;
+	free_ok(a, y);
 	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_OK);
 	assert_int_equal(f->unmaps, 2);
 	assert_false(f->bad_call);
@@ -1231,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(small_allocations_are_packed_in_blocks_of_their_own),
 		cmocka_unit_test(small_threshold_is_configurable),
 		cmocka_unit_test(random_ops_never_overlap_and_respect_fences),
+		cmocka_unit_test(random_ops_with_refused_waits),
 		cmocka_unit_test(range_is_reused_only_after_release),
 		cmocka_unit_test(reused_range_waits_for_its_fence),
 		cmocka_unit_test(merged_free_ranges_carry_the_newest_fence),
@@ -1247,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(free_of_unknown_address_is_enotfound),
 		cmocka_unit_test(ids_count_successful_allocations),
 		cmocka_unit_test(range_not_waited_for_is_passed_over),
+		cmocka_unit_test(idle_segment_not_waited_for_is_kept_with_its_neighbours),
 		cmocka_unit_test(range_not_waited_for_is_not_given_out_under_the_cap),
 		cmocka_unit_test(stats_follow_the_calls),
 		cmocka_unit_test(destroy_unmaps_every_segment),

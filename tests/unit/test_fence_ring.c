@@ -201,6 +201,16 @@ static void deferred_fence_keeps_its_events(void **state)
 	assert_false(fence_ring_done(&g->r, a)); /* events alone do not do it */
 	assert_true(fence_ring_wait(&g->r, a));
 	assert_int_equal(g->d.syncs, 1);
+
+	/* Once a synchronize passed it, waiting makes none, so a refusal
+	 * then does not hold it back. */
+	f = fence_ring_open(&g->r, &covering);
+	assert_true(fence_ring_record(&g->r, f, S(1)));
+	uint64_t b = fence_ring_defer(&g->r, f);
+	assert_true(fence_ring_sync(&g->r));
+	g->d.refuse_sync = true;
+	assert_true(fence_ring_wait(&g->r, b));
+	assert_int_equal(g->d.refused_syncs, 0);
 	free(g);
 }
 
