@@ -271,12 +271,41 @@ static void event_wait(void *ctx, void *event)
 	cudart_get()->EventSynchronize(event);
 }
 
-/* A synchronize the driver refuses (inside a capture, which it then
- * breaks) waits for nothing; the first is reported, as the program may
- * then see its capture fail. */
+/* Whether a graph capture may be under way in the process. A synchronize
+ * made then fails and breaks the capture, whichever thread makes it, in
+ * whichever mode either thread is (on the H200:
+ * bench/results/2026-11-29/s46/sync_in_capture.log). Known when the
+ * callbacks saw captures begin: a stream the fences know captures, or a
+ * per-thread default stream does. Not known while launches go unseen, but
+ * an allocation or free outside the global capture mode may come from
+ * inside a capture (capture_mode_global), and is taken to. */
+static bool capture_under_way(void)
+{
+	if (atomic_load(&per_thread_captures) || !capture_mode_global())
+		return true;
+	if (!capture_watching())
+		return false;
+	CUstream known[MAX_STREAMS];
+	pthread_mutex_lock(&streams_lock);
+	int n = nstreams;
+	for (int i = 0; i < n; i++)
+		known[i] = streams[i].s;
+	pthread_mutex_unlock(&streams_lock);
+	for (int i = 0; i < n; i++)
+		if (capture_stream_capturing(known[i]))
+			return true;
+	return false;
+}
+
+/* A synchronize is not made while a capture may be under way (it would
+ * break it), and one the driver refuses waits for nothing: either way the
+ * fence stays pending, and the arena takes other memory. The first
+ * refusal is reported, as the program may then see its capture fail. */
 static bool sync_context(void *ctx)
 {
 	static bool reported;
+	if (capture_under_way())
+		return false;
 	CUresult r = cuCtxSynchronize();
 	if (r == CUDA_SUCCESS)
 		return true;

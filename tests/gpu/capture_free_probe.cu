@@ -3,7 +3,8 @@
 // CUDA is the reference: under umrec or umreplay the probe must end the
 // same way, with the same sums.
 //
-// Usage: capture_free_probe free | free-other | async | free-async
+// Usage: capture_free_probe free | free-other | async | free-async |
+//                           free-realloc
 //   Thread A captures STEPS steps over BUFFERS buffers on stream s, in
 //   relaxed mode, launches the graph LAUNCHES times and synchronizes.
 //   free:       in the middle of the capture, A frees with cudaFree a
@@ -17,7 +18,14 @@
 //               it alone;
 //   free-async: in the middle of the capture, A frees on s with
 //               cudaFreeAsync the buffer s worked on before it (launched
-//               once).
+//               once);
+//   free-realloc: as free, then A allocates a buffer of the same size
+//               with cudaMalloc, switching itself to relaxed mode for the
+//               call as PyTorch's allocator does inside a capture, and
+//               the graph fills it and works on it too (the tools'
+//               arena would hand out the freed range, whose work may
+//               still run: a synchronize to wait for it broke the
+//               capture).
 //   PROBE_BLOCKING=1 creates s as a blocking stream; PROBE_BLOCKING=
 //   per-thread takes the thread's per-thread default stream instead
 //   (cudaStreamPerThread).
@@ -35,8 +43,8 @@
 
 static const int BUFFERS = 4;
 
-static unsigned *buf[BUFFERS], *doomed;
-static enum { FREE, FREE_OTHER, ASYNC, FREE_ASYNC } mode;
+static unsigned *buf[BUFFERS], *doomed, *again;
+static enum { FREE, FREE_OTHER, ASYNC, FREE_ASYNC, FREE_REALLOC } mode;
 
 __global__ void add(unsigned *to, const unsigned *from, size_t n)
 {
@@ -80,6 +88,18 @@ static bool mid_capture(cudaStream_t s)
 	}
 	case FREE_ASYNC:
 		return ok(cudaFreeAsync(doomed, s), "cudaFreeAsync");
+	case FREE_REALLOC: {
+		if (!ok(cudaFree(doomed), "cudaFree"))
+			return false;
+		cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+		cudaThreadExchangeStreamCaptureMode(&m);
+		bool got = ok(cudaMalloc(&again, PROBE_BUFFER_BYTES), "cudaMalloc");
+		cudaThreadExchangeStreamCaptureMode(&m);
+		if (!got || !ok(cudaMemsetAsync(again, 7, PROBE_BUFFER_BYTES, s), "cudaMemsetAsync"))
+			return false;
+		bump_on(s, again, 5);
+		return true;
+	}
 	case ASYNC: {
 		unsigned *scratch;
 		if (!ok(cudaMallocAsync((void **)&scratch, PROBE_BUFFER_BYTES, s), "cudaMallocAsync") ||
@@ -97,9 +117,9 @@ int main(int argc, char **argv)
 {
 	const char *m = argc == 2 ? argv[1] : "";
 	mode = !strcmp(m, "free") ? FREE : !strcmp(m, "free-other") ? FREE_OTHER :
-	       !strcmp(m, "async") ? ASYNC : FREE_ASYNC;
+	       !strcmp(m, "async") ? ASYNC : !strcmp(m, "free-realloc") ? FREE_REALLOC : FREE_ASYNC;
 	if (mode == FREE_ASYNC && strcmp(m, "free-async")) {
-		fprintf(stderr, "usage: capture_free_probe free | free-other | async | free-async\n");
+		fprintf(stderr, "usage: capture_free_probe free | free-other | async | free-async | free-realloc\n");
 		return 64;
 	}
 	for (int b = 0; b < BUFFERS; b++) {
@@ -146,6 +166,8 @@ int main(int argc, char **argv)
 	for (int b = 0; b < BUFFERS; b++)
 		printf("buffer %d sum %llu\n", b, buffer_sum(buf[b]));
 	printf("spare sum %llu\n", buffer_sum(spare));
+	if (again && !failure[0])
+		printf("reallocated sum %llu\n", buffer_sum(again));
 	printf(failure[0] ? "capture: FAILED %s\n" : "capture: ok\n", failure);
 	return failure[0] ? 1 : 0;
 }

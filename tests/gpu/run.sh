@@ -115,7 +115,7 @@ row "child's env copy: trace kept" "$(verdict "[ $(metric $j child_ran) = True ]
 # out again before that work is done (tests/gpu/fence_probe.cu), under
 # either library, as with plain CUDA; also under an idle replay, whose
 # fences wait for synchronizes as it sees no launches.
-timeout 60 $B/umrec -q -o "$WORK/fence.rec.db" --max-managed $MAXM -- $BUILD/gpu-probes/fence_probe copy-only >/dev/null 2>&1
+timeout 60 $B/umrec -q -o "$WORK/fence.rec.db" --max-managed $MAXM -- $BUILD/gpu-probes/fence_probe two-threads >/dev/null 2>&1
 $B/umplan -q "$WORK/fence.rec.db" --capacity 64G -o "$WORK/fence.idle.plan"
 for tool in plain umrec umreplay "idle umreplay"; do
 	case $tool in
@@ -423,17 +423,18 @@ rc=$?
 row "graphs: woken by another thread mid-capture" "$(verdict "[ $rc -eq 0 ] && grep -q 'following its kernel launches from now on' $WORK/cw.woken.err && diff <(grep sum $WORK/cw.plain) <(grep sum $WORK/cw.woken) >/dev/null")" \
 	"exit $rc; $(tail -1 "$WORK/cw.woken")"
 
-# Frees and stream-ordered allocations in the middle of a relaxed-mode
-# capture (tests/gpu/capture_free_probe.cu), on a non-blocking stream, a
-# blocking one and the thread's per-thread default stream: under umrec, an attached umreplay and an idle one, the
-# probe ends as it does plain (a cudaFreeAsync of memory the graph did not
-# allocate fails there too), with the same sums.
+# Frees and allocations in the middle of a relaxed-mode capture
+# (tests/gpu/capture_free_probe.cu), on a non-blocking stream, a blocking
+# one and the thread's per-thread default stream: under umrec, an attached
+# umreplay and an idle one, the probe ends as it does plain (a
+# cudaFreeAsync of memory the graph did not allocate fails there too),
+# with the same sums.
 CF=$BUILD/gpu-probes/capture_free_probe
 timeout 60 $B/umrec -q -o "$WORK/cf.db" --max-managed $MAXM -- $CF free >/dev/null 2>&1
 $B/umplan -q "$WORK/cf.db" --capacity 64G -o "$WORK/cf.idle.plan" 2>/dev/null
 bad=()
 for blocking in "" 1 per-thread; do
-	for mode in free free-other async free-async; do
+	for mode in free free-other async free-async free-realloc; do
 		PROBE_BLOCKING=$blocking timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
 		for tool in umrec attached idle; do
 			[ $tool = idle ] && tool_run idle "$WORK/cf.idle.plan" || tool_run $tool "$WORK/cf.t.db"
@@ -444,7 +445,7 @@ for blocking in "" 1 per-thread; do
 	done
 done
 row "graphs: frees inside a capture" "$(verdict "[ -s $WORK/cf.idle.plan ] && [ ${#bad[@]} -eq 0 ]")" \
-	"${bad[*]:-4 cases x 3 stream kinds x 3 tools as plain}"
+	"${bad[*]:-5 cases x 3 stream kinds x 3 tools as plain}"
 
 # PyTorch's allocator on cudaMallocAsync allocates inside a capture with
 # it: those allocations are the graph's, not the arena's.
