@@ -135,7 +135,7 @@ struct arena_stats {
 	uint64_t total_allocs;   /* ever */
 	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
 	uint64_t fence_waits;    /* allocations that had to wait for a fence */
-	uint64_t fence_refusals; /* waits for a fence the backend refused */
+	uint64_t fence_refusals; /* waits for a fence the backend could not make */
 	uint64_t segments;
 };
 void arena_get_stats(arena *a, struct arena_stats *out);

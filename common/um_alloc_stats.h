@@ -14,7 +14,8 @@ struct um_alloc_stats {
 	uint64_t ns;             /* host time inside them, the hooks included */
 	uint64_t fence_waits;    /* allocations that waited for an earlier free's fence */
 	uint64_t fence_wait_ns;  /* time blocked in fences (those waits, and a full ring) */
-	uint64_t fence_refusals; /* waits for a fence the driver refused: the range
+	uint64_t fence_refusals; /* waits for a fence not made (a capture under
+				    way, or the driver refused): the range
 				    stayed free, or its segment mapped */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
