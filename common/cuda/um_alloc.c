@@ -73,11 +73,13 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
  * deferred fence passed as done (tests/gpu/fence_probe.cu, two-threads in
  * a process umrec does not record). The program may need it too, as it
  * would have it after the real call. cudaFree(NULL) is the runtime's idiom
- * for that binding, made only on a thread with no context: one that has
- * may be capturing a graph, which the call would break. While another
- * thread captures in global mode it fails, as the real allocation would,
- * but still binds the context; the failure is not left as this thread's
- * last error. */
+ * for that binding, made only on a thread with no context (or before CUDA
+ * is initialised): one that has may be capturing a graph, which the call
+ * would break. While another thread captures in global mode it fails and
+ * breaks that capture (bench/results/2026-11-29/s46/sync_in_capture.log),
+ * as the runtime's binding at that thread's first real call presumably
+ * would (not measured); the failure is not left as this thread's last
+ * error. */
 static __thread bool context_checked;
 
 static void bind_context(void)
@@ -86,7 +88,7 @@ static void bind_context(void)
 		return;
 	context_checked = true;
 	CUcontext current = NULL;
-	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || current)
+	if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
 		return;
 	const struct cudart *rt = cudart_get();
 	bool clean = rt->PeekAtLastError() == cudaSuccess;

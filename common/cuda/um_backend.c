@@ -46,10 +46,12 @@ static atomic_bool streams_overflow;
  * capture's beginning to its end as the callbacks saw them (each thread
  * counted once, by its own flag): another thread cannot ask about such a
  * stream, a blocking one (fence_streams.h). A beginning the driver
- * refused keeps its thread counted until it ends a capture there: fences
- * meanwhile wait for synchronizes, slower but safe. */
+ * refused is taken back at its exit (per_thread_counted: this beginning
+ * counted the thread). While any thread is counted, fences wait for
+ * synchronizes and none is made (capture_under_way): a thread that exits
+ * inside its capture stays counted, and the arena grows meanwhile. */
 static atomic_int per_thread_captures;
-static __thread bool per_thread_capturing;
+static __thread bool per_thread_capturing, per_thread_counted;
 
 /* Streams being destroyed, not yet taken out of streams[]: the destroy
  * callback runs inside the driver's cuStreamDestroy, where it should wait
@@ -172,7 +174,8 @@ void um_backend_stream_queued(CUstream s)
 
 void um_backend_capture_begins(CUstream s)
 {
-	if (s == CU_STREAM_PER_THREAD && !per_thread_capturing) {
+	per_thread_counted = s == CU_STREAM_PER_THREAD && !per_thread_capturing;
+	if (per_thread_counted) {
 		per_thread_capturing = true;
 		atomic_fetch_add(&per_thread_captures, 1);
 	}
@@ -192,6 +195,12 @@ void um_backend_capture_begins(CUstream s)
 	if (i < nstreams && streams[i].queued == queued)
 		streams[i].drained = 1;
 	pthread_mutex_unlock(&streams_lock);
+}
+
+void um_backend_capture_refused(CUstream s)
+{
+	if (s == CU_STREAM_PER_THREAD && per_thread_counted)
+		um_backend_capture_ends(s);
 }
 
 void um_backend_capture_ends(CUstream s)

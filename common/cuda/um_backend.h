@@ -41,6 +41,9 @@ void um_backend_note_stream(CUstream stream);
  * ends (um_backend_capture_ends, at the end's exit). */
 void um_backend_capture_begins(CUstream stream);
 void um_backend_capture_ends(CUstream stream);
+/* The beginning the last um_backend_capture_begins saw failed (at the
+ * call's exit): no capture to count. */
+void um_backend_capture_refused(CUstream stream);
 
 /* stream is being destroyed: its handle may come back as another stream.
  * Work still queued on it is waited for by the next fence. */

@@ -25,7 +25,9 @@
 //               the graph fills it and works on it too (the tools'
 //               arena would hand out the freed range, whose work may
 //               still run: a synchronize to wait for it broke the
-//               capture).
+//               capture). The freed buffer's work and the new one's all
+//               run on s, in order, so this shows that the capture lives
+//               on, not that the range waited (fence_probe.cu does).
 //   PROBE_BLOCKING=1 creates s as a blocking stream; PROBE_BLOCKING=
 //   per-thread takes the thread's per-thread default stream instead
 //   (cudaStreamPerThread).
