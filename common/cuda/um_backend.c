@@ -329,6 +329,30 @@ static bool sync_context(void *ctx)
 	return false;
 }
 
+/* Makes f wait for the next synchronize, saying why at UMKIT_LOG=debug. */
+static uint64_t defer(struct fence *f, const char *why)
+{
+	uint64_t token = fence_ring_defer(&ring, f);
+	um_debug("fence %llu waits for a synchronize: %s", (unsigned long long)token, why);
+	return token;
+}
+
+/* Why fence_streams_choose found that events cannot cover fenced[0..n). */
+static const char *uncovered(const struct fenced *fenced, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!fenced[i].capturing)
+			continue;
+		if (fenced[i].stream == CU_STREAM_PER_THREAD)
+			return "a per-thread default stream captures";
+		if (!fenced[i].nonblocking)
+			return "a blocking stream captures";
+		if (fenced[i].busy && !fenced[i].drained)
+			return "a capturing stream has work not drained";
+	}
+	return "?";
+}
+
 static uint64_t fence_record(void *ctx)
 {
 	const struct cudart *rt = cudart_get();
@@ -355,7 +379,7 @@ static uint64_t fence_record(void *ctx)
 		 * for the next synchronize: the one an allocation makes when it
 		 * needs the range, a full ring's, or another fence's. A fence that
 		 * claimed the end of the unseen time still synchronizes here. */
-		return fence_ring_defer(&ring, f);
+		return defer(f, "launches unseen, or a stream beyond those followed or destroyed busy");
 	}
 	if (whole) {
 		/* As cudaFree does: the fence is complete, or it waits for the
@@ -363,7 +387,7 @@ static uint64_t fence_record(void *ctx)
 		bool synced = fence_ring_sync(&ring);
 		launch_view_fence_end(&view, claim);
 		if (!synced)
-			return fence_ring_defer(&ring, f);
+			return defer(f, "no synchronize at the free (a capture under way, or refused)");
 	}
 	if (whole || !atomic_load(&multi_stream)) {
 		/* Nothing left to wait for, or one stream order (see multi_stream). */
@@ -400,7 +424,7 @@ static uint64_t fence_record(void *ctx)
 		fenced[nfenced++] = (struct fenced){ .stream = CU_STREAM_PER_THREAD, .capturing = true };
 	int nrecord = fence_streams_choose(fenced, nfenced);
 	if (nrecord < 0)
-		return fence_ring_defer(&ring, f); /* fence_streams.h says why */
+		return defer(f, uncovered(fenced, nfenced)); /* fence_streams.h says why */
 	fenced[nrecord++].stream = CU_STREAM_LEGACY;
 	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
 	for (int i = 0; i < nrecord; i++)
@@ -408,7 +432,7 @@ static uint64_t fence_record(void *ctx)
 	if (lost && clean)
 		rt->GetLastError();
 	if ((lost || atomic_load(&destroy_gen) != gen) && !fence_ring_sync(&ring))
-		return fence_ring_defer(&ring, f);
+		return defer(f, lost ? "an event not recorded" : "a stream destroyed meanwhile");
 	return fence_ring_close(&ring, f);
 }
 
