@@ -28,7 +28,8 @@ struct fenced {
 
 /* Moves the streams of fenced[0..n) that get an event, besides the legacy
  * stream, to the front and returns their number; or returns -1 when events
- * cannot cover the work (the fence waits for the next synchronize). */
-int fence_streams_choose(struct fenced *fenced, int n);
+ * cannot cover the work (the fence waits for the next synchronize), with
+ * *why saying which capture keeps them from it. */
+int fence_streams_choose(struct fenced *fenced, int n, const char **why);
 
 #endif

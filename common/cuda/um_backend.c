@@ -337,22 +337,6 @@ static uint64_t defer(struct fence *f, const char *why)
 	return token;
 }
 
-/* Why fence_streams_choose found that events cannot cover fenced[0..n). */
-static const char *uncovered(const struct fenced *fenced, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (!fenced[i].capturing)
-			continue;
-		if (fenced[i].stream == CU_STREAM_PER_THREAD)
-			return "a per-thread default stream captures";
-		if (!fenced[i].nonblocking)
-			return "a blocking stream captures";
-		if (fenced[i].busy && !fenced[i].drained)
-			return "a capturing stream has work not drained";
-	}
-	return "?";
-}
-
 static uint64_t fence_record(void *ctx)
 {
 	const struct cudart *rt = cudart_get();
@@ -422,9 +406,10 @@ static uint64_t fence_record(void *ctx)
 		fenced[i].capturing = capture_stream_capturing(fenced[i].stream);
 	if (atomic_load(&per_thread_captures))
 		fenced[nfenced++] = (struct fenced){ .stream = CU_STREAM_PER_THREAD, .capturing = true };
-	int nrecord = fence_streams_choose(fenced, nfenced);
+	const char *why;
+	int nrecord = fence_streams_choose(fenced, nfenced, &why);
 	if (nrecord < 0)
-		return defer(f, uncovered(fenced, nfenced)); /* fence_streams.h says why */
+		return defer(f, why); /* fence_streams.h says more */
 	fenced[nrecord++].stream = CU_STREAM_LEGACY;
 	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
 	for (int i = 0; i < nrecord; i++)
