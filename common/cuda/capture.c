@@ -70,22 +70,22 @@ void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	bool ptsz;
 	int edge = capture_edge(cbid, &ptsz);
-	/* A beginning is met before the capture begins (and its exit says
-	 * whether it did), an end after the capture has ended. */
+	/* A beginning is met before the capture begins, and its exit says
+	 * whether it did; an end after the capture has ended. */
 	bool enter = cb->callbackSite == CUPTI_API_ENTER;
-	bool refused = !enter && edge > 0 && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS;
-	if (!edge || (enter != (edge > 0) && !refused))
+	bool began = edge > 0 && !enter && *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	if (!edge || (edge < 0 && enter) || began)
 		return;
 	CUstream s = *(const CUstream *)cb->functionParams;
 	if (!s && ptsz)
 		s = CU_STREAM_PER_THREAD;
-	if (refused) {
-		um_backend_capture_refused(s);
-	} else if (edge > 0) {
+	if (edge < 0) {
+		um_backend_capture_ends(s);
+	} else if (enter) {
 		capture_watch();
 		um_backend_capture_begins(s);
 	} else {
-		um_backend_capture_ends(s);
+		um_backend_capture_refused(s);
 	}
 }
 
