@@ -235,32 +235,41 @@ static struct range *carve(struct arena_tree *free_index, struct range *r, uint6
 	return r;
 }
 
-/* Takes the first range of a free index in placement order that holds need
- * bytes (carve); NULL when nothing fits, or with *oom. */
-static struct range *take_fit(struct arena_tree *free_index, uint64_t need, bool *oom)
+/* The first range of a free index in placement order that holds need
+ * bytes, or NULL. */
+static struct range *first_fit(struct arena_tree *free_index, uint64_t need)
 {
 	struct region any_segment = { 0 };
 	struct range probe = { .region = &any_segment, .size = need };
 	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
-	return n ? carve(free_index, container_of(n, struct range, link), need, oom) : NULL;
+	return n ? container_of(n, struct range, link) : NULL;
+}
+
+/* The range after r in its free index's placement order, or NULL: the
+ * first at or after r's key one byte further. */
+static struct range *next_fit(struct arena_tree *free_index, const struct range *r)
+{
+	struct range probe = { .region = r->region, .size = r->size, .free_seq = r->free_seq,
+			       .start = r->start + 1 };
+	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
+	return n ? container_of(n, struct range, link) : NULL;
+}
+
+/* Takes the first range in placement order that holds need bytes (carve);
+ * NULL when nothing fits, or with *oom. */
+static struct range *take_fit(struct arena_tree *free_index, uint64_t need, bool *oom)
+{
+	struct range *r = first_fit(free_index, need);
+	return r ? carve(free_index, r, need, oom) : NULL;
 }
 
 /* As take_fit, but passing over ranges whose fence has not completed. */
 static struct range *take_done(arena *a, struct arena_tree *free_index, uint64_t need, bool *oom)
 {
-	struct region any_segment = { 0 };
-	struct range probe = { .region = &any_segment, .size = need };
-	struct arena_tree_node *n = arena_tree_ceil(free_index, &probe.link);
-	while (n) {
-		struct range *r = container_of(n, struct range, link);
-		if (fence_done(a, r->fence))
-			return carve(free_index, r, need, oom);
-		/* The next in placement order: the same key one byte further. */
-		probe = (struct range){ .region = r->region, .size = r->size, .free_seq = r->free_seq,
-					.start = r->start + 1 };
-		n = arena_tree_ceil(free_index, &probe.link);
-	}
-	return NULL;
+	struct range *r = first_fit(free_index, need);
+	while (r && !fence_done(a, r->fence))
+		r = next_fit(free_index, r);
+	return r ? carve(free_index, r, need, oom) : NULL;
 }
 
 /* Merges high, free and right after low, into low; high is freed. */
