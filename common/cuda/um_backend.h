@@ -65,12 +65,13 @@ void um_backend_forget_refusal(bool served);
  * synchronize breaks it). So does a fence made for another reason to wait
  * for the whole context (too many streams, a destroyed stream's work, a
  * capture events cannot cover: common/fence_streams.h). Once they are
- * seen (call it after subscribing), the next fence still synchronizes, so
- * that work queued on streams never named has finished, and fences rely
- * on the streams named from there on; from_start (subscribed before the
- * program had a context, so before any work) skips that. Nothing synchronizes in the call itself: a library may
- * subscribe while the program captures a CUDA graph, which a synchronize
- * would break. */
+ * seen (call it after subscribing), the next fence still synchronizes
+ * (or, while a capture may be under way, waits for the next synchronize),
+ * so that work queued on streams never named has finished, and fences
+ * rely on the streams named from there on; from_start (subscribed before
+ * the program had a context, so before any work) skips that. Nothing
+ * synchronizes in the call itself: a library may subscribe while the
+ * program captures a CUDA graph, which a synchronize would break. */
 void um_backend_launches_seen(bool from_start);
 void um_backend_launches_unseen(void);
 
