@@ -28,9 +28,9 @@
 //               capture). The freed buffer's work and the new one's all
 //               run on s, in order, so this shows that the capture lives
 //               on, not that the range waited (fence_probe.cu does).
-//   PROBE_BLOCKING=1 creates s as a blocking stream; PROBE_BLOCKING=
-//   per-thread takes the thread's per-thread default stream instead
-//   (cudaStreamPerThread).
+//   PROBE_STREAM names the kind of stream s is: non-blocking (the default,
+//   also when unset), blocking, or per-thread (the thread's per-thread
+//   default stream, cudaStreamPerThread).
 // After the launches a buffer of the same size is allocated and filled
 // (the "spare"). Prints every buffer's sum, the spare's, and "capture: ok"
 // or "capture: FAILED <error> at <call>"; exits 0, or 1 when it failed.
@@ -133,9 +133,15 @@ int main(int argc, char **argv)
 	CHECK(cudaDeviceSynchronize());
 
 	cudaStream_t s = cudaStreamPerThread;
-	const char *blocking = getenv("PROBE_BLOCKING");
-	if (!blocking || strcmp(blocking, "per-thread"))
-		CHECK(blocking ? cudaStreamCreate(&s) : cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	const char *kind = getenv("PROBE_STREAM");
+	if (!kind || !strcmp(kind, "non-blocking"))
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	else if (!strcmp(kind, "blocking"))
+		CHECK(cudaStreamCreate(&s));
+	else if (strcmp(kind, "per-thread")) {
+		fprintf(stderr, "capture_free_probe: PROBE_STREAM is '%s': non-blocking, blocking or per-thread\n", kind);
+		return 64;
+	}
 	// Work on s just before the capture, still running when it begins: what
 	// a free in the middle of the capture must not overtake.
 	step(s, 0);

@@ -433,14 +433,14 @@ CF=$BUILD/gpu-probes/capture_free_probe
 timeout 60 $B/umrec -q -o "$WORK/cf.db" --max-managed $MAXM -- $CF free >/dev/null 2>&1
 $B/umplan -q "$WORK/cf.db" --capacity 64G -o "$WORK/cf.idle.plan" 2>/dev/null
 bad=()
-for blocking in "" 1 per-thread; do
+for stream in non-blocking blocking per-thread; do
 	for mode in free free-other async free-async free-realloc; do
-		PROBE_BLOCKING=$blocking timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
+		PROBE_STREAM=$stream timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
 		for tool in umrec attached idle; do
 			[ $tool = idle ] && tool_run idle "$WORK/cf.idle.plan" || tool_run $tool "$WORK/cf.t.db"
-			PROBE_BLOCKING=$blocking timeout 60 "${run[@]}" $CF $mode >"$WORK/cf.$tool" 2>&1
+			PROBE_STREAM=$stream timeout 60 "${run[@]}" $CF $mode >"$WORK/cf.$tool" 2>&1
 			cmp -s <(grep -E 'sum|^capture' "$WORK/cf.plain") <(grep -E 'sum|^capture' "$WORK/cf.$tool") ||
-				bad+=("$mode${blocking:+ blocking=$blocking} $tool: $(tail -1 "$WORK/cf.$tool")")
+				bad+=("$mode on $stream $tool: $(tail -1 "$WORK/cf.$tool")")
 		done
 	done
 done
