@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "capture_threads.h"
 #include "cudart.h"
 #include "fence_ring.h"
 #include "fence_streams.h"
@@ -42,17 +43,6 @@ static struct {
 } streams[MAX_STREAMS];
 static int nstreams;
 static atomic_bool streams_overflow;
-/* Threads capturing on their per-thread default stream, from the
- * capture's beginning to its end as the callbacks saw them (each thread
- * counted once, by its own flag): another thread cannot ask about such a
- * stream, a blocking one (fence_streams.h). A beginning the driver
- * refused is taken back at its exit (per_thread_counted: this beginning
- * counted the thread). While any thread is counted, fences wait for
- * synchronizes and none is made (capture_under_way): a thread that exits
- * inside its capture stays counted, and the arena grows meanwhile. */
-static atomic_int per_thread_captures;
-static __thread bool per_thread_capturing, per_thread_counted;
-
 /* Streams being destroyed, not yet taken out of streams[]: the destroy
  * callback runs inside the driver's cuStreamDestroy, where it should wait
  * for nothing that may wait for the driver; it only queues the handle
@@ -174,11 +164,8 @@ void um_backend_stream_queued(CUstream s)
 
 void um_backend_capture_begins(CUstream s)
 {
-	per_thread_counted = s == CU_STREAM_PER_THREAD && !per_thread_capturing;
-	if (per_thread_counted) {
-		per_thread_capturing = true;
-		atomic_fetch_add(&per_thread_captures, 1);
-	}
+	if (s == CU_STREAM_PER_THREAD)
+		capture_threads_begin();
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
 		return;
 	/* Taken on now, while its flags may still be asked: a fence made
@@ -199,16 +186,14 @@ void um_backend_capture_begins(CUstream s)
 
 void um_backend_capture_refused(CUstream s)
 {
-	if (s == CU_STREAM_PER_THREAD && per_thread_counted)
-		um_backend_capture_ends(s);
+	if (s == CU_STREAM_PER_THREAD)
+		capture_threads_refused();
 }
 
 void um_backend_capture_ends(CUstream s)
 {
-	if (s == CU_STREAM_PER_THREAD && per_thread_capturing) {
-		per_thread_capturing = false;
-		atomic_fetch_sub(&per_thread_captures, 1);
-	}
+	if (s == CU_STREAM_PER_THREAD)
+		capture_threads_end();
 }
 
 void um_backend_note_stream(CUstream s)
@@ -290,7 +275,7 @@ static void event_wait(void *ctx, void *event)
  * inside a capture (capture_mode_global), and is taken to. */
 static bool capture_under_way(void)
 {
-	if (atomic_load(&per_thread_captures) || !capture_mode_global())
+	if (capture_threads_any() || !capture_mode_global())
 		return true;
 	if (!capture_watching())
 		return false;
@@ -404,7 +389,7 @@ static uint64_t fence_record(void *ctx)
 	 * capture began. */
 	for (int i = 0; i < nfenced && watch; i++)
 		fenced[i].capturing = capture_stream_capturing(fenced[i].stream);
-	if (atomic_load(&per_thread_captures))
+	if (capture_threads_any())
 		fenced[nfenced++] = (struct fenced){ .stream = CU_STREAM_PER_THREAD, .capturing = true };
 	const char *why;
 	int nrecord = fence_streams_choose(fenced, nfenced, &why);
