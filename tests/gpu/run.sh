@@ -37,6 +37,19 @@ if [ "${free_mib:-0}" -lt 16384 ]; then
 	echo "refusing to run: less than 16 GiB free on the GPU"; exit 1
 fi
 
+# Sets run to the command line a check runs a program under, from a tool
+# spec: plain, umrec DB (recording to DB), attached [POLICY] (umreplay
+# following it from the start, under POLICY, ideal by default) or idle PLAN
+# (umreplay with a plan that keeps it idle).
+tool_run() {
+	case $1 in
+	plain) run=() ;;
+	umrec) run=($B/umrec -q -o "$2" --max-managed $MAXM --) ;;
+	attached) run=($B/umreplay -q --policy "${2:-ideal}" --max-managed $MAXM --) ;;
+	idle) run=($B/umreplay -q --plan "$2" --max-managed $MAXM --) ;;
+	esac
+}
+
 check_trace() { python3 tests/gpu/check_trace.py "$1" >"$1.json" && cat "$1.json"; }
 
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -117,12 +130,12 @@ row "child's env copy: trace kept" "$(verdict "[ $(metric $j child_ran) = True ]
 # fences wait for synchronizes as it sees no launches.
 timeout 60 $B/umrec -q -o "$WORK/fence.rec.db" --max-managed $MAXM -- $BUILD/gpu-probes/fence_probe two-threads >/dev/null 2>&1
 $B/umplan -q "$WORK/fence.rec.db" --capacity 64G -o "$WORK/fence.idle.plan"
-for tool in plain umrec umreplay "idle umreplay"; do
-	case $tool in
-	plain) run=() ;;
-	umrec) run=($B/umrec -q -o "$WORK/fence.db" --max-managed $MAXM --) ;;
-	umreplay) run=($B/umreplay -q --policy ondemand --max-managed $MAXM --) ;;
-	idle*) run=($B/umreplay -q --plan "$WORK/fence.idle.plan" --max-managed $MAXM --) ;;
+for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.idle.plan"; do
+	tool_run $spec
+	case $spec in
+	attached*) tool=umreplay ;;
+	idle*) tool="idle umreplay" ;;
+	*) tool=${spec%% *} ;;
 	esac
 	bad=()
 	[ "$tool" != "idle umreplay" ] || [ -s "$WORK/fence.idle.plan" ] || bad+=("no plan")
@@ -392,16 +405,6 @@ cp "$WORK/graph.db" "$OUTDIR/graph.db"
 # works (tests/gpu/capture_wake_probe.cu): asking that stream's flags then
 # broke the capture under umrec and umreplay. And an idle replay woken by
 # the other thread's allocation in the middle of the capture.
-# Sets run to the command line a capture check runs a program under:
-# tool_run umrec DB (recording to DB), attached (umreplay following it
-# from the start) or idle PLAN (umreplay with a plan that keeps it idle).
-tool_run() {
-	case $1 in
-	umrec) run=($B/umrec -q -o "$2" --max-managed $MAXM --) ;;
-	attached) run=($B/umreplay -q --policy ideal --max-managed $MAXM --) ;;
-	idle) run=($B/umreplay -q --plan "$2" --max-managed $MAXM --) ;;
-	esac
-}
 CW=$BUILD/gpu-probes/capture_wake_probe
 timeout 60 $CW capture >"$WORK/cw.plain" 2>&1
 rc_plain=$?
@@ -436,8 +439,9 @@ bad=()
 for stream in non-blocking blocking per-thread; do
 	for mode in free free-other async free-async free-realloc; do
 		PROBE_STREAM=$stream timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
-		for tool in umrec attached idle; do
-			[ $tool = idle ] && tool_run idle "$WORK/cf.idle.plan" || tool_run $tool "$WORK/cf.t.db"
+		for spec in "umrec $WORK/cf.t.db" attached "idle $WORK/cf.idle.plan"; do
+			tool_run $spec
+			tool=${spec%% *}
 			PROBE_STREAM=$stream timeout 60 "${run[@]}" $CF $mode >"$WORK/cf.$tool" 2>&1
 			cmp -s <(grep -E 'sum|^capture' "$WORK/cf.plain") <(grep -E 'sum|^capture' "$WORK/cf.$tool") ||
 				bad+=("$mode on $stream $tool: $(tail -1 "$WORK/cf.$tool")")
