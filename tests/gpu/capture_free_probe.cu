@@ -4,7 +4,7 @@
 // same way, with the same sums.
 //
 // Usage: capture_free_probe free | free-other | async | free-async |
-//                           free-realloc
+//                           free-realloc | realloc-busy
 //   Thread A captures STEPS steps over BUFFERS buffers on stream s, in
 //   relaxed mode, launches the graph LAUNCHES times and synchronizes.
 //   free:       in the middle of the capture, A frees with cudaFree a
@@ -27,7 +27,15 @@
 //               still run: a synchronize to wait for it broke the
 //               capture). The freed buffer's work and the new one's all
 //               run on s, in order, so this shows that the capture lives
-//               on, not that the range waited (fence_probe.cu does).
+//               on, not that the range waited (realloc-busy does);
+//   realloc-busy: as free-realloc, but the freed buffer's last reader
+//               still waits to run on another stream when it is freed (a
+//               copy into a witness buffer, behind a 200 ms host
+//               function), and A fills the new buffer at once on a third
+//               stream: the witness must hold the freed buffer's bytes,
+//               or "capture: FAILED" says it does not. The tools' arena
+//               must wait for that reader before it hands the range out
+//               again, or hand out other memory.
 //   PROBE_STREAM names the kind of stream s is: non-blocking (the default,
 //   also when unset), blocking, or per-thread (the thread's per-thread
 //   default stream, cudaStreamPerThread).
@@ -38,6 +46,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -45,8 +54,11 @@
 
 static const int BUFFERS = 4;
 
-static unsigned *buf[BUFFERS], *doomed, *again;
-static enum { FREE, FREE_OTHER, ASYNC, FREE_ASYNC, FREE_REALLOC } mode;
+static unsigned *buf[BUFFERS], *doomed, *again, *witness;
+static enum { FREE, FREE_OTHER, ASYNC, FREE_ASYNC, FREE_REALLOC, REALLOC_BUSY } mode;
+// realloc-busy's streams: the freed buffer's last reader, and the new
+// buffer's filler (both non-blocking, neither capturing).
+static cudaStream_t reader, filler;
 
 __global__ void add(unsigned *to, const unsigned *from, size_t n)
 {
@@ -58,6 +70,35 @@ static void step(cudaStream_t s, int k)
 {
 	for (int b = 0; b < BUFFERS; b++)
 		bump_on(s, buf[b], (unsigned)(k * BUFFERS + b));
+}
+
+static void CUDART_CB sleep_200ms(void *)
+{
+	usleep(200000);
+}
+
+// realloc-busy, before the capture: the witness gets a copy of doomed
+// once s's work on it is done and 200 ms have passed, on the reader.
+static void read_doomed_late(cudaStream_t s)
+{
+	cudaEvent_t bumped;
+	CHECK(cudaMalloc(&witness, PROBE_BUFFER_BYTES));
+	CHECK(cudaMemset(witness, 0, PROBE_BUFFER_BYTES));
+	CHECK(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking));
+	CHECK(cudaStreamCreateWithFlags(&filler, cudaStreamNonBlocking));
+	CHECK(cudaEventCreateWithFlags(&bumped, cudaEventDisableTiming));
+	CHECK(cudaEventRecord(bumped, s));
+	CHECK(cudaStreamWaitEvent(reader, bumped, 0));
+	CHECK(cudaLaunchHostFunc(reader, sleep_200ms, NULL));
+	add<<<256, 256, 0, reader>>>(witness, doomed, PROBE_BUFFER_WORDS);
+}
+
+// Whether the witness holds doomed's bytes: memset to 9 in every byte,
+// then bumped once by 1.
+static bool witness_intact()
+{
+	const unsigned word = 0x09090909u * 3u + 1u;
+	return buffer_sum(witness) == (unsigned long long)word * PROBE_BUFFER_WORDS;
 }
 
 static void *free_doomed(void *)
@@ -90,6 +131,7 @@ static bool mid_capture(cudaStream_t s)
 	}
 	case FREE_ASYNC:
 		return ok(cudaFreeAsync(doomed, s), "cudaFreeAsync");
+	case REALLOC_BUSY:
 	case FREE_REALLOC: {
 		if (!ok(cudaFree(doomed), "cudaFree"))
 			return false;
@@ -97,6 +139,8 @@ static bool mid_capture(cudaStream_t s)
 		cudaThreadExchangeStreamCaptureMode(&m);
 		bool got = ok(cudaMalloc(&again, PROBE_BUFFER_BYTES), "cudaMalloc");
 		cudaThreadExchangeStreamCaptureMode(&m);
+		if (got && mode == REALLOC_BUSY)
+			return ok(cudaMemsetAsync(again, 7, PROBE_BUFFER_BYTES, filler), "cudaMemsetAsync");
 		if (!got || !ok(cudaMemsetAsync(again, 7, PROBE_BUFFER_BYTES, s), "cudaMemsetAsync"))
 			return false;
 		bump_on(s, again, 5);
@@ -119,9 +163,11 @@ int main(int argc, char **argv)
 {
 	const char *m = argc == 2 ? argv[1] : "";
 	mode = !strcmp(m, "free") ? FREE : !strcmp(m, "free-other") ? FREE_OTHER :
-	       !strcmp(m, "async") ? ASYNC : !strcmp(m, "free-realloc") ? FREE_REALLOC : FREE_ASYNC;
+	       !strcmp(m, "async") ? ASYNC : !strcmp(m, "free-realloc") ? FREE_REALLOC :
+	       !strcmp(m, "realloc-busy") ? REALLOC_BUSY : FREE_ASYNC;
 	if (mode == FREE_ASYNC && strcmp(m, "free-async")) {
-		fprintf(stderr, "usage: capture_free_probe free | free-other | async | free-async | free-realloc\n");
+		fprintf(stderr, "usage: capture_free_probe free | free-other | async | free-async | free-realloc | "
+				"realloc-busy\n");
 		return 64;
 	}
 	for (int b = 0; b < BUFFERS; b++) {
@@ -146,6 +192,8 @@ int main(int argc, char **argv)
 	// a free in the middle of the capture must not overtake.
 	step(s, 0);
 	bump_on(s, doomed, 1);
+	if (mode == REALLOC_BUSY)
+		read_doomed_late(s);
 	cudaGraph_t graph;
 	cudaGraphExec_t exec;
 	int launches = mode == FREE_ASYNC ? 1 : 3;
@@ -161,6 +209,11 @@ int main(int argc, char **argv)
 	}
 	ok(cudaStreamSynchronize(s), "cudaStreamSynchronize");
 	cudaGetLastError();
+	if (mode == REALLOC_BUSY) {
+		CHECK(cudaDeviceSynchronize());
+		if (!witness_intact() && !failure[0])
+			snprintf(failure, sizeof failure, "the freed buffer's last reader saw other bytes");
+	}
 
 	unsigned *spare;
 	CHECK(cudaMalloc(&spare, PROBE_BUFFER_BYTES));
