@@ -50,6 +50,11 @@ tool_run() {
 	esac
 }
 
+# Whether a tool's output (its warnings included) shows it applied: a
+# replay that cannot use its plan runs the program without umkit, or
+# without a plan, and says so.
+under_umkit() { ! grep -qE 'without (umkit|a plan)' "$1"; }
+
 check_trace() { python3 tests/gpu/check_trace.py "$1" >"$1.json" && cat "$1.json"; }
 
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -86,11 +91,11 @@ for m in mlp gpt2 resnet; do
 	j="$WORK/$m.db.json"
 	row "$m: losses identical" "$(verdict "[ $rc -eq 0 ] && [ -n \"\$(losses $WORK/$m.plain)\" ] && diff <(losses $WORK/$m.plain) <(losses $WORK/$m.rec) >/dev/null")" \
 		"$(losses "$WORK/$m.rec" | tail -1)"
-	row "$m: kernel rows = launches" "$(verdict "[ $(metric $j kernels) -eq $(metric $j launches) ] && [ $(metric $j launches) -eq $(metric $j executed) ]")" \
+	row "$m: kernel rows = launches" "$(verdict "[ \"$(metric $j kernels)\" -gt 0 ] && [ \"$(metric $j kernels)\" -eq \"$(metric $j launches)\" ] && [ \"$(metric $j launches)\" -eq \"$(metric $j executed)\" ]")" \
 		"rows $(metric $j kernels), threads $(metric $j threads)"
-	row "$m: allocations freed or live" "$(verdict "[ $(metric $j allocs_unaccounted) -eq 0 ]")" "$(metric $j allocs) allocs"
+	row "$m: allocations freed or live" "$(verdict "[ \"$(metric $j allocs_unaccounted)\" = 0 ] && [ \"$(metric $j allocs)\" -gt 0 ]")" "$(metric $j allocs) allocs"
 	# An optimizer's multi-tensor kernel passes up to about 150 addresses.
-	row "$m: every launch's pointers kept" "$(verdict "! grep -q 'the rest are not recorded' $WORK/$m.rec.err")" \
+	row "$m: every launch's pointers kept" "$(verdict "[ $rc -eq 0 ] && [ \"$(metric $j max_launch_args)\" -gt 0 ] && ! grep -q 'the rest are not recorded' $WORK/$m.rec.err")" \
 		"most in one launch: $(metric $j max_launch_args)"
 	row "$m: step time plain/umrec ms" INFO \
 		"$(grep time_per_step_ms "$WORK/$m.plain" | awk '{print $2}') / $(grep time_per_step_ms "$WORK/$m.rec" | awk '{print $2}')"
@@ -102,11 +107,13 @@ row "pytorch: autograd thread recorded" "$(verdict "[ $(metric $j threads) -ge 2
 $B/umrec -o "$WORK/killed.db" --max-managed $MAXM -- $SIM --iters 100000 >/dev/null 2>"$WORK/killed.err" &
 launcher=$!
 sleep 5
-pkill -KILL -f "$SIM --iters 100000"
+# Only the program, umrec's child: umrec must outlive it, summarise the
+# trace and exit as the program did.
+pkill -KILL -P $launcher
 wait $launcher; rc=$?
 check_trace "$WORK/killed.db"
 j="$WORK/killed.db.json"
-row "SIGKILL: trace readable" "$(verdict "[ $rc -eq 137 ] && [ \"$(metric $j integrity)\" = ok ] && [ $(metric $j kernels) -gt 0 ]")" \
+row "SIGKILL: trace readable" "$(verdict "[ $rc -eq 137 ] && grep -q 'status=recording' $WORK/killed.err && [ \"$(metric $j integrity)\" = ok ] && [ \"$(metric $j kernels)\" -gt 0 ]")" \
 	"umrec exit $rc, integrity $(metric $j integrity), $(metric $j kernels) kernels, status $(metric $j status)"
 
 $B/umrec -o "$WORK/prof.db" --max-managed $MAXM -- python3 tests/gpu/profiler_probe.py >"$WORK/prof.out" 2>"$WORK/prof.err"
@@ -143,7 +150,8 @@ for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.i
 		timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
 		rc=$?
 		cat "$WORK/fence.$c.out"
-		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" || bad+=("$c")
+		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" && under_umkit "$WORK/fence.$c.out" ||
+			bad+=("$c")
 	done
 	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-6 of 6 cases ok}"
 done
@@ -196,7 +204,10 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	local name=$1; shift
 	local cmd=("$@")
 	"${cmd[@]}" >"$WORK/$name.plain" 2>&1
-	$B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1
+	# Not the record section's trace of the same name, if this one fails.
+	rm -f "$WORK/$name.db"
+	$B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1 ||
+		echo "$name: umrec failed (exit $?)"
 	cp "$WORK/$name.db" "$OUTDIR/$name.replay.db"
 	local w ws
 	read -r w ws < <($B/umplan "$WORK/$name.db" --json -o "$WORK/$name.full.plan" |
@@ -305,7 +316,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 		row "$tag: output same as plain" "$(verdict "[ $rc -eq 0 ] && same_output $ref $WORK/$tag.out")" "$flags"
 		cache=$(grep -c "caching allocator stays on" "$WORK/$tag.err")
 		row "$tag: PyTorch's cache $([ $tag = mlp.woken.tensors ] && echo off || echo on)" \
-			"$(verdict "[ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/$tag.json" 2>/dev/null)"
+			"$(verdict "[ $rc -eq 0 ] && [ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/$tag.json" 2>/dev/null)"
 		if [ $tag = mlp.idle ]; then
 			# Idle throughout: not attached to CUPTI, so no UM traffic counted.
 			row "$tag: launches not followed" "$(verdict "[ '$flags' = 'started_idle=1 woke_at_alloc=0 launches=0 traffic=throughout' ]")" "$flags"
@@ -409,10 +420,12 @@ CW=$BUILD/gpu-probes/capture_wake_probe
 timeout 60 $CW capture >"$WORK/cw.plain" 2>&1
 rc_plain=$?
 bad=()
-for tool in umrec attached; do
-	tool_run $tool "$WORK/cw.db"
+for spec in "umrec $WORK/cw.db" attached; do
+	tool_run $spec
+	tool=${spec%% *}
 	timeout 60 "${run[@]}" $CW capture >"$WORK/cw.$tool" 2>&1 || bad+=("$tool: $(tail -1 "$WORK/cw.$tool")")
 	diff <(grep sum "$WORK/cw.plain") <(grep sum "$WORK/cw.$tool") >/dev/null || bad+=("$tool: other sums")
+	under_umkit "$WORK/cw.$tool" || bad+=("$tool: ran without umkit")
 done
 row "graphs: capture on a new stream" "$(verdict "[ $rc_plain -eq 0 ] && [ ${#bad[@]} -eq 0 ]")" \
 	"plain: $(tail -1 "$WORK/cw.plain"); ${bad[*]:-umrec and umreplay: capture: ok, same sums}"
@@ -433,22 +446,27 @@ row "graphs: woken by another thread mid-capture" "$(verdict "[ $rc -eq 0 ] && g
 # cudaFreeAsync of memory the graph did not allocate fails there too),
 # with the same sums.
 CF=$BUILD/gpu-probes/capture_free_probe
+cf_result() { grep -E '^(buffer [0-9]+|spare|reallocated) sum |^capture: ' "$1"; }
 timeout 60 $B/umrec -q -o "$WORK/cf.db" --max-managed $MAXM -- $CF free >/dev/null 2>&1
 $B/umplan -q "$WORK/cf.db" --capacity 64G -o "$WORK/cf.idle.plan" 2>/dev/null
 bad=()
 for stream in non-blocking blocking per-thread; do
 	for mode in free free-other async free-async free-realloc realloc-busy; do
 		PROBE_STREAM=$stream timeout 60 $CF $mode >"$WORK/cf.plain" 2>&1
-		# The freed buffer's late reader must see its bytes in plain CUDA
-		# too, or the comparison below proves nothing.
-		[ $mode != realloc-busy ] || grep -q '^capture: ok' "$WORK/cf.plain" ||
+		rc_plain=$?
+		# Plain must reach its verdict (not fail in its set-up), and the
+		# freed buffer's late reader must see its bytes there, or the
+		# comparisons below prove nothing.
+		grep -q '^capture: ' "$WORK/cf.plain" && { [ $mode != realloc-busy ] || [ $rc_plain -eq 0 ]; } ||
 			bad+=("$mode on $stream plain: $(tail -1 "$WORK/cf.plain")")
 		for spec in "umrec $WORK/cf.t.db" attached "idle $WORK/cf.idle.plan"; do
 			tool_run $spec
 			tool=${spec%% *}
 			PROBE_STREAM=$stream timeout 60 "${run[@]}" $CF $mode >"$WORK/cf.$tool" 2>&1
-			cmp -s <(grep -E 'sum|^capture' "$WORK/cf.plain") <(grep -E 'sum|^capture' "$WORK/cf.$tool") ||
-				bad+=("$mode on $stream $tool: $(tail -1 "$WORK/cf.$tool")")
+			rc=$?
+			[ $rc -eq $rc_plain ] && under_umkit "$WORK/cf.$tool" &&
+				cmp -s <(cf_result "$WORK/cf.plain") <(cf_result "$WORK/cf.$tool") ||
+				bad+=("$mode on $stream $tool: exit $rc; $(tail -1 "$WORK/cf.$tool")")
 		done
 	done
 done
@@ -461,9 +479,11 @@ A=(env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 $PY/mlp.py --step
 "${A[@]}" >"$WORK/async.plain" 2>/dev/null
 rc_plain=$?
 bad=()
-for tool in umrec attached; do
-	tool_run $tool "$WORK/async.db"
+for spec in "umrec $WORK/async.db" attached; do
+	tool_run $spec
+	tool=${spec%% *}
 	"${run[@]}" "${A[@]}" >"$WORK/async.$tool" 2>"$WORK/async.$tool.err" || bad+=("$tool: exit $?")
+	under_umkit "$WORK/async.$tool.err" || bad+=("$tool: ran without umkit")
 	same_output "$WORK/async.plain" "$WORK/async.$tool" || bad+=("$tool: other output")
 	! grep -q "PyTorch cannot capture" "$WORK/async.$tool.err" || bad+=("$tool: warned of the cache")
 done
