@@ -15,7 +15,8 @@ static __thread bool counted_here, begin_counted;
 
 /* Non-NULL for a thread while it is counted: the destructor, run at the
  * thread's exit, uncounts a thread that never ended its capture. Without
- * a key (the process has none left) such a thread stays counted. */
+ * a key, or room for the thread's value (the process has none left), such
+ * a thread stays counted. */
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static bool exit_key_made;
@@ -23,12 +24,22 @@ static bool exit_key_made;
 static void uncount_at_exit(void *value)
 {
 	(void)value;
+	/* Its __thread storage lives until the key destructors have run: an
+	 * end that a later destructor makes is then a no-op. */
+	counted_here = false;
 	atomic_fetch_sub(&counted, 1);
+}
+
+/* A forked child has the forking thread alone. */
+static void count_forking_thread_only(void)
+{
+	atomic_store(&counted, counted_here ? 1 : 0);
 }
 
 static void make_exit_key(void)
 {
 	exit_key_made = pthread_key_create(&exit_key, uncount_at_exit) == 0;
+	pthread_atfork(NULL, NULL, count_forking_thread_only);
 }
 
 void capture_threads_begin(void)

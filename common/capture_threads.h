@@ -14,7 +14,8 @@
  * the driver refused is taken back at its exit, if it was the one that
  * counted the thread. A thread that exits while counted is uncounted then
  * (its capture can no longer end), so that one stray thread does not keep
- * every later fence from being waited for.
+ * every later fence from being waited for. A forked child counts the
+ * forking thread alone.
  */
 #ifndef UMKIT_CAPTURE_THREADS_H
 #define UMKIT_CAPTURE_THREADS_H

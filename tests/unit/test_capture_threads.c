@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <sys/wait.h>
 
 #include "capture_threads.h"
 
@@ -52,6 +53,14 @@ static void *begin_and_exit(void *arg)
 	return NULL;
 }
 
+static void *begin_end_and_exit(void *arg)
+{
+	(void)arg;
+	capture_threads_begin();
+	capture_threads_end();
+	return NULL;
+}
+
 static void *begin_and_end(void *arg)
 {
 	pthread_barrier_t *both_counted = arg;
@@ -68,6 +77,55 @@ static void thread_exiting_inside_its_capture_is_uncounted(void **state)
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, begin_and_exit, NULL), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_false(capture_threads_any());
+}
+
+/* Uncounted once: at its end, not again at its exit, which would leave
+ * the count below zero and the next capturing thread unseen. */
+static void thread_that_ended_is_not_uncounted_at_exit(void **state)
+{
+	(void)state;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, begin_end_and_exit, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	capture_threads_begin();
+	assert_true(capture_threads_any());
+	capture_threads_end();
+	assert_false(capture_threads_any());
+}
+
+static void *begin_and_wait(void *arg)
+{
+	pthread_barrier_t *barrier = arg;
+	capture_threads_begin();
+	pthread_barrier_wait(barrier); /* counted */
+	pthread_barrier_wait(barrier); /* the main thread forked */
+	capture_threads_end();
+	return NULL;
+}
+
+/* A forked child has the forking thread alone: another thread's capture
+ * is not its own. */
+static void forked_child_counts_the_forking_thread_alone(void **state)
+{
+	(void)state;
+	pthread_barrier_t barrier;
+	pthread_barrier_init(&barrier, NULL, 2);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, begin_and_wait, &barrier), 0);
+	pthread_barrier_wait(&barrier);
+	assert_true(capture_threads_any());
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(capture_threads_any() ? 1 : 0);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	pthread_barrier_wait(&barrier);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	pthread_barrier_destroy(&barrier);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_false(capture_threads_any());
 }
 
@@ -95,7 +153,9 @@ int main(void)
 		cmocka_unit_test(refused_beginning_taken_back_only_if_it_counted),
 		cmocka_unit_test(refused_after_end_changes_nothing),
 		cmocka_unit_test(thread_exiting_inside_its_capture_is_uncounted),
+		cmocka_unit_test(thread_that_ended_is_not_uncounted_at_exit),
 		cmocka_unit_test(threads_counted_apart),
+		cmocka_unit_test(forked_child_counts_the_forking_thread_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
