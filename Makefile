@@ -144,21 +144,22 @@ $(BUILD)/bench/%: bench/%.cu bench/trials.h
 $(BUILD)/gpu-probes/%: tests/gpu/%.cu $(wildcard tests/gpu/*.h)
 	$(nvcc_program)
 
-# The plan fuzzer (tests/fuzz/README.md): libFuzzer, so clang; not part of
-# `make test`, which replays its corpus (tests/unit/test_fuzz_corpus.c,
-# built on the fuzzer's harness).
+# The fuzzers (tests/fuzz/README.md): libFuzzer, so clang; not part of
+# `make test`, which replays their corpora (tests/unit/test_fuzz_corpus.c,
+# built on the fuzzers' harnesses).
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC := $(foreach m,common plan replay,$(call src_portable,$(m))) $(SCHEMA_C)
-fuzz: $(BUILD)/fuzz/fuzz_plan $(BUILD)/fuzz/plan_sections
-$(BUILD)/fuzz/fuzz_plan: tests/fuzz/fuzz_plan.c tests/fuzz/plan_input.h $(FUZZ_SRC)
+FUZZ_HARNESSES := $(wildcard tests/fuzz/*_input.h)
+fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c)) $(BUILD)/fuzz/plan_sections
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/%_input.h $(FUZZ_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -O1 -g $(FUZZ_SAN) -Icommon -I. -DUMKIT_VERSION='"$(VERSION)"' \
 		-o $@ $< $(FUZZ_SRC) -lcjson $(LDLIBS_PORTABLE)
 $(BUILD)/fuzz/plan_sections: $(call obj,tests/fuzz/plan_sections.c) $(BUILD)/lib/libumkit_common.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_PORTABLE)
-$(BUILD)/tests/test_fuzz_corpus: tests/fuzz/plan_input.h
+$(BUILD)/tests/test_fuzz_corpus: $(FUZZ_HARNESSES)
 
 # The README's commands. Both install what they need first.
 deps:
