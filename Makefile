@@ -152,7 +152,8 @@ FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC := $(foreach m,common plan replay,$(call src_portable,$(m))) $(SCHEMA_C)
 FUZZ_HARNESSES := $(wildcard tests/fuzz/*_input.h)
 fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c)) $(BUILD)/fuzz/plan_sections
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/%_input.h $(FUZZ_SRC)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/%_input.h $(FUZZ_SRC) \
+		$(wildcard $(foreach m,common plan replay,$(m)/*.h))
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -O1 -g $(FUZZ_SAN) -Icommon -I. -DUMKIT_VERSION='"$(VERSION)"' \
 		-o $@ $< $(FUZZ_SRC) -lcjson $(LDLIBS_PORTABLE)

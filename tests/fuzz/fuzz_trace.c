@@ -14,6 +14,11 @@ static void *image;
 static size_t image_len;
 static char scratch[512];
 
+static void remove_scratch(void)
+{
+	unlink(scratch);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n);
 
@@ -32,6 +37,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fclose(f);
 	image_len = (size_t)len;
 	snprintf(scratch, sizeof scratch, "%s/umkit-fuzz-trace-%d.db", tmp ? tmp : "/tmp", (int)getpid());
+	/* Here, not in the first input, where libFuzzer would call the abort
+	 * a crash. */
+	if (!(f = fopen(scratch, "wb")) || fclose(f) != 0) {
+		fprintf(stderr, "fuzz_trace: cannot write %s\n", scratch);
+		exit(1);
+	}
+	atexit(remove_scratch);
 	return 0;
 }
 
