@@ -372,6 +372,12 @@ int vital_build(const struct trace *t, const struct tensor_set *ts, const struct
 	if (!v->start_ns || !v->end_ns || !v->tv)
 		goto oom;
 	build_times(t, ts, v);
+	if (v->cycle_ns > VITAL_MAX_CYCLE_NS) {
+		um_errmsg(err, errlen, "%s: the planned iteration's kernels span %.0f s of GPU time (more than %.0f): "
+			  "not a trace umrec wrote", t->path, v->cycle_ns / 1e9, VITAL_MAX_CYCLE_NS / 1e9);
+		vital_free(v);
+		return -1;
+	}
 	if (build_uses(ts, a, v) || build_periods(ts, v) || build_block_hist(ts, v))
 		goto oom;
 	find_early_writes(t, ts, v);

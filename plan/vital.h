@@ -62,6 +62,12 @@ struct vital_tensor {
  * < 10 ms, < 100 ms, < 1 s, >= 1 s. */
 #define VITAL_BUCKETS 7
 
+/* The longest iteration planned, about 4.9 hours of GPU time: a trace
+ * whose kernel times span more in one iteration (a clock that jumped, a
+ * row edited by hand) is refused, since the schedule's arithmetic on
+ * unwrapped times would overflow on times far beyond it. */
+#define VITAL_MAX_CYCLE_NS (1ull << 44)
+
 struct vital {
 	uint32_t n_pos;
 	uint64_t *start_ns, *end_ns; /* [n_pos + 1]; start_ns[n_pos] = cycle_ns */
@@ -86,7 +92,8 @@ const char *vital_bucket_name(int b);
 
 /*
  * Computes uses, periods and deaths of every tensor of ts from the access
- * sets a. Returns 0, or -1 with err set (out of memory).
+ * sets a. Returns 0, or -1 with err set (out of memory, or an iteration
+ * longer than VITAL_MAX_CYCLE_NS).
  */
 int vital_build(const struct trace *t, const struct tensor_set *ts, const struct access_set *a,
 		struct vital *out, char *err, size_t errlen);

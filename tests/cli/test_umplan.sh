@@ -359,6 +359,10 @@ bad_row "UPDATE alloc SET address = -4096 WHERE id = 3" "allocation 3 has a rang
 	"negative address: refused"
 bad_row "PRAGMA foreign_keys = OFF; UPDATE alloc SET id = 0 WHERE id = 1" "allocation 0 has an id below 1" \
 	"allocation id 0: refused"
+# Found by the trace fuzzer (tests/fuzz/): kernel times far apart overflowed
+# the schedule's arithmetic.
+bad_row "UPDATE kernel SET end_ns = start_ns + (1 << 50)" "the planned iteration's kernels span" \
+	"kernels lasting days: refused"
 cp "$fixture" "$SCRATCH/times.db"
 sqlite3 "$SCRATCH/times.db" "UPDATE kernel SET start_ns = -9223372036854775807 WHERE seq % 5 = 0"
 run "$UMPLAN" "$SCRATCH/times.db" -q --check --json -o "$SCRATCH/times.bin"
