@@ -61,12 +61,14 @@ static void *begin_end_and_exit(void *arg)
 	return NULL;
 }
 
-static void *begin_and_end(void *arg)
+/* Begins a capture, then waits twice at the barrier (once counted, once
+ * the main thread has looked) before it ends it. */
+static void *begin_wait_and_end(void *arg)
 {
-	pthread_barrier_t *both_counted = arg;
+	pthread_barrier_t *barrier = arg;
 	capture_threads_begin();
-	pthread_barrier_wait(both_counted);
-	pthread_barrier_wait(both_counted); /* the main thread looked */
+	pthread_barrier_wait(barrier);
+	pthread_barrier_wait(barrier);
 	capture_threads_end();
 	return NULL;
 }
@@ -94,16 +96,6 @@ static void thread_that_ended_is_not_uncounted_at_exit(void **state)
 	assert_false(capture_threads_any());
 }
 
-static void *begin_and_wait(void *arg)
-{
-	pthread_barrier_t *barrier = arg;
-	capture_threads_begin();
-	pthread_barrier_wait(barrier); /* counted */
-	pthread_barrier_wait(barrier); /* the main thread forked */
-	capture_threads_end();
-	return NULL;
-}
-
 /* A forked child has the forking thread alone: another thread's capture
  * is not its own. */
 static void forked_child_counts_the_forking_thread_alone(void **state)
@@ -112,7 +104,7 @@ static void forked_child_counts_the_forking_thread_alone(void **state)
 	pthread_barrier_t barrier;
 	pthread_barrier_init(&barrier, NULL, 2);
 	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, begin_and_wait, &barrier), 0);
+	assert_int_equal(pthread_create(&t, NULL, begin_wait_and_end, &barrier), 0);
 	pthread_barrier_wait(&barrier);
 	assert_true(capture_threads_any());
 	pid_t child = fork();
@@ -135,7 +127,7 @@ static void threads_counted_apart(void **state)
 	pthread_barrier_t both_counted;
 	pthread_barrier_init(&both_counted, NULL, 2);
 	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, begin_and_end, &both_counted), 0);
+	assert_int_equal(pthread_create(&t, NULL, begin_wait_and_end, &both_counted), 0);
 	capture_threads_begin();
 	pthread_barrier_wait(&both_counted);
 	capture_threads_end(); /* the other thread is still counted */
