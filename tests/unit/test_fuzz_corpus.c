@@ -9,22 +9,6 @@
 #include "../fuzz/plan_input.h"
 #include "../fuzz/trace_input.h"
 
-static uint8_t *read_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long len = ftell(f);
-	assert_true(len >= 0);
-	rewind(f);
-	uint8_t *data = malloc((size_t)len + 1);
-	assert_non_null(data);
-	assert_int_equal(fread(data, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return data;
-}
-
 /* What a corpus file's name says its input does: "planned-", "loaded-"
  * and "seed-" ones make a plan, "refused-" ones are refused. */
 static bool named_to_plan(const char *path)
@@ -43,7 +27,7 @@ static void plan_corpus_loads_or_is_refused(void **state)
 	assert_int_equal(glob("tests/fuzz/corpus/plan/*", 0, NULL, &g), 0);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		size_t n;
-		uint8_t *data = read_all(g.gl_pathv[i], &n);
+		uint8_t *data = test_read_file(g.gl_pathv[i], &n);
 		if (plan_input_run(data, n, t) != named_to_plan(g.gl_pathv[i]))
 			fail_msg("%s: %s", g.gl_pathv[i], named_to_plan(g.gl_pathv[i]) ? "refused" : "loaded");
 		free(data);
@@ -57,14 +41,13 @@ static void trace_corpus_planned_or_refused(void **state)
 	(void)state;
 	char path[512], scratch[512];
 	size_t image_len;
-	uint8_t *image = read_all(test_fixture(path, sizeof path, "h100_mlp.db"), &image_len);
-	const char *tmp = getenv("TMPDIR");
-	snprintf(scratch, sizeof scratch, "%s/fuzz-trace-%d.db", tmp ? tmp : "/tmp", (int)getpid());
+	uint8_t *image = test_read_file(test_fixture(path, sizeof path, "h100_mlp.db"), &image_len);
+	test_path(scratch, sizeof scratch, "edited-trace.db");
 	glob_t g;
 	assert_int_equal(glob("tests/fuzz/corpus/trace/*", 0, NULL, &g), 0);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		size_t n;
-		uint8_t *data = read_all(g.gl_pathv[i], &n);
+		uint8_t *data = test_read_file(g.gl_pathv[i], &n);
 		if (trace_input_run(data, n, image, image_len, scratch) != named_to_plan(g.gl_pathv[i]))
 			fail_msg("%s: %s", g.gl_pathv[i], named_to_plan(g.gl_pathv[i]) ? "refused" : "planned");
 		free(data);

@@ -238,19 +238,6 @@ static void checker_catches_broken_plans(void **state)
 	planner_free(p);
 }
 
-static void *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	*len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *buf = malloc(*len ? *len : 1);
-	assert_int_equal(fread(buf, 1, *len, f), *len);
-	fclose(f);
-	return buf;
-}
-
 /* Plans path twice at capacity and checks the two files are identical. */
 static void assert_deterministic(const char *path, uint64_t capacity, const char *tag)
 {
@@ -265,7 +252,7 @@ static void assert_deterministic(const char *path, uint64_t capacity, const char
 	planner_free(a);
 	planner_free(b);
 	size_t n1, n2;
-	void *d1 = read_all(out1, &n1), *d2 = read_all(out2, &n2);
+	void *d1 = test_read_file(out1, &n1), *d2 = test_read_file(out2, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(d1, d2, n1);
 	free(d1);

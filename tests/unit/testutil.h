@@ -36,6 +36,24 @@ static inline const char *test_path(char *buf, size_t len, const char *name)
 	return buf;
 }
 
+/* The whole file at path, in a malloc'ed buffer (at least one byte) the
+ * caller frees; *len is its length. Fails the test when it cannot be read. */
+static inline void *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long end = ftell(f);
+	assert_true(end >= 0);
+	rewind(f);
+	*len = (size_t)end;
+	void *buf = malloc(*len ? *len : 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
 /* Directory holding the committed fixtures (tests/fixtures), from the
  * UMKIT_FIXTURES environment variable that tests/run.sh sets. */
 static inline const char *test_fixture(char *buf, size_t len, const char *name)
