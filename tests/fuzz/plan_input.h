@@ -24,28 +24,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "plan.h"
 #include "planfile.h"
 #include "plan/trace_load.h"
 #include "replay/dryrun.h"
-
-static uint32_t plan_input_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static bool plan_input_run(const uint8_t *data, size_t n, const struct trace *t)
 {
 	planfile_writer *w = planfile_writer_create();
 	if (!w)
 		return false;
-	for (size_t at = 0; n - at >= 8;) {
-		uint32_t id = plan_input_u32(data + at), len = plan_input_u32(data + at + 4);
-		at += 8;
-		if (len > n - at)
-			len = (uint32_t)(n - at);
-		planfile_writer_add(w, id, data + at, len); /* a repeated id is dropped */
-		at += len;
+	for (struct bytes_reader r = bytes_reader_init(data, n); r.len - r.pos >= 8;) {
+		uint32_t id = bytes_get_u32(&r), len = bytes_get_u32(&r);
+		if (len > r.len - r.pos)
+			len = (uint32_t)(r.len - r.pos);
+		/* a repeated id is dropped */
+		planfile_writer_add(w, id, bytes_get_raw(&r, len), len);
 	}
 	void *file;
 	size_t file_len;

@@ -6,13 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bytes.h"
 #include "planfile.h"
-
-static int put_u32(FILE *f, uint32_t v)
-{
-	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
-	return fwrite(b, 1, 4, f) == 4 ? 0 : -1;
-}
 
 int main(int argc, char **argv)
 {
@@ -26,18 +21,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "plan_sections: %s\n", err);
 		return 1;
 	}
-	FILE *out = fopen(argv[2], "wb");
-	int bad = !out;
-	for (size_t i = 0; !bad && i < planfile_section_count(p); i++) {
+	struct bytes_buf b = { 0 };
+	for (size_t i = 0; i < planfile_section_count(p); i++) {
 		uint32_t id = planfile_section_id(p, i);
 		size_t len;
 		const void *data = planfile_section(p, id, &len);
-		bad = put_u32(out, id) || put_u32(out, (uint32_t)len) || fwrite(data, 1, len, out) != len;
+		bytes_put_u32(&b, id);
+		bytes_put_u32(&b, (uint32_t)len);
+		bytes_put_raw(&b, data, len);
 	}
+	planfile_close(p);
+	FILE *out = fopen(argv[2], "wb");
+	int bad = b.oom || !out || fwrite(b.data, 1, b.len, out) != b.len;
 	if ((out && fclose(out) != 0) || bad) {
 		fprintf(stderr, "plan_sections: cannot write %s\n", argv[2]);
 		bad = 1;
 	}
-	planfile_close(p);
+	bytes_buf_free(&b);
 	return bad;
 }
