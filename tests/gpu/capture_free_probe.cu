@@ -46,7 +46,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <pthread.h>
-#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -72,11 +71,6 @@ static void step(cudaStream_t s, int k)
 {
 	for (int b = 0; b < BUFFERS; b++)
 		bump_on(s, buf[b], (unsigned)(k * BUFFERS + b));
-}
-
-static void CUDART_CB sleep_200ms(void *)
-{
-	usleep(200000);
 }
 
 // realloc-busy, before the capture: the witness gets a copy of doomed

@@ -34,11 +34,6 @@ __global__ void copy(const u8 *from, u8 *to, size_t n)
 		to[i] = from[i];
 }
 
-static void CUDART_CB sleep_200ms(void *)
-{
-	usleep(200000);
-}
-
 static size_t count(const u8 *h, size_t n, u8 v)
 {
 	size_t c = 0;

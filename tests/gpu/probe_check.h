@@ -1,13 +1,16 @@
 /*
  * probe_check.h: what the GPU checks' CUDA probes (tests/gpu/*.cu) share:
  * CHECK(call), which prints the failed call and its error and exits 2, so
- * that a probe's own set-up failing is never read as the case it tests.
+ * that a probe's own set-up failing is never read as the case it tests;
+ * and sleep_200ms, a host function that holds a stream up, so that work
+ * queued behind it is still pending when the probe frees its memory.
  */
 #ifndef UMKIT_PROBE_CHECK_H
 #define UMKIT_PROBE_CHECK_H
 
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -19,5 +22,10 @@
 			exit(2);                                                     \
 		}                                                                    \
 	} while (0)
+
+static void CUDART_CB sleep_200ms(void *)
+{
+	usleep(200000);
+}
 
 #endif
