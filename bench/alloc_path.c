@@ -148,7 +148,8 @@ int main(int argc, char **argv)
 	engine *e = plan ? engine_create(&cfg, &x, err, sizeof err) : NULL;
 	if (plan && !e)
 		fprintf(stderr, "alloc_path: %s\n", err);
-	struct arena_backend backend = { NULL, map, unmap, fence_record, fence_done, fence_wait };
+	struct arena_backend backend = { .map = map, .unmap = unmap, .fence_record = fence_record,
+					 .fence_done = fence_done, .fence_wait = fence_wait };
 	arena *a = arena_create(NULL, &backend);
 	uint64_t *address = calloc(max_id + 1, sizeof *address);
 	touched = touch_bytes ? calloc(1, touch_bytes) : NULL;

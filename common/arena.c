@@ -42,7 +42,9 @@
  * under the lock, so a backend never sees two calls at once. Only when the
  * backend cannot wait (the driver refused) does a fence decide: the range
  * stays free, and the allocation takes the first range in placement order
- * whose fence completed, else a new segment.
+ * whose fence completed, else a new segment. Should that fail too, the
+ * backend's last resort may wait for every fence (fence_wait_all), and
+ * the allocation is tried once more.
  *
  * Growth. When nothing fits, a segment is mapped: segment_bytes, or the
  * request itself when larger (its own segment), or what the cap still
@@ -117,6 +119,7 @@ struct arena {
 	uint64_t segments_mapped; /* ever: the next segment's ordinal */
 	uint64_t frees;           /* ever: the next free's free_seq */
 	uint64_t fence_done_upto; /* every fence up to this token completed */
+	uint64_t newest_fence;    /* the token of the latest free's fence */
 	struct arena_stats stats;
 	/* Every address ever mapped lies in [span_lo, span_hi). Lookups run for
 	 * every parameter word of every kernel launch, and nearly all words are
@@ -192,6 +195,23 @@ static bool fence_settle(arena *a, uint64_t token, bool *waited)
 		return false;
 	}
 	a->fence_done_upto = token;
+	*waited = true;
+	return true;
+}
+
+/* The backend's last resort, for an allocation about to fail after a
+ * fence the backend would not wait for: a wait for every fence made so
+ * far (arena_backend.fence_wait_all). True when they all completed. */
+static bool last_resort(arena *a, bool *waited)
+{
+	if (!a->backend.fence_wait_all || a->newest_fence <= a->fence_done_upto)
+		return false;
+	if (!a->backend.fence_wait_all(a->backend.ctx)) {
+		a->stats.fence_refusals++;
+		return false;
+	}
+	a->fence_done_upto = a->newest_fence;
+	a->stats.last_resort_waits++;
 	*waited = true;
 	return true;
 }
@@ -611,6 +631,7 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 	bool small = served <= a->small_threshold;
 	pthread_mutex_lock(&a->lock);
 	bool waited = false;
+	uint64_t refusals = a->stats.fence_refusals;
 	struct range *r = take(a, served, small, false, &waited);
 	if (r && !fence_settle(a, r->fence, &waited)) {
 		/* The GPU may still use the range, and the backend could not wait
@@ -619,6 +640,8 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 		release_range(a, r, r->fence, r->free_seq);
 		r = take(a, served, small, true, &waited);
 	}
+	if (!r && a->stats.fence_refusals > refusals && last_resort(a, &waited))
+		r = take(a, served, small, false, &waited);
 	if (!r) {
 		a->stats.failed_allocs++;
 		a->stats.fence_waits += waited;
@@ -672,6 +695,7 @@ int arena_free(arena *a, uint64_t address, struct arena_alloc *out)
 	a->stats.live_allocs--;
 	a->stats.live_bytes -= r->size;
 	uint64_t fence = a->backend.fence_record(a->backend.ctx);
+	a->newest_fence = fence;
 	release_range(a, r, fence, ++a->frees);
 	pthread_mutex_unlock(&a->lock);
 	return ARENA_OK;

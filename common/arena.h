@@ -63,6 +63,11 @@ struct arena_backend {
 	 * cannot wait (the driver refused), and the fence may not be done.
 	 * Only called after fence_done(token) returned false. */
 	bool (*fence_wait)(void *ctx, uint64_t token);
+	/* Optional: the last resort of an allocation that would fail after
+	 * fence_wait refused. Waits for every fence made so far, where
+	 * fence_wait judged the wait unsafe but not impossible, and returns
+	 * true; false when it cannot either. */
+	bool (*fence_wait_all)(void *ctx);
 };
 
 struct arena_config {
@@ -97,7 +102,9 @@ void arena_destroy(arena *a);
  * or ARENA_ENOMEM (counted in failed_allocs). May block on a fence of an
  * earlier free. A range whose fence the backend cannot wait for is passed
  * over for the first range in placement order whose fence completed, else
- * a new segment; that placement is then not the deterministic one. */
+ * a new segment; that placement is then not the deterministic one. When
+ * that fails too, the backend's fence_wait_all (if any) may wait for every
+ * fence, and the allocation is tried once more. */
 int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out);
 
 /* Releases the allocation that starts at address and records a fence for it.
@@ -136,6 +143,8 @@ struct arena_stats {
 	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
 	uint64_t fence_waits;    /* allocations that had to wait for a fence */
 	uint64_t fence_refusals; /* waits for a fence the backend could not make */
+	uint64_t last_resort_waits; /* allocations that failed until the backend
+				       waited for every fence (fence_wait_all) */
 	uint64_t segments;
 };
 void arena_get_stats(arena *a, struct arena_stats *out);

@@ -17,6 +17,9 @@ struct um_alloc_stats {
 	uint64_t fence_refusals; /* waits for a fence not made (a capture under
 				    way, or the driver refused): the range
 				    stayed free, or its segment mapped */
+	uint64_t last_resort_waits; /* allocations that would have failed so,
+				       served after a synchronize made as the
+				       last resort (um_backend.c) */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
 };

@@ -143,6 +143,7 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->fence_waits = as.fence_waits;
 	out->fence_wait_ns = um_backend_fence_wait_ns();
 	out->fence_refusals = as.fence_refusals;
+	out->last_resort_waits = as.last_resort_waits;
 	out->one_stream = !um_backend_multi_stream();
 }
 

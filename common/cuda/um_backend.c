@@ -265,17 +265,14 @@ static void event_wait(void *ctx, void *event)
 	cudart_get()->EventSynchronize(event);
 }
 
-/* Whether a graph capture may be under way in the process. A synchronize
- * made then fails and breaks the capture, whichever thread makes it, in
- * whichever mode either thread is (on the H200:
- * bench/results/2026-11-29/s46/sync_in_capture.log). Known when the
- * callbacks saw captures begin: a stream the fences know captures, or a
- * per-thread default stream does. Not known while launches go unseen, but
- * an allocation or free outside the global capture mode may come from
- * inside a capture (capture_mode_global), and is taken to. */
-static bool capture_under_way(void)
+/* Whether a graph capture the callbacks saw begin may be under way: a
+ * stream the fences know captures, or a per-thread default stream does.
+ * A synchronize made then fails and breaks the capture, whichever thread
+ * makes it, in whichever mode either thread is (on the H200:
+ * bench/results/2026-11-29/s46/sync_in_capture.log). */
+static bool capture_seen_under_way(void)
 {
-	if (capture_threads_any() || !capture_mode_global())
+	if (capture_threads_any())
 		return true;
 	if (!capture_watching())
 		return false;
@@ -291,14 +288,23 @@ static bool capture_under_way(void)
 	return false;
 }
 
+/* Set while the arena's last resort synchronizes (fence_wait_all); like
+ * the ring, only touched under the arena's lock. */
+static bool last_resort;
+
 /* A synchronize is not made while a capture may be under way (it would
  * break it), and one the driver refuses waits for nothing: either way the
  * fence stays pending, and the arena takes other memory. The first
- * refusal is reported, as the program may then see its capture fail. */
+ * refusal is reported, as the program may then see its capture fail.
+ * Besides the captures seen, one is suspected where the callbacks cannot
+ * see it begin (launches unseen): an allocation or free outside the
+ * global capture mode may come from inside a capture
+ * (capture_mode_global), as PyTorch's allocator's do, and is taken to,
+ * except by the last resort. */
 static bool sync_context(void *ctx)
 {
 	static bool reported;
-	if (capture_under_way())
+	if (capture_seen_under_way() || (!last_resort && !capture_mode_global()))
 		return false;
 	CUresult r = cuCtxSynchronize();
 	if (r == CUDA_SUCCESS)
@@ -418,6 +424,24 @@ static bool fence_wait(void *ctx, uint64_t token)
 	return fence_ring_wait(&ring, token);
 }
 
+/* The arena's last resort, before an allocation fails: a synchronize
+ * even where only the calling thread's capture mode suggested a capture.
+ * A program may leave the global mode for good and never capture; its
+ * fences that wait for a synchronize would otherwise never complete, and
+ * the arena would grow to its cap and fail. Not made while a capture the
+ * callbacks saw begin is under way. Inside a capture they did not see,
+ * the driver refuses it and the capture breaks: the allocation was
+ * failing anyway. */
+static bool fence_wait_all(void *ctx)
+{
+	last_resort = true;
+	bool synced = fence_ring_sync(&ring);
+	last_resort = false;
+	um_debug("freed memory waited for: a synchronize as the last resort of an allocation, %s",
+		 synced ? "made" : "not made");
+	return synced;
+}
+
 static int map(void *ctx, uint64_t bytes, uint64_t *base)
 {
 	const struct cudart *rt = cudart_get();
@@ -457,4 +481,5 @@ void um_backend_init(struct arena_backend *b, bool managed)
 	b->fence_record = fence_record;
 	b->fence_done = fence_done;
 	b->fence_wait = fence_wait;
+	b->fence_wait_all = fence_wait_all;
 }

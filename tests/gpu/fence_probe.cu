@@ -8,7 +8,8 @@
 // on the default stream; the reader must still see A's 0x11.
 //
 // Usage: fence_probe CASE, CASE one of copy-only, many-streams,
-// reused-handle, two-threads, double-free, stream-churn, value-write.
+// reused-handle, two-threads, double-free, stream-churn, relaxed-churn,
+// value-write.
 // Prints "CASE: ok" or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets
 // every case right.
 #include <cstdio>
@@ -222,6 +223,50 @@ static int stream_churn()
 	return 0;
 }
 
+// A thread that leaves the global capture mode for good and never
+// captures, as a program may: its mode is also the one sign of a capture
+// that an idle replay has, where a synchronize would break the capture,
+// so its frees' fences wait for a synchronize the tools will not make
+// from it. Each round allocates 64 MiB, fills them on the default stream,
+// has a slow kernel on a non-blocking stream copy their first 4 KiB out,
+// and frees them: 10 GiB in all, more than the GPU checks' 8G cap, so the
+// arena must reuse freed memory, and only once each copy is done.
+static int relaxed_churn()
+{
+	const int rounds = 160;
+	const size_t slice = 4096;
+	cudaStreamCaptureMode relaxed = cudaStreamCaptureModeRelaxed;
+	CHECK(cudaThreadExchangeStreamCaptureMode(&relaxed));
+	cudaStream_t s;
+	cudaEvent_t filled;
+	u8 *to, *h;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaEventCreateWithFlags(&filled, cudaEventDisableTiming));
+	CHECK(cudaMalloc(&to, rounds * slice));
+	CHECK(cudaMallocHost(&h, rounds * slice));
+	for (int i = 0; i < rounds; i++) {
+		u8 *x;
+		cudaError_t e = cudaMalloc(&x, N);
+		if (e != cudaSuccess) {
+			printf("relaxed-churn: BAD (round %d of %d: cudaMalloc %s)\n", i + 1, rounds, cudaGetErrorName(e));
+			return 1;
+		}
+		CHECK(cudaMemsetAsync(x, i + 1, N, cudaStreamLegacy));
+		CHECK(cudaEventRecord(filled, cudaStreamLegacy));
+		CHECK(cudaStreamWaitEvent(s, filled, 0));
+		slow_copy<<<1, 256, 0, s>>>(x, to + i * slice, slice, 2000000);
+		CHECK(cudaFree(x));
+	}
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMemcpy(h, to, rounds * slice, cudaMemcpyDefault));
+	int bad = 0;
+	for (int i = 0; i < rounds; i++)
+		bad += count(h + i * slice, slice, (u8)(i + 1)) != slice;
+	printf("relaxed-churn: %s (%d rounds of 64 MiB in relaxed capture mode, %d read the next owner's bytes)\n",
+	       bad ? "BAD" : "ok", rounds, bad);
+	return bad != 0;
+}
+
 // Stream memory operations (which the driver refuses on managed memory,
 // so this case runs on plain device memory: umrec --no-managed). Stream s
 // gets only those: a wait on a host word that a second thread sets after
@@ -304,11 +349,12 @@ int main(int argc, char **argv)
 	} cases[] = {
 		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
 		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
-		{ "value-write", value_write },
+		{ "relaxed-churn", relaxed_churn }, { "value-write", value_write },
 	};
 	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
 		if (strcmp(argv[1], cases[i].name) == 0)
 			return cases[i].run();
-	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn|value-write\n");
+	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn|"
+			"relaxed-churn|value-write\n");
 	return 2;
 }

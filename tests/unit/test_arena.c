@@ -37,6 +37,8 @@ struct fake {
 	bool refuse_waits;     /* fence_wait cannot wait (a refused synchronize) */
 	uint64_t refuse_from;  /* fence_wait completes the fences before this
 				  one, then cannot wait (0: off) */
+	bool wait_all_ok;      /* fence_wait_all can wait (when given) */
+	size_t wait_alls;      /* fence_wait_all calls */
 	size_t waits;          /* fence_wait calls */
 	size_t needless_waits; /* fence_wait on a fence already done */
 	uint64_t last_wait;
@@ -121,6 +123,16 @@ static bool fake_fence_wait(void *ctx, uint64_t token)
 	return true;
 }
 
+static bool fake_fence_wait_all(void *ctx)
+{
+	struct fake *f = ctx;
+	f->wait_alls++;
+	if (!f->wait_all_ok)
+		return false;
+	f->done_upto = f->last_token;
+	return true;
+}
+
 static struct fake *fake_new(void)
 {
 	struct fake *f = calloc(1, sizeof *f);
@@ -131,8 +143,9 @@ static struct fake *fake_new(void)
 
 static struct arena_backend fake_backend(struct fake *f)
 {
-	return (struct arena_backend){ f, fake_map_fn, fake_unmap_fn, fake_fence_record,
-				       fake_fence_done, fake_fence_wait };
+	return (struct arena_backend){ .ctx = f, .map = fake_map_fn, .unmap = fake_unmap_fn,
+				       .fence_record = fake_fence_record, .fence_done = fake_fence_done,
+				       .fence_wait = fake_fence_wait };
 }
 
 static arena *arena_over(struct fake *f, uint64_t max_bytes, uint64_t segment_bytes)
@@ -629,6 +642,52 @@ static void range_not_waited_for_is_not_given_out_under_the_cap(void **state)
 	f->refuse_waits = false;
 	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_OK);
 	assert_int_equal(f->unmaps, 2);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
+/* The backend's last resort (fence_wait_all) is asked only by an
+ * allocation that would fail after a refused wait; when it waits, the
+ * allocation takes the memory it freed. */
+static void last_resort_serves_an_allocation_refused_waits_would_fail(void **state)
+{
+	struct fake *f = fake_new();
+	struct arena_config cfg = { .max_bytes = 12 * MiB, .segment_bytes = 4 * MiB };
+	struct arena_backend b = fake_backend(f);
+	b.fence_wait_all = fake_fence_wait_all;
+	arena *a = arena_create(&cfg, &b);
+	assert_non_null(a);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB);
+	free_ok(a, x);
+	f->refuse_waits = true;
+	/* Room under the cap: a new segment, no last resort. */
+	uint64_t y = alloc_ok(a, 4 * MiB);
+	assert_true(y != x);
+	assert_int_equal(f->wait_alls, 0);
+
+	/* The cap reached: the last resort, refused, then granted. */
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 4 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->wait_alls, 1);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.last_resort_waits, 0);
+	/* x's fence: for the new segment, then for its range and its idle
+	 * segment; then the last resort. */
+	assert_int_equal(st.fence_refusals, 4);
+	f->wait_all_ok = true;
+	assert_int_equal(alloc_ok(a, 4 * MiB), x);
+	assert_int_equal(f->wait_alls, 2);
+	arena_get_stats(a, &st);
+	assert_int_equal(st.last_resort_waits, 1);
+	assert_int_equal(st.fence_waits, 1);
+	assert_int_equal(st.failed_allocs, 1);
+
+	/* Full of live memory, no wait refused: it fails without asking. */
+	assert_int_equal(arena_alloc(a, 4 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->wait_alls, 2);
 	assert_false(f->bad_call);
 	arena_destroy(a);
 	free(f);
@@ -1301,6 +1360,7 @@ int main(void)
 		cmocka_unit_test(range_not_waited_for_is_passed_over),
 		cmocka_unit_test(idle_segment_not_waited_for_is_kept_with_its_neighbours),
 		cmocka_unit_test(range_not_waited_for_is_not_given_out_under_the_cap),
+		cmocka_unit_test(last_resort_serves_an_allocation_refused_waits_would_fail),
 		cmocka_unit_test(stats_follow_the_calls),
 		cmocka_unit_test(destroy_unmaps_every_segment),
 		cmocka_unit_test(foreach_live_goes_in_address_order),

@@ -30,7 +30,8 @@ static bool fence_wait(void *ctx, uint64_t token) { return true; }
 static arena *new_arena(void)
 {
 	struct arena_config cfg = { 0 };
-	struct arena_backend b = { NULL, map_fn, unmap_fn, fence_record, fence_done, fence_wait };
+	struct arena_backend b = { .map = map_fn, .unmap = unmap_fn, .fence_record = fence_record,
+				   .fence_done = fence_done, .fence_wait = fence_wait };
 	arena *a = arena_create(&cfg, &b);
 	assert_non_null(a);
 	return a;
