@@ -201,19 +201,17 @@ static bool fence_settle(arena *a, uint64_t token, bool *waited)
 
 /* The backend's last resort, for an allocation about to fail after a
  * fence the backend would not wait for: a wait for every fence made so
- * far (arena_backend.fence_wait_all). True when they all completed. */
-static bool last_resort(arena *a, bool *waited)
+ * far (arena_backend.fence_wait_all). True when the backend waited; the
+ * fences are still asked one by one, as ever, before a range is handed
+ * out. */
+static bool last_resort(arena *a)
 {
 	if (!a->backend.fence_wait_all || a->newest_fence <= a->fence_done_upto)
 		return false;
-	if (!a->backend.fence_wait_all(a->backend.ctx)) {
-		a->stats.fence_refusals++;
-		return false;
-	}
-	a->fence_done_upto = a->newest_fence;
-	a->stats.last_resort_waits++;
-	*waited = true;
-	return true;
+	if (a->backend.fence_wait_all(a->backend.ctx))
+		return true;
+	a->stats.fence_refusals++;
+	return false;
 }
 
 static struct arena_tree *free_index_of(arena *a, const struct region *region)
@@ -625,6 +623,22 @@ void arena_destroy(arena *a)
 	free(a);
 }
 
+/* The range placement picks for served bytes, its fence completed; or,
+ * when the backend cannot wait for that fence, the first in placement
+ * order whose fence did, else a new segment; NULL when none fits. */
+static struct range *take_settled(arena *a, uint64_t served, bool small, bool *waited)
+{
+	struct range *r = take(a, served, small, false, waited);
+	if (r && !fence_settle(a, r->fence, waited)) {
+		/* The GPU may still use the range, and the backend could not wait
+		 * (the driver refused a synchronize, inside a graph capture): it
+		 * stays free, and memory no work can use serves this. */
+		release_range(a, r, r->fence, r->free_seq);
+		r = take(a, served, small, true, waited);
+	}
+	return r;
+}
+
 int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 {
 	uint64_t served = served_size(size);
@@ -632,16 +646,12 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 	pthread_mutex_lock(&a->lock);
 	bool waited = false;
 	uint64_t refusals = a->stats.fence_refusals;
-	struct range *r = take(a, served, small, false, &waited);
-	if (r && !fence_settle(a, r->fence, &waited)) {
-		/* The GPU may still use the range, and the backend could not wait
-		 * (the driver refused a synchronize, inside a graph capture): it
-		 * stays free, and memory no work can use serves this. */
-		release_range(a, r, r->fence, r->free_seq);
-		r = take(a, served, small, true, &waited);
+	struct range *r = take_settled(a, served, small, &waited);
+	if (!r && a->stats.fence_refusals > refusals && last_resort(a)) {
+		waited = true;
+		r = take_settled(a, served, small, &waited);
+		a->stats.last_resort_waits += r != NULL;
 	}
-	if (!r && a->stats.fence_refusals > refusals && last_resort(a, &waited))
-		r = take(a, served, small, false, &waited);
 	if (!r) {
 		a->stats.failed_allocs++;
 		a->stats.fence_waits += waited;

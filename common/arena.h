@@ -64,9 +64,10 @@ struct arena_backend {
 	 * Only called after fence_done(token) returned false. */
 	bool (*fence_wait)(void *ctx, uint64_t token);
 	/* Optional: the last resort of an allocation that would fail after
-	 * fence_wait refused. Waits for every fence made so far, where
+	 * fence_wait refused in it. Waits for every fence made so far, where
 	 * fence_wait judged the wait unsafe but not impossible, and returns
-	 * true; false when it cannot either. */
+	 * true; false when it cannot either. The arena then asks fence_done
+	 * before it hands a range out, as ever. */
 	bool (*fence_wait_all)(void *ctx);
 };
 
@@ -143,7 +144,7 @@ struct arena_stats {
 	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
 	uint64_t fence_waits;    /* allocations that had to wait for a fence */
 	uint64_t fence_refusals; /* waits for a fence the backend could not make */
-	uint64_t last_resort_waits; /* allocations that failed until the backend
+	uint64_t last_resort_waits; /* allocations served only once the backend
 				       waited for every fence (fence_wait_all) */
 	uint64_t segments;
 };

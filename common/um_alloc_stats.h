@@ -16,7 +16,8 @@ struct um_alloc_stats {
 	uint64_t fence_wait_ns;  /* time blocked in fences (those waits, and a full ring) */
 	uint64_t fence_refusals; /* waits for a fence not made (a capture under
 				    way, or the driver refused): the range
-				    stayed free, or its segment mapped */
+				    stayed free, or its segment mapped, or
+				    (the last resort's) the allocation failed */
 	uint64_t last_resort_waits; /* allocations that would have failed so,
 				       served after a synchronize made as the
 				       last resort (um_backend.c) */

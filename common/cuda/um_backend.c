@@ -429,9 +429,9 @@ static bool fence_wait(void *ctx, uint64_t token)
  * A program may leave the global mode for good and never capture; its
  * fences that wait for a synchronize would otherwise never complete, and
  * the arena would grow to its cap and fail. Not made while a capture the
- * callbacks saw begin is under way. Inside a capture they did not see,
- * the driver refuses it and the capture breaks: the allocation was
- * failing anyway. */
+ * callbacks saw begin is under way. A capture they did not see, on this
+ * thread or another, makes the driver refuse it and breaks: the price of
+ * not failing the allocation of a program that does not capture. */
 static bool fence_wait_all(void *ctx)
 {
 	last_resort = true;

@@ -38,6 +38,8 @@ struct fake {
 	uint64_t refuse_from;  /* fence_wait completes the fences before this
 				  one, then cannot wait (0: off) */
 	bool wait_all_ok;      /* fence_wait_all can wait (when given) */
+	bool wait_all_false;   /* ...but completes nothing: a backend whose
+				  word is wrong */
 	size_t wait_alls;      /* fence_wait_all calls */
 	size_t waits;          /* fence_wait calls */
 	size_t needless_waits; /* fence_wait on a fence already done */
@@ -129,7 +131,8 @@ static bool fake_fence_wait_all(void *ctx)
 	f->wait_alls++;
 	if (!f->wait_all_ok)
 		return false;
-	f->done_upto = f->last_token;
+	if (!f->wait_all_false)
+		f->done_upto = f->last_token;
 	return true;
 }
 
@@ -647,17 +650,23 @@ static void range_not_waited_for_is_not_given_out_under_the_cap(void **state)
 	free(f);
 }
 
+static arena *arena_with_last_resort(struct fake *f, uint64_t max_bytes, uint64_t segment_bytes)
+{
+	struct arena_config cfg = { .max_bytes = max_bytes, .segment_bytes = segment_bytes };
+	struct arena_backend b = fake_backend(f);
+	b.fence_wait_all = fake_fence_wait_all;
+	arena *a = arena_create(&cfg, &b);
+	assert_non_null(a);
+	return a;
+}
+
 /* The backend's last resort (fence_wait_all) is asked only by an
  * allocation that would fail after a refused wait; when it waits, the
  * allocation takes the memory it freed. */
 static void last_resort_serves_an_allocation_refused_waits_would_fail(void **state)
 {
 	struct fake *f = fake_new();
-	struct arena_config cfg = { .max_bytes = 12 * MiB, .segment_bytes = 4 * MiB };
-	struct arena_backend b = fake_backend(f);
-	b.fence_wait_all = fake_fence_wait_all;
-	arena *a = arena_create(&cfg, &b);
-	assert_non_null(a);
+	arena *a = arena_with_last_resort(f, 12 * MiB, 4 * MiB);
 	uint64_t x = alloc_ok(a, 4 * MiB);
 	alloc_ok(a, 4 * MiB);
 	free_ok(a, x);
@@ -685,9 +694,58 @@ static void last_resort_serves_an_allocation_refused_waits_would_fail(void **sta
 	assert_int_equal(st.fence_waits, 1);
 	assert_int_equal(st.failed_allocs, 1);
 
-	/* Full of live memory, no wait refused: it fails without asking. */
+	/* A free after it is a fence like any other: refused, and the last
+	 * resort refused too, the range is not handed out. */
+	free_ok(a, x);
+	f->wait_all_ok = false;
 	assert_int_equal(arena_alloc(a, 4 * MiB, &out), ARENA_ENOMEM);
-	assert_int_equal(f->wait_alls, 2);
+	assert_int_equal(f->wait_alls, 3);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
+/* An allocation that fails with no wait refused in it (too big for what
+ * the cap leaves, fences pending or not) does not ask for the last
+ * resort. */
+static void last_resort_not_asked_without_a_refused_wait(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_with_last_resort(f, 8 * MiB, 4 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB);
+	free_ok(a, x); /* its fence pending */
+	f->refuse_waits = true;
+	f->wait_all_ok = true;
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->wait_alls, 0);
+	assert_int_equal(f->waits, 0);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
+/* The last resort's word is not taken for the fences': a backend that
+ * says it waited but completed nothing gets no range handed out, and the
+ * allocation is not counted as served by it. */
+static void last_resort_does_not_replace_the_fences(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_with_last_resort(f, 8 * MiB, 4 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB);
+	free_ok(a, x);
+	f->refuse_waits = true;
+	f->wait_all_ok = true;
+	f->wait_all_false = true;
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 4 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->wait_alls, 1);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.last_resort_waits, 0);
+	assert_int_equal(st.failed_allocs, 1);
 	assert_false(f->bad_call);
 	arena_destroy(a);
 	free(f);
@@ -1361,6 +1419,8 @@ int main(void)
 		cmocka_unit_test(idle_segment_not_waited_for_is_kept_with_its_neighbours),
 		cmocka_unit_test(range_not_waited_for_is_not_given_out_under_the_cap),
 		cmocka_unit_test(last_resort_serves_an_allocation_refused_waits_would_fail),
+		cmocka_unit_test(last_resort_not_asked_without_a_refused_wait),
+		cmocka_unit_test(last_resort_does_not_replace_the_fences),
 		cmocka_unit_test(stats_follow_the_calls),
 		cmocka_unit_test(destroy_unmaps_every_segment),
 		cmocka_unit_test(foreach_live_goes_in_address_order),
