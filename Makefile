@@ -172,7 +172,7 @@ ASAN_BUILD := $(BUILD)/asan
 test: deps
 	@$(MAKE) --no-print-directory WERROR=1 all unit-tests
 	@$(MAKE) --no-print-directory WERROR=1 BUILD=$(ASAN_BUILD) \
-		SAN='-fsanitize=address,undefined -fno-sanitize-recover=all' unit-tests
+		SAN='-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all' unit-tests
 	@tests/run.sh $(BUILD) $(ASAN_BUILD)
 
 demo: deps

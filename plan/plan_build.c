@@ -43,7 +43,7 @@ static int build_corr(const struct plan_build_input *in, struct plan *pl, const 
 	if (!blocks || !kb) {
 		free(blocks);
 		free(kb);
-		um_errmsg(err, errlen, "out of memory building correlation tables");
+		um_errmsg(err, errlen, "%s: out of memory building correlation tables", in->trace->path);
 		return -1;
 	}
 	uint64_t at = 0;
@@ -169,7 +169,7 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	free(plan_index);
 	return pl;
 oom:
-	um_errmsg(err, errlen, "out of memory building the plan");
+	um_errmsg(err, errlen, "%s: out of memory building the plan", in->trace->path);
 fail:
 	free(plan_index);
 	plan_destroy(pl);

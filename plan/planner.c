@@ -35,7 +35,7 @@ static int place_on_host(struct planner *p, char *err, size_t errlen)
 	p->host_bytes = host_choose(&p->tensors, &p->vital, &ho);
 	if (p->host_bytes == (uint64_t)-1) {
 		p->host_bytes = 0;
-		snprintf(err, errlen, "out of memory choosing what stays in host memory");
+		snprintf(err, errlen, "%s: out of memory choosing what stays in host memory", p->trace->path);
 		return -1;
 	}
 	if (!p->host_bytes)

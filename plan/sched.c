@@ -67,11 +67,13 @@ static int64_t start_at(const struct ctx *x, uint64_t u)
 	return (int64_t)vital_start_ns(x->v, u);
 }
 
+/* A transfer's time; INT64_MAX / 4, "never", when there is no link or the
+ * time would not fit the schedule's arithmetic. */
 static int64_t transfer_ns(uint64_t bytes, uint64_t bytes_per_s, uint64_t call_ns)
 {
-	if (!bytes_per_s)
-		return INT64_MAX / 4;
-	return (int64_t)(call_ns + (uint64_t)((double)bytes * 1e9 / (double)bytes_per_s));
+	const int64_t never = INT64_MAX / 4;
+	double ns = bytes_per_s ? (double)call_ns + (double)bytes * 1e9 / (double)bytes_per_s : (double)never;
+	return ns < (double)never ? (int64_t)ns : never;
 }
 
 /* Adds delta to one model's residency over offsets [from, to) of c, keeping

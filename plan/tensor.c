@@ -90,9 +90,8 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	s->of_alloc = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *s->of_alloc);
 	matched = calloc(t->n_allocs ? t->n_allocs : 1, 1);
 	touched = calloc(t->n_allocs ? t->n_allocs : 1, 1);
-	s->alloc_sizes = malloc((n_cur ? n_cur : 1) * sizeof *s->alloc_sizes);
 	if (n_cur == SIZE_MAX || n_prv == SIZE_MAX || !s->of_alloc || !matched || !touched ||
-	    !s->alloc_sizes)
+	    !(s->alloc_sizes = malloc((n_cur ? n_cur : 1) * sizeof *s->alloc_sizes)))
 		goto oom;
 	for (size_t i = 0; i < t->n_allocs; i++)
 		s->of_alloc[i] = TENSOR_NONE;

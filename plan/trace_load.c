@@ -228,6 +228,10 @@ static int check_alloc(struct loader *l, const struct trace_alloc *a)
 	return -1;
 }
 
+/* More memory than the allocations of any real run add up to, and little
+ * enough that the planner's residency sums cannot overflow. */
+#define TRACE_MAX_ALLOC_BYTES ((uint64_t)1 << 60)
+
 static int load_allocs(struct loader *l)
 {
 	void *rows;
@@ -235,9 +239,19 @@ static int load_allocs(struct loader *l)
 		      sizeof(struct trace_alloc), alloc_row, NULL, &rows, &l->t->n_allocs))
 		return -1;
 	l->t->allocs = rows;
-	for (size_t i = 0; i < l->t->n_allocs; i++)
+	uint64_t total = 0;
+	for (size_t i = 0; i < l->t->n_allocs; i++) {
 		if (check_alloc(l, &l->t->allocs[i]))
 			return -1;
+		total += l->t->allocs[i].reserved; /* each below 2^63: no wrap before the check */
+		if (total > TRACE_MAX_ALLOC_BYTES) {
+			um_errmsg(l->err, l->errlen,
+				  "%s: the allocations reserve more than 2^60 bytes in all (by allocation %lld): "
+				  "not a trace umrec wrote",
+				  l->t->path, (long long)l->t->allocs[i].id);
+			return -1;
+		}
+	}
 	return 0;
 }
 

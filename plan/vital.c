@@ -41,6 +41,13 @@ static uint64_t idle_between(const struct vital *v, uint64_t from_end, uint64_t 
 	return to_start > from_end ? to_start - from_end : 0;
 }
 
+/* ns - base when ns is later, else 0: the difference of two int64 times
+ * always fits a uint64, where their signed difference may overflow. */
+static uint64_t ns_since(int64_t ns, int64_t base)
+{
+	return ns > base ? (uint64_t)ns - (uint64_t)base : 0;
+}
+
 /* The iteration's time axis. GPU times where recorded; a kernel without
  * them starts when the previous one ended; an iteration without any GPU
  * time uses launch times. */
@@ -63,13 +70,13 @@ static void build_times(const struct trace *t, const struct tensor_set *ts, stru
 		const struct trace_kernel *kk = &t->kernels[ts->first + k];
 		uint64_t s, e;
 		if (!any_timed) {
-			s = kk->launch_ns > base ? (uint64_t)(kk->launch_ns - base) : 0;
+			s = ns_since(kk->launch_ns, base);
 			e = s;
 		} else if (kk->start_ns == TRACE_NS_NONE) {
 			s = e = prev_end;
 		} else {
-			s = kk->start_ns > base ? (uint64_t)(kk->start_ns - base) : 0;
-			e = kk->end_ns > base ? (uint64_t)(kk->end_ns - base) : 0;
+			s = ns_since(kk->start_ns, base);
+			e = ns_since(kk->end_ns, base);
 		}
 		if (s < prev_start)
 			s = prev_start;
@@ -88,8 +95,8 @@ static void build_times(const struct trace *t, const struct tensor_set *ts, stru
 	if (next < t->n_kernels) {
 		const struct trace_kernel *kk = &t->kernels[next];
 		int64_t ns = any_timed ? kk->start_ns : kk->launch_ns;
-		if (ns != TRACE_NS_NONE && ns > base && (uint64_t)(ns - base) > cycle)
-			cycle = (uint64_t)(ns - base);
+		if (ns != TRACE_NS_NONE && ns_since(ns, base) > cycle)
+			cycle = ns_since(ns, base);
 	}
 	if (cycle == 0)
 		cycle = 1; /* keeps unwrapped times increasing across cycles */
@@ -373,7 +380,7 @@ int vital_build(const struct trace *t, const struct tensor_set *ts, const struct
 		goto oom;
 	build_times(t, ts, v);
 	if (v->cycle_ns > VITAL_MAX_CYCLE_NS) {
-		um_errmsg(err, errlen, "%s: the planned iteration's kernels span %.0f s of GPU time (more than %.0f): "
+		um_errmsg(err, errlen, "%s: the planned iteration's kernels span %.0f s (more than %.0f): "
 			  "not a trace umrec wrote", t->path, v->cycle_ns / 1e9, VITAL_MAX_CYCLE_NS / 1e9);
 		vital_free(v);
 		return -1;

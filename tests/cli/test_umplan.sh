@@ -363,6 +363,10 @@ bad_row "PRAGMA foreign_keys = OFF; UPDATE alloc SET id = 0 WHERE id = 1" "alloc
 # the schedule's arithmetic.
 bad_row "UPDATE kernel SET end_ns = start_ns + (1 << 50)" "the planned iteration's kernels span" \
 	"kernels lasting days: refused"
+# Found by a review: sizes this large overflowed the schedule's residency
+# sums, and the plan made failed --check.
+bad_row "UPDATE alloc SET address = 4096 * id, size = 3 << 60 >> 2, reserved = 3 << 60 >> 2 WHERE id <= 5" \
+	"the allocations reserve more than 2^60 bytes in all (by allocation 2)" "allocations past 2^60 bytes: refused"
 cp "$fixture" "$SCRATCH/times.db"
 sqlite3 "$SCRATCH/times.db" "UPDATE kernel SET start_ns = -9223372036854775807 WHERE seq % 5 = 0"
 run "$UMPLAN" "$SCRATCH/times.db" -q --check --json -o "$SCRATCH/times.bin"

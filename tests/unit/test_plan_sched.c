@@ -365,6 +365,33 @@ static void one_link_for_both_directions(void **state)
 	planner_free(p);
 }
 
+/* A link so slow that a transfer's time would not fit the schedule's
+ * arithmetic (32 GiB tensors at 1 byte per second: 3.4e19 ns): the transfers
+ * take "never", and the plan keeps its properties. The conversion of that
+ * time was undefined behaviour before (UBSan's float-cast-overflow). */
+static void transfers_too_slow_to_time(void **state)
+{
+	struct synth_params sp;
+	char path[512];
+	synth_defaults(&sp);
+	sp.layers = 3;
+	sp.iterations = 3;
+	sp.min_bytes = sp.max_bytes = 32ULL << 30;
+	sp.device_memory = 1ULL << 40;
+	write_synth("slow_link.db", &sp, path, sizeof path);
+	struct planner_options o;
+	planner_options_default(&o);
+	o.capacity = test_unplanned_peak(path) / 2;
+	o.htod_bytes_per_s = o.dtoh_bytes_per_s = 1;
+	struct planner *p;
+	char err[512];
+	if (planner_run(path, &o, &p, err, sizeof err))
+		fail_msg("%s", err);
+	assert_true(p->plan->n_ops > 0);
+	assert_properties(p, "a link of 1 byte per second");
+	planner_free(p);
+}
+
 static void every_fixture_plans(void **state)
 {
 	glob_t g;
@@ -397,6 +424,7 @@ int main(void)
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
 		cmocka_unit_test(discards_only_when_capacity_binds),
 		cmocka_unit_test(one_link_for_both_directions),
+		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(every_fixture_plans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
