@@ -404,7 +404,9 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 			k.launch_ns = last_launch == INT64_MIN ? 0 : last_launch;
 		}
 		last_launch = k.launch_ns;
-		if (k.start_ns < 0 || k.end_ns == TRACE_NS_NONE || k.end_ns < k.start_ns) {
+		/* 0 is CUPTI's "not collected", which recorders before session 48
+		 * stored as a time (a forced flush of a kernel still queued). */
+		if (k.start_ns <= 0 || k.end_ns == TRACE_NS_NONE || k.end_ns < k.start_ns) {
 			t->untimed_kernels++;
 			k.start_ns = k.end_ns = TRACE_NS_NONE;
 		}

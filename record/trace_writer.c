@@ -650,8 +650,11 @@ static void apply(trace_writer *w, const struct ev *e)
 		bind_dims(st, 3, k->grid, k->block);
 		sqlite3_bind_int64(st, 9, k->shared_mem);
 		sqlite3_bind_int64(st, 10, k->stream_id);
-		bind_u64(st, 11, k->start_ns);
-		bind_u64(st, 12, k->end_ns);
+		/* CUPTI's 0 is a time it could not collect: a kernel row
+		 * then stays untimed, NULL, for a later record to fill. */
+		void (*bind_ns)(sqlite3_stmt *, int, uint64_t) = k->graph_id ? bind_u64 : bind_u64_or_null;
+		bind_ns(st, 11, k->start_ns);
+		bind_ns(st, 12, k->end_ns);
 		if (k->graph_id) {
 			sqlite3_bind_int64(st, 13, k->graph_id);
 			bind_u64(st, 14, k->graph_node_id);

@@ -517,6 +517,30 @@ static void activity_without_launch(void **state)
 	sqlite3_close(db);
 }
 
+/* CUPTI's 0 is a time it could not collect (a forced flush of a kernel
+ * still queued): the kernel stays untimed, NULL, and a later record with
+ * its times fills them in. */
+static void activity_without_times_stays_untimed(void **state)
+{
+	char path[512];
+	trace_writer *w = open_writer(path, sizeof path, "untimed.db", NULL);
+	int64_t k = trace_writer_intern(w, "queued");
+	launch(w, 500, 0, k, 5, NULL, 0);
+	launch(w, 600, 1, k, 6, NULL, 0);
+	activity(w, 500, k, 0, 0);
+	activity(w, 600, k, 0, 0);
+	activity(w, 600, k, 30, 40);
+	close_ok(w, 100);
+
+	sqlite3 *db = open_db(path);
+	assert_query(db, "SELECT group_concat(x, ' ') FROM (SELECT correlation_id || ':' || "
+			 "coalesce(start_ns, '-') || ':' || coalesce(end_ns, '-') AS x FROM kernel "
+			 "ORDER BY correlation_id)",
+		     "500:-:- 600:30:40");
+	assert_query(db, "SELECT coalesce((SELECT value FROM meta WHERE key = 'write_errors'), 'none')", "none");
+	sqlite3_close(db);
+}
+
 /* The kernels one graph launch ran share its correlation ID: each gets a
  * graph_kernel row, none a kernel row, and no write error. */
 static void graph_kernels_share_a_correlation_id(void **state)
@@ -916,6 +940,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(backpressure_bounds_queue),
 		cmocka_unit_test(views_on_hand_made_trace),
 		cmocka_unit_test(activity_without_launch),
+		cmocka_unit_test(activity_without_times_stays_untimed),
 		cmocka_unit_test(graph_kernels_share_a_correlation_id),
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
