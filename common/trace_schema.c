@@ -225,7 +225,21 @@ static int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_
 	return check_objects(db, version, name, err, errlen);
 }
 
-int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
+/* A recording killed while it closed the trace (switching it out of WAL
+ * mode) leaves a hot rollback journal, which a read-only connection cannot
+ * roll back. A read-write connection's first read does, as the sqlite3
+ * shell's would; the trace is then as it was before that switch. Returns
+ * whether it did. */
+static bool roll_back_hot_journal(const char *path)
+{
+	sqlite3 *db = NULL;
+	bool done = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+		    sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) == SQLITE_OK;
+	sqlite3_close(db);
+	return done;
+}
+
+static int open_validated(const char *path, bool may_roll_back, sqlite3 **out, char *err, size_t errlen)
 {
 	struct stat sb;
 	sqlite3 *db = NULL;
@@ -249,11 +263,19 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 		return -1;
 	}
 	if (trace_schema_validate(db, path, err, errlen) != 0) {
+		bool hot = sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
 		sqlite3_close(db);
+		if (hot && may_roll_back && roll_back_hot_journal(path))
+			return open_validated(path, false, out, err, errlen);
 		return -1;
 	}
 	*out = db;
 	return 0;
+}
+
+int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	return open_validated(path, true, out, err, errlen);
 }
 
 int trace_schema_meta(sqlite3 *db, const char *key, char *out, size_t outlen)

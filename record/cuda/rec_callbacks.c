@@ -220,11 +220,26 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	gate_leave(&rec_gate);
 }
 
+/* The CUPTI ID of a stream-ordered allocation's stream; 0 for any other
+ * allocation, or when CUPTI cannot name the stream. */
+static uint32_t alloc_stream_id(const char *api, CUstream stream)
+{
+	CUcontext ctx = NULL;
+	uint32_t id = 0;
+	if (strcmp(api, "cudaMallocAsync") != 0 || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+		return 0;
+	bool per_thread = stream == CU_STREAM_PER_THREAD;
+	if (cuptiGetStreamIdEx(ctx, per_thread ? NULL : stream, per_thread, &id) != CUPTI_SUCCESS)
+		return 0;
+	return id;
+}
+
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
 	if (!gate_enter(&rec_gate))
 		return;
-	struct trace_alloc t = { a->id, a->address, a->size, a->reserved, api, rec_now(), rec_tid(), 0 };
+	struct trace_alloc t = { a->id, a->address, a->size, a->reserved, api, rec_now(), rec_tid(),
+				 alloc_stream_id(api, stream) };
 	trace_writer_alloc(rec_writer, &t);
 	gate_leave(&rec_gate);
 }

@@ -487,8 +487,12 @@ for spec in "umrec $WORK/async.db" attached; do
 	same_output "$WORK/async.plain" "$WORK/async.$tool" || bad+=("$tool: other output")
 	! grep -q "PyTorch cannot capture" "$WORK/async.$tool.err" || bad+=("$tool: warned of the cache")
 done
+# The eager steps' allocations are the arena's, each with its stream.
+read -r n_async n_named < <(python3 -c 'import sqlite3, sys; print(*sqlite3.connect(sys.argv[1]).execute("SELECT count(*), count(stream_id) FROM alloc WHERE api = ?", ("cudaMallocAsync",)).fetchone())' "$WORK/async.db")
+[ "${n_async:-0}" -gt 0 ] && [ "$n_async" = "$n_named" ] ||
+	bad+=("umrec: ${n_named:-no} of ${n_async:-no} cudaMallocAsync rows name their stream")
 row "graphs: PyTorch on cudaMallocAsync" "$(verdict "[ $rc_plain -eq 0 ] && [ -n \"\$(losses $WORK/async.plain)\" ] && [ ${#bad[@]} -eq 0 ]")" \
-	"plain exit $rc_plain; ${bad[*]:-umrec and umreplay: same losses and checksum}"
+	"plain exit $rc_plain; ${bad[*]:-umrec and umreplay: same losses and checksum; $n_named of $n_async cudaMallocAsync rows name their stream}"
 
 # torch.compile's reduce-overhead mode replays CUDA graphs of the compiled
 # loss once warmed up (its own capture, not the example's): recorded with

@@ -1,6 +1,9 @@
 /* Unit tests for trace_schema: creating a trace and the planner's validator. */
 #include "testutil.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <sqlite3.h>
 
 #include "trace_schema.h"
@@ -51,6 +54,39 @@ static void fresh_trace_validates(void **state)
 	assert_int_not_equal(sqlite3_exec(db, "INSERT INTO meta VALUES ('x', 'y')", NULL, NULL, NULL),
 			     SQLITE_OK);
 	sqlite3_close(db);
+}
+
+/* A recording killed while it switched the trace out of WAL mode leaves a
+ * hot rollback journal, which a read-only connection cannot roll back:
+ * the open rolls it back, and the trace is as before the interrupted
+ * transaction. */
+static void hot_journal_rolled_back(void **state)
+{
+	char path[512], journal[600], err[256] = "", value[16];
+	make_trace(path, sizeof path, "hot.db", NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sqlite3 *db;
+		if (sqlite3_open(path, &db) != SQLITE_OK ||
+		    sqlite3_exec(db, "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 1; BEGIN; "
+				     "INSERT INTO meta VALUES ('hot', zeroblob(200000)); "
+				     "INSERT INTO meta VALUES ('hot2', zeroblob(200000))",
+				 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(1);
+		kill(getpid(), SIGKILL);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	snprintf(journal, sizeof journal, "%s-journal", path);
+	assert_int_equal(access(journal, F_OK), 0);
+
+	sqlite3 *db;
+	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
+	assert_int_equal(trace_schema_meta(db, "hot", value, sizeof value), 0);
+	sqlite3_close(db);
+	assert_int_not_equal(access(journal, F_OK), 0);
 }
 
 static void schema_has_every_object(void **state)
@@ -237,6 +273,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fresh_trace_validates),
+		cmocka_unit_test(hot_journal_rolled_back),
 		cmocka_unit_test(schema_has_every_object),
 		cmocka_unit_test(missing_table_named),
 		cmocka_unit_test(table_a_later_version_added),
