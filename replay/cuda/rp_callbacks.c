@@ -87,8 +87,9 @@ static void after_engine(void)
 	}
 	pthread_mutex_unlock(&ends_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)
-		um_warn("the plan was made for another program (its kernels or allocations differ); "
-			"running without it: re-record and re-plan this program");
+		um_warn("%s was made for another program (its kernels or allocations differ); "
+			"running without it: re-record and re-plan this program",
+			getenv("UMKIT_PLAN") ? getenv("UMKIT_PLAN") : "the plan");
 }
 
 /* What a graph runs no launch callback shows, so from the program's first

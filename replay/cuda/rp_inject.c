@@ -199,9 +199,10 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	if (stats_path && !f)
 		um_error("cannot write %s: %s", stats_path, strerror(errno));
 	if (f) {
-		replay_stats_write_json(f, engine_policy_name(policy), st, iter_ns, n, &m);
-		if (fclose(f) != 0)
-			um_error("cannot write %s: %s", stats_path, strerror(errno));
+		errno = 0;
+		int written = replay_stats_write_json(f, engine_policy_name(policy), st, iter_ns, n, &m);
+		if (fclose(f) != 0 || written != 0)
+			um_error("cannot write %s: %s", stats_path, errno ? strerror(errno) : "write failed");
 	}
 	free(per);
 	free(ends);
