@@ -705,18 +705,26 @@ static void last_resort_serves_an_allocation_refused_waits_would_fail(void **sta
 	free(f);
 }
 
+/* An arena at its 8 MiB cap, in two 4 MiB segments, the first freed with
+ * its fence pending; fence waits refused, the last resort granted. */
+static arena *capped_with_a_pending_free(struct fake *f)
+{
+	arena *a = arena_with_last_resort(f, 8 * MiB, 4 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB);
+	free_ok(a, x);
+	f->refuse_waits = true;
+	f->wait_all_ok = true;
+	return a;
+}
+
 /* An allocation that fails with no wait refused in it (too big for what
  * the cap leaves, fences pending or not) does not ask for the last
  * resort. */
 static void last_resort_not_asked_without_a_refused_wait(void **state)
 {
 	struct fake *f = fake_new();
-	arena *a = arena_with_last_resort(f, 8 * MiB, 4 * MiB);
-	uint64_t x = alloc_ok(a, 4 * MiB);
-	alloc_ok(a, 4 * MiB);
-	free_ok(a, x); /* its fence pending */
-	f->refuse_waits = true;
-	f->wait_all_ok = true;
+	arena *a = capped_with_a_pending_free(f);
 	struct arena_alloc out;
 	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_ENOMEM);
 	assert_int_equal(f->wait_alls, 0);
@@ -732,12 +740,7 @@ static void last_resort_not_asked_without_a_refused_wait(void **state)
 static void last_resort_does_not_replace_the_fences(void **state)
 {
 	struct fake *f = fake_new();
-	arena *a = arena_with_last_resort(f, 8 * MiB, 4 * MiB);
-	uint64_t x = alloc_ok(a, 4 * MiB);
-	alloc_ok(a, 4 * MiB);
-	free_ok(a, x);
-	f->refuse_waits = true;
-	f->wait_all_ok = true;
+	arena *a = capped_with_a_pending_free(f);
 	f->wait_all_false = true;
 	struct arena_alloc out;
 	assert_int_equal(arena_alloc(a, 4 * MiB, &out), ARENA_ENOMEM);
