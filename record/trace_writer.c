@@ -759,6 +759,20 @@ static int exec(trace_writer *w, const char *sql)
 	return -1;
 }
 
+/* The events of a transaction SQLite rolled back are lost: each counts as a
+ * failed write, once (those that failed on their own, and the statement
+ * that failed, were counted already; errors_at_begin is the count when the
+ * transaction began). Called on the writer thread, the count's one writer. */
+static void note_lost(trace_writer *w, size_t events, uint64_t errors_at_begin)
+{
+	uint64_t counted = w->stats.write_errors - errors_at_begin;
+	if (events <= counted)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stats.write_errors += events - counted;
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* Keeps the strings of batch b, which did not commit whole, for the next. */
 static void keep_strings(trace_writer *w, const struct batch *b)
 {
@@ -782,7 +796,8 @@ static void keep_strings(trace_writer *w, const struct batch *b)
  * new transaction. Returns 0 when the batch committed. */
 static int commit(trace_writer *w, struct batch *b)
 {
-	size_t streams_before = w->n_streams;
+	size_t streams_before = w->n_streams, events = 0;
+	uint64_t errors_at_begin = w->stats.write_errors;
 	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0, whole = in_txn;
 	for (size_t i = 0; i < w->n_rewrite; i++)
 		write_string(w, w->rewrite[i].id, w->rewrite[i].s);
@@ -790,18 +805,23 @@ static int commit(trace_writer *w, struct batch *b)
 		for (size_t i = 0; i < c->n; i++) {
 			struct ev *e = &c->ev[i];
 			apply(w, e);
+			events++;
 			if (e->kind == EV_META) {
 				free(e->u.meta.key);
 				free(e->u.meta.value);
 			}
 			if (in_txn && sqlite3_get_autocommit(w->db)) {
+				note_lost(w, events, errors_at_begin);
 				whole = 0;
+				events = 0;
+				errors_at_begin = w->stats.write_errors;
 				in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
 			}
 		}
 	}
 	if (in_txn && exec(w, "COMMIT") != 0) {
 		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+		note_lost(w, events, errors_at_begin);
 		whole = in_txn = 0;
 	}
 	/* Stream rows first written here may be lost: write them again the

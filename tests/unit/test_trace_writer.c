@@ -770,6 +770,33 @@ static void rows_written_again_after_a_failed_batch(void **state)
 	sqlite3_close(db);
 }
 
+/* Every row of a batch that fails to commit counts as a failed write, not
+ * the failed statement alone. */
+static void lost_batch_counted_row_by_row(void **state)
+{
+	char path[512], err[512];
+	trace_writer *w = open_writer(path, sizeof path, "lost.db", NULL);
+	struct rlimit old, none;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	none = (struct rlimit){ 0, old.rlim_max };
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	for (uint64_t id = 1; id <= 200; id++)
+		alloc(w, id, id * UM_BLOCK, MIB, 0);
+	struct trace_writer_stats s = { 0 };
+	for (int i = 0; i < 500 && s.write_errors < 200; i++) {
+		usleep(10000);
+		trace_writer_get_stats(w, &s);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	assert_true(s.write_errors >= 200);
+	assert_int_equal(trace_writer_close(w, 500, err, sizeof err), -1);
+	sqlite3 *db = open_db(path);
+	assert_query(db, "SELECT count(*) FROM alloc", "0");
+	sqlite3_close(db);
+}
+
 static void no_errors_reported_when_clean(void **state)
 {
 	char path[512], first[64] = "junk";
@@ -947,6 +974,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(claim_gives_one_owner),
 		cmocka_unit_test(write_errors_counted),
 		cmocka_unit_test(rows_written_again_after_a_failed_batch),
+		cmocka_unit_test(lost_batch_counted_row_by_row),
 		cmocka_unit_test(no_errors_reported_when_clean),
 		cmocka_unit_test(forked_child_is_inert),
 		cmocka_unit_test(crash_leaves_consistent_prefix),
