@@ -37,7 +37,8 @@ struct fake {
 	bool refuse_waits;     /* fence_wait cannot wait (a refused synchronize) */
 	uint64_t refuse_from;  /* fence_wait completes the fences before this
 				  one, then cannot wait (0: off) */
-	bool wait_all_ok;      /* fence_wait_all can wait (when given) */
+	bool has_wait_all;     /* the backend has fence_wait_all */
+	bool wait_all_ok;      /* fence_wait_all can wait */
 	bool wait_all_false;   /* ...but completes nothing: a backend whose
 				  word is wrong */
 	size_t wait_alls;      /* fence_wait_all calls */
@@ -148,7 +149,8 @@ static struct arena_backend fake_backend(struct fake *f)
 {
 	return (struct arena_backend){ .ctx = f, .map = fake_map_fn, .unmap = fake_unmap_fn,
 				       .fence_record = fake_fence_record, .fence_done = fake_fence_done,
-				       .fence_wait = fake_fence_wait };
+				       .fence_wait = fake_fence_wait,
+				       .fence_wait_all = f->has_wait_all ? fake_fence_wait_all : NULL };
 }
 
 static arena *arena_over(struct fake *f, uint64_t max_bytes, uint64_t segment_bytes)
@@ -652,12 +654,8 @@ static void range_not_waited_for_is_not_given_out_under_the_cap(void **state)
 
 static arena *arena_with_last_resort(struct fake *f, uint64_t max_bytes, uint64_t segment_bytes)
 {
-	struct arena_config cfg = { .max_bytes = max_bytes, .segment_bytes = segment_bytes };
-	struct arena_backend b = fake_backend(f);
-	b.fence_wait_all = fake_fence_wait_all;
-	arena *a = arena_create(&cfg, &b);
-	assert_non_null(a);
-	return a;
+	f->has_wait_all = true;
+	return arena_over(f, max_bytes, segment_bytes);
 }
 
 /* The backend's last resort (fence_wait_all) is asked only by an
