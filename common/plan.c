@@ -32,6 +32,7 @@ void plan_destroy(struct plan *p)
 		return;
 	free(p->signature.exec_ids);
 	free(p->signature.shape_ids);
+	free(p->signature.alloc_before);
 	free(p->signature.alloc_sizes);
 	free(p->provenance.umkit_version);
 	free(p->provenance.trace_path);
@@ -347,6 +348,17 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
 		       (unsigned)sig->n_alloc_sizes);
 		return -1;
 	}
+	for (uint32_t k = 0; sig->alloc_before && k < sig->n_kernels; k++) {
+		uint64_t v = sig->alloc_before[k];
+		if (v > sig->n_alloc_sizes || (k && v < sig->alloc_before[k - 1])) {
+			um_errmsg(err, errlen, "%s: the allocations-before section says kernel %u follows "
+				  "%llu allocations (%s %llu)", name, (unsigned)k, (unsigned long long)v,
+				  v > sig->n_alloc_sizes ? "the iteration has" : "kernel before it:",
+				  v > sig->n_alloc_sizes ? (unsigned long long)sig->n_alloc_sizes
+							 : (unsigned long long)sig->alloc_before[k - 1]);
+			return -1;
+		}
+	}
 	uint64_t h = plan_signature_hash(sig->exec_ids, sig->n_kernels, sig->alloc_sizes,
 					 sig->n_alloc_sizes);
 	if (h != sig->hash) {
@@ -498,6 +510,13 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 		for (uint32_t i = 0; i < sig->n_kernels; i++)
 			bytes_put_u64(&b, sig->shape_ids[i]);
 		if (add(w, PLAN_SEC_SHAPES, &b) != 0)
+			return -1;
+	}
+	if (sig->alloc_before) {
+		bytes_put_u32(&b, sig->n_kernels);
+		for (uint32_t i = 0; i < sig->n_kernels; i++)
+			bytes_put_u64(&b, sig->alloc_before[i]);
+		if (add(w, PLAN_SEC_ALLOC_BEFORE, &b) != 0)
 			return -1;
 	}
 
@@ -805,6 +824,17 @@ static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, 
 			       p->signature.n_kernels, &p->signature.shape_ids, name, err, errlen);
 }
 
+/* Optional: without the section, the replayer numbers an iteration's
+ * allocations from its start alone. With it, one count per kernel of the
+ * signature (plan_validate checks their order). */
+static bool decode_alloc_before(struct plan *p, const planfile *pf, const char *name, char *err,
+				size_t errlen)
+{
+	return decode_u64s_per(pf, PLAN_SEC_ALLOC_BEFORE, "allocations-before", "kernels",
+			       "signature", p->signature.n_kernels, &p->signature.alloc_before, name,
+			       err, errlen);
+}
+
 /* Optional: without the section the trace was recorded with PyTorch's
  * cache off. With it, one byte, 1. */
 static bool decode_framework_cache(struct plan *p, const planfile *pf, const char *name, char *err,
@@ -838,7 +868,8 @@ static struct plan *plan_decode(const planfile *pf, const char *name, char *err,
 	    decode_allocs(p, pf, name, err, errlen) && decode_ops(p, pf, name, err, errlen) &&
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
 	    decode_host(p, pf, name, err, errlen) && decode_host_offsets(p, pf, name, err, errlen) &&
-	    decode_shapes(p, pf, name, err, errlen) && decode_framework_cache(p, pf, name, err, errlen) &&
+	    decode_shapes(p, pf, name, err, errlen) && decode_alloc_before(p, pf, name, err, errlen) &&
+	    decode_framework_cache(p, pf, name, err, errlen) &&
 	    plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);

@@ -102,6 +102,11 @@ struct plan_signature {
 				     plan without them. Not in the hash. */
 	uint32_t n_alloc_sizes;   /* allocations made during one iteration */
 	uint64_t *alloc_sizes;    /* [n_alloc_sizes] their sizes, in order */
+	uint64_t *alloc_before;   /* [n_kernels] how many of them the program
+				     had made when it launched each kernel:
+				     nondecreasing, at most n_alloc_sizes;
+				     NULL in a plan without them. Not in the
+				     hash. */
 	uint64_t hash;            /* plan_signature_hash of the above */
 };
 
@@ -183,6 +188,7 @@ enum plan_section {
 	PLAN_SEC_SHAPES = 9,      /* optional: signature.shape_ids */
 	PLAN_SEC_HOST_OFFSETS = 10, /* optional: plan.host_offset */
 	PLAN_SEC_FRAMEWORK_CACHE = 11, /* optional: provenance.framework_cache */
+	PLAN_SEC_ALLOC_BEFORE = 12, /* optional: signature.alloc_before */
 };
 
 /* A zeroed plan with assume.block_size = PLAN_BLOCK_SIZE, or NULL when out

@@ -90,15 +90,17 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	sg->n_kernels = p;
 	sg->exec_ids = malloc(p * sizeof *sg->exec_ids);
 	sg->shape_ids = malloc(p * sizeof *sg->shape_ids);
+	sg->alloc_before = malloc(p * sizeof *sg->alloc_before);
 	sg->n_alloc_sizes = (uint32_t)ts->n_iteration;
 	sg->alloc_sizes = malloc((ts->n_iteration ? ts->n_iteration : 1) * sizeof *sg->alloc_sizes);
-	if (!sg->exec_ids || !sg->shape_ids || !sg->alloc_sizes)
+	if (!sg->exec_ids || !sg->shape_ids || !sg->alloc_before || !sg->alloc_sizes)
 		goto oom;
 	for (uint32_t k = 0; k < p; k++) {
 		sg->exec_ids[k] = in->trace->kernels[ts->first + k].exec_id;
 		sg->shape_ids[k] = in->trace->kernels[ts->first + k].shape_id;
 	}
 	memcpy(sg->alloc_sizes, ts->alloc_sizes, ts->n_iteration * sizeof *sg->alloc_sizes);
+	memcpy(sg->alloc_before, ts->alloc_before, p * sizeof *sg->alloc_before);
 
 	pl->assume.capacity_bytes = in->sched_options->capacity;
 	pl->assume.htod_bytes_per_s = in->sched_options->htod_bytes_per_s;

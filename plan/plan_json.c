@@ -81,18 +81,27 @@ static cJSON *hex_array(struct jb *j, const uint64_t *v, uint32_t n)
 	return a;
 }
 
+/* v[0 .. n) as numbers. */
+static cJSON *u64_array(struct jb *j, const uint64_t *v, uint32_t n)
+{
+	cJSON *a = arr(j);
+	for (uint32_t i = 0; i < n; i++)
+		push(j, a, u64(j, v[i]));
+	return a;
+}
+
 static cJSON *signature_json(struct jb *j, const struct plan_signature *sig)
 {
-	cJSON *o = obj(j), *sizes = arr(j);
+	cJSON *o = obj(j);
 	add(j, o, "hash", hex(j, sig->hash));
 	add(j, o, "n_kernels", u64(j, sig->n_kernels));
 	add(j, o, "n_alloc_sizes", u64(j, sig->n_alloc_sizes));
-	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
-		push(j, sizes, u64(j, sig->alloc_sizes[i]));
 	add(j, o, "exec_ids", hex_array(j, sig->exec_ids, sig->n_kernels));
 	if (sig->shape_ids)
 		add(j, o, "shape_ids", hex_array(j, sig->shape_ids, sig->n_kernels));
-	add(j, o, "alloc_sizes", sizes);
+	if (sig->alloc_before)
+		add(j, o, "alloc_before", u64_array(j, sig->alloc_before, sig->n_kernels));
+	add(j, o, "alloc_sizes", u64_array(j, sig->alloc_sizes, sig->n_alloc_sizes));
 	return o;
 }
 

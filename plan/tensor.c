@@ -91,7 +91,8 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	matched = calloc(t->n_allocs ? t->n_allocs : 1, 1);
 	touched = calloc(t->n_allocs ? t->n_allocs : 1, 1);
 	if (n_cur == SIZE_MAX || n_prv == SIZE_MAX || !s->of_alloc || !matched || !touched ||
-	    !(s->alloc_sizes = malloc((n_cur ? n_cur : 1) * sizeof *s->alloc_sizes)))
+	    !(s->alloc_sizes = malloc((n_cur ? n_cur : 1) * sizeof *s->alloc_sizes)) ||
+	    !(s->alloc_before = calloc(p, sizeof *s->alloc_before)))
 		goto oom;
 	for (size_t i = 0; i < t->n_allocs; i++)
 		s->of_alloc[i] = TENSOR_NONE;
@@ -117,6 +118,8 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		x->trace_alloc = cur[r];
 		x->alloc_pos = (uint32_t)(A % p);
 		s->alloc_sizes[r] = a->size;
+		if (A < p)
+			s->alloc_before[A]++; /* made before launch A: summed below */
 		if (F != SIZE_MAX && F - A <= p) {
 			x->freed = true;
 			x->live_len = (uint32_t)(F - A);
@@ -151,6 +154,9 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 				s->outliving++;
 		}
 	}
+
+	for (size_t k = 1; k < p; k++)
+		s->alloc_before[k] += s->alloc_before[k - 1];
 
 	/* Persistent tensors: live at the start and not a previous instance. */
 	for (size_t k = 0; k < first; k++)
@@ -215,6 +221,7 @@ void tensor_set_free(struct tensor_set *s)
 {
 	free(s->t);
 	free(s->alloc_sizes);
+	free(s->alloc_before);
 	free(s->of_alloc);
 	memset(s, 0, sizeof *s);
 }

@@ -77,6 +77,9 @@ struct tensor_set {
 	 * t[n_persistent + k - 1]. */
 	size_t n_iteration;
 	uint64_t *alloc_sizes;
+	/* [n_pos]: how many of them were made before each position's launch
+	 * (plan signature.alloc_before). */
+	uint64_t *alloc_before;
 	/* Tensor of each trace allocation the iteration can see, or TENSOR_NONE
 	 * ([trace n_allocs]). */
 	uint32_t *of_alloc;

@@ -7,12 +7,20 @@
  * ordinal, never by address:
  *   persistent  the allocation whose id is the ordinal;
  *   iteration   the ordinal-th allocation made since the current iteration
- *               started (allocmap_iteration_start, called when the plan's
- *               kernel #0 is reached). Until this iteration makes it, the
+ *               started (allocmap_anchor, called when the matcher starts an
+ *               iteration). Until this iteration makes it, the
  *               previous iteration's instance stands in: an op placed
  *               before the allocation (an eviction or discard that wraps
  *               around the iteration end) means that one, and the arena is
  *               deterministic, so addresses repeat.
+ * Ordinals follow the plan's kernels where the plan says how many
+ * allocations precede each (signature.alloc_before): an iteration that
+ * starts at a later kernel than the plan's first (the program no longer
+ * launches it), and a resync past kernels the program skipped, count on
+ * from the number the plan made before the kernel reached, so a drift
+ * costs the allocations around it, not the rest of the iteration. On
+ * track the count just runs on: which of two threads allocates or
+ * launches first varies from run to run, and must not move the numbering.
  * A plan allocation is mapped only when the sizes agree (a program that
  * drifted from the plan gets fewer ops, never ops on the wrong sizes).
  * Not thread-safe: the engine's lock covers it.
@@ -32,9 +40,9 @@ struct alloc_rec {
 	bool touched;         /* a kernel used it or the program wrote it since
 				 it was made: its contents may matter */
 	int32_t plan_pers, plan_iter; /* plan allocations mapped to it, or -1 */
-	uint64_t iter_ordinal; /* allocations since the plan's kernel #0 was
-				  last reached, this one included; 0: made
-				  before it was first reached, or no plan */
+	uint64_t iter_ordinal; /* its iteration ordinal (above); 0: made
+				  before the first iteration started, or no
+				  plan */
 };
 
 enum allocmap_state { ALLOCMAP_UNSEEN = 0, ALLOCMAP_LIVE = 1, ALLOCMAP_FREED = 2 };
@@ -70,9 +78,12 @@ struct alloc_rec *allocmap_live(allocmap *m, uint64_t id);
  * until the next add or remove. */
 struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
 
-/* The plan's kernel #0 was reached: iteration ordinals count from here, and
- * this iteration's instances become the previous ones. */
-void allocmap_iteration_start(allocmap *m);
+/* The matcher placed a launch at plan position pos (< the plan's
+ * n_kernels) other than by following the plan: start, it begins an
+ * iteration, and this iteration's instances become the previous ones;
+ * otherwise a resync. Ordinals count on from the allocations the plan made
+ * before pos (from 0 at an iteration start when the plan does not say). */
+void allocmap_anchor(allocmap *m, uint32_t pos, bool start);
 
 /* Where plan allocation index (< plan->n_allocs) is now: this iteration's
  * instance once made, else the previous one (iteration origin), or the

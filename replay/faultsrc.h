@@ -16,8 +16,8 @@
  * uses CUPTI's timestamps).
  *
  * An allocation made anew every iteration is one source, as in a plan
- * (struct plan_alloc): iteration origin with its ordinal since the plan's
- * kernel #0 (allocmap.h); otherwise persistent origin with its id (= trace
+ * (struct plan_alloc): iteration origin with its iteration ordinal
+ * (allocmap.h); otherwise persistent origin with its id (= trace
  * alloc.id).
  *
  * Not thread-safe: the engine's lock covers it.

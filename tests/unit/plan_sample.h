@@ -32,6 +32,10 @@ static const uint64_t sample_shape_ids[6] = {
 	0x5a00000000000002ULL, 0x5a00000000000001ULL, 0x5a0000000000000fULL,
 };
 
+/* The allocations of the iteration made before each kernel: the first
+ * before K2, the second before K4. */
+static const uint64_t sample_alloc_before[6] = { 0, 0, 1, 1, 2, 2 };
+
 static inline struct plan *sample_plan(void)
 {
 	struct plan *p = plan_create();
@@ -42,6 +46,8 @@ static inline struct plan *sample_plan(void)
 	memcpy(p->signature.exec_ids, sample_exec_ids, sizeof sample_exec_ids);
 	p->signature.shape_ids = malloc(sizeof sample_shape_ids);
 	memcpy(p->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
+	p->signature.alloc_before = malloc(sizeof sample_alloc_before);
+	memcpy(p->signature.alloc_before, sample_alloc_before, sizeof sample_alloc_before);
 	p->signature.n_alloc_sizes = 2;
 	p->signature.alloc_sizes = malloc(2 * sizeof(uint64_t));
 	p->signature.alloc_sizes[0] = 3 * MIB;

@@ -31,6 +31,7 @@ static void round_trip(void **state)
 	assert_int_equal(q->signature.n_kernels, 6);
 	assert_memory_equal(q->signature.exec_ids, sample_exec_ids, sizeof sample_exec_ids);
 	assert_memory_equal(q->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
+	assert_memory_equal(q->signature.alloc_before, sample_alloc_before, sizeof sample_alloc_before);
 	assert_int_equal(q->signature.n_alloc_sizes, 2);
 	assert_true(q->signature.alloc_sizes[1] == MIB + 512);
 	assert_true(q->signature.hash == p->signature.hash);
@@ -465,6 +466,10 @@ static void missing_sections(void **state)
 	q = load_without(pf, PLAN_SEC_SHAPES);
 	assert_null(q->signature.shape_ids);
 	plan_destroy(q);
+	/* Without section 12 the replayer numbers from the iteration's start. */
+	q = load_without(pf, PLAN_SEC_ALLOC_BEFORE);
+	assert_null(q->signature.alloc_before);
+	plan_destroy(q);
 
 	/* An unknown section is ignored: a later umkit may add optional ones. */
 	char err[256];
@@ -645,6 +650,38 @@ static void shape_section_damage(void **state)
 	planfile_close(pf);
 }
 
+/* Section 12 holds one count per kernel of the signature, in order, none
+ * above the iteration's allocations. */
+static void alloc_before_section_damage(void **state)
+{
+	planfile *pf = sample_container();
+	size_t n;
+	const unsigned char *d = planfile_section(pf, PLAN_SEC_ALLOC_BEFORE, &n);
+	assert_int_equal(n, 4 + 6 * 8);
+	unsigned char fewer[4 + 5 * 8], decreasing[4 + 6 * 8], too_many[4 + 6 * 8];
+	memcpy(fewer, d, sizeof fewer);
+	fewer[0] = 5;
+	memcpy(decreasing, d, sizeof decreasing);
+	decreasing[4 + 3 * 8] = 0; /* kernel 3: 0 after kernel 2's 1 */
+	memcpy(too_many, d, sizeof too_many);
+	too_many[4 + 5 * 8] = 3; /* kernel 5: 3 of 2 */
+	struct {
+		const void *data;
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ fewer, sizeof fewer, "plan.bin: the allocations-before section lists 5 kernels, the signature 6" },
+		{ d, n - 1, "plan.bin: the allocations-before section is truncated" },
+		{ decreasing, sizeof decreasing, "plan.bin: the allocations-before section says kernel 3 "
+						 "follows 0 allocations (kernel before it: 1)" },
+		{ too_many, sizeof too_many, "plan.bin: the allocations-before section says kernel 5 "
+					     "follows 3 allocations (the iteration has 2)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_rebuilt_refused(pf, PLAN_SEC_ALLOC_BEFORE, cases[i].data, cases[i].len, cases[i].msg);
+	planfile_close(pf);
+}
+
 /* Flipping bytes inside each section (container intact) must give an error
  * or a plan that passes every check: never a crash (run under ASan). */
 static void section_flips(void **state)
@@ -716,6 +753,7 @@ int main(void)
 		cmocka_unit_test(host_section_damage),
 		cmocka_unit_test(host_offset_section_damage),
 		cmocka_unit_test(shape_section_damage),
+		cmocka_unit_test(alloc_before_section_damage),
 		cmocka_unit_test(framework_cache_section),
 		cmocka_unit_test(section_flips),
 		cmocka_unit_test(load_errors),

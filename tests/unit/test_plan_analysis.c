@@ -448,6 +448,31 @@ static void not_a_trace_is_named(void **state)
  * shared memory); on the ViT fixture the launches whose execution IDs
  * differ from the iteration before keep their shapes, and the plan carries
  * the planned iteration's shapes. */
+/* Each kernel of the plan follows the iteration's allocations made at or
+ * before its launch: counted here from the trace's times alone. */
+static void allocations_before_each_kernel(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_bert_large.db");
+	struct planner *pl = test_plan(path, 0);
+	const struct trace *t = pl->trace;
+	const struct plan_signature *sig = &pl->plan->signature;
+	const struct iter_span *it = &pl->iter.iters[pl->iter.chosen];
+	int64_t t0 = t->kernels[it->first].launch_ns;
+	assert_non_null(sig->alloc_before);
+	for (uint32_t k = 0; k < sig->n_kernels; k++) {
+		uint64_t n = 0;
+		for (size_t i = 0; i < t->n_allocs; i++)
+			n += t->allocs[i].alloc_ns >= t0 &&
+			     t->allocs[i].alloc_ns <= t->kernels[it->first + k].launch_ns;
+		assert_int_equal(sig->alloc_before[k], n);
+	}
+	/* Most are made after the first kernel, and the count grows. */
+	assert_true(sig->alloc_before[sig->n_kernels - 1] > sig->n_alloc_sizes / 2);
+	assert_true(sig->alloc_before[1] < sig->alloc_before[sig->n_kernels - 1]);
+	planner_free(pl);
+}
+
 static void shape_ids_from_the_kernel_rows(void **state)
 {
 	char path[512], err[512];
@@ -538,6 +563,7 @@ int main(void)
 		cmocka_unit_test(newer_schema_is_named),
 		cmocka_unit_test(not_a_trace_is_named),
 		cmocka_unit_test(shape_ids_from_the_kernel_rows),
+		cmocka_unit_test(allocations_before_each_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

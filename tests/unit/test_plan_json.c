@@ -81,6 +81,10 @@ static void dump_has_everything(void **state)
 	const cJSON *sizes = get(sig, "alloc_sizes");
 	assert_int_equal(cJSON_GetArraySize(sizes), 2);
 	assert_true(cJSON_GetArrayItem(sizes, 1)->valuedouble == MIB + 512);
+	const cJSON *before = get(sig, "alloc_before");
+	assert_int_equal(cJSON_GetArraySize(before), 6);
+	for (int k = 0; k < 6; k++)
+		assert_int_equal(cJSON_GetArrayItem(before, k)->valuedouble, sample_alloc_before[k]);
 
 	assert_int_equal(num(root, "n_allocs"), 4);
 	const cJSON *allocs = get(root, "allocs");

@@ -145,6 +145,77 @@ static void train_sim(void **state)
 	plan_against_ondemand("h100_train_sim.db", true);
 }
 
+/* Removes the first kernel of every iteration the planner found from the
+ * trace, as a program that stopped launching it would: the launches after
+ * it keep their arguments. */
+static void drop_iteration_first_kernels(struct trace *t, const struct iter_result *it)
+{
+	size_t out = 0, args = 0, next_iter = 0;
+	for (size_t k = 0; k < t->n_kernels; k++) {
+		uint32_t from = t->arg_first[k], to = t->arg_first[k + 1];
+		if (next_iter < it->n_iters && it->iters[next_iter].first == k) {
+			next_iter++;
+			continue;
+		}
+		t->kernels[out] = t->kernels[k];
+		t->arg_first[out] = (uint32_t)args;
+		for (uint32_t j = from; j < to; j++)
+			t->arg_alloc[args++] = t->arg_alloc[j];
+		out++;
+	}
+	t->arg_first[out] = (uint32_t)args;
+	t->n_kernels = out;
+	t->n_args = args;
+}
+
+/* A program that no longer launches the plan's first kernel: each
+ * iteration starts at the plan's second, after allocations the plan made
+ * after the first kernel. The plan says how many of the iteration's
+ * allocations precede each kernel, so the ordinals count on from the
+ * second kernel's and the ops find their tensors: BERT-large faults back as
+ * few blocks in the last iteration as with every kernel, 14 (numbered from
+ * the launch that started the iteration instead: 650). */
+static void first_kernel_missing(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_bert_large.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	const struct plan *p = pl->plan;
+	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+	size_t before = pl->trace->n_kernels;
+	drop_iteration_first_kernels(pl->trace, &pl->iter);
+	assert_int_equal(pl->trace->n_kernels, before - pl->iter.n_iters);
+
+	struct dryrun_result r;
+	run(pl->trace, ENGINE_PLAN, budget, p, &r);
+	assert_int_equal(r.foreign_at, 0);
+	assert_true(r.n_iterations > 1);
+	uint64_t last = r.iterations[r.n_iterations - 1].refault_blocks;
+	assert_true(last <= 64);
+	dryrun_result_free(&r);
+	planner_free(pl);
+}
+
+/* In the MLP's recording the second iteration starts with a resync to the
+ * plan's kernel 1 (kernel 0 launched there with another ID): its
+ * allocations count on from the plan's number at kernel 1, so at a third
+ * of its peak 36 blocks fault back in that iteration (counted from that
+ * launch instead: 73). */
+static void late_start_in_the_recording(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_mlp.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 3);
+	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct dryrun_result r;
+	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &r);
+	assert_true(r.n_iterations >= 3);
+	assert_true(r.iterations[0].resynced > 0);
+	assert_true(r.iterations[1].refault_blocks <= 48);
+	dryrun_result_free(&r);
+	planner_free(pl);
+}
+
 /* A plan made for another batch size (the same kernels, other allocation
  * sizes) is judged foreign, and nothing after the verdict is fed. */
 static void foreign_plan_stops_the_run(void **state)
@@ -195,6 +266,8 @@ int main(void)
 		cmocka_unit_test(mlp),
 		cmocka_unit_test(train_sim),
 		cmocka_unit_test(bert_large),
+		cmocka_unit_test(first_kernel_missing),
+		cmocka_unit_test(late_start_in_the_recording),
 		cmocka_unit_test(foreign_plan_stops_the_run),
 		cmocka_unit_test(edges),
 	};

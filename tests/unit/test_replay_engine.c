@@ -755,6 +755,42 @@ static void skipped_position_ops(void **state)
 	plan_destroy(p);
 }
 
+/* K2 and the allocation made after it removed from the program: at K3's
+ * resync the count goes on from the plan's 2, so the allocation made after
+ * K3 is the plan's third and K5's eviction of it is issued. */
+static void resync_counts_allocations_on(void **state)
+{
+	const uint64_t ids[6] = { K0, K1, K2, K3, K4, K5 };
+	const uint64_t sizes[3] = { 2 * MB, 4 * MB, 6 * MB };
+	struct plan *p = new_plan(ids, 6, sizes, 3);
+	const uint64_t before[6] = { 0, 1, 1, 2, 3, 3 };
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	uint32_t third = add_alloc(p, PLAN_ALLOC_ITERATION, 3, 6 * MB);
+	add_op(p, 5, PLAN_OP_EVICT, 4, PLAN_POS_NONE, third, 0, 6 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	launch(&r, K0, NULL, 0);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	launch(&r, K1, (const uint64_t[]){ 1 }, 1);
+	launch(&r, K3, (const uint64_t[]){ 1 }, 1);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 6 * MB);
+	launch(&r, K4, (const uint64_t[]){ 2 }, 1);
+	const struct oplog_entry *b[4];
+	assert_int_equal(batches(&r, b, 4), 0);
+	launch(&r, K5, NULL, 0);
+	assert_int_equal(batches(&r, b, 4), 1);
+	assert_int_equal(b[0]->op, ENGINE_OP_EVICT);
+	assert_int_equal(b[0]->n, 1);
+	assert_true(b[0]->ranges[0].address == BASE + 2 * MB && b[0]->ranges[0].bytes == 6 * MB);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* The same kernels with other allocation sizes (another batch size): ops
  * while the plan is on probation, none once three complete iterations
  * disagreed; never foreign when the allocations are a framework cache's
@@ -1439,6 +1475,7 @@ int main(void)
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
+		cmocka_unit_test(resync_counts_allocations_on),
 		cmocka_unit_test(foreign_by_allocations),
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
