@@ -303,7 +303,10 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 {
 	memset(r, 0, sizeof *r);
 	if (t->n_kernels == 0) {
-		um_errmsg(err, errlen, "%s: the trace has no kernels with a launch record", t->path);
+		um_errmsg(err, errlen, "%s: the trace has no kernels with a launch record%s", t->path,
+			  t->status && strcmp(t->status, "failed") == 0
+				  ? " (its recording failed to start: meta.error says why)"
+				  : "");
 		return -1;
 	}
 	uint64_t *ids = malloc(t->n_kernels * sizeof *ids);

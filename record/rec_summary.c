@@ -88,6 +88,9 @@ const char *rec_summary_problem(const struct rec_summary *s)
 	if (strcmp(s->status, "recording") == 0)
 		return "the trace is incomplete (status=recording): the program was killed or exited "
 		       "before the recorder finished; it holds what was recorded up to then";
+	if (strcmp(s->status, "failed") == 0)
+		return "the recorder could not set up CUPTI (its message above says why, as does "
+		       "meta.error): nothing was recorded";
 	if (strcmp(s->status, "complete") != 0)
 		return "the trace has no valid status: it was not finished by libumrec";
 	if (s->kernels == 0 && s->allocs == 0 && s->migrations == 0)

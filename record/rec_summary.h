@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 struct rec_summary {
-	char status[32]; /* meta.status: "complete", "recording", or "" if absent */
+	char status[32]; /* meta.status: "complete", "recording", "failed", or "" if absent */
 	uint64_t kernels;
 	uint64_t allocs, allocs_freed, allocs_live; /* live: marked live_at_exit */
 	uint64_t migrations, htod_bytes, dtoh_bytes;

@@ -1050,16 +1050,16 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 }
 
 /* The last rows of a recording, in one transaction. */
-static int finish(trace_writer *w, uint64_t end_ns, uint64_t failures)
+static int finish(trace_writer *w, const char *status, uint64_t end_ns, uint64_t failures)
 {
 	char *sql = sqlite3_mprintf(
 		"BEGIN;"
-		"INSERT OR REPLACE INTO meta(key, value) VALUES ('status', 'complete'), "
+		"INSERT OR REPLACE INTO meta(key, value) VALUES ('status', %Q), "
 		"('end_ns', '%llu');"
 		"INSERT OR REPLACE INTO meta(key, value) SELECT 'write_errors', '%llu' "
 		"WHERE %llu > 0;"
 		"COMMIT;",
-		(unsigned long long)end_ns, (unsigned long long)failures,
+		status, (unsigned long long)end_ns, (unsigned long long)failures,
 		(unsigned long long)failures);
 	int rc = sql ? sqlite3_exec(w->db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
 	sqlite3_free(sql);
@@ -1068,7 +1068,7 @@ static int finish(trace_writer *w, uint64_t end_ns, uint64_t failures)
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
-int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errlen)
+static int close_as(trace_writer *w, const char *status, uint64_t end_ns, char *err, size_t errlen)
 {
 	if (!w) {
 		um_errmsg(err, errlen, "no trace writer");
@@ -1094,8 +1094,8 @@ int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errle
 
 	int result = 0;
 	uint64_t failures = w->stats.write_errors + w->stats.dropped;
-	if (finish(w, end_ns, failures) != 0) {
-		um_errmsg(err, errlen, "%s: cannot mark the trace complete: %s", w->path,
+	if (finish(w, status, end_ns, failures) != 0) {
+		um_errmsg(err, errlen, "%s: cannot mark the trace %s: %s", w->path, status,
 			sqlite3_errmsg(w->db));
 		result = -1;
 	} else if (w->stats.write_errors) {
@@ -1127,4 +1127,16 @@ int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errle
 	/* Chunks of the last batch went back to the free list. */
 	writer_free(w);
 	return result;
+}
+
+int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errlen)
+{
+	return close_as(w, "complete", end_ns, err, errlen);
+}
+
+int trace_writer_abandon(trace_writer *w, uint64_t end_ns, const char *why, char *err, size_t errlen)
+{
+	if (w)
+		trace_writer_meta(w, "error", why);
+	return close_as(w, "failed", end_ns, err, errlen);
 }

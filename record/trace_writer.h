@@ -83,6 +83,13 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
  */
 int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errlen);
 
+/*
+ * The recording could not start: closes as trace_writer_close does, with
+ * meta.status = 'failed' and meta.error = why, so that neither the user
+ * nor umplan takes the trace for a complete one that saw no GPU work.
+ */
+int trace_writer_abandon(trace_writer *w, uint64_t end_ns, const char *why, char *err, size_t errlen);
+
 /* Sets meta.key = value (replacing an earlier value). Queued like events. */
 void trace_writer_meta(trace_writer *w, const char *key, const char *value);
 

@@ -149,8 +149,8 @@ int InitializeInjection(void)
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);
 		um_error("CUPTI set-up failed (%s); this run is not recorded", msg);
-		trace_writer_meta(rec_writer, "error", msg);
-		trace_writer_close(rec_writer, rec_now(), err, sizeof err);
+		if (trace_writer_abandon(rec_writer, rec_now(), msg, err, sizeof err) != 0)
+			um_error("%s", err);
 		rec_writer = NULL;
 		return 1;
 	}

@@ -346,6 +346,10 @@ bad_row() { # bad_row SQL MESSAGE DESC
 	if [ "$status" -eq 1 ] && grep -qF -- "$SCRATCH/bad.db: $2" <<<"$err" && [ ! -e "$SCRATCH/bad.bin" ]; then ok "$3"
 	else not_ok "$3 (wanted '$2')"; fi
 }
+# What umrec leaves when CUPTI could not be set up: no rows, status failed.
+bad_row "DELETE FROM kernel_arg; DELETE FROM kernel; UPDATE meta SET value = 'failed' WHERE key = 'status'" \
+	"the trace has no kernels with a launch record (its recording failed to start: meta.error says why)" \
+	"a recording that failed to start: says so"
 bad_row "UPDATE meta SET value = '-1' WHERE key = 'device_memory'" "meta device_memory '-1' is not a size" \
 	"device_memory -1: refused"
 bad_row "UPDATE meta SET value = '80GB' WHERE key = 'device_memory'" "meta device_memory '80GB' is not a size" \

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "trace_schema.h"
+#include "record/rec_summary.h"
 #include "record/trace_writer.h"
 
 #define MIB (1ULL << 20)
@@ -690,6 +691,32 @@ static void claim_gives_one_owner(void **state)
 	unlink(path);
 }
 
+/* A recording that could not start is closed as failed, with the reason:
+ * one file, which umrec's summary does not take for a run without GPU
+ * work. */
+static void abandoned_recording_says_failed(void **state)
+{
+	char path[512], err[512] = "", wal[600];
+	trace_writer *w = open_writer(path, sizeof path, "abandoned.db", NULL);
+	assert_int_equal(trace_writer_abandon(w, 7, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", err,
+					      sizeof err),
+			 0);
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	assert_false(file_exists(wal));
+	sqlite3 *db = open_db(path);
+	assert_query(db, "SELECT value FROM meta WHERE key = 'status'", "failed");
+	assert_query(db, "SELECT value FROM meta WHERE key = 'error'",
+		     "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
+	assert_query(db, "SELECT value FROM meta WHERE key = 'end_ns'", "7");
+	sqlite3_close(db);
+	struct rec_summary s;
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_string_equal(s.status, "failed");
+	const char *problem = rec_summary_problem(&s);
+	assert_non_null(problem);
+	assert_non_null(strstr(problem, "could not set up CUPTI"));
+}
+
 /* Bad events are counted with the first message kept; the rest is written
  * and close reports the failure. */
 static void write_errors_counted(void **state)
@@ -972,6 +999,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(claim_gives_one_owner),
+		cmocka_unit_test(abandoned_recording_says_failed),
 		cmocka_unit_test(write_errors_counted),
 		cmocka_unit_test(rows_written_again_after_a_failed_batch),
 		cmocka_unit_test(lost_batch_counted_row_by_row),
