@@ -113,23 +113,15 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	bool own = b->pin == e->seq;
 	if (!act_room(e, own ? 0 : BLOCK_BYTES, !own))
 		return false;
-	/* The plan brings a block of the kernel being launched only when it
-	 * could not bring it earlier: a prefetch queued now would reach the
-	 * driver after the kernel, which would fault on the block (the gate
-	 * cannot wait for a job not issued), so it goes ahead of the kernel on
-	 * the kernel's stream. */
-	bool now = own && op == ENGINE_OP_PREFETCH && e->policy == ENGINE_PLAN && e->x.prefetch_now;
-	if ((now ? batch_add_now(e->batch, b->no, w) : batch_add(e->batch, op, b->no, w)) != 0)
+	if (batch_add(e->batch, op, b->no, w) != 0)
 		return false;
 	if (own)
 		e->reserved -= BLOCK_BYTES;
-	e->st.prefetched_at_launch += now;
 	residency_set(e->res, b, BLOCK_RESIDENT);
 	/* A discard-and-prefetch orders the program's stream after itself
-	 * (the executor's rule for anything that destroys data), and so does
-	 * a prefetch now; any other prefetch is waited for only by the
-	 * launches that gate on it. */
-	b->ticket = op == ENGINE_OP_PREFETCH && !now ? e->flushes + 1 : 0;
+	 * (the executor's rule for anything that destroys data); a prefetch
+	 * is waited for only by the launches that gate on it. */
+	b->ticket = op == ENGINE_OP_PREFETCH ? e->flushes + 1 : 0;
 	b->pin = e->seq;
 	if (keep > b->keep)
 		b->keep = keep;

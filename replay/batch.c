@@ -7,7 +7,6 @@
 #include "grow.h"
 
 #define KINDS 4
-#define NOW KINDS /* the list of batch_add_now */
 
 struct list {
 	uint64_t *no;
@@ -16,7 +15,7 @@ struct list {
 };
 
 struct batch {
-	struct list kind[KINDS + 1]; /* by enum engine_op, then NOW */
+	struct list kind[KINDS]; /* by enum engine_op */
 	struct engine_range *ranges;
 	size_t cap_ranges;
 };
@@ -34,14 +33,15 @@ void batch_destroy(batch *b)
 {
 	if (!b)
 		return;
-	for (int k = 0; k <= KINDS; k++)
+	for (int k = 0; k < KINDS; k++)
 		free(b->kind[k].no);
 	free(b->ranges);
 	free(b);
 }
 
-static int add(struct list *l, uint64_t no, struct wait_ref w)
+int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
 {
+	struct list *l = &b->kind[op];
 	uint64_t *p = room_for_one(l->no, l->n, &l->cap, sizeof *p, 64);
 	if (!p)
 		return -1;
@@ -49,16 +49,6 @@ static int add(struct list *l, uint64_t no, struct wait_ref w)
 	l->no[l->n++] = no;
 	l->wait = wait_later(l->wait, w);
 	return 0;
-}
-
-int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
-{
-	return add(&b->kind[op], no, w);
-}
-
-int batch_add_now(batch *b, uint64_t no, struct wait_ref w)
-{
-	return add(&b->kind[NOW], no, w);
 }
 
 static int by_u64(const void *a, const void *b)
@@ -83,43 +73,31 @@ static size_t coalesce(struct list *l, struct engine_range *out)
 	return n;
 }
 
-/* Issues list l as one call: of op through x->issue, or through
- * x->prefetch_now (now). */
-static void flush_list(batch *b, struct list *l, enum engine_op op, bool now, const struct engine_executor *x,
-		       struct engine_stats *st, uint64_t ticket)
-{
-	if (!l->n)
-		return;
-	if (l->n > b->cap_ranges) {
-		struct engine_range *r = realloc(b->ranges, l->n * sizeof *r);
-		if (!r) {
-			l->n = 0;
-			l->wait = (struct wait_ref){ 0, 0 };
-			return;
-		}
-		b->ranges = r;
-		b->cap_ranges = l->n;
-	}
-	size_t n = coalesce(l, b->ranges);
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < n; i++)
-		bytes += b->ranges[i].bytes;
-	if (now)
-		x->prefetch_now(x->ctx, b->ranges, n, l->wait.mark);
-	else
-		x->issue(x->ctx, op, b->ranges, n, l->wait.mark, ticket);
-	st->ops[op]++;
-	st->bytes[op] += bytes;
-	l->n = 0;
-	l->wait = (struct wait_ref){ 0, 0 };
-}
-
 void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket)
 {
 	for (int k = 0; k < KINDS; k++) {
 		enum engine_op op = issue_order[k];
-		if (op == ENGINE_OP_PREFETCH)
-			flush_list(b, &b->kind[NOW], op, true, x, st, ticket);
-		flush_list(b, &b->kind[op], op, false, x, st, ticket);
+		struct list *l = &b->kind[op];
+		if (!l->n)
+			continue;
+		if (l->n > b->cap_ranges) {
+			struct engine_range *r = realloc(b->ranges, l->n * sizeof *r);
+			if (!r) {
+				l->n = 0;
+				l->wait = (struct wait_ref){ 0, 0 };
+				continue;
+			}
+			b->ranges = r;
+			b->cap_ranges = l->n;
+		}
+		size_t n = coalesce(l, b->ranges);
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < n; i++)
+			bytes += b->ranges[i].bytes;
+		x->issue(x->ctx, op, b->ranges, n, l->wait.mark, ticket);
+		st->ops[op]++;
+		st->bytes[op] += bytes;
+		l->n = 0;
+		l->wait = (struct wait_ref){ 0, 0 };
 	}
 }

@@ -5,9 +5,7 @@
  * latest marker any of its blocks waits for.
  *
  * Kinds are issued in the plan's order (common/plan.h): discard, evict,
- * discard_prefetch, prefetch, so room is made before data is brought in;
- * the prefetches of the kernel being launched go apart, just before the
- * others (batch_add_now).
+ * discard_prefetch, prefetch, so room is made before data is brought in.
  * Buffers grow to the largest batch seen and are then reused: no memory is
  * allocated per launch in a steady state. Not thread-safe: the engine's
  * lock covers it.
@@ -29,13 +27,9 @@ void batch_destroy(batch *b);
  * block is not added). */
 int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w);
 
-/* Adds block number no to the prefetches the kernel being launched needs
- * now (engine_executor.prefetch_now). Returns as batch_add. */
-int batch_add_now(batch *b, uint64_t no, struct wait_ref w);
-
 /* Issues what was added through x, each kind's call with ticket (see
  * engine_executor), and empties the batch; counts each call and its bytes
- * in st->ops / st->bytes (a prefetch_now call as a prefetch). */
+ * in st->ops / st->bytes. */
 void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket);
 
 #endif

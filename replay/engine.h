@@ -88,14 +88,6 @@ struct engine_executor {
 	 * yet on their way. Called under the plan policy only, before the
 	 * launch is queued. May be NULL. */
 	uint64_t (*gate)(void *ctx, uint64_t ticket);
-	/* Prefetches ranges the kernel being launched needs that no earlier
-	 * flush brought (an op the plan placed at that very kernel: queued
-	 * with the others, it would reach the driver after the kernel):
-	 * ordered before the kernel on its own stream, behind the marker
-	 * wait_mark, so the kernel waits for the copy instead of faulting
-	 * page by page. Plan only. May be NULL: they go with the flush's
-	 * other prefetches (issue). */
-	void (*prefetch_now)(void *ctx, const struct engine_range *ranges, size_t n, uint64_t wait_mark);
 };
 
 struct engine_config {
@@ -226,8 +218,6 @@ struct engine_stats {
 	uint64_t gated_launches;              /* launches passed to the executor's
 						 gate: their blocks' prefetch may
 						 have been in flight */
-	uint64_t prefetched_at_launch;        /* blocks prefetch_now brought for
-						 the kernel being launched */
 	uint64_t unissued_blocks;             /* blocks of those launches whose
 						 prefetch the executor had not yet
 						 issued (gate): they fault in unless

@@ -84,16 +84,6 @@ static void issue(void *ctx, enum engine_op op, const struct engine_range *range
 	}
 }
 
-static void prefetch_now(void *ctx, const struct engine_range *ranges, size_t n, uint64_t wait_mark)
-{
-	struct oplog_entry *e = append_ranges(ctx, ranges, n);
-	if (e) {
-		e->op = ENGINE_OP_PREFETCH;
-		e->mark = wait_mark;
-		e->now = 1;
-	}
-}
-
 static uint64_t gate(void *ctx, uint64_t ticket)
 {
 	oplog *l = ctx;
@@ -134,7 +124,7 @@ static uint64_t now(void *ctx)
 
 struct engine_executor oplog_executor(oplog *l)
 {
-	return (struct engine_executor){ l, issue, mark, now, place, gate, prefetch_now };
+	return (struct engine_executor){ l, issue, mark, now, place, gate };
 }
 
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)

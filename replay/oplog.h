@@ -25,7 +25,6 @@ struct oplog_entry {
 					 the range is ranges[0] */
 	uint64_t mark;                /* the marker recorded, or waited for */
 	uint64_t ticket;              /* batches: their flush's */
-	int now;                      /* batches: made through prefetch_now */
 	enum engine_op op;            /* batches */
 	struct engine_range *ranges;  /* batches: n ranges, owned by the log */
 	size_t n;

@@ -72,7 +72,6 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "woke_at_alloc", s->woke_at_alloc, ", ");
 	put_u64(f, "wake_deferrals", s->wake_deferrals, ", ");
 	put_u64(f, "gated_launches", s->gated_launches, ", ");
-	put_u64(f, "prefetched_at_launch", s->prefetched_at_launch, ", ");
 	put_u64(f, "unissued_blocks", s->unissued_blocks, "\n  },\n");
 }
 

@@ -43,9 +43,7 @@
  *
  * A kernel that needs blocks a prefetch is still copying is ordered after
  * that prefetch (gate), so it waits for the copy instead of faulting page
- * by page on the blocks. A prefetch the plan places at the kernel that
- * needs it goes on that kernel's stream, in its launch (prefetch_now): the
- * worker would issue it after the kernel. For the others, after each prefetch job the worker records an
+ * by page on the blocks: after each prefetch job the worker records an
  * event and publishes the job's ticket in the event's slot. A launch can
  * only wait for a job the worker has already issued; one that comes
  * earlier (counted: the plan was too late for it) waits for the newest job
@@ -190,9 +188,9 @@ static void wait_mark(uint64_t mark)
 		check(cuStreamWaitEvent(mig_stream, marks[mark % MARKS], 0), "waiting for a marker");
 }
 
-/* One batch call for up to CALLS_MAX_RANGES ranges on stream; an NVTX
- * range makes it show in Nsight Systems. */
-static void call(enum engine_op op, CUstream stream, const struct engine_range *r, size_t n)
+/* One batch call for up to CALLS_MAX_RANGES ranges; an NVTX range makes it
+ * show in Nsight Systems. */
+static void call(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	CUdeviceptr ptrs[CALLS_MAX_RANGES];
 	size_t sizes[CALLS_MAX_RANGES], loc_idx = 0, bytes = 0;
@@ -214,14 +212,14 @@ static void call(enum engine_op op, CUstream stream, const struct engine_range *
 		loc.id = 0;
 		/* fall through */
 	case ENGINE_OP_PREFETCH:
-		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, stream),
+		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD:
-		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, stream), "cuMemDiscardBatchAsync");
+		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD_PREFETCH:
-		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, stream),
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
@@ -259,23 +257,15 @@ static uint64_t mapped_extent(void *unused, uint64_t address, uint64_t bytes)
 	return a ? arena_mapped_extent(a, address, bytes) : bytes;
 }
 
-/* What a call_all's calls do, and on which stream. */
-struct calls_of {
-	enum engine_op op;
-	CUstream stream;
-};
-
-static void emit(void *calls, const struct engine_range *r, size_t n)
+static void emit(void *op, const struct engine_range *r, size_t n)
 {
-	const struct calls_of *c = calls;
-	call(c->op, c->stream, r, n);
+	call(*(enum engine_op *)op, r, n);
 }
 
-/* Issues op on the ranges on stream, cut into calls (calls.h). */
-static void call_all(enum engine_op op, CUstream stream, const struct engine_range *r, size_t n)
+/* Issues op on the ranges, cut into calls (calls.h). */
+static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	struct calls_of c = { op, stream };
-	struct calls_target t = { &c, mapped_extent, emit };
+	struct calls_target t = { &op, mapped_extent, emit };
 	calls_split(r, n, call_bytes(op), &t);
 }
 
@@ -341,7 +331,7 @@ static void *worker(void *arg)
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
-		call_all(j->op, mig_stream, j->ranges, j->n);
+		call_all(j->op, j->ranges, j->n);
 		if (j->op == ENGINE_OP_PREFETCH) {
 			record_gate(j->ticket);
 			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
@@ -397,13 +387,13 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 		}
 		idle[k++] = r[i];
 		if (k == CALLS_MAX_RANGES) {
-			call_all(op, mig_stream, idle, k);
+			call_all(op, idle, k);
 			issued += k;
 			k = 0;
 		}
 	}
 	if (k)
-		call_all(op, mig_stream, idle, k);
+		call_all(op, idle, k);
 	if (!issued && !k)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
@@ -537,21 +527,6 @@ static uint64_t gate(void *unused, uint64_t ticket)
 	return issued;
 }
 
-/* On the program's thread, in its launch: the copy is queued ahead of the
- * kernel on the kernel's stream, so the kernel waits for it (a call on an
- * idle stream copies before it returns; the GPU would wait as long). */
-static void prefetch_now(void *unused, const struct engine_range *ranges, size_t n, uint64_t mark)
-{
-	uint64_t t0 = rp_now();
-	if (n && ensure_stream() == 0) {
-		if (mark)
-			check(cuStreamWaitEvent(program_stream(), marks[mark % MARKS], 0),
-			      "ordering a prefetch after its marker");
-		call_all(ENGINE_OP_PREFETCH, program_stream(), ranges, n);
-	}
-	atomic_fetch_add(&exec_ns, rp_now() - t0);
-}
-
 static uint64_t now(void *unused)
 {
 	return rp_now();
@@ -578,7 +553,7 @@ static bool place(void *unused, uint64_t address, uint64_t bytes, bool on_host)
 
 const struct engine_executor *rp_exec_get(void)
 {
-	static const struct engine_executor exec = { NULL, issue, mark, now, place, gate, prefetch_now };
+	static const struct engine_executor exec = { NULL, issue, mark, now, place, gate };
 	return &exec;
 }
 

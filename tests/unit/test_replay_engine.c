@@ -384,10 +384,9 @@ static void ops_at_positions_with_waits(void **state)
 {
 	struct prog a;
 	struct plan *p = prog_plan(&a);
-	/* K1: prefetch W2's first 3 MiB for K2, and W1's last 2 MiB, which K1
-	 * itself uses: that one goes now, ahead of K1 (prefetch_now); K3:
-	 * evict W1's first MiB after K1; K5: discard the activation after K4,
-	 * and S1 (its block holds live S2). */
+	/* K1: prefetch W2's first 3 MiB and W1's last 2 MiB (adjacent once
+	 * widened: one range); K3: evict W1's first MiB after K1; K5: discard
+	 * the activation after K4, and S1 (its block holds live S2). */
 	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w2, 0, 3 * MB);
 	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, a.w1, 6 * MB, 2 * MB);
 	add_op(p, 3, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, MB);
@@ -406,12 +405,10 @@ static void ops_at_positions_with_waits(void **state)
 	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
 	launch(&r, K1, (const uint64_t[]){ 1, 5 }, 2);
 	const struct oplog_entry *e = fresh(&r, &n);
-	assert_int_equal(n, 3); /* the prefetches, then the marker behind K1 */
-	expect_batch(&e[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE + 6 * MB, 2 * MB } }, 1);
-	assert_true(e[0].now);
-	expect_batch(&e[1], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE + 8 * MB, 4 * MB } }, 1);
-	assert_false(e[1].now);
-	assert_true(e[2].is_mark && e[2].mark == 1);
+	assert_int_equal(n, 2); /* the prefetch, then the marker behind K1 */
+	expect_batch(&e[0], ENGINE_OP_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 6 * MB, 6 * MB } }, 1);
+	assert_true(e[1].is_mark && e[1].mark == 1);
 	launch(&r, K2, (const uint64_t[]){ 2, 5 }, 2);
 	assert_int_equal(batches(&r, b, 8), 0);
 	launch(&r, K3, (const uint64_t[]){ 5, 4 }, 2);
@@ -513,49 +510,6 @@ static void launches_gate_on_their_prefetch(void **state)
 	assert_int_equal(ng, 0);
 	assert_true(count_kind(&r, ENGINE_OP_PREFETCH) > 0); /* it did prefetch */
 	rig_stop(&r);
-	plan_destroy(p);
-}
-
-/* A prefetch the plan places at the kernel that needs it goes ahead of the
- * kernel (prefetch_now), so the kernel needs no gate and its block is never
- * left unissued: counted in prefetched_at_launch. Without prefetch_now in
- * the executor, the block goes with the flush and the kernel gates on it. */
-static void prefetch_for_the_launch_goes_now(void **state)
-{
-	struct prog a;
-	struct plan *p = prog_plan(&a);
-	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, a.w1, 6 * MB, 2 * MB);
-	finish_plan(p);
-	for (int with_now = 1; with_now >= 0; with_now--) {
-		struct rig r;
-		struct engine_config cfg = { ENGINE_PLAN, 0, p, true, false, NULL };
-		r.log = oplog_create();
-		r.x = oplog_executor(r.log);
-		if (!with_now)
-			r.x.prefetch_now = NULL;
-		char err[256];
-		r.e = engine_create(&cfg, &r.x, err, sizeof err);
-		assert_non_null(r.e);
-		r.seen = 0;
-		oplog_set_issued(r.log, 0); /* the worker issues nothing */
-		prog_setup(&r);
-		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-		launch(&r, K1, (const uint64_t[]){ 1 }, 1);
-		const struct oplog_entry *b[4];
-		assert_int_equal(batches(&r, b, 4), 1);
-		expect_batch(b[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE + 6 * MB, 2 * MB } },
-			     1);
-		assert_int_equal(b[0]->now, with_now);
-		size_t ng;
-		oplog_gates(r.log, &ng);
-		struct engine_stats st;
-		engine_get_stats(r.e, &st);
-		assert_int_equal(ng, !with_now);
-		assert_int_equal(st.prefetched_at_launch, with_now);
-		assert_int_equal(st.unissued_blocks, !with_now);
-		assert_int_equal(st.ops[ENGINE_OP_PREFETCH], 1);
-		rig_stop(&r);
-	}
 	plan_destroy(p);
 }
 
@@ -1514,7 +1468,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ops_at_positions_with_waits),
 		cmocka_unit_test(launches_gate_on_their_prefetch),
-		cmocka_unit_test(prefetch_for_the_launch_goes_now),
 		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
