@@ -1068,6 +1068,15 @@ static int finish(trace_writer *w, const char *status, uint64_t end_ns, uint64_t
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
+/* sqlite3_exec callback: copies the first column of the row into the
+ * char[16] at buf. */
+static int first_text(void *buf, int ncols, char **values, char **names)
+{
+	if (ncols > 0 && values[0])
+		snprintf(buf, 16, "%s", values[0]);
+	return 0;
+}
+
 static int close_as(trace_writer *w, const char *status, uint64_t end_ns, char *err, size_t errlen)
 {
 	if (!w) {
@@ -1113,9 +1122,17 @@ static int close_as(trace_writer *w, const char *status, uint64_t end_ns, char *
 	}
 	/* Leave one self-contained file: a WAL-mode database needs -shm
 	 * beside it even to be read, which fails on read-only media. A reader
-	 * holding the file open makes this a no-op, not an error. */
+	 * holding the file open keeps it in WAL mode: the trace is whole, but
+	 * its -wal must stay beside it, which the caller is told. */
 	sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	sqlite3_exec(w->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+	char mode[16] = "";
+	sqlite3_exec(w->db, "PRAGMA journal_mode = DELETE", first_text, mode, NULL);
+	if (result == 0 && strcmp(mode, "delete") != 0) {
+		um_errmsg(err, errlen, "%s: another process had the trace open at the end, so it stays "
+			  "in WAL mode: keep %s-wal beside it until that process closes it",
+			  w->path, w->path);
+		result = 1;
+	}
 	if (sqlite3_close(w->db) != SQLITE_OK && result == 0) {
 		um_errmsg(err, errlen, "%s: cannot close: %s", w->path, sqlite3_errmsg(w->db));
 		result = -1;

@@ -75,8 +75,11 @@ static void finish(void)
 		arena_foreach_live(a, mark_live, NULL);
 	meta_u64("dropped_records", rec_activity_dropped());
 	meta_u64("captured_launches", rec_callbacks_captured_launches());
-	if (trace_writer_close(rec_writer, rec_now(), err, sizeof err) != 0)
+	int rc = trace_writer_close(rec_writer, rec_now(), err, sizeof err);
+	if (rc < 0)
 		um_error("%s", err);
+	else if (rc > 0)
+		um_warn("%s", err);
 	rec_writer = NULL;
 }
 

@@ -691,6 +691,29 @@ static void claim_gives_one_owner(void **state)
 	unlink(path);
 }
 
+/* Another process reading the trace when the recording ends keeps it in
+ * WAL mode: close says so (1, err naming the -wal to keep), and the trace
+ * is complete. */
+static void reader_at_close_keeps_wal(void **state)
+{
+	char path[512], err[1200] = "", want[1200];
+	trace_writer *w = open_writer(path, sizeof path, "read-at-close.db", NULL);
+	alloc(w, 1, 1ULL << 32, MIB, 0);
+	sqlite3 *reader = open_db(path);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(reader, "SELECT key FROM meta", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW); /* a read under way */
+	assert_int_equal(trace_writer_close(w, 9, err, sizeof err), 1);
+	snprintf(want, sizeof want, "%s: another process had the trace open at the end, so it stays in WAL "
+		 "mode: keep %s-wal beside it until that process closes it", path, path);
+	assert_string_equal(err, want);
+	sqlite3_finalize(st);
+	assert_query(reader, "PRAGMA journal_mode", "wal");
+	assert_query(reader, "SELECT value FROM meta WHERE key = 'status'", "complete");
+	assert_query(reader, "SELECT count(*) FROM alloc", "1");
+	sqlite3_close(reader);
+}
+
 /* A recording that could not start is closed as failed, with the reason:
  * one file, which umrec's summary does not take for a run without GPU
  * work. */
@@ -999,6 +1022,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(claim_gives_one_owner),
+		cmocka_unit_test(reader_at_close_keeps_wal),
 		cmocka_unit_test(abandoned_recording_says_failed),
 		cmocka_unit_test(write_errors_counted),
 		cmocka_unit_test(rows_written_again_after_a_failed_batch),
