@@ -339,25 +339,24 @@ static int strings_grow(trace_writer *w)
 	return 0;
 }
 
-int64_t trace_writer_intern(trace_writer *w, const char *s)
+/* The id of s, interned on first sight; 0 when out of memory. Called with
+ * the writer entered. */
+static int64_t intern_entered(trace_writer *w, const char *s)
 {
-	if (!s)
-		s = "";
 	size_t len = strlen(s);
 	uint64_t h = execid_fnv1a(EXECID_FNV_SEED, s, len);
-	int64_t id = 0;
-	if (enter(w, 1) != 0)
-		return 0;
 	if ((w->strings_n + 1) * 2 > w->strings_cap && strings_grow(w) != 0) {
 		w->stats.dropped++;
-		goto out;
+		return 0;
 	}
 	size_t i = h & (w->strings_cap - 1);
-	for (; w->strings[i].id; i = (i + 1) & (w->strings_cap - 1)) {
-		if (w->strings[i].hash == h && strcmp(w->strings[i].s, s) == 0) {
-			id = w->strings[i].id;
-			goto out;
-		}
+	for (; w->strings[i].id; i = (i + 1) & (w->strings_cap - 1))
+		if (w->strings[i].hash == h && strcmp(w->strings[i].s, s) == 0)
+			return w->strings[i].id;
+	/* The last place goes to the string that stands for the rest. */
+	if (w->strings_n + 1 >= TRACE_WRITER_STRINGS_KEPT && strcmp(s, TRACE_WRITER_STRING_NOT_KEPT) != 0) {
+		w->stats.strings_not_kept++;
+		return intern_entered(w, TRACE_WRITER_STRING_NOT_KEPT);
 	}
 	char *copy = malloc(len + 1);
 	struct ev *e = copy ? push(w, EV_STRING) : NULL;
@@ -365,15 +364,22 @@ int64_t trace_writer_intern(trace_writer *w, const char *s)
 		if (!copy)
 			w->stats.dropped++;
 		free(copy);
-		goto out;
+		return 0;
 	}
 	memcpy(copy, s, len + 1);
-	id = (int64_t)++w->strings_n;
+	int64_t id = (int64_t)++w->strings_n;
 	w->strings[i] = (struct intern_entry){ h, id, copy };
 	e->u.str.id = id;
 	e->u.str.s = copy;
 	w->stats.events++;
-out:
+	return id;
+}
+
+int64_t trace_writer_intern(trace_writer *w, const char *s)
+{
+	if (enter(w, 1) != 0)
+		return 0;
+	int64_t id = intern_entered(w, s ? s : "");
 	leave(w);
 	return id;
 }
@@ -1052,15 +1058,18 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 /* The last rows of a recording, in one transaction. */
 static int finish(trace_writer *w, const char *status, uint64_t end_ns, uint64_t failures)
 {
+	unsigned long long not_kept = w->stats.strings_not_kept;
 	char *sql = sqlite3_mprintf(
 		"BEGIN;"
 		"INSERT OR REPLACE INTO meta(key, value) VALUES ('status', %Q), "
 		"('end_ns', '%llu');"
 		"INSERT OR REPLACE INTO meta(key, value) SELECT 'write_errors', '%llu' "
 		"WHERE %llu > 0;"
+		"INSERT OR REPLACE INTO meta(key, value) SELECT 'strings_not_kept', '%llu' "
+		"WHERE %llu > 0;"
 		"COMMIT;",
 		status, (unsigned long long)end_ns, (unsigned long long)failures,
-		(unsigned long long)failures);
+		(unsigned long long)failures, not_kept, not_kept);
 	int rc = sql ? sqlite3_exec(w->db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
 	sqlite3_free(sql);
 	if (rc != SQLITE_OK && !sqlite3_get_autocommit(w->db))
