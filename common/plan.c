@@ -407,6 +407,16 @@ static int add(planfile_writer *w, uint32_t id, struct bytes_buf *b)
 	return rc;
 }
 
+/* Adds section id holding n, then v[0 .. n) (the optional sections of one
+ * u64 per item, decode_u64s_per), through b, an empty scratch buffer. */
+static int add_u64s(planfile_writer *w, uint32_t id, struct bytes_buf *b, const uint64_t *v, uint32_t n)
+{
+	bytes_put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++)
+		bytes_put_u64(b, v[i]);
+	return add(w, id, b);
+}
+
 /* Sections 8 and 10 of plan_encode, with b its empty scratch buffer. */
 static int encode_host(const struct plan *p, planfile_writer *w, struct bytes_buf *b)
 {
@@ -428,10 +438,7 @@ static int encode_host(const struct plan *p, planfile_writer *w, struct bytes_bu
 		partial |= p->host_offset[i] != 0;
 	if (!partial)
 		return 0;
-	bytes_put_u32(b, p->n_host);
-	for (uint32_t i = 0; i < p->n_host; i++)
-		bytes_put_u64(b, p->host_offset[i]);
-	return add(w, PLAN_SEC_HOST_OFFSETS, b);
+	return add_u64s(w, PLAN_SEC_HOST_OFFSETS, b, p->host_offset, p->n_host);
 }
 
 int plan_encode(const struct plan *p, planfile_writer *w)
@@ -505,20 +512,11 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 	if (add(w, PLAN_SEC_PROVENANCE, &b) != 0)
 		return -1;
 
-	if (sig->shape_ids) {
-		bytes_put_u32(&b, sig->n_kernels);
-		for (uint32_t i = 0; i < sig->n_kernels; i++)
-			bytes_put_u64(&b, sig->shape_ids[i]);
-		if (add(w, PLAN_SEC_SHAPES, &b) != 0)
-			return -1;
-	}
-	if (sig->alloc_before) {
-		bytes_put_u32(&b, sig->n_kernels);
-		for (uint32_t i = 0; i < sig->n_kernels; i++)
-			bytes_put_u64(&b, sig->alloc_before[i]);
-		if (add(w, PLAN_SEC_ALLOC_BEFORE, &b) != 0)
-			return -1;
-	}
+	if (sig->shape_ids && add_u64s(w, PLAN_SEC_SHAPES, &b, sig->shape_ids, sig->n_kernels) != 0)
+		return -1;
+	if (sig->alloc_before &&
+	    add_u64s(w, PLAN_SEC_ALLOC_BEFORE, &b, sig->alloc_before, sig->n_kernels) != 0)
+		return -1;
 
 	/* Only when set: a reader without the section (one older than it)
 	 * replays with the cache off, as it always did. */
