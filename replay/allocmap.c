@@ -237,24 +237,20 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor)
 	return NULL;
 }
 
-void allocmap_anchor(allocmap *m, uint32_t pos, bool start)
+void allocmap_iteration_start(allocmap *m, uint32_t pos)
 {
 	if (!m->plan)
 		return;
 	const uint64_t *before = m->plan->signature.alloc_before;
-	if (start) {
-		m->counting = true;
-		m->ordinal = 0;
-		for (size_t i = 0; i < m->n_iter; i++) {
-			struct pslot *s = &m->slots[m->iter_list[i]];
-			if (s->cur.state != ALLOCMAP_UNSEEN) {
-				s->prev = s->cur;
-				s->cur.state = ALLOCMAP_UNSEEN;
-			}
+	m->counting = true;
+	m->ordinal = before ? before[pos] : 0;
+	for (size_t i = 0; i < m->n_iter; i++) {
+		struct pslot *s = &m->slots[m->iter_list[i]];
+		if (s->cur.state != ALLOCMAP_UNSEEN) {
+			s->prev = s->cur;
+			s->cur.state = ALLOCMAP_UNSEEN;
 		}
 	}
-	if (m->counting && before)
-		m->ordinal = before[pos];
 }
 
 void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out)

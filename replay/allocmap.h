@@ -7,20 +7,20 @@
  * ordinal, never by address:
  *   persistent  the allocation whose id is the ordinal;
  *   iteration   the ordinal-th allocation made since the current iteration
- *               started (allocmap_anchor, called when the matcher starts an
- *               iteration). Until this iteration makes it, the
+ *               started (allocmap_iteration_start, called when the
+ *               matcher starts an iteration). Until this iteration makes it, the
  *               previous iteration's instance stands in: an op placed
  *               before the allocation (an eviction or discard that wraps
  *               around the iteration end) means that one, and the arena is
  *               deterministic, so addresses repeat.
- * Ordinals follow the plan's kernels where the plan says how many
- * allocations precede each (signature.alloc_before): an iteration that
- * starts at a later kernel than the plan's first (the program no longer
- * launches it), and a resync past kernels the program skipped, count on
- * from the number the plan made before the kernel reached, so a drift
- * costs the allocations around it, not the rest of the iteration. On
- * track the count just runs on: which of two threads allocates or
- * launches first varies from run to run, and must not move the numbering.
+ * An iteration that starts at a later kernel than the plan's first (the
+ * program no longer launches it) counts on from the number of allocations
+ * the plan made before that kernel (signature.alloc_before), so the
+ * allocations after it are numbered as the plan's. Within an iteration the
+ * count just runs on, a resync included: the program may or may not have
+ * made the allocations of kernels it skipped or repeated, and which of two
+ * threads allocates or launches first varies from run to run; counting on
+ * is right whenever the allocations are the plan's.
  * A plan allocation is mapped only when the sizes agree (a program that
  * drifted from the plan gets fewer ops, never ops on the wrong sizes).
  * Not thread-safe: the engine's lock covers it.
@@ -78,12 +78,11 @@ struct alloc_rec *allocmap_live(allocmap *m, uint64_t id);
  * until the next add or remove. */
 struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
 
-/* The matcher placed a launch at plan position pos (< the plan's
- * n_kernels) other than by following the plan: start, it begins an
- * iteration, and this iteration's instances become the previous ones;
- * otherwise a resync. Ordinals count on from the allocations the plan made
- * before pos (from 0 at an iteration start when the plan does not say). */
-void allocmap_anchor(allocmap *m, uint32_t pos, bool start);
+/* The launch at plan position pos (< the plan's n_kernels) starts an
+ * iteration: this iteration's instances become the previous ones, and
+ * ordinals count on from the allocations the plan made before pos (from 0
+ * when the plan does not say). */
+void allocmap_iteration_start(allocmap *m, uint32_t pos);
 
 /* Where plan allocation index (< plan->n_allocs) is now: this iteration's
  * instance once made, else the previous one (iteration origin), or the

@@ -391,9 +391,10 @@ void engine_stop(engine *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static void iteration_start(engine *e)
+static void iteration_start(engine *e, uint32_t position)
 {
 	uint64_t now = now_ns(e);
+	allocmap_iteration_start(e->allocs, position);
 	sigcheck_iteration_start(e->sig);
 	if (e->timing) {
 		uint64_t *p = e->n_iter < ENGINE_ITERATION_TIMES
@@ -440,9 +441,7 @@ static void place(engine *e, uint64_t exec_id, uint64_t shape_id, struct match_s
 	if (step->how == MATCH_LOST)
 		lostids_count(e->lost, exec_id);
 	if (step->iteration_start)
-		iteration_start(e);
-	if (step->iteration_start || step->how == MATCH_RESYNCED)
-		allocmap_anchor(e->allocs, step->position, step->iteration_start);
+		iteration_start(e, step->position);
 	/* Whether the plan is this program's is judged by IDs alone: another
 	 * program may well launch the same kernel shapes. */
 	sigcheck_launch(e->sig, step->how == MATCH_MATCHED || step->how == MATCH_RESYNCED);

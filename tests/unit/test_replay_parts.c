@@ -145,7 +145,7 @@ static void allocmap_resolution(void **state)
 	allocmap_resolve(m, 2, &w);
 	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
 
-	allocmap_anchor(m, 0, true);
+	allocmap_iteration_start(m, 0);
 	allocmap_add(m, 4, 0x4000, 10);        /* iteration #1 */
 	allocmap_add(m, 5, 0x5000, 21);        /* iteration #2, wrong size */
 	allocmap_resolve(m, 2, &w);
@@ -157,7 +157,7 @@ static void allocmap_resolution(void **state)
 	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x4000 && !w.rec);
 
 	/* Next iteration: until #1 is made again, the previous one stands in. */
-	allocmap_anchor(m, 0, true);
+	allocmap_iteration_start(m, 0);
 	allocmap_resolve(m, 2, &w);
 	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x4000);
 	allocmap_add(m, 6, 0x4000, 10);
@@ -169,7 +169,7 @@ static void allocmap_resolution(void **state)
 
 	/* A previous instance still live when the next iteration starts, freed
 	 * during it: the previous instance's state follows. */
-	allocmap_anchor(m, 0, true);
+	allocmap_iteration_start(m, 0);
 	allocmap_resolve(m, 0, &w);
 	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 7);
 	assert_true(allocmap_remove(m, 7, &r));
@@ -184,7 +184,7 @@ static void allocmap_resolution(void **state)
 
 /* Plan of 3 kernels: iteration ordinals 1 (10 B) before kernel 1, 2 (20 B)
  * and 3 (30 B) before kernel 2. */
-static void allocmap_anchored_to_kernels(void **state)
+static void allocmap_start_counts_from_the_plan(void **state)
 {
 	struct plan *p = plan_create();
 	uint64_t sizes[3] = { 10, 20, 30 }, before[3] = { 0, 1, 3 };
@@ -204,35 +204,24 @@ static void allocmap_anchored_to_kernels(void **state)
 	/* An iteration that starts at kernel 1 (kernel 0 missing): what
 	 * follows is ordinal 2, whatever was made before. */
 	allocmap_add(m, 1, 0x1000, 10);
-	allocmap_anchor(m, 1, true);
+	allocmap_iteration_start(m, 1);
 	assert_int_equal(allocmap_add(m, 2, 0x2000, 20)->iter_ordinal, 2);
 	allocmap_resolve(m, 1, &w);
 	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 2);
 
-	/* On track nothing moves the count: an allocation added before
-	 * kernel 2 shifts it until the next anchor. */
+	/* Within the iteration the count runs on. */
 	allocmap_add(m, 3, 0x3000, 5);
 	assert_int_equal(allocmap_add(m, 4, 0x4000, 30)->iter_ordinal, 4);
 	allocmap_resolve(m, 2, &w);
 	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
 
-	/* A resync to kernel 2 counts on from the plan's 3. */
-	allocmap_anchor(m, 2, false);
-	assert_int_equal(allocmap_add(m, 5, 0x5000, 8)->iter_ordinal, 4);
-
 	/* A start at kernel 0 counts from 0, as without the plan's counts. */
-	allocmap_anchor(m, 0, true);
+	allocmap_iteration_start(m, 0);
 	assert_int_equal(allocmap_add(m, 6, 0x6000, 10)->iter_ordinal, 1);
 	allocmap_resolve(m, 0, &w);
 	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 6);
 	allocmap_resolve(m, 1, &w); /* the previous iteration's stands in */
 	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 2);
-
-	/* A resync before the first iteration starts counts nothing. */
-	allocmap_destroy(m);
-	m = allocmap_create(p);
-	allocmap_anchor(m, 2, false);
-	assert_int_equal(allocmap_add(m, 1, 0x1000, 30)->iter_ordinal, 0);
 	allocmap_destroy(m);
 	plan_destroy(p);
 }
@@ -533,7 +522,7 @@ int main(void)
 		cmocka_unit_test(allocmap_churn),
 		cmocka_unit_test(allocmap_blocks),
 		cmocka_unit_test(allocmap_resolution),
-		cmocka_unit_test(allocmap_anchored_to_kernels),
+		cmocka_unit_test(allocmap_start_counts_from_the_plan),
 		cmocka_unit_test(footprint_against_a_bitmap),
 		cmocka_unit_test(blocktab_lookups),
 		cmocka_unit_test(residency_victims),
