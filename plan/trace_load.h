@@ -97,7 +97,7 @@ struct trace {
 	uint64_t device_memory; /* 0: unknown */
 	char *device_name;      /* "" if unknown */
 	char *command;          /* "" if unknown */
-	char *status;           /* "recording", "complete" or "" */
+	char *status;           /* "recording", "complete", "failed" or "" */
 	bool framework_cache;   /* PyTorch's caching allocator was on: a
 				   PyTorch program's allocations are its
 				   segments, not tensors */

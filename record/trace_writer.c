@@ -183,6 +183,7 @@ struct trace_writer {
 	int stop, kicked;
 	struct intern_entry *strings;
 	size_t strings_cap, strings_n;
+	size_t messages_n;   /* of strings_n, interned as NVTX messages */
 	struct trace_writer_stats stats;
 	char first_error[256];
 };
@@ -339,9 +340,10 @@ static int strings_grow(trace_writer *w)
 	return 0;
 }
 
-/* The id of s, interned on first sight; 0 when out of memory. Called with
- * the writer entered. */
-static int64_t intern_entered(trace_writer *w, const char *s)
+/* The id of s, interned on first sight (a message only while fewer than
+ * TRACE_WRITER_MESSAGES_KEPT are); 0 when out of memory. Called with the
+ * writer entered. */
+static int64_t intern_entered(trace_writer *w, const char *s, bool message)
 {
 	size_t len = strlen(s);
 	uint64_t h = execid_fnv1a(EXECID_FNV_SEED, s, len);
@@ -353,10 +355,9 @@ static int64_t intern_entered(trace_writer *w, const char *s)
 	for (; w->strings[i].id; i = (i + 1) & (w->strings_cap - 1))
 		if (w->strings[i].hash == h && strcmp(w->strings[i].s, s) == 0)
 			return w->strings[i].id;
-	/* The last place goes to the string that stands for the rest. */
-	if (w->strings_n + 1 >= TRACE_WRITER_STRINGS_KEPT && strcmp(s, TRACE_WRITER_STRING_NOT_KEPT) != 0) {
-		w->stats.strings_not_kept++;
-		return intern_entered(w, TRACE_WRITER_STRING_NOT_KEPT);
+	if (message && w->messages_n >= TRACE_WRITER_MESSAGES_KEPT) {
+		w->stats.messages_not_kept++;
+		return intern_entered(w, TRACE_WRITER_MESSAGE_NOT_KEPT, false);
 	}
 	char *copy = malloc(len + 1);
 	struct ev *e = copy ? push(w, EV_STRING) : NULL;
@@ -368,6 +369,7 @@ static int64_t intern_entered(trace_writer *w, const char *s)
 	}
 	memcpy(copy, s, len + 1);
 	int64_t id = (int64_t)++w->strings_n;
+	w->messages_n += message;
 	w->strings[i] = (struct intern_entry){ h, id, copy };
 	e->u.str.id = id;
 	e->u.str.s = copy;
@@ -375,13 +377,23 @@ static int64_t intern_entered(trace_writer *w, const char *s)
 	return id;
 }
 
-int64_t trace_writer_intern(trace_writer *w, const char *s)
+static int64_t intern(trace_writer *w, const char *s, bool message)
 {
 	if (enter(w, 1) != 0)
 		return 0;
-	int64_t id = intern_entered(w, s ? s : "");
+	int64_t id = intern_entered(w, s ? s : "", message);
 	leave(w);
 	return id;
+}
+
+int64_t trace_writer_intern(trace_writer *w, const char *s)
+{
+	return intern(w, s, false);
+}
+
+int64_t trace_writer_intern_message(trace_writer *w, const char *s)
+{
+	return intern(w, s, true);
 }
 
 void trace_writer_stream(trace_writer *w, const struct trace_stream *s)
@@ -1058,14 +1070,14 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 /* The last rows of a recording, in one transaction. */
 static int finish(trace_writer *w, const char *status, uint64_t end_ns, uint64_t failures)
 {
-	unsigned long long not_kept = w->stats.strings_not_kept;
+	unsigned long long not_kept = w->stats.messages_not_kept;
 	char *sql = sqlite3_mprintf(
 		"BEGIN;"
 		"INSERT OR REPLACE INTO meta(key, value) VALUES ('status', %Q), "
 		"('end_ns', '%llu');"
 		"INSERT OR REPLACE INTO meta(key, value) SELECT 'write_errors', '%llu' "
 		"WHERE %llu > 0;"
-		"INSERT OR REPLACE INTO meta(key, value) SELECT 'strings_not_kept', '%llu' "
+		"INSERT OR REPLACE INTO meta(key, value) SELECT 'messages_not_kept', '%llu' "
 		"WHERE %llu > 0;"
 		"COMMIT;",
 		status, (unsigned long long)end_ns, (unsigned long long)failures,
@@ -1135,11 +1147,15 @@ static int close_as(trace_writer *w, const char *status, uint64_t end_ns, char *
 	 * its -wal must stay beside it, which the caller is told. */
 	sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	char mode[16] = "";
-	sqlite3_exec(w->db, "PRAGMA journal_mode = DELETE", first_text, mode, NULL);
+	int rc = sqlite3_exec(w->db, "PRAGMA journal_mode = DELETE", first_text, mode, NULL);
 	if (result == 0 && strcmp(mode, "delete") != 0) {
-		um_errmsg(err, errlen, "%s: another process had the trace open at the end, so it stays "
-			  "in WAL mode: keep %s-wal beside it until that process closes it",
-			  w->path, w->path);
+		if (rc == SQLITE_OK || rc == SQLITE_BUSY)
+			um_errmsg(err, errlen, "%s: another process had the trace open at the end, so it "
+				  "stays in WAL mode: keep %s-wal beside it until that process closes it",
+				  w->path, w->path);
+		else
+			um_errmsg(err, errlen, "%s: cannot leave WAL mode (%s): keep %s-wal beside it",
+				  w->path, sqlite3_errmsg(w->db), w->path);
 		result = 1;
 	}
 	if (sqlite3_close(w->db) != SQLITE_OK && result == 0) {

@@ -98,15 +98,20 @@ void trace_writer_meta(trace_writer *w, const char *key, const char *value);
  * Returns the string table id (1, 2, ...) of s, adding it on first sight;
  * NULL interns "". Thread-safe and fast for repeated strings (an in-memory
  * table answers after the first call); the row itself is written with the
- * next batch, before any event accepted after this call. The table keeps
- * TRACE_WRITER_STRINGS_KEPT distinct strings, so that a program naming
- * every NVTX range anew cannot grow the recorder without bound: past
- * them, a new string gets the id of TRACE_WRITER_STRING_NOT_KEPT, counted
- * in meta.strings_not_kept.
+ * next batch, before any event accepted after this call.
  */
-#define TRACE_WRITER_STRINGS_KEPT 65536
-#define TRACE_WRITER_STRING_NOT_KEPT "(not kept: the trace keeps 65536 distinct strings)"
 int64_t trace_writer_intern(trace_writer *w, const char *s);
+
+/*
+ * trace_writer_intern for an NVTX message: the table keeps
+ * TRACE_WRITER_MESSAGES_KEPT distinct messages, so that a program naming
+ * every range anew cannot grow the recorder without bound. Past them, a new
+ * message gets the id of TRACE_WRITER_MESSAGE_NOT_KEPT, and each such call
+ * is counted in meta.messages_not_kept. Kernel names are always kept.
+ */
+#define TRACE_WRITER_MESSAGES_KEPT 65536
+#define TRACE_WRITER_MESSAGE_NOT_KEPT "(not kept: the trace keeps 65536 distinct NVTX messages)"
+int64_t trace_writer_intern_message(trace_writer *w, const char *s);
 
 struct trace_stream {
 	uint32_t id;
@@ -226,7 +231,7 @@ struct trace_writer_stats {
 	uint64_t stalls;       /* times a producer waited for the queue to drain */
 	uint64_t queue_peak;   /* most events ever queued at once (arguments count) */
 	uint64_t dropped;      /* events lost because their queue memory could not be allocated */
-	uint64_t strings_not_kept; /* trace_writer_intern calls given the not-kept string's id */
+	uint64_t messages_not_kept; /* trace_writer_intern_message calls given the not-kept message's id */
 };
 /* Counts so far; safe from any thread. */
 void trace_writer_get_stats(trace_writer *w, struct trace_writer_stats *out);

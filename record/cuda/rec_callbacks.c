@@ -152,7 +152,7 @@ static const char *attribute_message(const nvtxEventAttributes_t *a)
 
 static int64_t nvtx_name(const char *msg)
 {
-	return trace_writer_intern(rec_writer, msg ? msg : "");
+	return trace_writer_intern_message(rec_writer, msg);
 }
 
 static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)

@@ -60,6 +60,15 @@ static void mark_live(void *ctx, const struct arena_alloc *a)
 	trace_writer_live_at_exit(rec_writer, a->id);
 }
 
+/* What trace_writer_close or _abandon returned, told the user. */
+static void report_close(int rc, const char *err)
+{
+	if (rc < 0)
+		um_error("%s", err);
+	else if (rc > 0)
+		um_warn("%s", err);
+}
+
 static void finish(void)
 {
 	char err[512];
@@ -75,11 +84,7 @@ static void finish(void)
 		arena_foreach_live(a, mark_live, NULL);
 	meta_u64("dropped_records", rec_activity_dropped());
 	meta_u64("captured_launches", rec_callbacks_captured_launches());
-	int rc = trace_writer_close(rec_writer, rec_now(), err, sizeof err);
-	if (rc < 0)
-		um_error("%s", err);
-	else if (rc > 0)
-		um_warn("%s", err);
+	report_close(trace_writer_close(rec_writer, rec_now(), err, sizeof err), err);
 	rec_writer = NULL;
 }
 
@@ -152,8 +157,7 @@ int InitializeInjection(void)
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);
 		um_error("CUPTI set-up failed (%s); this run is not recorded", msg);
-		if (trace_writer_abandon(rec_writer, rec_now(), msg, err, sizeof err) != 0)
-			um_error("%s", err);
+		report_close(trace_writer_abandon(rec_writer, rec_now(), msg, err, sizeof err), err);
 		rec_writer = NULL;
 		return 1;
 	}

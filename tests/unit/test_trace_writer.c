@@ -691,34 +691,39 @@ static void claim_gives_one_owner(void **state)
 	unlink(path);
 }
 
-/* Distinct strings past the table's size all get the not-kept string's id
- * (a program naming every NVTX range anew must not grow the recorder
- * without bound); those kept still answer, and the trace counts the rest. */
-static void strings_past_the_table_not_kept(void **state)
+/* NVTX messages past the kept number all get the not-kept message's id (a
+ * program naming every range anew must not grow the recorder without
+ * bound), each such call counted; those kept still answer, and kernel
+ * names are always kept. */
+static void messages_past_the_table_not_kept(void **state)
 {
 	char path[512], s[32];
-	trace_writer *w = open_writer(path, sizeof path, "strings.db", NULL);
-	int64_t first = trace_writer_intern(w, "iteration");
-	for (int i = 1; i < TRACE_WRITER_STRINGS_KEPT - 1; i++) {
+	trace_writer *w = open_writer(path, sizeof path, "messages.db", NULL);
+	int64_t gemm = trace_writer_intern(w, "gemm");
+	int64_t first = trace_writer_intern_message(w, "iteration");
+	for (int i = 1; i < TRACE_WRITER_MESSAGES_KEPT; i++) {
 		snprintf(s, sizeof s, "step %d", i);
-		assert_int_equal(trace_writer_intern(w, s), i + 1);
+		assert_int_equal(trace_writer_intern_message(w, s), i + 2);
 	}
-	int64_t not_kept = trace_writer_intern(w, "step past the table");
-	assert_int_equal(not_kept, TRACE_WRITER_STRINGS_KEPT);
-	assert_int_equal(trace_writer_intern(w, "another"), not_kept);
-	assert_int_equal(trace_writer_intern(w, "another"), not_kept);
-	assert_int_equal(trace_writer_intern(w, "iteration"), first);
-	assert_int_equal(trace_writer_intern(w, "step 7"), 8);
+	int64_t not_kept = trace_writer_intern_message(w, "step past the table");
+	assert_int_equal(not_kept, TRACE_WRITER_MESSAGES_KEPT + 2);
+	assert_int_equal(trace_writer_intern_message(w, "another"), not_kept);
+	assert_int_equal(trace_writer_intern_message(w, "another"), not_kept);
+	assert_int_equal(trace_writer_intern_message(w, "iteration"), first);
+	assert_int_equal(trace_writer_intern_message(w, "step 7"), 9);
+	assert_int_equal(trace_writer_intern_message(w, "gemm"), gemm);
+	assert_int_equal(trace_writer_intern(w, "softmax"), not_kept + 1);
 	struct trace_writer_stats st;
 	trace_writer_get_stats(w, &st);
-	assert_int_equal(st.strings_not_kept, 3);
+	assert_int_equal(st.messages_not_kept, 3);
 	close_ok(w, 1);
 	sqlite3 *db = open_db(path);
 	char want[64];
-	snprintf(want, sizeof want, "%d", TRACE_WRITER_STRINGS_KEPT);
+	snprintf(want, sizeof want, "%d", TRACE_WRITER_MESSAGES_KEPT + 3);
 	assert_query(db, "SELECT count(*) FROM string", want);
-	assert_query(db, "SELECT value FROM string ORDER BY id DESC LIMIT 1", TRACE_WRITER_STRING_NOT_KEPT);
-	assert_query(db, "SELECT value FROM meta WHERE key = 'strings_not_kept'", "3");
+	snprintf(want, sizeof want, "SELECT value FROM string WHERE id = %lld", (long long)not_kept);
+	assert_query(db, want, TRACE_WRITER_MESSAGE_NOT_KEPT);
+	assert_query(db, "SELECT value FROM meta WHERE key = 'messages_not_kept'", "3");
 	sqlite3_close(db);
 }
 
@@ -1053,7 +1058,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(claim_gives_one_owner),
-		cmocka_unit_test(strings_past_the_table_not_kept),
+		cmocka_unit_test(messages_past_the_table_not_kept),
 		cmocka_unit_test(reader_at_close_keeps_wal),
 		cmocka_unit_test(abandoned_recording_says_failed),
 		cmocka_unit_test(write_errors_counted),
