@@ -13,6 +13,7 @@
 
 #include "size.h"
 #include "trace_schema.h"
+#include "trace_writer.h"
 
 /* Runs a one-row query and stores its integer columns (NULL reads as 0). */
 static int query_row(sqlite3 *db, const char *sql, uint64_t *const cols[], int ncols)
@@ -44,6 +45,8 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 		out->dropped_records = strtoull(value, NULL, 10);
 	if (trace_schema_meta(db, "captured_launches", value, sizeof value) == 1)
 		out->captured_launches = strtoull(value, NULL, 10);
+	if (trace_schema_meta(db, "messages_not_kept", value, sizeof value) == 1)
+		out->messages_not_kept = strtoull(value, NULL, 10);
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
 	static const char migration_sql[] =
@@ -143,6 +146,8 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 	    um_size_format(s->fault_bytes, fault, sizeof fault), um_size_format(s->dtoh_bytes, dtoh, sizeof dtoh));
 	add(buf, len, &used, "\n  faults       %" PRIu64 " records (a sample of the GPU page faults)", s->faults);
 	add(buf, len, &used, "\n  NVTX ranges  %" PRIu64, s->nvtx_ranges);
+	if (s->messages_not_kept)
+		add(buf, len, &used, " (%" PRIu64 " named '%s')", s->messages_not_kept, TRACE_WRITER_MESSAGE_NOT_KEPT);
 	if (s->graph_kernels || s->captured_launches)
 		add(buf, len, &used, "\n  CUDA graphs  %" PRIu64 " kernels run from graphs (not planned), %" PRIu64
 		    " launches captured", s->graph_kernels, s->captured_launches);

@@ -19,6 +19,8 @@ struct rec_summary {
 	uint64_t fault_bytes;     /* of htod_bytes, moved because a kernel touched them */
 	uint64_t faults;          /* GPU page-fault records (a sample) */
 	uint64_t nvtx_ranges;
+	uint64_t messages_not_kept; /* meta.messages_not_kept: ranges whose message the
+				       recorder did not keep (trace_writer_intern_message) */
 	uint64_t graph_kernels;     /* kernels CUDA graphs ran (table graph_kernel) */
 	uint64_t captured_launches; /* meta.captured_launches: launches captured into graphs */
 	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */

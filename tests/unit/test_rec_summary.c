@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "record/rec_summary.h"
+#include "record/trace_writer.h"
 #include "trace_schema.h"
 
 static const char rows_sql[] =
@@ -30,7 +31,8 @@ static const char rows_sql[] =
 	"INSERT INTO graph_kernel (correlation_id, graph_id, graph_node_id, name_id, grid_x, grid_y, grid_z,"
 	" block_x, block_y, block_z, shared_mem, stream_id, start_ns, end_ns) VALUES"
 	" (20, 1, 1, 1, 1, 1, 1, 32, 1, 1, 0, 7, 11, 12), (20, 1, 2, 1, 1, 1, 1, 32, 1, 1, 0, 7, 13, 14);"
-	"INSERT INTO meta VALUES ('captured_launches', '2');";
+	"INSERT INTO meta VALUES ('captured_launches', '2');"
+	"INSERT INTO meta VALUES ('messages_not_kept', '4');";
 
 /* Creates a trace at path with the schema, meta.status = status and, when
  * with_rows, the rows above. */
@@ -74,6 +76,7 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_equal(s.dropped_records, 5);
 	assert_int_equal(s.graph_kernels, 2);
 	assert_int_equal(s.captured_launches, 2);
+	assert_int_equal(s.messages_not_kept, 4);
 	assert_true(s.disk_bytes > 0);
 	assert_null(rec_summary_problem(&s));
 
@@ -85,7 +88,7 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_non_null(strstr(text, "allocations  3 (2 freed, 1 live at exit)"));
 	assert_non_null(strstr(text, "migrations   4: 3.00 MiB to the GPU (2.00 MiB on demand), 68.00 KiB to the host"));
 	assert_non_null(strstr(text, "faults       2 records"));
-	assert_non_null(strstr(text, "NVTX ranges  1"));
+	assert_non_null(strstr(text, "NVTX ranges  1 (4 named '" TRACE_WRITER_MESSAGE_NOT_KEPT "')"));
 	assert_non_null(strstr(text, "dropped      5"));
 	assert_non_null(strstr(text, "CUDA graphs  2 kernels run from graphs (not planned), 2 launches captured"));
 	assert_int_not_equal(text[strlen(text) - 1], '\n');
