@@ -249,6 +249,17 @@ expect_status 0 "dry run -q: exits 0"
 expect_out_has "umreplay --dry-run: $fixture under plan" "dry run -q: the summary"
 expect_out_lacks "recorded_ms" "dry run -q: no table"
 
+# A plan of another program: none of the MLP's launches is placed, and
+# the summary says what that may mean.
+sim_plan=$SCRATCH/sim.bin
+"$UMPLAN" -q "${UMKIT_FIXTURES:-tests/fixtures}/h100_train_sim.db" --capacity 200M -o "$sim_plan" 2>/dev/null
+run "$UMREPLAY" --dry-run "$fixture" --plan "$sim_plan" -q
+expect_status 0 "dry run, another program's plan: exits 0"
+expect_out_has "578 launches (0 matched, 0 by shape, 0 resynchronised, 578 lost), 0 iterations" \
+	"dry run, another program's plan: every launch lost"
+expect_out_has "no launch was placed in the plan: it may be made for another program" \
+	"dry run, another program's plan: says it may be another program's"
+
 echo '{"old": true}' >"$SCRATCH/dry.json"
 run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M --stats "$SCRATCH/dry.json"
 expect_status 0 "dry run --stats: exits 0"
