@@ -8,8 +8,8 @@
  *   persistent  the allocation whose id is the ordinal;
  *   iteration   the ordinal-th allocation made since the current iteration
  *               started (allocmap_iteration_start, called when the
- *               matcher starts an iteration). Until this iteration makes it, the
- *               previous iteration's instance stands in: an op placed
+ *               matcher starts an iteration). Until this iteration makes
+ *               it, the previous iteration's instance stands in: an op placed
  *               before the allocation (an eviction or discard that wraps
  *               around the iteration end) means that one, and the arena is
  *               deterministic, so addresses repeat.
