@@ -260,6 +260,18 @@ expect_out_has "578 launches (0 matched, 0 by shape, 0 resynchronised, 578 lost)
 expect_out_has "no launch was placed in the plan: it may be made for another program" \
 	"dry run, another program's plan: says it may be another program's"
 
+# A plan with room to spare keeps the replayer idle until the MLP's final
+# phase passes the budget: the launches it follows from then on are past
+# the plan's iterations, and the summary does not blame the plan.
+"$UMPLAN" -q "$fixture" --capacity 560M -o "$SCRATCH/roomy.bin" 2>/dev/null
+run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/roomy.bin" --gpu-budget 560M -q
+expect_status 0 "dry run, a late wake: exits 0"
+expect_out_has "156 of 578 launches (0 matched, 0 by shape, 0 resynchronised, 156 lost)" \
+	"dry run, a late wake: only the final phase's launches followed, none placed"
+expect_out_has "no launch followed from the wake on was placed in the plan: the program had left the plan's iterations by then" \
+	"dry run, a late wake: says the program had left the iterations"
+expect_out_lacks "it may be made for another program" "dry run, a late wake: does not call the plan another program's"
+
 echo '{"old": true}' >"$SCRATCH/dry.json"
 run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M --stats "$SCRATCH/dry.json"
 expect_status 0 "dry run --stats: exits 0"
