@@ -349,13 +349,17 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
 		return -1;
 	}
 	for (uint32_t k = 0; sig->alloc_before && k < sig->n_kernels; k++) {
-		uint64_t v = sig->alloc_before[k];
-		if (v > sig->n_alloc_sizes || (k && v < sig->alloc_before[k - 1])) {
+		unsigned long long v = sig->alloc_before[k];
+		if (v > sig->n_alloc_sizes) {
 			um_errmsg(err, errlen, "%s: the allocations-before section says kernel %u follows "
-				  "%llu allocations (%s %llu)", name, (unsigned)k, (unsigned long long)v,
-				  v > sig->n_alloc_sizes ? "the iteration has" : "kernel before it:",
-				  v > sig->n_alloc_sizes ? (unsigned long long)sig->n_alloc_sizes
-							 : (unsigned long long)sig->alloc_before[k - 1]);
+				  "%llu allocations (the iteration has %u)", name, (unsigned)k, v,
+				  (unsigned)sig->n_alloc_sizes);
+			return -1;
+		}
+		if (k && v < sig->alloc_before[k - 1]) {
+			um_errmsg(err, errlen, "%s: the allocations-before section says kernel %u follows "
+				  "%llu allocations (kernel before it: %llu)", name, (unsigned)k, v,
+				  (unsigned long long)sig->alloc_before[k - 1]);
 			return -1;
 		}
 	}

@@ -29,6 +29,13 @@ static int query_row(sqlite3 *db, const char *sql, uint64_t *const cols[], int n
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
+/* The count meta.key holds; 0 when absent. */
+static uint64_t meta_count(sqlite3 *db, const char *key)
+{
+	char value[32];
+	return trace_schema_meta(db, key, value, sizeof value) == 1 ? strtoull(value, NULL, 10) : 0;
+}
+
 int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
@@ -40,13 +47,9 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	if (trace_schema_open(path, &db, err, errlen) != 0)
 		return -1;
 	trace_schema_meta(db, "status", out->status, sizeof out->status);
-	char value[32];
-	if (trace_schema_meta(db, "dropped_records", value, sizeof value) == 1)
-		out->dropped_records = strtoull(value, NULL, 10);
-	if (trace_schema_meta(db, "captured_launches", value, sizeof value) == 1)
-		out->captured_launches = strtoull(value, NULL, 10);
-	if (trace_schema_meta(db, "messages_not_kept", value, sizeof value) == 1)
-		out->messages_not_kept = strtoull(value, NULL, 10);
+	out->dropped_records = meta_count(db, "dropped_records");
+	out->captured_launches = meta_count(db, "captured_launches");
+	out->messages_not_kept = meta_count(db, "messages_not_kept");
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
 	static const char migration_sql[] =

@@ -79,8 +79,9 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
  * the database, leaving one self-contained file (journal mode DELETE).
  * Returns 0; 1 with err set when the trace is whole but stays in WAL mode,
  * because another process had it open; -1 with err set when the final
- * writes failed or any write failed during the run. The writer is freed either way (except in a forked
- * child, see above). Blocks for the final commit.
+ * writes failed or any write failed during the run. The writer is freed
+ * either way (except in a forked child, see above). Blocks for the final
+ * commit.
  */
 int trace_writer_close(trace_writer *w, uint64_t end_ns, char *err, size_t errlen);
 

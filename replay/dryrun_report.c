@@ -59,11 +59,12 @@ static void put_summary(FILE *f, const struct trace *t, const struct engine_conf
 		um_size_format(st->modelled_peak_bytes, peak, sizeof peak));
 	if (!cfg->plan)
 		fputs("no plan: iterations are passes over a plan's kernels, so none are counted\n", f);
-	else if (st->launches && st->launches == st->lost && st->started_idle)
-		fputs("no launch followed from the wake on was placed in the plan: the program had left "
-		      "the plan's iterations by then, or the plan is another program's\n", f);
 	else if (st->launches && st->launches == st->lost)
-		fputs("no launch was placed in the plan: it may be made for another program\n", f);
+		fputs(st->started_idle ? "no launch followed from the wake on was placed in the plan: the "
+					 "program had left the plan's iterations by then, or the plan is "
+					 "another program's\n"
+				       : "no launch was placed in the plan: it may be made for another program\n",
+		      f);
 	if (st->started_idle && !st->woke_at_alloc)
 		fprintf(f, "idle: the plan has nothing to do within the %s, so no launch was followed\n",
 			cfg->gpu_budget ? "budget" : "plan's capacity");
