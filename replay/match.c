@@ -23,6 +23,8 @@ struct match {
 				    while lost: resync ties go ahead of it) */
 	bool have_last;
 	uint32_t last;           /* the last position a launch was placed at */
+	uint32_t entry;          /* the lowest position placed so far (valid
+				    with have_last) */
 	uint32_t lost_run;
 	uint64_t launches;
 };
@@ -147,11 +149,16 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
  * identical histories, so on track a launch whose ID the plan holds in
  * another layer (a kernel whose ID varies, one the program inserted) would
  * score as well there as where the program is: on track the matcher moves
- * at most MATCH_NEAR positions, ahead or back, and farther only once its
- * place is lost. */
+ * at most MATCH_NEAR positions, ahead or back, from the expected position
+ * (from the entry, too, when the expected position is the plan's first),
+ * and farther only once its place is lost. */
 static bool may_move(const match *m, uint32_t p)
 {
-	return !m->have_place || distance(m, p) <= MATCH_NEAR;
+	if (!m->have_place || distance(m, p) <= MATCH_NEAR)
+		return true;
+	/* Past the iteration's last kernel, a program that enters the plan
+	 * after its first kernels goes on where it enters. */
+	return m->next == 0 && m->have_last && p >= m->entry && p - m->entry <= MATCH_NEAR;
 }
 
 void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out)
@@ -185,7 +192,10 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 		return;
 	}
 	out->position = p;
-	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= MATCH_NEAR : p == 0;
+	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= (uint64_t)m->entry + MATCH_NEAR
+					    : p == 0;
+	if (!m->have_last || p < m->entry)
+		m->entry = p;
 	m->lost_run = 0;
 	m->have_place = m->have_last = true;
 	m->last = p;

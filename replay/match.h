@@ -24,6 +24,8 @@
  * ID varies from run to run, or one the program inserted, must not send the
  * matcher to another layer, or back across the iteration's start, from
  * where it was right. Farther moves wait until the place is lost (below).
+ * Where the expected position is the plan's first, a move to at most
+ * MATCH_NEAR past the entry (below) is near as well.
  *
  * Where a launch's ID is neither at the expected position nor resyncs, but
  * the plan gives its shape (kernel, grid, block, shared memory: the ID
@@ -44,9 +46,12 @@
  * The very first launch matches position 0 when its ID is the plan's first.
  * An iteration starts when the position wraps: a new position at least half
  * an iteration before the last one (a short backward jump is a repeated
- * kernel, not a new iteration) and among the first MATCH_NEAR + 1 (a place
- * found again mid-iteration after being lost is no new iteration), or a
- * first placement at position 0.
+ * kernel, not a new iteration) and at most MATCH_NEAR past the entry, the
+ * lowest position placed so far (a place found again mid-iteration after
+ * being lost is no new iteration), or a first placement at position 0. The
+ * entry is 0 once the program has run the plan's first kernel; a program
+ * that never does (its iterations lack the plan's first kernels) enters
+ * where it was first placed, and its iterations start there.
  * Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_MATCH_H

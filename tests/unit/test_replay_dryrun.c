@@ -145,16 +145,17 @@ static void train_sim(void **state)
 	plan_against_ondemand("h100_train_sim.db", true);
 }
 
-/* Removes the first kernel of every iteration the planner found from the
- * trace, as a program that stopped launching it would: the launches after
- * it keep their arguments. */
-static void drop_iteration_first_kernels(struct trace *t, const struct iter_result *it)
+/* Removes the first `drop` kernels of every iteration the planner found
+ * from the trace, as a program that stopped launching them would: the
+ * launches after them keep their arguments. */
+static void drop_iteration_first_kernels(struct trace *t, const struct iter_result *it, size_t drop)
 {
 	size_t out = 0, args = 0, next_iter = 0;
 	for (size_t k = 0; k < t->n_kernels; k++) {
 		uint32_t from = t->arg_first[k], to = t->arg_first[k + 1];
-		if (next_iter < it->n_iters && it->iters[next_iter].first == k) {
-			next_iter++;
+		if (next_iter < it->n_iters && k >= it->iters[next_iter].first) {
+			if (k + 1 - it->iters[next_iter].first == drop)
+				next_iter++;
 			continue;
 		}
 		t->kernels[out] = t->kernels[k];
@@ -183,7 +184,7 @@ static void first_kernel_missing(void **state)
 	const struct plan *p = pl->plan;
 	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
 	size_t before = pl->trace->n_kernels;
-	drop_iteration_first_kernels(pl->trace, &pl->iter);
+	drop_iteration_first_kernels(pl->trace, &pl->iter, 1);
 	assert_int_equal(pl->trace->n_kernels, before - pl->iter.n_iters);
 
 	struct dryrun_result r;
@@ -192,6 +193,53 @@ static void first_kernel_missing(void **state)
 	assert_true(r.n_iterations > 1);
 	uint64_t last = r.iterations[r.n_iterations - 1].refault_blocks;
 	assert_true(last <= 64);
+	dryrun_result_free(&r);
+	planner_free(pl);
+}
+
+/* A program whose iterations lack the plan's first 12 kernels, more than
+ * the matcher moves on track: its iterations start where it enters the
+ * plan, and their allocations are numbered from there. BERT-large then
+ * faults back 16 blocks in the last iteration and 967 over the run (its
+ * iterations counted from the plan's first kernel: none counted, the
+ * allocations numbered from the program's start, 3,465 over the run). */
+static void first_kernels_missing(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_bert_large.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	const struct plan *p = pl->plan;
+	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+	drop_iteration_first_kernels(pl->trace, &pl->iter, 12);
+
+	struct dryrun_result r;
+	run(pl->trace, ENGINE_PLAN, budget, p, &r);
+	assert_int_equal(r.foreign_at, 0);
+	/* The first is joined midway, the last ends in the tail. */
+	assert_true(r.n_iterations >= pl->iter.n_iters - 2);
+	assert_true(r.iterations[r.n_iterations - 1].refault_blocks <= 64);
+	assert_true(r.total.refault_blocks <= 2000);
+	dryrun_result_free(&r);
+	planner_free(pl);
+}
+
+/* A plan for another batch size is judged foreign by its allocations,
+ * though the program never launches the plan's first 12 kernels. Counted
+ * from the plan's first kernel, no iteration started, the allocations were
+ * never compared, and the plan escaped the verdict. */
+static void foreign_plan_without_its_first_kernels(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_bert_large.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	struct plan_signature *sig = &pl->plan->signature;
+	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
+		sig->alloc_sizes[i] *= 2;
+	drop_iteration_first_kernels(pl->trace, &pl->iter, 12);
+	struct dryrun_result r;
+	run(pl->trace, ENGINE_PLAN, 0, pl->plan, &r);
+	assert_int_equal(r.stats.signature_mismatch, 1);
+	assert_true(r.foreign_at > 0);
 	dryrun_result_free(&r);
 	planner_free(pl);
 }
@@ -267,6 +315,8 @@ int main(void)
 		cmocka_unit_test(train_sim),
 		cmocka_unit_test(bert_large),
 		cmocka_unit_test(first_kernel_missing),
+		cmocka_unit_test(first_kernels_missing),
+		cmocka_unit_test(foreign_plan_without_its_first_kernels),
 		cmocka_unit_test(late_start_in_the_recording),
 		cmocka_unit_test(foreign_plan_stops_the_run),
 		cmocka_unit_test(edges),

@@ -301,6 +301,54 @@ static void reacquired_mid_iteration_is_no_start(void **state)
 	match_destroy(m);
 }
 
+/* A program whose iterations lack the plan's first 12 kernels, more than
+ * MATCH_NEAR: it enters the plan at 13 (12 has no predecessor the plan
+ * knows), and each later iteration starts there, 12 lost and 13 resynced.
+ * Counted from position 0, no iteration would ever start. */
+static void iterations_without_the_first_kernels(void **state)
+{
+	enum { N = 40, SKIP = 12 };
+	uint64_t ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x100 + (uint64_t)i;
+	match *m = match_create(ids, NULL, N);
+	for (int it = 0; it < 4; it++) {
+		for (int i = SKIP; i < N; i++) {
+			struct match_step st;
+			match_launch(m, ids[i], 0, &st);
+			if (i == SKIP) {
+				assert_int_equal(st.how, MATCH_LOST);
+				continue;
+			}
+			assert_int_equal(st.how, i == SKIP + 1 ? MATCH_RESYNCED : MATCH_MATCHED);
+			assert_int_equal(st.position, i);
+			assert_int_equal(st.iteration_start, it > 0 && i == SKIP + 1);
+		}
+	}
+	match_destroy(m);
+}
+
+/* A program first placed in the middle of an iteration (the replayer came
+ * in late) still matches the plan's first kernel at the wrap, and that
+ * starts an iteration. */
+static void joined_midway_starts_at_the_first_kernel(void **state)
+{
+	enum { N = 40 };
+	uint64_t ids[N];
+	int want[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x100 + (uint64_t)i, want[i] = i < 21 ? -1 : i;
+	match *m = match_create(ids, NULL, N);
+	feed(m, ids + 20, want + 20, N - 20);
+	struct match_step st;
+	for (int i = 0; i < N; i++) {
+		match_launch(m, ids[i], 0, &st);
+		assert_int_equal(st.how, MATCH_MATCHED);
+		assert_int_equal(st.iteration_start, i == 0);
+	}
+	match_destroy(m);
+}
+
 /* The program repeats C D: the second C has no support (D never precedes
  * C in the plan), the second D has (C precedes D). A short backward jump is
  * not a new iteration. */
@@ -591,6 +639,8 @@ int main(void)
 		cmocka_unit_test(rerun_kernels_resync_back_not_a_layer_ahead),
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
+		cmocka_unit_test(iterations_without_the_first_kernels),
+		cmocka_unit_test(joined_midway_starts_at_the_first_kernel),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
 		cmocka_unit_test(varying_id_does_not_jump_layers),
 		cmocka_unit_test(reacquired_mid_iteration_is_no_start),
