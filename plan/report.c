@@ -380,8 +380,8 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "             %zu evictions not hidden behind computation (stall about %.3f ms), %zu dropped as unnecessary\n",
 		sr->forced, sr->stall_ns / 1e6, sr->dropped);
 	if (f.prefetches_at_use)
-		fprintf(out, "             %zu prefetches (%s, %.0f%% of the bytes prefetched) issued at the kernel that needs them: "
-			"no room or link time earlier, so it waits for the copy\n",
+		fprintf(out, "             %zu prefetches (%s, %.0f%% of the bytes prefetched) issued at the kernel that needs them "
+			"(no room or link time earlier): it waits for the copy or faults on it\n",
 			f.prefetches_at_use, size_str(f.prefetch_bytes_at_use, a, sizeof a),
 			100.0 * (double)f.prefetch_bytes_at_use / (double)sr->prefetch_bytes);
 	size_t n_listed = 0;

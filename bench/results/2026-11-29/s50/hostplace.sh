@@ -5,7 +5,7 @@
 # denominator. Each run's three largest fault sources (allocation id:
 # migrations over the steady iterations) are printed beside its row.
 # Results go to $OUT/hostplace/log.
-#   CASES=mlp bash bench/results/2026-11-30/s50/hostplace.sh
+#   CASES=mlp bash bench/results/2026-11-29/s50/hostplace.sh
 set -uo pipefail
 CASES=${CASES:-mlp}
 RATIOS=${RATIOS:-1.5 2 3}
