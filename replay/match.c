@@ -23,8 +23,9 @@ struct match {
 				    while lost: resync ties go ahead of it) */
 	bool have_last;
 	uint32_t last;           /* the last position a launch was placed at */
-	uint32_t entry;          /* the lowest position placed so far (valid
-				    with have_last) */
+	bool have_entry;
+	uint32_t entry;          /* the lowest position placed with support:
+				    the history's or the track's (match.h) */
 	uint32_t lost_run;
 	uint64_t launches;
 };
@@ -158,18 +159,20 @@ static bool may_move(const match *m, uint32_t p)
 		return true;
 	/* Past the iteration's last kernel, a program that enters the plan
 	 * after its first kernels goes on where it enters. */
-	return m->next == 0 && m->have_last && p >= m->entry && p - m->entry <= MATCH_NEAR;
+	return m->next == 0 && m->have_entry && p >= m->entry && p - m->entry <= MATCH_NEAR;
 }
 
 void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out)
 {
 	uint32_t p = 0;
+	bool supported = true; /* by the history or the track */
 	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false };
 	if (exec_id && m->have_place && m->ids[m->next] == exec_id) {
 		out->how = MATCH_MATCHED;
 		p = m->next;
 	} else if (exec_id && m->launches == 0 && m->ids[0] == exec_id) {
 		out->how = MATCH_MATCHED;
+		supported = false;
 	} else if (exec_id && resync(m, exec_id, &p) && may_move(m, p)) {
 		out->how = MATCH_RESYNCED;
 		if (m->have_place && p >= m->next)
@@ -192,10 +195,12 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 		return;
 	}
 	out->position = p;
-	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= (uint64_t)m->entry + MATCH_NEAR
-					    : p == 0;
-	if (!m->have_last || p < m->entry)
+	uint64_t entry = m->have_entry ? m->entry : 0;
+	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= entry + MATCH_NEAR : p == 0;
+	if (supported && (!m->have_entry || p < m->entry)) {
+		m->have_entry = true;
 		m->entry = p;
+	}
 	m->lost_run = 0;
 	m->have_place = m->have_last = true;
 	m->last = p;

@@ -46,12 +46,15 @@
  * The very first launch matches position 0 when its ID is the plan's first.
  * An iteration starts when the position wraps: a new position at least half
  * an iteration before the last one (a short backward jump is a repeated
- * kernel, not a new iteration) and at most MATCH_NEAR past the entry, the
- * lowest position placed so far (a place found again mid-iteration after
- * being lost is no new iteration), or a first placement at position 0. The
- * entry is 0 once the program has run the plan's first kernel; a program
- * that never does (its iterations lack the plan's first kernels) enters
- * where it was first placed, and its iterations start there.
+ * kernel, not a new iteration) and at most MATCH_NEAR past the entry (a
+ * place found again mid-iteration after being lost, farther than that from
+ * the entry, is no new iteration), or a first placement at position 0. The
+ * entry is the lowest position placed with support (matched on track or
+ * resynced: not the very first launch's match at 0, which a warm-up kernel
+ * with the plan's first ID could make), 0 once the program runs the plan's
+ * first kernel in an iteration. A program whose iterations lack the plan's
+ * first kernels enters where it is first placed, and its iterations start
+ * there; one that lacks half of the plan or more never starts one.
  * Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_MATCH_H

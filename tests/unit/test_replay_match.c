@@ -328,6 +328,34 @@ static void iterations_without_the_first_kernels(void **state)
 	match_destroy(m);
 }
 
+/* The same program, whose very first launch (a warm-up fill, say) has the
+ * plan's first ID: it matches position 0 with no support, so the entry is
+ * still where the iterations are first placed, and they start there (16:
+ * at the wrap 12 is lost and 13-15 may not move the matcher from 0). */
+static void unsupported_first_match_is_no_entry(void **state)
+{
+	enum { N = 40, SKIP = 12 };
+	uint64_t ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x100 + (uint64_t)i;
+	match *m = match_create(ids, NULL, N);
+	struct match_step st;
+	match_launch(m, ids[0], 0, &st);
+	assert_int_equal(st.how, MATCH_MATCHED);
+	assert_int_equal(st.position, 0);
+	int starts = 0;
+	for (int it = 0; it < 4; it++)
+		for (int i = SKIP; i < N; i++) {
+			match_launch(m, ids[i], 0, &st);
+			if (st.iteration_start) {
+				assert_int_equal(st.position, 16);
+				starts++;
+			}
+		}
+	assert_int_equal(starts, 3);
+	match_destroy(m);
+}
+
 /* A program first placed in the middle of an iteration (the replayer came
  * in late) still matches the plan's first kernel at the wrap, and that
  * starts an iteration. */
@@ -640,6 +668,7 @@ int main(void)
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(iterations_without_the_first_kernels),
+		cmocka_unit_test(unsupported_first_match_is_no_entry),
 		cmocka_unit_test(joined_midway_starts_at_the_first_kernel),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
 		cmocka_unit_test(varying_id_does_not_jump_layers),
