@@ -45,15 +45,15 @@ static char *read_all(const char *path)
 }
 
 /* The number under key, from min to max, times scale into *out: 1 if
- * there, 0 if absent, -1 if not such a number or given twice (cJSON would
- * read the first). */
+ * there, 0 if absent, -1 if not such a number, -2 if given twice (cJSON
+ * would read the first). */
 static int get_scaled(const cJSON *j, const char *key, double scale, double min, double max, uint64_t *out)
 {
 	const cJSON *v = NULL;
 	for (const cJSON *c = j->child; c; c = c->next) {
 		if (c->string && strcmp(c->string, key) == 0) {
 			if (v)
-				return -1;
+				return -2;
 			v = c;
 		}
 	}
@@ -102,8 +102,11 @@ int sim_constants_load(const char *path, struct sim_options *o, char *err, size_
 				   (uint64_t *)((char *)&n + keys[i].field));
 		if (r < 0) {
 			cJSON_Delete(j);
-			um_errmsg(err, errlen, "%s: %s is not one number from %g to %g", path, keys[i].key,
-				  keys[i].min, keys[i].max);
+			if (r == -2)
+				um_errmsg(err, errlen, "%s: %s is given twice", path, keys[i].key);
+			else
+				um_errmsg(err, errlen, "%s: %s is not one number from %g to %g", path,
+					  keys[i].key, keys[i].min, keys[i].max);
 			return -1;
 		}
 		links += r && i < 2;

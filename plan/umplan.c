@@ -274,10 +274,14 @@ int main(int argc, char **argv)
 	const char *ratios_text = "1,1.5,2,3,4", *constants = NULL, *sim_csv = NULL;
 	bool capacity_given = false, ratios_given = false;
 	double perturb = 0;
-	int c;
+	const char *not_for_dump = NULL; /* the last planning option given */
+	int c, li = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, &li)) != -1) {
 		const char *arg = optarg;
+		if (li >= 0 && c != OPT_DUMP && c != 'q' && c != 'o')
+			not_for_dump = longopts[li].name;
+		li = -1;
 		switch (c) {
 		case 'o': output = arg; break;
 		case OPT_CAPACITY:
@@ -354,6 +358,8 @@ int main(int argc, char **argv)
 			return usage_error("--dump takes a plan, not also '%s'", argv[optind]);
 		if (output)
 			return usage_error("%s", "--dump prints a plan; it writes none (-o)");
+		if (not_for_dump)
+			return usage_error("--dump prints a plan as it is: --%s does not apply", not_for_dump);
 		return dump(dump_path);
 	}
 	if (optind == argc)

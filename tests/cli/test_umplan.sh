@@ -58,6 +58,9 @@ for bad in '{"htod_gbps": 50, "call_cost_us": 1e15}' '{"htod_gbps": 50} junk' '{
 	expect_status 1 "--constants $bad: refused"
 	expect_err_has "$SCRATCH/bad.json: " "--constants $bad: names the file"
 done
+echo '{"htod_gbps": 40, "htod_gbps": 41}' >"$SCRATCH/twice.json"
+run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH/twice.json" -q
+expect_err_has "htod_gbps is given twice" "--constants with a key given twice: says so"
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH"
 expect_err_has "Is a directory" "--constants naming a folder: says so"
 run "$UMPLAN" "$trace" --corr-ways 0
@@ -240,6 +243,11 @@ expect_status 1 "-o into a missing folder: error"
 expect_err_has "$SCRATCH/no/such/dir" "-o into a missing folder: names it"
 run "$UMPLAN" --dump "$plan" -o "$SCRATCH/x.bin"
 expect_status 2 "--dump with -o: usage error"
+run "$UMPLAN" --check --dump "$plan"
+expect_status 2 "--dump with --check: usage error (it would not check)"
+expect_err_has "--check does not apply" "--dump with --check: names the option"
+run "$UMPLAN" -q --dump "$plan"
+expect_status 0 "--dump with -q runs"
 
 (cd "$SCRATCH" && "$UMPLAN" -q "$trace") && [ -s "$SCRATCH/plan.bin" ] \
 	&& ok "without -o the plan goes to plan.bin" || not_ok "without -o the plan goes to plan.bin"
