@@ -23,7 +23,9 @@
 
 /* Positions a forward resync may jump over and still get their ops (they
  * were removed from the program, or the plan has extras): beyond this the
- * program is elsewhere, and old ops would be stale. */
+ * program is elsewhere, and old ops would be stale. Not so at an iteration
+ * start: the positions before it are this iteration's beginning, which the
+ * program no longer runs (match.h, the entry). */
 #define PLAN_REPLAY_SKIPPED 8
 
 /* The op's blocks, widened: [*first, *last]. */
@@ -133,7 +135,7 @@ static void plan_position(engine *e, uint32_t q, uint32_t pos)
 
 void pplan_ops(engine *e, const struct match_step *step)
 {
-	if (step->skipped <= PLAN_REPLAY_SKIPPED)
+	if (step->skipped <= PLAN_REPLAY_SKIPPED || step->iteration_start)
 		for (uint32_t q = step->position - step->skipped; q < step->position; q++)
 			plan_position(e, q, step->position);
 	plan_position(e, step->position, step->position);
