@@ -169,6 +169,21 @@ static void drop_iteration_first_kernels(struct trace *t, const struct iter_resu
 	t->n_args = args;
 }
 
+/* BERT-large's fixture planned at half its unplanned peak, then the first
+ * `drop` kernels of each of its iterations removed; *budget is the plan's
+ * capacity in whole blocks. */
+static struct planner *bert_lacking_first_kernels(size_t drop, uint64_t *budget)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_bert_large.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	*budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	size_t before = pl->trace->n_kernels;
+	drop_iteration_first_kernels(pl->trace, &pl->iter, drop);
+	assert_int_equal(pl->trace->n_kernels, before - drop * pl->iter.n_iters);
+	return pl;
+}
+
 /* A program that no longer launches the plan's first kernel: each
  * iteration starts at the plan's second, after allocations the plan made
  * after the first kernel. The plan says how many of the iteration's
@@ -178,14 +193,9 @@ static void drop_iteration_first_kernels(struct trace *t, const struct iter_resu
  * the launch that started the iteration instead: 650). */
 static void first_kernel_missing(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_bert_large.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	uint64_t budget;
+	struct planner *pl = bert_lacking_first_kernels(1, &budget);
 	const struct plan *p = pl->plan;
-	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
-	size_t before = pl->trace->n_kernels;
-	drop_iteration_first_kernels(pl->trace, &pl->iter, 1);
-	assert_int_equal(pl->trace->n_kernels, before - pl->iter.n_iters);
 
 	struct dryrun_result r;
 	run(pl->trace, ENGINE_PLAN, budget, p, &r);
@@ -195,6 +205,20 @@ static void first_kernel_missing(void **state)
 	assert_true(last <= 64);
 	dryrun_result_free(&r);
 	planner_free(pl);
+}
+
+/* The fixture planned at half its unplanned peak, its signature's
+ * allocation sizes doubled: a plan for another batch size (the same
+ * kernels, other allocation sizes). */
+static struct planner *plan_for_another_batch(const char *fixture)
+{
+	char path[512];
+	test_fixture(path, sizeof path, fixture);
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	struct plan_signature *sig = &pl->plan->signature;
+	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
+		sig->alloc_sizes[i] *= 2;
+	return pl;
 }
 
 /* A program whose iterations lack the plan's first 12 kernels, more than
@@ -207,12 +231,9 @@ static void first_kernel_missing(void **state)
  * over the run). */
 static void first_kernels_missing(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_bert_large.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	uint64_t budget;
+	struct planner *pl = bert_lacking_first_kernels(12, &budget);
 	const struct plan *p = pl->plan;
-	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
-	drop_iteration_first_kernels(pl->trace, &pl->iter, 12);
 
 	struct dryrun_result r;
 	run(pl->trace, ENGINE_PLAN, budget, p, &r);
@@ -231,12 +252,7 @@ static void first_kernels_missing(void **state)
  * never compared, and the plan escaped the verdict. */
 static void foreign_plan_without_its_first_kernels(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_bert_large.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
-	struct plan_signature *sig = &pl->plan->signature;
-	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
-		sig->alloc_sizes[i] *= 2;
+	struct planner *pl = plan_for_another_batch("h100_bert_large.db");
 	drop_iteration_first_kernels(pl->trace, &pl->iter, 12);
 	struct dryrun_result r;
 	run(pl->trace, ENGINE_PLAN, 0, pl->plan, &r);
@@ -266,16 +282,11 @@ static void late_start_in_the_recording(void **state)
 	planner_free(pl);
 }
 
-/* A plan made for another batch size (the same kernels, other allocation
- * sizes) is judged foreign, and nothing after the verdict is fed. */
+/* A plan made for another batch size is judged foreign, and nothing after
+ * the verdict is fed. */
 static void foreign_plan_stops_the_run(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_mlp.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
-	struct plan_signature *sig = &pl->plan->signature;
-	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
-		sig->alloc_sizes[i] *= 2;
+	struct planner *pl = plan_for_another_batch("h100_mlp.db");
 	struct dryrun_result r;
 	run(pl->trace, ENGINE_PLAN, 0, pl->plan, &r);
 	assert_int_equal(r.stats.signature_mismatch, 1);

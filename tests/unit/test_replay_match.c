@@ -31,6 +31,13 @@ static void feed(match *m, const uint64_t *seq, const int *want_pos, size_t n)
 	}
 }
 
+/* ids[i] = 0x100 + i: a plan of n distinct kernels. */
+static void distinct_ids(uint64_t *ids, int n)
+{
+	for (int i = 0; i < n; i++)
+		ids[i] = 0x100 + (uint64_t)i;
+}
+
 static void exact_over_iterations(void **state)
 {
 	const uint64_t ids[4] = { A, B, X, C };
@@ -277,8 +284,9 @@ static void reacquired_mid_iteration_is_no_start(void **state)
 	enum { N = 40 };
 	uint64_t ids[N];
 	int want[N];
+	distinct_ids(ids, N);
 	for (int i = 0; i < N; i++)
-		ids[i] = 0x100 + (uint64_t)i, want[i] = i;
+		want[i] = i;
 	match *m = match_create(ids, NULL, N);
 	feed(m, ids, want, N - 1);
 	struct match_step st;
@@ -309,8 +317,7 @@ static void iterations_without_the_first_kernels(void **state)
 {
 	enum { N = 40, SKIP = 12 };
 	uint64_t ids[N];
-	for (int i = 0; i < N; i++)
-		ids[i] = 0x100 + (uint64_t)i;
+	distinct_ids(ids, N);
 	match *m = match_create(ids, NULL, N);
 	for (int it = 0; it < 4; it++) {
 		for (int i = SKIP; i < N; i++) {
@@ -336,8 +343,7 @@ static void unsupported_first_match_is_no_entry(void **state)
 {
 	enum { N = 40, SKIP = 12 };
 	uint64_t ids[N];
-	for (int i = 0; i < N; i++)
-		ids[i] = 0x100 + (uint64_t)i;
+	distinct_ids(ids, N);
 	match *m = match_create(ids, NULL, N);
 	struct match_step st;
 	match_launch(m, ids[0], 0, &st);
@@ -364,8 +370,9 @@ static void joined_midway_starts_at_the_first_kernel(void **state)
 	enum { N = 40 };
 	uint64_t ids[N];
 	int want[N];
+	distinct_ids(ids, N);
 	for (int i = 0; i < N; i++)
-		ids[i] = 0x100 + (uint64_t)i, want[i] = i < 21 ? -1 : i;
+		want[i] = i < 21 ? -1 : i;
 	match *m = match_create(ids, NULL, N);
 	feed(m, ids + 20, want + 20, N - 20);
 	struct match_step st;
