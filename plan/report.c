@@ -384,6 +384,10 @@ int report_text(const struct planner *pl, FILE *out)
 			"(no room or link time earlier): it waits for the copy or faults on it\n",
 			f.prefetches_at_use, size_str(f.prefetch_bytes_at_use, a, sizeof a),
 			100.0 * (double)f.prefetch_bytes_at_use / (double)sr->prefetch_bytes);
+	if (sr->late_prefetches)
+		fprintf(out, "             %zu prefetches (%s) land, by the model, after the kernel that needs them "
+			"starts (those issued at it among them): where a replay's faults are likeliest\n",
+			sr->late_prefetches, size_str(sr->late_prefetch_bytes, a, sizeof a));
 	size_t n_listed = 0;
 	size_t *idx = largest_ops(plan, &n_listed);
 	if (!idx)
@@ -576,6 +580,8 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "evictions_dropped", sr->dropped);
 	add_u64(o, "prefetches_at_use", f.prefetches_at_use);
 	add_u64(o, "prefetch_bytes_at_use", f.prefetch_bytes_at_use);
+	add_u64(o, "late_prefetches", sr->late_prefetches);
+	add_u64(o, "late_prefetch_bytes", sr->late_prefetch_bytes);
 	add_u64(o, "dtoh_busy_ns", sr->dtoh_busy_ns);
 	add_u64(o, "htod_busy_ns", sr->htod_busy_ns);
 	add_u64(o, "stall_ns", sr->stall_ns);

@@ -372,15 +372,18 @@ static int emit(struct op_buf *b, uint32_t position, uint8_t kind, uint32_t afte
 
 /* A prefetch of bytes, dp long on the link, issued at offset issued of c
  * for the use at offset needed: its bytes, its busy time, and the stall
- * where the copy is not done by the use. */
+ * where the copy is not done by the use (a late prefetch). */
 static void count_prefetch(const struct ctx *x, const struct cand *c, uint32_t issued, uint32_t needed,
 			   uint64_t bytes, int64_t dp, struct sched_result *r)
 {
 	r->prefetch_bytes += bytes;
 	r->htod_busy_ns += (uint64_t)dp;
 	int64_t avail = start_at(x, U(x, c, needed)) - start_at(x, U(x, c, issued));
-	if (dp > avail)
+	if (dp > avail) {
 		r->stall_ns += (uint64_t)(dp - avail);
+		r->late_prefetches++;
+		r->late_prefetch_bytes += bytes;
+	}
 }
 
 /* Births: bring fresh iteration tensors in at their allocation when

@@ -98,6 +98,9 @@ struct sched_result {
 	uint64_t stall_ns;   /* rough: prefetch time not covered before its
 				deadline, or a link's busy time beyond the
 				iteration, whichever is larger */
+	size_t late_prefetches; /* prefetches whose copy the model has land
+				   after the kernel that needs them starts */
+	uint64_t late_prefetch_bytes;
 	uint64_t htod_busy_ns, dtoh_busy_ns;
 };
 

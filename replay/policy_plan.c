@@ -24,8 +24,9 @@
 /* Positions a forward resync may jump over and still get their ops (they
  * were removed from the program, or the plan has extras): beyond this the
  * program is elsewhere, and old ops would be stale. Not so at an iteration
- * start: the positions before it are this iteration's beginning, which the
- * program no longer runs (match.h, the entry). */
+ * start, on track or found again: the positions before it are this
+ * iteration's beginning, which the program no longer runs (match.h, the
+ * entry). */
 #define PLAN_REPLAY_SKIPPED 8
 
 /* The op's blocks, widened: [*first, *last]. */
@@ -135,8 +136,10 @@ static void plan_position(engine *e, uint32_t q, uint32_t pos)
 
 void pplan_ops(engine *e, const struct match_step *step)
 {
-	if (step->skipped <= PLAN_REPLAY_SKIPPED || step->iteration_start)
-		for (uint32_t q = step->position - step->skipped; q < step->position; q++)
-			plan_position(e, q, step->position);
+	uint32_t from = step->iteration_start ? 0
+			: step->skipped <= PLAN_REPLAY_SKIPPED ? step->position - step->skipped
+							       : step->position;
+	for (uint32_t q = from; q < step->position; q++)
+		plan_position(e, q, step->position);
 	plan_position(e, step->position, step->position);
 }

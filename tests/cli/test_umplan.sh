@@ -60,6 +60,7 @@ for bad in '{"htod_gbps": 50, "call_cost_us": 1e15}' '{"htod_gbps": 50} junk' '{
 done
 echo '{"htod_gbps": 40, "htod_gbps": 41}' >"$SCRATCH/twice.json"
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH/twice.json" -q
+expect_status 1 "--constants with a key given twice: refused"
 expect_err_has "htod_gbps is given twice" "--constants with a key given twice: says so"
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH"
 expect_err_has "Is a directory" "--constants naming a folder: says so"
@@ -248,6 +249,8 @@ expect_status 2 "--dump with --check: usage error (it would not check)"
 expect_err_has "--check does not apply" "--dump with --check: names the option"
 run "$UMPLAN" -q --dump "$plan"
 expect_status 0 "--dump with -q runs"
+python3 -c 'import json,sys; json.load(sys.stdin)["ops"]' <<<"$out" \
+	&& ok "--dump with -q prints the plan" || not_ok "--dump with -q prints the plan"
 
 (cd "$SCRATCH" && "$UMPLAN" -q "$trace") && [ -s "$SCRATCH/plan.bin" ] \
 	&& ok "without -o the plan goes to plan.bin" || not_ok "without -o the plan goes to plan.bin"
@@ -331,6 +334,13 @@ if grep -qE '^ +4 prefetches \([0-9.]+ MiB, 27% of the bytes prefetched\) issued
 else
 	not_ok "--report counts the prefetches issued at the kernel that needs them"
 fi
+# The model has 4 more land after their kernel starts (one kernel ahead of
+# it, shorter than the copy).
+if grep -qE '^ +8 prefetches \([0-9.]+ MiB\) land, by the model, after the kernel that needs them starts' <<<"$out"; then
+	ok "--report counts the prefetches the model has land late"
+else
+	not_ok "--report counts the prefetches the model has land late"
+fi
 run "$UMPLAN" "$fixture" --json --capacity 240M -o "$SCRATCH/mlp240.plan"
 json=$out
 run "$UMPLAN" --dump "$SCRATCH/mlp240.plan"
@@ -338,10 +348,11 @@ if python3 -c 'import json,sys
 r = json.loads(sys.argv[1])["plan"]; ops = json.loads(sys.argv[2])["ops"]
 late = [o for o in ops if o["kind"] == "prefetch" and o["position"] == o["deadline"]]
 assert r["prefetches_at_use"] == len(late) == 4, (r["prefetches_at_use"], len(late))
-assert r["prefetch_bytes_at_use"] == sum(o["bytes"] for o in late)' "$json" "$out"; then
-	ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline"
+assert r["prefetch_bytes_at_use"] == sum(o["bytes"] for o in late)
+assert r["late_prefetches"] == 8 and r["late_prefetch_bytes"] >= r["prefetch_bytes_at_use"]' "$json" "$out"; then
+	ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline; late_prefetches counts 8"
 else
-	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline"
+	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline; late_prefetches counts 8"
 fi
 # The link's busy time is the plan's transfers at the default speeds and
 # call cost, the births' plain prefetches (BERT-large has them at 3G) too.

@@ -392,6 +392,50 @@ static void transfers_too_slow_to_time(void **state)
 	planner_free(p);
 }
 
+/* The prefetches the model has land late, recounted from the plan: a
+ * prefetch is late when its copy (the call's cost and its bytes at the
+ * HtoD bandwidth) takes longer than the recorded time from its position to
+ * its deadline. Those clearly late (by a microsecond) and those clearly
+ * not bound the scheduler's count; every prefetch at its kernel is late. */
+static void late_prefetches_counted(void **state)
+{
+	static const char *fixtures[] = { "h100_mlp.db", "h100_train_sim.db", "h100_bert_large.db" };
+	size_t any_late = 0;
+	for (size_t f = 0; f < sizeof fixtures / sizeof *fixtures; f++) {
+		char path[512];
+		test_fixture(path, sizeof path, fixtures[f]);
+		for (uint64_t div = 2; div <= 3; div++) {
+			struct planner *p = test_plan(path, test_unplanned_peak(path) / div);
+			const struct plan *pl = p->plan;
+			const uint64_t *start = p->vital.start_ns, cycle = p->vital.cycle_ns;
+			size_t prefetches = 0, at_use = 0, surely_late = 0, surely_on_time = 0;
+			for (size_t i = 0; i < pl->n_ops; i++) {
+				const struct plan_op *op = &pl->ops[i];
+				if (op->kind != PLAN_OP_PREFETCH)
+					continue;
+				prefetches++;
+				at_use += op->position == op->deadline;
+				double avail = op->deadline >= op->position
+						       ? (double)(start[op->deadline] - start[op->position])
+						       : (double)(cycle - start[op->position] + start[op->deadline]);
+				double copy = (double)pl->assume.call_cost_ns +
+					      (double)op->bytes * 1e9 / (double)pl->assume.htod_bytes_per_s;
+				surely_late += copy > avail + 1000;
+				surely_on_time += copy < avail - 1000;
+			}
+			const struct sched_result *r = &p->sched;
+			print_message("%s at 1/%llu of its peak: %zu prefetches, %zu late (%zu at their kernel)\n",
+				      fixtures[f], (unsigned long long)div, prefetches, r->late_prefetches, at_use);
+			assert_true(r->late_prefetches >= surely_late);
+			assert_true(r->late_prefetches <= prefetches - surely_on_time);
+			assert_true(r->late_prefetches >= at_use);
+			any_late += r->late_prefetches;
+			planner_free(p);
+		}
+	}
+	assert_true(any_late > 0);
+}
+
 static void every_fixture_plans(void **state)
 {
 	glob_t g;
@@ -425,6 +469,7 @@ int main(void)
 		cmocka_unit_test(discards_only_when_capacity_binds),
 		cmocka_unit_test(one_link_for_both_directions),
 		cmocka_unit_test(transfers_too_slow_to_time),
+		cmocka_unit_test(late_prefetches_counted),
 		cmocka_unit_test(every_fixture_plans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,10 +263,11 @@ static void foreign_plan_without_its_first_kernels(void **state)
 }
 
 /* In the MLP's recording the second iteration starts with a resync to the
- * plan's kernel 1 (kernel 0 launched there with another ID): its
- * allocations count on from the plan's number at kernel 1, so at a third
- * of its peak 36 blocks fault back in that iteration (counted from that
- * launch instead: 73). */
+ * plan's kernel 1 (kernel 0 launched there with another ID, after the
+ * matcher lost its place): its allocations count on from the plan's number
+ * at kernel 1, and the start issues kernel 0's ops, so at a third of its
+ * peak 25 blocks fault back in that iteration (without kernel 0's ops 36;
+ * counted from that launch instead: 73). */
 static void late_start_in_the_recording(void **state)
 {
 	char path[512];
@@ -277,7 +278,7 @@ static void late_start_in_the_recording(void **state)
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &r);
 	assert_true(r.n_iterations >= 3);
 	assert_true(r.iterations[0].resynced > 0);
-	assert_true(r.iterations[1].refault_blocks <= 48);
+	assert_true(r.iterations[1].refault_blocks <= 30);
 	dryrun_result_free(&r);
 	planner_free(pl);
 }

@@ -20,6 +20,7 @@
 
 #include "plan.h"
 #include "replay/engine.h"
+#include "replay/match.h"
 #include "replay/oplog.h"
 
 #define MB ((uint64_t)1 << 20)
@@ -752,6 +753,46 @@ static void skipped_position_ops(void **state)
 	assert_int_equal(st.matched, 2);
 	assert_int_equal(st.resynced, 1);
 	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* A program whose iterations lack the plan's first 12 kernels: the
+ * iteration that starts where it enters the plan (at 13, its 12 lost) gets
+ * the ops of every position before it, here a prefetch at 2 for kernel 15,
+ * though a forward resync past more than PLAN_REPLAY_SKIPPED positions
+ * drops them as stale elsewhere. The first pass, joined at 13, has none.
+ * The same when unknown kernels before the wrap lost the matcher its place
+ * (the start is then found again, with no positions skipped). */
+static void iteration_start_issues_the_ops_before_it(void **state)
+{
+	enum { N = 40, SKIP = 12 };
+	uint64_t ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x1000 + (uint64_t)i;
+	struct plan *p = new_plan(ids, N, NULL, 0);
+	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 15, a, 0, 2 * MB);
+	finish_plan(p);
+	for (int unknown = 0; unknown <= MATCH_LOST_AFTER; unknown += MATCH_LOST_AFTER) {
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		engine_on_alloc(r.e, 1, BASE, 2 * MB);
+		const struct oplog_entry *e[4];
+		for (int i = SKIP; i < N; i++)
+			launch(&r, ids[i], NULL, 0);
+		assert_int_equal(batches(&r, e, 4), 0);
+		for (int i = 0; i < unknown; i++)
+			launch(&r, U + (uint64_t)i, NULL, 0);
+		launch(&r, ids[SKIP], NULL, 0);
+		launch(&r, ids[SKIP + 1], NULL, 0);
+		assert_int_equal(batches(&r, e, 4), 1);
+		expect_batch(e[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.resynced, 2);
+		assert_int_equal(st.lost, 2 + (uint64_t)unknown);
+		rig_stop(&r);
+	}
 	plan_destroy(p);
 }
 
@@ -1488,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
+		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
 		cmocka_unit_test(resync_counts_allocations_on),
 		cmocka_unit_test(foreign_by_allocations),
 		cmocka_unit_test(foreign_by_kernels),
