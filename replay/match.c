@@ -23,9 +23,9 @@ struct match {
 				    while lost: resync ties go ahead of it) */
 	bool have_last;
 	uint32_t last;           /* the last position a launch was placed at */
-	bool have_entry;
-	uint32_t entry;          /* the lowest position placed with support:
-				    the history's or the track's (match.h) */
+	uint32_t entry;          /* the lowest position placed with support,
+				    the history's or the track's (match.h);
+				    PLAN_POS_NONE before the first */
 	uint32_t lost_run;
 	uint64_t launches;
 };
@@ -51,6 +51,7 @@ match *match_create(const uint64_t *exec_ids, const uint64_t *shape_ids, uint32_
 	m->ids = exec_ids;
 	m->shapes = shape_ids;
 	m->n = n;
+	m->entry = PLAN_POS_NONE;
 	for (uint32_t i = 0; i < n; i++)
 		m->index[i] = (struct cand){ exec_ids[i], i };
 	qsort(m->index, n, sizeof *m->index, by_id_pos);
@@ -159,7 +160,7 @@ static bool may_move(const match *m, uint32_t p)
 		return true;
 	/* Past the iteration's last kernel, a program that enters the plan
 	 * after its first kernels goes on where it enters. */
-	return m->next == 0 && m->have_entry && p >= m->entry && p - m->entry <= MATCH_NEAR;
+	return m->next == 0 && m->entry != PLAN_POS_NONE && p >= m->entry && p - m->entry <= MATCH_NEAR;
 }
 
 void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out)
@@ -195,12 +196,10 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 		return;
 	}
 	out->position = p;
-	uint64_t entry = m->have_entry ? m->entry : 0;
+	uint64_t entry = m->entry == PLAN_POS_NONE ? 0 : m->entry;
 	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= entry + MATCH_NEAR : p == 0;
-	if (supported && (!m->have_entry || p < m->entry)) {
-		m->have_entry = true;
+	if (supported && p < m->entry)
 		m->entry = p;
-	}
 	m->lost_run = 0;
 	m->have_place = m->have_last = true;
 	m->last = p;

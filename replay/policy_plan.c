@@ -136,9 +136,11 @@ static void plan_position(engine *e, uint32_t q, uint32_t pos)
 
 void pplan_ops(engine *e, const struct match_step *step)
 {
-	uint32_t from = step->iteration_start ? 0
-			: step->skipped <= PLAN_REPLAY_SKIPPED ? step->position - step->skipped
-							       : step->position;
+	uint32_t from = step->position;
+	if (step->iteration_start)
+		from = 0;
+	else if (step->skipped <= PLAN_REPLAY_SKIPPED)
+		from -= step->skipped;
 	for (uint32_t q = from; q < step->position; q++)
 		plan_position(e, q, step->position);
 	plan_position(e, step->position, step->position);
