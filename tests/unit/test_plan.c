@@ -428,6 +428,21 @@ static void assert_rebuilt_refused(const planfile *pf, uint32_t id, const void *
 	free(img);
 }
 
+/* A replacement for one section and the loader's message refusing it. */
+struct damaged_section {
+	const void *data;
+	size_t len;
+	const char *msg;
+};
+
+/* Each of cases[0 .. n), in place of section id of pf, refused with its
+ * message. */
+static void assert_all_refused(const planfile *pf, uint32_t id, const struct damaged_section *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		assert_rebuilt_refused(pf, id, cases[i].data, cases[i].len, cases[i].msg);
+}
+
 /* pf with section id left out, loaded: it must load. */
 static struct plan *load_without(const planfile *pf, uint32_t id)
 {
@@ -568,19 +583,14 @@ static void host_section_damage(void **state)
 	const void *d = planfile_section(pf, PLAN_SEC_HOST, &n);
 	assert_int_equal(n, sizeof good);
 	assert_memory_equal(d, good, sizeof good);
-	struct {
-		const void *data;
-		size_t len;
-		const char *msg;
-	} cases[] = {
+	const struct damaged_section cases[] = {
 		{ good, 10, "plan.bin: the host placement section is truncated" },
 		{ good, 3, "plan.bin: the host placement section is truncated" },
 		{ huge, sizeof huge, "plan.bin: the host placement section is truncated" },
 		{ longer, sizeof longer, "plan.bin: the host placement section is longer than its "
 					 "content" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_rebuilt_refused(pf, PLAN_SEC_HOST, cases[i].data, cases[i].len, cases[i].msg);
+	assert_all_refused(pf, PLAN_SEC_HOST, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
 }
 
@@ -603,19 +613,14 @@ static void host_offset_section_damage(void **state)
 	unsigned char one[12] = { 1, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0 };
 	unsigned char longer[21] = { 2, 0, 0, 0, 0, 0, 0x40 };
 	const unsigned char huge[12] = { 0xff, 0xff, 0xff, 0xff };
-	struct {
-		const void *data;
-		size_t len;
-		const char *msg;
-	} cases[] = {
+	const struct damaged_section cases[] = {
 		{ one, sizeof one, "plan.bin: the host offset section lists 1 entries, the host "
 				   "placement section 2" },
 		{ good, 19, "plan.bin: the host offset section is truncated" },
 		{ huge, sizeof huge, "plan.bin: the host offset section is truncated" },
 		{ longer, sizeof longer, "plan.bin: the host offset section is longer than its content" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_rebuilt_refused(pf, PLAN_SEC_HOST_OFFSETS, cases[i].data, cases[i].len, cases[i].msg);
+	assert_all_refused(pf, PLAN_SEC_HOST_OFFSETS, cases, sizeof cases / sizeof cases[0]);
 	struct plan *q = load_without(pf, PLAN_SEC_HOST_OFFSETS);
 	assert_null(q->host_offset);
 	assert_int_equal(q->n_host, 2);
@@ -637,16 +642,11 @@ static void shape_section_damage(void **state)
 	unsigned char claims_more[4 + 6 * 8];
 	memcpy(claims_more, d, sizeof claims_more);
 	claims_more[0] = 7;
-	struct {
-		const void *data;
-		size_t len;
-		const char *msg;
-	} cases[] = {
+	const struct damaged_section cases[] = {
 		{ fewer, sizeof fewer, "plan.bin: the shape section lists 5 kernels, the signature 6" },
 		{ claims_more, sizeof claims_more, "plan.bin: the shape section is truncated" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_rebuilt_refused(pf, PLAN_SEC_SHAPES, cases[i].data, cases[i].len, cases[i].msg);
+	assert_all_refused(pf, PLAN_SEC_SHAPES, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
 }
 
@@ -665,11 +665,7 @@ static void alloc_before_section_damage(void **state)
 	decreasing[4 + 3 * 8] = 0; /* kernel 3: 0 after kernel 2's 1 */
 	memcpy(too_many, d, sizeof too_many);
 	too_many[4 + 5 * 8] = 3; /* kernel 5: 3 of 2 */
-	struct {
-		const void *data;
-		size_t len;
-		const char *msg;
-	} cases[] = {
+	const struct damaged_section cases[] = {
 		{ fewer, sizeof fewer, "plan.bin: the allocations-before section lists 5 kernels, the signature 6" },
 		{ d, n - 1, "plan.bin: the allocations-before section is truncated" },
 		{ decreasing, sizeof decreasing, "plan.bin: the allocations-before section says kernel 3 "
@@ -677,8 +673,7 @@ static void alloc_before_section_damage(void **state)
 		{ too_many, sizeof too_many, "plan.bin: the allocations-before section says kernel 5 "
 					     "follows 3 allocations (the iteration has 2)" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_rebuilt_refused(pf, PLAN_SEC_ALLOC_BEFORE, cases[i].data, cases[i].len, cases[i].msg);
+	assert_all_refused(pf, PLAN_SEC_ALLOC_BEFORE, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
 }
 
