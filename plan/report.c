@@ -101,7 +101,9 @@ static int facts_build(const struct planner *pl, struct facts *f)
 	const struct plan *plan = pl->plan;
 	for (size_t i = 0; i < plan->n_ops; i++) {
 		const struct plan_op *op = &plan->ops[i];
-		size_t s = (size_t)((uint64_t)op->position * f->n_seg / p);
+		/* The last segment whose first kernel is at or before the
+		 * op's: the inverse of the boundaries' rounding above. */
+		size_t s = (size_t)((((uint64_t)op->position + 1) * f->n_seg - 1) / p);
 		f->seg[s].ops[op->kind]++;
 		f->seg[s].bytes[op->kind] += op->bytes;
 		f->ops_by_kind[op->kind]++;

@@ -297,6 +297,26 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) ==
 else
 	not_ok "--simulate --json prints one row per policy at --capacity"
 fi
+# The report's rows count each op at its kernel's row: with 71 kernels per
+# iteration (rows of 7 or 8), an op at a row's first kernel once went to
+# the row before.
+"$UMPLAN" "$fixture" --capacity 200M -q -o "$SCRATCH/rows.bin"
+run "$UMPLAN" "$fixture" --capacity 200M --json -q
+if python3 -c '
+import json, subprocess, sys
+segs = json.loads(sys.argv[1])["memory"]["segments"]
+ops = json.loads(subprocess.run([sys.argv[2], "--dump", sys.argv[3]], capture_output=True, check=True).stdout)["ops"]
+assert len(segs) == 10 and segs[-1]["last_kernel"] == 70
+assert any(op["position"] == s["first_kernel"] > 0 for op in ops for s in segs)
+for s in segs:
+    at = [op["kind"] for op in ops if s["first_kernel"] <= op["position"] <= s["last_kernel"]]
+    for kind in ("evict", "prefetch", "discard", "discard_prefetch"):
+        assert s[kind] == at.count(kind), (s, kind, at.count(kind))
+' "$out" "$UMPLAN" "$SCRATCH/rows.bin"; then
+	ok "--json: each segment counts the ops of its own kernels"
+else
+	not_ok "--json: each segment counts the ops of its own kernels"
+fi
 # A program that replays a CUDA graph of its whole step (recorded on the
 # H100): the kernels the graph ran are counted, not planned, and said so.
 graph_fixture=$(dirname "$fixture")/h100_mlp_cuda_graph.db
