@@ -732,7 +732,8 @@ restore:
 }
 
 int launch_output_path(const char *given, const char *option, const char *noun,
-		       bool (*is_ours)(FILE *f), char *path, size_t len, char *err, size_t errlen)
+		       bool (*is_ours)(const char *path, FILE *f), char *path, size_t len, char *err,
+		       size_t errlen)
 {
 	char dir[PATH_MAX], real[PATH_MAX];
 	const char *slash = strrchr(given, '/');
@@ -766,7 +767,7 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 		um_errmsg(err, errlen, "cannot read %s, there already: %s: not replacing it", path, strerror(errno));
 		return -1;
 	}
-	bool replaceable = S_ISREG(st.st_mode) && (st.st_size == 0 || (f && is_ours(f)));
+	bool replaceable = S_ISREG(st.st_mode) && (st.st_size == 0 || (f && is_ours(path, f)));
 	if (f)
 		fclose(f);
 	if (!replaceable) {

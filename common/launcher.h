@@ -133,13 +133,14 @@ int launch_option_value(int argc, char **argv, int *i, const char *shrt, const c
  * Resolves an output file the traced program will write (a trace, a stats
  * file) into an absolute path (the program may change directory), checking
  * that its folder exists and is writable, and that a file already there is
- * one the run may replace: a regular file, empty or one that is_ours(f)
- * accepts (f open for reading at its start), so that a mistyped option
- * never destroys the user's data. option names the flag ("-o") and noun the
+ * one the run may replace: a regular file, empty or one that
+ * is_ours(path, f) accepts (f open for reading at its start), so that a
+ * mistyped option never destroys the user's data. option names the flag ("-o") and noun the
  * file ("trace") in messages. Returns 0, or -1 with err set.
  */
 int launch_output_path(const char *given, const char *option, const char *noun,
-		       bool (*is_ours)(FILE *f), char *path, size_t len, char *err, size_t errlen);
+		       bool (*is_ours)(const char *path, FILE *f), char *path, size_t len, char *err,
+		       size_t errlen);
 
 /*
  * Joins n words of argv with spaces into a malloc'd string, for metadata

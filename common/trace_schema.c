@@ -278,6 +278,32 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 	return open_validated(path, true, out, err, errlen);
 }
 
+bool trace_schema_replaceable(const char *path)
+{
+	static const char sql[] =
+		"SELECT count(*), count(CASE WHEN name IN ('meta', 'kernel', 'alloc') THEN 1 END) "
+		"FROM sqlite_master WHERE type = 'table'";
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	bool replaceable = false;
+	/* Read-write when the file allows it, so that a hot journal is rolled
+	 * back rather than making the read fail. */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		db = NULL;
+		if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+			goto out;
+	}
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		int tables = sqlite3_column_int(st, 0), ours = sqlite3_column_int(st, 1);
+		replaceable = tables == 0 || ours == 3;
+	}
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return replaceable;
+}
+
 int trace_schema_meta(sqlite3 *db, const char *key, char *out, size_t outlen)
 {
 	sqlite3_stmt *st = NULL;

@@ -237,6 +237,13 @@ static int simulate_print(const struct planner *pl, const struct sim_options *so
 	return rc;
 }
 
+/* What -o may replace: an earlier plan. */
+static bool is_plan(const char *path, FILE *f)
+{
+	(void)path;
+	return planfile_is_plan(f);
+}
+
 int main(int argc, char **argv)
 {
 	um_log_init("umplan");
@@ -403,7 +410,7 @@ int main(int argc, char **argv)
 	/* Before the (slow) planner: -o naming the trace, or any file that is
 	 * not a plan, is refused, not overwritten. */
 	char output_path[PATH_MAX];
-	if (output && launch_output_path(output, "-o", "plan", planfile_is_plan, output_path, sizeof output_path, err,
+	if (output && launch_output_path(output, "-o", "plan", is_plan, output_path, sizeof output_path, err,
 					 sizeof err) != 0) {
 		um_error("%s", err);
 		free(ratios);

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "rec_summary.h"
 #include "size.h"
+#include "trace_schema.h"
 #include "trace_writer.h"
 
 extern char **environ;
@@ -46,7 +47,8 @@ static const char usage_text[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output FILE        write the trace to FILE (default: " DEFAULT_TRACE ");\n"
-	"                           an earlier trace there is replaced\n"
+	"                           an earlier trace there is replaced, any other\n"
+	"                           file left alone\n"
 	"      --max-managed SIZE   cap the managed memory the program may hold\n"
 	"                           (e.g. 60G, 512MiB); past it an allocation fails\n"
 	"                           with the framework's usual out-of-memory error\n"
@@ -140,13 +142,13 @@ usage:
 	return EXIT_USAGE;
 }
 
-/* An SQLite database: what an earlier trace is. Anything else at the -o
+/* An earlier trace (trace_schema_replaceable): anything else at the -o
  * path is left alone, since -o probably named the wrong file. */
-static bool is_sqlite(FILE *f)
+static bool is_trace(const char *path, FILE *f)
 {
 	char magic[16];
 	return fread(magic, 1, sizeof magic, f) == sizeof magic &&
-	       memcmp(magic, "SQLite format 3", sizeof magic) == 0;
+	       memcmp(magic, "SQLite format 3", sizeof magic) == 0 && trace_schema_replaceable(path);
 }
 
 /* The child's environment: the injection plus the UMKIT_* contract above.
@@ -245,7 +247,7 @@ int main(int argc, char **argv)
 	 * the driver, the child's environment, the command. An earlier trace
 	 * goes only once all have passed. */
 	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], err[4096];
-	if (launch_output_path(o.output, "-o", "trace", is_sqlite, trace, sizeof trace, err, sizeof err) != 0) {
+	if (launch_output_path(o.output, "-o", "trace", is_trace, trace, sizeof trace, err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}

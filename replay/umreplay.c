@@ -289,8 +289,9 @@ usage:
 
 /* A JSON object: what earlier stats are. Anything else at the --stats path
  * is left alone, since --stats probably named the wrong file. */
-static bool is_json_object(FILE *f)
+static bool is_json_object(const char *path, FILE *f)
 {
+	(void)path;
 	int c;
 	do
 		c = fgetc(f);

@@ -62,7 +62,7 @@ expect_err_has "is not a trace" "-o naming a non-trace file: refuses to replace 
 if [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ]; then ok "-o naming a non-trace file: file untouched"
 else not_ok "-o naming a non-trace file: file untouched"; fi
 
-sqlite3 "$SCRATCH/old.db" 'CREATE TABLE t(x)'
+sqlite3 "$SCRATCH/old.db" ".read schema/trace.sql"
 UMKIT_LIBDIR=/nonexistent run "$UMREC" -o "$SCRATCH/old.db" true
 expect_status 3 "library missing: setup error"
 expect_err_has "cannot find libumrec.so in UMKIT_LIBDIR=/nonexistent" "library missing: says what"
@@ -164,7 +164,7 @@ died_of 130 "program exiting 130: umrec exits 130" sh -c 'exit 130'
 died_of -15 "program killed by SIGTERM: umrec dies of SIGTERM" sh -c 'kill -TERM $$'
 died_of 139 "program killed by SIGSEGV: umrec exits 139, no crash of its own" sh -c 'kill -SEGV $$'
 
-sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE old(x)'
+sqlite3 "$SCRATCH/trace.db" ".read $SCHEMA"
 fake_umrec umkit-no-such-command
 expect_status 127 "command not found: 127"
 expect_err_has "cannot run 'umkit-no-such-command': No such file or directory" "command not found: says so"
@@ -203,11 +203,27 @@ expect_err_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0 keeps PyTorch's caching allocat
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umrec ./program.sh
 if grep -q PYTORCH <<<"$err"; then not_ok "env: the user's 1 needs no warning"; else ok "env: the user's 1 needs no warning"; fi
 
-sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE old(x)'
+sqlite3 "$SCRATCH/trace.db" ".read $SCHEMA"
 : >"$SCRATCH/trace.db-wal"
 fake_umrec true
 if [ ! -e "$SCRATCH/trace.db" ] && [ ! -e "$SCRATCH/trace.db-wal" ]; then ok "an earlier trace is removed before the run"
 else not_ok "an earlier trace is removed before the run"; fi
+# A database with no table is what a recording killed before its schema
+# leaves; one with other tables is someone's data.
+sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE t(x); DROP TABLE t'
+fake_umrec true
+expect_status 0 "-o naming a database with no table: replaced"
+if [ ! -e "$SCRATCH/trace.db" ]; then ok "-o naming a database with no table: removed before the run"
+else not_ok "-o naming a database with no table: removed before the run"; fi
+sqlite3 "$SCRATCH/app.sqlite" 'CREATE TABLE users(name); INSERT INTO users VALUES ("ada")'
+fake_umrec -o app.sqlite true
+expect_status 3 "-o naming another SQLite database: setup error"
+expect_err_has "app.sqlite exists and is not a trace file" "-o naming another SQLite database: refuses to replace it"
+if [ "$(sqlite3 "$SCRATCH/app.sqlite" 'SELECT name FROM users')" = ada ]; then
+	ok "-o naming another SQLite database: its data untouched"
+else
+	not_ok "-o naming another SQLite database: its data untouched"
+fi
 
 fake_umrec ./program.sh complete 5
 expect_status 5 "with a trace: exits with the program's status"

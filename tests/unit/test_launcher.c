@@ -487,8 +487,12 @@ static void option_value_takes_every_form(void **state)
 	assert_int_equal(launch_option_value(2, other, &i, NULL, "--output", &v), 0);
 }
 
-static bool starts_with_x(FILE *f)
+/* The path the last check was asked about. */
+static char checked[PATH_MAX];
+
+static bool starts_with_x(const char *path, FILE *f)
 {
+	snprintf(checked, sizeof checked, "%s", path);
 	return fgetc(f) == 'x';
 }
 
@@ -512,6 +516,7 @@ static void output_path_spares_other_files(void **state)
 	fclose(f);
 	assert_int_equal(launch_output_path(file, "-o", "trace", starts_with_x, path, sizeof path,
 					    err, sizeof err), 0);
+	assert_string_equal(checked, path);
 	/* Anything else, or not a regular file: refused, saying which. */
 	f = fopen(file, "w");
 	fputs("the user's thesis", f);

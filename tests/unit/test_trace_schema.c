@@ -56,14 +56,11 @@ static void fresh_trace_validates(void **state)
 	sqlite3_close(db);
 }
 
-/* A recording killed while it switched the trace out of WAL mode leaves a
- * hot rollback journal, which a read-only connection cannot roll back:
- * the open rolls it back, and the trace is as before the interrupted
- * transaction. */
-static void hot_journal_rolled_back(void **state)
+/* Leaves path (a trace) as a recording killed mid-transaction does, with a
+ * hot rollback journal beside it. */
+static void kill_mid_transaction(const char *path)
 {
-	char path[512], journal[600], err[256] = "", value[16];
-	make_trace(path, sizeof path, "hot.db", NULL);
+	char journal[600];
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -81,12 +78,67 @@ static void hot_journal_rolled_back(void **state)
 	assert_true(WIFSIGNALED(status));
 	snprintf(journal, sizeof journal, "%s-journal", path);
 	assert_int_equal(access(journal, F_OK), 0);
+}
+
+/* A recording killed while it switched the trace out of WAL mode leaves a
+ * hot rollback journal, which a read-only connection cannot roll back:
+ * the open rolls it back, and the trace is as before the interrupted
+ * transaction. */
+static void hot_journal_rolled_back(void **state)
+{
+	char path[512], journal[600], err[256] = "", value[16];
+	make_trace(path, sizeof path, "hot.db", NULL);
+	kill_mid_transaction(path);
+	snprintf(journal, sizeof journal, "%s-journal", path);
 
 	sqlite3 *db;
 	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
 	assert_int_equal(trace_schema_meta(db, "hot", value, sizeof value), 0);
 	sqlite3_close(db);
 	assert_int_not_equal(access(journal, F_OK), 0);
+}
+
+/* A database made by running sql in a new file. */
+static const char *make_database(char *path, size_t len, const char *name, const char *sql)
+{
+	sqlite3 *db;
+	test_path(path, len, name);
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	return path;
+}
+
+/* What umrec -o may replace: traces of any version, killed ones included,
+ * and databases with no table; never another database, nor a trace a
+ * recording is writing. */
+static void replaceable_only_traces(void **state)
+{
+	char path[512];
+	assert_true(trace_schema_replaceable(make_trace(path, sizeof path, "r-fresh.db", NULL)));
+	assert_true(trace_schema_replaceable(make_trace(path, sizeof path, "r-v7.db", "PRAGMA user_version = 7")));
+	make_trace(path, sizeof path, "r-hot.db", NULL);
+	kill_mid_transaction(path);
+	assert_true(trace_schema_replaceable(path));
+	assert_true(trace_schema_replaceable(
+		make_database(path, sizeof path, "r-none.db", "CREATE TABLE t(x); DROP TABLE t")));
+
+	assert_false(trace_schema_replaceable(make_database(path, sizeof path, "r-other.db", "CREATE TABLE t(x)")));
+	assert_false(trace_schema_replaceable(
+		make_database(path, sizeof path, "r-meta.db", "CREATE TABLE meta(key, value)")));
+	test_path(path, sizeof path, "r-missing.db");
+	unlink(path);
+	assert_false(trace_schema_replaceable(path));
+
+	sqlite3 *writer;
+	make_trace(path, sizeof path, "r-busy.db", NULL);
+	assert_int_equal(sqlite3_open(path, &writer), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	assert_false(trace_schema_replaceable(path));
+	assert_int_equal(sqlite3_exec(writer, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(writer);
+	assert_true(trace_schema_replaceable(path));
 }
 
 static void schema_has_every_object(void **state)
@@ -274,6 +326,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fresh_trace_validates),
 		cmocka_unit_test(hot_journal_rolled_back),
+		cmocka_unit_test(replaceable_only_traces),
 		cmocka_unit_test(schema_has_every_object),
 		cmocka_unit_test(missing_table_named),
 		cmocka_unit_test(table_a_later_version_added),
