@@ -21,6 +21,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -176,12 +177,27 @@ static const CUpti_CallbackId write_cbids[] = {
 	W(cuMemcpyDtoD_v2), W(cuMemcpyDtoD_v2_ptds), W(cuMemcpyDtoDAsync_v2), W(cuMemcpyDtoDAsync_v2_ptsz),
 	W(cuMemcpy), W(cuMemcpy_ptds), W(cuMemcpyAsync), W(cuMemcpyAsync_ptsz),
 	W(cuMemcpyPeer), W(cuMemcpyPeer_ptds), W(cuMemcpyPeerAsync), W(cuMemcpyPeerAsync_ptsz),
+	W(cuMemcpyAtoD_v2), W(cuMemcpyAtoD_v2_ptds),
 #undef W
 };
 
+/* The stream memory operations that write one word: their parameters name
+ * the stream, then the address (the same layout in all eight). */
+static const CUpti_CallbackId word_write_cbids[] = {
+#define W(name) CUPTI_DRIVER_TRACE_CBID_##name
+	W(cuStreamWriteValue32), W(cuStreamWriteValue32_ptsz), W(cuStreamWriteValue32_v2),
+	W(cuStreamWriteValue32_v2_ptsz), W(cuStreamWriteValue64), W(cuStreamWriteValue64_ptsz),
+	W(cuStreamWriteValue64_v2), W(cuStreamWriteValue64_v2_ptsz),
+#undef W
+};
+_Static_assert(offsetof(cuStreamWriteValue64_v2_ptsz_params, addr) ==
+		       offsetof(cuStreamWriteValue32_params, addr),
+	       "the word writes keep their address in one place");
+
 /* Calls that may write device memory where the engine cannot tell: 2-D,
- * 3-D and batched copies (their destinations sit in descriptors), host
- * functions and stream callbacks (host code may write managed memory).
+ * 3-D and batched copies and batched stream memory operations (their
+ * destinations sit in descriptors), host functions and stream callbacks
+ * (host code may write managed memory).
  * After one, no allocation is fresh. (A graph ends the following:
  * stop_following.) */
 static const CUpti_CallbackId unknown_write_cbids[] = {
@@ -194,6 +210,7 @@ static const CUpti_CallbackId unknown_write_cbids[] = {
 	W(cuMemcpy3DBatchAsync_ptsz), W(cuMemcpy3DBatchAsync_v2), W(cuMemcpy3DBatchAsync_v2_ptsz),
 	W(cuLaunchHostFunc), W(cuLaunchHostFunc_ptsz),
 	W(cuStreamAddCallback), W(cuStreamAddCallback_ptsz),
+	W(cuStreamBatchMemOp), W(cuStreamBatchMemOp_ptsz), W(cuStreamBatchMemOp_v2), W(cuStreamBatchMemOp_v2_ptsz),
 #undef W
 };
 
@@ -209,9 +226,13 @@ static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		engine_on_unknown_write(rp_engine);
 		return;
 	}
-	if (!LISTED(write_cbids, cbid))
+	CUdeviceptr dst;
+	if (LISTED(write_cbids, cbid))
+		dst = *(const CUdeviceptr *)cb->functionParams;
+	else if (LISTED(word_write_cbids, cbid))
+		dst = ((const cuStreamWriteValue32_params *)cb->functionParams)->addr;
+	else
 		return;
-	CUdeviceptr dst = *(const CUdeviceptr *)cb->functionParams;
 	arena *ar = um_alloc_arena();
 	if (ar && arena_lookup(ar, (uint64_t)dst, &a))
 		engine_on_write(rp_engine, a.id);
@@ -279,6 +300,8 @@ static CUptiResult attach(void)
 		r = cbids_enable(subscriber, write_cbids, COUNT(write_cbids));
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(subscriber, unknown_write_cbids, COUNT(unknown_write_cbids));
+	if (r == CUPTI_SUCCESS)
+		r = cbids_enable(subscriber, word_write_cbids, COUNT(word_write_cbids));
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(subscriber, stream_call_cbids, (size_t)stream_call_ncbids);
 	if (r == CUPTI_SUCCESS)
