@@ -345,17 +345,18 @@ static void *worker(void *arg)
 static atomic_uint_fast64_t n_dropped_discards, n_fresh_prefetched;
 
 /* Whether the GPU has passed marker mark, for a discard. Its slot's event
- * may have been recorded again for a later marker since, on another of
- * the program's streams, which could finish first: then only waiting for
- * the whole GPU says so. */
+ * may have been recorded again since, for a later marker. While the
+ * program uses one stream that marker follows this one there, so its
+ * completion answers for both (conservatively). Once the program uses
+ * more, nothing is discarded any more (issue_ordered), so nothing needs
+ * waiting for; this never synchronizes with the GPU, as it runs in the
+ * program's launches. */
 static bool mark_done(uint64_t mark)
 {
 	if (!mark)
 		return true;
-	if (next_mark - mark > MARKS) {
-		check(cuCtxSynchronize(), "waiting for the GPU in place of a reused marker");
+	if (next_mark - mark > MARKS && um_backend_multi_stream())
 		return true;
-	}
 	return cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
