@@ -164,9 +164,14 @@ static int ensure_stream(void)
 	pthread_once(&pending_once, create_pending);
 	if (!pending)
 		return -1;
-	CUresult r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING);
-	if (r == CUDA_SUCCESS)
-		r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
+	/* The event first: a stream without it would issue discards nothing
+	 * orders the program after. */
+	CUresult r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
+	if (r == CUDA_SUCCESS && (r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+		cuEventDestroy(discard_done);
+		discard_done = NULL;
+		mig_stream = NULL;
+	}
 	check(r, "creating the replayer's stream");
 	return r == CUDA_SUCCESS ? 0 : -1;
 }
@@ -399,10 +404,16 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
 	uint64_t t0 = rp_now();
-	check(cuEventRecord(discard_done, mig_stream), "recording a discard");
-	check(cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0), "ordering a discard");
-	if (program_stream() != CU_STREAM_LEGACY)
-		check(cuStreamWaitEvent(program_stream(), discard_done, 0), "ordering a discard");
+	CUresult ordered = cuEventRecord(discard_done, mig_stream);
+	if (ordered == CUDA_SUCCESS)
+		ordered = cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0);
+	if (ordered == CUDA_SUCCESS && program_stream() != CU_STREAM_LEGACY)
+		ordered = cuStreamWaitEvent(program_stream(), discard_done, 0);
+	check(ordered, "ordering a discard");
+	/* The program's next work must not run before the discard lands: when
+	 * it cannot be made to wait on the GPU, the host waits. */
+	if (ordered != CUDA_SUCCESS)
+		check(cuStreamSynchronize(mig_stream), "waiting for a discard");
 	atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 }
 
