@@ -361,13 +361,20 @@ bool rp_callbacks_may_wake(void)
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
-	if (!atomic_load(&rp_active) || atomic_load(&stopped))
+	if (!atomic_load(&rp_active))
 		return;
-	rp_residency_start();
+	bool was_stopped = atomic_load(&stopped);
+	if (!was_stopped)
+		rp_residency_start();
 	/* The engine first: once it knows the range is live it queues no more
-	 * discards of it, so none can be added after the forgetting. */
+	 * discards of it, so none can be added after the forgetting. Also once
+	 * stopped (it then adds nothing): its lock holds this allocation until
+	 * a discard of the range that another thread is issuing has the
+	 * program's streams wait for it (issue_ordered runs under that lock). */
 	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
+	if (was_stopped)
+		return;
 	/* Another thread's allocation may have woken the engine while this
 	 * one is inside a capture: that thread attaches. */
 	if (follows && atomic_load(&idle) && capture_mode_global())
