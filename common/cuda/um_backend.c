@@ -73,15 +73,31 @@ static __thread bool refused_clean;
  * through stream-ordered CUDA calls, as a program written for cudaMalloc
  * memory must. */
 static atomic_bool multi_stream;
+/* Held while work that relies on the one stream order is queued
+ * (um_backend_single_stream_hold); the end of that order waits for it. */
+static pthread_mutex_t single_stream_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Whether fences can name the streams that may use freed memory. */
 static launch_view view = LAUNCH_VIEW_INIT;
+
+static void one_stream_order_ends(void);
 
 void um_backend_stream_begin(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
 	if (!atomic_load_explicit(&multi_stream, memory_order_relaxed))
-		atomic_store(&multi_stream, true);
+		one_stream_order_ends();
+}
+
+bool um_backend_single_stream_hold(void)
+{
+	pthread_mutex_lock(&single_stream_lock);
+	return !atomic_load(&multi_stream);
+}
+
+void um_backend_single_stream_release(void)
+{
+	pthread_mutex_unlock(&single_stream_lock);
 }
 
 /* streams[] index of s, or nstreams; under streams_lock. */
@@ -286,6 +302,37 @@ static bool capture_seen_under_way(void)
 		if (capture_stream_capturing(known[i]))
 			return true;
 	return false;
+}
+
+/* The program is about to queue its first work outside the legacy
+ * stream. Until now a freed range went back to the arena at once, and
+ * the replayer discarded ranges ordering only the legacy stream after
+ * them: a new owner's work on the legacy stream ran behind both, work on
+ * the new stream would not (a batch copied in on a loader's stream into
+ * a range that kernels still queued read, or that a discard still queued
+ * empties). So once the work relying on that order is queued
+ * (single_stream_lock), everything queued so far finishes first: once,
+ * in this call's entry, before its work is queued. Not while a capture
+ * is under way, which a synchronize would break; the order's end is
+ * then unguarded, as it was before this wait (said at UMKIT_LOG=debug). */
+static void one_stream_order_ends(void)
+{
+	pthread_mutex_lock(&single_stream_lock);
+	bool first = !atomic_exchange(&multi_stream, true);
+	pthread_mutex_unlock(&single_stream_lock);
+	if (!first)
+		return;
+	if (capture_seen_under_way()) {
+		um_debug("work on a second stream begins during a graph capture: the GPU is not drained first");
+		return;
+	}
+	CUresult r = cuCtxSynchronize();
+	if (r != CUDA_SUCCESS) {
+		const char *name = NULL;
+		cuGetErrorName(r, &name);
+		um_warn("the driver refused to synchronize where the program first used a second stream (%s)",
+			name ? name : "unknown error");
+	}
 }
 
 /* Set while the arena's last resort synchronizes (fence_wait_all); like

@@ -21,7 +21,9 @@
 void um_backend_init(struct arena_backend *backend, bool managed);
 
 /* A call is about to queue work on stream (at its API entry): from now on
- * fences cannot assume one stream order. */
+ * fences cannot assume one stream order. At the program's first call
+ * outside the legacy stream, waits for what is queued so far to finish
+ * (um_backend_single_stream_hold). */
 void um_backend_stream_begin(CUstream stream);
 
 /* A call has queued work on stream (at its API exit, so that a fence taken
@@ -77,6 +79,15 @@ void um_backend_launches_unseen(void);
 
 /* True once work was queued outside the legacy default stream's order. */
 bool um_backend_multi_stream(void);
+
+/* Holds the program to the legacy stream's order while the caller queues
+ * work that relies on it (a discard ordered only before that stream): the
+ * program's first call on another stream waits for the release, then for
+ * the GPU. Returns whether the program still uses that one stream; release
+ * whatever it returned. Never held across a call that may wait for the
+ * program's threads. */
+bool um_backend_single_stream_hold(void);
+void um_backend_single_stream_release(void);
 
 /* Host time spent blocked on fences so far. */
 uint64_t um_backend_fence_wait_ns(void);

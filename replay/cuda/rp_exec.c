@@ -365,27 +365,14 @@ static bool mark_done(uint64_t mark)
 	return cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
-/* Issues discards of ranges nothing lives in (or, for discard-and-prefetch
- * and prefetch, of the fresh allocation the engine named), and orders the
- * program's streams after them. */
-static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n)
+/* Issues the ranges of r nothing lives in (all of them for
+ * discard-and-prefetch and prefetch, the fresh allocation the engine
+ * named), and orders the program's streams after them. */
+static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	struct engine_range idle[CALLS_MAX_RANGES];
 	size_t k = 0, issued = 0;
 	arena *a = um_alloc_arena();
-	/* A free's marker follows the freeing thread's stream, and a discard
-	 * orders only the legacy stream and that one after it: once the
-	 * program queues work on other streams, a kernel there may still read
-	 * the freed range, or its new owner write it before the discard lands.
-	 * So no discards then; a discard-and-prefetch is a plain prefetch. */
-	if (op != ENGINE_OP_PREFETCH && um_backend_multi_stream()) {
-		if (op == ENGINE_OP_DISCARD) {
-			atomic_fetch_add(&n_dropped_discards, n);
-			return;
-		}
-		atomic_fetch_add(&n_fresh_prefetched, n);
-		op = ENGINE_OP_PREFETCH;
-	}
 	for (size_t i = 0; i < n; i++) {
 		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes))) {
 			atomic_fetch_add(&n_dropped_discards, 1);
@@ -415,6 +402,28 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 	if (ordered != CUDA_SUCCESS)
 		check(cuStreamSynchronize(mig_stream), "waiting for a discard");
 	atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
+}
+
+/* A free's marker follows the freeing thread's stream, and a discard
+ * orders only the legacy stream and that one after it: once the program
+ * queues work on other streams, a kernel there may still read the freed
+ * range, or its new owner write it before the discard lands. So no
+ * discards then; a discard-and-prefetch is a plain prefetch. The program
+ * is held to the one stream until its streams wait for what is issued
+ * here: its first call on another one waits for that, then for the GPU
+ * (um_backend_single_stream_hold). */
+static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n)
+{
+	bool single = um_backend_single_stream_hold();
+	if (op == ENGINE_OP_PREFETCH || single) {
+		issue_and_order(op, r, n);
+	} else if (op == ENGINE_OP_DISCARD_PREFETCH) {
+		atomic_fetch_add(&n_fresh_prefetched, n);
+		issue_and_order(ENGINE_OP_PREFETCH, r, n);
+	} else {
+		atomic_fetch_add(&n_dropped_discards, n);
+	}
+	um_backend_single_stream_release();
 }
 
 /* Issues the pending discards whose markers have completed. */
