@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +40,18 @@ static uint64_t meta_count(sqlite3 *db, const char *key)
 int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
-	struct stat st;
-	if (stat(path, &st) != 0 && errno == ENOENT)
+	struct stat st, wal_st;
+	char wal[PATH_MAX];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 1;
+	} else if (S_ISREG(st.st_mode) && st.st_size == 0 && (stat(wal, &wal_st) != 0 || wal_st.st_size == 0)) {
+		/* Empty, with no log beside it: the file the recorder claimed,
+		 * never opened as a trace (its opening failed, or the run ended
+		 * first). */
 		return 1;
+	}
 
 	sqlite3 *db;
 	if (trace_schema_open(path, &db, err, errlen) != 0)
@@ -82,9 +92,8 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	sqlite3_close(db);
 
 	/* Until a checkpoint, most of the trace may sit in the -wal file. */
-	char wal[4096];
 	out->disk_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-	if (snprintf(wal, sizeof wal, "%s-wal", path) < (int)sizeof wal && stat(wal, &st) == 0)
+	if (stat(wal, &st) == 0)
 		out->disk_bytes += (uint64_t)st.st_size;
 	return 0;
 }

@@ -28,9 +28,10 @@ struct rec_summary {
 };
 
 /*
- * Reads the counts of the trace at path into *out. Returns 0; 1 when path
- * does not exist (nothing was recorded); -1 with err ("PATH: problem") when
- * it is not a readable umkit trace.
+ * Reads the counts of the trace at path into *out. Returns 0; 1 when
+ * nothing was recorded (path does not exist, or is an empty file with no
+ * write-ahead log: the recorder claimed it but never opened it); -1 with
+ * err ("PATH: problem") when it is not a readable umkit trace.
  */
 int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_t errlen);
 

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,6 +30,7 @@
 #include "execid.h"
 #include "gate.h"
 #include "grow.h"
+#include "thread.h"
 #include "trace_schema.h"
 
 #ifndef UMKIT_VERSION
@@ -1048,13 +1048,7 @@ trace_writer *trace_writer_open(const char *path, const struct trace_writer_opti
 	pthread_cond_init(&w->space, NULL);
 	pthread_condattr_destroy(&ca);
 
-	/* The writer thread takes no signals: the traced program's handlers
-	 * expect to run on its own threads. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&w->thread, NULL, writer_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = thread_start_unsignalled(&w->thread, writer_main, w);
 	if (rc != 0) {
 		um_errmsg(err, errlen, "%s: cannot start the writer thread: %s", path, strerror(rc));
 		pthread_mutex_destroy(&w->mu);

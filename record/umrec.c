@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,6 +207,10 @@ static void summarise(const char *trace, uint64_t elapsed_ns, int quiet)
 	char err[4096], text[2048];
 	int rc = rec_summary_read(trace, &s, err, sizeof err);
 	if (rc > 0) {
+		/* What the recorder claimed and never wrote: not a trace. */
+		struct stat st;
+		if (stat(trace, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+			unlink(trace);
 		um_warn("no trace was written to %s: the program never initialised CUDA, or the recorder "
 			"failed to start (see its messages above)",
 			trace);

@@ -28,6 +28,7 @@
 #include "common/cuda/cupti_um.h"
 #include "log.h"
 #include "rec.h"
+#include "thread.h"
 
 #define BUFFER_BYTES (1u << 20)
 #define FLUSH_PERIOD_MS 500
@@ -45,7 +46,7 @@ static void *flush_periodically(void *arg)
 	pthread_mutex_lock(&flusher_lock);
 	while (!flusher_stop) {
 		struct timespec t;
-		clock_gettime(CLOCK_REALTIME, &t);
+		clock_gettime(CLOCK_MONOTONIC, &t); /* flusher_cond's clock */
 		t.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
 		t.tv_sec += t.tv_nsec / 1000000000L;
 		t.tv_nsec %= 1000000000L;
@@ -182,7 +183,14 @@ CUptiResult rec_activity_start(void)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
 	if (r != CUPTI_SUCCESS)
 		return r;
-	flusher_running = pthread_create(&flusher, NULL, flush_periodically, NULL) == 0;
+	/* Timed by the monotonic clock: a step of the wall clock neither
+	 * stalls nor hurries the flushes. */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&flusher_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	flusher_running = thread_start_unsignalled(&flusher, flush_periodically, NULL) == 0;
 	return CUPTI_SUCCESS;
 }
 

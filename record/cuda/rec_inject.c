@@ -125,7 +125,7 @@ static void write_run_meta(void)
 int InitializeInjection(void);
 int InitializeInjection(void)
 {
-	char err[512];
+	char err[512] = "out of memory";
 	um_log_init("umrec");
 	const char *env = getenv("UMKIT_TRACE");
 	if (!env || !*env) {

@@ -69,6 +69,7 @@
 #include "replay/pending_discards.h"
 #include "rp.h"
 #include "size.h"
+#include "thread.h"
 
 #define MARKS 4096        /* marker events in the ring */
 #define GATES 256         /* prefetch events in their ring (slot: ticket % GATES) */
@@ -476,7 +477,7 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	pthread_mutex_lock(&queue_lock);
 	if (!worker_started) {
 		pthread_t t;
-		worker_started = pthread_create(&t, NULL, worker, NULL) == 0;
+		worker_started = thread_start_unsignalled(&t, worker, NULL) == 0;
 		if (!worker_started) {
 			/* Nothing would run the queue: the migration is dropped,
 			 * as a failed call's is. */

@@ -15,6 +15,7 @@
 #include <cuda.h>
 
 #include "rp.h"
+#include "thread.h"
 
 #define RESIDENCY_PERIOD_NS 1000000L
 
@@ -56,7 +57,7 @@ static void start_sampler(void)
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || !used_now(&baseline_used))
 		return;
 	peak_used = baseline_used;
-	sampler_running = pthread_create(&sampler, NULL, sample_loop, NULL) == 0;
+	sampler_running = thread_start_unsignalled(&sampler, sample_loop, NULL) == 0;
 }
 
 void rp_residency_start(void)

@@ -145,6 +145,12 @@ env_lacks() { # env_lacks NAME DESC
 fake_umrec sh -c 'exit 7'
 expect_status 7 "exits with the program's status"
 expect_err_has "no trace was written to $REAL_SCRATCH/trace.db" "no trace: says so, naming the default path"
+# The recorder claims the file before it opens it as a trace: left empty
+# (the opening failed), it is not a trace to read.
+fake_umrec sh -c ': >"$UMKIT_TRACE"'
+expect_err_has "no trace was written to $REAL_SCRATCH/trace.db" "claimed, never written: no trace, says so"
+if [ ! -e "$SCRATCH/trace.db" ]; then ok "claimed, never written: the empty file is removed"
+else not_ok "claimed, never written: the empty file is removed"; fi
 fake_umrec sh -c 'kill -TERM $$'
 expect_status 143 "program killed by SIGTERM: 143"
 # A program killed by SIGINT kills umrec with SIGINT too: a shell running

@@ -170,8 +170,25 @@ static void summary_missing_and_foreign_files(void **state)
 	unlink(path);
 	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 1);
 
-	test_path(path, sizeof path, "foreign.db");
+	/* Claimed by the recorder, never opened: nothing recorded; but an
+	 * empty file beside a log holds a trace still in its log. */
+	test_path(path, sizeof path, "claimed.db");
 	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 1);
+	char wal[600];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	f = fopen(wal, "w");
+	assert_non_null(f);
+	fputs("not a real log", f);
+	fclose(f);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), -1);
+	unlink(wal);
+	unlink(path);
+
+	test_path(path, sizeof path, "foreign.db");
+	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("hello, not a database\n", f);
 	fclose(f);
