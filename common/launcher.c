@@ -549,13 +549,17 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 
 /* The child being waited for; 0 outside launch_run and before fork returns. */
 static volatile sig_atomic_t run_child;
+/* Whether this process leads its session (launch_run). */
+static volatile sig_atomic_t session_leader;
 
 static void forward_signal(int sig, siginfo_t *info, void *ctx)
 {
-	/* A terminal's ^C, ^\ and hangup come from the kernel to the whole
-	 * foreground process group, the child included: passing them on would
-	 * deliver them twice (a second KeyboardInterrupt in Python). */
-	if (info && info->si_code == SI_KERNEL)
+	/* A terminal's ^C and ^\ come from the kernel to the whole foreground
+	 * process group, the child included: passing them on would deliver
+	 * them twice (a second KeyboardInterrupt in Python). Its hangup goes to
+	 * the session's leader alone, which this may be (ssh -t, a terminal
+	 * window's command). */
+	if (info && info->si_code == SI_KERNEL && !(sig == SIGHUP && session_leader))
 		return;
 	int saved = errno;
 	pid_t pid = (pid_t)run_child;
@@ -648,6 +652,15 @@ int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err
 		sigaddset(&block, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &block, &oldmask);
 
+	session_leader = getsid(0) == getpid();
+	/* SIGCHLD ignored (a disposition the launcher may inherit) would have
+	 * the kernel reap the child, leaving its status to nobody: the
+	 * default here, the user's setting back in the child. */
+	struct sigaction old_chld, dfl_chld;
+	memset(&dfl_chld, 0, sizeof dfl_chld);
+	dfl_chld.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl_chld, &old_chld);
+
 	struct sigaction old[NFORWARDED], fwd;
 	memset(&fwd, 0, sizeof fwd);
 	fwd.sa_sigaction = forward_signal;
@@ -678,6 +691,7 @@ int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err
 	if (pid == 0) {
 		for (size_t i = 0; i < NFORWARDED; i++)
 			sigaction(forwarded[i], &old[i], NULL);
+		sigaction(SIGCHLD, &old_chld, NULL);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(fds[0]);
 		execvpe(argv[0], argv, envp);
@@ -727,6 +741,7 @@ restore:
 	run_child = 0; /* for the early failures */
 	for (size_t i = 0; i < NFORWARDED; i++)
 		sigaction(forwarded[i], &old[i], NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	return status;
 }

@@ -169,6 +169,41 @@ died_of -2 "program killed by SIGINT: umrec dies of SIGINT" sh -c 'kill -INT $$'
 died_of 130 "program exiting 130: umrec exits 130" sh -c 'exit 130'
 died_of -15 "program killed by SIGTERM: umrec dies of SIGTERM" sh -c 'kill -TERM $$'
 died_of 139 "program killed by SIGSEGV: umrec exits 139, no crash of its own" sh -c 'kill -SEGV $$'
+# umrec started with SIGCHLD ignored (a disposition exec keeps): the
+# program's status still comes back, and the program still sees it ignored.
+got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+	python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execvp(sys.argv[1], sys.argv[1:])' \
+	"$UMREC_ABS" -q python3 -c 'import signal, sys; sys.exit(5 if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN else 6)' \
+	2>/dev/null; echo $?)
+if [ "$got" = 5 ]; then ok "SIGCHLD ignored: umrec exits with the program's status, which sees it ignored"
+else not_ok "SIGCHLD ignored: umrec exits with the program's status, which sees it ignored (got $got)"; fi
+# umrec leading a session on a terminal (ssh -t, a terminal window's
+# command): the terminal's hangup reaches umrec alone, which passes it on.
+if (cd "$SCRATCH" && rm -f hup.pid && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+	python3 - "$UMREC_ABS" <<'PY'
+import os, pty, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "-q", "sh", "-c", "echo $$ >hup.pid; exec sleep 30"])
+deadline = time.time() + 10
+while not os.path.exists("hup.pid") or not open("hup.pid").read().strip():
+    if time.time() > deadline:
+        sys.exit("the program did not start")
+    time.sleep(0.05)
+program = int(open("hup.pid").read())
+os.close(fd)  # the terminal hangs up
+deadline = time.time() + 10
+while time.time() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        sys.exit(0 if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGHUP else 1)
+    time.sleep(0.05)
+os.kill(program, signal.SIGKILL)
+os.waitpid(pid, 0)
+sys.exit("umrec and the program outlived the hangup")
+PY
+); then ok "hangup of umrec's terminal, umrec leading the session: the program and umrec end"
+else not_ok "hangup of umrec's terminal, umrec leading the session: the program and umrec end"; fi
 
 sqlite3 "$SCRATCH/trace.db" ".read $SCHEMA"
 fake_umrec umkit-no-such-command
