@@ -90,7 +90,7 @@ static void after_engine(void)
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)
 		um_warn("%s was made for another program (its kernels or allocations differ); "
 			"running without it: re-record and re-plan this program",
-			getenv("UMKIT_PLAN") ? getenv("UMKIT_PLAN") : "the plan");
+			rp_plan_path ? rp_plan_path : "the plan");
 }
 
 /* What a graph runs no launch callback shows, so from the program's first

@@ -27,6 +27,7 @@
 
 engine *rp_engine;
 atomic_bool rp_active;
+char *rp_plan_path;
 /* Allocations --stats names as sources of faults, most bytes first. */
 #define FAULT_SOURCES_SHOWN 20
 /* Execution IDs --stats lists among the steady launches the plan lost. */
@@ -62,6 +63,7 @@ static int parse_settings(char *err, size_t errlen)
 	}
 	const char *plan_path = getenv("UMKIT_PLAN");
 	if (plan_path && *plan_path) {
+		rp_plan_path = strdup(plan_path);
 		the_plan = plan_load(plan_path, err, errlen);
 		if (!the_plan)
 			return -1;
@@ -74,6 +76,25 @@ static int parse_settings(char *err, size_t errlen)
 	const char *c = getenv("UMKIT_FRAMEWORK_CACHE");
 	framework_cache = c && strcmp(c, "1") == 0;
 	return 0;
+}
+
+/* The first process that starts CUDA under umreplay owns the replay, as
+ * umrec records the first alone (the plan is that process's): it removes
+ * the settings from its environment, so that the processes it starts
+ * later (a worker, a rank, a tool's subprocess) run plain instead of
+ * applying its plan and budget to another program and writing its stats
+ * file over its own. They name it, under this variable. */
+#define REPLAYED_BY "UMKIT_REPLAYED_BY"
+
+static void claim_run(void)
+{
+	static const char *const settings[] = { "UMKIT_POLICY", "UMKIT_PLAN", "UMKIT_GPU_BUDGET",
+						"UMKIT_STATS", "UMKIT_KERNEL_TIMES", "UMKIT_FRAMEWORK_CACHE" };
+	for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+		unsetenv(settings[i]);
+	char pid[24];
+	snprintf(pid, sizeof pid, "%d", (int)getpid());
+	setenv(REPLAYED_BY, pid, 1);
 }
 
 /* What a run the library gives up on still is: the allocator shim has
@@ -272,10 +293,16 @@ int InitializeInjection(void)
 {
 	char err[512];
 	um_log_init("umreplay");
-	if (!getenv("UMKIT_POLICY"))
+	if (!getenv("UMKIT_POLICY")) {
+		const char *by = getenv(REPLAYED_BY);
+		if (by)
+			um_info("process %d runs plain: process %s replays this run", (int)getpid(), by);
 		return 1; /* not started by umreplay */
+	}
 	start_ns = rp_now();
-	if (parse_settings(err, sizeof err) != 0) {
+	int parsed = parse_settings(err, sizeof err);
+	claim_run();
+	if (parsed != 0) {
 		um_warn("%s; %s", err, without_plan);
 		return 1;
 	}
