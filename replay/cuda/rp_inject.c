@@ -12,7 +12,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cupti.h>
@@ -78,23 +81,33 @@ static int parse_settings(char *err, size_t errlen)
 	return 0;
 }
 
-/* The first process that starts CUDA under umreplay owns the replay, as
- * umrec records the first alone (the plan is that process's): it removes
- * the settings from its environment, so that the processes it starts
- * later (a worker, a rank, a tool's subprocess) run plain instead of
- * applying its plan and budget to another program and writing its stats
- * file over its own. They name it, under this variable. */
-#define REPLAYED_BY "UMKIT_REPLAYED_BY"
-
-static void claim_run(void)
+/* Whether this process replays the run: the first of the run's processes
+ * to start CUDA does, as umrec records the first alone (the plan is that
+ * process's). It binds an abstract socket named after the run (UMKIT_RUN,
+ * umreplay's pid) and keeps it while it lives; a process it starts later
+ * (a rank, a worker, a tool's subprocess, with a copy of the environment
+ * as Python's os.environ is) finds the name taken, and runs plain instead
+ * of applying the plan and budget to another program and writing the
+ * same stats file. */
+static bool claim_run(void)
 {
-	static const char *const settings[] = { "UMKIT_POLICY", "UMKIT_PLAN", "UMKIT_GPU_BUDGET",
-						"UMKIT_STATS", "UMKIT_KERNEL_TIMES", "UMKIT_FRAMEWORK_CACHE" };
-	for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
-		unsetenv(settings[i]);
-	char pid[24];
-	snprintf(pid, sizeof pid, "%d", (int)getpid());
-	setenv(REPLAYED_BY, pid, 1);
+	const char *run = getenv("UMKIT_RUN");
+	if (!run || !*run)
+		return true;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "umkit-replay-%s", run);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || n < 0 || (size_t)n >= sizeof a.sun_path - 1) {
+		if (fd >= 0)
+			close(fd);
+		return true; /* cannot tell: replay */
+	}
+	if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
+		int e = errno;
+		close(fd);
+		return e != EADDRINUSE;
+	}
+	return true; /* fd stays open, holding the name, until the process ends */
 }
 
 /* What a run the library gives up on still is: the allocator shim has
@@ -293,16 +306,15 @@ int InitializeInjection(void)
 {
 	char err[512];
 	um_log_init("umreplay");
-	if (!getenv("UMKIT_POLICY")) {
-		const char *by = getenv(REPLAYED_BY);
-		if (by)
-			um_info("process %d runs plain: process %s replays this run", (int)getpid(), by);
+	if (!getenv("UMKIT_POLICY"))
 		return 1; /* not started by umreplay */
+	if (!claim_run()) {
+		um_info("process %d runs plain: another process of this run replays it (the first to start CUDA)",
+			(int)getpid());
+		return 1;
 	}
 	start_ns = rp_now();
-	int parsed = parse_settings(err, sizeof err);
-	claim_run();
-	if (parsed != 0) {
+	if (parse_settings(err, sizeof err) != 0) {
 		um_warn("%s; %s", err, without_plan);
 		return 1;
 	}
