@@ -312,9 +312,13 @@ static bool capture_seen_under_way(void)
  * a range that kernels still queued read, or that a discard still queued
  * empties). So once the work relying on that order is queued
  * (single_stream_lock), everything queued so far finishes first: once,
- * in this call's entry, before its work is queued. Not while a capture
- * is under way, which a synchronize would break; the order's end is
- * then unguarded, as it was before this wait (said at UMKIT_LOG=debug). */
+ * in this call's entry, before its work is queued. Not where a capture
+ * may be under way, which a synchronize would break: once one was seen,
+ * or when the library began following the program late, after a
+ * capture may have begun unseen (capture_watching; an idle replay woken
+ * by one thread broke another's capture on the H200 that way, the
+ * capture_wake_probe). The order's end is then unguarded, as it was
+ * before this wait (said at UMKIT_LOG=debug). */
 static void one_stream_order_ends(void)
 {
 	pthread_mutex_lock(&single_stream_lock);
@@ -322,8 +326,9 @@ static void one_stream_order_ends(void)
 	pthread_mutex_unlock(&single_stream_lock);
 	if (!first)
 		return;
-	if (capture_seen_under_way()) {
-		um_debug("work on a second stream begins during a graph capture: the GPU is not drained first");
+	if (capture_threads_any() || capture_watching()) {
+		um_debug("work on a second stream begins where a graph capture may be under way: the GPU is "
+			 "not drained first");
 		return;
 	}
 	CUresult r = cuCtxSynchronize();
