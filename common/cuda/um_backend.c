@@ -79,7 +79,13 @@ static pthread_mutex_t single_stream_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Whether fences can name the streams that may use freed memory. */
 static launch_view view = LAUNCH_VIEW_INIT;
 
+/* Where the one stream order ended (one_stream_order_ends), while work
+ * on other streams must still be queued behind it. */
+static CUevent order_end;
+static atomic_bool order_end_pending;
+
 static void one_stream_order_ends(void);
+static void order_end_waits(CUstream s);
 
 void um_backend_stream_begin(CUstream s)
 {
@@ -87,6 +93,8 @@ void um_backend_stream_begin(CUstream s)
 		return;
 	if (!atomic_load_explicit(&multi_stream, memory_order_relaxed))
 		one_stream_order_ends();
+	if (atomic_load(&order_end_pending))
+		order_end_waits(s);
 }
 
 bool um_backend_single_stream_hold(void)
@@ -308,36 +316,53 @@ static bool capture_seen_under_way(void)
  * stream. Until now a freed range went back to the arena at once, and
  * the replayer discarded ranges ordering only the legacy stream after
  * them: a new owner's work on the legacy stream ran behind both, work on
- * the new stream would not (a batch copied in on a loader's stream into
+ * another stream would not (a batch copied in on a loader's stream into
  * a range that kernels still queued read, or that a discard still queued
  * empties). So once the work relying on that order is queued
- * (single_stream_lock), everything queued so far finishes first: once,
- * in this call's entry, before its work is queued. Not where a capture
- * may be under way, which a synchronize would break: once one was seen,
- * or when the library began following the program late, after a
- * capture may have begun unseen (capture_watching; an idle replay woken
- * by one thread broke another's capture on the H200 that way, the
- * capture_wake_probe). The order's end is then unguarded, as it was
- * before this wait (said at UMKIT_LOG=debug). */
+ * (single_stream_lock), an event on the legacy stream marks where the
+ * order ends, and each call on another stream is queued behind it
+ * (order_end_waits) until it is seen completed: the GPU orders them, and
+ * no thread waits. Only where no graph capture may be under way, which
+ * work on the legacy stream could break: the library follows the
+ * program's launches from its start (a capture begun unseen is
+ * impossible), and none was ever seen (capture_watching). Otherwise
+ * the order's end is unguarded, as it was before (said at
+ * UMKIT_LOG=debug). */
 static void one_stream_order_ends(void)
 {
 	pthread_mutex_lock(&single_stream_lock);
-	bool first = !atomic_exchange(&multi_stream, true);
+	if (atomic_load(&multi_stream)) {
+		pthread_mutex_unlock(&single_stream_lock);
+		return;
+	}
+	bool seen = (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN;
+	if (seen && !capture_threads_any() && !capture_watching()) {
+		CUresult r = cuEventCreate(&order_end, CU_EVENT_DISABLE_TIMING);
+		if (r == CUDA_SUCCESS)
+			r = cuEventRecord(order_end, CU_STREAM_LEGACY);
+		if (r == CUDA_SUCCESS)
+			atomic_store(&order_end_pending, true);
+		else
+			um_debug("cannot mark where the one stream order ends (CUDA error %d): work on other "
+				 "streams is not ordered behind it", (int)r);
+	} else {
+		um_debug("work on a second stream begins where a graph capture may be under way: it is not "
+			 "ordered behind the legacy stream's");
+	}
+	atomic_store(&multi_stream, true);
 	pthread_mutex_unlock(&single_stream_lock);
-	if (!first)
-		return;
-	if (capture_threads_any() || capture_watching()) {
-		um_debug("work on a second stream begins where a graph capture may be under way: the GPU is "
-			 "not drained first");
-		return;
-	}
-	CUresult r = cuCtxSynchronize();
-	if (r != CUDA_SUCCESS) {
-		const char *name = NULL;
-		cuGetErrorName(r, &name);
-		um_warn("the driver refused to synchronize where the program first used a second stream (%s)",
-			name ? name : "unknown error");
-	}
+}
+
+/* Queues stream s behind the end of the one stream order, until that is
+ * seen completed. */
+static void order_end_waits(CUstream s)
+{
+	/* Nothing more once a capture was seen: no call is made that it could
+	 * take for part of it. */
+	if (capture_watching() || cuEventQuery(order_end) == CUDA_SUCCESS)
+		atomic_store(&order_end_pending, false);
+	else
+		cuStreamWaitEvent(s, order_end, 0);
 }
 
 /* Set while the arena's last resort synchronizes (fence_wait_all); like

@@ -21,9 +21,10 @@
 void um_backend_init(struct arena_backend *backend, bool managed);
 
 /* A call is about to queue work on stream (at its API entry): from now on
- * fences cannot assume one stream order. At the program's first call
- * outside the legacy stream, waits for what is queued so far to finish
- * (um_backend_single_stream_hold). */
+ * fences cannot assume one stream order. From the program's first call
+ * outside the legacy stream, such calls are queued behind the work the
+ * legacy stream had queued then, until that has run (and behind a discard
+ * being issued then: um_backend_single_stream_hold). */
 void um_backend_stream_begin(CUstream stream);
 
 /* A call has queued work on stream (at its API exit, so that a fence taken
@@ -82,10 +83,9 @@ bool um_backend_multi_stream(void);
 
 /* Holds the program to the legacy stream's order while the caller queues
  * work that relies on it (a discard ordered only before that stream): the
- * program's first call on another stream waits for the release, then for
- * the GPU. Returns whether the program still uses that one stream; release
- * whatever it returned. Never held across a call that may wait for the
- * program's threads. */
+ * program's first call on another stream waits for the release, and its
+ * work is then queued behind what the caller queued. Returns whether the
+ * program still uses that one stream; release whatever it returned. */
 bool um_backend_single_stream_hold(void);
 void um_backend_single_stream_release(void);
 
