@@ -281,26 +281,34 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 bool trace_schema_replaceable(const char *path)
 {
 	static const char sql[] =
-		"SELECT count(*), count(CASE WHEN name IN ('meta', 'kernel', 'alloc') THEN 1 END) "
-		"FROM sqlite_master WHERE type = 'table'";
+		"SELECT count(*), count(CASE WHEN type = 'table' AND name IN ('meta', 'kernel', 'alloc') THEN 1 END) "
+		"FROM sqlite_master";
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	bool replaceable = false;
 	/* Read-write when the file allows it, so that a hot journal is rolled
-	 * back rather than making the read fail. */
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	 * back rather than making the read fail; and so that a recording
+	 * still writing it is told apart: in WAL mode readers never wait for
+	 * the writer, but an exclusive lock cannot be had while another
+	 * connection has the database open. */
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+		int rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN IMMEDIATE", NULL, NULL, NULL);
+		/* A file only this user cannot write: read it all the same. */
+		if (rc != SQLITE_OK && rc != SQLITE_READONLY)
+			goto out;
+	} else {
 		sqlite3_close(db);
 		db = NULL;
 		if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
 			goto out;
 	}
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-		int tables = sqlite3_column_int(st, 0), ours = sqlite3_column_int(st, 1);
-		replaceable = tables == 0 || ours == 3;
+		int objects = sqlite3_column_int(st, 0), ours = sqlite3_column_int(st, 1);
+		replaceable = objects == 0 || ours == 3;
 	}
 out:
 	sqlite3_finalize(st);
-	sqlite3_close(db);
+	sqlite3_close(db); /* rolls the empty transaction back */
 	return replaceable;
 }
 

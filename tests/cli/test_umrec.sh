@@ -249,13 +249,13 @@ sqlite3 "$SCRATCH/trace.db" ".read $SCHEMA"
 fake_umrec true
 if [ ! -e "$SCRATCH/trace.db" ] && [ ! -e "$SCRATCH/trace.db-wal" ]; then ok "an earlier trace is removed before the run"
 else not_ok "an earlier trace is removed before the run"; fi
-# A database with no table is what a recording killed before its schema
+# A database with nothing in it is what a recording killed before its schema
 # leaves; one with other tables is someone's data.
 sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE t(x); DROP TABLE t'
 fake_umrec true
-expect_status 0 "-o naming a database with no table: replaced"
-if [ ! -e "$SCRATCH/trace.db" ]; then ok "-o naming a database with no table: removed before the run"
-else not_ok "-o naming a database with no table: removed before the run"; fi
+expect_status 0 "-o naming a database with nothing in it: replaced"
+if [ ! -e "$SCRATCH/trace.db" ]; then ok "-o naming a database with nothing in it: removed before the run"
+else not_ok "-o naming a database with nothing in it: removed before the run"; fi
 sqlite3 "$SCRATCH/app.sqlite" 'CREATE TABLE users(name); INSERT INTO users VALUES ("ada")'
 fake_umrec -o app.sqlite true
 expect_status 3 "-o naming another SQLite database: setup error"

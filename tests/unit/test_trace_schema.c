@@ -131,9 +131,16 @@ static void replaceable_only_traces(void **state)
 	unlink(path);
 	assert_false(trace_schema_replaceable(path));
 
+	assert_false(trace_schema_replaceable(
+		make_database(path, sizeof path, "r-view.db", "CREATE VIEW v AS SELECT 1")));
+
+	/* A recording writes in WAL mode, where readers never wait: open by
+	 * another connection, even between its transactions, it is in use. */
 	sqlite3 *writer;
-	make_trace(path, sizeof path, "r-busy.db", NULL);
+	make_trace(path, sizeof path, "r-busy.db", "PRAGMA journal_mode = WAL");
 	assert_int_equal(sqlite3_open(path, &writer), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(writer, "INSERT INTO meta VALUES ('k', 'v')", NULL, NULL, NULL), SQLITE_OK);
+	assert_false(trace_schema_replaceable(path));
 	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
 	assert_false(trace_schema_replaceable(path));
 	assert_int_equal(sqlite3_exec(writer, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
