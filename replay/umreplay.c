@@ -19,8 +19,9 @@
  *   UMKIT_FRAMEWORK_CACHE 1 when PyTorch's caching allocator was kept on
  *   UMKIT_LOG          quiet with -q (otherwise the user's setting is kept)
  *   UMKIT_COMMAND      the command line, for the summary and the statistics
- *   UMKIT_RUN          umreplay's pid: the run's first process to start CUDA
- *                      replays, the others run plain (rp_inject.c)
+ *   UMKIT_RUN          names the run (umreplay's pid and start time): its
+ *                      first process to start CUDA replays, the others run
+ *                      without the plan (rp_inject.c)
  * plus CUDA_INJECTION64_PATH, LD_PRELOAD and PYTORCH_NO_CUDA_MEMORY_CACHING
  * (common/launcher.h). Every other UMKIT_* variable inherited from the
  * user's shell is removed but UMKIT_LOG, UMKIT_LIBDIR and UMKIT_CUPTI.
@@ -50,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "launcher.h"
@@ -468,8 +470,13 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 
 	launch_env_unset_stale(e);
 	char *command = launch_join_args(argv + o->command, (size_t)(argc - o->command), MAX_COMMAND_TEXT);
-	char run_id[24];
-	snprintf(run_id, sizeof run_id, "%d", (int)getpid());
+	/* The pid alone could repeat: abstract socket names are shared by a
+	 * network namespace, which containers on the host's network share
+	 * while each has its own pids. */
+	char run_id[48];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(run_id, sizeof run_id, "%d-%lld.%09ld", (int)getpid(), (long long)now.tv_sec, now.tv_nsec);
 	int rc = !command || launch_env_set(e, "UMKIT_COMMAND", command) != 0 ||
 	     launch_env_set(e, "UMKIT_RUN", run_id) != 0 ||
 	     launch_env_set(e, "UMKIT_POLICY", engine_policy_name(o->policy)) != 0 ||

@@ -26,8 +26,7 @@
  * hooks do nothing). */
 extern engine *rp_engine;
 extern atomic_bool rp_active;
-/* The plan's path as umreplay gave it (UMKIT_PLAN, which the process
- * removes from its environment); NULL without a plan. */
+/* The plan's path as umreplay gave it (UMKIT_PLAN); NULL without a plan. */
 extern char *rp_plan_path;
 
 uint64_t rp_now(void);

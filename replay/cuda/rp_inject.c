@@ -83,12 +83,13 @@ static int parse_settings(char *err, size_t errlen)
 
 /* Whether this process replays the run: the first of the run's processes
  * to start CUDA does, as umrec records the first alone (the plan is that
- * process's). It binds an abstract socket named after the run (UMKIT_RUN,
- * umreplay's pid) and keeps it while it lives; a process it starts later
- * (a rank, a worker, a tool's subprocess, with a copy of the environment
- * as Python's os.environ is) finds the name taken, and runs plain instead
+ * process's). It binds an abstract socket named after the run (UMKIT_RUN)
+ * and keeps it while it lives; a process it starts later (a rank, a
+ * worker, a tool's subprocess, with a copy of the environment as Python's
+ * os.environ is) finds the name taken, and runs without the plan instead
  * of applying the plan and budget to another program and writing the
- * same stats file. */
+ * same stats file (its allocations still come from managed memory, under
+ * --max-managed's cap). */
 static bool claim_run(void)
 {
 	const char *run = getenv("UMKIT_RUN");
@@ -309,7 +310,8 @@ int InitializeInjection(void)
 	if (!getenv("UMKIT_POLICY"))
 		return 1; /* not started by umreplay */
 	if (!claim_run()) {
-		um_info("process %d runs plain: another process of this run replays it (the first to start CUDA)",
+		um_info("process %d runs without the plan: another process of this run replays it (the first to "
+			"start CUDA)",
 			(int)getpid());
 		return 1;
 	}

@@ -400,8 +400,8 @@ if [ "$have_plan" -eq 1 ]; then
 	env_has "UMKIT_STATS=$REAL_SCRATCH/stats.json" "env: UMKIT_STATS is the absolute stats path"
 	env_has "UMKIT_LOG=quiet" "env: -q sets UMKIT_LOG=quiet"
 	env_has "UMKIT_COMMAND=./program.sh 0" "env: UMKIT_COMMAND is the command line"
-	if grep -qx 'UMKIT_RUN=[0-9][0-9]*' "$SCRATCH/env.txt"; then ok "env: UMKIT_RUN names the run (umreplay's pid), not the user's"
-	else not_ok "env: UMKIT_RUN names the run (umreplay's pid), not the user's"; fi
+	if grep -Eqx 'UMKIT_RUN=[0-9]+-[0-9]+\.[0-9]{9}' "$SCRATCH/env.txt"; then ok "env: UMKIT_RUN names the run (umreplay's pid and start), not the user's"
+	else not_ok "env: UMKIT_RUN names the run (umreplay's pid and start), not the user's"; fi
 	env_has "LD_PRELOAD=$LIB:$SCRATCH/driver/libcuda.so.1" "env: the library first in LD_PRELOAD, the user's kept"
 	env_has "CUDA_INJECTION64_PATH=$LIB" "env: CUDA_INJECTION64_PATH is the library"
 	env_has "NVTX_INJECTION64_PATH=/opt/profiler/libnvtx.so" "env: the user's NVTX_INJECTION64_PATH is kept"

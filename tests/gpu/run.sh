@@ -131,13 +131,14 @@ row "NVTX start/end, unclosed ranges" "$(verdict "[ $rc -eq 0 ] && [ $(metric $j
 row "child's env copy: trace kept" "$(verdict "[ $(metric $j child_ran) = True ] && [ $(metric $j parent_owns) = True ] && [ $(metric $j status) = complete ]")" \
 	"parent owns: $(metric $j parent_owns), status $(metric $j status)"
 # Under umreplay the same child, with the same copy of the environment,
-# runs plain: the first process to start CUDA replays, and writes the stats.
+# runs without the plan: the first process to start CUDA replays, and
+# writes the stats.
 $B/umreplay --policy ideal --max-managed $MAXM --stats "$WORK/probe.replay.json" -- python3 tests/gpu/trace_probe.py \
 	>"$WORK/probe.replay.out" 2>"$WORK/probe.replay.err"
 rc=$?
 cat "$WORK/probe.replay.err"
-row "umreplay: child's env copy runs plain" "$(verdict "[ $rc -eq 0 ] && grep -q 'child sum 8.0 exit 0' $WORK/probe.replay.out && grep -q 'another process of this run replays it' $WORK/probe.replay.err && python3 -c 'import json,sys; json.load(open(sys.argv[1]))[\"engine\"]' $WORK/probe.replay.json")" \
-	"exit $rc; $(grep -c 'runs plain' "$WORK/probe.replay.err") process(es) ran plain"
+row "umreplay: child's env copy runs without the plan" "$(verdict "[ $rc -eq 0 ] && grep -q 'child sum 8.0 exit 0' $WORK/probe.replay.out && grep -q 'another process of this run replays it' $WORK/probe.replay.err && python3 -c 'import json,sys; json.load(open(sys.argv[1]))[\"engine\"]' $WORK/probe.replay.json")" \
+	"exit $rc; $(grep -c 'runs without the plan' "$WORK/probe.replay.err") process(es) ran without it"
 
 # Freed memory that GPU work on another stream still reads is not handed
 # out again before that work is done (tests/gpu/fence_probe.cu), under

@@ -4,7 +4,7 @@ Under umrec (python3 trace_probe.py): a start/end range around a kernel,
 a push/pop range, a pushed range never popped; then a child process given
 a copy of the environment taken at start-up (os.environ still holds
 UMKIT_TRACE), which initialises CUDA too. Prints its pid; the child's
-messages go to stderr. Under umreplay the child must run plain.
+messages go to stderr. Under umreplay the child must run without the plan.
 
 python3 trace_probe.py --check TRACE OUTPUT prints one JSON object: whether
 the trace is the parent's (meta.pid), complete, and holds the three ranges
