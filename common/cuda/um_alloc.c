@@ -172,6 +172,19 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 	return serve(ptr, size, "cudaMallocAsync", stream);
 }
 
+/* The names a program built with --default-stream per-thread calls (the
+ * runtime's header renames the stream-ordered calls, not cudaMalloc and
+ * cudaFree), where stream 0 is the calling thread's default stream. Left
+ * to the runtime, their allocations would not be the arena's, and a free
+ * of the arena's memory there would reach the runtime. */
+cudaError_t cudaMallocAsync_ptsz(void **ptr, size_t size, cudaStream_t stream);
+cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream);
+
+cudaError_t cudaMallocAsync_ptsz(void **ptr, size_t size, cudaStream_t stream)
+{
+	return cudaMallocAsync(ptr, size, stream ? stream : cudaStreamPerThread);
+}
+
 /* Whether ptr points into the arena's memory, which is never the
  * runtime's to free (that would unmap a whole segment). Such a pointer
  * that is not a live allocation's start (freed twice, or never allocated)
@@ -205,4 +218,9 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 			return cudaErrorInvalidValue;
 	}
 	return cudart_get()->FreeAsync(ptr, stream);
+}
+
+cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream)
+{
+	return cudaFreeAsync(ptr, stream ? stream : cudaStreamPerThread);
 }

@@ -341,6 +341,34 @@ static int double_free()
 	return !ok;
 }
 
+// A program built with --default-stream per-thread calls the _ptsz
+// names of the stream-ordered calls, stream 0 its thread's own stream:
+// under umkit they are served from managed memory like the others, and a
+// free there leaves its neighbour alone.
+extern "C" cudaError_t cudaMallocAsync_ptsz(void **, size_t, cudaStream_t);
+extern "C" cudaError_t cudaFreeAsync_ptsz(void *, cudaStream_t);
+static int ptsz_async()
+{
+	void *a, *b;
+	CHECK(cudaMallocAsync_ptsz(&a, 4 << 20, 0));
+	CHECK(cudaMallocAsync_ptsz(&b, 4 << 20, 0));
+	CHECK(cudaMemsetAsync(b, 0x33, 4 << 20, cudaStreamPerThread));
+	CHECK(cudaFreeAsync_ptsz(a, 0));
+	CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+	static u8 h[4 << 20];
+	CHECK(cudaMemcpy(h, b, sizeof h, cudaMemcpyDefault));
+	cudaPointerAttributes attr;
+	CHECK(cudaPointerGetAttributes(&attr, b));
+	bool managed = attr.type == cudaMemoryTypeManaged;
+	bool under_umkit = getenv("CUDA_INJECTION64_PATH") != NULL;
+	bool ok = count(h, sizeof h, 0x33) == sizeof h && managed == under_umkit;
+	printf("ptsz-async: %s (b %s memory, neighbour intact: %s)\n", ok ? "ok" : "BAD",
+	       managed ? "managed" : "device", count(h, sizeof h, 0x33) == sizeof h ? "yes" : "no");
+	CHECK(cudaFreeAsync_ptsz(b, 0));
+	CHECK(cudaDeviceSynchronize());
+	return !ok;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -349,12 +377,12 @@ int main(int argc, char **argv)
 	} cases[] = {
 		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
 		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
-		{ "relaxed-churn", relaxed_churn }, { "value-write", value_write },
+		{ "relaxed-churn", relaxed_churn }, { "value-write", value_write }, { "ptsz-async", ptsz_async },
 	};
 	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
 		if (strcmp(argv[1], cases[i].name) == 0)
 			return cases[i].run();
 	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn|"
-			"relaxed-churn|value-write\n");
+			"relaxed-churn|value-write|ptsz-async\n");
 	return 2;
 }

@@ -155,14 +155,14 @@ for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.i
 	esac
 	bad=()
 	[ "$tool" != "idle umreplay" ] || [ -s "$WORK/fence.idle.plan" ] || bad+=("no plan")
-	for c in copy-only many-streams reused-handle two-threads double-free stream-churn relaxed-churn; do
+	for c in copy-only many-streams reused-handle two-threads double-free stream-churn relaxed-churn ptsz-async; do
 		timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
 		rc=$?
 		cat "$WORK/fence.$c.out"
 		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" && under_umkit "$WORK/fence.$c.out" ||
 			bad+=("$c")
 	done
-	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-7 of 7 cases ok}"
+	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-8 of 8 cases ok}"
 done
 # Stream memory operations, which the driver refuses on managed memory
 # (CUDA_ERROR_INVALID_VALUE on the H100), so on plain device memory: no
