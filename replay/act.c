@@ -69,8 +69,11 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 		if (v->live == 0 && e->policy != ENGINE_ONDEMAND) {
 			if (act_discard(e, v, (struct wait_ref){ 0, 0 }) != ACT_DONE) {
 				/* Unsafe to discard and never to be evicted: leave
-				 * it to the driver, out of the model. */
+				 * it to the driver, out of the model, as
+				 * act_discard would (its prefetch's ticket
+				 * with it). */
 				residency_set(e->res, v, BLOCK_ABSENT);
+				v->ticket = 0;
 			}
 		} else if (!act_evict(e, v, act_use_wait(e, v->use_seq))) {
 			return false;

@@ -168,6 +168,11 @@ struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint6
 {
 	if (!id || (2 * (m->used + 1) > m->cap && grow(m) != 0))
 		return NULL;
+	/* Past the address space, or more blocks than a record counts: a
+	 * corrupt trace's, never one the model could hold. */
+	if ((size && address > UINT64_MAX - (size - 1)) ||
+	    ((address + (size ? size - 1 : 0)) >> BLOCK_SHIFT) - (address >> BLOCK_SHIFT) >= UINT32_MAX)
+		return NULL;
 	size_t i = find_slot(m, id);
 	if (m->tab[i].id)
 		return NULL;

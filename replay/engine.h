@@ -187,7 +187,9 @@ struct engine_stats {
 	uint64_t iterations;                  /* completed passes over the plan */
 	uint64_t ops[4], bytes[4];            /* by enum engine_op: calls and bytes */
 	uint64_t budget_evictions;            /* blocks given up for the budget
-						 (evicted, or discarded when dead) */
+						 (evicted, or discarded when dead, or
+						 left to the driver when a dead one's
+						 discard was unsafe) */
 	uint64_t modelled_peak_bytes;         /* peak modelled residency */
 	uint64_t signature_mismatch;          /* 1: the plan is not for this program */
 	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or

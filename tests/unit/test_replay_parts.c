@@ -115,6 +115,12 @@ static void allocmap_blocks(void **state)
 	a = allocmap_add(m, 3, BASE + 4 * BLK, 3 * BLK);
 	assert_int_equal(a->n_blocks, 3);
 	assert_false(a->touched);
+	/* A corrupt trace's: more blocks than a record counts (its count
+	 * once wrapped to 1), or past the end of the address space. */
+	assert_null(allocmap_add(m, 4, 0, (1ULL << 53) + BLK));
+	assert_null(allocmap_add(m, 5, UINT64_MAX - BLK, 2 * BLK));
+	a = allocmap_add(m, 6, 1ULL << 50, 1ULL << 40);
+	assert_int_equal(a->n_blocks, 1u << 19);
 	allocmap_destroy(m);
 }
 
