@@ -48,9 +48,9 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
  * trace of any schema version (it has the meta, kernel and alloc tables),
  * or a database with nothing in it (a recording killed before its schema
  * was committed). A database holding anything else is someone's data, and
- * one another connection has open (a recording still writing it), or that
- * cannot be read (damaged), is not replaced either. A hot journal is
- * rolled back first, as any reader would.
+ * one a recording is still writing (in WAL mode, while another connection
+ * has it open), or that cannot be read (damaged), is not replaced either.
+ * A hot journal is rolled back first, as any reader would.
  */
 bool trace_schema_replaceable(const char *path);
 

@@ -64,8 +64,8 @@ void allocmap_destroy(allocmap *m);
 /* The program made allocation id at [address, address + size). Maps it to
  * the plan allocation it is, if any. Returns the record (valid until the
  * next add or remove), or NULL when out of memory, id is 0 or live, or the
- * range passes the end of the address space or spans 2^32 - 1 blocks or
- * more (only a corrupt trace's: the model does not follow it). */
+ * range passes the end of the address space or spans 2^32 blocks or more
+ * (only a corrupt trace's: the model does not follow it). */
 struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint64_t size);
 
 /* The program freed allocation id: copies its record to *out and forgets

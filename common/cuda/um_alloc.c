@@ -168,6 +168,7 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
 	if (!um_alloc_arena() || into_capture(stream))
 		return cudart_get()->MallocAsync(ptr, size, stream);
+	bind_context(); /* the stream's note may queue work */
 	um_backend_note_stream((CUstream)stream);
 	return serve(ptr, size, "cudaMallocAsync", stream);
 }
@@ -211,6 +212,7 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 	if (ptr && um_alloc_arena()) {
 		if (into_capture(stream))
 			return in_arena(ptr) ? cudaErrorInvalidValue : cudart_get()->FreeAsync(ptr, stream);
+		bind_context(); /* the stream's note may queue work */
 		um_backend_note_stream((CUstream)stream);
 		if (release(ptr))
 			return cudaSuccess;

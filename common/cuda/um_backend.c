@@ -80,9 +80,11 @@ static pthread_mutex_t single_stream_lock = PTHREAD_MUTEX_INITIALIZER;
 static launch_view view = LAUNCH_VIEW_INIT;
 
 /* Where the one stream order ended (one_stream_order_ends), while work
- * on other streams must still be queued behind it. */
+ * on other streams must still be queued behind it; order_settled once
+ * that end is marked or given up. All three set under single_stream_lock. */
 static CUevent order_end;
 static atomic_bool order_end_pending;
+static atomic_bool order_settled;
 
 static void one_stream_order_ends(void);
 static void order_end_waits(CUstream s);
@@ -91,7 +93,7 @@ void um_backend_stream_begin(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
-	if (!atomic_load_explicit(&multi_stream, memory_order_relaxed))
+	if (!atomic_load_explicit(&order_settled, memory_order_acquire))
 		one_stream_order_ends();
 	if (atomic_load(&order_end_pending))
 		order_end_waits(s);
@@ -188,6 +190,11 @@ void um_backend_stream_queued(CUstream s)
 
 void um_backend_capture_begins(CUstream s)
 {
+	/* Not while the end of the one stream order is marked or waited for
+	 * (one_stream_order_ends, order_end_waits), which the capture must not
+	 * see: those see it from here on (capture_watching). */
+	pthread_mutex_lock(&single_stream_lock);
+	pthread_mutex_unlock(&single_stream_lock);
 	if (s == CU_STREAM_PER_THREAD)
 		capture_threads_begin();
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
@@ -331,10 +338,14 @@ static bool capture_seen_under_way(void)
 static void one_stream_order_ends(void)
 {
 	pthread_mutex_lock(&single_stream_lock);
-	if (atomic_load(&multi_stream)) {
+	if (atomic_load(&order_settled)) {
 		pthread_mutex_unlock(&single_stream_lock);
 		return;
 	}
+	/* First, so that a free from here on records events on the legacy
+	 * stream (fence_record), and the replayer issues no more discards:
+	 * what the event then marks covers every free without them. */
+	atomic_store(&multi_stream, true);
 	bool seen = (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN;
 	if (seen && !capture_threads_any() && !capture_watching()) {
 		CUresult r = cuEventCreate(&order_end, CU_EVENT_DISABLE_TIMING);
@@ -349,20 +360,25 @@ static void one_stream_order_ends(void)
 		um_debug("work on a second stream begins where a graph capture may be under way: it is not "
 			 "ordered behind the legacy stream's");
 	}
-	atomic_store(&multi_stream, true);
+	atomic_store_explicit(&order_settled, true, memory_order_release);
 	pthread_mutex_unlock(&single_stream_lock);
 }
 
 /* Queues stream s behind the end of the one stream order, until that is
- * seen completed. */
+ * seen completed (or cannot be: an error ends the waits). Under the lock
+ * a capture's beginning takes too (um_backend_capture_begins), so that no
+ * capture begins between the check and the calls. Nothing more once a
+ * capture was seen: no call is made that it could take for part of it. */
 static void order_end_waits(CUstream s)
 {
-	/* Nothing more once a capture was seen: no call is made that it could
-	 * take for part of it. */
-	if (capture_watching() || cuEventQuery(order_end) == CUDA_SUCCESS)
-		atomic_store(&order_end_pending, false);
-	else
-		cuStreamWaitEvent(s, order_end, 0);
+	pthread_mutex_lock(&single_stream_lock);
+	if (atomic_load(&order_end_pending)) {
+		if (capture_watching() || cuEventQuery(order_end) != CUDA_ERROR_NOT_READY)
+			atomic_store(&order_end_pending, false);
+		else
+			cuStreamWaitEvent(s, order_end, 0);
+	}
+	pthread_mutex_unlock(&single_stream_lock);
 }
 
 /* Set while the arena's last resort synchronizes (fence_wait_all); like
