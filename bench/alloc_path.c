@@ -96,7 +96,7 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 	next_base += bytes + ARENA_BLOCK_SIZE;
 	return 0;
 }
-static void unmap(void *ctx, uint64_t base, uint64_t bytes) {}
+static bool unmap(void *ctx, uint64_t base, uint64_t bytes) { return true; }
 static uint64_t fence_token;
 static uint64_t fence_record(void *ctx) { return ++fence_token; }
 static bool fence_done(void *ctx, uint64_t token) { return true; }

@@ -367,12 +367,14 @@ static size_t segment_index_at_or_before(const arena *a, uint64_t address)
 }
 
 /* Unmaps a segment with nothing in use, its one range free and its fence
- * completed (kernels queued before the last free may have touched it). */
-static void unmap_idle_segment(arena *a, struct region *seg)
+ * completed (kernels queued before the last free may have touched it).
+ * Returns false when the backend cannot now: the segment stays as it was. */
+static bool unmap_idle_segment(arena *a, struct region *seg)
 {
 	struct range *whole = seg->first;
+	if (!a->backend.unmap(a->backend.ctx, seg->base, seg->bytes))
+		return false;
 	arena_tree_remove(&a->free_large, &whole->link);
-	a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
 
 	size_t i = segment_index_at_or_before(a, seg->base) - 1;
 	for (; i + 1 < a->stats.segments; i++)
@@ -389,12 +391,14 @@ static void unmap_idle_segment(arena *a, struct region *seg)
 	a->stats.mapped_bytes -= seg->bytes;
 	free(whole);
 	free(seg);
+	return true;
 }
 
 /* Unmaps wholly free segments, oldest first, until need fits in the room
  * the cap leaves (need 0: all of them). Their fences are waited for first,
  * and a segment whose fence cannot be stays; when need then still does not
- * fit, none is unmapped. Returns how many it unmapped. */
+ * fit, none is unmapped. The first segment the backend cannot unmap ends
+ * it (the rest could not be either). Returns how many it unmapped. */
 static size_t unmap_idle_segments(arena *a, uint64_t need, bool *waited)
 {
 	struct region *last = NULL;
@@ -414,7 +418,8 @@ static size_t unmap_idle_segments(arena *a, uint64_t need, bool *waited)
 		newer = seg->newer;
 		bool at_last = seg == last;
 		if (!seg->ranges_in_use && fence_done(a, seg->first->fence)) {
-			unmap_idle_segment(a, seg);
+			if (!unmap_idle_segment(a, seg))
+				break;
 			unmapped++;
 		}
 		if (at_last)
@@ -464,7 +469,7 @@ static struct range *grow(arena *a, uint64_t need, bool *waited)
 			goto fail;
 	}
 	if (!arena_blockmap_reserve(&a->blocks, base, bytes)) {
-		a->backend.unmap(a->backend.ctx, base, bytes);
+		(void)a->backend.unmap(a->backend.ctx, base, bytes); /* leaked if it cannot be */
 		goto fail;
 	}
 
@@ -613,7 +618,7 @@ void arena_destroy(arena *a)
 		return;
 	for (struct region *seg = a->oldest, *newer; seg; seg = newer) {
 		newer = seg->newer;
-		a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
+		(void)a->backend.unmap(a->backend.ctx, seg->base, seg->bytes); /* else left to the exit */
 		free_region_ranges(seg);
 		free(seg);
 	}

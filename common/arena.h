@@ -51,8 +51,11 @@ struct arena_backend {
 	 * 2 MB-aligned address. Returns 0 and sets *base, or -1. */
 	int (*map)(void *ctx, uint64_t bytes, uint64_t *base);
 	/* Unmaps what map returned. The arena unmaps a segment before
-	 * arena_destroy only when it is wholly free and its fences completed. */
-	void (*unmap)(void *ctx, uint64_t base, uint64_t bytes);
+	 * arena_destroy only when it is wholly free and its fences completed.
+	 * Returns false, unmapping nothing, when it cannot now (a CUDA
+	 * backend's free synchronizes, which a graph capture under way does
+	 * not allow): the segment then stays, free. */
+	bool (*unmap)(void *ctx, uint64_t base, uint64_t bytes);
 	/* Records a fence after all GPU work issued so far; returns its token
 	 * (never 0). Tokens never decrease (one may cover two frees): a later
 	 * fence implies the earlier ones. */

@@ -558,9 +558,20 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 	return 0;
 }
 
-static void unmap(void *ctx, uint64_t base, uint64_t bytes)
+/* The runtime's free synchronizes the device: not where a graph capture
+ * may be under way, which it would break (as sync_context). A failure is
+ * not left as the program's last error. */
+static bool unmap(void *ctx, uint64_t base, uint64_t bytes)
 {
-	cudart_get()->Free((void *)(uintptr_t)base);
+	if (capture_seen_under_way() || !capture_mode_global())
+		return false;
+	const struct cudart *rt = cudart_get();
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
+	if (rt->Free((void *)(uintptr_t)base) == cudaSuccess)
+		return true;
+	if (clean)
+		rt->GetLastError();
+	return false;
 }
 
 void um_backend_init(struct arena_backend *b, bool managed)

@@ -31,6 +31,8 @@ struct fake {
 	size_t nmaps, unmaps;
 	uint64_t mapped, peak_mapped;
 	int maps_to_refuse;
+	bool refuse_unmaps;    /* unmap cannot now (a capture under way) */
+	size_t refused_unmaps;
 	uint64_t last_token;   /* the newest fence recorded */
 	uint64_t done_upto;    /* every fence up to this one completed */
 	bool fences_instant;   /* each fence completes as it is recorded */
@@ -72,9 +74,13 @@ static int fake_map_fn(void *ctx, uint64_t bytes, uint64_t *base)
 	return 0;
 }
 
-static void fake_unmap_fn(void *ctx, uint64_t base, uint64_t bytes)
+static bool fake_unmap_fn(void *ctx, uint64_t base, uint64_t bytes)
 {
 	struct fake *f = ctx;
+	if (f->refuse_unmaps) {
+		f->refused_unmaps++;
+		return false;
+	}
 	for (size_t i = 0; i < f->nmaps; i++) {
 		if (f->maps[i].base == base && !f->maps[i].unmapped) {
 			if (f->maps[i].bytes != bytes)
@@ -82,10 +88,11 @@ static void fake_unmap_fn(void *ctx, uint64_t base, uint64_t bytes)
 			f->maps[i].unmapped = true;
 			f->mapped -= bytes;
 			f->unmaps++;
-			return;
+			return true;
 		}
 	}
 	f->bad_call = true;
+	return true;
 }
 
 static uint64_t fake_fence_record(void *ctx)
@@ -940,6 +947,43 @@ static void cap_unmaps_idle_segments_to_make_room(void **state)
 	free(f);
 }
 
+/* A backend that cannot unmap now (a synchronize a graph capture would
+ * not allow): the idle segments stay, whole and usable, the allocation
+ * that needed their room fails, and once unmapping is possible again it
+ * is made as before. */
+static void refused_unmap_keeps_the_segment(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 12 * MiB, 4 * MiB);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	uint64_t y = alloc_ok(a, 4 * MiB);
+	uint64_t w = alloc_ok(a, 4 * MiB);
+	free_ok(a, x);
+	free_ok(a, y);
+	f->refuse_unmaps = true;
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 6 * MiB, &out), ARENA_ENOMEM);
+	assert_int_equal(f->refused_unmaps, 1);
+	assert_int_equal(f->unmaps, 0);
+	assert_int_equal(f->mapped, 12 * MiB);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.mapped_bytes, 12 * MiB);
+	assert_int_equal(st.segments, 3);
+	assert_true(arena_owns(a, x) && arena_owns(a, y));
+	/* The segments kept still serve what fits them. */
+	assert_int_equal(alloc_ok(a, 4 * MiB), x);
+	free_ok(a, x);
+	f->refuse_unmaps = false;
+	uint64_t z = alloc_ok(a, 6 * MiB);
+	assert_int_equal(f->unmaps, 2);
+	assert_false(arena_owns(a, x));
+	assert_true(arena_owns(a, z) && arena_owns(a, w));
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
 static void refused_map_is_enomem_and_retried_after_unmapping_idle(void **state)
 {
 	struct fake *f = fake_new();
@@ -1409,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(segments_are_sized_by_default_and_for_large_requests),
 		cmocka_unit_test(cap_is_respected_exactly),
 		cmocka_unit_test(cap_unmaps_idle_segments_to_make_room),
+		cmocka_unit_test(refused_unmap_keeps_the_segment),
 		cmocka_unit_test(refused_map_is_enomem_and_retried_after_unmapping_idle),
 		cmocka_unit_test(same_calls_give_same_relative_addresses),
 		cmocka_unit_test(lookup_finds_interior_not_past_end_nor_freed),

@@ -22,7 +22,7 @@ static int map_fn(void *ctx, uint64_t bytes, uint64_t *base)
 	return 0;
 }
 
-static void unmap_fn(void *ctx, uint64_t base, uint64_t bytes) {}
+static bool unmap_fn(void *ctx, uint64_t base, uint64_t bytes) { return true; }
 static uint64_t fence_record(void *ctx) { return 1; }
 static bool fence_done(void *ctx, uint64_t token) { return true; }
 static bool fence_wait(void *ctx, uint64_t token) { return true; }
