@@ -909,14 +909,23 @@ static void cap_is_respected_exactly(void **state)
 	free(f);
 }
 
+/* An arena capped at 12 MiB, its three 4 MiB segments each holding one
+ * allocation: seg[0..2], oldest first. */
+static arena *three_full_segments(struct fake *f, uint64_t seg[3])
+{
+	arena *a = arena_over(f, 12 * MiB, 4 * MiB);
+	for (int i = 0; i < 3; i++)
+		seg[i] = alloc_ok(a, 4 * MiB);
+	assert_int_equal(f->mapped, 12 * MiB);
+	return a;
+}
+
 static void cap_unmaps_idle_segments_to_make_room(void **state)
 {
 	struct fake *f = fake_new();
-	arena *a = arena_over(f, 12 * MiB, 4 * MiB);
-	uint64_t x = alloc_ok(a, 4 * MiB);
-	uint64_t y = alloc_ok(a, 4 * MiB);
-	uint64_t w = alloc_ok(a, 4 * MiB);
-	assert_int_equal(f->mapped, 12 * MiB);
+	uint64_t seg[3];
+	arena *a = three_full_segments(f, seg);
+	uint64_t x = seg[0], y = seg[1], w = seg[2];
 	free_ok(a, w);
 	free_ok(a, x);
 	free_ok(a, y);
@@ -954,10 +963,9 @@ static void cap_unmaps_idle_segments_to_make_room(void **state)
 static void refused_unmap_keeps_the_segment(void **state)
 {
 	struct fake *f = fake_new();
-	arena *a = arena_over(f, 12 * MiB, 4 * MiB);
-	uint64_t x = alloc_ok(a, 4 * MiB);
-	uint64_t y = alloc_ok(a, 4 * MiB);
-	uint64_t w = alloc_ok(a, 4 * MiB);
+	uint64_t seg[3];
+	arena *a = three_full_segments(f, seg);
+	uint64_t x = seg[0], y = seg[1], w = seg[2];
 	free_ok(a, x);
 	free_ok(a, y);
 	f->refuse_unmaps = true;
