@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "execid.h"
@@ -10,6 +11,7 @@
 #include "launch_view.h"
 #include "search.h"
 #include "size.h"
+#include "thread.h"
 
 static void size_parses_units(void **state)
 {
@@ -222,6 +224,30 @@ static void gate_close_waits_for_calls_inside(void **state)
 
 /* The fences' view of launches: a fence that began before an unsubscribe
  * or a new subscription does not undo it when its wait ends. */
+/* The new thread's mask, as it sees it. */
+static void *own_mask(void *arg)
+{
+	pthread_sigmask(SIG_SETMASK, NULL, arg);
+	return NULL;
+}
+
+/* A library thread takes no signal, whatever its creator's mask; the
+ * creator's is left as it was. */
+static void library_threads_take_no_signals(void **state)
+{
+	sigset_t before, after, seen;
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+	pthread_t t;
+	assert_int_equal(thread_start_unsignalled(&t, own_mask, &seen), 0);
+	pthread_join(t, NULL);
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	assert_false(sigismember(&before, SIGINT)); /* the test runs unmasked */
+	assert_true(sigismember(&seen, SIGINT) && sigismember(&seen, SIGTERM) && sigismember(&seen, SIGUSR1) &&
+		    sigismember(&seen, SIGPROF) && sigismember(&seen, SIGALRM));
+	assert_int_equal(sigismember(&after, SIGINT), sigismember(&before, SIGINT));
+	assert_int_equal(sigismember(&after, SIGPROF), sigismember(&before, SIGPROF));
+}
+
 static void launch_view_never_undoes_a_later_change(void **state)
 {
 	launch_view v = LAUNCH_VIEW_INIT;
@@ -284,6 +310,7 @@ int main(void)
 		cmocka_unit_test(execid_known_value),
 		cmocka_unit_test(search_bounds_match_a_scan),
 		cmocka_unit_test(room_for_one_doubles_when_full),
+		cmocka_unit_test(library_threads_take_no_signals),
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
 	};
