@@ -411,8 +411,8 @@ static void issue_and_order(enum engine_op op, const struct engine_range *r, siz
  * range, or its new owner write it before the discard lands. So no
  * discards then; a discard-and-prefetch is a plain prefetch. The program
  * is held to the one stream until its streams wait for what is issued
- * here: its first call on another one waits for that, then for the GPU
- * (um_backend_single_stream_hold). */
+ * here: its first call on another one waits for that, and its work is
+ * then queued behind it (um_backend_single_stream_hold). */
 static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	bool single = um_backend_single_stream_hold();
