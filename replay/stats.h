@@ -75,6 +75,7 @@ struct replay_measured {
 	bool kernels_timed;            /* --kernel-times: kernel_busy_ns is known */
 	bool stopped_at_graph;         /* the program's first CUDA graph ended
 					  the following (docs/replay.md) */
+	bool stopped_at_reset;         /* so did its cudaDeviceReset */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;

@@ -19,6 +19,7 @@ struct cudart {
 	cudaError_t (*Free)(void *);
 	cudaError_t (*MallocAsync)(void **, size_t, cudaStream_t);
 	cudaError_t (*FreeAsync)(void *, cudaStream_t);
+	cudaError_t (*DeviceReset)(void);
 	cudaError_t (*EventCreateWithFlags)(cudaEvent_t *, unsigned int);
 	cudaError_t (*EventRecord)(cudaEvent_t, cudaStream_t);
 	cudaError_t (*EventQuery)(cudaEvent_t);

@@ -9,7 +9,8 @@
  *    the free has finished;
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
  *    cudaErrorMemoryAllocation, which frameworks report as out of memory;
- *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture).
+ *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture);
+ *  - after cudaDeviceReset, every call is the runtime's (after_reset).
  * As the real ones do, they leave the calling thread with a context bound
  * (bind_context).
  */
@@ -31,6 +32,8 @@ static bool managed = true;
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
 static struct um_alloc_hooks hooks;
 static atomic_uint_fast64_t n_allocs, n_frees, served_ns;
+/* Set, for good, at the program's cudaDeviceReset (which see). */
+static atomic_bool reset_seen;
 
 static void create_arena(void)
 {
@@ -147,9 +150,23 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->one_stream = !um_backend_multi_stream();
 }
 
+/* Whether the program reset the device: then the runtime serves it.
+ * Said at its first allocation after the reset (a reset just before the
+ * exit, as CUDA's samples make, needs no word). */
+static bool after_reset(bool allocating)
+{
+	static atomic_int told;
+	if (!atomic_load(&reset_seen))
+		return false;
+	if (allocating && !atomic_exchange(&told, 1))
+		um_warn("the program allocates again after resetting the device (cudaDeviceReset): that memory "
+			"is the runtime's plain device memory, which umkit neither manages nor follows");
+	return true;
+}
+
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
-	if (!um_alloc_arena())
+	if (!um_alloc_arena() || after_reset(true))
 		return cudart_get()->Malloc(ptr, size);
 	return serve(ptr, size, "cudaMalloc", NULL);
 }
@@ -166,7 +183,7 @@ static bool into_capture(cudaStream_t stream)
 
 cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
-	if (!um_alloc_arena() || into_capture(stream))
+	if (!um_alloc_arena() || after_reset(true) || into_capture(stream))
 		return cudart_get()->MallocAsync(ptr, size, stream);
 	bind_context(); /* the stream's note may queue work */
 	um_backend_note_stream((CUstream)stream);
@@ -198,7 +215,7 @@ static bool in_arena(void *ptr)
 cudaError_t cudaFree(void *ptr)
 {
 	/* cudaFree(NULL) is the idiom for "initialise the runtime": pass it on. */
-	if (ptr && um_alloc_arena()) {
+	if (ptr && um_alloc_arena() && !after_reset(false)) {
 		if (release(ptr))
 			return cudaSuccess;
 		if (in_arena(ptr))
@@ -209,7 +226,7 @@ cudaError_t cudaFree(void *ptr)
 
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 {
-	if (ptr && um_alloc_arena()) {
+	if (ptr && um_alloc_arena() && !after_reset(false)) {
 		if (into_capture(stream))
 			return in_arena(ptr) ? cudaErrorInvalidValue : cudart_get()->FreeAsync(ptr, stream);
 		bind_context(); /* the stream's note may queue work */
@@ -225,4 +242,54 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream)
 {
 	return cudaFreeAsync(ptr, stream ? stream : cudaStreamPerThread);
+}
+
+/* Collects the allocations live at the reset (arena_foreach_live). */
+struct live_list {
+	struct arena_alloc *a;
+	size_t n, cap;
+	size_t missed; /* not listed: out of memory */
+};
+
+static void collect_live(void *ctx, const struct arena_alloc *a)
+{
+	struct live_list *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct arena_alloc *grown = realloc(l->a, cap * sizeof *grown);
+		if (!grown) {
+			l->missed++;
+			return;
+		}
+		l->a = grown;
+		l->cap = cap;
+	}
+	l->a[l->n++] = *a;
+}
+
+/* cudaDeviceReset destroys every allocation of the device, the arena's
+ * segments among them, and the tool's streams and events with the
+ * program's. Before the runtime's reset, while they still exist: the tool
+ * ends what uses its own (on_device_reset); each live allocation is
+ * freed, as the reset frees it (on_free, so a trace says when it died);
+ * the backend forgets its events. From then on the runtime serves the
+ * program: the arena's memory is gone, and a pointer from before the
+ * reset gets the runtime's answer, as without umkit. A reset of another
+ * device than the arena's retires it too (one GPU per process). */
+cudaError_t cudaDeviceReset(void)
+{
+	if (um_alloc_arena() && !atomic_exchange(&reset_seen, true)) {
+		if (hooks.on_device_reset)
+			hooks.on_device_reset();
+		struct live_list live = { 0 };
+		arena_foreach_live(the_arena, collect_live, &live);
+		if (live.missed)
+			um_warn("out of memory listing the allocations the device reset frees: %zu of them "
+				"are not recorded as freed", live.missed);
+		for (size_t i = 0; i < live.n; i++)
+			release((void *)(uintptr_t)live.a[i].address);
+		free(live.a);
+		um_backend_device_reset();
+	}
+	return cudart_get()->DeviceReset();
 }

@@ -5,8 +5,10 @@
  * (LD_PRELOAD puts these definitions ahead of libcudart's) and serves them
  * from the arena (common/arena.h) over managed memory, or over plain device
  * memory with UMKIT_NO_MANAGED=1. Pointers the arena did not hand out are
- * passed to the real functions. Settings come from the environment the
- * launcher prepared: UMKIT_MAX_MANAGED (bytes), UMKIT_NO_MANAGED.
+ * passed to the real functions, and so is every call after the program's
+ * cudaDeviceReset, which destroys the arena's memory. Settings come from
+ * the environment the launcher prepared: UMKIT_MAX_MANAGED (bytes),
+ * UMKIT_NO_MANAGED.
  *
  * The tool registers hooks to see each allocation and free; the hooks run on
  * the allocating thread after the arena's lock is released.
@@ -25,6 +27,11 @@
 struct um_alloc_hooks {
 	void (*on_alloc)(const struct arena_alloc *a, const char *api, CUstream stream);
 	void (*on_free)(const struct arena_alloc *a);
+	/* The program is about to reset the device (cudaDeviceReset), which
+	 * destroys the tool's streams and events with the program's memory:
+	 * the tool's last chance to use them. Called once, before on_free for
+	 * each allocation the reset frees; NULL: nothing to do. */
+	void (*on_device_reset)(void);
 };
 
 /* Installs hooks (may be called before or after the first allocation). */

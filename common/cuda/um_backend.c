@@ -264,6 +264,15 @@ void um_backend_launches_unseen(void)
 	launch_view_unseen(&view);
 }
 
+void um_backend_device_reset(void)
+{
+	pthread_mutex_lock(&single_stream_lock);
+	atomic_store(&order_end_pending, false);
+	order_end = NULL; /* the reset destroys it */
+	atomic_store_explicit(&order_settled, true, memory_order_release);
+	pthread_mutex_unlock(&single_stream_lock);
+}
+
 bool um_backend_multi_stream(void)
 {
 	return atomic_load(&multi_stream);

@@ -89,6 +89,12 @@ bool um_backend_multi_stream(void);
 bool um_backend_single_stream_hold(void);
 void um_backend_single_stream_release(void);
 
+/* The program is about to reset the device (cudaDeviceReset), which
+ * destroys the backend's events: none is recorded or waited for after
+ * this (the arena maps and frees nothing more, um_alloc.c), and the end
+ * of the one stream order is no longer waited for. */
+void um_backend_device_reset(void);
+
 /* Host time spent blocked on fences so far. */
 uint64_t um_backend_fence_wait_ns(void);
 

@@ -48,6 +48,9 @@ void rec_activity_enable_um(void);
 /* Stops the periodic flush and makes CUPTI hand over every buffered
  * record (the exit path). */
 void rec_activity_flush(void);
+/* Makes CUPTI hand over every buffered record now, once the work queued
+ * has run (before the device's reset, which destroys the context). */
+void rec_activity_hand_over(void);
 /* Records CUPTI reported dropping (all contexts so far). */
 uint64_t rec_activity_dropped(void);
 

@@ -216,6 +216,11 @@ void rec_activity_flush(void)
 		pthread_join(flusher, NULL);
 		flusher_running = false;
 	}
+	rec_activity_hand_over();
+}
+
+void rec_activity_hand_over(void)
+{
 	/* Kernels still queued would be handed over without their times. At
 	 * exit the calling thread may have no context, or a torn-down one:
 	 * then there is nothing to wait for. */

@@ -252,9 +252,23 @@ static void on_free(const struct arena_alloc *a)
 	gate_leave(&rec_gate);
 }
 
+/* The program resets the device: the records of the context the reset
+ * destroys are handed over first, and meta.device_reset_ns says when;
+ * the shim then frees the live allocations (on_free). */
+static void on_device_reset(void)
+{
+	char buf[32];
+	if (!gate_enter(&rec_gate))
+		return;
+	rec_activity_hand_over();
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)rec_now());
+	trace_writer_meta(rec_writer, "device_reset_ns", buf);
+	gate_leave(&rec_gate);
+}
+
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 {
-	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	static const struct um_alloc_hooks hooks = { on_alloc, on_free, on_device_reset };
 	if (!(nvtx = nvtx_open_create()))
 		return CUPTI_ERROR_OUT_OF_MEMORY;
 	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);

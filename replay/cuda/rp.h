@@ -51,6 +51,10 @@ void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
 void rp_exec_wait_issued(void);
 /* Waits until every queued op has been issued and has finished. */
 void rp_exec_drain(void);
+/* Drains, then forgets the stream, which the device reset about to come
+ * destroys: no driver call of the executor's is made after it (the
+ * engine, stopped, queues no more). */
+void rp_exec_end(void);
 struct rp_exec_stats {
 	uint64_t failed_calls;     /* driver calls that failed (check: the
 				      first is warned of) */
@@ -88,6 +92,8 @@ bool rp_callbacks_may_wake(void);
 /* Whether the program's first CUDA graph (a capture or a graph launch)
  * ended the following (docs/replay.md, "CUDA graphs"). */
 bool rp_callbacks_stopped_at_graph(void);
+/* Whether the program's cudaDeviceReset ended it. */
+bool rp_callbacks_stopped_at_reset(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running

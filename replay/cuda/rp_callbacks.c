@@ -52,9 +52,9 @@ static struct rp_iteration_end iteration_ends[RP_MAX_ITERATIONS];
 static size_t n_iteration_ends;
 static uint64_t seen_iterations;
 static atomic_int mismatch_warned;
-/* The program began a stream capture or launched a CUDA graph: the engine
- * follows it no more (stop_following). */
-static atomic_bool stopped;
+/* Why the engine follows the program no more: 0 while it does. */
+enum { STOPPED_AT_GRAPH = 1, STOPPED_AT_RESET };
+static atomic_int stopped;
 
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 {
@@ -104,7 +104,9 @@ static void after_engine(void)
  * until the stop is done. */
 static void stop_now(void)
 {
-	atomic_store(&stopped, true);
+	int following = 0;
+	if (!atomic_compare_exchange_strong(&stopped, &following, STOPPED_AT_GRAPH))
+		return; /* at the device's reset, which issued the worker's queue */
 	engine_stop(rp_engine);
 	rp_exec_wait_issued();
 	um_warn("the program uses CUDA graphs, whose kernels no launch callback shows: from here on the "
@@ -240,7 +242,12 @@ static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 bool rp_callbacks_stopped_at_graph(void)
 {
-	return atomic_load(&stopped);
+	return atomic_load(&stopped) == STOPPED_AT_GRAPH;
+}
+
+bool rp_callbacks_stopped_at_reset(void)
+{
+	return atomic_load(&stopped) == STOPPED_AT_RESET;
 }
 
 uint64_t rp_callback_ns(void)
@@ -286,6 +293,24 @@ static void on_free(const struct arena_alloc *a)
 {
 	if (atomic_load(&rp_active))
 		engine_on_free(rp_engine, a->id); /* nothing once stopped: engine_stop */
+}
+
+/* The program resets the device, which destroys the replayer's stream and
+ * events: the following ends, as at a graph, and what the worker queued
+ * is issued and finished before the reset; none of the replayer's driver
+ * calls is made after it (rp_exec_end). The measured residency ends there
+ * too: it is the replay's. */
+static void on_device_reset(void)
+{
+	if (!atomic_load(&rp_active))
+		return;
+	int following = 0;
+	if (atomic_compare_exchange_strong(&stopped, &following, STOPPED_AT_RESET)) {
+		engine_stop(rp_engine);
+		um_info("the program resets the device (cudaDeviceReset): from here on the replayer follows it no more");
+	}
+	rp_exec_end();
+	rp_residency_stop();
 }
 
 /* Subscribes to the launches and writes the engine follows, and starts the
@@ -363,7 +388,7 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 {
 	if (!atomic_load(&rp_active))
 		return;
-	bool was_stopped = atomic_load(&stopped);
+	bool was_stopped = atomic_load(&stopped) != 0;
 	if (!was_stopped)
 		rp_residency_start();
 	/* The engine first: once it knows the range is live it queues no more
@@ -383,7 +408,7 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 
 CUptiResult rp_callbacks_start(bool with_kernel_times)
 {
-	static const struct um_alloc_hooks hooks = { on_alloc, on_free };
+	static const struct um_alloc_hooks hooks = { on_alloc, on_free, on_device_reset };
 	kernel_times = with_kernel_times;
 	atomic_store(&idle, !engine_follows_launches(rp_engine));
 	CUptiResult r = CUPTI_SUCCESS;

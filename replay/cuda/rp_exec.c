@@ -612,6 +612,12 @@ void rp_exec_drain(void)
 		cuStreamSynchronize(mig_stream);
 }
 
+void rp_exec_end(void)
+{
+	rp_exec_drain();
+	mig_stream = NULL;
+}
+
 void rp_exec_get_stats(struct rp_exec_stats *out)
 {
 	out->failed_calls = atomic_load(&n_failed);

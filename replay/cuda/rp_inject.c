@@ -216,6 +216,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.fresh_prefetched = xs.fresh_prefetched;
 	m.kernels_timed = kernel_times;
 	m.stopped_at_graph = rp_callbacks_stopped_at_graph();
+	m.stopped_at_reset = rp_callbacks_stopped_at_reset();
 	m.discard_waits = xs.discard_waits;
 	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
@@ -268,9 +269,9 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 			 "%llu by shape, %llu resynced, %llu lost", (unsigned long long)st->iterations, median / 1e6,
 			 (unsigned long long)st->matched, (unsigned long long)st->shaped,
 			 (unsigned long long)st->resynced, (unsigned long long)st->lost);
-	if (m.stopped_at_graph)
-		snprintf(progress + strlen(progress), sizeof progress - strlen(progress),
-			 "; stopped at the program's first CUDA graph");
+	if (m.stopped_at_graph || m.stopped_at_reset)
+		snprintf(progress + strlen(progress), sizeof progress - strlen(progress), "; stopped at %s",
+			 m.stopped_at_graph ? "the program's first CUDA graph" : "the program's device reset");
 	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; %sdevice memory in use up to %s",
 		engine_policy_name(policy), progress,
 		um_size_format(total.htod_bytes, in, sizeof in), um_size_format(total.dtoh_bytes, out, sizeof out),

@@ -187,6 +187,43 @@ cat "$WORK/fence2.out"
 row "fence_probe, unrecorded process" "$(verdict "[ $rc -eq 0 ] && grep -q 'is not recorded' $WORK/fence2.out && grep -q '^two-threads: ok' $WORK/fence2.out")" \
 	"$(grep -E '^two-threads' "$WORK/fence2.out")"
 
+# A program that resets the device (cudaDeviceReset) and goes on
+# (tests/gpu/reset_probe.cu): the same sums, and the same answer to a
+# free of memory from before the reset, as plain CUDA. umrec's trace says
+# when the reset came, and that it freed what the program left allocated;
+# umreplay, whose plan migrates before the reset, stops following there.
+RP=$BUILD/gpu-probes/reset_probe
+reset_sums() { grep -E '^(phase|free after)' "$1"; }
+timeout 60 $RP >"$WORK/reset.plain" 2>&1
+cat "$WORK/reset.plain"
+timeout 60 $B/umrec -o "$WORK/reset.db" --max-managed $MAXM -- $RP >"$WORK/reset.rec" 2>&1
+rc=$?
+cat "$WORK/reset.rec"
+reset_trace=$(python3 -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+reset = db.execute("select value from meta where key = ?", ("device_reset_ns",)).fetchone()
+before = db.execute("select count(*), count(free_ns), min(free_ns) from alloc where alloc_ns < ?", (int(reset[0]) if reset else 0,)).fetchone()
+kernels = db.execute("select count(*) from kernel").fetchone()[0]
+ok = reset is not None and before[0] == 4 and before[1] == 4 and before[2] >= int(reset[0]) and kernels >= 80
+print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it", before[0], "freed", before[1], "kernels", kernels)
+' "$WORK/reset.db" 2>&1)
+row "reset_probe, umrec" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.rec && diff <(reset_sums $WORK/reset.plain) <(reset_sums $WORK/reset.rec) >/dev/null && [ \"${reset_trace%% *}\" = ok ]")" \
+	"exit $rc; $reset_trace"
+$B/umplan -q "$WORK/reset.db" --capacity 128M -o "$WORK/reset.plan"
+timeout 60 $B/umreplay --plan "$WORK/reset.plan" --gpu-budget 160M --max-managed $MAXM --stats "$WORK/reset.json" -- \
+	$RP >"$WORK/reset.replay" 2>&1
+rc=$?
+cat "$WORK/reset.replay"
+reset_stats=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+m, ops = d["measured"], d["engine"]["ops"]
+print(m["stopped_at_device_reset"], m["failed_driver_calls"], sum(o["calls"] for o in ops.values()))
+' "$WORK/reset.json" 2>&1)
+row "reset_probe, umreplay" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.replay && diff <(reset_sums $WORK/reset.plain) <(reset_sums $WORK/reset.replay) >/dev/null && [ \"$reset_stats\" != \"${reset_stats#True 0 }\" ] && [ \"${reset_stats##* }\" -gt 0 ]")" \
+	"exit $rc; stopped at the reset, failed driver calls, op calls: $reset_stats"
+
 $B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
 row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
 	"$(head -1 "$WORK/oom.out")"

@@ -226,6 +226,7 @@ static void keys_and_values(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(second, "kernel_busy_ns")));
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "kernel_times")));
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "stopped_at_graph")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "stopped_at_device_reset")));
 	const cJSON *first = cJSON_GetArrayItem(per, 0);
 	assert_int_equal(num(first, "fault_migrations"), 5);
 	assert_int_equal(num(first, "resynced"), 2);
@@ -240,10 +241,12 @@ static void keys_and_values(void **state)
 	/* With kernel times on, the kernels' busy time is a number. */
 	m.kernels_timed = true;
 	m.stopped_at_graph = true;
+	m.stopped_at_reset = true;
 	j = write_and_parse("plan", &s, it, 3, &m);
 	me = cJSON_GetObjectItem(j, "measured");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "kernel_times")));
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "stopped_at_graph")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "stopped_at_device_reset")));
 	assert_int_equal(num(cJSON_GetArrayItem(cJSON_GetObjectItem(me, "iterations"), 1), "kernel_busy_ns"), 33);
 	cJSON_Delete(j);
 }
