@@ -288,6 +288,9 @@ int report_text(const struct planner *pl, FILE *out)
 		fprintf(out, "             %zu kernels in CUDA graphs and %zu without a launch callback (not "
 			"planned), %zu without GPU times\n",
 			t->graph_kernels, t->unlaunched_kernels, t->untimed_kernels);
+	if (t->after_reset_kernels)
+		fprintf(out, "             %zu kernels launched after the program reset the device (not planned)\n",
+			t->after_reset_kernels);
 	if (t->framework_cache)
 		fprintf(out, "             recorded with PyTorch's caching allocator on: the allocations are "
 			"its segments, and umreplay keeps it on\n");
@@ -488,6 +491,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "kernels", t->n_kernels);
 	add_u64(o, "graph_kernels", t->graph_kernels);
 	add_u64(o, "unlaunched_kernels", t->unlaunched_kernels);
+	add_u64(o, "after_reset_kernels", t->after_reset_kernels);
 	add_u64(o, "untimed_kernels", t->untimed_kernels);
 	add_u64(o, "allocations", t->n_allocs);
 	add_u64(o, "pointer_arguments", t->n_args);

@@ -143,6 +143,20 @@ static int load_meta(struct loader *l)
 		}
 		t->framework_cache = buf[0] == '1';
 	}
+	/* After the reset the program's memory was not the arena's: what ran
+	 * then is left out (load_kernels). */
+	t->device_reset_ns = TRACE_NS_NONE;
+	if (trace_schema_meta(l->db, "device_reset_ns", buf, sizeof buf) == 1) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(buf, &end, 10);
+		if (buf[0] < '0' || buf[0] > '9' || *end || errno) {
+			um_errmsg(l->err, l->errlen, "%s: meta device_reset_ns '%s' is not a time in ns", t->path,
+				  buf);
+			return -1;
+		}
+		t->device_reset_ns = v;
+	}
 	trace_schema_meta(l->db, "device_name", buf, sizeof buf);
 	t->device_name = strdup(buf);
 	trace_schema_meta(l->db, "status", buf, sizeof buf);
@@ -339,7 +353,8 @@ static int count_graph_kernels(struct loader *l)
 	return 0;
 }
 
-/* Kernels without seq are counted, not kept: in a trace without
+/* Kernels launched after the device's reset are counted, not kept.
+ * Kernels without seq are counted, not kept: in a trace without
  * graph_kernel they are the kernels graphs ran (one per graph launch);
  * with it, kernels no launch callback showed (graph_kernel holds the
  * graphs'). The table decides, not the version: traces of session 43
@@ -360,6 +375,10 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
 	r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
 	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
+	if (kr->t->device_reset_ns != TRACE_NS_NONE && r->k.launch_ns >= kr->t->device_reset_ns) {
+		kr->t->after_reset_kernels++;
+		return false;
+	}
 	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
 	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
 	r->k.shape_id = shape_of(kr, st, r->k.name);

@@ -101,6 +101,8 @@ struct trace {
 	bool framework_cache;   /* PyTorch's caching allocator was on: a
 				   PyTorch program's allocations are its
 				   segments, not tensors */
+	int64_t device_reset_ns; /* the program's cudaDeviceReset;
+				    TRACE_NS_NONE: none */
 
 	size_t graph_kernels;   /* kernels CUDA graphs ran (graph_kernel; in a
 				   trace without it the kernel rows without
@@ -108,6 +110,8 @@ struct trace {
 	size_t unlaunched_kernels; /* with graph_kernel, kernel rows without
 				      seq: no launch callback showed them; not
 				      loaded */
+	size_t after_reset_kernels; /* launched after device_reset_ns, in memory
+				       the recorder did not see: not loaded */
 	size_t untimed_kernels; /* kernels without GPU start/end */
 	bool launch_reordered;  /* some launch_ns decreased in seq order (fixed up) */
 };

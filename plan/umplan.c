@@ -433,6 +433,11 @@ int main(int argc, char **argv)
 			"kernels launched one by one, and umreplay stops following the program at its first "
 			"graph (docs/replay.md, \"CUDA graphs\")",
 			trace_path, pl->trace->graph_kernels, pl->trace->n_kernels);
+	if (pl->trace->after_reset_kernels)
+		um_warn("%s: the program reset the device (cudaDeviceReset); the %zu kernels launched after it "
+			"used memory umkit did not manage and are not planned: the plan covers the %zu before it, "
+			"and umreplay stops following the program at the reset (docs/replay.md, \"A device reset\")",
+			trace_path, pl->trace->after_reset_kernels, pl->trace->n_kernels);
 	int rc = 0;
 	if (simulate) {
 		rc = simulate_print(pl, &so, ratios, n_ratios, capacity_given ? o.capacity : 0, json,

@@ -45,6 +45,7 @@ struct hand_opts {
 				  without seq as older traces held them */
 	bool before_graphs;    /* a version-1 trace: no graph_kernel table */
 	const char *framework_cache; /* meta framework_cache, or NULL for none */
+	const char *device_reset_ns; /* meta device_reset_ns, or NULL for none */
 };
 
 static void exec_sql(sqlite3 *db, const char *sql)
@@ -124,6 +125,11 @@ static void write_hand_trace(const char *path, const struct hand_opts *o)
 	if (o->framework_cache) {
 		snprintf(sql, sizeof sql, "INSERT INTO meta(key, value) VALUES ('framework_cache', '%s')",
 			 o->framework_cache);
+		exec_sql(db, sql);
+	}
+	if (o->device_reset_ns) {
+		snprintf(sql, sizeof sql, "INSERT INTO meta(key, value) VALUES ('device_reset_ns', '%s')",
+			 o->device_reset_ns);
 		exec_sql(db, sql);
 	}
 	if (o->graphs && !o->before_graphs)
@@ -232,6 +238,29 @@ static void graph_kernels_counted_not_planned(void **state)
 	assert_int_equal(an.t->graph_kernels, 3);
 	assert_int_equal(an.t->unlaunched_kernels, 1);
 	release(&an);
+}
+
+/* The kernels launched after the program reset the device ran in memory
+ * the recorder did not see: counted, not planned. The reset here comes at
+ * kernel 12's launch (its GPU start, 13 ms, less 10 us). */
+static void kernels_after_a_device_reset_counted_not_planned(void **state)
+{
+	struct hand_opts o = { .device_reset_ns = "12990000" };
+	struct analysis an;
+	analyse("reset.db", &o, NULL, &an);
+	assert_int_equal(an.t->device_reset_ns, 12990000);
+	assert_int_equal(an.t->after_reset_kernels, 4);
+	assert_int_equal(an.t->n_kernels, 12);
+	assert_int_equal(an.it.period, 4);
+	assert_int_equal(an.it.n_iters, 3);
+	release(&an);
+
+	char path[512], err[512];
+	test_path(path, sizeof path, "reset-bad.db");
+	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "soon" });
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "meta device_reset_ns 'soon' is not a time in ns"));
 }
 
 static void tensors_have_origins_and_lifetimes(void **state)
@@ -551,6 +580,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_and_finds_the_period),
 		cmocka_unit_test(graph_kernels_counted_not_planned),
+		cmocka_unit_test(kernels_after_a_device_reset_counted_not_planned),
 		cmocka_unit_test(framework_cache_from_the_meta),
 		cmocka_unit_test(tensors_have_origins_and_lifetimes),
 		cmocka_unit_test(empty_allocations_take_no_room),
