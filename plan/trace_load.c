@@ -353,8 +353,15 @@ static int count_graph_kernels(struct loader *l)
 	return 0;
 }
 
-/* Kernels launched after the device's reset are counted, not kept.
- * Kernels without seq are counted, not kept: in a trace without
+/* Whether a time (TRACE_NS_NONE: unknown, not after) is at or after the
+ * program's device reset: from then on its memory was not the arena's,
+ * so what ran or moved then is left out. */
+static bool after_reset(const struct trace *t, int64_t ns)
+{
+	return t->device_reset_ns != TRACE_NS_NONE && ns >= t->device_reset_ns;
+}
+
+/* Kernels without seq are counted, not kept: in a trace without
  * graph_kernel they are the kernels graphs ran (one per graph launch);
  * with it, kernels no launch callback showed (graph_kernel holds the
  * graphs'). The table decides, not the version: traces of session 43
@@ -375,10 +382,6 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
 	r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
 	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
-	if (kr->t->device_reset_ns != TRACE_NS_NONE && r->k.launch_ns >= kr->t->device_reset_ns) {
-		kr->t->after_reset_kernels++;
-		return false;
-	}
 	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
 	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
 	r->k.shape_id = shape_of(kr, st, r->k.name);
@@ -408,6 +411,13 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 		return -1;
 	}
 	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
+	/* From the first launch after the device's reset on, the kernels are
+	 * counted, not kept (one without a launch time among them too). */
+	size_t kept = 0;
+	while (kept < n && !after_reset(t, rows[kept].k.launch_ns))
+		kept++;
+	t->after_reset_kernels = n - kept;
+	n = kept;
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
 	if (!t->kernels || !*by_corr) {
@@ -548,6 +558,8 @@ static int cmp_mig(const void *a, const void *b)
 static bool migration_row(void *trace, sqlite3_stmt *st, void *slot)
 {
 	struct trace *t = trace;
+	if (after_reset(t, sqlite3_column_int64(st, 0)))
+		return false;
 	uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
 	const char *dir = (const char *)sqlite3_column_text(st, 3);
 	const char *cause = (const char *)sqlite3_column_text(st, 4);
@@ -567,8 +579,10 @@ static bool migration_row(void *trace, sqlite3_stmt *st, void *slot)
 	return true;
 }
 
-static bool fault_row(void *unused, sqlite3_stmt *st, void *slot)
+static bool fault_row(void *trace, sqlite3_stmt *st, void *slot)
 {
+	if (after_reset(trace, sqlite3_column_int64(st, 0)))
+		return false;
 	struct trace_migration *m = slot;
 	m->start_ns = sqlite3_column_int64(st, 0);
 	m->address = (uint64_t)sqlite3_column_int64(st, 1);
@@ -586,7 +600,7 @@ static int load_migrations(struct loader *l)
 	t->fault_migrations = rows;
 	sort_rows(t->fault_migrations, t->n_fault_migrations, sizeof(struct trace_migration), cmp_mig);
 	if (load_rows(l, "SELECT start_ns, address FROM fault", sizeof(struct trace_migration),
-		      fault_row, NULL, &rows, &t->n_faults))
+		      fault_row, t, &rows, &t->n_faults))
 		return -1;
 	t->faults = rows;
 	sort_rows(t->faults, t->n_faults, sizeof(struct trace_migration), cmp_mig);
@@ -617,6 +631,8 @@ static int load_writes(struct loader *l, const struct corr_pos *by_corr)
 	struct grow gp = { .elem = sizeof(size_t) }, gn = { .elem = sizeof(int64_t) };
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL && after_reset(t, sqlite3_column_int64(st, 1)))
+			continue;
 		bool placed = sqlite3_column_type(st, 0) != SQLITE_NULL;
 		void *p = grow_push(placed ? &gp : &gn);
 		if (!p) {

@@ -10,7 +10,8 @@
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
  *    cudaErrorMemoryAllocation, which frameworks report as out of memory;
  *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture);
- *  - after cudaDeviceReset, every call is the runtime's (after_reset).
+ *  - after a cudaDeviceReset that destroyed the arena's memory, every call
+ *    is the runtime's (arena_gone).
  * As the real ones do, they leave the calling thread with a context bound
  * (bind_context).
  */
@@ -19,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "capture.h"
 #include "clock.h"
@@ -32,13 +34,17 @@ static bool managed = true;
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
 static struct um_alloc_hooks hooks;
 static atomic_uint_fast64_t n_allocs, n_frees, served_ns;
-/* Set, for good, at the program's cudaDeviceReset (which see). */
-static atomic_bool reset_seen;
+/* Set, for good, once a device reset destroyed the arena's memory
+ * (cudaDeviceReset). */
+static atomic_bool arena_lost;
+/* The process the arena serves; a forked child's CUDA is not its. */
+static pid_t arena_pid;
 
 static void create_arena(void)
 {
 	struct arena_config cfg = { 0 };
 	struct arena_backend backend;
+	arena_pid = getpid();
 	const char *cap = getenv("UMKIT_MAX_MANAGED");
 	if (cap && *cap && um_size_parse(cap, &cfg.max_bytes) != 0) {
 		um_error("UMKIT_MAX_MANAGED='%s' is not a size; allocations are not converted", cap);
@@ -150,13 +156,13 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->one_stream = !um_backend_multi_stream();
 }
 
-/* Whether the program reset the device: then the runtime serves it.
- * Said at its first allocation after the reset (a reset just before the
- * exit, as CUDA's samples make, needs no word). */
-static bool after_reset(bool allocating)
+/* Whether a device reset destroyed the arena's memory: then the runtime
+ * serves the program. Said at its first allocation after the reset (a
+ * reset just before the exit, as CUDA's samples make, needs no word). */
+static bool arena_gone(bool allocating)
 {
 	static atomic_int told;
-	if (!atomic_load(&reset_seen))
+	if (!atomic_load(&arena_lost))
 		return false;
 	if (allocating && !atomic_exchange(&told, 1))
 		um_warn("the program allocates again after resetting the device (cudaDeviceReset): that memory "
@@ -166,7 +172,7 @@ static bool after_reset(bool allocating)
 
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
-	if (!um_alloc_arena() || after_reset(true))
+	if (!um_alloc_arena() || arena_gone(true))
 		return cudart_get()->Malloc(ptr, size);
 	return serve(ptr, size, "cudaMalloc", NULL);
 }
@@ -183,7 +189,7 @@ static bool into_capture(cudaStream_t stream)
 
 cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
-	if (!um_alloc_arena() || after_reset(true) || into_capture(stream))
+	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream))
 		return cudart_get()->MallocAsync(ptr, size, stream);
 	bind_context(); /* the stream's note may queue work */
 	um_backend_note_stream((CUstream)stream);
@@ -215,7 +221,7 @@ static bool in_arena(void *ptr)
 cudaError_t cudaFree(void *ptr)
 {
 	/* cudaFree(NULL) is the idiom for "initialise the runtime": pass it on. */
-	if (ptr && um_alloc_arena() && !after_reset(false)) {
+	if (ptr && um_alloc_arena() && !arena_gone(false)) {
 		if (release(ptr))
 			return cudaSuccess;
 		if (in_arena(ptr))
@@ -226,7 +232,7 @@ cudaError_t cudaFree(void *ptr)
 
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 {
-	if (ptr && um_alloc_arena() && !after_reset(false)) {
+	if (ptr && um_alloc_arena() && !arena_gone(false)) {
 		if (into_capture(stream))
 			return in_arena(ptr) ? cudaErrorInvalidValue : cudart_get()->FreeAsync(ptr, stream);
 		bind_context(); /* the stream's note may queue work */
@@ -267,29 +273,69 @@ static void collect_live(void *ctx, const struct arena_alloc *a)
 	l->a[l->n++] = *a;
 }
 
-/* cudaDeviceReset destroys every allocation of the device, the arena's
- * segments among them, and the tool's streams and events with the
- * program's. Before the runtime's reset, while they still exist: the tool
- * ends what uses its own (on_device_reset); each live allocation is
- * freed, as the reset frees it (on_free, so a trace says when it died);
- * the backend forgets its events. From then on the runtime serves the
- * program: the arena's memory is gone, and a pointer from before the
- * reset gets the runtime's answer, as without umkit. A reset of another
- * device than the arena's retires it too (one GPU per process). */
-cudaError_t cudaDeviceReset(void)
+/* Whether a reset made now resets the device's primary context, where
+ * the arena's memory and the tools' streams and events live: with a
+ * context of the program's own current, the runtime resets only its own
+ * state for that context. One that cannot be told apart counts as the
+ * primary one (the tools then stop, which loses no data). */
+static bool resets_primary_context(void)
 {
-	if (um_alloc_arena() && !atomic_exchange(&reset_seen, true)) {
-		if (hooks.on_device_reset)
-			hooks.on_device_reset();
+	CUcontext current = NULL, primary = NULL;
+	CUdevice dev;
+	unsigned flags;
+	int active = 0;
+	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current || cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		return true;
+	if (cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active)
+		return false;
+	if (cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
+		return true;
+	cuDevicePrimaryCtxRelease(dev);
+	return current == primary;
+}
+
+/* The primary context is about to be reset: every stream and event in it
+ * goes, the tool's and the backend's with the program's, and so does the
+ * arena's memory, if it ever served any (an empty arena goes on, as at a
+ * reset before the program's first allocation). While they still exist:
+ * the tool ends what uses its own (on_device_reset); each live allocation
+ * is freed, as the reset frees it (on_free, so a trace says when it
+ * died); the backend forgets its events. */
+static void primary_context_resets(void)
+{
+	struct arena_stats st = { 0 };
+	if (the_arena)
+		arena_get_stats(the_arena, &st);
+	bool lost = st.total_allocs || st.segments;
+	if (hooks.on_device_reset)
+		hooks.on_device_reset(lost);
+	if (lost) {
 		struct live_list live = { 0 };
 		arena_foreach_live(the_arena, collect_live, &live);
 		if (live.missed)
 			um_warn("out of memory listing the allocations the device reset frees: %zu of them "
-				"are not recorded as freed", live.missed);
+				"stay live in umkit's books", live.missed);
 		for (size_t i = 0; i < live.n; i++)
 			release((void *)(uintptr_t)live.a[i].address);
 		free(live.a);
-		um_backend_device_reset();
+		atomic_store(&arena_lost, true);
+	}
+	um_backend_device_reset();
+}
+
+/* From a reset that destroyed the arena's memory on, the runtime serves
+ * the program, and a pointer from before it gets the runtime's answer.
+ * That differs from a run without umkit for memory from
+ * cudaMallocAsync, which the runtime's reset leaves alone (its pools
+ * outlive it) and which the arena serves like the rest. A reset of
+ * another device than the arena's counts too (one GPU per process). */
+cudaError_t cudaDeviceReset(void)
+{
+	um_alloc_arena();
+	if (getpid() == arena_pid && !atomic_load(&arena_lost)) {
+		bind_context();
+		if (resets_primary_context())
+			primary_context_resets();
 	}
 	return cudart_get()->DeviceReset();
 }

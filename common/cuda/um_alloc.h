@@ -5,8 +5,8 @@
  * (LD_PRELOAD puts these definitions ahead of libcudart's) and serves them
  * from the arena (common/arena.h) over managed memory, or over plain device
  * memory with UMKIT_NO_MANAGED=1. Pointers the arena did not hand out are
- * passed to the real functions, and so is every call after the program's
- * cudaDeviceReset, which destroys the arena's memory. Settings come from
+ * passed to the real functions, and so is every call after a
+ * cudaDeviceReset that destroyed the arena's memory. Settings come from
  * the environment the launcher prepared: UMKIT_MAX_MANAGED (bytes),
  * UMKIT_NO_MANAGED.
  *
@@ -28,10 +28,12 @@ struct um_alloc_hooks {
 	void (*on_alloc)(const struct arena_alloc *a, const char *api, CUstream stream);
 	void (*on_free)(const struct arena_alloc *a);
 	/* The program is about to reset the device (cudaDeviceReset), which
-	 * destroys the tool's streams and events with the program's memory:
-	 * the tool's last chance to use them. Called once, before on_free for
-	 * each allocation the reset frees; NULL: nothing to do. */
-	void (*on_device_reset)(void);
+	 * destroys the tool's streams and events with the program's: the
+	 * tool's last chance to use them. arena_lost: the reset destroys the
+	 * arena's memory too, on_free follows for each allocation still live,
+	 * and the runtime serves the program from then on (not called again);
+	 * false when the arena had served nothing. NULL: nothing to do. */
+	void (*on_device_reset)(bool arena_lost);
 };
 
 /* Installs hooks (may be called before or after the first allocation). */

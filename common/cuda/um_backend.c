@@ -266,11 +266,21 @@ void um_backend_launches_unseen(void)
 
 void um_backend_device_reset(void)
 {
+	/* The reset finishes the work queued before it, so the one stream
+	 * order's end has passed, and it destroys the event that marks it. */
 	pthread_mutex_lock(&single_stream_lock);
 	atomic_store(&order_end_pending, false);
-	order_end = NULL; /* the reset destroys it */
-	atomic_store_explicit(&order_settled, true, memory_order_release);
+	order_end = NULL;
 	pthread_mutex_unlock(&single_stream_lock);
+	/* And every stream: a handle from before it may come back as a new
+	 * stream's. */
+	pthread_mutex_lock(&streams_lock);
+	nstreams = 0;
+	pthread_mutex_unlock(&streams_lock);
+	pthread_mutex_lock(&destroyed_lock);
+	ndestroyed = 0;
+	destroyed_overflow = false;
+	pthread_mutex_unlock(&destroyed_lock);
 }
 
 bool um_backend_multi_stream(void)

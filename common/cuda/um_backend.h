@@ -89,10 +89,12 @@ bool um_backend_multi_stream(void);
 bool um_backend_single_stream_hold(void);
 void um_backend_single_stream_release(void);
 
-/* The program is about to reset the device (cudaDeviceReset), which
- * destroys the backend's events: none is recorded or waited for after
- * this (the arena maps and frees nothing more, um_alloc.c), and the end
- * of the one stream order is no longer waited for. */
+/* The program is about to reset the device's primary context
+ * (cudaDeviceReset), which finishes the work queued and destroys every
+ * stream and event: the end of the one stream order is no longer waited
+ * for, and the streams known are forgotten. The fences' events go with
+ * the arena's memory, which the arena then no longer serves (um_alloc.c);
+ * an arena that served nothing has made none. */
 void um_backend_device_reset(void);
 
 /* Host time spent blocked on fences so far. */

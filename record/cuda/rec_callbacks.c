@@ -253,16 +253,20 @@ static void on_free(const struct arena_alloc *a)
 }
 
 /* The program resets the device: the records of the context the reset
- * destroys are handed over first, and meta.device_reset_ns says when;
- * the shim then frees the live allocations (on_free). */
-static void on_device_reset(void)
+ * destroys are handed over first. Where the reset destroys the arena's
+ * memory, meta.device_reset_ns says when, and the shim then frees the
+ * live allocations (on_free); the program's memory after it is not
+ * recorded. */
+static void on_device_reset(bool arena_lost)
 {
 	char buf[32];
 	if (!gate_enter(&rec_gate))
 		return;
 	rec_activity_hand_over();
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)rec_now());
-	trace_writer_meta(rec_writer, "device_reset_ns", buf);
+	if (arena_lost) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)rec_now());
+		trace_writer_meta(rec_writer, "device_reset_ns", buf);
+	}
 	gate_leave(&rec_gate);
 }
 

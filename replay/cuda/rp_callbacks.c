@@ -296,13 +296,16 @@ static void on_free(const struct arena_alloc *a)
 }
 
 /* The program resets the device, which destroys the replayer's stream and
- * events: the following ends, as at a graph, and what the worker queued
+ * events and, unless the arena had served nothing, the memory the engine
+ * models: the following ends, as at a graph, and what the worker queued
  * is issued and finished before the reset; none of the replayer's driver
- * calls is made after it (rp_exec_end). The measured residency ends there
- * too: it is the replay's. */
-static void on_device_reset(void)
+ * calls is made after it (rp_exec_end). What the counters saw so far is
+ * handed over while the context lives, and the measured residency ends
+ * there: both are the replay's. A reset before the replayer made a stream
+ * of its own or the program allocated loses nothing: it goes on. */
+static void on_device_reset(bool arena_lost)
 {
-	if (!atomic_load(&rp_active))
+	if (!atomic_load(&rp_active) || (!arena_lost && !rp_exec_started()))
 		return;
 	int following = 0;
 	if (atomic_compare_exchange_strong(&stopped, &following, STOPPED_AT_RESET)) {
@@ -310,6 +313,8 @@ static void on_device_reset(void)
 		um_info("the program resets the device (cudaDeviceReset): from here on the replayer follows it no more");
 	}
 	rp_exec_end();
+	cuCtxSynchronize();
+	rp_activity_flush();
 	rp_residency_stop();
 }
 

@@ -609,13 +609,18 @@ void rp_exec_drain(void)
 {
 	rp_exec_wait_issued();
 	if (mig_stream)
-		cuStreamSynchronize(mig_stream);
+		check(cuStreamSynchronize(mig_stream), "waiting for the replayer's stream");
 }
 
 void rp_exec_end(void)
 {
 	rp_exec_drain();
 	mig_stream = NULL;
+}
+
+bool rp_exec_started(void)
+{
+	return mig_stream != NULL;
 }
 
 void rp_exec_get_stats(struct rp_exec_stats *out)

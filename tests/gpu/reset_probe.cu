@@ -4,7 +4,9 @@
 // umreplay the program must run as it does plainly, its memory after the
 // reset the runtime's.
 //
-// Usage: reset_probe
+// Usage: reset_probe [first]
+//   first: the device is reset before anything else too, as programs do
+//   for a clean start (the tools' arena then has nothing to lose).
 //   Two phases, each over BUFFERS buffers of 64 MiB on a non-blocking
 //   stream: ROUNDS rounds that change every word of each buffer, then
 //   each buffer's sum, which the probe also works out on the host. Phase 1
@@ -14,6 +16,7 @@
 // Prints each sum, that answer, and "reset: ok" or "reset: FAILED ...";
 // exits 0, 1 when a sum is wrong, 2 when a CUDA call failed.
 #include <cstdio>
+#include <cstring>
 
 #include <cuda_runtime.h>
 
@@ -56,9 +59,11 @@ static int run_phase(int phase, unsigned *buf[BUFFERS])
 	return wrong;
 }
 
-int main()
+int main(int argc, char **argv)
 {
 	unsigned *first[BUFFERS], *second[BUFFERS];
+	if (argc > 1 && strcmp(argv[1], "first") == 0)
+		CHECK(cudaDeviceReset());
 	int wrong = run_phase(1, first);
 	CHECK(cudaDeviceReset());
 	printf("free after the reset: %s\n", cudaGetErrorName(cudaFree(first[0])));

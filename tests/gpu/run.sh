@@ -188,18 +188,22 @@ row "fence_probe, unrecorded process" "$(verdict "[ $rc -eq 0 ] && grep -q 'is n
 	"$(grep -E '^two-threads' "$WORK/fence2.out")"
 
 # A program that resets the device (cudaDeviceReset) and goes on
-# (tests/gpu/reset_probe.cu): the same sums, and the same answer to a
-# free of memory from before the reset, as plain CUDA. umrec's trace says
-# when the reset came, and that it freed what the program left allocated;
-# umreplay, whose plan migrates before the reset, stops following there.
+# (tests/gpu/reset_probe.cu), also after a reset for a clean start
+# (first): the same sums, and the same answer to a free of memory from
+# before the reset, as plain CUDA. umrec's trace says when the reset came,
+# and that it freed what the program left allocated (after a clean start
+# too, whose reset loses nothing); umreplay, whose plan migrates before the
+# reset, follows the program up to it, counts what moved, and stops there.
 RP=$BUILD/gpu-probes/reset_probe
 reset_sums() { grep -E '^(phase|free after)' "$1"; }
-timeout 60 $RP >"$WORK/reset.plain" 2>&1
-cat "$WORK/reset.plain"
-timeout 60 $B/umrec -o "$WORK/reset.db" --max-managed $MAXM -- $RP >"$WORK/reset.rec" 2>&1
-rc=$?
-cat "$WORK/reset.rec"
-reset_trace=$(python3 -c '
+for mode in middle first; do
+	arg=${mode#middle}
+	timeout 60 $RP $arg >"$WORK/reset.$mode.plain" 2>&1
+	cat "$WORK/reset.$mode.plain"
+	timeout 60 $B/umrec -o "$WORK/reset.$mode.db" --max-managed $MAXM -- $RP $arg >"$WORK/reset.$mode.rec" 2>&1
+	rc=$?
+	cat "$WORK/reset.$mode.rec"
+	reset_trace=$(python3 -c '
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 reset = db.execute("select value from meta where key = ?", ("device_reset_ns",)).fetchone()
@@ -207,22 +211,25 @@ before = db.execute("select count(*), count(free_ns), min(free_ns) from alloc wh
 kernels = db.execute("select count(*) from kernel").fetchone()[0]
 ok = reset is not None and before[0] == 4 and before[1] == 4 and before[2] >= int(reset[0]) and kernels >= 80
 print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it", before[0], "freed", before[1], "kernels", kernels)
-' "$WORK/reset.db" 2>&1)
-row "reset_probe, umrec" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.rec && diff <(reset_sums $WORK/reset.plain) <(reset_sums $WORK/reset.rec) >/dev/null && [ \"${reset_trace%% *}\" = ok ]")" \
-	"exit $rc; $reset_trace"
-$B/umplan -q "$WORK/reset.db" --capacity 128M -o "$WORK/reset.plan"
-timeout 60 $B/umreplay --plan "$WORK/reset.plan" --gpu-budget 160M --max-managed $MAXM --stats "$WORK/reset.json" -- \
-	$RP >"$WORK/reset.replay" 2>&1
-rc=$?
-cat "$WORK/reset.replay"
-reset_stats=$(python3 -c '
+' "$WORK/reset.$mode.db" 2>&1)
+	row "reset_probe $mode, umrec" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.rec && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.rec) >/dev/null && [ \"${reset_trace%% *}\" = ok ]")" \
+		"exit $rc; $reset_trace"
+	$B/umplan -q "$WORK/reset.$mode.db" --capacity 128M -o "$WORK/reset.$mode.plan"
+	timeout 60 $B/umreplay --plan "$WORK/reset.$mode.plan" --gpu-budget 160M --max-managed $MAXM \
+		--stats "$WORK/reset.$mode.json" -- $RP $arg >"$WORK/reset.$mode.replay" 2>&1
+	rc=$?
+	cat "$WORK/reset.$mode.replay"
+	reset_stats=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-m, ops = d["measured"], d["engine"]["ops"]
-print(m["stopped_at_device_reset"], m["failed_driver_calls"], sum(o["calls"] for o in ops.values()))
-' "$WORK/reset.json" 2>&1)
-row "reset_probe, umreplay" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.replay && diff <(reset_sums $WORK/reset.plain) <(reset_sums $WORK/reset.replay) >/dev/null && [ \"$reset_stats\" != \"${reset_stats#True 0 }\" ] && [ \"${reset_stats##* }\" -gt 0 ]")" \
-	"exit $rc; stopped at the reset, failed driver calls, op calls: $reset_stats"
+m, e = d["measured"], d["engine"]
+print(m["stopped_at_device_reset"], m["failed_driver_calls"], e["matched"], sum(o["calls"] for o in e["ops"].values()), m["dtoh_bytes"])
+' "$WORK/reset.$mode.json" 2>&1)
+	read -r rs_stopped rs_failed rs_matched rs_ops rs_dtoh <<<"$reset_stats"
+	row "reset_probe $mode, umreplay" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.replay && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.replay) >/dev/null && [ '$rs_stopped' = True ] && [ '$rs_failed' = 0 ] && [ '${rs_matched:-0}' -gt 0 ] && [ '${rs_ops:-0}' -gt 0 ] && [ '${rs_dtoh:-0}' -gt 0 ]")" \
+		"exit $rc; stopped at the reset, failed driver calls, plan positions matched, op calls, bytes out: $reset_stats"
+done
+cp "$WORK/reset.middle.db" "$WORK/reset.db"
 
 $B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
 row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
@@ -231,7 +238,7 @@ $B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"
 rc=$?
 row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
 
-for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
+for f in sim mlp reset; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
 
 if section replay; then
