@@ -192,8 +192,9 @@ row "fence_probe, unrecorded process" "$(verdict "[ $rc -eq 0 ] && grep -q 'is n
 # (first): the same sums, and the same answer to a free of memory from
 # before the reset, as plain CUDA. umrec's trace says when the reset came,
 # and that it freed what the program left allocated (after a clean start
-# too, whose reset loses nothing); umreplay, whose plan migrates before the
-# reset, follows the program up to it, counts what moved, and stops there.
+# too, whose reset loses nothing); umreplay, whose budget makes it evict
+# before the reset (ondemand: the plan keeps these buffers on the host),
+# follows the program up to it, counts what moved, and stops there.
 RP=$BUILD/gpu-probes/reset_probe
 reset_sums() { grep -E '^(phase|free after)' "$1"; }
 for mode in middle first; do
@@ -215,7 +216,7 @@ print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it",
 	row "reset_probe $mode, umrec" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.rec && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.rec) >/dev/null && [ \"${reset_trace%% *}\" = ok ]")" \
 		"exit $rc; $reset_trace"
 	$B/umplan -q "$WORK/reset.$mode.db" --capacity 128M -o "$WORK/reset.$mode.plan"
-	timeout 60 $B/umreplay --plan "$WORK/reset.$mode.plan" --gpu-budget 160M --max-managed $MAXM \
+	timeout 60 $B/umreplay --plan "$WORK/reset.$mode.plan" --policy ondemand --gpu-budget 160M --max-managed $MAXM \
 		--stats "$WORK/reset.$mode.json" -- $RP $arg >"$WORK/reset.$mode.replay" 2>&1
 	rc=$?
 	cat "$WORK/reset.$mode.replay"

@@ -3,7 +3,8 @@
 #   bash bench/results/2026-11-26/s44/run-gpu-checks.sh "record graphs demo"
 #   bash bench/results/2026-11-26/s44/run-gpu-checks.sh replay
 # As session 42's script, but the graphs section's trace is kept: it is
-# tests/fixtures/h100_mlp_cuda_graph.db.
+# tests/fixtures/h100_mlp_cuda_graph.db. KEEP names another trace to keep
+# (session 52: KEEP=reset.db, tests/fixtures/h200_reset_probe.db).
 sections=$1
 tag=${sections// /-}
 mkdir -p $OUT/$tag
@@ -12,4 +13,4 @@ t0=$(date +%s)
 SECTIONS="$sections" timeout 570 bash tests/gpu/run.sh $OUT/$tag/gpu > $OUT/$tag/gpu-checks.log 2>&1
 echo "rc=$? $(( $(date +%s) - t0 )) s, build $(cat build/COMMIT)" >> $OUT/$tag/gpu-checks.log
 tail -70 $OUT/$tag/gpu-checks.log
-find $OUT/$tag/gpu -name '*.db' ! -name graph.db -delete
+find $OUT/$tag/gpu -name '*.db' ! -name graph.db ! -name "${KEEP:-graph.db}" -delete
