@@ -336,17 +336,14 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["trace"]["frame
 else
 	not_ok "the graph fixture was recorded with PyTorch's cache on, and its plan carries it"
 fi
-# A program that reset the device: the kernels launched after the reset
-# are counted, not planned, and said so (here the reset comes at the 100th
-# launch of a real trace).
-cp "$fixture" "$SCRATCH/reset.db"
-sqlite3 "$SCRATCH/reset.db" "INSERT INTO meta VALUES ('device_reset_ns', (SELECT launch_ns FROM kernel WHERE seq = 100))"
-after=$(sqlite3 "$SCRATCH/reset.db" "SELECT count(*) FROM kernel WHERE launch_ns >= (SELECT launch_ns FROM kernel WHERE seq = 100)")
-run "$UMPLAN" "$SCRATCH/reset.db" --json -o "$SCRATCH/reset.plan"
+# A program that reset the device between two phases (recorded on an
+# H200, tests/gpu/reset_probe.cu): the kernels launched after the reset
+# are counted, not planned, and said so.
+run "$UMPLAN" "$(dirname "$fixture")/h200_reset_probe.db" --json -o "$SCRATCH/reset.plan"
 expect_status 0 "a trace with a device reset plans"
-expect_err_has "the program reset the device (cudaDeviceReset); the $after kernels launched after it used memory umkit did not manage and are not planned: the plan covers the 100 before it" \
+expect_err_has "the program reset the device (cudaDeviceReset); the 80 kernels launched after it used memory umkit did not manage and are not planned: the plan covers the 80 before it" \
 	"umplan warns that the kernels after the reset are not planned"
-if python3 -c 'import json,sys; d=json.load(sys.stdin)["trace"]; assert d["after_reset_kernels"] == int(sys.argv[1]) and d["kernels"] == 100' "$after" <<<"$out"; then
+if python3 -c 'import json,sys; d=json.load(sys.stdin)["trace"]; assert d["after_reset_kernels"] == 80 and d["kernels"] == 80 and d["allocations"] == 4' <<<"$out"; then
 	ok "--json counts the kernels after the reset"
 else
 	not_ok "--json counts the kernels after the reset"
