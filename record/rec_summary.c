@@ -89,6 +89,17 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 		sqlite3_close(db);
 		return -1;
 	}
+	char reset[32], sql[96];
+	if (trace_schema_meta(db, "device_reset_ns", reset, sizeof reset) == 1) {
+		out->device_reset = true;
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel WHERE launch_ns >= %lld",
+			 strtoll(reset, NULL, 10));
+		if (query_row(db, sql, (uint64_t *const[]){ &out->kernels_after_reset }, 1) != 0) {
+			snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+			sqlite3_close(db);
+			return -1;
+		}
+	}
 	sqlite3_close(db);
 
 	/* Until a checkpoint, most of the trace may sit in the -wal file. */
@@ -163,6 +174,9 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 	if (s->graph_kernels || s->captured_launches)
 		add(buf, len, &used, "\n  CUDA graphs  %" PRIu64 " kernels run from graphs (not planned), %" PRIu64
 		    " launches captured", s->graph_kernels, s->captured_launches);
+	if (s->device_reset)
+		add(buf, len, &used, "\n  device reset the program reset the device: its memory from then on is not "
+		    "recorded, and the %" PRIu64 " kernels launched after it are not planned", s->kernels_after_reset);
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
 		    s->dropped_records);

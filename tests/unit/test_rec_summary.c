@@ -92,6 +92,22 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_non_null(strstr(text, "dropped      5"));
 	assert_non_null(strstr(text, "CUDA graphs  2 kernels run from graphs (not planned), 2 launches captured"));
 	assert_int_not_equal(text[strlen(text) - 1], '\n');
+	assert_null(strstr(text, "device reset"));
+	assert_false(s.device_reset);
+
+	/* A program that reset the device after its second kernel's launch. */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE kernel SET launch_ns = seq * 4 + 1;"
+				      "INSERT INTO meta VALUES ('device_reset_ns', '7')", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_true(s.device_reset);
+	assert_int_equal(s.kernels_after_reset, 1);
+	rec_summary_format(&s, path, 0, text, sizeof text);
+	assert_non_null(strstr(text, "device reset the program reset the device: its memory from then on is not "
+				     "recorded, and the 1 kernels launched after it are not planned"));
 
 	/* A small buffer truncates cleanly. */
 	char tiny[16];
