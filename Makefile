@@ -134,13 +134,15 @@ bench: $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 gpu-probes: $(patsubst tests/gpu/%.cu,$(BUILD)/gpu-probes/%,$(wildcard tests/gpu/*.cu))
 define nvcc_program
 	@mkdir -p $(dir $@)
-	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 -cudart shared -arch=sm_90 -o $@ $<; \
+	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 -cudart shared -arch=sm_90 -o $@ $< $(NVCC_LDLIBS); \
 	 else echo "note: $(NVCC) not found, $@ not built"; fi
 endef
 $(BUILD)/examples/%: examples/%.cu
 	$(nvcc_program)
 $(BUILD)/bench/%: bench/%.cu bench/trials.h
 	$(nvcc_program)
+# Probes may call the driver API as well.
+$(BUILD)/gpu-probes/%: NVCC_LDLIBS = -L$(CUDA_STUBS) -lcuda
 $(BUILD)/gpu-probes/%: tests/gpu/%.cu $(wildcard tests/gpu/*.h)
 	$(nvcc_program)
 

@@ -302,6 +302,11 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 		char *err, size_t errlen)
 {
 	memset(r, 0, sizeof *r);
+	if (t->n_kernels == 0 && t->after_reset_kernels) {
+		um_errmsg(err, errlen, "%s: every kernel was launched after the program reset the device "
+			  "(cudaDeviceReset), in memory umkit did not manage: nothing to plan", t->path);
+		return -1;
+	}
 	if (t->n_kernels == 0) {
 		um_errmsg(err, errlen, "%s: the trace has no kernels with a launch record%s", t->path,
 			  t->status && strcmp(t->status, "failed") == 0

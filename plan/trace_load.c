@@ -668,11 +668,13 @@ static int cmp_nvtx(const void *a, const void *b)
 	return (x->name > y->name) - (x->name < y->name);
 }
 
-static bool nvtx_row(void *unused, sqlite3_stmt *st, void *slot)
+static bool nvtx_row(void *trace, sqlite3_stmt *st, void *slot)
 {
 	struct trace_nvtx *r = slot;
-	r->name = (uint32_t)sqlite3_column_int64(st, 0);
 	r->start_ns = sqlite3_column_int64(st, 1);
+	if (after_reset(trace, r->start_ns))
+		return false;
+	r->name = (uint32_t)sqlite3_column_int64(st, 0);
 	r->end_ns = col_ns(st, 2, TRACE_NS_NEVER);
 	return true;
 }
@@ -682,7 +684,7 @@ static int load_nvtx(struct loader *l)
 	struct trace *t = l->t;
 	void *rows;
 	if (load_rows(l, "SELECT name_id, start_ns, end_ns FROM nvtx_range", sizeof(struct trace_nvtx),
-		      nvtx_row, NULL, &rows, &t->n_nvtx))
+		      nvtx_row, t, &rows, &t->n_nvtx))
 		return -1;
 	t->nvtx = rows;
 	sort_rows(t->nvtx, t->n_nvtx, sizeof(struct trace_nvtx), cmp_nvtx);

@@ -102,7 +102,9 @@ struct trace {
 				   PyTorch program's allocations are its
 				   segments, not tensors */
 	int64_t device_reset_ns; /* the program's cudaDeviceReset;
-				    TRACE_NS_NONE: none */
+				    TRACE_NS_NONE: none. The kernels,
+				    migrations, faults, copies and NVTX
+				    ranges from then on are left out */
 
 	size_t graph_kernels;   /* kernels CUDA graphs ran (graph_kernel; in a
 				   trace without it the kernel rows without

@@ -273,40 +273,36 @@ static void collect_live(void *ctx, const struct arena_alloc *a)
 	l->a[l->n++] = *a;
 }
 
-/* Whether a reset made now resets the device's primary context, where
- * the arena's memory and the tools' streams and events live: with a
- * context of the program's own current, the runtime resets only its own
- * state for that context. One that cannot be told apart counts as the
- * primary one (the tools then stop, which loses no data). */
-static bool resets_primary_context(void)
+/* The context a reset made now destroys everything in: the calling
+ * thread's current one, when it is its device's primary context. NULL
+ * when a context of the program's own is current (the runtime then resets
+ * only its own state for that one), or none can be told. */
+static CUcontext context_reset(void)
 {
 	CUcontext current = NULL, primary = NULL;
 	CUdevice dev;
 	unsigned flags;
 	int active = 0;
-	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current || cuCtxGetDevice(&dev) != CUDA_SUCCESS)
-		return true;
-	if (cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active)
-		return false;
-	if (cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
-		return true;
+	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current || cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active ||
+	    cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
+		return NULL;
 	cuDevicePrimaryCtxRelease(dev);
-	return current == primary;
+	return current == primary ? current : NULL;
 }
 
-/* The primary context is about to be reset: every stream and event in it
- * goes, the tool's and the backend's with the program's, and so does the
- * arena's memory, if it ever served any (an empty arena goes on, as at a
- * reset before the program's first allocation). While they still exist:
- * the tool ends what uses its own (on_device_reset); each live allocation
- * is freed, as the reset frees it (on_free, so a trace says when it
- * died); the backend forgets its events. */
-static void primary_context_resets(void)
+/* A primary context is about to be reset: every stream and event in it
+ * goes, the tool's with the program's, and with them the arena's memory
+ * and the backend's events if they live there (arena_lost); a reset
+ * before the arena mapped anything leaves it to serve on, and one of
+ * another device's context leaves it alone. While they still exist: the
+ * tool ends what uses its own (on_device_reset); each live allocation is
+ * freed, as the reset frees it (on_free, so a trace says when it died);
+ * the backend forgets its streams and events. */
+static void context_resets(CUcontext ctx)
 {
-	struct arena_stats st = { 0 };
-	if (the_arena)
-		arena_get_stats(the_arena, &st);
-	bool lost = st.total_allocs || st.segments;
+	CUcontext memory = um_backend_memory_context();
+	bool lost = memory == ctx;
 	if (hooks.on_device_reset)
 		hooks.on_device_reset(lost);
 	if (lost) {
@@ -320,22 +316,23 @@ static void primary_context_resets(void)
 		free(live.a);
 		atomic_store(&arena_lost, true);
 	}
-	um_backend_device_reset();
+	if (lost || !memory)
+		um_backend_device_reset();
 }
 
 /* From a reset that destroyed the arena's memory on, the runtime serves
  * the program, and a pointer from before it gets the runtime's answer.
  * That differs from a run without umkit for memory from
  * cudaMallocAsync, which the runtime's reset leaves alone (its pools
- * outlive it) and which the arena serves like the rest. A reset of
- * another device than the arena's counts too (one GPU per process). */
+ * outlive it) and which the arena serves like the rest. */
 cudaError_t cudaDeviceReset(void)
 {
 	um_alloc_arena();
 	if (getpid() == arena_pid && !atomic_load(&arena_lost)) {
 		bind_context();
-		if (resets_primary_context())
-			primary_context_resets();
+		CUcontext ctx = context_reset();
+		if (ctx)
+			context_resets(ctx);
 	}
 	return cudart_get()->DeviceReset();
 }

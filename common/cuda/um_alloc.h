@@ -32,7 +32,9 @@ struct um_alloc_hooks {
 	 * tool's last chance to use them. arena_lost: the reset destroys the
 	 * arena's memory too, on_free follows for each allocation still live,
 	 * and the runtime serves the program from then on (not called again);
-	 * false when the arena had served nothing. NULL: nothing to do. */
+	 * false when the arena has mapped nothing yet, or mapped it in
+	 * another context. Called on the resetting thread, with the context
+	 * being reset current. NULL: nothing to do. */
 	void (*on_device_reset)(bool arena_lost);
 };
 

@@ -61,6 +61,9 @@ static atomic_bool destroyed_pending, destroyed_busy;
 static atomic_uint destroy_gen;
 
 static bool managed_memory;
+/* The context the first segment was mapped in, where the runtime maps
+ * them all (one GPU per process). */
+static _Atomic(CUcontext) memory_context;
 /* The calling thread's map was refused while it had no error pending: the
  * refusal is now its last error (the runtime keeps one per thread). */
 static __thread bool refused_clean;
@@ -574,7 +577,17 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 		return -1;
 	}
 	*base = (uint64_t)(uintptr_t)p;
+	if (!atomic_load(&memory_context)) {
+		CUcontext current = NULL;
+		cuCtxGetCurrent(&current);
+		atomic_store(&memory_context, current);
+	}
 	return 0;
+}
+
+CUcontext um_backend_memory_context(void)
+{
+	return atomic_load(&memory_context);
 }
 
 /* The runtime's free synchronizes the device: not where a graph capture

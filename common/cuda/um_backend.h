@@ -89,13 +89,18 @@ bool um_backend_multi_stream(void);
 bool um_backend_single_stream_hold(void);
 void um_backend_single_stream_release(void);
 
-/* The program is about to reset the device's primary context
- * (cudaDeviceReset), which finishes the work queued and destroys every
- * stream and event: the end of the one stream order is no longer waited
- * for, and the streams known are forgotten. The fences' events go with
- * the arena's memory, which the arena then no longer serves (um_alloc.c);
- * an arena that served nothing has made none. */
+/* The program is about to reset the primary context the arena's memory
+ * lives in, or any before the arena mapped memory (cudaDeviceReset),
+ * which finishes the work queued and destroys every stream and event: the
+ * end of the one stream order is no longer waited for, and the streams
+ * known are forgotten. The fences' events go with the arena's memory,
+ * which the arena then no longer serves (um_alloc.c); an arena that
+ * mapped nothing has made none. */
 void um_backend_device_reset(void);
+
+/* The context the arena's memory lives in (current at its first
+ * segment's mapping); NULL until one is mapped. */
+CUcontext um_backend_memory_context(void);
 
 /* Host time spent blocked on fences so far. */
 uint64_t um_backend_fence_wait_ns(void);

@@ -55,8 +55,9 @@ void rp_exec_drain(void);
  * destroys: no driver call of the executor's is made after it (the
  * engine, stopped, queues no more). */
 void rp_exec_end(void);
-/* Whether the executor has made its stream (and so its events). */
-bool rp_exec_started(void);
+/* Whether the executor has made its stream (and so its events) in the
+ * calling thread's current context. */
+bool rp_exec_in_current_context(void);
 struct rp_exec_stats {
 	uint64_t failed_calls;     /* driver calls that failed (check: the
 				      first is warned of) */

@@ -295,17 +295,18 @@ static void on_free(const struct arena_alloc *a)
 		engine_on_free(rp_engine, a->id); /* nothing once stopped: engine_stop */
 }
 
-/* The program resets the device, which destroys the replayer's stream and
- * events and, unless the arena had served nothing, the memory the engine
- * models: the following ends, as at a graph, and what the worker queued
- * is issued and finished before the reset; none of the replayer's driver
- * calls is made after it (rp_exec_end). What the counters saw so far is
- * handed over while the context lives, and the measured residency ends
- * there: both are the replay's. A reset before the replayer made a stream
- * of its own or the program allocated loses nothing: it goes on. */
+/* The program resets the device, which destroys the memory the engine
+ * models (arena_lost) or the replayer's stream and events if they live in
+ * the context being reset: the following ends, as at a graph, and what
+ * the worker queued is issued and finished before the reset; none of the
+ * replayer's driver calls is made after it (rp_exec_end). What the
+ * counters saw so far is handed over while the context lives, and the
+ * measured residency ends there: both are the replay's. A reset that
+ * destroys neither (before the program's first allocation and the
+ * replayer's first op, a clean start) loses nothing: it goes on. */
 static void on_device_reset(bool arena_lost)
 {
-	if (!atomic_load(&rp_active) || (!arena_lost && !rp_exec_started()))
+	if (!atomic_load(&rp_active) || (!arena_lost && !rp_exec_in_current_context()))
 		return;
 	int following = 0;
 	if (atomic_compare_exchange_strong(&stopped, &following, STOPPED_AT_RESET)) {

@@ -608,8 +608,13 @@ void rp_exec_wait_issued(void)
 void rp_exec_drain(void)
 {
 	rp_exec_wait_issued();
-	if (mig_stream)
-		check(cuStreamSynchronize(mig_stream), "waiting for the replayer's stream");
+	if (!mig_stream)
+		return;
+	/* A failure the whole context shares (the program's own fault, or no
+	 * context on this thread at the exit) is not the replayer's. */
+	CUresult r = cuStreamSynchronize(mig_stream);
+	if (r != CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS)
+		check(r, "waiting for the replayer's stream");
 }
 
 void rp_exec_end(void)
@@ -618,9 +623,10 @@ void rp_exec_end(void)
 	mig_stream = NULL;
 }
 
-bool rp_exec_started(void)
+bool rp_exec_in_current_context(void)
 {
-	return mig_stream != NULL;
+	CUcontext current = NULL;
+	return mig_stream && cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx;
 }
 
 void rp_exec_get_stats(struct rp_exec_stats *out)

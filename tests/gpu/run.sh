@@ -8,7 +8,7 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record graphs replay demo} # which parts to run
+SECTIONS=${SECTIONS:-record reset graphs replay demo} # which parts to run
 CASES=${CASES:-sim mlp}              # which workloads the replay part runs
 RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
@@ -187,37 +187,53 @@ cat "$WORK/fence2.out"
 row "fence_probe, unrecorded process" "$(verdict "[ $rc -eq 0 ] && grep -q 'is not recorded' $WORK/fence2.out && grep -q '^two-threads: ok' $WORK/fence2.out")" \
 	"$(grep -E '^two-threads' "$WORK/fence2.out")"
 
+$B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
+row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
+	"$(head -1 "$WORK/oom.out")"
+$B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"$WORK/oomsim.err"
+rc=$?
+row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
+
+for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
+fi
+
+if section reset; then
 # A program that resets the device (cudaDeviceReset) and goes on
-# (tests/gpu/reset_probe.cu), also after a reset for a clean start
-# (first): the same sums, and the same answer to a free of memory from
-# before the reset, as plain CUDA. umrec's trace says when the reset came,
-# and that it freed what the program left allocated (after a clean start
-# too, whose reset loses nothing); umreplay, whose budget makes it evict
-# before the reset (ondemand: the plan keeps these buffers on the host),
-# follows the program up to it, counts what moved, and stops there.
+# (tests/gpu/reset_probe.cu): in the middle, also after a reset for a
+# clean start (first), and after a reset with a context of its own
+# current, which destroys none of the tools' (own-context). The same sums,
+# and the same answer to a free of memory from before the reset, as plain
+# CUDA. umrec's trace says when the reset came, has the 80 kernels before
+# it with their GPU times (handed over before the reset), and shows the
+# allocations live then freed by it (after a clean start too, whose reset
+# loses nothing); umreplay, whose budget makes it evict before the reset
+# (ondemand: the plan keeps these buffers on the host), follows the
+# program up to it, counts what moved, and stops there.
 RP=$BUILD/gpu-probes/reset_probe
 reset_sums() { grep -E '^(phase|free after)' "$1"; }
-for mode in middle first; do
-	arg=${mode#middle}
-	timeout 60 $RP $arg >"$WORK/reset.$mode.plain" 2>&1
+for mode in middle first own-context; do
+	timeout 60 $RP $mode >"$WORK/reset.$mode.plain" 2>&1
 	cat "$WORK/reset.$mode.plain"
-	timeout 60 $B/umrec -o "$WORK/reset.$mode.db" --max-managed $MAXM -- $RP $arg >"$WORK/reset.$mode.rec" 2>&1
+	timeout 60 $B/umrec -o "$WORK/reset.$mode.db" --max-managed $MAXM -- $RP $mode >"$WORK/reset.$mode.rec" 2>&1
 	rc=$?
 	cat "$WORK/reset.$mode.rec"
 	reset_trace=$(python3 -c '
 import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+db, mode = sqlite3.connect(sys.argv[1]), sys.argv[2]
 reset = db.execute("select value from meta where key = ?", ("device_reset_ns",)).fetchone()
-before = db.execute("select count(*), count(free_ns), min(free_ns) from alloc where alloc_ns < ?", (int(reset[0]) if reset else 0,)).fetchone()
-kernels = db.execute("select count(*) from kernel").fetchone()[0]
-ok = reset is not None and before[0] == 4 and before[1] == 4 and before[2] >= int(reset[0]) and kernels >= 80
-print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it", before[0], "freed", before[1], "kernels", kernels)
-' "$WORK/reset.$mode.db" 2>&1)
+at = int(reset[0]) if reset else 0
+allocs, freed, first_free = db.execute("select count(*), count(free_ns), min(free_ns) from alloc where alloc_ns < ?", (at,)).fetchone()
+timed = db.execute("select count(*) from kernel where launch_ns < ? and start_ns > 0", (at,)).fetchone()[0]
+by_reset = first_free is not None and first_free >= at
+ok = reset is not None and allocs == 4 and freed == 4 and timed == 80 and by_reset == (mode != "own-context")
+print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it", allocs, "freed", freed,
+      "by the reset" if by_reset else "before it", "timed kernels before it", timed)
+' "$WORK/reset.$mode.db" $mode 2>&1)
 	row "reset_probe $mode, umrec" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.rec && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.rec) >/dev/null && [ \"${reset_trace%% *}\" = ok ]")" \
 		"exit $rc; $reset_trace"
 	$B/umplan -q "$WORK/reset.$mode.db" --capacity 128M -o "$WORK/reset.$mode.plan"
 	timeout 60 $B/umreplay --plan "$WORK/reset.$mode.plan" --policy ondemand --gpu-budget 160M --max-managed $MAXM \
-		--stats "$WORK/reset.$mode.json" -- $RP $arg >"$WORK/reset.$mode.replay" 2>&1
+		--stats "$WORK/reset.$mode.json" -- $RP $mode >"$WORK/reset.$mode.replay" 2>&1
 	rc=$?
 	cat "$WORK/reset.$mode.replay"
 	reset_stats=$(python3 -c '
@@ -230,16 +246,7 @@ print(m["stopped_at_device_reset"], m["failed_driver_calls"], e["matched"], sum(
 	row "reset_probe $mode, umreplay" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.replay && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.replay) >/dev/null && [ '$rs_stopped' = True ] && [ '$rs_failed' = 0 ] && [ '${rs_matched:-0}' -gt 0 ] && [ '${rs_ops:-0}' -gt 0 ] && [ '${rs_dtoh:-0}' -gt 0 ]")" \
 		"exit $rc; stopped at the reset, failed driver calls, plan positions matched, op calls, bytes out: $reset_stats"
 done
-cp "$WORK/reset.middle.db" "$WORK/reset.db"
-
-$B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
-row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
-	"$(head -1 "$WORK/oom.out")"
-$B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"$WORK/oomsim.err"
-rc=$?
-row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
-
-for f in sim mlp reset; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
+cp "$WORK/reset.middle.db" "$OUTDIR/reset.db"
 fi
 
 if section replay; then

@@ -257,6 +257,13 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 		     "VALUES (14000000, 14001000, 8589934592, 65536, 'htod', 'fault')");
 	exec_sql(db, "INSERT INTO fault(start_ns, end_ns, address, access, groups) "
 		     "VALUES (11000000, 11000100, 4294967296, 'read', 1), (14000000, 14000100, 4294967296, 'read', 1)");
+	/* A memset placed by its correlation id and one by its time, before
+	 * the reset and after it; an NVTX range each side of it. */
+	exec_sql(db, "INSERT INTO memset(correlation_id, start_ns, end_ns, bytes, value, stream_id) "
+		     "VALUES (105, 5000000, 5000100, 64, 0, 1), (113, 14000000, 14000100, 64, 0, 1), "
+		     "(NULL, 6000000, 6000100, 64, 0, 1), (NULL, 15000000, 15000100, 64, 0, 1)");
+	exec_sql(db, "INSERT INTO string(id, value) VALUES (20, 'step')");
+	exec_sql(db, "INSERT INTO nvtx_range(name_id, start_ns, end_ns) VALUES (20, 1000, 2000), (20, 13000000, 13001000)");
 	sqlite3_close(db);
 	struct trace *t = trace_load(path, err, sizeof err);
 	if (!t)
@@ -266,6 +273,24 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 	assert_int_equal(t->n_kernels, 12);
 	assert_int_equal(t->n_fault_migrations, 4); /* iteration 0's three, and the stray one at 11 ms */
 	assert_int_equal(t->n_faults, 1);
+	assert_int_equal(t->n_write_pos, 1);
+	assert_int_equal(t->n_write_ns, 1);
+	assert_int_equal(t->n_nvtx, 1);
+	trace_free(t);
+
+	/* A reset before every launch leaves nothing to plan, and says why. */
+	test_path(path, sizeof path, "reset-first.db");
+	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "1" });
+	t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(t->n_kernels, 0);
+	assert_int_equal(t->after_reset_kernels, 16);
+	struct iter_options io;
+	struct iter_result it;
+	iter_options_parse("auto", &io);
+	assert_int_not_equal(iter_detect(t, &io, &it, err, sizeof err), 0);
+	assert_non_null(strstr(err, "every kernel was launched after the program reset the device"));
 	trace_free(t);
 
 	test_path(path, sizeof path, "reset-bad.db");
