@@ -91,11 +91,8 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
  * error. */
 static __thread bool context_checked;
 
-static void bind_context(void)
+static void bind_if_unbound(void)
 {
-	if (context_checked)
-		return;
-	context_checked = true;
 	CUcontext current = NULL;
 	if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
 		return;
@@ -103,6 +100,28 @@ static void bind_context(void)
 	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	if (rt->Free(NULL) != cudaSuccess && clean)
 		rt->GetLastError();
+}
+
+static void bind_context(void)
+{
+	if (context_checked)
+		return;
+	context_checked = true;
+	bind_if_unbound();
+}
+
+/* Whether the calling thread allocates in the context the arena's memory
+ * lives in (um_backend_memory_context; any, before its first segment).
+ * With a context of the program's own current the runtime serves it, as
+ * without umkit: that memory is the other context's, and a device reset
+ * then takes from each context only what is its own. */
+static bool in_arena_context(void)
+{
+	CUcontext memory = um_backend_memory_context(), current = NULL;
+	if (!memory)
+		return true;
+	bind_if_unbound();
+	return cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == memory;
 }
 
 static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)
@@ -172,7 +191,7 @@ static bool arena_gone(bool allocating)
 
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
-	if (!um_alloc_arena() || arena_gone(true))
+	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context())
 		return cudart_get()->Malloc(ptr, size);
 	return serve(ptr, size, "cudaMalloc", NULL);
 }
@@ -189,7 +208,7 @@ static bool into_capture(cudaStream_t stream)
 
 cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
-	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream))
+	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context())
 		return cudart_get()->MallocAsync(ptr, size, stream);
 	bind_context(); /* the stream's note may queue work */
 	um_backend_note_stream((CUstream)stream);
@@ -329,7 +348,9 @@ cudaError_t cudaDeviceReset(void)
 {
 	um_alloc_arena();
 	if (getpid() == arena_pid && !atomic_load(&arena_lost)) {
-		bind_context();
+		/* Every time: a thread with no context current resets the
+		 * primary one of its device, which binding names. */
+		bind_if_unbound();
 		CUcontext ctx = context_reset();
 		if (ctx)
 			context_resets(ctx);

@@ -61,8 +61,9 @@ static atomic_bool destroyed_pending, destroyed_busy;
 static atomic_uint destroy_gen;
 
 static bool managed_memory;
-/* The context the first segment was mapped in, where the runtime maps
- * them all (one GPU per process). */
+/* The context the first segment was mapped in; the shim serves only
+ * threads with it current (um_alloc.c, in_arena_context), so the runtime
+ * maps every segment there. */
 static _Atomic(CUcontext) memory_context;
 /* The calling thread's map was refused while it had no error pending: the
  * refusal is now its last error (the runtime keeps one per thread). */

@@ -608,13 +608,16 @@ void rp_exec_wait_issued(void)
 void rp_exec_drain(void)
 {
 	rp_exec_wait_issued();
-	if (!mig_stream)
+	CUcontext was;
+	if (!mig_stream || cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
 		return;
-	/* A failure the whole context shares (the program's own fault, or no
-	 * context on this thread at the exit) is not the replayer's. */
+	/* In the stream's context, whatever the calling thread had current
+	 * (at the exit, perhaps none); a failure the whole context shares
+	 * (the program's own fault) is not the replayer's. */
 	CUresult r = cuStreamSynchronize(mig_stream);
 	if (r != CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS)
 		check(r, "waiting for the replayer's stream");
+	cuCtxPopCurrent(&was);
 }
 
 void rp_exec_end(void)

@@ -17,8 +17,9 @@
 //   own-context: after phase 1 a context of the probe's own is made
 //   current and the device reset with it current, which resets only the
 //   runtime's state for that context (cuda_runtime_api.h): phase 1's
-//   buffers live on, their sums are taken again, and they are freed
-//   before the reset of the middle case.
+//   buffers live on, get one round more (launches the tools must still
+//   see), their sums are taken again, and they are freed before the
+//   reset of the middle case.
 // Prints each sum, that answer, and "reset: ok" or "reset: FAILED ...";
 // exits 0, 1 when a sum is wrong, 2 when a CUDA call failed.
 #include <cstdio>
@@ -40,13 +41,19 @@
 
 static const int BUFFERS = 4, ROUNDS = 20;
 
-// The sum every buffer should have: its words start at 0 and each round
-// bumps them all alike (bump: p * 3 + by).
-static unsigned long long expected_sum(int phase, int b)
+// What round r of phase bumps buffer b by.
+static unsigned bump_by(int phase, int r, int b)
+{
+	return (unsigned)(phase * 1000 + r * BUFFERS + b);
+}
+
+// The sum buffer b should have after rounds rounds of phase: its words
+// start at 0 and each round bumps them all alike (bump: p * 3 + by).
+static unsigned long long expected_sum(int phase, int b, int rounds)
 {
 	unsigned v = 0;
-	for (int r = 0; r < ROUNDS; r++)
-		v = v * 3 + (unsigned)(phase * 1000 + r * BUFFERS + b);
+	for (int r = 0; r < rounds; r++)
+		v = v * 3 + bump_by(phase, r, b);
 	return (unsigned long long)v * PROBE_BUFFER_WORDS;
 }
 
@@ -63,26 +70,29 @@ static int run_phase(int phase, unsigned *buf[BUFFERS])
 	}
 	for (int r = 0; r < ROUNDS; r++)
 		for (int b = 0; b < BUFFERS; b++)
-			bump_on(s, buf[b], (unsigned)(phase * 1000 + r * BUFFERS + b));
+			bump_on(s, buf[b], bump_by(phase, r, b));
 	CHECK(cudaStreamSynchronize(s));
 	CHECK(cudaGetLastError());
 	for (int b = 0; b < BUFFERS; b++) {
 		unsigned long long sum = buffer_sum(buf[b]);
 		printf("phase %d buffer %d sum %llu\n", phase, b, sum);
-		wrong += sum != expected_sum(phase, b);
+		wrong += sum != expected_sum(phase, b, ROUNDS);
 	}
 	CHECK(cudaStreamDestroy(s));
 	return wrong;
 }
 
-// Sums each of phase 1's buffers again; returns how many were wrong.
-static int sum_again(unsigned *buf[BUFFERS])
+// One round more over phase 1's buffers, and their sums; returns how
+// many were wrong.
+static int one_round_more(unsigned *buf[BUFFERS])
 {
 	int wrong = 0;
+	for (int b = 0; b < BUFFERS; b++)
+		bump_on(0, buf[b], bump_by(1, ROUNDS, b));
 	for (int b = 0; b < BUFFERS; b++) {
 		unsigned long long sum = buffer_sum(buf[b]);
-		printf("phase 1 buffer %d sum again %llu\n", b, sum);
-		wrong += sum != expected_sum(1, b);
+		printf("phase 1 buffer %d sum after one round more %llu\n", b, sum);
+		wrong += sum != expected_sum(1, b, ROUNDS + 1);
 	}
 	return wrong;
 }
@@ -113,7 +123,7 @@ int main(int argc, char **argv)
 	int wrong = run_phase(1, phase1);
 	if (own) {
 		reset_own_context();
-		wrong += sum_again(phase1);
+		wrong += one_round_more(phase1);
 		for (int b = 0; b < BUFFERS; b++)
 			CHECK(cudaFree(phase1[b]));
 	}
