@@ -39,6 +39,9 @@ static atomic_uint_fast64_t n_allocs, n_frees, served_ns;
 static atomic_bool arena_lost;
 /* The process the arena serves; a forked child's CUDA is not its. */
 static pid_t arena_pid;
+/* The context the arena serves, and so maps its memory in: the one
+ * current at the program's first allocation (in_arena_context). */
+static _Atomic(CUcontext) arena_context;
 
 static void create_arena(void)
 {
@@ -110,18 +113,28 @@ static void bind_context(void)
 	bind_if_unbound();
 }
 
-/* Whether the calling thread allocates in the context the arena's memory
- * lives in (um_backend_memory_context; any, before its first segment).
- * With a context of the program's own current the runtime serves it, as
- * without umkit: that memory is the other context's, and a device reset
- * then takes from each context only what is its own. */
+/* Whether the calling thread allocates in the context the arena serves,
+ * which the program's first allocation claims. With another context
+ * current (another device's, or one of the program's own) the runtime
+ * serves it, as without umkit: the arena's memory stays in one context,
+ * and a device reset takes from each context only what is its own. Said
+ * once: that memory is neither managed nor followed. */
 static bool in_arena_context(void)
 {
-	CUcontext memory = um_backend_memory_context(), current = NULL;
-	if (!memory)
+	static atomic_int told;
+	CUcontext current = NULL, claimed = NULL;
+	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current) {
+		bind_if_unbound();
+		if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current)
+			return true; /* as before the check: the runtime's mapping binds */
+	}
+	if (atomic_compare_exchange_strong(&arena_context, &claimed, current) || claimed == current)
 		return true;
-	bind_if_unbound();
-	return cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == memory;
+	if (!atomic_exchange(&told, 1))
+		um_warn("the program allocates with another CUDA context current than its first allocation's (another "
+			"device's, or one of its own): that memory is the runtime's plain device memory, which umkit "
+			"neither manages nor follows");
+	return false;
 }
 
 static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)
@@ -251,15 +264,14 @@ cudaError_t cudaFree(void *ptr)
 
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 {
-	if (ptr && um_alloc_arena() && !arena_gone(false)) {
+	/* Memory the runtime served (another context's, say) is the runtime's
+	 * to free, without the stream's note. */
+	if (ptr && um_alloc_arena() && !arena_gone(false) && in_arena(ptr)) {
 		if (into_capture(stream))
-			return in_arena(ptr) ? cudaErrorInvalidValue : cudart_get()->FreeAsync(ptr, stream);
+			return cudaErrorInvalidValue;
 		bind_context(); /* the stream's note may queue work */
 		um_backend_note_stream((CUstream)stream);
-		if (release(ptr))
-			return cudaSuccess;
-		if (in_arena(ptr))
-			return cudaErrorInvalidValue;
+		return release(ptr) ? cudaSuccess : cudaErrorInvalidValue;
 	}
 	return cudart_get()->FreeAsync(ptr, stream);
 }
@@ -320,7 +332,7 @@ static CUcontext context_reset(void)
  * the backend forgets its streams and events. */
 static void context_resets(CUcontext ctx)
 {
-	CUcontext memory = um_backend_memory_context();
+	CUcontext memory = atomic_load(&arena_context);
 	bool lost = memory == ctx;
 	if (hooks.on_device_reset)
 		hooks.on_device_reset(lost);

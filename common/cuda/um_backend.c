@@ -61,10 +61,6 @@ static atomic_bool destroyed_pending, destroyed_busy;
 static atomic_uint destroy_gen;
 
 static bool managed_memory;
-/* The context the first segment was mapped in; the shim serves only
- * threads with it current (um_alloc.c, in_arena_context), so the runtime
- * maps every segment there. */
-static _Atomic(CUcontext) memory_context;
 /* The calling thread's map was refused while it had no error pending: the
  * refusal is now its last error (the runtime keeps one per thread). */
 static __thread bool refused_clean;
@@ -578,17 +574,7 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 		return -1;
 	}
 	*base = (uint64_t)(uintptr_t)p;
-	if (!atomic_load(&memory_context)) {
-		CUcontext current = NULL;
-		cuCtxGetCurrent(&current);
-		atomic_store(&memory_context, current);
-	}
 	return 0;
-}
-
-CUcontext um_backend_memory_context(void)
-{
-	return atomic_load(&memory_context);
 }
 
 /* The runtime's free synchronizes the device: not where a graph capture

@@ -98,10 +98,6 @@ void um_backend_single_stream_release(void);
  * mapped nothing has made none. */
 void um_backend_device_reset(void);
 
-/* The context the arena's memory lives in (current at its first
- * segment's mapping); NULL until one is mapped. */
-CUcontext um_backend_memory_context(void);
-
 /* Host time spent blocked on fences so far. */
 uint64_t um_backend_fence_wait_ns(void);
 
