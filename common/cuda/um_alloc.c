@@ -325,8 +325,8 @@ static CUcontext context_reset(void)
 /* A primary context is about to be reset: every stream and event in it
  * goes, the tool's with the program's, and with them the arena's memory
  * and the backend's events if they live there (arena_lost); a reset
- * before the arena mapped anything leaves it to serve on, and one of
- * another device's context leaves it alone. While they still exist: the
+ * before the program's first allocation leaves the arena to serve on,
+ * and one of another device's context leaves it alone. While they still exist: the
  * tool ends what uses its own (on_device_reset); each live allocation is
  * freed, as the reset frees it (on_free, so a trace says when it died);
  * the backend forgets its streams and events. */
