@@ -115,19 +115,28 @@ static char *dup_text(const unsigned char *s)
 	return strdup(s ? (const char *)s : "");
 }
 
+/* A meta value that must be a number the recorder wrote: decimal digits
+ * alone, at most INT64_MAX (anything else is refused rather than read as
+ * exabytes: strtoull takes "-1"). */
+static bool meta_number(const char *buf, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(buf, &end, 10);
+	if (buf[0] < '0' || buf[0] > '9' || *end || errno || n > INT64_MAX)
+		return false;
+	*v = n;
+	return true;
+}
+
 static int load_meta(struct loader *l)
 {
 	struct trace *t = l->t;
 	char buf[512];
+	uint64_t v;
 	t->device_memory = 0;
 	if (trace_schema_meta(l->db, "device_memory", buf, sizeof buf) == 1) {
-		/* Bytes, as the recorder writes them; anything else is refused
-		 * rather than read as a capacity of exabytes (strtoull takes
-		 * "-1"). */
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(buf, &end, 10);
-		if (buf[0] < '0' || buf[0] > '9' || *end || errno || v == 0 || v > INT64_MAX) {
+		if (!meta_number(buf, &v) || v == 0) {
 			um_errmsg(l->err, l->errlen, "%s: meta device_memory '%s' is not a size in bytes",
 				  t->path, buf);
 			return -1;
@@ -147,15 +156,12 @@ static int load_meta(struct loader *l)
 	 * then is left out (load_kernels). */
 	t->device_reset_ns = TRACE_NS_NONE;
 	if (trace_schema_meta(l->db, "device_reset_ns", buf, sizeof buf) == 1) {
-		char *end;
-		errno = 0;
-		long long v = strtoll(buf, &end, 10);
-		if (buf[0] < '0' || buf[0] > '9' || *end || errno) {
+		if (!meta_number(buf, &v)) {
 			um_errmsg(l->err, l->errlen, "%s: meta device_reset_ns '%s' is not a time in ns", t->path,
 				  buf);
 			return -1;
 		}
-		t->device_reset_ns = v;
+		t->device_reset_ns = (int64_t)v;
 	}
 	trace_schema_meta(l->db, "device_name", buf, sizeof buf);
 	t->device_name = strdup(buf);

@@ -94,15 +94,17 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
  * error. */
 static __thread bool context_checked;
 
-static void bind_if_unbound(void)
+/* Returns the context current after it; NULL when none could be bound. */
+static CUcontext bind_if_unbound(void)
 {
 	CUcontext current = NULL;
 	if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
-		return;
+		return current;
 	const struct cudart *rt = cudart_get();
 	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	if (rt->Free(NULL) != cudaSuccess && clean)
 		rt->GetLastError();
+	return cuCtxGetCurrent(&current) == CUDA_SUCCESS ? current : NULL;
 }
 
 static void bind_context(void)
@@ -110,7 +112,7 @@ static void bind_context(void)
 	if (context_checked)
 		return;
 	context_checked = true;
-	bind_if_unbound();
+	(void)bind_if_unbound();
 }
 
 /* Whether the calling thread allocates in the context the arena serves,
@@ -122,12 +124,9 @@ static void bind_context(void)
 static bool in_arena_context(void)
 {
 	static atomic_int told;
-	CUcontext current = NULL, claimed = NULL;
-	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current) {
-		bind_if_unbound();
-		if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current)
-			return true; /* as before the check: the runtime's mapping binds */
-	}
+	CUcontext current = bind_if_unbound(), claimed = NULL;
+	if (!current)
+		return true; /* as before the check: the runtime's mapping binds */
 	if (atomic_compare_exchange_strong(&arena_context, &claimed, current) || claimed == current)
 		return true;
 	if (!atomic_exchange(&told, 1))
@@ -304,17 +303,17 @@ static void collect_live(void *ctx, const struct arena_alloc *a)
 	l->a[l->n++] = *a;
 }
 
-/* The context a reset made now destroys everything in: the calling
- * thread's current one, when it is its device's primary context. NULL
- * when a context of the program's own is current (the runtime then resets
- * only its own state for that one), or none can be told. */
-static CUcontext context_reset(void)
+/* The context a reset made now destroys everything in: current, the
+ * calling thread's, when it is its device's primary context. NULL when a
+ * context of the program's own is current (the runtime then resets only
+ * its own state for that one), or none can be told. */
+static CUcontext context_reset(CUcontext current)
 {
-	CUcontext current = NULL, primary = NULL;
+	CUcontext primary = NULL;
 	CUdevice dev;
 	unsigned flags;
 	int active = 0;
-	if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current || cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	if (!current || cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active ||
 	    cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
 		return NULL;
@@ -326,10 +325,10 @@ static CUcontext context_reset(void)
  * goes, the tool's with the program's, and with them the arena's memory
  * and the backend's events if they live there (arena_lost); a reset
  * before the program's first allocation leaves the arena to serve on,
- * and one of another device's context leaves it alone. While they still exist: the
- * tool ends what uses its own (on_device_reset); each live allocation is
- * freed, as the reset frees it (on_free, so a trace says when it died);
- * the backend forgets its streams and events. */
+ * and one of another device's context leaves it alone. While they still
+ * exist: the tool ends what uses its own (on_device_reset); each live
+ * allocation is freed, as the reset frees it (on_free, so a trace says
+ * when it died); the backend forgets its streams and events. */
 static void context_resets(CUcontext ctx)
 {
 	CUcontext memory = atomic_load(&arena_context);
@@ -362,8 +361,7 @@ cudaError_t cudaDeviceReset(void)
 	if (getpid() == arena_pid && !atomic_load(&arena_lost)) {
 		/* Every time: a thread with no context current resets the
 		 * primary one of its device, which binding names. */
-		bind_if_unbound();
-		CUcontext ctx = context_reset();
+		CUcontext ctx = context_reset(bind_if_unbound());
 		if (ctx)
 			context_resets(ctx);
 	}
