@@ -256,12 +256,69 @@ static size_t trough_offset(const struct trace *t, size_t w0, size_t p)
 	return best;
 }
 
+/* ---- persistent buffers in rotation ---- */
+
+/* Whether kernels i and j touch the same allocations among those marked
+ * persistent (both argument lists are sorted). */
+static bool same_persistent_args(const struct trace *t, const bool *persistent, size_t i, size_t j)
+{
+	uint32_t a = t->arg_first[i], ae = t->arg_first[i + 1];
+	uint32_t b = t->arg_first[j], be = t->arg_first[j + 1];
+	for (;;) {
+		while (a < ae && !persistent[t->arg_alloc[a]])
+			a++;
+		while (b < be && !persistent[t->arg_alloc[b]])
+			b++;
+		if (a == ae || b == be)
+			return a == ae && b == be;
+		if (t->arg_alloc[a++] != t->arg_alloc[b++])
+			return false;
+	}
+}
+
+/*
+ * The smallest k for which the persistent allocations each kernel of the
+ * stretch [first, end) touches repeat every k * p kernels, as its
+ * execution IDs repeat every p; 1 when none up to ITER_MAX_ROTATION does
+ * with two repetitions. Execution IDs name an allocation by its size and
+ * offset, so a loop over same-sized persistent buffers in turn (a ring of
+ * input buffers) repeats its IDs every kernel but its memory only once
+ * around the ring, and a plan of p kernels would use one buffer and leave
+ * the others idle. Allocations made or freed inside the stretch are left
+ * out: per-iteration tensors differ from one iteration to the next.
+ */
+static size_t persistent_rotation(const struct trace *t, size_t p, size_t first, size_t end)
+{
+	bool *persistent = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *persistent);
+	if (!persistent)
+		return 1;
+	for (size_t i = 0; i < t->n_allocs; i++) {
+		const struct trace_alloc *a = &t->allocs[i];
+		persistent[i] = trace_position_at(t, a->alloc_ns) <= first &&
+				(a->free_ns == TRACE_NS_NEVER || trace_position_at(t, a->free_ns) >= end);
+	}
+	size_t found = 1;
+	for (size_t k = 1; k <= ITER_MAX_ROTATION && 2 * k * p <= end - first; k++) {
+		size_t i = first + k * p;
+		while (i < end && same_persistent_args(t, persistent, i, i - k * p))
+			i++;
+		if (i == end) {
+			found = k;
+			break;
+		}
+	}
+	free(persistent);
+	return found;
+}
+
 static int by_period(const struct trace *t, const uint64_t *ids, struct iter_result *r)
 {
 	size_t first, end;
 	size_t p = iter_find_period(ids, t->n_kernels, &first, &end);
 	if (!p)
 		return 1;
+	r->rotation = persistent_rotation(t, p, first, end);
+	p *= r->rotation;
 	size_t phase = trough_offset(t, end - p, p);
 	size_t s0 = first + ((end - p + phase) - first) % p;
 	size_t k = (end - s0) / p;

@@ -13,7 +13,10 @@
  *  - the period of the execution-ID sequence: the smallest period p whose
  *    p-periodic stretch of the sequence is the longest (unknown IDs, 0,
  *    match nothing; a sub-period, such as identical layers, covers less; a
- *    multiple of p covers no more). The
+ *    multiple of p covers no more), lengthened to the smallest multiple
+ *    over which the persistent allocations each kernel touches repeat too
+ *    (a loop over same-sized buffers in turn repeats its IDs every pass
+ *    but its memory once around the ring). The
  *    kernels before the stretch are the warm-up, which includes a first
  *    iteration that differs. Iterations are cut at the point of the cycle
  *    where the fewest allocation bytes are live (the end of an optimizer
@@ -72,6 +75,9 @@ struct iter_result {
 	size_t warmup;           /* kernels before the first iteration */
 	size_t tail;             /* kernels after the last */
 	size_t period;           /* ITER_BY_PERIOD: kernels per iteration */
+	size_t rotation;         /* ITER_BY_PERIOD: period / the execution
+				    IDs' own period; above 1 where persistent
+				    buffers rotate (iter.c) */
 	size_t chosen;           /* the iteration to plan */
 	bool steady;             /* the chosen iteration equals its predecessor */
 	/* When it does not (and has one): how many of its positions hold
@@ -79,6 +85,10 @@ struct iter_result {
 	 * (positions only one of them has count too), and the first. */
 	size_t n_differ, first_differ;
 };
+
+/* The longest rotation of persistent buffers looked for, in periods of the
+ * execution IDs. */
+#define ITER_MAX_ROTATION 64
 
 /*
  * Detects the iterations of t and chooses one. Returns 0 and fills out

@@ -143,8 +143,13 @@ static const char *method_words(const struct planner *pl, char *buf, size_t len)
 		snprintf(buf, len, "by NVTX ranges named '%s'", it->nvtx_name);
 		break;
 	case ITER_BY_PERIOD:
-		snprintf(buf, len, "by the period of the execution-ID sequence (%zu kernels)",
-			 it->period);
+		if (it->rotation > 1)
+			snprintf(buf, len, "by the period of the execution-ID sequence (%zu kernels: "
+				 "the IDs repeat every %zu, the persistent allocations they touch "
+				 "every %zu)", it->period, it->period / it->rotation, it->period);
+		else
+			snprintf(buf, len, "by the period of the execution-ID sequence (%zu kernels)",
+				 it->period);
 		break;
 	case ITER_WHOLE:
 		snprintf(buf, len, "none repeats: the whole trace is planned as one iteration");
@@ -507,6 +512,7 @@ cJSON *report_json(const struct planner *pl)
 		cJSON_AddStringToObject(o, "nvtx_name", it->nvtx_name);
 	add_u64(o, "count", it->n_iters);
 	add_u64(o, "period", it->period);
+	add_u64(o, "rotation", it->rotation);
 	add_u64(o, "warmup_kernels", it->warmup);
 	add_u64(o, "tail_kernels", it->tail);
 	add_u64(o, "chosen", it->chosen);

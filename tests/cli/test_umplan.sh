@@ -348,6 +348,17 @@ if python3 -c 'import json,sys; d=json.load(sys.stdin)["trace"]; assert d["after
 else
 	not_ok "--json counts the kernels after the reset"
 fi
+# Its phase launches one kernel over four 64 MiB buffers in turn: the
+# execution IDs repeat every launch, the buffers every four. Planned for
+# two buffers' room, one stays and the other three take turns.
+if python3 -c 'import json,sys; d=json.load(sys.stdin)["iterations"]; assert d["period"] == 4 and d["rotation"] == 4 and d["count"] == 20' <<<"$out"; then
+	ok "a ring of four buffers is planned as a period of four launches"
+else
+	not_ok "a ring of four buffers is planned as a period of four launches"
+fi
+run "$UMPLAN" "$(dirname "$fixture")/h200_reset_probe.db" --capacity 160M -o "$SCRATCH/ring.plan"
+expect_err_has "4 kernels per iteration, 6 ops, predicted peak 128.00 MiB of 155.20 MiB" \
+	"the ring's plan at two buffers' room turns three of them over"
 run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
 expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 expect_err_lacks "reset the device" "no reset warning for a program without a reset"

@@ -250,6 +250,25 @@ print(m["stopped_at_device_reset"], m["failed_driver_calls"], e["matched"], sum(
 	row "reset_probe $mode, umreplay" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.replay && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.replay) >/dev/null && [ '$rs_stopped' = True ] && [ '$rs_failed' = 0 ] && [ '${rs_matched:-0}' -gt 0 ] && [ '${rs_ops:-0}' -gt 0 ] && [ '${rs_dtoh:-0}' -gt 0 ] && [ '$rs_launches' = $launches ]")" \
 		"exit $rc; stopped at the reset, failed driver calls, plan positions matched, op calls, bytes out, launches followed: $reset_stats"
 done
+# The probe's phase is a ring over four 64 MiB buffers: umplan plans a
+# period of four launches (the IDs repeat every one). With two buffers'
+# room the plan turns three over ahead of use, where ondemand faults them
+# in: the same sums, and fewer fault migrations than ondemand's.
+$B/umplan -q "$WORK/reset.middle.db" --capacity 160M --json -o "$WORK/ring.plan" >"$WORK/ring.umplan.json"
+ring_period=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["iterations"]; print(d["period"], d["rotation"])' "$WORK/ring.umplan.json" 2>&1)
+for pol in plan ondemand; do
+	timeout 60 $B/umreplay --plan "$WORK/ring.plan" --policy $pol --gpu-budget 160M --max-managed $MAXM \
+		--stats "$WORK/ring.$pol.json" -- $RP middle >"$WORK/ring.$pol.out" 2>&1
+	echo "ring $pol: exit $?"
+done
+ring_stats=$(python3 -c '
+import json, sys
+p, o = (json.load(open(f)) for f in sys.argv[1:3])
+print(p["engine"]["matched"], p["engine"]["ops"]["prefetch"]["calls"], p["measured"]["fault_migrations"], o["measured"]["fault_migrations"])
+' "$WORK/ring.plan.json" "$WORK/ring.ondemand.json" 2>&1)
+read -r ring_matched ring_prefetches ring_faults ring_od_faults <<<"$ring_stats"
+row "reset_probe ring: plan follows it" "$(verdict "[ '$ring_period' = '4 4' ] && diff <(reset_sums $WORK/reset.middle.plain) <(reset_sums $WORK/ring.plan.out) >/dev/null && [ '${ring_matched:-0}' -ge 76 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
+	"period, rotation $ring_period; plan positions matched, prefetch calls, fault migrations $ring_matched $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
 cp "$WORK/reset.middle.db" "$OUTDIR/reset.db"
 fi
 

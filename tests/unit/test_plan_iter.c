@@ -2,7 +2,8 @@
  * Unit tests for iteration detection: the period search on plain execution-
  * ID sequences (warm-up, a different first iteration, identical layers, a
  * trailing partial iteration, no repetition), --iteration parsing, and
- * detection on synthetic traces with and without NVTX ranges.
+ * detection on synthetic traces with and without NVTX ranges, and persistent
+ * buffers used in rotation.
  */
 #include "testutil.h"
 
@@ -231,6 +232,94 @@ static void whole_trace_when_nothing_repeats(void **state)
 	trace_free(t);
 }
 
+/*
+ * A trace in memory of `launches` launches of one kernel (one execution
+ * ID), launch i touching persistent buffer i % ring (same-sized, allocated
+ * before the first launch, never freed) and, with fresh, also a scratch
+ * allocation of its own made just before it and freed just after it.
+ * stray_at (if below launches) touches buffer 0 as well.
+ */
+struct ring {
+	struct trace t;
+	struct trace_kernel k[256];
+	struct trace_alloc a[256 + 8];
+	uint32_t arg_first[257], arg_alloc[3 * 256];
+};
+
+static void ring_trace(struct ring *r, size_t ring, size_t launches, bool fresh, size_t stray_at)
+{
+	memset(r, 0, sizeof *r);
+	assert_true(launches <= 256 && ring <= 8);
+	struct trace *t = &r->t;
+	t->path = "ring.db";
+	t->kernels = r->k;
+	t->allocs = r->a;
+	t->arg_first = r->arg_first;
+	t->arg_alloc = r->arg_alloc;
+	for (size_t b = 0; b < ring; b++)
+		r->a[t->n_allocs++] = (struct trace_alloc){ .id = b + 1, .size = 1 << 20,
+							    .alloc_ns = 0, .free_ns = TRACE_NS_NEVER };
+	for (size_t i = 0; i < launches; i++) {
+		int64_t at = 1000 * (int64_t)(i + 1);
+		r->k[i] = (struct trace_kernel){ .exec_id = 42, .launch_ns = at, .shape_id = 7 };
+		r->arg_first[i] = (uint32_t)t->n_args;
+		if (i == stray_at && i % ring != 0)
+			r->arg_alloc[t->n_args++] = 0;
+		r->arg_alloc[t->n_args++] = (uint32_t)(i % ring);
+		if (fresh) {
+			r->a[t->n_allocs] = (struct trace_alloc){ .id = t->n_allocs + 1, .size = 4096,
+								   .alloc_ns = at - 10, .free_ns = at + 10 };
+			r->arg_alloc[t->n_args++] = (uint32_t)t->n_allocs++;
+		}
+	}
+	t->n_kernels = launches;
+	r->arg_first[launches] = (uint32_t)t->n_args;
+}
+
+/* A loop over four same-sized buffers in turn repeats its execution IDs at
+ * every launch but its memory once around the ring: the period is the
+ * ring's, or the plan would use one buffer and leave three idle. */
+static void ring_of_buffers_is_the_period(void **state)
+{
+	static struct ring r;
+	for (int fresh = 0; fresh <= 1; fresh++) {
+		ring_trace(&r, 4, 80, fresh, SIZE_MAX);
+		struct iter_result it;
+		detect(&r.t, "auto", &it);
+		assert_int_equal(it.method, ITER_BY_PERIOD);
+		assert_int_equal(it.period, 4);
+		assert_int_equal(it.rotation, 4);
+		assert_int_equal(it.n_iters, 20);
+		assert_true(it.steady);
+		iter_result_free(&it);
+	}
+	/* One buffer used throughout: the IDs' own period stands. */
+	ring_trace(&r, 1, 80, true, SIZE_MAX);
+	struct iter_result it;
+	detect(&r.t, "auto", &it);
+	assert_int_equal(it.period, 1);
+	assert_int_equal(it.rotation, 1);
+	iter_result_free(&it);
+}
+
+/* Memory that repeats at no multiple of the IDs' period (one stray access)
+ * leaves the period as the IDs give it. */
+static void ring_not_found_keeps_the_ids_period(void **state)
+{
+	static struct ring r;
+	struct iter_result it;
+	ring_trace(&r, 4, 80, false, 41);
+	detect(&r.t, "auto", &it);
+	assert_int_equal(it.period, 1);
+	assert_int_equal(it.rotation, 1);
+	iter_result_free(&it);
+	/* Fewer than two turns of the ring: no evidence of it. */
+	ring_trace(&r, 4, 7, false, SIZE_MAX);
+	detect(&r.t, "auto", &it);
+	assert_int_equal(it.period, 1);
+	iter_result_free(&it);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +334,8 @@ int main(void)
 		cmocka_unit_test(synthetic_trace_by_nvtx),
 		cmocka_unit_test(no_steady_iteration),
 		cmocka_unit_test(whole_trace_when_nothing_repeats),
+		cmocka_unit_test(ring_of_buffers_is_the_period),
+		cmocka_unit_test(ring_not_found_keeps_the_ids_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
