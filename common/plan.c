@@ -32,6 +32,7 @@ void plan_destroy(struct plan *p)
 		return;
 	free(p->signature.exec_ids);
 	free(p->signature.shape_ids);
+	free(p->signature.ring_keys);
 	free(p->signature.alloc_before);
 	free(p->signature.alloc_sizes);
 	free(p->provenance.umkit_version);
@@ -521,6 +522,8 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 	if (sig->alloc_before &&
 	    add_u64s(w, PLAN_SEC_ALLOC_BEFORE, &b, sig->alloc_before, sig->n_kernels) != 0)
 		return -1;
+	if (sig->ring_keys && add_u64s(w, PLAN_SEC_RING_KEYS, &b, sig->ring_keys, sig->n_kernels) != 0)
+		return -1;
 
 	/* Only when set: a reader without the section (one older than it)
 	 * replays with the cache off, as it always did. */
@@ -837,6 +840,16 @@ static bool decode_alloc_before(struct plan *p, const planfile *pf, const char *
 			       err, errlen);
 }
 
+/* Optional: without the section the plan has no ring of buffers (or a
+ * replayer older than the section follows its ring by IDs alone). With
+ * it, one allocation ordinal (or 0) per kernel of the signature. */
+static bool decode_ring_keys(struct plan *p, const planfile *pf, const char *name, char *err,
+			     size_t errlen)
+{
+	return decode_u64s_per(pf, PLAN_SEC_RING_KEYS, "ring key", "kernels", "signature",
+			       p->signature.n_kernels, &p->signature.ring_keys, name, err, errlen);
+}
+
 /* Optional: without the section the trace was recorded with PyTorch's
  * cache off. With it, one byte, 1. */
 static bool decode_framework_cache(struct plan *p, const planfile *pf, const char *name, char *err,
@@ -871,7 +884,7 @@ static struct plan *plan_decode(const planfile *pf, const char *name, char *err,
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
 	    decode_host(p, pf, name, err, errlen) && decode_host_offsets(p, pf, name, err, errlen) &&
 	    decode_shapes(p, pf, name, err, errlen) && decode_alloc_before(p, pf, name, err, errlen) &&
-	    decode_framework_cache(p, pf, name, err, errlen) &&
+	    decode_ring_keys(p, pf, name, err, errlen) && decode_framework_cache(p, pf, name, err, errlen) &&
 	    plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);

@@ -276,6 +276,19 @@ static bool same_persistent_args(const struct trace *t, const bool *persistent, 
 	}
 }
 
+/* Which allocations live through the whole stretch [first, end): made
+ * before it and not freed within it. NULL when out of memory. */
+static bool *persistent_through(const struct trace *t, size_t first, size_t end)
+{
+	bool *persistent = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *persistent);
+	for (size_t i = 0; persistent && i < t->n_allocs; i++) {
+		const struct trace_alloc *a = &t->allocs[i];
+		persistent[i] = trace_position_at(t, a->alloc_ns) <= first &&
+				(a->free_ns == TRACE_NS_NEVER || trace_position_at(t, a->free_ns) >= end);
+	}
+	return persistent;
+}
+
 /*
  * The smallest k for which the persistent allocations each kernel of the
  * stretch [first, end) touches repeat every k * p kernels, as its
@@ -287,28 +300,47 @@ static bool same_persistent_args(const struct trace *t, const bool *persistent, 
  * the others idle. Allocations made or freed inside the stretch are left
  * out: per-iteration tensors differ from one iteration to the next.
  */
-static size_t persistent_rotation(const struct trace *t, size_t p, size_t first, size_t end)
+static size_t ring_rotation(const struct trace *t, const bool *persistent, size_t p, size_t first,
+			    size_t end)
 {
-	bool *persistent = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *persistent);
-	if (!persistent)
-		return 1;
-	for (size_t i = 0; i < t->n_allocs; i++) {
-		const struct trace_alloc *a = &t->allocs[i];
-		persistent[i] = trace_position_at(t, a->alloc_ns) <= first &&
-				(a->free_ns == TRACE_NS_NEVER || trace_position_at(t, a->free_ns) >= end);
-	}
-	size_t found = 1;
 	for (size_t k = 1; k <= ITER_MAX_ROTATION && 2 * k * p <= end - first; k++) {
 		size_t i = first + k * p;
 		while (i < end && same_persistent_args(t, persistent, i, i - k * p))
 			i++;
-		if (i == end) {
-			found = k;
-			break;
+		if (i == end)
+			return k;
+	}
+	return 1;
+}
+
+static bool uses(const struct trace *t, size_t kernel, uint32_t alloc)
+{
+	for (uint32_t a = t->arg_first[kernel]; a < t->arg_first[kernel + 1]; a++)
+		if (t->arg_alloc[a] == alloc)
+			return true;
+	return false;
+}
+
+/* The ring keys (iter_result.ring_keys) of the iteration [w0, w0 + period)
+ * of a ring of `rotation` steps: for each kernel, the first persistent
+ * allocation it uses that the kernels a multiple of period / rotation away
+ * do not, as its ordinal; 0 for none. NULL when out of memory. */
+static uint64_t *ring_keys(const struct trace *t, const bool *persistent, size_t w0, size_t period,
+			   size_t rotation)
+{
+	uint64_t *keys = calloc(period, sizeof *keys);
+	size_t step = period / rotation;
+	for (size_t j = 0; keys && j < period; j++) {
+		for (uint32_t a = t->arg_first[w0 + j]; a < t->arg_first[w0 + j + 1] && !keys[j]; a++) {
+			uint32_t x = t->arg_alloc[a];
+			bool own = persistent[x];
+			for (size_t m = 1; own && m < rotation; m++)
+				own = !uses(t, w0 + (j + m * step) % period, x);
+			if (own)
+				keys[j] = t->allocs[x].id;
 		}
 	}
-	free(persistent);
-	return found;
+	return keys;
 }
 
 static int by_period(const struct trace *t, const uint64_t *ids, struct iter_result *r)
@@ -317,13 +349,19 @@ static int by_period(const struct trace *t, const uint64_t *ids, struct iter_res
 	size_t p = iter_find_period(ids, t->n_kernels, &first, &end);
 	if (!p)
 		return 1;
-	r->rotation = persistent_rotation(t, p, first, end);
+	bool *persistent = persistent_through(t, first, end);
+	if (!persistent)
+		return -1;
+	r->rotation = ring_rotation(t, persistent, p, first, end);
 	p *= r->rotation;
 	size_t phase = trough_offset(t, end - p, p);
 	size_t s0 = first + ((end - p + phase) - first) % p;
 	size_t k = (end - s0) / p;
+	if (r->rotation > 1)
+		r->ring_keys = ring_keys(t, persistent, s0, p, r->rotation);
+	free(persistent);
 	r->iters = malloc(k * sizeof *r->iters);
-	if (!r->iters)
+	if (!r->iters || (r->rotation > 1 && !r->ring_keys))
 		return -1;
 	for (size_t i = 0; i < k; i++)
 		r->iters[i] = (struct iter_span){ s0 + i * p, p };
@@ -477,6 +515,8 @@ out:
 void iter_result_free(struct iter_result *r)
 {
 	free(r->iters);
+	free(r->ring_keys);
+	r->ring_keys = NULL;
 	r->iters = NULL;
 	r->n_iters = 0;
 }

@@ -78,6 +78,12 @@ struct iter_result {
 	size_t rotation;         /* ITER_BY_PERIOD: period / the execution
 				    IDs' own period; above 1 where persistent
 				    buffers rotate (iter.c) */
+	uint64_t *ring_keys;     /* [period] where rotation > 1, else NULL:
+				    for the kernel at each offset of an
+				    iteration, the ordinal of the persistent
+				    allocation it uses and the other steps of
+				    the ring do not (0: none), which tells the
+				    replayer the ring's step */
 	size_t chosen;           /* the iteration to plan */
 	bool steady;             /* the chosen iteration equals its predecessor */
 	/* When it does not (and has one): how many of its positions hold

@@ -101,6 +101,12 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	}
 	memcpy(sg->alloc_sizes, ts->alloc_sizes, ts->n_iteration * sizeof *sg->alloc_sizes);
 	memcpy(sg->alloc_before, ts->alloc_before, p * sizeof *sg->alloc_before);
+	if (in->iter->ring_keys && in->iter->period == p) {
+		sg->ring_keys = malloc(p * sizeof *sg->ring_keys);
+		if (!sg->ring_keys)
+			goto oom;
+		memcpy(sg->ring_keys, in->iter->ring_keys, p * sizeof *sg->ring_keys);
+	}
 
 	pl->assume.capacity_bytes = in->sched_options->capacity;
 	pl->assume.htod_bytes_per_s = in->sched_options->htod_bytes_per_s;

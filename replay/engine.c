@@ -427,9 +427,43 @@ static void become_foreign(engine *e)
 	}
 }
 
-static void place(engine *e, uint64_t exec_id, uint64_t shape_id, struct match_step *step)
+static bool touches(const struct engine_access *acc, size_t n, uint64_t alloc_id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (acc[i].alloc_id == alloc_id)
+			return true;
+	return false;
+}
+
+/* In a ring of buffers (plan.signature.ring_keys) the steps share IDs and
+ * histories, so the matcher may place a launch a step off, as where the
+ * program enters the ring at another buffer than the recording did: the
+ * step is the one whose key allocation the launch uses, the nearest ahead
+ * with the same ID. */
+static void ring_step(engine *e, struct match_step *step, const struct engine_access *acc, size_t n)
+{
+	const struct plan_signature *sg = &e->plan->signature;
+	uint32_t pos = step->position;
+	if (!sg->ring_keys || pos == PLAN_POS_NONE || !sg->ring_keys[pos] ||
+	    touches(acc, n, sg->ring_keys[pos]))
+		return;
+	for (uint32_t d = 1; d < sg->n_kernels; d++) {
+		uint32_t q = (pos + d) % sg->n_kernels;
+		if (sg->exec_ids[q] == sg->exec_ids[pos] && sg->ring_keys[q] &&
+		    touches(acc, n, sg->ring_keys[q])) {
+			match_move(e->match, q);
+			step->position = q;
+			e->st.ring_moves++;
+			return;
+		}
+	}
+}
+
+static void place(engine *e, uint64_t exec_id, uint64_t shape_id, const struct engine_access *acc,
+		  size_t n, struct match_step *step)
 {
 	match_launch(e->match, exec_id, shape_id, step);
+	ring_step(e, step, acc, n);
 	if (step->how == MATCH_MATCHED)
 		e->st.matched++;
 	else if (step->how == MATCH_SHAPED)
@@ -578,7 +612,7 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
 	e->seq = ++e->st.launches;
 	if (e->match)
-		place(e, exec_id, shape_id, &step);
+		place(e, exec_id, shape_id, acc, n, &step);
 	if (e->model)
 		kernel_begin(e, acc, n);
 	if (e->policy == ENGINE_PLAN && !e->foreign) {

@@ -184,6 +184,9 @@ struct engine_stats {
 	uint64_t launches;
 	uint64_t matched, shaped, resynced, lost; /* launches by how the position was
 						     found (match.h: by ID, by shape, ...) */
+	uint64_t ring_moves;                  /* of those placed, moved to another
+						 step of a ring of buffers by the
+						 memory they use (engine.c, ring_step) */
 	uint64_t iterations;                  /* completed passes over the plan */
 	uint64_t ops[4], bytes[4];            /* by enum engine_op: calls and bytes */
 	uint64_t budget_evictions;            /* blocks given up for the budget

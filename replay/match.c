@@ -205,3 +205,11 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 	m->last = p;
 	m->next = (p + 1) % m->n;
 }
+
+void match_move(match *m, uint32_t p)
+{
+	if (m->entry != PLAN_POS_NONE && p < m->entry)
+		m->entry = p;
+	m->last = p;
+	m->next = (p + 1) % m->n;
+}

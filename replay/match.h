@@ -92,4 +92,11 @@ void match_destroy(match *m);
  * MATCH_HISTORY). */
 void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out);
 
+/* Moves the place of the launch just placed to position p, one with the
+ * same execution ID: its caller found from the launch's memory that the
+ * program is at another step of a ring of buffers, whose steps share IDs
+ * and histories (engine.c, ring_step). The next launch is expected after
+ * p. */
+void match_move(match *m, uint32_t p);
+
 #endif

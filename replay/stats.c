@@ -50,7 +50,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "matched", s->matched, ", ");
 	put_u64(f, "matched_by_shape", s->shaped, ", ");
 	put_u64(f, "resynced", s->resynced, ", ");
-	put_u64(f, "lost", s->lost, ",\n    ");
+	put_u64(f, "lost", s->lost, ", ");
+	put_u64(f, "ring_moves", s->ring_moves, ",\n    ");
 	put_u64(f, "iterations", s->iterations, ", ");
 	fprintf(f, "\"signature_mismatch\": %s,\n    \"ops\": {",
 		s->signature_mismatch ? "true" : "false");

@@ -250,25 +250,6 @@ print(m["stopped_at_device_reset"], m["failed_driver_calls"], e["matched"], sum(
 	row "reset_probe $mode, umreplay" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.replay && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.replay) >/dev/null && [ '$rs_stopped' = True ] && [ '$rs_failed' = 0 ] && [ '${rs_matched:-0}' -gt 0 ] && [ '${rs_ops:-0}' -gt 0 ] && [ '${rs_dtoh:-0}' -gt 0 ] && [ '$rs_launches' = $launches ]")" \
 		"exit $rc; stopped at the reset, failed driver calls, plan positions matched, op calls, bytes out, launches followed: $reset_stats"
 done
-# The probe's phase is a ring over four 64 MiB buffers: umplan plans a
-# period of four launches (the IDs repeat every one). With two buffers'
-# room the plan turns three over ahead of use, where ondemand faults them
-# in: the same sums, and fewer fault migrations than ondemand's.
-$B/umplan -q "$WORK/reset.middle.db" --capacity 160M --json -o "$WORK/ring.plan" >"$WORK/ring.umplan.json"
-ring_period=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["iterations"]; print(d["period"], d["rotation"])' "$WORK/ring.umplan.json" 2>&1)
-for pol in plan ondemand; do
-	timeout 60 $B/umreplay --plan "$WORK/ring.plan" --policy $pol --gpu-budget 160M --max-managed $MAXM \
-		--stats "$WORK/ring.$pol.json" -- $RP middle >"$WORK/ring.$pol.out" 2>&1
-	echo "ring $pol: exit $?"
-done
-ring_stats=$(python3 -c '
-import json, sys
-p, o = (json.load(open(f)) for f in sys.argv[1:3])
-print(p["engine"]["matched"], p["engine"]["ops"]["prefetch"]["calls"], p["measured"]["fault_migrations"], o["measured"]["fault_migrations"])
-' "$WORK/ring.plan.json" "$WORK/ring.ondemand.json" 2>&1)
-read -r ring_matched ring_prefetches ring_faults ring_od_faults <<<"$ring_stats"
-row "reset_probe ring: plan follows it" "$(verdict "[ '$ring_period' = '4 4' ] && diff <(reset_sums $WORK/reset.middle.plain) <(reset_sums $WORK/ring.plan.out) >/dev/null && [ '${ring_matched:-0}' -ge 76 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
-	"period, rotation $ring_period; plan positions matched, prefetch calls, fault migrations $ring_matched $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
 cp "$WORK/reset.middle.db" "$OUTDIR/reset.db"
 fi
 
@@ -428,6 +409,36 @@ if [[ " $CASES " == *" mlp "* ]]; then
 print("one_stream=%s discard_calls=%d discard_prefetch_calls=%d dropped=%d made_prefetch=%d" % (m["host"]["allocator"]["one_stream"], c["discard"]["calls"], c["discard_prefetch"]["calls"], m["dropped_discards"], m["fresh_prefetched"]))' "$WORK/$tag.json" 2>/dev/null)
 	row "$tag.plan: no discards on two streams" "$(verdict "grep -qE '^one_stream=False discard_calls=0 discard_prefetch_calls=0 ' <<<'$kept' && ! grep -q 'dropped=0 made_prefetch=0' <<<'$kept'")" "$kept"
 fi
+# A ring of four 64 MiB input buffers read in turn into an accumulator
+# (tests/gpu/ring_probe.cu), each word 16 times, as a GEMM re-reads its
+# operands: the execution IDs repeat at every launch, the buffers every
+# four, and umplan plans the four, with each step's buffer as its ring
+# key. Its four fill kernels before the ring lose the matcher's place, so
+# the engine finds the step by the key (engine.ring_moves). With room for
+# the accumulator and two of the buffers (W/B 1.5) the plan turns the
+# buffers over ahead of use, where ondemand faults them in: the same sum,
+# fewer fault migrations.
+RING=$BUILD/gpu-probes/ring_probe
+ring_sum() { grep '^ring sum' "$1"; }
+timeout 60 $RING 16 >"$WORK/ring.plain" 2>&1
+timeout 60 $B/umrec -q -o "$WORK/ring.db" --max-managed $MAXM -- $RING 16 >/dev/null 2>&1
+$B/umplan -q "$WORK/ring.db" --capacity 208M --json -o "$WORK/ring.plan" >"$WORK/ring.umplan.json"
+ring_period=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["iterations"]; print(d["period"], d["rotation"])' "$WORK/ring.umplan.json" 2>&1)
+for pol in plan ondemand; do
+	timeout 60 $B/umreplay --plan "$WORK/ring.plan" --policy $pol --gpu-budget 208M --max-managed $MAXM \
+		--stats "$WORK/ring.$pol.json" -- $RING 16 >"$WORK/ring.$pol.out" 2>&1
+	echo "ring $pol: exit $?"
+	cp "$WORK/ring.$pol.json" "$OUTDIR/stats/" 2>/dev/null
+done
+ring_stats=$(python3 -c '
+import json, sys
+p, o = (json.load(open(f)) for f in sys.argv[1:3])
+e = p["engine"]
+print(e["matched"] + e["resynced"], e["ring_moves"], e["ops"]["prefetch"]["calls"], p["measured"]["fault_migrations"], o["measured"]["fault_migrations"])
+' "$WORK/ring.plan.json" "$WORK/ring.ondemand.json" 2>&1)
+read -r ring_placed ring_moves ring_prefetches ring_faults ring_od_faults <<<"$ring_stats"
+row "ring_probe 16: plan turns the ring" "$(verdict "[ '$ring_period' = '4 4' ] && grep -q '^ring: ok' $WORK/ring.plain && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.plan.out)\" ] && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.ondemand.out)\" ] && [ '${ring_placed:-0}' -ge 76 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
+	"period, rotation $ring_period; plan positions placed, ring moves, prefetch calls, fault migrations $ring_placed ${ring_moves:-?} $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi
 

@@ -36,6 +36,10 @@ static const uint64_t sample_shape_ids[6] = {
  * before K2, the second before K4. */
 static const uint64_t sample_alloc_before[6] = { 0, 0, 1, 1, 2, 2 };
 
+/* Ring keys as for a ring of two steps of three kernels whose second
+ * kernels use persistent allocations 1 and 2 in turn. */
+static const uint64_t sample_ring_keys[6] = { 0, 1, 0, 0, 2, 0 };
+
 static inline struct plan *sample_plan(void)
 {
 	struct plan *p = plan_create();
@@ -48,6 +52,8 @@ static inline struct plan *sample_plan(void)
 	memcpy(p->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
 	p->signature.alloc_before = malloc(sizeof sample_alloc_before);
 	memcpy(p->signature.alloc_before, sample_alloc_before, sizeof sample_alloc_before);
+	p->signature.ring_keys = malloc(sizeof sample_ring_keys);
+	memcpy(p->signature.ring_keys, sample_ring_keys, sizeof sample_ring_keys);
 	p->signature.n_alloc_sizes = 2;
 	p->signature.alloc_sizes = malloc(2 * sizeof(uint64_t));
 	p->signature.alloc_sizes[0] = 3 * MIB;

@@ -32,6 +32,7 @@ static void round_trip(void **state)
 	assert_memory_equal(q->signature.exec_ids, sample_exec_ids, sizeof sample_exec_ids);
 	assert_memory_equal(q->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
 	assert_memory_equal(q->signature.alloc_before, sample_alloc_before, sizeof sample_alloc_before);
+	assert_memory_equal(q->signature.ring_keys, sample_ring_keys, sizeof sample_ring_keys);
 	assert_int_equal(q->signature.n_alloc_sizes, 2);
 	assert_true(q->signature.alloc_sizes[1] == MIB + 512);
 	assert_true(q->signature.hash == p->signature.hash);
@@ -485,6 +486,10 @@ static void missing_sections(void **state)
 	q = load_without(pf, PLAN_SEC_ALLOC_BEFORE);
 	assert_null(q->signature.alloc_before);
 	plan_destroy(q);
+	/* Without section 13 the replayer follows a ring by IDs alone. */
+	q = load_without(pf, PLAN_SEC_RING_KEYS);
+	assert_null(q->signature.ring_keys);
+	plan_destroy(q);
 
 	/* An unknown section is ignored: a later umkit may add optional ones. */
 	char err[256];
@@ -677,6 +682,24 @@ static void alloc_before_section_damage(void **state)
 	planfile_close(pf);
 }
 
+/* Section 13 holds one key per kernel of the signature. */
+static void ring_keys_section_damage(void **state)
+{
+	planfile *pf = sample_container();
+	size_t n;
+	const unsigned char *d = planfile_section(pf, PLAN_SEC_RING_KEYS, &n);
+	assert_int_equal(n, 4 + 6 * 8);
+	unsigned char fewer[4 + 5 * 8];
+	memcpy(fewer, d, sizeof fewer);
+	fewer[0] = 5;
+	const struct damaged_section cases[] = {
+		{ fewer, sizeof fewer, "plan.bin: the ring key section lists 5 kernels, the signature 6" },
+		{ d, n - 1, "plan.bin: the ring key section is truncated" },
+	};
+	assert_all_refused(pf, PLAN_SEC_RING_KEYS, cases, sizeof cases / sizeof cases[0]);
+	planfile_close(pf);
+}
+
 /* Flipping bytes inside each section (container intact) must give an error
  * or a plan that passes every check: never a crash (run under ASan). */
 static void section_flips(void **state)
@@ -749,6 +772,7 @@ int main(void)
 		cmocka_unit_test(host_offset_section_damage),
 		cmocka_unit_test(shape_section_damage),
 		cmocka_unit_test(alloc_before_section_damage),
+		cmocka_unit_test(ring_keys_section_damage),
 		cmocka_unit_test(framework_cache_section),
 		cmocka_unit_test(section_flips),
 		cmocka_unit_test(load_errors),

@@ -291,6 +291,11 @@ static void ring_of_buffers_is_the_period(void **state)
 		assert_int_equal(it.rotation, 4);
 		assert_int_equal(it.n_iters, 20);
 		assert_true(it.steady);
+		/* Each step's key is its own buffer, which tells the replayer
+		 * where in the ring a launch is. */
+		assert_non_null(it.ring_keys);
+		for (size_t j = 0; j < 4; j++)
+			assert_int_equal(it.ring_keys[j], r.a[(it.iters[0].first + j) % 4].id);
 		iter_result_free(&it);
 	}
 	/* One buffer used throughout: the IDs' own period stands. */
@@ -299,6 +304,7 @@ static void ring_of_buffers_is_the_period(void **state)
 	detect(&r.t, "auto", &it);
 	assert_int_equal(it.period, 1);
 	assert_int_equal(it.rotation, 1);
+	assert_null(it.ring_keys);
 	iter_result_free(&it);
 }
 

@@ -85,6 +85,10 @@ static void dump_has_everything(void **state)
 	assert_int_equal(cJSON_GetArraySize(before), 6);
 	for (int k = 0; k < 6; k++)
 		assert_int_equal(cJSON_GetArrayItem(before, k)->valuedouble, sample_alloc_before[k]);
+	const cJSON *keys = get(sig, "ring_keys");
+	assert_int_equal(cJSON_GetArraySize(keys), 6);
+	for (int k = 0; k < 6; k++)
+		assert_int_equal(cJSON_GetArrayItem(keys, k)->valuedouble, sample_ring_keys[k]);
 
 	assert_int_equal(num(root, "n_allocs"), 4);
 	const cJSON *allocs = get(root, "allocs");
