@@ -136,18 +136,36 @@ static bool in_arena_context(void)
 	return false;
 }
 
+/* Returns err, left as the calling thread's last runtime error as the
+ * runtime's own refusal is (cudaGetLastError returns it once): a program
+ * may check that rather than the call's answer. No runtime call sets it,
+ * so the runtime is asked for what it refuses alike: more memory than any
+ * device has (2^50 bytes), or an allocation with no pointer to fill. Not
+ * for a refusal inside a graph capture, where that call would break the
+ * capture. */
+static cudaError_t refused(cudaError_t err)
+{
+	const struct cudart *rt = cudart_get();
+	void *p;
+	if (err == cudaErrorMemoryAllocation)
+		(void)rt->Malloc(&p, (size_t)1 << 50);
+	else
+		(void)rt->Malloc(NULL, 1);
+	return err;
+}
+
 static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t stream)
 {
 	struct arena_alloc a;
 	if (!ptr)
-		return cudaErrorInvalidValue;
+		return refused(cudaErrorInvalidValue);
 	bind_context();
 	uint64_t t0 = um_now_ns();
 	bool served = arena_alloc(the_arena, size, &a) == ARENA_OK;
 	um_backend_forget_refusal(served);
 	if (!served) {
 		*ptr = NULL;
-		return cudaErrorMemoryAllocation;
+		return refused(cudaErrorMemoryAllocation);
 	}
 	*ptr = (void *)(uintptr_t)a.address;
 	if (hooks.on_alloc)
@@ -256,7 +274,7 @@ cudaError_t cudaFree(void *ptr)
 		if (release(ptr))
 			return cudaSuccess;
 		if (in_arena(ptr))
-			return cudaErrorInvalidValue;
+			return refused(cudaErrorInvalidValue);
 	}
 	return cudart_get()->Free(ptr);
 }
@@ -270,7 +288,7 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 			return cudaErrorInvalidValue;
 		bind_context(); /* the stream's note may queue work */
 		um_backend_note_stream((CUstream)stream);
-		return release(ptr) ? cudaSuccess : cudaErrorInvalidValue;
+		return release(ptr) ? cudaSuccess : refused(cudaErrorInvalidValue);
 	}
 	return cudart_get()->FreeAsync(ptr, stream);
 }

@@ -193,6 +193,23 @@ row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' 
 $B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"$WORK/oomsim.err"
 rc=$?
 row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
+# A refused allocation or free reads as the runtime's own refusal: the
+# same answer, and the same last error after it, read twice
+# (tests/gpu/refusal_probe.cu). Under the tools the arena refuses the
+# 1 TiB allocations (past --max-managed) and the second frees of its
+# memory itself.
+timeout 60 $BUILD/gpu-probes/refusal_probe >"$WORK/refusal.plain" 2>&1
+cat "$WORK/refusal.plain"
+refusals() { grep -E '^cuda[A-Za-z]+ .*: cuda' "$1"; }
+for spec in "umrec $WORK/refusal.db" "attached ondemand"; do
+	tool_run $spec
+	tool=$([ "${spec%% *}" = umrec ] && echo umrec || echo umreplay)
+	timeout 60 "${run[@]}" $BUILD/gpu-probes/refusal_probe >"$WORK/refusal.$tool" 2>&1
+	rc=$?
+	cat "$WORK/refusal.$tool"
+	row "refusal_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \$(refusals $WORK/refusal.plain | wc -l) -eq 5 ] && diff <(refusals $WORK/refusal.plain) <(refusals $WORK/refusal.$tool) >/dev/null")" \
+		"$(refusals "$WORK/refusal.$tool" | sed -n 1p)"
+done
 
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
