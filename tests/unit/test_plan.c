@@ -633,26 +633,39 @@ static void host_offset_section_damage(void **state)
 	planfile_close(pf);
 }
 
-/* Section 9 holds one shape per kernel of the signature, no more, no
- * fewer. */
-static void shape_section_damage(void **state)
+/* A section of one u64 per kernel of the signature (9, shapes; 13, ring
+ * keys) holds no more and no fewer. */
+static void per_kernel_section_damage(uint32_t id, const char *what)
 {
 	planfile *pf = sample_container();
 	size_t n;
-	const unsigned char *d = planfile_section(pf, PLAN_SEC_SHAPES, &n);
+	const unsigned char *d = planfile_section(pf, id, &n);
 	assert_int_equal(n, 4 + 6 * 8);
-	unsigned char fewer[4 + 5 * 8];
+	unsigned char fewer[4 + 5 * 8], claims_more[4 + 6 * 8];
 	memcpy(fewer, d, sizeof fewer);
 	fewer[0] = 5;
-	unsigned char claims_more[4 + 6 * 8];
 	memcpy(claims_more, d, sizeof claims_more);
 	claims_more[0] = 7;
+	char lists[128], truncated[128];
+	snprintf(lists, sizeof lists, "plan.bin: the %s section lists 5 kernels, the signature 6", what);
+	snprintf(truncated, sizeof truncated, "plan.bin: the %s section is truncated", what);
 	const struct damaged_section cases[] = {
-		{ fewer, sizeof fewer, "plan.bin: the shape section lists 5 kernels, the signature 6" },
-		{ claims_more, sizeof claims_more, "plan.bin: the shape section is truncated" },
+		{ fewer, sizeof fewer, lists },
+		{ claims_more, sizeof claims_more, truncated },
+		{ d, n - 1, truncated },
 	};
-	assert_all_refused(pf, PLAN_SEC_SHAPES, cases, sizeof cases / sizeof cases[0]);
+	assert_all_refused(pf, id, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
+}
+
+static void shape_section_damage(void **state)
+{
+	per_kernel_section_damage(PLAN_SEC_SHAPES, "shape");
+}
+
+static void ring_keys_section_damage(void **state)
+{
+	per_kernel_section_damage(PLAN_SEC_RING_KEYS, "ring key");
 }
 
 /* Section 12 holds one count per kernel of the signature, in order, none
@@ -679,24 +692,6 @@ static void alloc_before_section_damage(void **state)
 					     "follows 3 allocations (the iteration has 2)" },
 	};
 	assert_all_refused(pf, PLAN_SEC_ALLOC_BEFORE, cases, sizeof cases / sizeof cases[0]);
-	planfile_close(pf);
-}
-
-/* Section 13 holds one key per kernel of the signature. */
-static void ring_keys_section_damage(void **state)
-{
-	planfile *pf = sample_container();
-	size_t n;
-	const unsigned char *d = planfile_section(pf, PLAN_SEC_RING_KEYS, &n);
-	assert_int_equal(n, 4 + 6 * 8);
-	unsigned char fewer[4 + 5 * 8];
-	memcpy(fewer, d, sizeof fewer);
-	fewer[0] = 5;
-	const struct damaged_section cases[] = {
-		{ fewer, sizeof fewer, "plan.bin: the ring key section lists 5 kernels, the signature 6" },
-		{ d, n - 1, "plan.bin: the ring key section is truncated" },
-	};
-	assert_all_refused(pf, PLAN_SEC_RING_KEYS, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
 }
 
