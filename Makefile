@@ -118,7 +118,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PORTABLE_LIBS)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(PORTABLE_LIBS) $(PORTABLE_LIBS) -Wl,--as-needed -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'
 
 # Unit tests link every portable library and cmocka; no CUDA, no driver.
-$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) tests/unit/testutil.h
+$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(PORTABLE_LIBS) $(PORTABLE_LIBS) -lcmocka -lcjson $(LDLIBS_PORTABLE)
 

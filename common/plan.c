@@ -349,6 +349,11 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
 		       (unsigned)sig->n_alloc_sizes);
 		return -1;
 	}
+	if (sig->ring_keys && (sig->ring_steps < 2 || sig->n_kernels % sig->ring_steps)) {
+		um_errmsg(err, errlen, "%s: the ring key section says %u steps for %u kernels", name,
+			  (unsigned)sig->ring_steps, (unsigned)sig->n_kernels);
+		return -1;
+	}
 	for (uint32_t k = 0; sig->alloc_before && k < sig->n_kernels; k++) {
 		unsigned long long v = sig->alloc_before[k];
 		if (v > sig->n_alloc_sizes) {
@@ -522,8 +527,11 @@ int plan_encode(const struct plan *p, planfile_writer *w)
 	if (sig->alloc_before &&
 	    add_u64s(w, PLAN_SEC_ALLOC_BEFORE, &b, sig->alloc_before, sig->n_kernels) != 0)
 		return -1;
-	if (sig->ring_keys && add_u64s(w, PLAN_SEC_RING_KEYS, &b, sig->ring_keys, sig->n_kernels) != 0)
-		return -1;
+	if (sig->ring_keys) {
+		bytes_put_u32(&b, sig->ring_steps);
+		if (add_u64s(w, PLAN_SEC_RING_KEYS, &b, sig->ring_keys, sig->n_kernels) != 0)
+			return -1;
+	}
 
 	/* Only when set: a reader without the section (one older than it)
 	 * replays with the cache off, as it always did. */
@@ -840,14 +848,34 @@ static bool decode_alloc_before(struct plan *p, const planfile *pf, const char *
 			       err, errlen);
 }
 
-/* Optional: without the section the plan has no ring of buffers (or a
- * replayer older than the section follows its ring by IDs alone). With
- * it, one allocation ordinal (or 0) per kernel of the signature. */
+/* Optional: without the section the plan has no ring of buffers (a
+ * replayer older than the section follows a ring by IDs alone). With it,
+ * the ring's steps, then one allocation ordinal (or 0) per kernel of the
+ * signature (plan_validate checks the steps). */
 static bool decode_ring_keys(struct plan *p, const planfile *pf, const char *name, char *err,
 			     size_t errlen)
 {
-	return decode_u64s_per(pf, PLAN_SEC_RING_KEYS, "ring key", "kernels", "signature",
-			       p->signature.n_kernels, &p->signature.ring_keys, name, err, errlen);
+	size_t len;
+	const void *d = planfile_section(pf, PLAN_SEC_RING_KEYS, &len);
+	if (!d)
+		return true;
+	struct bytes_reader r = bytes_reader_init(d, len);
+	struct plan_signature *sig = &p->signature;
+	sig->ring_steps = bytes_get_u32(&r);
+	uint32_t n = 0;
+	bool oom = false;
+	if (!get_u64s(&r, &n, &sig->ring_keys, &oom))
+		r.bad = true;
+	if (oom) {
+		um_errmsg(err, errlen, "%s: out of memory", name);
+		return false;
+	}
+	if (bytes_reader_ok(&r) && n != sig->n_kernels) {
+		um_errmsg(err, errlen, "%s: the ring key section lists %u kernels, the signature %u",
+			  name, (unsigned)n, (unsigned)sig->n_kernels);
+		return false;
+	}
+	return finished(&r, "ring key", name, err, errlen);
 }
 
 /* Optional: without the section the trace was recorded with PyTorch's

@@ -107,12 +107,14 @@ struct plan_signature {
 				     nondecreasing, at most n_alloc_sizes;
 				     NULL in a plan without them. Not in the
 				     hash. */
-	uint64_t *ring_keys;      /* [n_kernels] where the iteration is a ring
-				     of persistent buffers in turn (iter.h,
-				     rotation): the ordinal of the allocation
-				     that tells each kernel's step of the
-				     ring, 0 for none; NULL in a plan without
-				     a ring. Not in the hash. */
+	uint32_t ring_steps;      /* where the iteration is a ring of
+				     persistent buffers in turn (iter.h,
+				     rotation): its steps, >= 2, dividing
+				     n_kernels; 0 without a ring */
+	uint64_t *ring_keys;      /* [n_kernels] with ring_steps, else NULL:
+				     the ordinal of the allocation that tells
+				     each kernel's step of the ring, 0 for
+				     none. Not in the hash. */
 	uint64_t hash;            /* plan_signature_hash of the above */
 };
 
@@ -195,7 +197,7 @@ enum plan_section {
 	PLAN_SEC_HOST_OFFSETS = 10, /* optional: plan.host_offset */
 	PLAN_SEC_FRAMEWORK_CACHE = 11, /* optional: provenance.framework_cache */
 	PLAN_SEC_ALLOC_BEFORE = 12, /* optional: signature.alloc_before */
-	PLAN_SEC_RING_KEYS = 13,  /* optional: signature.ring_keys */
+	PLAN_SEC_RING_KEYS = 13,  /* optional: signature.ring_steps, ring_keys */
 };
 
 /* A zeroed plan with assume.block_size = PLAN_BLOCK_SIZE, or NULL when out

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "errmsg.h"
+#include "execid.h"
 
 int iter_options_parse(const char *text, struct iter_options *out)
 {
@@ -258,24 +259,6 @@ static size_t trough_offset(const struct trace *t, size_t w0, size_t p)
 
 /* ---- persistent buffers in rotation ---- */
 
-/* Whether kernels i and j touch the same allocations among those marked
- * persistent (both argument lists are sorted). */
-static bool same_persistent_args(const struct trace *t, const bool *persistent, size_t i, size_t j)
-{
-	uint32_t a = t->arg_first[i], ae = t->arg_first[i + 1];
-	uint32_t b = t->arg_first[j], be = t->arg_first[j + 1];
-	for (;;) {
-		while (a < ae && !persistent[t->arg_alloc[a]])
-			a++;
-		while (b < be && !persistent[t->arg_alloc[b]])
-			b++;
-		if (a == ae || b == be)
-			return a == ae && b == be;
-		if (t->arg_alloc[a++] != t->arg_alloc[b++])
-			return false;
-	}
-}
-
 /* Which allocations live through the whole stretch [first, end): made
  * before it and not freed within it. NULL when out of memory. */
 static bool *persistent_through(const struct trace *t, size_t first, size_t end)
@@ -289,9 +272,28 @@ static bool *persistent_through(const struct trace *t, size_t first, size_t end)
 	return persistent;
 }
 
+/* For each kernel of [first, end), a hash of the persistent allocations it
+ * uses, so that ring_rotation compares two kernels in one step: its
+ * search may pass over most of a long stretch for each k. Two different
+ * sets hash alike once in 2^64 pairs. NULL when out of memory. */
+static uint64_t *persistent_sets(const struct trace *t, const bool *persistent, size_t first,
+				 size_t end)
+{
+	uint64_t *sets = malloc((end - first) * sizeof *sets);
+	for (size_t i = first; sets && i < end; i++) {
+		uint64_t h = EXECID_FNV_SEED;
+		for (uint32_t a = t->arg_first[i]; a < t->arg_first[i + 1]; a++)
+			if (persistent[t->arg_alloc[a]])
+				h = execid_fnv1a(h, &t->arg_alloc[a], sizeof t->arg_alloc[a]);
+		sets[i - first] = h;
+	}
+	return sets;
+}
+
 /*
- * The smallest k for which the persistent allocations each kernel of the
- * stretch [first, end) touches repeat every k * p kernels, as its
+ * The smallest k for which the persistent allocations each kernel of a
+ * stretch of n kernels uses (sets: persistent_sets) repeat every k * p
+ * kernels, as its
  * execution IDs repeat every p; 1 when none up to ITER_MAX_ROTATION does
  * with two repetitions. Execution IDs name an allocation by its size and
  * offset, so a loop over same-sized persistent buffers in turn (a ring of
@@ -300,25 +302,30 @@ static bool *persistent_through(const struct trace *t, size_t first, size_t end)
  * the others idle. Allocations made or freed inside the stretch are left
  * out: per-iteration tensors differ from one iteration to the next.
  */
-static size_t ring_rotation(const struct trace *t, const bool *persistent, size_t p, size_t first,
-			    size_t end)
+static size_t ring_rotation(const uint64_t *sets, size_t n, size_t p)
 {
-	for (size_t k = 1; k <= ITER_MAX_ROTATION && 2 * k * p <= end - first; k++) {
-		size_t i = first + k * p;
-		while (i < end && same_persistent_args(t, persistent, i, i - k * p))
+	for (size_t k = 1; k <= ITER_MAX_ROTATION && 2 * k * p <= n; k++) {
+		size_t i = k * p;
+		while (i < n && sets[i] == sets[i - k * p])
 			i++;
-		if (i == end)
+		if (i == n)
 			return k;
 	}
 	return 1;
 }
 
+/* Whether kernel uses allocation alloc (its argument list is sorted). */
 static bool uses(const struct trace *t, size_t kernel, uint32_t alloc)
 {
-	for (uint32_t a = t->arg_first[kernel]; a < t->arg_first[kernel + 1]; a++)
-		if (t->arg_alloc[a] == alloc)
-			return true;
-	return false;
+	uint32_t lo = t->arg_first[kernel], hi = t->arg_first[kernel + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->arg_alloc[mid] < alloc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->arg_first[kernel + 1] && t->arg_alloc[lo] == alloc;
 }
 
 /* The ring keys (iter_result.ring_keys) of the iteration [w0, w0 + period)
@@ -350,9 +357,13 @@ static int by_period(const struct trace *t, const uint64_t *ids, struct iter_res
 	if (!p)
 		return 1;
 	bool *persistent = persistent_through(t, first, end);
-	if (!persistent)
+	uint64_t *sets = persistent ? persistent_sets(t, persistent, first, end) : NULL;
+	if (!sets) {
+		free(persistent);
 		return -1;
-	r->rotation = ring_rotation(t, persistent, p, first, end);
+	}
+	r->rotation = ring_rotation(sets, end - first, p);
+	free(sets);
 	p *= r->rotation;
 	size_t phase = trough_offset(t, end - p, p);
 	size_t s0 = first + ((end - p + phase) - first) % p;

@@ -106,6 +106,7 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 		if (!sg->ring_keys)
 			goto oom;
 		memcpy(sg->ring_keys, in->iter->ring_keys, p * sizeof *sg->ring_keys);
+		sg->ring_steps = (uint32_t)in->iter->rotation;
 	}
 
 	pl->assume.capacity_bytes = in->sched_options->capacity;

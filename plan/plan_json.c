@@ -101,8 +101,10 @@ static cJSON *signature_json(struct jb *j, const struct plan_signature *sig)
 		add(j, o, "shape_ids", hex_array(j, sig->shape_ids, sig->n_kernels));
 	if (sig->alloc_before)
 		add(j, o, "alloc_before", u64_array(j, sig->alloc_before, sig->n_kernels));
-	if (sig->ring_keys)
+	if (sig->ring_keys) {
+		add(j, o, "ring_steps", u64(j, sig->ring_steps));
 		add(j, o, "ring_keys", u64_array(j, sig->ring_keys, sig->n_kernels));
+	}
 	add(j, o, "alloc_sizes", u64_array(j, sig->alloc_sizes, sig->n_alloc_sizes));
 	return o;
 }

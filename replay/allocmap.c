@@ -258,6 +258,13 @@ void allocmap_iteration_start(allocmap *m, uint32_t pos)
 	}
 }
 
+void allocmap_position_moved(allocmap *m, uint32_t from, uint32_t to)
+{
+	const uint64_t *before = m->plan ? m->plan->signature.alloc_before : NULL;
+	if (before && m->counting)
+		m->ordinal += before[to] - before[from];
+}
+
 void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out)
 {
 	const struct pslot *s = &m->slots[index];

@@ -86,6 +86,11 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
  * when the plan does not say). */
 void allocmap_iteration_start(allocmap *m, uint32_t pos);
 
+/* The launch placed at plan position from is at position to of the same
+ * iteration instead (to > from; engine.c, ring_step): ordinals count on as
+ * from to's place. */
+void allocmap_position_moved(allocmap *m, uint32_t from, uint32_t to);
+
 /* Where plan allocation index (< plan->n_allocs) is now: this iteration's
  * instance once made, else the previous one (iteration origin), or the
  * allocation with that id (persistent origin). */

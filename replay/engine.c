@@ -438,8 +438,10 @@ static bool touches(const struct engine_access *acc, size_t n, uint64_t alloc_id
 /* In a ring of buffers (plan.signature.ring_keys) the steps share IDs and
  * histories, so the matcher may place a launch a step off, as where the
  * program enters the ring at another buffer than the recording did: the
- * step is the one whose key allocation the launch uses, the nearest ahead
- * with the same ID. */
+ * step is the one whose key allocation the launch uses, found among the
+ * same kernel's places in the other steps (at most 63 looks). A move past
+ * the plan's end begins a pass, as a wrap does; one ahead within the pass
+ * counts the iteration's allocations on as from there. */
 static void ring_step(engine *e, struct match_step *step, const struct engine_access *acc, size_t n)
 {
 	const struct plan_signature *sg = &e->plan->signature;
@@ -447,15 +449,20 @@ static void ring_step(engine *e, struct match_step *step, const struct engine_ac
 	if (!sg->ring_keys || pos == PLAN_POS_NONE || !sg->ring_keys[pos] ||
 	    touches(acc, n, sg->ring_keys[pos]))
 		return;
-	for (uint32_t d = 1; d < sg->n_kernels; d++) {
-		uint32_t q = (pos + d) % sg->n_kernels;
-		if (sg->exec_ids[q] == sg->exec_ids[pos] && sg->ring_keys[q] &&
-		    touches(acc, n, sg->ring_keys[q])) {
-			match_move(e->match, q);
-			step->position = q;
-			e->st.ring_moves++;
-			return;
-		}
+	uint32_t len = sg->n_kernels / sg->ring_steps;
+	for (uint32_t m = 1; m < sg->ring_steps; m++) {
+		uint32_t q = (pos + m * len) % sg->n_kernels;
+		if (!sg->ring_keys[q] || !touches(acc, n, sg->ring_keys[q]))
+			continue;
+		match_move(e->match, q);
+		if (q < pos)
+			step->iteration_start = true;
+		else if (!step->iteration_start)
+			allocmap_position_moved(e->allocs, pos, q);
+		step->position = q;
+		step->moved = true;
+		e->st.ring_moves++;
+		return;
 	}
 }
 
@@ -608,7 +615,7 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	}
 	if (e->idle)
 		wake(e, NULL);
-	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false };
+	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false, false };
 	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
 	e->seq = ++e->st.launches;
 	if (e->match)

@@ -167,7 +167,7 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 {
 	uint32_t p = 0;
 	bool supported = true; /* by the history or the track */
-	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false };
+	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false, false };
 	if (exec_id && m->have_place && m->ids[m->next] == exec_id) {
 		out->how = MATCH_MATCHED;
 		p = m->next;

@@ -77,6 +77,9 @@ struct match_step {
 				 iteration, by a resync (0 otherwise) */
 	bool iteration_start; /* this launch begins a pass over the plan */
 	bool lost;            /* the matcher has lost its place (after this launch) */
+	bool moved;           /* set by the engine, never the matcher: the place
+				 was moved to another step of a ring of buffers
+				 (match_move) */
 };
 
 typedef struct match match;

@@ -136,8 +136,13 @@ static void plan_position(engine *e, uint32_t q, uint32_t pos)
 
 void pplan_ops(engine *e, const struct match_step *step)
 {
+	/* A launch moved to another step of a ring gets its own position's
+	 * ops: those before it are other steps', for buffers the program is
+	 * not at. */
 	uint32_t from = step->position;
-	if (step->iteration_start)
+	if (step->moved)
+		from = step->position;
+	else if (step->iteration_start)
 		from = 0;
 	else if (step->skipped <= PLAN_REPLAY_SKIPPED)
 		from -= step->skipped;

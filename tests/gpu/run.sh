@@ -454,7 +454,7 @@ e = p["engine"]
 print(e["matched"] + e["resynced"], e["ring_moves"], e["ops"]["prefetch"]["calls"], p["measured"]["fault_migrations"], o["measured"]["fault_migrations"])
 ' "$WORK/ring.plan.json" "$WORK/ring.ondemand.json" 2>&1)
 read -r ring_placed ring_moves ring_prefetches ring_faults ring_od_faults <<<"$ring_stats"
-row "ring_probe 16: plan turns the ring" "$(verdict "[ '$ring_period' = '4 4' ] && grep -q '^ring: ok' $WORK/ring.plain && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.plan.out)\" ] && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.ondemand.out)\" ] && [ '${ring_placed:-0}' -ge 76 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
+row "ring_probe 16: plan turns the ring" "$(verdict "[ '$ring_period' = '4 4' ] && grep -q '^ring: ok' $WORK/ring.plain && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.plan.out)\" ] && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.ondemand.out)\" ] && [ '${ring_placed:-0}' -ge 76 ] && [ '${ring_moves:-0}' -ge 1 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
 	"period, rotation $ring_period; plan positions placed, ring moves, prefetch calls, fault migrations $ring_placed ${ring_moves:-?} $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi

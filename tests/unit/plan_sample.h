@@ -52,6 +52,7 @@ static inline struct plan *sample_plan(void)
 	memcpy(p->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
 	p->signature.alloc_before = malloc(sizeof sample_alloc_before);
 	memcpy(p->signature.alloc_before, sample_alloc_before, sizeof sample_alloc_before);
+	p->signature.ring_steps = 2;
 	p->signature.ring_keys = malloc(sizeof sample_ring_keys);
 	memcpy(p->signature.ring_keys, sample_ring_keys, sizeof sample_ring_keys);
 	p->signature.n_alloc_sizes = 2;

@@ -33,6 +33,7 @@ static void round_trip(void **state)
 	assert_memory_equal(q->signature.shape_ids, sample_shape_ids, sizeof sample_shape_ids);
 	assert_memory_equal(q->signature.alloc_before, sample_alloc_before, sizeof sample_alloc_before);
 	assert_memory_equal(q->signature.ring_keys, sample_ring_keys, sizeof sample_ring_keys);
+	assert_int_equal(q->signature.ring_steps, 2);
 	assert_int_equal(q->signature.n_alloc_sizes, 2);
 	assert_true(q->signature.alloc_sizes[1] == MIB + 512);
 	assert_true(q->signature.hash == p->signature.hash);
@@ -633,25 +634,26 @@ static void host_offset_section_damage(void **state)
 	planfile_close(pf);
 }
 
-/* A section of one u64 per kernel of the signature (9, shapes; 13, ring
- * keys) holds no more and no fewer. */
-static void per_kernel_section_damage(uint32_t id, const char *what)
+/* A section of one u64 per kernel of the signature after head bytes (9,
+ * shapes; 13, ring keys, after the ring's steps) holds no more and no
+ * fewer. */
+static void per_kernel_section_damage(uint32_t id, size_t head, const char *what)
 {
 	planfile *pf = sample_container();
 	size_t n;
 	const unsigned char *d = planfile_section(pf, id, &n);
-	assert_int_equal(n, 4 + 6 * 8);
-	unsigned char fewer[4 + 5 * 8], claims_more[4 + 6 * 8];
-	memcpy(fewer, d, sizeof fewer);
-	fewer[0] = 5;
-	memcpy(claims_more, d, sizeof claims_more);
-	claims_more[0] = 7;
+	assert_int_equal(n, head + 4 + 6 * 8);
+	unsigned char fewer[8 + 5 * 8], claims_more[8 + 6 * 8];
+	memcpy(fewer, d, head + 4 + 5 * 8);
+	fewer[head] = 5;
+	memcpy(claims_more, d, n);
+	claims_more[head] = 7;
 	char lists[128], truncated[128];
 	snprintf(lists, sizeof lists, "plan.bin: the %s section lists 5 kernels, the signature 6", what);
 	snprintf(truncated, sizeof truncated, "plan.bin: the %s section is truncated", what);
 	const struct damaged_section cases[] = {
-		{ fewer, sizeof fewer, lists },
-		{ claims_more, sizeof claims_more, truncated },
+		{ fewer, head + 4 + 5 * 8, lists },
+		{ claims_more, n, truncated },
 		{ d, n - 1, truncated },
 	};
 	assert_all_refused(pf, id, cases, sizeof cases / sizeof cases[0]);
@@ -660,12 +662,28 @@ static void per_kernel_section_damage(uint32_t id, const char *what)
 
 static void shape_section_damage(void **state)
 {
-	per_kernel_section_damage(PLAN_SEC_SHAPES, "shape");
+	per_kernel_section_damage(PLAN_SEC_SHAPES, 0, "shape");
 }
 
+/* Section 13 also says how many steps the ring has: at least two, and as
+ * many kernels in each. */
 static void ring_keys_section_damage(void **state)
 {
-	per_kernel_section_damage(PLAN_SEC_RING_KEYS, "ring key");
+	per_kernel_section_damage(PLAN_SEC_RING_KEYS, 4, "ring key");
+	planfile *pf = sample_container();
+	size_t n;
+	const unsigned char *d = planfile_section(pf, PLAN_SEC_RING_KEYS, &n);
+	unsigned char one[4 + 4 + 6 * 8], four[4 + 4 + 6 * 8];
+	memcpy(one, d, n);
+	one[0] = 1;
+	memcpy(four, d, n);
+	four[0] = 4;
+	const struct damaged_section cases[] = {
+		{ one, n, "plan.bin: the ring key section says 1 steps for 6 kernels" },
+		{ four, n, "plan.bin: the ring key section says 4 steps for 6 kernels" },
+	};
+	assert_all_refused(pf, PLAN_SEC_RING_KEYS, cases, sizeof cases / sizeof cases[0]);
+	planfile_close(pf);
 }
 
 /* Section 12 holds one count per kernel of the signature, in order, none

@@ -234,16 +234,18 @@ static void whole_trace_when_nothing_repeats(void **state)
 
 /*
  * A trace in memory of `launches` launches of one kernel (one execution
- * ID), launch i touching persistent buffer i % ring (same-sized, allocated
- * before the first launch, never freed) and, with fresh, also a scratch
- * allocation of its own made just before it and freed just after it.
- * stray_at (if below launches) touches buffer 0 as well.
+ * ID), launch i touching an accumulator every launch shares (allocation
+ * 0, the first made) and persistent buffer i % ring (allocations 1 ..
+ * ring, same-sized; all allocated before the first launch, never freed)
+ * and, with fresh, also a scratch allocation of its own made just before
+ * it and freed just after it. stray_at (if below launches) touches buffer
+ * 0 as well.
  */
 struct ring {
 	struct trace t;
 	struct trace_kernel k[256];
-	struct trace_alloc a[256 + 8];
-	uint32_t arg_first[257], arg_alloc[3 * 256];
+	struct trace_alloc a[1 + 8 + 256];
+	uint32_t arg_first[257], arg_alloc[4 * 256];
 };
 
 static void ring_trace(struct ring *r, size_t ring, size_t launches, bool fresh, size_t stray_at)
@@ -256,16 +258,17 @@ static void ring_trace(struct ring *r, size_t ring, size_t launches, bool fresh,
 	t->allocs = r->a;
 	t->arg_first = r->arg_first;
 	t->arg_alloc = r->arg_alloc;
-	for (size_t b = 0; b < ring; b++)
+	for (size_t b = 0; b <= ring; b++)
 		r->a[t->n_allocs++] = (struct trace_alloc){ .id = b + 1, .size = 1 << 20,
 							    .alloc_ns = 0, .free_ns = TRACE_NS_NEVER };
 	for (size_t i = 0; i < launches; i++) {
 		int64_t at = 1000 * (int64_t)(i + 1);
 		r->k[i] = (struct trace_kernel){ .exec_id = 42, .launch_ns = at, .shape_id = 7 };
 		r->arg_first[i] = (uint32_t)t->n_args;
+		r->arg_alloc[t->n_args++] = 0;
 		if (i == stray_at && i % ring != 0)
-			r->arg_alloc[t->n_args++] = 0;
-		r->arg_alloc[t->n_args++] = (uint32_t)(i % ring);
+			r->arg_alloc[t->n_args++] = 1;
+		r->arg_alloc[t->n_args++] = (uint32_t)(1 + i % ring);
 		if (fresh) {
 			r->a[t->n_allocs] = (struct trace_alloc){ .id = t->n_allocs + 1, .size = 4096,
 								   .alloc_ns = at - 10, .free_ns = at + 10 };
@@ -292,10 +295,11 @@ static void ring_of_buffers_is_the_period(void **state)
 		assert_int_equal(it.n_iters, 20);
 		assert_true(it.steady);
 		/* Each step's key is its own buffer, which tells the replayer
-		 * where in the ring a launch is. */
+		 * where in the ring a launch is; not the accumulator, which
+		 * every step uses and which comes first. */
 		assert_non_null(it.ring_keys);
 		for (size_t j = 0; j < 4; j++)
-			assert_int_equal(it.ring_keys[j], r.a[(it.iters[0].first + j) % 4].id);
+			assert_int_equal(it.ring_keys[j], r.a[1 + (it.iters[0].first + j) % 4].id);
 		iter_result_free(&it);
 	}
 	/* One buffer used throughout: the IDs' own period stands. */

@@ -1105,15 +1105,14 @@ static void faults_charged_to_plan_allocations(void **state)
 	plan_destroy(p);
 }
 
-/* Launches the plan cannot place are counted by execution ID in the steady
- * iterations: not before the first completes (warm-up), nor after the last
- * (the program's end-of-run work). */
 /* A ring of four 2 MiB buffers used in turn by one kernel (tests/gpu/
  * ring_probe.cu): the plan's positions share the ID, and the program's
  * four fill kernels before the ring lose the matcher's place, so it
  * places the ring's second launch at the first position. With the plan's
- * ring keys the engine moves it to the second, whose op (a prefetch of
- * the third buffer) is then issued; without them the place stays a step
+ * ring keys the engine moves it to the second, and issues that position's
+ * op (a prefetch of the third buffer), not the first position's (of the
+ * second buffer), which an iteration's start would issue too: it belongs
+ * to a step the program has passed. Without keys the place stays a step
  * behind, and so do the ops. */
 static void ring_placed_by_its_keys(void **state)
 {
@@ -1123,8 +1122,10 @@ static void ring_placed_by_its_keys(void **state)
 		uint32_t buf[4];
 		for (uint32_t b = 0; b < 4; b++)
 			buf[b] = add_alloc(p, PLAN_ALLOC_PERSISTENT, b + 1, 2 * MB);
+		add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, buf[1], 0, 2 * MB);
 		add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, buf[2], 0, 2 * MB);
 		if (keyed) {
+			p->signature.ring_steps = 4;
 			p->signature.ring_keys = malloc(4 * sizeof(uint64_t));
 			for (uint32_t b = 0; b < 4; b++)
 				p->signature.ring_keys[b] = b + 1;
@@ -1143,15 +1144,10 @@ static void ring_placed_by_its_keys(void **state)
 		size_t n = batches(&r, got, 4);
 		struct engine_stats st;
 		engine_get_stats(r.e, &st);
-		if (keyed) {
-			assert_int_equal(n, 1);
-			expect_batch(got[0], ENGINE_OP_PREFETCH, 0,
-				     (const struct engine_range[]){ { BASE + 4 * MB, 2 * MB } }, 1);
-			assert_int_equal(st.ring_moves, 1);
-		} else {
-			assert_int_equal(n, 0);
-			assert_int_equal(st.ring_moves, 0);
-		}
+		assert_int_equal(n, 1);
+		expect_batch(got[0], ENGINE_OP_PREFETCH, 0,
+			     (const struct engine_range[]){ { BASE + (keyed ? 4 : 2) * MB, 2 * MB } }, 1);
+		assert_int_equal(st.ring_moves, keyed ? 1 : 0);
 		/* In step from then on: the next turn moves nothing more. */
 		for (uint64_t b = 3; b <= 6; b++)
 			launch(&r, K0, (const uint64_t[]){ (b - 1) % 4 + 1 }, 1);
@@ -1164,6 +1160,39 @@ static void ring_placed_by_its_keys(void **state)
 	}
 }
 
+/* A program that goes back to the ring's first buffer before the end of a
+ * turn (a new epoch): the move back past the plan's end starts a pass, as
+ * a wrap does. */
+static void ring_restart_starts_an_iteration(void **state)
+{
+	const uint64_t ids[4] = { K0, K0, K0, K0 };
+	struct plan *p = new_plan(ids, 4, NULL, 0);
+	for (uint32_t b = 0; b < 4; b++)
+		add_alloc(p, PLAN_ALLOC_PERSISTENT, b + 1, 2 * MB);
+	p->signature.ring_steps = 4;
+	p->signature.ring_keys = malloc(4 * sizeof(uint64_t));
+	for (uint32_t b = 0; b < 4; b++)
+		p->signature.ring_keys[b] = b + 1;
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	for (uint64_t b = 0; b < 4; b++)
+		engine_on_alloc(r.e, b + 1, BASE + 2 * b * MB, 2 * MB);
+	const uint64_t turns[] = { 1, 2, 3, 4, 1, 2, 3, 1 };
+	for (size_t i = 0; i < sizeof turns / sizeof turns[0]; i++)
+		launch(&r, K0, &turns[i], 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.matched, 8);
+	assert_int_equal(st.ring_moves, 1);
+	assert_int_equal(st.iterations, 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* Launches the plan cannot place are counted by execution ID in the steady
+ * iterations: not before the first completes (warm-up), nor after the last
+ * (the program's end-of-run work). */
 static void steady_lost_kernels_counted(void **state)
 {
 	struct prog a;
@@ -1596,6 +1625,7 @@ int main(void)
 		cmocka_unit_test(faults_charged_to_plan_allocations),
 		cmocka_unit_test(steady_lost_kernels_counted),
 		cmocka_unit_test(ring_placed_by_its_keys),
+		cmocka_unit_test(ring_restart_starts_an_iteration),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(host_allocation_placed_and_released),
 		cmocka_unit_test(host_tail_placed_and_released),
