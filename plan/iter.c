@@ -293,14 +293,14 @@ static uint64_t *persistent_sets(const struct trace *t, const bool *persistent, 
 /*
  * The smallest k for which the persistent allocations each kernel of a
  * stretch of n kernels uses (sets: persistent_sets) repeat every k * p
- * kernels, as its
- * execution IDs repeat every p; 1 when none up to ITER_MAX_ROTATION does
- * with two repetitions. Execution IDs name an allocation by its size and
- * offset, so a loop over same-sized persistent buffers in turn (a ring of
- * input buffers) repeats its IDs every kernel but its memory only once
- * around the ring, and a plan of p kernels would use one buffer and leave
- * the others idle. Allocations made or freed inside the stretch are left
- * out: per-iteration tensors differ from one iteration to the next.
+ * kernels, as its execution IDs repeat every p; 1 when none up to
+ * ITER_MAX_ROTATION does with two repetitions. Execution IDs name an
+ * allocation by its size and offset, so a loop over same-sized persistent
+ * buffers in turn (a ring of input buffers) repeats its IDs every kernel
+ * but its memory only once around the ring, and a plan of p kernels would
+ * use one buffer and leave the others idle. Allocations made or freed
+ * inside the stretch are left out: per-iteration tensors differ from one
+ * iteration to the next.
  */
 static size_t ring_rotation(const uint64_t *sets, size_t n, size_t p)
 {
