@@ -349,7 +349,8 @@ int plan_validate(const struct plan *p, const char *name, char *err, size_t errl
 		       (unsigned)sig->n_alloc_sizes);
 		return -1;
 	}
-	if (sig->ring_keys && (sig->ring_steps < 2 || sig->n_kernels % sig->ring_steps)) {
+	if (sig->ring_keys && (sig->ring_steps < 2 || sig->ring_steps > PLAN_MAX_RING_STEPS ||
+			       sig->n_kernels % sig->ring_steps)) {
 		um_errmsg(err, errlen, "%s: the ring key section says %u steps for %u kernels", name,
 			  (unsigned)sig->ring_steps, (unsigned)sig->n_kernels);
 		return -1;

@@ -109,8 +109,9 @@ struct plan_signature {
 				     hash. */
 	uint32_t ring_steps;      /* where the iteration is a ring of
 				     persistent buffers in turn (iter.h,
-				     rotation): its steps, >= 2, dividing
-				     n_kernels; 0 without a ring */
+				     rotation): its steps, 2 ..
+				     PLAN_MAX_RING_STEPS, dividing n_kernels;
+				     0 without a ring */
 	uint64_t *ring_keys;      /* [n_kernels] with ring_steps, else NULL:
 				     the ordinal of the allocation that tells
 				     each kernel's step of the ring, 0 for
@@ -180,6 +181,10 @@ struct plan {
 	 * just what the capacity needs of a large tensor. */
 	uint64_t *host_offset;
 };
+
+/* The most steps a ring of buffers has (signature.ring_steps): a launch
+ * placed at the wrong step looks at the others' keys. */
+#define PLAN_MAX_RING_STEPS 64
 
 /* The sections of plan.bin (docs/plan-format.md). A reader ignores ids it
  * does not know, so a later umkit may add optional sections without a

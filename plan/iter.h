@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan.h"
 #include "trace_load.h"
 
 enum iter_mode {
@@ -93,8 +94,8 @@ struct iter_result {
 };
 
 /* The longest rotation of persistent buffers looked for, in periods of the
- * execution IDs. */
-#define ITER_MAX_ROTATION 64
+ * execution IDs: the most steps a plan's ring may have. */
+#define ITER_MAX_ROTATION PLAN_MAX_RING_STEPS
 
 /*
  * Detects the iterations of t and chooses one. Returns 0 and fills out

@@ -26,6 +26,8 @@ struct match {
 	uint32_t entry;          /* the lowest position placed with support,
 				    the history's or the track's (match.h);
 				    PLAN_POS_NONE before the first */
+	uint32_t entry_before;   /* entry before the last launch placed, for
+				    match_move */
 	uint32_t lost_run;
 	uint64_t launches;
 };
@@ -198,6 +200,7 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 	out->position = p;
 	uint64_t entry = m->entry == PLAN_POS_NONE ? 0 : m->entry;
 	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= entry + MATCH_NEAR : p == 0;
+	m->entry_before = m->entry;
 	if (supported && p < m->entry)
 		m->entry = p;
 	m->lost_run = 0;
@@ -208,7 +211,8 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 
 void match_move(match *m, uint32_t p)
 {
-	if (m->entry != PLAN_POS_NONE && p < m->entry)
+	m->entry = m->entry_before;
+	if (p < m->entry)
 		m->entry = p;
 	m->last = p;
 	m->next = (p + 1) % m->n;

@@ -136,12 +136,13 @@ static void plan_position(engine *e, uint32_t q, uint32_t pos)
 
 void pplan_ops(engine *e, const struct match_step *step)
 {
-	/* A launch moved to another step of a ring gets its own position's
-	 * ops: those before it are other steps', for buffers the program is
-	 * not at. */
+	/* A launch moved to another step of a ring gets the ops of its step
+	 * up to its position: those before the step are other steps', for
+	 * buffers the program is not at. */
+	const struct plan_signature *sg = &e->plan->signature;
 	uint32_t from = step->position;
 	if (step->moved)
-		from = step->position;
+		from -= step->position % (sg->n_kernels / sg->ring_steps);
 	else if (step->iteration_start)
 		from = 0;
 	else if (step->skipped <= PLAN_REPLAY_SKIPPED)

@@ -140,17 +140,23 @@ static bool in_arena_context(void)
  * runtime's own refusal is (cudaGetLastError returns it once): a program
  * may check that rather than the call's answer. No runtime call sets it,
  * so the runtime is asked for what it refuses alike: more memory than any
- * device has (2^50 bytes), or an allocation with no pointer to fill. Not
- * for a refusal inside a graph capture, where that call would break the
- * capture. */
+ * device has (2^50 bytes, which no allocation can get, so none is left to
+ * free), or an allocation with no pointer to fill. In relaxed capture
+ * mode, as PyTorch's allocator calls cudaMalloc: a graph capture under
+ * way, this thread's or another's, may then see an allocation, which it
+ * allows, where the default mode would break the capture. */
 static cudaError_t refused(cudaError_t err)
 {
 	const struct cudart *rt = cudart_get();
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool exchanged = cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
 	void *p;
 	if (err == cudaErrorMemoryAllocation)
 		(void)rt->Malloc(&p, (size_t)1 << 50);
 	else
 		(void)rt->Malloc(NULL, 1);
+	if (exchanged)
+		cuThreadExchangeStreamCaptureMode(&mode);
 	return err;
 }
 

@@ -665,8 +665,8 @@ static void shape_section_damage(void **state)
 	per_kernel_section_damage(PLAN_SEC_SHAPES, 0, "shape");
 }
 
-/* Section 13 also says how many steps the ring has: at least two, and as
- * many kernels in each. */
+/* Section 13 also says how many steps the ring has: 2 .. 64, and as many
+ * kernels in each. */
 static void ring_keys_section_damage(void **state)
 {
 	per_kernel_section_damage(PLAN_SEC_RING_KEYS, 4, "ring key");
@@ -684,6 +684,20 @@ static void ring_keys_section_damage(void **state)
 	};
 	assert_all_refused(pf, PLAN_SEC_RING_KEYS, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
+
+	/* More steps than a replayer looks through, though they divide. */
+	struct plan *p = plan_create();
+	char err[256];
+	p->signature.n_kernels = 130;
+	p->signature.exec_ids = calloc(130, sizeof(uint64_t));
+	p->signature.ring_steps = 65;
+	p->signature.ring_keys = calloc(130, sizeof(uint64_t));
+	plan_finalize(p);
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
+	assert_string_equal(err, "plan.bin: the ring key section says 65 steps for 130 kernels");
+	p->signature.ring_steps = 2;
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), 0);
+	plan_destroy(p);
 }
 
 /* Section 12 holds one count per kernel of the signature, in order, none

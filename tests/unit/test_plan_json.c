@@ -85,6 +85,7 @@ static void dump_has_everything(void **state)
 	assert_int_equal(cJSON_GetArraySize(before), 6);
 	for (int k = 0; k < 6; k++)
 		assert_int_equal(cJSON_GetArrayItem(before, k)->valuedouble, sample_alloc_before[k]);
+	assert_int_equal(num(sig, "ring_steps"), 2);
 	const cJSON *keys = get(sig, "ring_keys");
 	assert_int_equal(cJSON_GetArraySize(keys), 6);
 	for (int k = 0; k < 6; k++)

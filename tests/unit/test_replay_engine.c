@@ -1160,6 +1160,45 @@ static void ring_placed_by_its_keys(void **state)
 	}
 }
 
+/* A ring of two steps of two kernels (K1 on nothing of its own, then K0
+ * on the step's buffer), whose plan prefetches each step's buffer at its
+ * K1. A program that enters at the second step is placed at the first
+ * (the steps' histories are alike) and moved by the key of its K0: it
+ * gets the second step's prefetch, placed before the moved position in
+ * its step, and not the first step's. */
+static void ring_move_issues_its_steps_ops(void **state)
+{
+	const uint64_t ids[4] = { K1, K0, K1, K0 };
+	struct plan *p = new_plan(ids, 4, NULL, 0);
+	uint32_t buf1 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t buf2 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, buf1, 0, 2 * MB);
+	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 3, buf2, 0, 2 * MB);
+	p->signature.ring_steps = 2;
+	p->signature.ring_keys = calloc(4, sizeof(uint64_t));
+	p->signature.ring_keys[1] = 1;
+	p->signature.ring_keys[3] = 2;
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 2 * MB);
+	for (int i = 0; i < 4; i++)
+		launch(&r, U, NULL, 0);
+	const struct oplog_entry *got[4];
+	launch(&r, K1, NULL, 0); /* lost: no history yet */
+	assert_int_equal(batches(&r, got, 4), 0);
+	launch(&r, K0, (const uint64_t[]){ 2 }, 1);
+	assert_int_equal(batches(&r, got, 4), 1);
+	expect_batch(got[0], ENGINE_OP_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 2 * MB, 2 * MB } }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.ring_moves, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* A program that goes back to the ring's first buffer before the end of a
  * turn (a new epoch): the move back past the plan's end starts a pass, as
  * a wrap does. */
@@ -1626,6 +1665,7 @@ int main(void)
 		cmocka_unit_test(steady_lost_kernels_counted),
 		cmocka_unit_test(ring_placed_by_its_keys),
 		cmocka_unit_test(ring_restart_starts_an_iteration),
+		cmocka_unit_test(ring_move_issues_its_steps_ops),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(host_allocation_placed_and_released),
 		cmocka_unit_test(host_tail_placed_and_released),
