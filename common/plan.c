@@ -793,17 +793,20 @@ static bool decode_host(struct plan *p, const planfile *pf, const char *name, ch
 }
 
 /* An optional section of one u64 per item of something the plan already
- * counts (want items of `of`); *out stays NULL without it. what names the
- * section in errors: "the shape section lists 5 kernels, the signature 6". */
-static bool decode_u64s_per(const planfile *pf, uint32_t id, const char *what, const char *items,
-			    const char *of, uint32_t want, uint64_t **out, const char *name,
-			    char *err, size_t errlen)
+ * counts (want items of `of`), after a u32 into *head where head is not
+ * NULL; *out stays NULL without it. what names the section in errors:
+ * "the shape section lists 5 kernels, the signature 6". */
+static bool decode_u64s_per(const planfile *pf, uint32_t id, uint32_t *head, const char *what,
+			    const char *items, const char *of, uint32_t want, uint64_t **out,
+			    const char *name, char *err, size_t errlen)
 {
 	size_t len;
 	const void *d = planfile_section(pf, id, &len);
 	if (!d)
 		return true;
 	struct bytes_reader r = bytes_reader_init(d, len);
+	if (head)
+		*head = bytes_get_u32(&r);
 	uint32_t n = 0;
 	bool oom = false;
 	if (!get_u64s(&r, &n, out, &oom))
@@ -825,7 +828,7 @@ static bool decode_u64s_per(const planfile *pf, uint32_t id, const char *what, c
 static bool decode_host_offsets(struct plan *p, const planfile *pf, const char *name, char *err,
 				size_t errlen)
 {
-	return decode_u64s_per(pf, PLAN_SEC_HOST_OFFSETS, "host offset", "entries",
+	return decode_u64s_per(pf, PLAN_SEC_HOST_OFFSETS, NULL, "host offset", "entries",
 			       "host placement section", p->n_host, &p->host_offset, name, err, errlen);
 }
 
@@ -834,7 +837,7 @@ static bool decode_host_offsets(struct plan *p, const planfile *pf, const char *
 static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, char *err,
 			  size_t errlen)
 {
-	return decode_u64s_per(pf, PLAN_SEC_SHAPES, "shape", "kernels", "signature",
+	return decode_u64s_per(pf, PLAN_SEC_SHAPES, NULL, "shape", "kernels", "signature",
 			       p->signature.n_kernels, &p->signature.shape_ids, name, err, errlen);
 }
 
@@ -844,7 +847,7 @@ static bool decode_shapes(struct plan *p, const planfile *pf, const char *name, 
 static bool decode_alloc_before(struct plan *p, const planfile *pf, const char *name, char *err,
 				size_t errlen)
 {
-	return decode_u64s_per(pf, PLAN_SEC_ALLOC_BEFORE, "allocations-before", "kernels",
+	return decode_u64s_per(pf, PLAN_SEC_ALLOC_BEFORE, NULL, "allocations-before", "kernels",
 			       "signature", p->signature.n_kernels, &p->signature.alloc_before, name,
 			       err, errlen);
 }
@@ -856,27 +859,9 @@ static bool decode_alloc_before(struct plan *p, const planfile *pf, const char *
 static bool decode_ring_keys(struct plan *p, const planfile *pf, const char *name, char *err,
 			     size_t errlen)
 {
-	size_t len;
-	const void *d = planfile_section(pf, PLAN_SEC_RING_KEYS, &len);
-	if (!d)
-		return true;
-	struct bytes_reader r = bytes_reader_init(d, len);
 	struct plan_signature *sig = &p->signature;
-	sig->ring_steps = bytes_get_u32(&r);
-	uint32_t n = 0;
-	bool oom = false;
-	if (!get_u64s(&r, &n, &sig->ring_keys, &oom))
-		r.bad = true;
-	if (oom) {
-		um_errmsg(err, errlen, "%s: out of memory", name);
-		return false;
-	}
-	if (bytes_reader_ok(&r) && n != sig->n_kernels) {
-		um_errmsg(err, errlen, "%s: the ring key section lists %u kernels, the signature %u",
-			  name, (unsigned)n, (unsigned)sig->n_kernels);
-		return false;
-	}
-	return finished(&r, "ring key", name, err, errlen);
+	return decode_u64s_per(pf, PLAN_SEC_RING_KEYS, &sig->ring_steps, "ring key", "kernels",
+			       "signature", sig->n_kernels, &sig->ring_keys, name, err, errlen);
 }
 
 /* Optional: without the section the trace was recorded with PyTorch's

@@ -1105,6 +1105,35 @@ static void faults_charged_to_plan_allocations(void **state)
 	plan_destroy(p);
 }
 
+/* The plan of a ring of `steps` steps over ids[0 .. n) and persistent
+ * buffers 1 .. nbuf (2 MiB each, plan allocations 0 .. nbuf - 1), with
+ * ring keys keys (NULL: none). Ops go in before finish_plan. */
+static struct plan *ring_plan(const uint64_t *ids, uint32_t n, uint32_t nbuf, uint32_t steps,
+			      const uint64_t *keys)
+{
+	struct plan *p = new_plan(ids, n, NULL, 0);
+	for (uint32_t b = 0; b < nbuf; b++)
+		add_alloc(p, PLAN_ALLOC_PERSISTENT, b + 1, 2 * MB);
+	if (keys) {
+		p->signature.ring_steps = steps;
+		p->signature.ring_keys = malloc(n * sizeof(uint64_t));
+		memcpy(p->signature.ring_keys, keys, n * sizeof(uint64_t));
+	}
+	return p;
+}
+
+/* The engine on p with the ring's nbuf buffers allocated (buffer b at BASE
+ * + 2 (b - 1) MiB) and, with lost, the matcher's place lost by four
+ * launches the plan does not know, as the probe's fill kernels do. */
+static void ring_rig(struct rig *r, const struct plan *p, uint32_t nbuf, bool lost)
+{
+	rig_start(r, ENGINE_PLAN, 0, p);
+	for (uint64_t b = 0; b < nbuf; b++)
+		engine_on_alloc(r->e, b + 1, BASE + 2 * b * MB, 2 * MB);
+	for (int i = 0; lost && i < 4; i++)
+		launch(r, U, NULL, 0);
+}
+
 /* A ring of four 2 MiB buffers used in turn by one kernel (tests/gpu/
  * ring_probe.cu): the plan's positions share the ID, and the program's
  * four fill kernels before the ring lose the matcher's place, so it
@@ -1116,27 +1145,14 @@ static void faults_charged_to_plan_allocations(void **state)
  * behind, and so do the ops. */
 static void ring_placed_by_its_keys(void **state)
 {
-	const uint64_t ids[4] = { K0, K0, K0, K0 };
+	const uint64_t ids[4] = { K0, K0, K0, K0 }, keys[4] = { 1, 2, 3, 4 };
 	for (int keyed = 0; keyed <= 1; keyed++) {
-		struct plan *p = new_plan(ids, 4, NULL, 0);
-		uint32_t buf[4];
-		for (uint32_t b = 0; b < 4; b++)
-			buf[b] = add_alloc(p, PLAN_ALLOC_PERSISTENT, b + 1, 2 * MB);
-		add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, buf[1], 0, 2 * MB);
-		add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, buf[2], 0, 2 * MB);
-		if (keyed) {
-			p->signature.ring_steps = 4;
-			p->signature.ring_keys = malloc(4 * sizeof(uint64_t));
-			for (uint32_t b = 0; b < 4; b++)
-				p->signature.ring_keys[b] = b + 1;
-		}
+		struct plan *p = ring_plan(ids, 4, 4, 4, keyed ? keys : NULL);
+		add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, 1, 0, 2 * MB);
+		add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, 2, 0, 2 * MB);
 		finish_plan(p);
 		struct rig r;
-		rig_start(&r, ENGINE_PLAN, 0, p);
-		for (uint64_t b = 0; b < 4; b++)
-			engine_on_alloc(r.e, b + 1, BASE + 2 * b * MB, 2 * MB);
-		for (int i = 0; i < 4; i++)
-			launch(&r, U, NULL, 0);
+		ring_rig(&r, p, 4, true);
 		const struct oplog_entry *got[4];
 		launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* lost: no history yet */
 		assert_int_equal(batches(&r, got, 4), 0);
@@ -1168,23 +1184,13 @@ static void ring_placed_by_its_keys(void **state)
  * its step, and not the first step's. */
 static void ring_move_issues_its_steps_ops(void **state)
 {
-	const uint64_t ids[4] = { K1, K0, K1, K0 };
-	struct plan *p = new_plan(ids, 4, NULL, 0);
-	uint32_t buf1 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
-	uint32_t buf2 = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
-	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, buf1, 0, 2 * MB);
-	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 3, buf2, 0, 2 * MB);
-	p->signature.ring_steps = 2;
-	p->signature.ring_keys = calloc(4, sizeof(uint64_t));
-	p->signature.ring_keys[1] = 1;
-	p->signature.ring_keys[3] = 2;
+	const uint64_t ids[4] = { K1, K0, K1, K0 }, keys[4] = { 0, 1, 0, 2 };
+	struct plan *p = ring_plan(ids, 4, 2, 2, keys);
+	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, 0, 0, 2 * MB);
+	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 3, 1, 0, 2 * MB);
 	finish_plan(p);
 	struct rig r;
-	rig_start(&r, ENGINE_PLAN, 0, p);
-	engine_on_alloc(r.e, 1, BASE, 2 * MB);
-	engine_on_alloc(r.e, 2, BASE + 2 * MB, 2 * MB);
-	for (int i = 0; i < 4; i++)
-		launch(&r, U, NULL, 0);
+	ring_rig(&r, p, 2, true);
 	const struct oplog_entry *got[4];
 	launch(&r, K1, NULL, 0); /* lost: no history yet */
 	assert_int_equal(batches(&r, got, 4), 0);
@@ -1204,19 +1210,11 @@ static void ring_move_issues_its_steps_ops(void **state)
  * a wrap does. */
 static void ring_restart_starts_an_iteration(void **state)
 {
-	const uint64_t ids[4] = { K0, K0, K0, K0 };
-	struct plan *p = new_plan(ids, 4, NULL, 0);
-	for (uint32_t b = 0; b < 4; b++)
-		add_alloc(p, PLAN_ALLOC_PERSISTENT, b + 1, 2 * MB);
-	p->signature.ring_steps = 4;
-	p->signature.ring_keys = malloc(4 * sizeof(uint64_t));
-	for (uint32_t b = 0; b < 4; b++)
-		p->signature.ring_keys[b] = b + 1;
+	const uint64_t ids[4] = { K0, K0, K0, K0 }, keys[4] = { 1, 2, 3, 4 };
+	struct plan *p = ring_plan(ids, 4, 4, 4, keys);
 	finish_plan(p);
 	struct rig r;
-	rig_start(&r, ENGINE_PLAN, 0, p);
-	for (uint64_t b = 0; b < 4; b++)
-		engine_on_alloc(r.e, b + 1, BASE + 2 * b * MB, 2 * MB);
+	ring_rig(&r, p, 4, false);
 	const uint64_t turns[] = { 1, 2, 3, 4, 1, 2, 3, 1 };
 	for (size_t i = 0; i < sizeof turns / sizeof turns[0]; i++)
 		launch(&r, K0, &turns[i], 1);
