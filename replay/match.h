@@ -99,7 +99,9 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
  * same execution ID: its caller found from the launch's memory that the
  * program is at another step of a ring of buffers, whose steps share IDs
  * and histories (engine.c, ring_step). The next launch is expected after
- * p. */
+ * p. The memory is support: the entry becomes the lower of p and the
+ * entry before the launch (even where the launch was the very first,
+ * whose match at 0 alone does not set it). */
 void match_move(match *m, uint32_t p);
 
 #endif

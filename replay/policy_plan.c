@@ -136,9 +136,11 @@ static void plan_position(engine *e, uint32_t q, uint32_t pos)
 
 void pplan_ops(engine *e, const struct match_step *step)
 {
-	/* A launch moved to another step of a ring gets the ops of its step
-	 * up to its position: those before the step are other steps', for
-	 * buffers the program is not at. */
+	/* A launch moved to another step of a ring gets the ops placed in its
+	 * step up to its position, not those of the steps before, which an
+	 * iteration's start would issue: they are mostly for buffers the
+	 * program is not at. A prefetch for this step placed in the step
+	 * before is missed so, and its buffer faults in, once per move. */
 	const struct plan_signature *sg = &e->plan->signature;
 	uint32_t from = step->position;
 	if (step->moved)

@@ -681,21 +681,23 @@ static void ring_keys_section_damage(void **state)
 	const struct damaged_section cases[] = {
 		{ one, n, "plan.bin: the ring key section says 1 steps for 6 kernels" },
 		{ four, n, "plan.bin: the ring key section says 4 steps for 6 kernels" },
+		{ d, 3, "plan.bin: the ring key section is truncated" }, /* in the steps */
 	};
 	assert_all_refused(pf, PLAN_SEC_RING_KEYS, cases, sizeof cases / sizeof cases[0]);
 	planfile_close(pf);
 
-	/* More steps than a replayer looks through, though they divide. */
+	/* More steps than a replayer looks through, though they divide; 64
+	 * is the most. */
 	struct plan *p = plan_create();
 	char err[256];
-	p->signature.n_kernels = 130;
-	p->signature.exec_ids = calloc(130, sizeof(uint64_t));
+	p->signature.n_kernels = 64 * 65;
+	p->signature.exec_ids = calloc(64 * 65, sizeof(uint64_t));
 	p->signature.ring_steps = 65;
-	p->signature.ring_keys = calloc(130, sizeof(uint64_t));
+	p->signature.ring_keys = calloc(64 * 65, sizeof(uint64_t));
 	plan_finalize(p);
 	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
-	assert_string_equal(err, "plan.bin: the ring key section says 65 steps for 130 kernels");
-	p->signature.ring_steps = 2;
+	assert_string_equal(err, "plan.bin: the ring key section says 65 steps for 4160 kernels");
+	p->signature.ring_steps = 64;
 	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), 0);
 	plan_destroy(p);
 }

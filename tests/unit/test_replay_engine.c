@@ -1205,6 +1205,56 @@ static void ring_move_issues_its_steps_ops(void **state)
 	plan_destroy(p);
 }
 
+/* A program that skips a step's K0 in the middle of a pass (a ring of two
+ * steps of K1 then K0, as in ring_move_issues_its_steps_ops) is moved
+ * ahead within the pass, and the iteration's allocations count on as
+ * from the step it is at: the one made after it is the iteration's
+ * second (the plan makes one before kernel 2, one after kernel 3), which
+ * the plan prefetches at the next pass's start. */
+static void ring_move_ahead_counts_allocations_on(void **state)
+{
+	const uint64_t ids[4] = { K1, K0, K1, K0 }, sizes[2] = { 2 * MB, 4 * MB };
+	const uint64_t before[4] = { 0, 0, 1, 1 };
+	struct plan *p = new_plan(ids, 4, sizes, 2);
+	add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	uint32_t second = add_alloc(p, PLAN_ALLOC_ITERATION, 2, 4 * MB);
+	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, second, 0, 4 * MB);
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	p->signature.ring_steps = 2;
+	p->signature.ring_keys = calloc(4, sizeof(uint64_t));
+	p->signature.ring_keys[1] = 1;
+	p->signature.ring_keys[3] = 2;
+	finish_plan(p);
+	struct rig r;
+	ring_rig(&r, p, 2, false);
+	const struct oplog_entry *got[4];
+	/* A whole pass, then the next one's K1. */
+	launch(&r, K1, NULL, 0);
+	launch(&r, K0, (const uint64_t[]){ 1 }, 1);
+	engine_on_alloc(r.e, 10, BASE + 8 * MB, 2 * MB);
+	launch(&r, K1, NULL, 0);
+	launch(&r, K0, (const uint64_t[]){ 2 }, 1);
+	engine_on_alloc(r.e, 11, BASE + 16 * MB, 4 * MB);
+	launch(&r, K1, NULL, 0);
+	batches(&r, got, 4);
+	/* Step 0's K0 skipped: on buffer 2, it is kernel 3. */
+	launch(&r, K0, (const uint64_t[]){ 2 }, 1);
+	engine_on_alloc(r.e, 12, BASE + 24 * MB, 4 * MB);
+	assert_int_equal(batches(&r, got, 4), 0);
+	launch(&r, K1, NULL, 0);
+	assert_int_equal(batches(&r, got, 4), 1);
+	expect_batch(got[0], ENGINE_OP_PREFETCH, 0,
+		     (const struct engine_range[]){ { BASE + 24 * MB, 4 * MB } }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.ring_moves, 1);
+	assert_int_equal(st.iterations, 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* A program that goes back to the ring's first buffer before the end of a
  * turn (a new epoch): the move back past the plan's end starts a pass, as
  * a wrap does. */
@@ -1664,6 +1714,7 @@ int main(void)
 		cmocka_unit_test(ring_placed_by_its_keys),
 		cmocka_unit_test(ring_restart_starts_an_iteration),
 		cmocka_unit_test(ring_move_issues_its_steps_ops),
+		cmocka_unit_test(ring_move_ahead_counts_allocations_on),
 		cmocka_unit_test(launch_tells_of_iterations_and_the_verdict),
 		cmocka_unit_test(host_allocation_placed_and_released),
 		cmocka_unit_test(host_tail_placed_and_released),

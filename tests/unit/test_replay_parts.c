@@ -229,9 +229,9 @@ static void allocmap_start_counts_from_the_plan(void **state)
 	allocmap_resolve(m, 1, &w); /* the previous iteration's stands in */
 	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 2);
 
-	/* A start placed at kernel 0 and then found to be at kernel 1 (a
-	 * ring's step, replay/engine.c ring_step): what follows counts on as
-	 * from kernel 1. */
+	/* A launch placed at kernel 0 of a pass and found to be at kernel 1
+	 * instead (a ring's step, replay/engine.c ring_step): what follows
+	 * counts on as from kernel 1. */
 	allocmap_iteration_start(m, 0);
 	allocmap_position_moved(m, 0, 1);
 	assert_int_equal(allocmap_add(m, 7, 0x7000, 20)->iter_ordinal, 2);
