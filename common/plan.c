@@ -898,7 +898,8 @@ static struct plan *plan_decode(const planfile *pf, const char *name, char *err,
 	    decode_corr(p, pf, name, err, errlen) && decode_provenance(p, pf, name, err, errlen) &&
 	    decode_host(p, pf, name, err, errlen) && decode_host_offsets(p, pf, name, err, errlen) &&
 	    decode_shapes(p, pf, name, err, errlen) && decode_alloc_before(p, pf, name, err, errlen) &&
-	    decode_ring_keys(p, pf, name, err, errlen) && decode_framework_cache(p, pf, name, err, errlen) &&
+	    decode_ring_keys(p, pf, name, err, errlen) &&
+	    decode_framework_cache(p, pf, name, err, errlen) &&
 	    plan_validate(p, name, err, errlen) == 0)
 		return p;
 	plan_destroy(p);

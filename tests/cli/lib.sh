@@ -28,6 +28,10 @@ expect_out_has() { if grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 
 # expect_out_lacks TEXT DESC: stdout does not contain TEXT
 expect_out_lacks() { if grep -qF -- "$1" <<<"$out"; then not_ok "$2 (stdout has '$1')"; else ok "$2"; fi; }
 
+# expect_json CODE DESC: CODE, Python with the JSON on stdout as d, passes
+# (its asserts hold)
+expect_json() { if python3 -c "import json, sys; d = json.load(sys.stdin); $1" <<<"$out"; then ok "$2"; else not_ok "$2"; fi; }
+
 finish() { exit $((failures > 0)); }
 
 # make_trace PATH [EXTRA_SQL]: a small well-formed trace, built with the

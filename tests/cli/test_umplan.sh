@@ -118,11 +118,7 @@ expect_err_has "'x' is not a percentage from 0 to 50" "the bad headroom is named
 
 run "$UMPLAN" "$trace" --json --capacity 5M --host-bw 0
 expect_status 0 "--json exits 0"
-if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["iterations"]["period"] == 4; assert d["plan"]["capacity_before_headroom"] == 5*2**20; assert d["plan"]["capacity"] == 5*2**20 - 5*2**20 // 100 * 3; assert d["plan"]["evict"] > 0' <<<"$out"; then
-	ok "--json is JSON with the period, capacity and evictions"
-else
-	not_ok "--json is JSON with the period, capacity and evictions"
-fi
+expect_json 'assert d["iterations"]["period"] == 4; assert d["plan"]["capacity_before_headroom"] == 5*2**20; assert d["plan"]["capacity"] == 5*2**20 - 5*2**20 // 100 * 3; assert d["plan"]["evict"] > 0' "--json is JSON with the period, capacity and evictions"
 
 # Host placement: at 5 MiB (4.85 after the headroom) the peak of 6 MiB is
 # 1.15 MiB too high. This trace's kernels run 100 us each, 80 passes over
@@ -132,28 +128,16 @@ fi
 # default, its first block resident, and nothing migrates; a slow link or
 # --host-bw 0 leaves the weight to the migration schedule.
 run "$UMPLAN" "$trace" --json --capacity 5M
-if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 0 and p["evict"] > 0' <<<"$out"; then
-	ok "a weight its kernels re-read stays in the migration schedule"
-else
-	not_ok "a weight its kernels re-read stays in the migration schedule"
-fi
+expect_json 'p=d["plan"]; assert p["host_tensors"] == 0 and p["evict"] > 0' "a weight its kernels re-read stays in the migration schedule"
 brief=$SCRATCH/brief.db
 make_trace "$brief" "UPDATE kernel SET end_ns = start_ns + 2000;"
 run "$UMPLAN" "$brief" --json --capacity 5M
 expect_status 0 "--json with host placement exits 0"
-if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 1 and p["host_bytes"] == 2*2**20 and p["evict"] == 0 and p["prefetch"] == 0; assert 0 < p["host_pass_ns"] < p["predicted_iteration_ns"]' <<<"$out"; then
-	ok "--json: the weight's last block stays on the host, nothing migrates, its passes priced"
-else
-	not_ok "--json: the weight's last block stays on the host, nothing migrates, its passes priced"
-fi
+expect_json 'p=d["plan"]; assert p["host_tensors"] == 1 and p["host_bytes"] == 2*2**20 and p["evict"] == 0 and p["prefetch"] == 0; assert 0 < p["host_pass_ns"] < p["predicted_iteration_ns"]' "--json: the weight's last block stays on the host, nothing migrates, its passes priced"
 for bw in 0 1; do
 	run "$UMPLAN" "$brief" --json --capacity 5M --host-bw "$bw"
 	expect_status 0 "--host-bw $bw exits 0"
-	if python3 -c 'import json,sys; p=json.load(sys.stdin)["plan"]; assert p["host_tensors"] == 0 and p["host_bytes"] == 0 and p["host_pass_ns"] == 0 and p["evict"] > 0' <<<"$out"; then
-		ok "--host-bw $bw: nothing on the host, the weight migrates"
-	else
-		not_ok "--host-bw $bw: nothing on the host, the weight migrates"
-	fi
+	expect_json 'p=d["plan"]; assert p["host_tensors"] == 0 and p["host_bytes"] == 0 and p["host_pass_ns"] == 0 and p["evict"] > 0' "--host-bw $bw: nothing on the host, the weight migrates"
 done
 run "$UMPLAN" "$brief" --report --capacity 5M
 expect_out_has "host         1 tensors (2.00 MiB; of 1 only the tail, the rest resident) stay in host memory" "--report lists the host tensors, the partial one"
@@ -163,11 +147,7 @@ expect_out_has "2.00 MiB of 4.00 MiB from byte 2097152, 2 uses per iteration" \
 run "$UMPLAN" "$brief" -o "$SCRATCH/host.bin" --capacity 5M --check -q
 expect_status 0 "a plan with host placement passes --check"
 run "$UMPLAN" --dump "$SCRATCH/host.bin"
-if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["host"] == [0] and d["host_offsets"] == [2*2**20] and d["allocs"][0]["origin"] == "persistent" and d["n_ops"] == 0' <<<"$out"; then
-	ok "--dump shows the host list and where the host part starts"
-else
-	not_ok "--dump shows the host list and where the host part starts"
-fi
+expect_json 'assert d["host"] == [0] and d["host_offsets"] == [2*2**20] and d["allocs"][0]["origin"] == "persistent" and d["n_ops"] == 0' "--dump shows the host list and where the host part starts"
 
 plan=$SCRATCH/plan.bin
 run "$UMPLAN" "$trace" -o "$plan" --capacity 5M --check
@@ -257,11 +237,7 @@ python3 -c 'import json,sys; json.load(sys.stdin)["ops"]' <<<"$out" \
 
 run "$UMPLAN" --dump "$plan"
 expect_status 0 "--dump exits 0"
-if python3 -c 'import json,sys; d=json.load(sys.stdin)' <<<"$out"; then
-	ok "--dump prints JSON"
-else
-	not_ok "--dump prints JSON"
-fi
+expect_json 'pass' "--dump prints JSON"
 expect_out_has "evict" "--dump shows the ops"
 expect_out_has '"framework_cache":	false' "--dump: a trace without meta framework_cache was recorded with the cache off"
 make_trace "$SCRATCH/cached.db" "INSERT INTO meta VALUES ('framework_cache', '1');"
@@ -292,11 +268,7 @@ run "$UMPLAN" "$fixture" --simulate --json --report --capacity 300M -q
 expect_status 2 "--simulate --json --report: usage error (the JSON would not parse)"
 run "$UMPLAN" "$fixture" --simulate --json --capacity 300M -q
 expect_status 0 "--simulate --json exits 0"
-if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["rows"]) == 4' <<<"$out"; then
-	ok "--simulate --json prints one row per policy at --capacity"
-else
-	not_ok "--simulate --json prints one row per policy at --capacity"
-fi
+expect_json 'assert len(d["rows"]) == 4' "--simulate --json prints one row per policy at --capacity"
 # The report's rows count each op at its kernel's row: with 71 kernels per
 # iteration (rows of 7 or 8), an op at a row's first kernel once went to
 # the row before.
@@ -324,11 +296,7 @@ run "$UMPLAN" "$graph_fixture" --json -o "$SCRATCH/graph.plan"
 expect_status 0 "a trace with CUDA graphs plans"
 expect_err_has "535 kernels ran from CUDA graphs, which the plan cannot follow: it covers the 367 kernels launched one by one" \
 	"umplan warns that the kernels graphs ran are not planned"
-if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["trace"]["graph_kernels"] == 535' <<<"$out"; then
-	ok "--json counts the kernels graphs ran"
-else
-	not_ok "--json counts the kernels graphs ran"
-fi
+expect_json 'assert d["trace"]["graph_kernels"] == 535' "--json counts the kernels graphs ran"
 # PyTorch captured with its cache on: the trace says so, and the plan too.
 if python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["trace"]["framework_cache"] is True' <<<"$out" &&
 	"$UMPLAN" --dump "$SCRATCH/graph.plan" | python3 -c 'import json,sys; assert json.load(sys.stdin)["provenance"]["framework_cache"] is True'; then
@@ -343,19 +311,11 @@ run "$UMPLAN" "$(dirname "$fixture")/h200_reset_probe.db" --json -o "$SCRATCH/re
 expect_status 0 "a trace with a device reset plans"
 expect_err_has "the program reset the device (cudaDeviceReset); the 80 kernels launched after it used memory umkit did not manage and are not planned: the plan covers the 80 before it" \
 	"umplan warns that the kernels after the reset are not planned"
-if python3 -c 'import json,sys; d=json.load(sys.stdin)["trace"]; assert d["after_reset_kernels"] == 80 and d["kernels"] == 80 and d["allocations"] == 4' <<<"$out"; then
-	ok "--json counts the kernels after the reset"
-else
-	not_ok "--json counts the kernels after the reset"
-fi
+expect_json 't=d["trace"]; assert t["after_reset_kernels"] == 80 and t["kernels"] == 80 and t["allocations"] == 4' "--json counts the kernels after the reset"
 # Its phase launches one kernel over four 64 MiB buffers in turn: the
 # execution IDs repeat every launch, the buffers every four. Planned for
 # two buffers' room, one stays and the other three take turns.
-if python3 -c 'import json,sys; d=json.load(sys.stdin)["iterations"]; assert d["period"] == 4 and d["rotation"] == 4 and d["count"] == 20' <<<"$out"; then
-	ok "a ring of four buffers is planned as a period of four launches"
-else
-	not_ok "a ring of four buffers is planned as a period of four launches"
-fi
+expect_json 'it=d["iterations"]; assert it["period"] == 4 and it["rotation"] == 4 and it["count"] == 20' "a ring of four buffers is planned as a period of four launches"
 run "$UMPLAN" "$(dirname "$fixture")/h200_reset_probe.db" --capacity 160M -o "$SCRATCH/ring.plan"
 expect_err_has "4 kernels per iteration, 6 ops, predicted peak 128.00 MiB of 155.20 MiB" \
 	"the ring's plan at two buffers' room turns three of them over"
@@ -496,11 +456,7 @@ expect_status 0 "--simulate --perturb exits 0"
 expect_out_has "sensitivity: plan made from the recorded kernel durations" "--perturb prints the study"
 expect_out_has "[0.80, 1.20]" "--perturb 20 scales durations within +-20 %"
 run "$UMPLAN" "$fixture" --simulate --ratios 2 --perturb 10 --json -q
-if python3 -c 'import json,sys; s=json.load(sys.stdin)["sensitivity"]; assert len(s) == 1 and s[0]["perturbation"] == 0.1 and s[0]["min_pct_ideal"] <= s[0]["max_pct_ideal"]' <<<"$out"; then
-	ok "--perturb adds the study to --json"
-else
-	not_ok "--perturb adds the study to --json"
-fi
+expect_json 's=d["sensitivity"]; assert len(s) == 1 and s[0]["perturbation"] == 0.1 and s[0]["min_pct_ideal"] <= s[0]["max_pct_ideal"]' "--perturb adds the study to --json"
 for bad in 0 100 -5 abc; do
 	run "$UMPLAN" "$fixture" --simulate --perturb "$bad"
 	expect_status 2 "--perturb $bad is a usage error"
