@@ -33,6 +33,8 @@ static void resolve(void)
 		return;
 	RESOLVE(Malloc, "cudaMalloc")
 	RESOLVE(MallocManaged, "cudaMallocManaged")
+	RESOLVE(MallocPitch, "cudaMallocPitch")
+	RESOLVE(Malloc3D, "cudaMalloc3D")
 	RESOLVE(Free, "cudaFree")
 	RESOLVE(MallocAsync, "cudaMallocAsync")
 	RESOLVE(FreeAsync, "cudaFreeAsync")

@@ -16,6 +16,8 @@
 struct cudart {
 	cudaError_t (*Malloc)(void **, size_t);
 	cudaError_t (*MallocManaged)(void **, size_t, unsigned int);
+	cudaError_t (*MallocPitch)(void **, size_t *, size_t, size_t);
+	cudaError_t (*Malloc3D)(struct cudaPitchedPtr *, struct cudaExtent);
 	cudaError_t (*Free)(void *);
 	cudaError_t (*MallocAsync)(void **, size_t, cudaStream_t);
 	cudaError_t (*FreeAsync)(void *, cudaStream_t);

@@ -9,6 +9,8 @@
  *    the free has finished;
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
  *    cudaErrorMemoryAllocation, which frameworks report as out of memory;
+ *  - cudaMallocPitch and cudaMalloc3D learn the runtime's row alignment
+ *    from one real allocation, at the first call;
  *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture);
  *  - after a cudaDeviceReset that destroyed the arena's memory, every call
  *    is the runtime's (arena_gone).
@@ -26,6 +28,7 @@
 #include "clock.h"
 #include "cudart.h"
 #include "log.h"
+#include "pitch.h"
 #include "size.h"
 #include "um_backend.h"
 
@@ -136,27 +139,40 @@ static bool in_arena_context(void)
 	return false;
 }
 
+/* The calling thread's stream capture mode set to relaxed, as PyTorch's
+ * allocator sets it to call cudaMalloc: a graph capture under way, this
+ * thread's or another's, then allows the runtime calls the shim makes of
+ * its own, where the default mode would break the capture. Returns whether
+ * it was set; relaxed_capture_end puts back *saved. */
+static bool relaxed_capture_begin(CUstreamCaptureMode *saved)
+{
+	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return cuThreadExchangeStreamCaptureMode(saved) == CUDA_SUCCESS;
+}
+
+static void relaxed_capture_end(bool begun, CUstreamCaptureMode saved)
+{
+	if (begun)
+		cuThreadExchangeStreamCaptureMode(&saved);
+}
+
 /* Returns err, left as the calling thread's last runtime error as the
  * runtime's own refusal is (cudaGetLastError returns it once): a program
  * may check that rather than the call's answer. No runtime call sets it,
  * so the runtime is asked for what it refuses alike: more memory than any
  * device has (2^50 bytes, which no allocation can get, so none is left to
- * free), or an allocation with no pointer to fill. In relaxed capture
- * mode, as PyTorch's allocator calls cudaMalloc: a graph capture under
- * way, this thread's or another's, may then see an allocation, which it
- * allows, where the default mode would break the capture. */
+ * free), or an allocation with no pointer to fill. */
 static cudaError_t refused(cudaError_t err)
 {
 	const struct cudart *rt = cudart_get();
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	bool exchanged = cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+	CUstreamCaptureMode mode;
+	bool relaxed = relaxed_capture_begin(&mode);
 	void *p;
 	if (err == cudaErrorMemoryAllocation)
 		(void)rt->Malloc(&p, (size_t)1 << 50);
 	else
 		(void)rt->Malloc(NULL, 1);
-	if (exchanged)
-		cuThreadExchangeStreamCaptureMode(&mode);
+	relaxed_capture_end(relaxed, mode);
 	return err;
 }
 
@@ -230,6 +246,59 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
 	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context())
 		return cudart_get()->Malloc(ptr, size);
 	return serve(ptr, size, "cudaMalloc", NULL);
+}
+
+/* The runtime's row alignment for pitched allocations: the pitch it gives
+ * one row of one byte, asked for once (a real allocation, freed at once;
+ * it synchronizes the device, as a free does). 0 when the runtime refused:
+ * then each pitched allocation is the runtime's. */
+static size_t pitch_alignment(void)
+{
+	static _Atomic size_t learned;
+	size_t align = atomic_load(&learned);
+	if (align)
+		return align;
+	const struct cudart *rt = cudart_get();
+	CUstreamCaptureMode mode;
+	bool relaxed = relaxed_capture_begin(&mode);
+	void *p;
+	if (rt->MallocPitch(&p, &align, 1, 1) == cudaSuccess)
+		rt->Free(p);
+	else
+		align = 0;
+	relaxed_capture_end(relaxed, mode);
+	atomic_store(&learned, align); /* two threads learn the same */
+	return align;
+}
+
+/* Pitched allocations are laid out as the runtime lays them out
+ * (common/pitch.h) and served whole: rows padded to its pitch. A request
+ * the arena would not serve as it asks (no pointer to fill, a zero or
+ * overflowing extent) is the runtime's to answer. */
+cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+	size_t align, row, bytes;
+	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context() || !ptr || !pitch ||
+	    !(align = pitch_alignment()) || !um_pitched_layout(width, height, 1, align, &row, &bytes))
+		return cudart_get()->MallocPitch(ptr, pitch, width, height);
+	cudaError_t err = serve(ptr, bytes, "cudaMallocPitch", NULL);
+	if (err == cudaSuccess)
+		*pitch = row;
+	return err;
+}
+
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
+{
+	size_t align, row, bytes;
+	void *p;
+	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context() || !out ||
+	    !(align = pitch_alignment()) ||
+	    !um_pitched_layout(extent.width, extent.height, extent.depth, align, &row, &bytes))
+		return cudart_get()->Malloc3D(out, extent);
+	cudaError_t err = serve(&p, bytes, "cudaMalloc3D", NULL);
+	if (err == cudaSuccess)
+		*out = (struct cudaPitchedPtr){ .ptr = p, .pitch = row, .xsize = extent.width, .ysize = extent.height };
+	return err;
 }
 
 /* Stream-ordered allocations and frees queued into a capture belong to

@@ -211,6 +211,36 @@ for spec in "umrec $WORK/refusal.db" "attached ondemand"; do
 		"$(refusals "$WORK/refusal.$tool" | sed -n 1p)"
 done
 
+# Pitched allocations (tests/gpu/pitch_probe.cu) are the arena's, laid
+# out as the runtime lays them out: every line as plain (the pitches, the
+# answers to what is not served, the sums), and umrec's trace has each one
+# served (8 probed widths, the 2D and the 3D array) at pitch x rows, the
+# arrays with the kernels that use them.
+timeout 60 $BUILD/gpu-probes/pitch_probe >"$WORK/pitch.plain" 2>"$WORK/pitch.plain.err"
+cat "$WORK/pitch.plain" "$WORK/pitch.plain.err"
+for spec in "umrec $WORK/pitch.db" "attached ondemand"; do
+	tool_run $spec
+	tool=$([ "${spec%% *}" = umrec ] && echo umrec || echo umreplay)
+	timeout 60 "${run[@]}" $BUILD/gpu-probes/pitch_probe >"$WORK/pitch.$tool" 2>"$WORK/pitch.$tool.err"
+	rc=$?
+	cat "$WORK/pitch.$tool" "$WORK/pitch.$tool.err"
+	row "pitch_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && grep -q '^sizes: ' $WORK/pitch.plain && diff $WORK/pitch.plain $WORK/pitch.$tool >/dev/null")" \
+		"$(grep -E '^(pitch 4000|3d):' "$WORK/pitch.$tool" | tr '\n' ' ')"
+done
+detail=$(python3 - "$WORK/pitch.db" $(sed -n 's/^sizes: //p' "$WORK/pitch.umrec") <<'EOF'
+import sqlite3, sys
+db, plane, cube = sqlite3.connect(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+rows = db.execute("SELECT a.api, a.size, count(k.alloc_id) FROM alloc a LEFT JOIN kernel_arg k ON k.alloc_id = a.id "
+                  "WHERE a.api IN ('cudaMallocPitch', 'cudaMalloc3D') GROUP BY a.id").fetchall()
+used = {(api, size) for api, size, uses in rows if uses}
+ok = len(rows) == 10 and ("cudaMallocPitch", plane) in used and ("cudaMalloc3D", cube) in used
+print(f"{len(rows)} pitched allocations, the arrays' {plane} and {cube} bytes used by kernels: {'yes' if ok else 'no'}")
+sys.exit(0 if ok else 1)
+EOF
+)
+traced=$?
+row "pitch_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail"
+
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
 

@@ -1,4 +1,5 @@
-/* Unit tests for the small common helpers: sizes and execution IDs. */
+/* Unit tests for the small common helpers: sizes, pitched layouts and
+ * execution IDs. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include "gate.h"
 #include "grow.h"
 #include "launch_view.h"
+#include "pitch.h"
 #include "search.h"
 #include "size.h"
 #include "thread.h"
@@ -42,6 +44,38 @@ static void size_formats(void **state)
 	char buf[32];
 	assert_string_equal(um_size_format(512, buf, sizeof buf), "512 B");
 	assert_string_equal(um_size_format(3ULL << 29, buf, sizeof buf), "1.50 GiB");
+}
+
+static void pitched_rows_round_up_to_the_alignment(void **state)
+{
+	size_t pitch = 0, bytes = 0;
+	assert_true(um_pitched_layout(1, 1, 1, 512, &pitch, &bytes));
+	assert_int_equal(pitch, 512);
+	assert_int_equal(bytes, 512);
+	assert_true(um_pitched_layout(512, 3, 1, 512, &pitch, &bytes));
+	assert_int_equal(pitch, 512);
+	assert_int_equal(bytes, 3 * 512);
+	assert_true(um_pitched_layout(4000, 7, 5, 512, &pitch, &bytes));
+	assert_int_equal(pitch, 4096);
+	assert_int_equal(bytes, 4096 * 7 * 5);
+	assert_true(um_pitched_layout(100, 2, 1, 96, &pitch, &bytes)); /* not a power of two */
+	assert_int_equal(pitch, 192);
+	assert_int_equal(bytes, 384);
+}
+
+static void pitched_layout_refuses_zero_and_overflow(void **state)
+{
+	size_t pitch = 7, bytes = 9;
+	const size_t big = SIZE_MAX / 2;
+	assert_false(um_pitched_layout(0, 1, 1, 512, &pitch, &bytes));
+	assert_false(um_pitched_layout(1, 0, 1, 512, &pitch, &bytes));
+	assert_false(um_pitched_layout(1, 1, 0, 512, &pitch, &bytes));
+	assert_false(um_pitched_layout(1, 1, 1, 0, &pitch, &bytes));
+	assert_false(um_pitched_layout(SIZE_MAX - 10, 1, 1, 512, &pitch, &bytes)); /* the rounding */
+	assert_false(um_pitched_layout(big, 3, 1, 512, &pitch, &bytes));	   /* a slice */
+	assert_false(um_pitched_layout(1 << 20, 1 << 20, 1 << 24, 512, &pitch, &bytes)); /* the slices */
+	assert_int_equal(pitch, 7); /* neither set */
+	assert_int_equal(bytes, 9);
 }
 
 static struct execid_launch base_launch(const struct execid_arg *args, size_t n)
@@ -304,6 +338,8 @@ int main(void)
 		cmocka_unit_test(size_parses_units),
 		cmocka_unit_test(size_rejects_junk),
 		cmocka_unit_test(size_formats),
+		cmocka_unit_test(pitched_rows_round_up_to_the_alignment),
+		cmocka_unit_test(pitched_layout_refuses_zero_and_overflow),
 		cmocka_unit_test(execid_stable_and_sensitive),
 		cmocka_unit_test(execid_shape_ignores_arguments),
 		cmocka_unit_test(execid_precomputed_name_state_gives_the_same_id),
