@@ -92,9 +92,9 @@ CREATE INDEX graph_kernel_start ON graph_kernel(start_ns);
 CREATE TABLE alloc (
 	id           INTEGER PRIMARY KEY,
 	address      INTEGER NOT NULL,
-	size         INTEGER NOT NULL,      -- bytes the program asked for
+	size         INTEGER NOT NULL,      -- bytes the program asked for (pitched: pitch x rows)
 	reserved     INTEGER NOT NULL,      -- bytes the arena set aside (alignment)
-	api          TEXT NOT NULL,         -- cudaMalloc, cudaMallocAsync, cuMemAlloc, ...
+	api          TEXT NOT NULL,         -- cudaMalloc, cudaMallocAsync, cudaMallocPitch, cudaMalloc3D
 	alloc_ns     INTEGER NOT NULL,
 	alloc_thread INTEGER,
 	stream_id    INTEGER,               -- for stream-ordered allocations
