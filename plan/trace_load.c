@@ -223,6 +223,7 @@ static bool alloc_row(void *unused, sqlite3_stmt *st, void *slot)
 	a->reserved = (uint64_t)sqlite3_column_int64(st, 3);
 	a->alloc_ns = sqlite3_column_int64(st, 4);
 	a->free_ns = col_ns(st, 5, TRACE_NS_NEVER);
+	a->host_writes = sqlite3_column_int(st, 6) != 0;
 	if (a->free_ns < a->alloc_ns)
 		a->free_ns = a->alloc_ns;
 	return true;
@@ -255,7 +256,8 @@ static int check_alloc(struct loader *l, const struct trace_alloc *a)
 static int load_allocs(struct loader *l)
 {
 	void *rows;
-	if (load_rows(l, "SELECT id, address, size, reserved, alloc_ns, free_ns FROM alloc ORDER BY id",
+	if (load_rows(l, "SELECT id, address, size, reserved, alloc_ns, free_ns, api = '" TRACE_API_MANAGED
+		      "' FROM alloc ORDER BY id",
 		      sizeof(struct trace_alloc), alloc_row, NULL, &rows, &l->t->n_allocs))
 		return -1;
 	l->t->allocs = rows;

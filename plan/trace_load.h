@@ -38,6 +38,9 @@ struct trace_alloc {
 	uint64_t address, size, reserved;
 	int64_t alloc_ns;
 	int64_t free_ns;    /* TRACE_NS_NEVER if never freed */
+	bool host_writes;   /* the program's own managed memory
+			       (TRACE_API_MANAGED): the host may have
+			       written it at any time */
 };
 
 /* One UM migration of the direction and cause the planner uses. */

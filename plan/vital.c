@@ -343,7 +343,8 @@ static int build_block_hist(const struct tensor_set *ts, struct vital *v)
 }
 
 /* Whether a copy or memset may have written the instance between its
- * allocation and its first kernel's GPU start. */
+ * allocation and its first kernel's GPU start, or the host, which may
+ * write the program's own managed memory at any time. */
 static void find_early_writes(const struct trace *t, const struct tensor_set *ts, struct vital *v)
 {
 	for (size_t x = 0; x < ts->n; x++) {
@@ -362,8 +363,8 @@ static void find_early_writes(const struct trace *t, const struct tensor_set *ts
 			? t->kernels[k].start_ns : INT64_MAX;
 		/* A copy issued between the allocation's launch gap and the
 		 * first use may have filled it. */
-		tv->written_before_use = trace_write_between(
-			t, a, k, t->allocs[tx->trace_alloc].alloc_ns, until);
+		tv->written_before_use = t->allocs[tx->trace_alloc].host_writes ||
+			trace_write_between(t, a, k, t->allocs[tx->trace_alloc].alloc_ns, until);
 	}
 }
 

@@ -52,10 +52,11 @@ struct vital_tensor {
 	uint32_t use_first;  /* uses[use_first .. use_first + n_uses), lifetime order */
 	uint32_t first_use;  /* position, VITAL_NONE if unused */
 	uint32_t last_use;
-	bool written_before_use; /* a copy or memset may have written the
-				    instance between its allocation and its
-				    first kernel (discarding it then would
-				    lose data) */
+	bool written_before_use; /* a copy, a memset or the host (managed
+				    memory) may have written the instance
+				    between its allocation and its first
+				    kernel (discarding it then would lose
+				    data) */
 };
 
 /* Histogram buckets of inactive-period lengths: < 10 us, < 100 us, < 1 ms,

@@ -105,7 +105,10 @@ static int feed(engine *e, oplog *log, const struct trace *t, const struct dryru
 		oplog_set_time(log, (uint64_t)(ev[i].ns - ev[0].ns));
 		if (ev[i].kind == DRYRUN_ALLOC) {
 			const struct trace_alloc *a = &t->allocs[ev[i].index];
-			engine_on_alloc(e, a->id, a->address, a->size);
+			if (a->host_writes)
+				engine_on_managed_alloc(e, a->id, a->address, a->size);
+			else
+				engine_on_alloc(e, a->id, a->address, a->size);
 		} else if (ev[i].kind != DRYRUN_LAUNCH) {
 			engine_on_free(e, t->allocs[ev[i].index].id);
 		} else if (launch(e, t, ev[i].index, acc) && note_news(e, out, &cap, last) != 0) {

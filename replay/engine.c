@@ -283,7 +283,7 @@ static void idle_alloc(engine *e, struct alloc_rec *r)
 	e->wake_due |= over || lost;
 }
 
-bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
+static bool on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bool host_writes)
 {
 	pthread_mutex_lock(&e->lock);
 	if (e->stopped) {
@@ -306,11 +306,23 @@ bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
 			}
 		}
 	}
+	if (host_writes)
+		touch(e, r);
 	if (r && e->model)
 		onhost_alloc(e, r);
 	bool follows = !e->idle;
 	pthread_mutex_unlock(&e->lock);
 	return follows;
+}
+
+bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
+{
+	return on_alloc(e, id, address, size, false);
+}
+
+bool engine_on_managed_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size)
+{
+	return on_alloc(e, id, address, size, true);
 }
 
 /* True when a block with `live` live allocations, `fresh` of them fresh,

@@ -150,6 +150,12 @@ bool engine_follows_launches(engine *e);
 bool engine_on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
 void engine_on_free(engine *e, uint64_t id);
 
+/* As engine_on_alloc, for the program's own managed memory
+ * (TRACE_API_MANAGED), which the host may write at any time without a
+ * CUDA call: written from the start, in the same step, so that no
+ * discard_prefetch of it is queued. */
+bool engine_on_managed_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size);
+
 /* From now on every call above and below that would change the engine
  * (allocations, frees, writes, launches) does nothing and queues no op;
  * calls made before it have returned when it returns. For a program the

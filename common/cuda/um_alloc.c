@@ -30,6 +30,7 @@
 #include "log.h"
 #include "pitch.h"
 #include "size.h"
+#include "trace_schema.h"
 #include "um_backend.h"
 
 static arena *the_arena;
@@ -299,6 +300,19 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
 	if (err == cudaSuccess)
 		*out = (struct cudaPitchedPtr){ .ptr = p, .pitch = row, .xsize = extent.width, .ysize = extent.height };
 	return err;
+}
+
+/* The program's own managed memory, served alike: the arena's memory is
+ * managed too, attached to every stream as cudaMemAttachGlobal attaches
+ * it. Not with UMKIT_NO_MANAGED, whose device memory the host cannot
+ * touch, nor memory attached to the host at first (cudaMemAttachHost),
+ * nor a size of 0, which the runtime refuses. */
+cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
+{
+	if (!um_alloc_arena() || !managed || flags != cudaMemAttachGlobal || !size || arena_gone(true) ||
+	    !in_arena_context())
+		return cudart_get()->MallocManaged(ptr, size, flags);
+	return serve(ptr, size, TRACE_API_MANAGED, NULL);
 }
 
 /* Stream-ordered allocations and frees queued into a capture belong to

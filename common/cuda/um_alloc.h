@@ -1,8 +1,8 @@
 /*
  * um_alloc.h: the allocator shim shared by libumrec.so and libumreplay.so.
  *
- * The library defines cudaMalloc, cudaMallocPitch, cudaMalloc3D, cudaFree,
- * cudaMallocAsync and cudaFreeAsync (LD_PRELOAD puts these definitions ahead of libcudart's) and serves them
+ * The library defines cudaMalloc, cudaMallocPitch, cudaMalloc3D,
+ * cudaMallocManaged, cudaFree, cudaMallocAsync and cudaFreeAsync (LD_PRELOAD puts these definitions ahead of libcudart's) and serves them
  * from the arena (common/arena.h) over managed memory, or over plain device
  * memory with UMKIT_NO_MANAGED=1. Pointers the arena did not hand out are
  * passed to the real functions, and so is every call after a

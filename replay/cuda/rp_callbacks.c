@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -36,6 +37,7 @@
 #include "common/cuda/um_backend.h"
 #include "log.h"
 #include "rp.h"
+#include "trace_schema.h"
 
 static atomic_uint_fast64_t callback_ns;
 static CUpti_SubscriberHandle subscriber;
@@ -402,8 +404,12 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	 * stopped (it then adds nothing): its lock holds this allocation until
 	 * a discard of the range that another thread is issuing has the
 	 * program's streams wait for it (issue_ordered runs under that lock). */
-	bool follows = engine_on_alloc(rp_engine, a->id, a->address, a->size);
+	bool host_writes = strcmp(api, TRACE_API_MANAGED) == 0;
+	bool follows = host_writes ? engine_on_managed_alloc(rp_engine, a->id, a->address, a->size)
+				   : engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
+	if (host_writes)
+		rp_exec_wait_discards();
 	if (was_stopped)
 		return;
 	/* Another thread's allocation may have woken the engine while this

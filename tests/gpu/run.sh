@@ -486,6 +486,41 @@ print(e["matched"] + e["resynced"], e["ring_moves"], e["ops"]["prefetch"]["calls
 read -r ring_placed ring_moves ring_prefetches ring_faults ring_od_faults <<<"$ring_stats"
 row "ring_probe 16: plan turns the ring" "$(verdict "[ '$ring_period' = '4 4' ] && grep -q '^ring: ok' $WORK/ring.plain && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.plan.out)\" ] && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.ondemand.out)\" ] && [ '${ring_placed:-0}' -ge 76 ] && [ '${ring_moves:-0}' -ge 1 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
 	"period, rotation $ring_period; plan positions placed, ring moves, prefetch calls, fault migrations $ring_placed ${ring_moves:-?} $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
+# A program written for Unified Memory (tests/gpu/managed_probe.cu, which
+# fills its cudaMallocManaged input from the host each step and sums its
+# output there): that memory is the arena's, recorded as such, and planned
+# and replayed at W/B 2 so that nothing the host wrote is discarded: each
+# step's sum as plain's under plan and deepum.
+MANAGED=$BUILD/gpu-probes/managed_probe
+timeout 120 $MANAGED >"$WORK/managed.plain" 2>&1
+timeout 120 $B/umrec -q -o "$WORK/managed.db" --max-managed $MAXM -- $MANAGED >/dev/null 2>"$WORK/managed.rec.err"
+detail=$(python3 - "$WORK/managed.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+n, used = db.execute("SELECT count(DISTINCT a.id), count(DISTINCT k.alloc_id) FROM alloc a "
+                     "LEFT JOIN kernel_arg k ON k.alloc_id = a.id WHERE a.api = 'cudaMallocManaged'").fetchone()
+print(f"{n} cudaMallocManaged allocations, {used} of them used by kernels")
+sys.exit(0 if n == used == 16 else 1)
+EOF
+)
+traced=$?
+row "managed_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ] && grep -q '^managed: ok' $WORK/managed.plain")" "$detail"
+w=$($B/umplan "$WORK/managed.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+$B/umplan -q "$WORK/managed.db" --capacity $((w / 2)) -o "$WORK/managed.plan"
+for pol in plan deepum; do
+	timeout 120 $B/umreplay --plan "$WORK/managed.plan" --policy $pol --gpu-budget $((w / 2)) --max-managed $MAXM \
+		--stats "$WORK/managed.$pol.json" -- $MANAGED >"$WORK/managed.$pol.out" 2>"$WORK/managed.$pol.err"
+	rc=$?
+	tail -n 2 "$WORK/managed.$pol.err"
+	cp "$WORK/managed.$pol.json" "$OUTDIR/stats/" 2>/dev/null
+	detail=$(python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["engine"]
+print("matched %d, calls: prefetch %d evict %d discard %d discard_prefetch %d, skipped discards %d" % (e["matched"],
+      *(e["ops"][k]["calls"] for k in ("prefetch", "evict", "discard", "discard_prefetch")), e["skipped_discards"]))
+' "$WORK/managed.$pol.json" 2>&1)
+	row "managed_probe, $pol at W/B 2: as plain" "$(verdict "[ $rc -eq 0 ] && [ \$(grep -c '^step ' $WORK/managed.plain) -eq 8 ] && same_output $WORK/managed.plain $WORK/managed.$pol.out")" "$detail"
+done
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi
 

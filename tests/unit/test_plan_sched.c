@@ -13,6 +13,7 @@
 #include "plan/plan_check.h"
 #include "plan/planner.h"
 #include "plan/synth.h"
+#include "trace_schema.h"
 
 /* ---- link occupancy ---- */
 
@@ -344,6 +345,36 @@ static void discards_only_when_capacity_binds(void **state)
 	planner_free(p);
 }
 
+/* The program's own managed memory (TRACE_API_MANAGED) may hold what the
+ * host wrote before its first kernel, which no trace shows: the MLP
+ * fixture with every allocation made so is planned as above with
+ * prefetches at the births instead of discard-prefetches, and still
+ * discards at the frees. */
+static void managed_memory_is_never_discard_prefetched(void **state)
+{
+	char fixture[512], path[512], sql[1200];
+	test_fixture(fixture, sizeof fixture, "h100_mlp.db");
+	test_path(path, sizeof path, "managed-mlp.db");
+	remove(path);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(fixture, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	snprintf(sql, sizeof sql, "VACUUM INTO '%s'", path);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE alloc SET api = '" TRACE_API_MANAGED "'", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+
+	uint64_t peak = test_unplanned_peak(path);
+	struct planner *p = test_plan_full(path, peak - 1, 0, 0);
+	assert_true(p->plan->n_ops > 0);
+	assert_true(find_op(p->plan, PLAN_OP_DISCARD, 0) != SIZE_MAX);
+	assert_true(find_op(p->plan, PLAN_OP_DISCARD_PREFETCH, 0) == SIZE_MAX);
+	assert_properties(p, "managed memory one byte below the peak");
+	planner_free(p);
+}
+
 /* The driver migrates one way at a time, so the scheduler puts evictions
  * and prefetches on one link: on the MLP fixture at half its peak (without
  * host placement) the two directions together are busier than the
@@ -467,6 +498,7 @@ int main(void)
 		cmocka_unit_test(plans_read_back_keep_the_properties),
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
 		cmocka_unit_test(discards_only_when_capacity_binds),
+		cmocka_unit_test(managed_memory_is_never_discard_prefetched),
 		cmocka_unit_test(one_link_for_both_directions),
 		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(late_prefetches_counted),

@@ -145,6 +145,28 @@ static void train_sim(void **state)
 	plan_against_ondemand("h100_train_sim.db", true);
 }
 
+/* The program's own managed memory (trace_alloc.host_writes) is fed as
+ * such: the MLP's plan at half its peak discard-prefetches fresh
+ * activations, and none when the host may have written them. */
+static void managed_memory_fed_as_written(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h100_mlp.db");
+	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct dryrun_result device, managed;
+	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &device);
+	for (size_t i = 0; i < pl->trace->n_allocs; i++)
+		pl->trace->allocs[i].host_writes = true;
+	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &managed);
+	assert_true(device.stats.ops[ENGINE_OP_DISCARD_PREFETCH] > 0);
+	assert_int_equal(managed.stats.ops[ENGINE_OP_DISCARD_PREFETCH], 0);
+	assert_true(managed.stats.skipped_discards > device.stats.skipped_discards);
+	dryrun_result_free(&device);
+	dryrun_result_free(&managed);
+	planner_free(pl);
+}
+
 /* Removes the first `drop` kernels of every iteration the planner found
  * from the trace, as a program that stopped launching them would: the
  * launches after them keep their arguments. */
@@ -332,6 +354,7 @@ int main(void)
 		cmocka_unit_test(first_kernels_missing),
 		cmocka_unit_test(foreign_plan_without_its_first_kernels),
 		cmocka_unit_test(late_start_in_the_recording),
+		cmocka_unit_test(managed_memory_fed_as_written),
 		cmocka_unit_test(foreign_plan_stops_the_run),
 		cmocka_unit_test(edges),
 	};

@@ -287,12 +287,14 @@ static void refault_causes(void **state)
 	plan_destroy(p);
 }
 
+/* How the program writes the second activation before its first kernel. */
+enum act_write { ACT_UNWRITTEN, ACT_MEMSET, ACT_FROM_HOST /* its own managed memory */ };
+
 /* The plan evicts the activation while it lives (at K2, after K1); the
  * next iteration's activation gets its blocks. Runs two iterations and
  * returns the blocks the engine expects to fault back in, with the
- * discard-and-prefetch batches in *fills. written: the program writes the
- * new activation (a memset) before its first kernel. */
-static uint64_t stale_blocks_refaults(enum engine_policy policy, bool written, size_t *fills)
+ * discard-and-prefetch batches in *fills. */
+static uint64_t stale_blocks_refaults(enum engine_policy policy, enum act_write written, size_t *fills)
 {
 	struct prog a;
 	struct plan *p = prog_plan(&a);
@@ -303,8 +305,11 @@ static uint64_t stale_blocks_refaults(enum engine_policy policy, bool written, s
 	prog_setup(&r);
 	for (uint64_t act = 5; act <= 6; act++) {
 		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-		engine_on_alloc(r.e, act, BASE + 16 * MB, act_size);
-		if (written && act == 6)
+		if (written == ACT_FROM_HOST && act == 6)
+			engine_on_managed_alloc(r.e, act, BASE + 16 * MB, act_size);
+		else
+			engine_on_alloc(r.e, act, BASE + 16 * MB, act_size);
+		if (written == ACT_MEMSET && act == 6)
 			engine_on_write(r.e, act);
 		launch(&r, K1, (const uint64_t[]){ 1, act }, 2);
 		launch(&r, K2, (const uint64_t[]){ 2 }, 1);
@@ -324,14 +329,17 @@ static uint64_t stale_blocks_refaults(enum engine_policy policy, bool written, s
 /* A block evicted while its allocation lived holds dead bytes on the host
  * once that allocation is freed: a fresh allocation that alone holds it is
  * populated by a discard-and-prefetch before its first kernel, not faulted
- * back in; one the program has written is not touched. */
+ * back in; one the program has written, or may have from the host, is
+ * not touched. */
 static void stale_blocks_repopulated(void **state)
 {
 	size_t fills;
-	assert_int_equal(stale_blocks_refaults(ENGINE_PLAN, false, &fills), 0);
+	assert_int_equal(stale_blocks_refaults(ENGINE_PLAN, ACT_UNWRITTEN, &fills), 0);
 	assert_int_equal(fills, 1); /* the second activation's 3 blocks, one batch */
-	assert_int_equal(stale_blocks_refaults(ENGINE_PLAN, true, &fills), 3);
-	assert_int_equal(fills, 0);
+	for (enum act_write how = ACT_MEMSET; how <= ACT_FROM_HOST; how++) {
+		assert_int_equal(stale_blocks_refaults(ENGINE_PLAN, how, &fills), 3);
+		assert_int_equal(fills, 0);
+	}
 }
 
 /* Under a budget the plan's discards wait until the budget needs the room:
@@ -517,7 +525,8 @@ static void launches_gate_on_their_prefetch(void **state)
 
 /* Every kind due at one position, issued discard, evict, discard_prefetch,
  * prefetch; a fresh allocation the program wrote, or may have written by
- * a call the engine cannot place, is not discard-prefetched. */
+ * a call the engine cannot place or from the host (its own managed
+ * memory), is not discard-prefetched. */
 static void kinds_in_order(void **state)
 {
 	const uint64_t ids[3] = { K0, K1, K2 };
@@ -533,7 +542,7 @@ static void kinds_in_order(void **state)
 	add_op(p, 1, PLAN_OP_DISCARD, 0, PLAN_POS_NONE, d, 0, 2 * MB);
 	finish_plan(p);
 
-	for (int how = 0; how < 3; how++) {
+	for (int how = 0; how < 4; how++) {
 		bool written = how > 0;
 		struct rig r;
 		rig_start(&r, ENGINE_PLAN, 0, p);
@@ -542,7 +551,10 @@ static void kinds_in_order(void **state)
 		launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* marker 1 */
 		engine_on_alloc(r.e, 3, BASE + 8 * MB, 2 * MB);
 		engine_on_free(r.e, 3);                       /* marker 2 */
-		engine_on_alloc(r.e, 4, BASE + 16 * MB, 4 * MB);
+		if (how == 3)
+			engine_on_managed_alloc(r.e, 4, BASE + 16 * MB, 4 * MB);
+		else
+			engine_on_alloc(r.e, 4, BASE + 16 * MB, 4 * MB);
 		if (how == 1)
 			engine_on_write(r.e, 4); /* say, a memset */
 		else if (how == 2)
