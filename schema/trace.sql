@@ -94,7 +94,7 @@ CREATE TABLE alloc (
 	address      INTEGER NOT NULL,
 	size         INTEGER NOT NULL,      -- bytes the program asked for (pitched: pitch x rows)
 	reserved     INTEGER NOT NULL,      -- bytes the arena set aside (alignment)
-	api          TEXT NOT NULL,         -- cudaMalloc, cudaMallocAsync, cudaMallocPitch, cudaMalloc3D
+	api          TEXT NOT NULL,         -- cudaMalloc[Async|Pitch|3D|Managed]
 	alloc_ns     INTEGER NOT NULL,
 	alloc_thread INTEGER,
 	stream_id    INTEGER,               -- for stream-ordered allocations
