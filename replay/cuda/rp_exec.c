@@ -600,12 +600,13 @@ void rp_exec_stream_destroyed(void)
 void rp_exec_wait_discards(void)
 {
 	CUcontext was;
-	if (!discard_done || cuEventQuery(discard_done) != CUDA_ERROR_NOT_READY ||
-	    cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
+	if (!discard_done || cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
 		return;
-	uint64_t t0 = rp_now();
-	check(cuEventSynchronize(discard_done), "waiting for a discard");
-	atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
+	if (cuEventQuery(discard_done) == CUDA_ERROR_NOT_READY) {
+		uint64_t t0 = rp_now();
+		check(cuEventSynchronize(discard_done), "waiting for a discard");
+		atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
+	}
 	cuCtxPopCurrent(&was);
 }
 
