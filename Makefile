@@ -129,7 +129,8 @@ unit-tests: $(UNIT_TESTS)
 # skipped with a note if it is absent. Shared cudart, so that the injected
 # library can interpose cudaMalloc.
 NVCC ?= $(CUDA_HOME)/bin/nvcc
-examples: $(if $(wildcard examples/train_sim.cu),$(BUILD)/examples/train_sim)
+examples: $(if $(wildcard examples/train_sim.cu),$(BUILD)/examples/train_sim) \
+	$(if $(wildcard $(CUDA_LIBDIR)/libcudart.so),$(BUILD)/examples/libmanaged_alloc.so)
 bench: $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 gpu-probes: $(patsubst tests/gpu/%.cu,$(BUILD)/gpu-probes/%,$(wildcard tests/gpu/*.cu))
 define nvcc_program
@@ -139,6 +140,12 @@ define nvcc_program
 endef
 $(BUILD)/examples/%: examples/%.cu
 	$(nvcc_program)
+# PyTorch's allocator on Unified Memory (examples/pytorch/common.py
+# --managed-allocator): plain C over the shared runtime, which the
+# injected libraries interpose.
+$(BUILD)/examples/libmanaged_alloc.so: examples/pytorch/managed_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(CFLAGS_ALL) $(CUDA_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -lcudart
 $(BUILD)/bench/%: bench/%.cu bench/trials.h
 	$(nvcc_program)
 # Probes may call the driver API as well.

@@ -9,7 +9,8 @@ hands a loss function to train(). What they print (stdout):
     per_step_ms X,X,...         every step's wall time, the first included
     peak_mem_bytes N              torch.cuda.max_memory_allocated(), only when
                                   non-zero (under umkit, which turns off
-                                  PyTorch's caching allocator, it is 0)
+                                  PyTorch's caching allocator, it is 0) and
+                                  not with --managed-allocator
     checksum HEX                  of the final parameters and buffers
                                   (leave out with --no-checksum)
 
@@ -54,6 +55,11 @@ def make_parser(description, batch_size, lr, steps=10):
                    help='wrap each step in an NVTX range named "iteration"')
     p.add_argument("--no-checksum", action="store_true",
                    help="skip the final checksum of the parameters")
+    p.add_argument("--managed-allocator", metavar="LIB",
+                   help="allocate every tensor with cudaMallocManaged, through the PyTorch "
+                        "allocator library LIB (build/examples/libmanaged_alloc.so, from "
+                        "examples/pytorch/managed_alloc.c), as programs that oversubscribe "
+                        "the GPU with Unified Memory do")
     p.add_argument("--copy-stream", action="store_true",
                    help="copy each batch in on a stream of its own, as a prefetching "
                         "data loader does (the program then uses two streams)")
@@ -77,6 +83,12 @@ def check_positive(parser, args, *names):
 
 def setup(args):
     """Seed and make everything deterministic; returns the device."""
+    if args.managed_allocator:
+        if args.cuda_graph or args.compile:
+            sys.exit("error: --managed-allocator does not go with --cuda-graph or --compile")
+        # Before the first allocation, which fixes the allocator.
+        torch.cuda.memory.change_current_allocator(torch.cuda.memory.CUDAPluggableAllocator(
+            args.managed_allocator, "umkit_managed_malloc", "umkit_managed_free"))
     torch.manual_seed(args.seed)
     torch.use_deterministic_algorithms(True)
     # Deterministic mode also fills every new tensor with NaN, one extra
@@ -156,7 +168,7 @@ def train(args, model, optimizer, batches, compute_loss):
         rest = times[1:] or times
         print("time_per_step_ms %.3f" % (1e3 * sum(rest) / len(rest)))
         print("per_step_ms %s" % ",".join("%.3f" % (1e3 * t) for t in times))
-    if device.type == "cuda":
+    if device.type == "cuda" and not args.managed_allocator:  # no statistics there
         peak = torch.cuda.max_memory_allocated(device)
         if peak:
             print("peak_mem_bytes %d" % peak)

@@ -521,6 +521,28 @@ print("matched %d, calls: prefetch %d evict %d discard %d discard_prefetch %d, s
 ' "$WORK/managed.$pol.json" 2>&1)
 	row "managed_probe, $pol at W/B 2: as plain" "$(verdict "[ $rc -eq 0 ] && [ \$(grep -c '^step ' $WORK/managed.plain) -eq 8 ] && same_output $WORK/managed.plain $WORK/managed.$pol.out")" "$detail"
 done
+# PyTorch on Unified Memory: the MLP with every tensor from
+# cudaMallocManaged (examples/pytorch/managed_alloc.c, through PyTorch's
+# pluggable allocator) is recorded with those allocations, and replayed
+# at W/B 2 with plain's losses and checksum.
+cmd=(python3 $PY/mlp.py --steps 12 --nvtx --managed-allocator $BUILD/examples/libmanaged_alloc.so) tag=mlp.managed
+"${cmd[@]}" >"$WORK/$tag.plain" 2>&1
+$B/umrec -q -o "$WORK/$tag.db" --max-managed $MAXM -- "${cmd[@]}" >"$WORK/$tag.rec" 2>&1
+n_managed=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM alloc WHERE api = ?", ("cudaMallocManaged",)).fetchone()[0])' "$WORK/$tag.db" 2>&1)
+w=$($B/umplan "$WORK/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+$B/umplan "$WORK/$tag.db" --capacity $((w / 2)) -o "$WORK/$tag.plan" >/dev/null
+$B/umreplay --plan "$WORK/$tag.plan" --gpu-budget $((w / 2)) --max-managed $MAXM --stats "$WORK/$tag.json" \
+	-- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
+rc=$?
+tail -n 2 "$WORK/$tag.err"
+cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
+detail=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); e = d["engine"]
+print("matched %d, prefetch calls %d, fault migrations %d" % (e["matched"], e["ops"]["prefetch"]["calls"], d["measured"]["fault_migrations"]))
+' "$WORK/$tag.json" 2>&1)
+row "$tag.plan: output same as plain" "$(verdict "[ $rc -eq 0 ] && grep -q '^checksum' $WORK/$tag.plain && same_output $WORK/$tag.plain $WORK/$tag.rec && same_output $WORK/$tag.plain $WORK/$tag.out && [ '${n_managed:-0}' -gt 100 ]")" \
+	"$n_managed cudaMallocManaged allocations recorded; W/B 2: $detail"
 cp "$WORK/replay.txt" "$WORK/calib.json" "$OUTDIR/" 2>/dev/null
 fi
 
