@@ -65,7 +65,6 @@
 #include "grow.h"
 #include "minmax.h"
 
-#define SMALL_ALIGN ((uint64_t)512)
 #define DEFAULT_SEGMENT_BYTES ((uint64_t)256 << 20)
 #define DEFAULT_SMALL_THRESHOLD ((uint64_t)1 << 20)
 
@@ -519,9 +518,9 @@ static struct range *take_large(arena *a, uint64_t need, bool done_only, bool *w
 	return r;
 }
 
-/* A range of need bytes (a multiple of SMALL_ALIGN, at most a block) from a
- * small block, cutting a new block from a segment when none has room;
- * done_only as for take_large. */
+/* A range of need bytes (a multiple of ARENA_SMALL_ALIGN, at most a block)
+ * from a small block, cutting a new block from a segment when none has
+ * room; done_only as for take_large. */
 static struct range *take_small(arena *a, uint64_t need, bool done_only, bool *waited)
 {
 	bool oom = false;
@@ -562,7 +561,7 @@ static struct range *take(arena *a, uint64_t served, bool small, bool done_only,
 {
 	if (served > UINT64_MAX - ARENA_BLOCK_SIZE)
 		return NULL;
-	return small ? take_small(a, round_up(served, SMALL_ALIGN), done_only, waited)
+	return small ? take_small(a, round_up(served, ARENA_SMALL_ALIGN), done_only, waited)
 		     : take_large(a, round_up(served, ARENA_BLOCK_SIZE), done_only, waited);
 }
 

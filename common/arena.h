@@ -74,16 +74,19 @@ struct arena_backend {
 	bool (*fence_wait_all)(void *ctx);
 };
 
+/* The alignment of a small (packed) allocation; a large one is block-aligned. */
+#define ARENA_SMALL_ALIGN ((uint64_t)512)
+
 struct arena_config {
 	uint64_t max_bytes;       /* cap on mapped bytes, used rounded down to
 				     whole blocks; 0: no cap */
 	uint64_t segment_bytes;   /* granularity of new segments, rounded up to
 				     whole blocks; 0: 256 MiB. A larger
 				     allocation gets a segment of its own. */
-	uint64_t small_threshold; /* sizes up to this are packed, 512 B aligned;
-				     larger ones are block-aligned and rounded
-				     to whole blocks; 0: 1 MiB; at most
-				     ARENA_BLOCK_SIZE */
+	uint64_t small_threshold; /* sizes up to this are packed, each
+				     ARENA_SMALL_ALIGN aligned; larger ones
+				     are block-aligned and rounded to whole
+				     blocks; 0: 1 MiB; at most ARENA_BLOCK_SIZE */
 };
 
 /* One allocation as the arena sees it. */

@@ -92,7 +92,7 @@ CREATE INDEX graph_kernel_start ON graph_kernel(start_ns);
 CREATE TABLE alloc (
 	id           INTEGER PRIMARY KEY,
 	address      INTEGER NOT NULL,
-	size         INTEGER NOT NULL,      -- bytes the program asked for (pitched: pitch x rows)
+	size         INTEGER NOT NULL,      -- bytes the program asked for (pitched: pitch x rows x slices)
 	reserved     INTEGER NOT NULL,      -- bytes the arena set aside (alignment)
 	api          TEXT NOT NULL,         -- cudaMalloc[Async|Pitch|3D|Managed]
 	alloc_ns     INTEGER NOT NULL,

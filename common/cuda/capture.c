@@ -118,6 +118,18 @@ bool capture_mode_global(void)
 	return mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
 }
 
+bool capture_relaxed_begin(CUstreamCaptureMode *saved)
+{
+	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return cuThreadExchangeStreamCaptureMode(saved) == CUDA_SUCCESS;
+}
+
+void capture_relaxed_end(bool begun, CUstreamCaptureMode saved)
+{
+	if (begun)
+		cuThreadExchangeStreamCaptureMode(&saved);
+}
+
 void capture_watch(void)
 {
 	atomic_store_explicit(&captures_begun, true, memory_order_relaxed);

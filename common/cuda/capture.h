@@ -48,6 +48,16 @@ bool capture_pytorch_cannot_capture(void);
  * capture. Asks the driver (two calls). */
 bool capture_mode_global(void);
 
+/* Sets the calling thread's stream capture mode to relaxed, as PyTorch's
+ * allocator sets it to call cudaMalloc: a graph capture under way, this
+ * thread's or another's, then allows the calls the tools make of their own
+ * (an allocation, an event query), where the default mode would refuse
+ * them and break the capture. Not a synchronize, which breaks a capture
+ * in any mode. Returns whether it was set; capture_relaxed_end puts
+ * *saved back. */
+bool capture_relaxed_begin(CUstreamCaptureMode *saved);
+void capture_relaxed_end(bool begun, CUstreamCaptureMode saved);
+
 /* From now on capture_work_captured asks the driver: for a subscriber
  * that attaches late, after a capture may have begun unseen. */
 void capture_watch(void);

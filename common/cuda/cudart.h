@@ -21,6 +21,7 @@ struct cudart {
 	cudaError_t (*Free)(void *);
 	cudaError_t (*MallocAsync)(void **, size_t, cudaStream_t);
 	cudaError_t (*FreeAsync)(void *, cudaStream_t);
+	cudaError_t (*StreamAttachMemAsync)(cudaStream_t, void *, size_t, unsigned int);
 	cudaError_t (*DeviceReset)(void);
 	cudaError_t (*EventCreateWithFlags)(cudaEvent_t *, unsigned int);
 	cudaError_t (*EventRecord)(cudaEvent_t, cudaStream_t);

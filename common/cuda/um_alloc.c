@@ -8,9 +8,14 @@
  *    range instead and hands it out again only after the work queued before
  *    the free has finished;
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
- *    cudaErrorMemoryAllocation, which frameworks report as out of memory;
+ *    cudaErrorMemoryAllocation, which frameworks report as out of memory
+ *    (the program's own managed memory counts too);
  *  - cudaMallocPitch and cudaMalloc3D learn the runtime's row alignment
- *    from one real allocation, at the first call;
+ *    from one real allocation and free, which synchronizes the device, at
+ *    the first call where that is allowed (pitch_alignment);
+ *  - cudaStreamAttachMemAsync takes the arena's memory whole, as it takes
+ *    the program's managed memory, also memory served as cudaMalloc's,
+ *    which the runtime refuses;
  *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture);
  *  - after a cudaDeviceReset that destroyed the arena's memory, every call
  *    is the runtime's (arena_gone).
@@ -140,23 +145,6 @@ static bool in_arena_context(void)
 	return false;
 }
 
-/* The calling thread's stream capture mode set to relaxed, as PyTorch's
- * allocator sets it to call cudaMalloc: a graph capture under way, this
- * thread's or another's, then allows the runtime calls the shim makes of
- * its own, where the default mode would break the capture. Returns whether
- * it was set; relaxed_capture_end puts back *saved. */
-static bool relaxed_capture_begin(CUstreamCaptureMode *saved)
-{
-	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return cuThreadExchangeStreamCaptureMode(saved) == CUDA_SUCCESS;
-}
-
-static void relaxed_capture_end(bool begun, CUstreamCaptureMode saved)
-{
-	if (begun)
-		cuThreadExchangeStreamCaptureMode(&saved);
-}
-
 /* Returns err, left as the calling thread's last runtime error as the
  * runtime's own refusal is (cudaGetLastError returns it once): a program
  * may check that rather than the call's answer. No runtime call sets it,
@@ -167,13 +155,13 @@ static cudaError_t refused(cudaError_t err)
 {
 	const struct cudart *rt = cudart_get();
 	CUstreamCaptureMode mode;
-	bool relaxed = relaxed_capture_begin(&mode);
+	bool relaxed = capture_relaxed_begin(&mode);
 	void *p;
 	if (err == cudaErrorMemoryAllocation)
 		(void)rt->Malloc(&p, (size_t)1 << 50);
 	else
 		(void)rt->Malloc(NULL, 1);
-	relaxed_capture_end(relaxed, mode);
+	capture_relaxed_end(relaxed, mode);
 	return err;
 }
 
@@ -249,38 +237,56 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
 	return serve(ptr, size, "cudaMalloc", NULL);
 }
 
+/* pitch_alignment's answer for an alignment the arena's packing cannot
+ * keep for every row: one that does not divide ARENA_SMALL_ALIGN. */
+#define PITCH_UNUSABLE SIZE_MAX
+
 /* The runtime's row alignment for pitched allocations: the pitch it gives
- * one row of one byte, asked for once (a real allocation, freed at once;
- * it synchronizes the device, as a free does). 0 when the runtime refused:
- * then each pitched allocation is the runtime's. */
+ * one row of one byte. Learned at the first pitched allocation made where
+ * the device may be synchronized (um_backend_may_synchronize), by a real
+ * allocation freed at once, whose free synchronizes; a failure is not left
+ * as the program's last error. 0 until then: the runtime serves the
+ * allocation, and the next one asks again. */
 static size_t pitch_alignment(void)
 {
 	static _Atomic size_t learned;
 	size_t align = atomic_load(&learned);
-	if (align)
+	if (align || !um_backend_may_synchronize())
 		return align;
 	const struct cudart *rt = cudart_get();
-	CUstreamCaptureMode mode;
-	bool relaxed = relaxed_capture_begin(&mode);
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
 	void *p;
-	if (rt->MallocPitch(&p, &align, 1, 1) == cudaSuccess)
-		rt->Free(p);
+	cudaError_t err = rt->MallocPitch(&p, &align, 1, 1);
+	if (err == cudaSuccess)
+		err = rt->Free(p);
 	else
 		align = 0;
-	relaxed_capture_end(relaxed, mode);
+	if (err != cudaSuccess && clean)
+		rt->GetLastError();
+	if (align && (align > ARENA_SMALL_ALIGN || ARENA_SMALL_ALIGN % align))
+		align = PITCH_UNUSABLE;
 	atomic_store(&learned, align); /* two threads learn the same */
 	return align;
 }
 
-/* Pitched allocations are laid out as the runtime lays them out
- * (common/pitch.h) and served whole: rows padded to its pitch. A request
- * the arena would not serve as it asks (no pointer to fill, a zero or
- * overflowing extent) is the runtime's to answer. */
+/* Whether the arena serves a pitched allocation of depth slices of height
+ * rows of width bytes, and its layout as the runtime lays it out
+ * (common/pitch.h): *row, the pitch, and *bytes. Not while the runtime's
+ * alignment is unknown or unusable (pitch_alignment), nor a zero or
+ * overflowing extent: the runtime answers those. */
+static bool pitched_request(size_t width, size_t height, size_t depth, size_t *row, size_t *bytes)
+{
+	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context())
+		return false;
+	size_t align = pitch_alignment();
+	return align && align != PITCH_UNUSABLE && um_pitched_layout(width, height, depth, align, row, bytes);
+}
+
+/* Served whole: the rows padded to the runtime's pitch. */
 cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
 {
-	size_t align, row, bytes;
-	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context() || !ptr || !pitch ||
-	    !(align = pitch_alignment()) || !um_pitched_layout(width, height, 1, align, &row, &bytes))
+	size_t row, bytes;
+	if (!ptr || !pitch || !pitched_request(width, height, 1, &row, &bytes))
 		return cudart_get()->MallocPitch(ptr, pitch, width, height);
 	cudaError_t err = serve(ptr, bytes, "cudaMallocPitch", NULL);
 	if (err == cudaSuccess)
@@ -290,11 +296,9 @@ cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t heig
 
 cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
 {
-	size_t align, row, bytes;
+	size_t row, bytes;
 	void *p;
-	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context() || !out ||
-	    !(align = pitch_alignment()) ||
-	    !um_pitched_layout(extent.width, extent.height, extent.depth, align, &row, &bytes))
+	if (!out || !pitched_request(extent.width, extent.height, extent.depth, &row, &bytes))
 		return cudart_get()->Malloc3D(out, extent);
 	cudaError_t err = serve(&p, bytes, "cudaMalloc3D", NULL);
 	if (err == cudaSuccess)
@@ -302,15 +306,37 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
 	return err;
 }
 
+/* Whether the device of the calling thread's context lets the host and
+ * the GPU use managed memory at once (concurrent managed access: Linux,
+ * any GPU since Pascal). There a stream association
+ * (cudaStreamAttachMemAsync) changes nothing, so the arena's memory, whose
+ * association is a whole segment's, can stand for the program's own. Asked
+ * once. */
+static bool concurrent_managed_access(void)
+{
+	static atomic_int known; /* 0: not asked; 1: yes; 2: no */
+	int k = atomic_load(&known);
+	if (!k) {
+		CUdevice dev;
+		int on = 0;
+		bool asked = cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+			     cuDeviceGetAttribute(&on, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, dev) == CUDA_SUCCESS;
+		k = asked && on ? 1 : 2;
+		atomic_store(&known, k);
+	}
+	return k == 1;
+}
+
 /* The program's own managed memory, served alike: the arena's memory is
  * managed too, attached to every stream as cudaMemAttachGlobal attaches
  * it. Not with UMKIT_NO_MANAGED, whose device memory the host cannot
  * touch, nor memory attached to the host at first (cudaMemAttachHost),
- * nor a size of 0, which the runtime refuses. */
+ * nor a size of 0, which the runtime refuses, nor on a device where stream
+ * associations matter (concurrent_managed_access). */
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
 	if (!um_alloc_arena() || !managed || flags != cudaMemAttachGlobal || !size || arena_gone(true) ||
-	    !in_arena_context())
+	    !in_arena_context() || !concurrent_managed_access())
 		return cudart_get()->MallocManaged(ptr, size, flags);
 	return serve(ptr, size, TRACE_API_MANAGED, NULL);
 }
@@ -385,6 +411,32 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream)
 {
 	return cudaFreeAsync(ptr, stream ? stream : cudaStreamPerThread);
+}
+
+/* A stream association of memory the arena served, which is served as the
+ * program's own managed memory only where associations change nothing
+ * (concurrent_managed_access). The runtime would apply it to the arena's
+ * whole segment, and refuse the allocation's size as its length, so a
+ * request the runtime takes (the whole allocation: a length of 0 or its
+ * size; a single stream other than the legacy one) is done as it stands,
+ * and any other refused. */
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *ptr, size_t length, unsigned int flags)
+{
+	struct arena_alloc a;
+	if (!ptr || !um_alloc_arena() || arena_gone(false) || !in_arena(ptr))
+		return cudart_get()->StreamAttachMemAsync(stream, ptr, length, flags);
+	bool whole = arena_lookup(the_arena, (uint64_t)(uintptr_t)ptr, &a) && a.address == (uint64_t)(uintptr_t)ptr &&
+		     (!length || length == a.size);
+	bool single = flags == cudaMemAttachSingle && stream != NULL && stream != cudaStreamLegacy;
+	bool valid = flags == cudaMemAttachGlobal || flags == cudaMemAttachHost || single;
+	return whole && valid ? cudaSuccess : refused(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *ptr, size_t length, unsigned int flags);
+
+cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *ptr, size_t length, unsigned int flags)
+{
+	return cudaStreamAttachMemAsync(stream ? stream : cudaStreamPerThread, ptr, length, flags);
 }
 
 /* Collects the allocations live at the reset (arena_foreach_live). */

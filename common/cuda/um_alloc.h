@@ -2,9 +2,11 @@
  * um_alloc.h: the allocator shim shared by libumrec.so and libumreplay.so.
  *
  * The library defines cudaMalloc, cudaMallocPitch, cudaMalloc3D,
- * cudaMallocManaged, cudaFree, cudaMallocAsync and cudaFreeAsync (LD_PRELOAD puts these definitions ahead of libcudart's) and serves them
- * from the arena (common/arena.h) over managed memory, or over plain device
- * memory with UMKIT_NO_MANAGED=1. Pointers the arena did not hand out are
+ * cudaMallocManaged, cudaStreamAttachMemAsync, cudaFree, cudaMallocAsync and
+ * cudaFreeAsync (LD_PRELOAD puts these definitions ahead of libcudart's)
+ * and serves what it can from the arena (common/arena.h) over managed
+ * memory, or over plain device memory with UMKIT_NO_MANAGED=1
+ * (um_alloc.c says which requests the runtime serves instead). Pointers the arena did not hand out are
  * passed to the real functions, and so is every call after a
  * cudaDeviceReset that destroyed the arena's memory. Settings come from
  * the environment the launcher prepared: UMKIT_MAX_MANAGED (bytes),

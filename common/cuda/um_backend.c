@@ -577,12 +577,17 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 	return 0;
 }
 
+bool um_backend_may_synchronize(void)
+{
+	return !capture_seen_under_way() && capture_mode_global();
+}
+
 /* The runtime's free synchronizes the device: not where a graph capture
  * may be under way, which it would break (as sync_context). A failure is
  * not left as the program's last error. */
 static bool unmap(void *ctx, uint64_t base, uint64_t bytes)
 {
-	if (capture_seen_under_way() || !capture_mode_global())
+	if (!um_backend_may_synchronize())
 		return false;
 	const struct cudart *rt = cudart_get();
 	bool clean = rt->PeekAtLastError() == cudaSuccess;

@@ -101,4 +101,10 @@ void um_backend_device_reset(void);
 /* Host time spent blocked on fences so far. */
 uint64_t um_backend_fence_wait_ns(void);
 
+/* Whether the calling thread may synchronize the device now (a free of
+ * real memory does): not while a graph capture the fences saw begin may be
+ * under way, nor in a capture mode other than the global one, which a
+ * program sets while it captures. */
+bool um_backend_may_synchronize(void);
+
 #endif

@@ -403,7 +403,10 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	 * discards of it, so none can be added after the forgetting. Also once
 	 * stopped (it then adds nothing): its lock holds this allocation until
 	 * a discard of the range that another thread is issuing has the
-	 * program's streams wait for it (issue_ordered runs under that lock). */
+	 * program's streams wait for it (issue_ordered runs under that lock).
+	 * The program's own managed memory, which the host may write as soon
+	 * as the program has it, in no stream's order, also waits on the
+	 * host for the discards in flight. */
 	bool host_writes = strcmp(api, TRACE_API_MANAGED) == 0;
 	bool follows = host_writes ? engine_on_managed_alloc(rp_engine, a->id, a->address, a->size)
 				   : engine_on_alloc(rp_engine, a->id, a->address, a->size);

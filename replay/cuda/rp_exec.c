@@ -55,6 +55,7 @@
  * own state needs no lock except the worker queue.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "common/cuda/capture.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
 #include "log.h"
@@ -597,17 +599,28 @@ void rp_exec_stream_destroyed(void)
 	atomic_fetch_add(&streams_destroyed, 1);
 }
 
+/* By queries of the event the newest discard recorded, never a
+ * synchronize, which would break a graph capture under way (after the
+ * replayer stopped following the program, one may be), in relaxed capture
+ * mode, which lets this thread query an event while another captures. A
+ * query that fails is said (check), and the memory is handed out. */
 void rp_exec_wait_discards(void)
 {
 	CUcontext was;
-	if (!discard_done || cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
+	CUstreamCaptureMode mode;
+	if (!discard_done)
 		return;
-	if (cuEventQuery(discard_done) == CUDA_ERROR_NOT_READY) {
+	bool relaxed = capture_relaxed_begin(&mode);
+	CUresult r = cuCtxPushCurrent(ctx);
+	if (r == CUDA_SUCCESS) {
 		uint64_t t0 = rp_now();
-		check(cuEventSynchronize(discard_done), "waiting for a discard");
+		while ((r = cuEventQuery(discard_done)) == CUDA_ERROR_NOT_READY)
+			sched_yield();
 		atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
+		cuCtxPopCurrent(&was);
 	}
-	cuCtxPopCurrent(&was);
+	check(r, "waiting for a discard");
+	capture_relaxed_end(relaxed, mode);
 }
 
 void rp_exec_wait_issued(void)
@@ -637,6 +650,7 @@ void rp_exec_end(void)
 {
 	rp_exec_drain();
 	mig_stream = NULL;
+	discard_done = NULL;
 }
 
 bool rp_exec_in_current_context(void)
