@@ -327,6 +327,10 @@ int report_text(const struct planner *pl, FILE *out)
 	if (ts->prev_matched)
 		fprintf(out, "             %zu previous-iteration instances matched by ordinal\n",
 			ts->prev_matched);
+	if (t->n_managed_allocs)
+		fprintf(out, "             %zu of the trace's are the program's own managed memory (cudaMallocManaged): "
+			"the host may write it, so it is prefetched at its birth, never discarded while it lives\n",
+			t->n_managed_allocs);
 	if (ts->outliving)
 		fprintf(out, "             %zu whose previous instance is still used after they are made "
 			"(planned as one-time tensors: those uses may fault)\n",
@@ -499,6 +503,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "after_reset_kernels", t->after_reset_kernels);
 	add_u64(o, "untimed_kernels", t->untimed_kernels);
 	add_u64(o, "allocations", t->n_allocs);
+	add_u64(o, "managed_allocations", t->n_managed_allocs);
 	add_u64(o, "pointer_arguments", t->n_args);
 	add_u64(o, "htod_bytes", t->htod_bytes);
 	add_u64(o, "dtoh_bytes", t->dtoh_bytes);

@@ -265,6 +265,7 @@ static int load_allocs(struct loader *l)
 	for (size_t i = 0; i < l->t->n_allocs; i++) {
 		if (check_alloc(l, &l->t->allocs[i]))
 			return -1;
+		l->t->n_managed_allocs += l->t->allocs[i].host_writes;
 		total += l->t->allocs[i].reserved; /* each below 2^63: no wrap before the check */
 		if (total > TRACE_MAX_ALLOC_BYTES) {
 			um_errmsg(l->err, l->errlen,

@@ -69,6 +69,7 @@ struct trace {
 
 	/* Allocations in ordinal (alloc.id) order. */
 	size_t n_allocs;
+	size_t n_managed_allocs; /* of them with host_writes */
 	struct trace_alloc *allocs;
 
 	/* On-demand (cause 'fault') host-to-device migrations and sampled GPU

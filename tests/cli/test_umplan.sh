@@ -289,6 +289,22 @@ for s in segs:
 else
 	not_ok "--json: each segment counts the ops of its own kernels"
 fi
+# The program's own managed memory (the MLP's allocations renamed
+# cudaMallocManaged): counted and said, its births prefetched, never
+# discard-prefetched.
+sqlite3 "$fixture" ".backup '$SCRATCH/managed.db'"
+sqlite3 "$SCRATCH/managed.db" "UPDATE alloc SET api = 'cudaMallocManaged'"
+run "$UMPLAN" "$SCRATCH/managed.db" --capacity 200M --report -q -o "$SCRATCH/managed.plan"
+expect_status 0 "a trace of managed memory plans"
+managed_line="607 of the trace's are the program's own managed memory (cudaMallocManaged)"
+if grep -qF "$managed_line" <<<"$out" && "$UMPLAN" --dump "$SCRATCH/managed.plan" |
+	python3 -c 'import json,sys; assert not [o for o in json.load(sys.stdin)["ops"] if o["kind"] == "discard_prefetch"]'; then
+	ok "--report says which allocations are managed memory, and the plan discard-prefetches none"
+else
+	not_ok "--report says which allocations are managed memory, and the plan discard-prefetches none"
+fi
+run "$UMPLAN" "$SCRATCH/managed.db" --capacity 200M --json -q -o "$SCRATCH/managed.plan"
+expect_json 'assert d["trace"]["managed_allocations"] == d["trace"]["allocations"] == 607' "--json counts the managed allocations"
 # A program that replays a CUDA graph of its whole step (recorded on the
 # H100): the kernels the graph ran are counted, not planned, and said so.
 graph_fixture=$(dirname "$fixture")/h100_mlp_cuda_graph.db
