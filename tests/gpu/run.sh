@@ -57,6 +57,22 @@ under_umkit() { ! grep -qE 'without (umkit|a plan)' "$1"; }
 
 check_trace() { python3 tests/gpu/check_trace.py "$1" >"$1.json" && cat "$1.json"; }
 
+# Runs the command line in the array cmd plain, under umrec, and replayed
+# at W/B 2 (a plan made for half its live peak, under that budget), into
+# $WORK/$tag.{plain,rec,db,plan,out,err,json}; sets w (the live peak) and
+# rc (the replay's exit status).
+replay_at_half() {
+	"${cmd[@]}" >"$WORK/$tag.plain" 2>&1
+	$B/umrec -q -o "$WORK/$tag.db" --max-managed $MAXM -- "${cmd[@]}" >"$WORK/$tag.rec" 2>&1
+	w=$($B/umplan "$WORK/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	$B/umplan "$WORK/$tag.db" --capacity $((w / 2)) -o "$WORK/$tag.plan" >/dev/null
+	$B/umreplay --plan "$WORK/$tag.plan" --gpu-budget $((w / 2)) --max-managed $MAXM --stats "$WORK/$tag.json" \
+		-- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
+	rc=$?
+	tail -n 2 "$WORK/$tag.err"
+	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
+}
+
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 if section record; then
@@ -447,15 +463,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 	# free's marker follows one stream, so the replayer issues no discards
 	# (replay/cuda/rp_exec.c, issue_ordered), and the output stays plain's.
 	cmd=(python3 $PY/mlp.py --steps 12 --nvtx --copy-stream) tag=mlp.2streams
-	"${cmd[@]}" >"$WORK/$tag.plain" 2>&1
-	$B/umrec -q -o "$WORK/$tag.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1
-	w=$($B/umplan "$WORK/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-	$B/umplan "$WORK/$tag.db" --capacity $((w / 2)) -o "$WORK/$tag.plan" >/dev/null
-	$B/umreplay --plan "$WORK/$tag.plan" --gpu-budget $((w / 2)) --max-managed $MAXM --stats "$WORK/$tag.json" \
-		-- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
-	rc=$?
-	tail -n 2 "$WORK/$tag.err"
-	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
+	replay_at_half
 	row "$tag.plan: output same as plain" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/$tag.plain $WORK/$tag.out")" "W/B 2"
 	kept=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["measured"]; c=m["host"]["driver_calls"]
 print("one_stream=%s discard_calls=%d discard_prefetch_calls=%d dropped=%d made_prefetch=%d" % (m["host"]["allocator"]["one_stream"], c["discard"]["calls"], c["discard_prefetch"]["calls"], m["dropped_discards"], m["fresh_prefetched"]))' "$WORK/$tag.json" 2>/dev/null)
@@ -546,16 +554,8 @@ done
 # pluggable allocator) is recorded with those allocations, and replayed
 # at W/B 2 with plain's losses and checksum.
 cmd=(python3 $PY/mlp.py --steps 12 --nvtx --managed-allocator $BUILD/examples/libmanaged_alloc.so) tag=mlp.managed
-"${cmd[@]}" >"$WORK/$tag.plain" 2>&1
-$B/umrec -q -o "$WORK/$tag.db" --max-managed $MAXM -- "${cmd[@]}" >"$WORK/$tag.rec" 2>&1
+replay_at_half
 n_managed=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM alloc WHERE api = ?", ("cudaMallocManaged",)).fetchone()[0])' "$WORK/$tag.db" 2>&1)
-w=$($B/umplan "$WORK/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-$B/umplan "$WORK/$tag.db" --capacity $((w / 2)) -o "$WORK/$tag.plan" >/dev/null
-$B/umreplay --plan "$WORK/$tag.plan" --gpu-budget $((w / 2)) --max-managed $MAXM --stats "$WORK/$tag.json" \
-	-- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
-rc=$?
-tail -n 2 "$WORK/$tag.err"
-cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 detail=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1])); e = d["engine"]
