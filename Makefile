@@ -142,10 +142,12 @@ $(BUILD)/examples/%: examples/%.cu
 	$(nvcc_program)
 # PyTorch's allocator on Unified Memory (examples/pytorch/common.py
 # --managed-allocator): plain C over the shared runtime, which the
-# injected libraries interpose.
+# injected libraries interpose. It needs PyTorch's CUDA major version
+# (libcudart.so.13 here): the runtime PyTorch loaded is then the one it
+# binds to.
 $(BUILD)/examples/libmanaged_alloc.so: examples/pytorch/managed_alloc.c
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(CFLAGS_ALL) $(CUDA_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -lcudart
+	$(CC) -shared $(CFLAGS_ALL) $(CUDA_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart
 $(BUILD)/bench/%: bench/%.cu bench/trials.h
 	$(nvcc_program)
 # Probes may call the driver API as well.

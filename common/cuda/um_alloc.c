@@ -13,9 +13,8 @@
  *  - cudaMallocPitch and cudaMalloc3D learn the runtime's row alignment
  *    from one real allocation and free, which synchronizes the device, at
  *    the first call where that is allowed (pitch_alignment);
- *  - cudaStreamAttachMemAsync takes the arena's memory whole, as it takes
- *    the program's managed memory, also memory served as cudaMalloc's,
- *    which the runtime refuses;
+ *  - cudaStreamAttachMemAsync on the program's own managed memory is
+ *    answered for the arena's, and changes nothing;
  *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture);
  *  - after a cudaDeviceReset that destroyed the arena's memory, every call
  *    is the runtime's (arena_gone).
@@ -29,6 +28,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "addr_set.h"
 #include "capture.h"
 #include "clock.h"
 #include "cudart.h"
@@ -51,6 +51,9 @@ static pid_t arena_pid;
 /* The context the arena serves, and so maps its memory in: the one
  * current at the program's first allocation (in_arena_context). */
 static _Atomic(CUcontext) arena_context;
+/* The live allocations served as the program's own managed memory
+ * (cudaMallocManaged), which alone a stream association may name. */
+static struct addr_set managed_allocs = ADDR_SET_INIT;
 
 static void create_arena(void)
 {
@@ -194,6 +197,7 @@ static bool release(void *ptr)
 	bind_context();
 	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
 		return false;
+	addr_set_remove(&managed_allocs, a.address);
 	if (hooks.on_free)
 		hooks.on_free(&a);
 	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
@@ -314,14 +318,13 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
  * once. */
 static bool concurrent_managed_access(void)
 {
-	static atomic_int known; /* 0: not asked; 1: yes; 2: no */
+	static atomic_int known; /* 0: not yet answered; 1: yes; 2: no */
 	int k = atomic_load(&known);
-	if (!k) {
-		CUdevice dev;
-		int on = 0;
-		bool asked = cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
-			     cuDeviceGetAttribute(&on, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, dev) == CUDA_SUCCESS;
-		k = asked && on ? 1 : 2;
+	CUdevice dev;
+	int on;
+	if (!k && cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+	    cuDeviceGetAttribute(&on, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, dev) == CUDA_SUCCESS) {
+		k = on ? 1 : 2;
 		atomic_store(&known, k);
 	}
 	return k == 1;
@@ -332,13 +335,20 @@ static bool concurrent_managed_access(void)
  * it. Not with UMKIT_NO_MANAGED, whose device memory the host cannot
  * touch, nor memory attached to the host at first (cudaMemAttachHost),
  * nor a size of 0, which the runtime refuses, nor on a device where stream
- * associations matter (concurrent_managed_access). */
+ * associations matter (concurrent_managed_access), or not yet known to
+ * be. Each is kept in managed_allocs, or not served. */
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
 	if (!um_alloc_arena() || !managed || flags != cudaMemAttachGlobal || !size || arena_gone(true) ||
 	    !in_arena_context() || !concurrent_managed_access())
 		return cudart_get()->MallocManaged(ptr, size, flags);
-	return serve(ptr, size, TRACE_API_MANAGED, NULL);
+	cudaError_t err = serve(ptr, size, TRACE_API_MANAGED, NULL);
+	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr) != 0) {
+		release(*ptr);
+		*ptr = NULL;
+		err = refused(cudaErrorMemoryAllocation);
+	}
+	return err;
 }
 
 /* Stream-ordered allocations and frees queued into a capture belong to
@@ -413,20 +423,22 @@ cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream)
 	return cudaFreeAsync(ptr, stream ? stream : cudaStreamPerThread);
 }
 
-/* A stream association of memory the arena served, which is served as the
- * program's own managed memory only where associations change nothing
- * (concurrent_managed_access). The runtime would apply it to the arena's
- * whole segment, and refuse the allocation's size as its length, so a
- * request the runtime takes (the whole allocation: a length of 0 or its
- * size; a single stream other than the legacy one) is done as it stands,
- * and any other refused. */
+/* A stream association of memory the arena served. The program's own
+ * managed memory is served only where associations change nothing
+ * (concurrent_managed_access), and the runtime would apply one to the
+ * arena's whole segment and refuse the allocation's size as its length:
+ * so a request the runtime takes for such an allocation (the whole of it:
+ * a length of 0 or its size; a single stream other than the legacy one)
+ * is done as it stands. Any other is refused, as the runtime refuses one
+ * naming device memory (the arena's other allocations). The stream itself
+ * is not checked. */
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *ptr, size_t length, unsigned int flags)
 {
 	struct arena_alloc a;
 	if (!ptr || !um_alloc_arena() || arena_gone(false) || !in_arena(ptr))
 		return cudart_get()->StreamAttachMemAsync(stream, ptr, length, flags);
-	bool whole = arena_lookup(the_arena, (uint64_t)(uintptr_t)ptr, &a) && a.address == (uint64_t)(uintptr_t)ptr &&
-		     (!length || length == a.size);
+	bool whole = addr_set_has(&managed_allocs, (uint64_t)(uintptr_t)ptr) &&
+		     arena_lookup(the_arena, (uint64_t)(uintptr_t)ptr, &a) && (!length || length == a.size);
 	bool single = flags == cudaMemAttachSingle && stream != NULL && stream != cudaStreamLegacy;
 	bool valid = flags == cudaMemAttachGlobal || flags == cudaMemAttachHost || single;
 	return whole && valid ? cudaSuccess : refused(cudaErrorInvalidValue);

@@ -5,7 +5,8 @@
  * (examples/pytorch/common.py --managed-allocator). The functions have the
  * signatures PyTorch calls them with.
  */
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include <cuda_runtime_api.h>
@@ -13,14 +14,22 @@
 void *umkit_managed_malloc(ssize_t size, int device, cudaStream_t stream);
 void umkit_managed_free(void *ptr, ssize_t size, int device, cudaStream_t stream);
 
-/* NULL when refused: PyTorch raises its out-of-memory error. */
+/* PyTorch asks for empty tensors too, and takes NULL for them, as its own
+ * allocator answers. It does not check for NULL otherwise: a refused
+ * allocation would become a tensor at address 0, so this allocator ends
+ * the program as the examples end on running out of memory (common.py). */
 void *umkit_managed_malloc(ssize_t size, int device, cudaStream_t stream)
 {
 	void *p = NULL;
 	(void)device;
 	(void)stream;
-	if (cudaMallocManaged(&p, (size_t)size, cudaMemAttachGlobal) != cudaSuccess)
+	if (size <= 0)
 		return NULL;
+	cudaError_t err = cudaMallocManaged(&p, (size_t)size, cudaMemAttachGlobal);
+	if (err != cudaSuccess) {
+		fprintf(stderr, "out of memory: cudaMallocManaged of %zd bytes: %s\n", size, cudaGetErrorString(err));
+		exit(2);
+	}
 	return p;
 }
 
@@ -30,5 +39,6 @@ void umkit_managed_free(void *ptr, ssize_t size, int device, cudaStream_t stream
 	(void)size;
 	(void)device;
 	(void)stream;
-	cudaFree(ptr);
+	if (ptr)
+		cudaFree(ptr);
 }

@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
@@ -81,7 +82,8 @@ static CUstream mig_stream;
 static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
-static CUevent discard_done;
+/* Read without the engine's lock by rp_exec_wait_discards. */
+static _Atomic(CUevent) discard_done;
 /* The calling thread's last launch stream, good while no stream has been
  * destroyed since (its handle may be gone, or name another stream). */
 static __thread CUstream launch_stream;
@@ -168,12 +170,16 @@ static int ensure_stream(void)
 	if (!pending)
 		return -1;
 	/* The event first: a stream without it would issue discards nothing
-	 * orders the program after. */
-	CUresult r = cuEventCreate(&discard_done, CU_EVENT_DISABLE_TIMING);
+	 * orders the program after. Published with the stream, so that
+	 * rp_exec_wait_discards, which reads it without the engine's lock,
+	 * never sees one destroyed here. */
+	CUevent done;
+	CUresult r = cuEventCreate(&done, CU_EVENT_DISABLE_TIMING);
 	if (r == CUDA_SUCCESS && (r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
-		cuEventDestroy(discard_done);
-		discard_done = NULL;
+		cuEventDestroy(done);
 		mig_stream = NULL;
+	} else if (r == CUDA_SUCCESS) {
+		discard_done = done;
 	}
 	check(r, "creating the replayer's stream");
 	return r == CUDA_SUCCESS ? 0 : -1;
@@ -608,14 +614,20 @@ void rp_exec_wait_discards(void)
 {
 	CUcontext was;
 	CUstreamCaptureMode mode;
-	if (!discard_done)
+	CUevent done = atomic_load(&discard_done);
+	if (!done)
 		return;
 	bool relaxed = capture_relaxed_begin(&mode);
 	CUresult r = cuCtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {
 		uint64_t t0 = rp_now();
-		while ((r = cuEventQuery(discard_done)) == CUDA_ERROR_NOT_READY)
-			sched_yield();
+		/* Yields first, then sleeps: the discards may wait behind the
+		 * GPU's work for a while. */
+		for (int i = 0; (r = cuEventQuery(done)) == CUDA_ERROR_NOT_READY; i++)
+			if (i < 64)
+				sched_yield();
+			else
+				nanosleep(&(struct timespec){ 0, 50000 }, NULL);
 		atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 		cuCtxPopCurrent(&was);
 	}

@@ -529,12 +529,13 @@ traced=$?
 row "managed_probe, umrec: in the trace" "$(verdict "[ $rc -eq 0 ] && [ $traced -eq 0 ] && grep -q '^managed: ok' $WORK/managed.plain && [ \$(attaches $WORK/managed.plain | wc -l) -eq 6 ] && diff <(attaches $WORK/managed.plain) <(attaches $WORK/managed.umrec) >/dev/null && under_umkit $WORK/managed.umrec")" \
 	"$detail; $(attaches "$WORK/managed.plain" | sed -n 4p)"
 w=$($B/umplan "$WORK/managed.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-fills() { $B/umplan -q "$1" --capacity $((w / 2)) -o "$2" && $B/umplan --dump "$2" |
-	python3 -c 'import json,sys; print(sum(o["kind"] == "discard_prefetch" for o in json.load(sys.stdin)["ops"]))'; }
-fills_managed=$(fills "$WORK/managed.db" "$WORK/managed.plan")
-fills_device=$(fills "$WORK/managed.device.db" "$WORK/managed.device.plan")
-row "managed_probe, umplan: births prefetched" "$(verdict "[ '${w:-0}' -gt 0 ] && [ '${fills_managed:-x}' -lt '${fills_device:-0}' ]")" \
-	"discard_prefetch ops: $fills_managed, with every allocation named cudaMalloc $fills_device"
+# The plan's discard_prefetch and prefetch ops, made from trace $1 into $2.
+births() { $B/umplan -q "$1" --capacity $((w / 2)) -o "$2" && $B/umplan --dump "$2" |
+	python3 -c 'import json,sys; k=[o["kind"] for o in json.load(sys.stdin)["ops"]]; print(k.count("discard_prefetch"), k.count("prefetch"))'; }
+read -r fills_managed prefetches_managed < <(births "$WORK/managed.db" "$WORK/managed.plan")
+read -r fills_device prefetches_device < <(births "$WORK/managed.device.db" "$WORK/managed.device.plan")
+row "managed_probe, umplan: births prefetched" "$(verdict "[ '${w:-0}' -gt 0 ] && [ '${fills_managed:-x}' -lt '${fills_device:-0}' ] && [ '${prefetches_managed:-0}' -gt '${prefetches_device:-x}' ]")" \
+	"discard_prefetch, prefetch ops: $fills_managed, $prefetches_managed; with every allocation named cudaMalloc $fills_device, $prefetches_device"
 for pol in plan deepum; do
 	timeout 120 $B/umreplay --plan "$WORK/managed.plan" --policy $pol --gpu-budget $((w / 2)) --max-managed $MAXM \
 		--stats "$WORK/managed.$pol.json" -- $MANAGED >"$WORK/managed.$pol.out" 2>"$WORK/managed.$pol.err"

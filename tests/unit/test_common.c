@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 
+#include "addr_set.h"
 #include "execid.h"
 #include "gate.h"
 #include "grow.h"
@@ -76,6 +77,29 @@ static void pitched_layout_refuses_zero_and_overflow(void **state)
 	assert_false(um_pitched_layout(1 << 20, 1 << 20, 1 << 24, 512, &pitch, &bytes)); /* the slices */
 	assert_int_equal(pitch, 7); /* neither set */
 	assert_int_equal(bytes, 9);
+}
+
+static void addr_set_keeps_what_was_added(void **state)
+{
+	struct addr_set s = ADDR_SET_INIT;
+	assert_false(addr_set_has(&s, 0));
+	assert_false(addr_set_remove(&s, 7));
+	/* Out of order and past the first growth, with a repeat. */
+	for (uint64_t i = 0; i < 40; i++)
+		assert_int_equal(addr_set_add(&s, (i * 7919) % 40 * 512), 0);
+	assert_int_equal(addr_set_add(&s, 512), 0);
+	assert_int_equal(s.n, 40);
+	for (size_t i = 1; i < s.n; i++)
+		assert_true(s.a[i - 1] < s.a[i]);
+	assert_true(addr_set_has(&s, 39 * 512));
+	assert_false(addr_set_has(&s, 513));
+	assert_true(addr_set_remove(&s, 0));
+	assert_true(addr_set_remove(&s, 39 * 512));
+	assert_false(addr_set_remove(&s, 39 * 512));
+	assert_false(addr_set_has(&s, 0));
+	assert_true(addr_set_has(&s, 20 * 512));
+	assert_int_equal(atomic_load(&s.size), 38);
+	free(s.a);
 }
 
 static struct execid_launch base_launch(const struct execid_arg *args, size_t n)
@@ -338,6 +362,7 @@ int main(void)
 		cmocka_unit_test(size_parses_units),
 		cmocka_unit_test(size_rejects_junk),
 		cmocka_unit_test(size_formats),
+		cmocka_unit_test(addr_set_keeps_what_was_added),
 		cmocka_unit_test(pitched_rows_round_up_to_the_alignment),
 		cmocka_unit_test(pitched_layout_refuses_zero_and_overflow),
 		cmocka_unit_test(execid_stable_and_sensitive),
