@@ -1,8 +1,9 @@
 /*
- * addr_set.h: a set of addresses that threads share, for the few
- * allocations the shim must tell apart from the rest (the program's own
- * managed memory, common/cuda/um_alloc.c). A sorted array behind a mutex:
- * a query while the set is empty takes no lock.
+ * addr_set.h: a set of addresses that threads share, for the allocations
+ * the shim must tell apart from the rest (the program's own managed
+ * memory, common/cuda/um_alloc.c: every tensor, with PyTorch on it). A
+ * sorted array behind a mutex: a query while the set is empty takes no
+ * lock; an insertion or removal moves the entries after it.
  */
 #ifndef UMKIT_ADDR_SET_H
 #define UMKIT_ADDR_SET_H

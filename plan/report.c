@@ -329,7 +329,8 @@ int report_text(const struct planner *pl, FILE *out)
 			ts->prev_matched);
 	if (t->n_managed_allocs)
 		fprintf(out, "             %zu of the trace's are the program's own managed memory (cudaMallocManaged): "
-			"the host may write it, so it is prefetched at its birth, never discarded while it lives\n",
+			"the host may write it, so it is never discarded while it lives (a birth where capacity "
+			"binds gets a plain prefetch)\n",
 			t->n_managed_allocs);
 	if (ts->outliving)
 		fprintf(out, "             %zu whose previous instance is still used after they are made "

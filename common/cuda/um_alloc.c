@@ -195,9 +195,11 @@ static bool release(void *ptr)
 	struct arena_alloc a;
 	uint64_t t0 = um_now_ns();
 	bind_context();
+	/* Out of the set first: once freed, the range may be handed out at
+	 * once, to another thread's allocation. */
+	addr_set_remove(&managed_allocs, (uint64_t)(uintptr_t)ptr);
 	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
 		return false;
-	addr_set_remove(&managed_allocs, a.address);
 	if (hooks.on_free)
 		hooks.on_free(&a);
 	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
@@ -315,7 +317,7 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
  * any GPU since Pascal). There a stream association
  * (cudaStreamAttachMemAsync) changes nothing, so the arena's memory, whose
  * association is a whole segment's, can stand for the program's own. Asked
- * once. */
+ * until the driver answers. */
 static bool concurrent_managed_access(void)
 {
 	static atomic_int known; /* 0: not yet answered; 1: yes; 2: no */
@@ -336,18 +338,18 @@ static bool concurrent_managed_access(void)
  * touch, nor memory attached to the host at first (cudaMemAttachHost),
  * nor a size of 0, which the runtime refuses, nor on a device where stream
  * associations matter (concurrent_managed_access), or not yet known to
- * be. Each is kept in managed_allocs, or not served. */
+ * be. Each is kept in managed_allocs; one that finds no memory there is
+ * served all the same, and only its stream associations are refused. */
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
 	if (!um_alloc_arena() || !managed || flags != cudaMemAttachGlobal || !size || arena_gone(true) ||
 	    !in_arena_context() || !concurrent_managed_access())
 		return cudart_get()->MallocManaged(ptr, size, flags);
+	static atomic_int told;
 	cudaError_t err = serve(ptr, size, TRACE_API_MANAGED, NULL);
-	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr) != 0) {
-		release(*ptr);
-		*ptr = NULL;
-		err = refused(cudaErrorMemoryAllocation);
-	}
+	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr) != 0 &&
+	    !atomic_exchange(&told, 1))
+		um_warn("out of memory noting managed allocations: their stream associations are refused");
 	return err;
 }
 

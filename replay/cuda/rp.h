@@ -46,8 +46,8 @@ bool rp_exec_own_call(void);
 /* The range has a new owner: discards still waiting for its previous
  * owner's marker are not made. */
 void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
-/* Waits until every discard issued so far has landed (not only those of
- * the range: one event follows them all), as the program's own managed
+/* Waits until the discards issued so far onto [address, address + bytes)
+ * have landed (replay/landing_discards.h), as the program's own managed
  * memory needs before the program has it: the host may write it at once,
  * in no stream's order, where a discard of an earlier owner issued (onto a
  * range then free) but still queued would drop what it wrote. Call after
@@ -56,7 +56,7 @@ void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
  * stopped following the program (it issues none then, but some may still
  * be in flight); after rp_exec_end, which waited for them all, it does
  * nothing. */
-void rp_exec_wait_discards(void);
+void rp_exec_wait_discards(uint64_t address, uint64_t bytes);
 /* Waits until the worker has issued every queued op (no driver call of
  * the replayer's is made after it unless the engine queues more). */
 void rp_exec_wait_issued(void);

@@ -412,7 +412,7 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 				   : engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
 	if (host_writes)
-		rp_exec_wait_discards();
+		rp_exec_wait_discards(a->address, a->reserved);
 	if (was_stopped)
 		return;
 	/* Another thread's allocation may have woken the engine while this

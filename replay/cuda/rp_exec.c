@@ -69,6 +69,7 @@
 #include "common/cuda/um_backend.h"
 #include "log.h"
 #include "replay/calls.h"
+#include "replay/landing_discards.h"
 #include "replay/pending_discards.h"
 #include "rp.h"
 #include "size.h"
@@ -84,6 +85,17 @@ static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
 /* Read without the engine's lock by rp_exec_wait_discards. */
 static _Atomic(CUevent) discard_done;
+/* The discards issued that may not have landed, and an event recorded
+ * after each batch (slot: its number % LANDING_EVENTS), so that the
+ * program's own managed memory waits only for those of its range.
+ * landing_lock keeps a batch's number and its event's record together;
+ * landing_lost: an event could not be recorded, and the waits fall back to
+ * discard_done, which follows every discard. */
+#define LANDING_EVENTS 64
+static landing_discards *landing;
+static CUevent landing_ev[LANDING_EVENTS];
+static pthread_mutex_t landing_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool landing_lost;
 /* The calling thread's last launch stream, good while no stream has been
  * destroyed since (its handle may be gone, or name another stream). */
 static __thread CUstream launch_stream;
@@ -173,6 +185,8 @@ static int ensure_stream(void)
 	 * orders the program after. Published with the stream, so that
 	 * rp_exec_wait_discards, which reads it without the engine's lock,
 	 * never sees one destroyed here. */
+	landing = landing_discards_create();
+	atomic_store(&landing_lost, !landing);
 	CUevent done;
 	CUresult r = cuEventCreate(&done, CU_EVENT_DISABLE_TIMING);
 	if (r == CUDA_SUCCESS && (r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
@@ -377,6 +391,21 @@ static bool mark_done(uint64_t mark)
 /* Issues the ranges of r nothing lives in (all of them for
  * discard-and-prefetch and prefetch, the fresh allocation the engine
  * named), and orders the program's streams after them. */
+/* Issues a batch of the ops of one kind, and notes the ranges of those
+ * that discard as in flight until the event recorded after them. */
+static void call_batch(enum engine_op op, const struct engine_range *r, size_t n)
+{
+	call_all(op, r, n);
+	if (op == ENGINE_OP_PREFETCH || atomic_load(&landing_lost))
+		return;
+	pthread_mutex_lock(&landing_lock);
+	CUevent *ev = &landing_ev[landing_discards_issued(landing, r, n) % LANDING_EVENTS];
+	if ((!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) ||
+	    cuEventRecord(*ev, mig_stream) != CUDA_SUCCESS)
+		atomic_store(&landing_lost, true);
+	pthread_mutex_unlock(&landing_lock);
+}
+
 static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	struct engine_range idle[CALLS_MAX_RANGES];
@@ -389,13 +418,13 @@ static void issue_and_order(enum engine_op op, const struct engine_range *r, siz
 		}
 		idle[k++] = r[i];
 		if (k == CALLS_MAX_RANGES) {
-			call_all(op, idle, k);
+			call_batch(op, idle, k);
 			issued += k;
 			k = 0;
 		}
 	}
 	if (k)
-		call_all(op, idle, k);
+		call_batch(op, idle, k);
 	if (!issued && !k)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
@@ -605,34 +634,51 @@ void rp_exec_stream_destroyed(void)
 	atomic_fetch_add(&streams_destroyed, 1);
 }
 
-/* By queries of the event the newest discard recorded, never a
- * synchronize, which would break a graph capture under way (after the
- * replayer stopped following the program, one may be), in relaxed capture
- * mode, which lets this thread query an event while another captures. A
- * query that fails is said (check), and the memory is handed out. */
-void rp_exec_wait_discards(void)
+/* By queries of the event recorded after the newest batch that discarded
+ * part of the range (after every discard, should the ranges be unknown),
+ * never a synchronize, which would break a graph capture under way (after
+ * the replayer stopped following the program, one may be), in relaxed
+ * capture mode, which lets this thread query an event while another
+ * captures. A query that fails is said (check), and the memory is handed
+ * out. */
+void rp_exec_wait_discards(uint64_t address, uint64_t bytes)
 {
 	CUcontext was;
 	CUstreamCaptureMode mode;
 	CUevent done = atomic_load(&discard_done);
+	uint64_t batch = 0;
 	if (!done)
 		return;
+	if (!atomic_load(&landing_lost)) {
+		pthread_mutex_lock(&landing_lock);
+		batch = landing_discards_wait_for(landing, address, bytes);
+		pthread_mutex_unlock(&landing_lock);
+		if (!batch)
+			return;
+		done = landing_ev[batch % LANDING_EVENTS];
+	}
 	bool relaxed = capture_relaxed_begin(&mode);
 	CUresult r = cuCtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {
 		uint64_t t0 = rp_now();
 		/* Yields first, then sleeps: the discards may wait behind the
 		 * GPU's work for a while. */
-		for (int i = 0; (r = cuEventQuery(done)) == CUDA_ERROR_NOT_READY; i++)
+		for (int i = 0; (r = cuEventQuery(done)) == CUDA_ERROR_NOT_READY; i++) {
 			if (i < 64)
 				sched_yield();
 			else
 				nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+		}
 		atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 		cuCtxPopCurrent(&was);
 	}
 	check(r, "waiting for a discard");
 	capture_relaxed_end(relaxed, mode);
+	if (batch && r == CUDA_SUCCESS) {
+		pthread_mutex_lock(&landing_lock);
+		landing_discards_landed(landing, batch);
+		pthread_mutex_unlock(&landing_lock);
+	}
 }
 
 void rp_exec_wait_issued(void)

@@ -41,21 +41,25 @@ static void report(const char *what, cudaError_t answer)
 }
 
 // The stream associations the runtime takes for a managed allocation (the
-// whole of it, by a length of 0 or its size) and some it refuses.
+// whole of it, by a length of 0 or its size) and some it refuses, device
+// memory's among them.
 static void attach_cases(void)
 {
 	const size_t bytes = 3 << 20;
-	float *m;
+	float *m, *d;
 	cudaStream_t s;
 	CHECK(cudaStreamCreate(&s));
 	CHECK(cudaMallocManaged(&m, bytes));
+	CHECK(cudaMalloc(&d, bytes));
 	report("single, length 0", cudaStreamAttachMemAsync(s, m, 0, cudaMemAttachSingle));
 	report("host, its size", cudaStreamAttachMemAsync(s, m, bytes, cudaMemAttachHost));
 	report("global, length 0", cudaStreamAttachMemAsync(s, m, 0, cudaMemAttachGlobal));
 	report("single to the NULL stream", cudaStreamAttachMemAsync(0, m, 0, cudaMemAttachSingle));
 	report("half of it", cudaStreamAttachMemAsync(s, m, bytes / 2, cudaMemAttachGlobal));
 	report("inside it", cudaStreamAttachMemAsync(s, m + 1, 0, cudaMemAttachGlobal));
+	report("device memory", cudaStreamAttachMemAsync(s, d, 0, cudaMemAttachGlobal));
 	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaFree(d));
 	CHECK(cudaFree(m));
 	CHECK(cudaStreamDestroy(s));
 }

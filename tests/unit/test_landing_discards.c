@@ -1,0 +1,81 @@
+/*
+ * test_landing_discards.c: discards that may be in flight
+ * (replay/landing_discards.c): a range waits for the newest batch that
+ * discarded any of it, and for nothing once that batch has landed; ranges
+ * dropped to keep the table bounded make every query wait for the newest
+ * batch they belonged to.
+ */
+#include "testutil.h"
+
+#include "replay/landing_discards.h"
+
+#define MB (UINT64_C(1) << 20)
+
+static landing_discards *table(void)
+{
+	landing_discards *l = landing_discards_create();
+	assert_non_null(l);
+	return l;
+}
+
+static void a_range_waits_for_its_newest_batch(void **state)
+{
+	landing_discards *l = table();
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+	const struct engine_range one[] = { { 0, 2 * MB }, { 8 * MB, 4 * MB } };
+	const struct engine_range two[] = { { 10 * MB, 2 * MB } };
+	assert_int_equal(landing_discards_issued(l, one, 2), 1);
+	assert_int_equal(landing_discards_issued(l, two, 1), 2);
+	assert_int_equal(landing_discards_wait_for(l, 1 * MB, 4096), 1);
+	assert_int_equal(landing_discards_wait_for(l, 11 * MB, 4 * MB), 2); /* both overlap: the newer */
+	assert_int_equal(landing_discards_wait_for(l, 2 * MB, 6 * MB), 0);  /* between them, touching */
+	landing_discards_landed(l, 1);
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+	assert_int_equal(landing_discards_wait_for(l, 8 * MB, 2 * MB), 0);
+	assert_int_equal(landing_discards_wait_for(l, 10 * MB, 1), 2);
+	landing_discards_landed(l, 2);
+	assert_int_equal(landing_discards_wait_for(l, 10 * MB, 1), 0);
+	landing_discards_destroy(l);
+}
+
+static void forgotten_ranges_wait_for_their_batch(void **state)
+{
+	landing_discards *l = table();
+	struct engine_range r = { 0, 2 * MB };
+	uint64_t last = 0;
+	/* One range a batch, each 2 MiB further: the table overflows once. */
+	for (uint64_t i = 0; i <= LANDING_MAX_RANGES; i++, r.address += 2 * MB)
+		last = landing_discards_issued(l, &r, 1);
+	assert_int_equal(last, LANDING_MAX_RANGES + 1);
+	/* Far from every range kept, yet some were dropped unlanded. */
+	uint64_t far = (LANDING_MAX_RANGES + 8) * 2 * MB, forgot = landing_discards_wait_for(l, far, 2 * MB);
+	assert_true(forgot >= 1 && forgot < last);
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), forgot);
+	assert_int_equal(landing_discards_wait_for(l, LANDING_MAX_RANGES * 2 * MB, 2 * MB), last);
+	landing_discards_landed(l, forgot);
+	assert_int_equal(landing_discards_wait_for(l, far, 2 * MB), 0);
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+	landing_discards_destroy(l);
+
+	/* A batch larger than the table keeps its newest ranges. */
+	l = table();
+	struct engine_range *big = calloc(LANDING_MAX_RANGES + 3, sizeof *big);
+	assert_non_null(big);
+	for (size_t i = 0; i < LANDING_MAX_RANGES + 3; i++)
+		big[i] = (struct engine_range){ i * 2 * MB, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, big, LANDING_MAX_RANGES + 3), 1);
+	assert_int_equal(landing_discards_wait_for(l, UINT64_C(1) << 50, 1), 1); /* it forgot some */
+	landing_discards_landed(l, 1);
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+	free(big);
+	landing_discards_destroy(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_range_waits_for_its_newest_batch),
+		cmocka_unit_test(forgotten_ranges_wait_for_their_batch),
+	};
+	return cmocka_run_group_tests_name("landing_discards", tests, NULL, NULL);
+}
