@@ -2,6 +2,7 @@
 #include "landing_discards.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,12 @@ void landing_discards_destroy(landing_discards *l)
 	free(l);
 }
 
+/* Whether [a, a + an) and [b, b + bn) overlap, for ends up to 2^64. */
+static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+	return a >= b ? a - b < bn : b - a < an;
+}
+
 /* Drops the k oldest ranges; the lock held. */
 static void drop(landing_discards *l, size_t k)
 {
@@ -50,10 +57,9 @@ uint64_t landing_discards_issued(landing_discards *l, const struct engine_range 
 {
 	pthread_mutex_lock(&l->lock);
 	uint64_t batch = ++l->batches;
-	if (n > LANDING_MAX_RANGES) { /* only the newest fit: the rest are forgotten */
+	if (n > LANDING_MAX_RANGES) { /* forgotten whole: every query waits for it */
 		l->forgotten = batch;
-		r += n - LANDING_MAX_RANGES;
-		n = LANDING_MAX_RANGES;
+		n = 0;
 	}
 	if (l->n + n > LANDING_MAX_RANGES) {
 		/* Half the table at least, so that dropping stays rare. */
@@ -75,7 +81,7 @@ uint64_t landing_discards_wait_for(landing_discards *l, uint64_t address, uint64
 	pthread_mutex_lock(&l->lock);
 	uint64_t need = l->forgotten > l->landed ? l->forgotten : 0;
 	for (size_t i = l->n; i-- > 0 && l->r[i].batch > need;)
-		if (l->r[i].address < address + bytes && address < l->r[i].address + l->r[i].bytes)
+		if (overlap(address, bytes, l->r[i].address, l->r[i].bytes))
 			need = l->r[i].batch;
 	pthread_mutex_unlock(&l->lock);
 	return need;

@@ -10,8 +10,9 @@
  *
  * Discards are issued in batches on one stream, numbered from 1 in issue
  * order, so a batch has landed once any later one has. At most
- * LANDING_MAX_RANGES ranges are kept: the oldest go first, and a query
- * must then wait for the newest batch forgotten so, which covers them.
+ * LANDING_MAX_RANGES ranges are kept: the oldest go first, half the table
+ * at a time (a batch larger than the table keeps none), and a query must
+ * then wait for the newest batch forgotten so, which covers them.
  *
  * Thread-safe: discards are issued under the engine's lock, the queries
  * come from allocating threads.

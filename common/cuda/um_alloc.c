@@ -52,8 +52,10 @@ static pid_t arena_pid;
  * current at the program's first allocation (in_arena_context). */
 static _Atomic(CUcontext) arena_context;
 /* The live allocations served as the program's own managed memory
- * (cudaMallocManaged), which alone a stream association may name. */
+ * (cudaMallocManaged), which alone a stream association may name; once
+ * one could not be noted (out of memory), any allocation may. */
 static struct addr_set managed_allocs = ADDR_SET_INIT;
+static atomic_bool managed_allocs_partial;
 
 static void create_arena(void)
 {
@@ -339,17 +341,15 @@ static bool concurrent_managed_access(void)
  * nor a size of 0, which the runtime refuses, nor on a device where stream
  * associations matter (concurrent_managed_access), or not yet known to
  * be. Each is kept in managed_allocs; one that finds no memory there is
- * served all the same, and only its stream associations are refused. */
+ * served all the same. */
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
 	if (!um_alloc_arena() || !managed || flags != cudaMemAttachGlobal || !size || arena_gone(true) ||
 	    !in_arena_context() || !concurrent_managed_access())
 		return cudart_get()->MallocManaged(ptr, size, flags);
-	static atomic_int told;
 	cudaError_t err = serve(ptr, size, TRACE_API_MANAGED, NULL);
-	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr) != 0 &&
-	    !atomic_exchange(&told, 1))
-		um_warn("out of memory noting managed allocations: their stream associations are refused");
+	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr) != 0)
+		atomic_store(&managed_allocs_partial, true);
 	return err;
 }
 
@@ -439,8 +439,10 @@ cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *ptr, size_t leng
 	struct arena_alloc a;
 	if (!ptr || !um_alloc_arena() || arena_gone(false) || !in_arena(ptr))
 		return cudart_get()->StreamAttachMemAsync(stream, ptr, length, flags);
-	bool whole = addr_set_has(&managed_allocs, (uint64_t)(uintptr_t)ptr) &&
-		     arena_lookup(the_arena, (uint64_t)(uintptr_t)ptr, &a) && (!length || length == a.size);
+	uint64_t address = (uint64_t)(uintptr_t)ptr;
+	bool own = addr_set_has(&managed_allocs, address) || atomic_load(&managed_allocs_partial);
+	bool whole = own && arena_lookup(the_arena, address, &a) && a.address == address &&
+		     (!length || length == a.size);
 	bool single = flags == cudaMemAttachSingle && stream != NULL && stream != cudaStreamLegacy;
 	bool valid = flags == cudaMemAttachGlobal || flags == cudaMemAttachHost || single;
 	return whole && valid ? cudaSuccess : refused(cudaErrorInvalidValue);

@@ -181,12 +181,14 @@ static int ensure_stream(void)
 	pthread_once(&pending_once, create_pending);
 	if (!pending)
 		return -1;
+	if (!landing) {
+		landing = landing_discards_create();
+		atomic_store(&landing_lost, !landing);
+	}
 	/* The event first: a stream without it would issue discards nothing
 	 * orders the program after. Published with the stream, so that
 	 * rp_exec_wait_discards, which reads it without the engine's lock,
 	 * never sees one destroyed here. */
-	landing = landing_discards_create();
-	atomic_store(&landing_lost, !landing);
 	CUevent done;
 	CUresult r = cuEventCreate(&done, CU_EVENT_DISABLE_TIMING);
 	if (r == CUDA_SUCCESS && (r = cuStreamCreate(&mig_stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
@@ -388,24 +390,31 @@ static bool mark_done(uint64_t mark)
 	return cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
-/* Issues the ranges of r nothing lives in (all of them for
- * discard-and-prefetch and prefetch, the fresh allocation the engine
- * named), and orders the program's streams after them. */
 /* Issues a batch of the ops of one kind, and notes the ranges of those
- * that discard as in flight until the event recorded after them. */
+ * that discard as in flight until the event recorded after them. The
+ * event's slot held batch number - LANDING_EVENTS: landed, its ranges
+ * and every older one's are dropped here, so that the table stays short
+ * while no allocation asks. A failure is noted under the lock, where a
+ * waiter reads it (rp_exec_wait_discards). */
 static void call_batch(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	call_all(op, r, n);
 	if (op == ENGINE_OP_PREFETCH || atomic_load(&landing_lost))
 		return;
 	pthread_mutex_lock(&landing_lock);
-	CUevent *ev = &landing_ev[landing_discards_issued(landing, r, n) % LANDING_EVENTS];
+	uint64_t batch = landing_discards_issued(landing, r, n);
+	CUevent *ev = &landing_ev[batch % LANDING_EVENTS];
+	if (*ev && batch > LANDING_EVENTS && cuEventQuery(*ev) == CUDA_SUCCESS)
+		landing_discards_landed(landing, batch - LANDING_EVENTS);
 	if ((!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) ||
 	    cuEventRecord(*ev, mig_stream) != CUDA_SUCCESS)
 		atomic_store(&landing_lost, true);
 	pthread_mutex_unlock(&landing_lock);
 }
 
+/* Issues the ranges of r nothing lives in (all of them for
+ * discard-and-prefetch and prefetch, the fresh allocation the engine
+ * named), and orders the program's streams after them. */
 static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	struct engine_range idle[CALLS_MAX_RANGES];
@@ -649,14 +658,13 @@ void rp_exec_wait_discards(uint64_t address, uint64_t bytes)
 	uint64_t batch = 0;
 	if (!done)
 		return;
-	if (!atomic_load(&landing_lost)) {
-		pthread_mutex_lock(&landing_lock);
-		batch = landing_discards_wait_for(landing, address, bytes);
-		pthread_mutex_unlock(&landing_lock);
-		if (!batch)
-			return;
+	pthread_mutex_lock(&landing_lock);
+	bool lost = atomic_load(&landing_lost);
+	if (!lost && (batch = landing_discards_wait_for(landing, address, bytes)))
 		done = landing_ev[batch % LANDING_EVENTS];
-	}
+	pthread_mutex_unlock(&landing_lock);
+	if (!lost && !batch)
+		return;
 	bool relaxed = capture_relaxed_begin(&mode);
 	CUresult r = cuCtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {
@@ -709,6 +717,7 @@ void rp_exec_end(void)
 	rp_exec_drain();
 	mig_stream = NULL;
 	discard_done = NULL;
+	atomic_store(&landing_lost, true); /* its events go with the context */
 }
 
 bool rp_exec_in_current_context(void)

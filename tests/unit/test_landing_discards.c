@@ -2,8 +2,9 @@
  * test_landing_discards.c: discards that may be in flight
  * (replay/landing_discards.c): a range waits for the newest batch that
  * discarded any of it, and for nothing once that batch has landed; ranges
- * dropped to keep the table bounded make every query wait for the newest
- * batch they belonged to.
+ * dropped to keep the table bounded (half of it at a time, or a whole
+ * batch larger than it) make every query wait for the newest batch they
+ * belonged to until it lands; ranges at the top of the address space.
  */
 #include "testutil.h"
 
@@ -43,31 +44,56 @@ static void forgotten_ranges_wait_for_their_batch(void **state)
 	landing_discards *l = table();
 	struct engine_range r = { 0, 2 * MB };
 	uint64_t last = 0;
-	/* One range a batch, each 2 MiB further: the table overflows once. */
+	/* One range a batch, each 2 MiB further: the table overflows once,
+	 * and its older half goes. */
 	for (uint64_t i = 0; i <= LANDING_MAX_RANGES; i++, r.address += 2 * MB)
 		last = landing_discards_issued(l, &r, 1);
 	assert_int_equal(last, LANDING_MAX_RANGES + 1);
-	/* Far from every range kept, yet some were dropped unlanded. */
-	uint64_t far = (LANDING_MAX_RANGES + 8) * 2 * MB, forgot = landing_discards_wait_for(l, far, 2 * MB);
-	assert_true(forgot >= 1 && forgot < last);
+	const uint64_t forgot = LANDING_MAX_RANGES / 2, far = (LANDING_MAX_RANGES + 8) * 2 * MB;
+	assert_int_equal(landing_discards_wait_for(l, far, 2 * MB), forgot);
 	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), forgot);
+	assert_int_equal(landing_discards_wait_for(l, forgot * 2 * MB, 2 * MB), forgot + 1); /* kept */
 	assert_int_equal(landing_discards_wait_for(l, LANDING_MAX_RANGES * 2 * MB, 2 * MB), last);
 	landing_discards_landed(l, forgot);
 	assert_int_equal(landing_discards_wait_for(l, far, 2 * MB), 0);
 	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+	assert_int_equal(landing_discards_wait_for(l, forgot * 2 * MB, 2 * MB), forgot + 1);
+	/* A large batch into the half-full table drops the rest of the old. */
+	struct engine_range *big = calloc(LANDING_MAX_RANGES, sizeof *big);
+	assert_non_null(big);
+	for (size_t i = 0; i < LANDING_MAX_RANGES; i++)
+		big[i] = (struct engine_range){ (UINT64_C(1) << 40) + i * 2 * MB, 2 * MB };
+	uint64_t large = landing_discards_issued(l, big, LANDING_MAX_RANGES);
+	assert_int_equal(landing_discards_wait_for(l, far, 2 * MB), last); /* all older ones forgotten */
+	assert_int_equal(landing_discards_wait_for(l, UINT64_C(1) << 40, 1), large);
+	landing_discards_landed(l, last);
+	assert_int_equal(landing_discards_wait_for(l, far, 2 * MB), 0);
+	assert_int_equal(landing_discards_wait_for(l, UINT64_C(1) << 40, 1), large);
+	free(big);
 	landing_discards_destroy(l);
+}
 
-	/* A batch larger than the table keeps its newest ranges. */
-	l = table();
+static void a_batch_larger_than_the_table_is_forgotten(void **state)
+{
+	landing_discards *l = table();
+	const struct engine_range first = { 0, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, &first, 1), 1);
 	struct engine_range *big = calloc(LANDING_MAX_RANGES + 3, sizeof *big);
 	assert_non_null(big);
 	for (size_t i = 0; i < LANDING_MAX_RANGES + 3; i++)
-		big[i] = (struct engine_range){ i * 2 * MB, 2 * MB };
-	assert_int_equal(landing_discards_issued(l, big, LANDING_MAX_RANGES + 3), 1);
-	assert_int_equal(landing_discards_wait_for(l, UINT64_C(1) << 50, 1), 1); /* it forgot some */
-	landing_discards_landed(l, 1);
-	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+		big[i] = (struct engine_range){ (i + 1) * 2 * MB, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, big, LANDING_MAX_RANGES + 3), 2);
+	assert_int_equal(landing_discards_wait_for(l, UINT64_C(1) << 50, 1), 2);
+	assert_int_equal(landing_discards_wait_for(l, 0, 1), 2);
+	landing_discards_landed(l, 2);
+	assert_int_equal(landing_discards_wait_for(l, 0, 1), 0);
+	assert_int_equal(landing_discards_wait_for(l, 4 * MB, 1), 0);
 	free(big);
+	/* Ranges that end at the top of the address space overlap as well. */
+	const struct engine_range top = { UINT64_MAX - 2 * MB + 1, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, &top, 1), 3);
+	assert_int_equal(landing_discards_wait_for(l, UINT64_MAX - 4096 + 1, 4096), 3);
+	assert_int_equal(landing_discards_wait_for(l, UINT64_MAX - 4 * MB, 2 * MB), 0);
 	landing_discards_destroy(l);
 }
 
@@ -76,6 +102,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_range_waits_for_its_newest_batch),
 		cmocka_unit_test(forgotten_ranges_wait_for_their_batch),
+		cmocka_unit_test(a_batch_larger_than_the_table_is_forgotten),
 	};
 	return cmocka_run_group_tests_name("landing_discards", tests, NULL, NULL);
 }
