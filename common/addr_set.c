@@ -6,18 +6,20 @@
 #include "grow.h"
 #include "search.h"
 
-/* Where address is or would go; the lock held. */
-static size_t slot(const struct addr_set *s, uint64_t address)
+/* Whether address is in the set, with where it is or would go in *at;
+ * the lock held. */
+static bool find(const struct addr_set *s, uint64_t address, size_t *at)
 {
-	return lower_bound_u64(s->a, s->n, sizeof *s->a, 0, address);
+	*at = lower_bound_u64(s->a, s->n, sizeof *s->a, 0, address);
+	return *at < s->n && s->a[*at] == address;
 }
 
 int addr_set_add(struct addr_set *s, uint64_t address)
 {
 	int rc = 0;
+	size_t i;
 	pthread_mutex_lock(&s->lock);
-	size_t i = slot(s, address);
-	if (i == s->n || s->a[i] != address) {
+	if (!find(s, address, &i)) {
 		uint64_t *a = room_for_one(s->a, s->n, &s->cap, sizeof *a, 16);
 		if (a) {
 			s->a = a;
@@ -34,11 +36,11 @@ int addr_set_add(struct addr_set *s, uint64_t address)
 
 bool addr_set_remove(struct addr_set *s, uint64_t address)
 {
+	size_t i;
 	if (!atomic_load(&s->size))
 		return false;
 	pthread_mutex_lock(&s->lock);
-	size_t i = slot(s, address);
-	bool there = i < s->n && s->a[i] == address;
+	bool there = find(s, address, &i);
 	if (there) {
 		memmove(s->a + i, s->a + i + 1, (s->n - i - 1) * sizeof *s->a);
 		atomic_store(&s->size, --s->n);
@@ -49,11 +51,11 @@ bool addr_set_remove(struct addr_set *s, uint64_t address)
 
 bool addr_set_has(struct addr_set *s, uint64_t address)
 {
+	size_t i;
 	if (!atomic_load(&s->size))
 		return false;
 	pthread_mutex_lock(&s->lock);
-	size_t i = slot(s, address);
-	bool there = i < s->n && s->a[i] == address;
+	bool there = find(s, address, &i);
 	pthread_mutex_unlock(&s->lock);
 	return there;
 }
