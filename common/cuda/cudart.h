@@ -21,6 +21,13 @@ struct cudart {
 	cudaError_t (*Free)(void *);
 	cudaError_t (*MallocAsync)(void **, size_t, cudaStream_t);
 	cudaError_t (*FreeAsync)(void *, cudaStream_t);
+	cudaError_t (*MallocFromPoolAsync)(void **, size_t, cudaMemPool_t, cudaStream_t);
+	cudaError_t (*MemPoolCreate)(cudaMemPool_t *, const struct cudaMemPoolProps *);
+	cudaError_t (*MemPoolDestroy)(cudaMemPool_t);
+	cudaError_t (*MemPoolSetAccess)(cudaMemPool_t, const struct cudaMemAccessDesc *, size_t);
+	cudaError_t (*DeviceGetMemPool)(cudaMemPool_t *, int);
+	cudaError_t (*DeviceGetDefaultMemPool)(cudaMemPool_t *, int);
+	cudaError_t (*GetDevice)(int *);
 	cudaError_t (*StreamAttachMemAsync)(cudaStream_t, void *, size_t, unsigned int);
 	cudaError_t (*DeviceReset)(void);
 	cudaError_t (*EventCreateWithFlags)(cudaEvent_t *, unsigned int);

@@ -15,7 +15,9 @@
  *    the first call where that is allowed (pitch_alignment);
  *  - cudaStreamAttachMemAsync on the program's own managed memory is
  *    answered for the arena's, and changes nothing;
- *  - cudaMallocAsync into a capturing stream is the runtime's (into_capture);
+ *  - cudaMallocAsync and cudaMallocFromPoolAsync into a capturing stream
+ *    are the runtime's (into_capture), and so are allocations from pools
+ *    that promise more than device memory (pool_served);
  *  - after a cudaDeviceReset that destroyed the arena's memory, every call
  *    is the runtime's (arena_gone).
  * As the real ones do, they leave the calling thread with a context bound
@@ -37,6 +39,7 @@
 #include "size.h"
 #include "trace_schema.h"
 #include "um_backend.h"
+#include "um_pools.h"
 
 static arena *the_arena;
 static bool managed = true;
@@ -363,13 +366,52 @@ static bool into_capture(cudaStream_t stream)
 	return capture_stream_capturing((CUstream)stream);
 }
 
-cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+/* Whether the arena stands in for pool (common/cuda/um_pools.h), or with
+ * current, for the calling thread's device's current pool. Said once when
+ * not: that memory is the runtime's. */
+static bool pool_served(cudaMemPool_t pool, bool current)
 {
-	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context())
-		return cudart_get()->MallocAsync(ptr, size, stream);
+	static atomic_int told;
+	const struct cudart *rt = cudart_get();
+	bool clean = rt->PeekAtLastError() == cudaSuccess;
+	int device;
+	if (rt->GetDevice(&device) != cudaSuccess) {
+		if (clean)
+			rt->GetLastError();
+		return false;
+	}
+	if (current ? um_pool_current_served(device) : um_pool_served(pool, device))
+		return true;
+	if (!atomic_exchange(&told, 1))
+		um_warn("the program allocates from a memory pool that is more than device memory (one it can "
+			"export, caps, or shares with another device or the host) or that umkit did not see made: "
+			"that memory is the runtime's plain device memory, which umkit neither manages nor follows");
+	return false;
+}
+
+/* Stream-ordered: the arena fences the memory's reuse by the stream's
+ * work too. */
+static cudaError_t serve_ordered(void **ptr, size_t size, const char *api, cudaStream_t stream)
+{
 	bind_context(); /* the stream's note may queue work */
 	um_backend_note_stream((CUstream)stream);
-	return serve(ptr, size, "cudaMallocAsync", stream);
+	return serve(ptr, size, api, stream);
+}
+
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
+	    !pool_served(NULL, true))
+		return cudart_get()->MallocAsync(ptr, size, stream);
+	return serve_ordered(ptr, size, TRACE_API_ASYNC, stream);
+}
+
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
+	    !pool_served(pool, false))
+		return cudart_get()->MallocFromPoolAsync(ptr, size, pool, stream);
+	return serve_ordered(ptr, size, TRACE_API_FROM_POOL, stream);
 }
 
 /* The names a program built with --default-stream per-thread calls (the
@@ -378,11 +420,17 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
  * to the runtime, their allocations would not be the arena's, and a free
  * of the arena's memory there would reach the runtime. */
 cudaError_t cudaMallocAsync_ptsz(void **ptr, size_t size, cudaStream_t stream);
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream);
 cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream);
 
 cudaError_t cudaMallocAsync_ptsz(void **ptr, size_t size, cudaStream_t stream)
 {
 	return cudaMallocAsync(ptr, size, stream ? stream : cudaStreamPerThread);
+}
+
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+	return cudaMallocFromPoolAsync(ptr, size, pool, stream ? stream : cudaStreamPerThread);
 }
 
 /* Whether ptr points into the arena's memory, which is never the

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "rec.h"
 #include "record/nvtx_open.h"
+#include "trace_schema.h"
 
 static atomic_uint_fast64_t launch_seq;
 static atomic_uint_fast64_t captured_launches;
@@ -226,7 +227,8 @@ static uint32_t alloc_stream_id(const char *api, CUstream stream)
 {
 	CUcontext ctx = NULL;
 	uint32_t id = 0;
-	if (strcmp(api, "cudaMallocAsync") != 0 || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+	bool ordered = strcmp(api, TRACE_API_ASYNC) == 0 || strcmp(api, TRACE_API_FROM_POOL) == 0;
+	if (!ordered || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
 		return 0;
 	bool per_thread = stream == CU_STREAM_PER_THREAD;
 	if (cuptiGetStreamIdEx(ctx, per_thread ? NULL : stream, per_thread, &id) != CUPTI_SUCCESS)

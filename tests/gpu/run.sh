@@ -262,6 +262,46 @@ EOF
 traced=$?
 row "pitch_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail"
 
+# Allocations from memory pools (tests/gpu/pool_probe.cu): those from the
+# default pool and from pools created plain, directly or as the device's
+# current pool, are the arena's (managed memory); those from pools that
+# promise more (export to another process, a size cap) are the runtime's
+# (device memory), with their exported pointer and refusal as plain. Every
+# line as plain but those types; umrec's trace has the 5 served, each used
+# by a kernel, the 3 from a named pool with their stream; umreplay's arena
+# served the 5.
+pool_types() { sed -n 's/^\([^:]*\): \(managed\|device\) .*/\1=\2/p' "$1" | tr '\n' ' '; }
+pool_served="default pool=managed created pool=managed created pool after=managed exportable pool=device capped pool=device current exportable pool=device current created pool=managed current default pool=managed "
+timeout 60 $BUILD/gpu-probes/pool_probe >"$WORK/pool.plain" 2>"$WORK/pool.plain.err"
+cat "$WORK/pool.plain" "$WORK/pool.plain.err"
+for tool in umrec umreplay; do
+	case $tool in
+	umrec) run=($B/umrec -q -o "$WORK/pool.db" --max-managed $MAXM --) ;;
+	umreplay) run=($B/umreplay -q --policy ondemand --stats "$WORK/pool.json" --max-managed $MAXM --) ;;
+	esac
+	timeout 60 "${run[@]}" $BUILD/gpu-probes/pool_probe >"$WORK/pool.$tool" 2>"$WORK/pool.$tool.err"
+	rc=$?
+	cat "$WORK/pool.$tool" "$WORK/pool.$tool.err"
+	served=True
+	[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == 5)' "$WORK/pool.json" 2>&1)
+	row "pool_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \"\$(pool_types $WORK/pool.plain)\" = \"${pool_served//managed/device}\" ] && [ \"\$(pool_types $WORK/pool.$tool)\" = \"$pool_served\" ] && diff <(sed 's/: managed /: device /' $WORK/pool.plain) <(sed 's/: managed /: device /' $WORK/pool.$tool) >/dev/null && under_umkit $WORK/pool.$tool.err && [ '$served' = True ]")" \
+		"$(grep -cE ': managed ' "$WORK/pool.$tool") managed, $(grep -cE ': device ' "$WORK/pool.$tool") device; $(grep '^exported pointer' "$WORK/pool.$tool")"
+done
+detail=$(python3 - "$WORK/pool.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT a.api, a.stream_id IS NOT NULL, count(k.alloc_id) FROM alloc a "
+                  "LEFT JOIN kernel_arg k ON k.alloc_id = a.id GROUP BY a.id").fetchall()
+named = [r for r in rows if r[0] == "cudaMallocFromPoolAsync"]
+current = [r for r in rows if r[0] == "cudaMallocAsync"]
+ok = len(rows) == 5 and len(named) == 3 and len(current) == 2 and all(r[1] and r[2] for r in named) and all(r[2] for r in current)
+print(f"{len(named)} cudaMallocFromPoolAsync, {len(current)} cudaMallocAsync of {len(rows)} allocations, each used by a kernel, the first with their stream: {'yes' if ok else 'no'}")
+sys.exit(0 if ok else 1)
+EOF
+)
+traced=$?
+row "pool_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail"
+
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
 
