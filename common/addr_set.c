@@ -1,30 +1,37 @@
-/* addr_set.c: a set of addresses that threads share (see addr_set.h). */
+/* addr_set.c: a set of address ranges that threads share (see addr_set.h). */
 #include "addr_set.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "grow.h"
 #include "search.h"
 
-/* Whether address is in the set, with where it is or would go in *at;
- * the lock held. */
-static bool find(const struct addr_set *s, uint64_t address, size_t *at)
+/* Where the first range starting at or after address is or would go; the
+ * lock held. */
+static size_t bound(const struct addr_set *s, uint64_t address)
 {
-	*at = lower_bound_u64(s->a, s->n, sizeof *s->a, 0, address);
-	return *at < s->n && s->a[*at] == address;
+	return lower_bound_u64(s->a, s->n, sizeof *s->a, offsetof(struct addr_range, address), address);
 }
 
-int addr_set_add(struct addr_set *s, uint64_t address)
+static bool starts_at(const struct addr_set *s, size_t i, uint64_t address)
+{
+	return i < s->n && s->a[i].address == address;
+}
+
+int addr_set_add(struct addr_set *s, uint64_t address, uint64_t size)
 {
 	int rc = 0;
-	size_t i;
 	pthread_mutex_lock(&s->lock);
-	if (!find(s, address, &i)) {
-		uint64_t *a = room_for_one(s->a, s->n, &s->cap, sizeof *a, 16);
+	size_t i = bound(s, address);
+	if (starts_at(s, i, address)) {
+		s->a[i].size = size;
+	} else {
+		struct addr_range *a = room_for_one(s->a, s->n, &s->cap, sizeof *a, 16);
 		if (a) {
 			s->a = a;
 			memmove(a + i + 1, a + i, (s->n - i) * sizeof *a);
-			a[i] = address;
+			a[i] = (struct addr_range){ address, size };
 			atomic_store(&s->size, ++s->n);
 		} else {
 			rc = -1;
@@ -36,11 +43,11 @@ int addr_set_add(struct addr_set *s, uint64_t address)
 
 bool addr_set_remove(struct addr_set *s, uint64_t address)
 {
-	size_t i;
 	if (!atomic_load(&s->size))
 		return false;
 	pthread_mutex_lock(&s->lock);
-	bool there = find(s, address, &i);
+	size_t i = bound(s, address);
+	bool there = starts_at(s, i, address);
 	if (there) {
 		memmove(s->a + i, s->a + i + 1, (s->n - i - 1) * sizeof *s->a);
 		atomic_store(&s->size, --s->n);
@@ -51,11 +58,23 @@ bool addr_set_remove(struct addr_set *s, uint64_t address)
 
 bool addr_set_has(struct addr_set *s, uint64_t address)
 {
-	size_t i;
 	if (!atomic_load(&s->size))
 		return false;
 	pthread_mutex_lock(&s->lock);
-	bool there = find(s, address, &i);
+	bool there = starts_at(s, bound(s, address), address);
 	pthread_mutex_unlock(&s->lock);
 	return there;
+}
+
+bool addr_set_covers(struct addr_set *s, uint64_t address)
+{
+	if (!atomic_load(&s->size))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	size_t i = bound(s, address);
+	if (!starts_at(s, i, address) && i > 0)
+		i--; /* the range starting before address */
+	bool inside = i < s->n && s->a[i].address <= address && address - s->a[i].address < s->a[i].size;
+	pthread_mutex_unlock(&s->lock);
+	return inside;
 }

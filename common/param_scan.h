@@ -18,7 +18,10 @@
  * (param_slots), and
  *  - in a small parameter (functors, scalars, short pointer arrays: at most
  *    PARAM_SMALL_BYTES) a word once seen holding a nonzero non-address is no
- *    pointer slot from then on: it is not scanned;
+ *    pointer slot from then on: it is not scanned. Unless the address was
+ *    memory the runtime served instead of the arena (one pool's memory
+ *    and not another's, say: common/cuda/um_pools.h), which makes the
+ *    word a pointer that is not steady;
  *  - in a large one such a word, or one seen holding 0, is still scanned
  *    (a multi-tensor list reuses its slots for different tensors, so the
  *    slot of a real pointer may be stale in one launch and live in the
@@ -31,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "addr_set.h"
 #include "arena.h"
 
 #define PARAM_SMALL_BYTES 64
@@ -67,8 +71,9 @@ void param_slots_destroy(param_slots *s);
 /* Scans the len bytes at p, one parameter starting at byte base of the
  * buffer, appending the words that point into a's allocations to out.
  * slots (NULL: nothing known, every word steady) skips the ruled-out words
- * and learns from this launch. */
-void param_scan(param_slots *slots, arena *a, uint32_t base, const unsigned char *p,
-		size_t len, struct param_args *out);
+ * and learns from this launch; foreign (NULL: none) holds the memory the
+ * runtime served. */
+void param_scan(param_slots *slots, arena *a, struct addr_set *foreign, uint32_t base,
+		const unsigned char *p, size_t len, struct param_args *out);
 
 #endif

@@ -131,17 +131,18 @@ static const unsigned char *packed_params(void **extra, size_t *len)
 	return buf;
 }
 
-static void scan_params(struct launch_info *out, arena *a, const struct kernel_info *k, void **params,
-			void **extra)
+static void scan_params(struct launch_info *out, arena *a, struct addr_set *foreign,
+			const struct kernel_info *k, void **params, void **extra)
 {
 	struct param_args found = { out->args, 0, PARAM_MAX_POINTERS, false };
 	size_t len;
 	const unsigned char *buf;
 	if (params) {
 		for (uint32_t i = 0; k && i < k->nparams; i++)
-			param_scan(k->slots, a, k->params[i].offset, params[i], k->params[i].size, &found);
+			param_scan(k->slots, a, foreign, k->params[i].offset, params[i], k->params[i].size,
+				   &found);
 	} else if ((buf = packed_params(extra, &len))) {
-		param_scan(NULL, a, 0, buf, len, &found);
+		param_scan(NULL, a, NULL, 0, buf, len, &found);
 	}
 	out->nargs = found.n;
 	out->args_truncated = found.truncated;
@@ -182,7 +183,7 @@ bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream
 }
 
 bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,
-		   struct launch_info *out)
+		   struct addr_set *foreign, struct launch_info *out)
 {
 	CUfunction f;
 	void **params, **extra = NULL;
@@ -224,7 +225,7 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	out->function = f;
 	const struct kernel_info *k = info_of(f, out->name);
 	if (a)
-		scan_params(out, a, k, params, extra);
+		scan_params(out, a, foreign, k, params, extra);
 
 	/* The ID names the launch by its steady words only (param_scan.h). */
 	struct execid_arg ids[PARAM_MAX_POINTERS];

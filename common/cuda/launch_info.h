@@ -42,9 +42,10 @@ extern const int launch_ncbids;
  * kernel launch. */
 bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out);
 
-/* Decodes a launch at API_ENTER. a may be NULL (no arena: no args). Returns
- * false when cbid is not a kernel launch. */
+/* Decodes a launch at API_ENTER. a may be NULL (no arena: no args);
+ * foreign, the memory the runtime served (param_scan.h). Returns false
+ * when cbid is not a kernel launch. */
 bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,
-		   struct launch_info *out);
+		   struct addr_set *foreign, struct launch_info *out);
 
 #endif

@@ -59,6 +59,11 @@ static _Atomic(CUcontext) arena_context;
  * one could not be noted (out of memory), any allocation may. */
 static struct addr_set managed_allocs = ADDR_SET_INIT;
 static atomic_bool managed_allocs_partial;
+/* The live allocations the runtime served in the arena's stead, so that a
+ * kernel's parameter word pointing there is known for a pointer
+ * (common/param_scan.h); one that could not be noted (out of memory) is
+ * not. */
+static struct addr_set foreign_allocs = ADDR_SET_INIT;
 
 static void create_arena(void)
 {
@@ -93,6 +98,27 @@ bool um_alloc_managed(void)
 void um_alloc_set_hooks(const struct um_alloc_hooks *h)
 {
 	hooks = *h;
+}
+
+struct addr_set *um_alloc_foreign(void)
+{
+	return &foreign_allocs;
+}
+
+/* Returns err, the answer of the runtime's allocation of size bytes at
+ * *ptr, which foreign_allocs notes. */
+static cudaError_t runtime_served(cudaError_t err, void *const *ptr, size_t size)
+{
+	if (err == cudaSuccess && ptr && *ptr && size)
+		(void)addr_set_add(&foreign_allocs, (uint64_t)(uintptr_t)*ptr, size);
+	return err;
+}
+
+/* The runtime frees ptr, which may be its own: out of foreign_allocs first,
+ * as the address may be handed out again at once. */
+static void runtime_frees(void *ptr)
+{
+	addr_set_remove(&foreign_allocs, (uint64_t)(uintptr_t)ptr);
 }
 
 /* The runtime binds the current device's primary context to a thread at
@@ -244,7 +270,7 @@ static bool arena_gone(bool allocating)
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
 	if (!um_alloc_arena() || arena_gone(true) || !in_arena_context())
-		return cudart_get()->Malloc(ptr, size);
+		return runtime_served(cudart_get()->Malloc(ptr, size), ptr, size);
 	return serve(ptr, size, "cudaMalloc", NULL);
 }
 
@@ -297,8 +323,10 @@ static bool pitched_request(size_t width, size_t height, size_t depth, size_t *r
 cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
 {
 	size_t row, bytes;
-	if (!ptr || !pitch || !pitched_request(width, height, 1, &row, &bytes))
-		return cudart_get()->MallocPitch(ptr, pitch, width, height);
+	if (!ptr || !pitch || !pitched_request(width, height, 1, &row, &bytes)) {
+		cudaError_t err = cudart_get()->MallocPitch(ptr, pitch, width, height);
+		return runtime_served(err, ptr, err == cudaSuccess ? *pitch * height : 0);
+	}
 	cudaError_t err = serve(ptr, bytes, "cudaMallocPitch", NULL);
 	if (err == cudaSuccess)
 		*pitch = row;
@@ -309,8 +337,11 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *out, struct cudaExtent extent)
 {
 	size_t row, bytes;
 	void *p;
-	if (!out || !pitched_request(extent.width, extent.height, extent.depth, &row, &bytes))
-		return cudart_get()->Malloc3D(out, extent);
+	if (!out || !pitched_request(extent.width, extent.height, extent.depth, &row, &bytes)) {
+		cudaError_t err = cudart_get()->Malloc3D(out, extent);
+		return runtime_served(err, out ? &out->ptr : NULL,
+				      err == cudaSuccess ? out->pitch * extent.height * extent.depth : 0);
+	}
 	cudaError_t err = serve(&p, bytes, "cudaMalloc3D", NULL);
 	if (err == cudaSuccess)
 		*out = (struct cudaPitchedPtr){ .ptr = p, .pitch = row, .xsize = extent.width, .ysize = extent.height };
@@ -349,9 +380,9 @@ cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
 	if (!um_alloc_arena() || !managed || flags != cudaMemAttachGlobal || !size || arena_gone(true) ||
 	    !in_arena_context() || !concurrent_managed_access())
-		return cudart_get()->MallocManaged(ptr, size, flags);
+		return runtime_served(cudart_get()->MallocManaged(ptr, size, flags), ptr, size);
 	cudaError_t err = serve(ptr, size, TRACE_API_MANAGED, NULL);
-	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr) != 0)
+	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr, size) != 0)
 		atomic_store(&managed_allocs_partial, true);
 	return err;
 }
@@ -402,7 +433,7 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
 	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
 	    !pool_served(NULL, true))
-		return cudart_get()->MallocAsync(ptr, size, stream);
+		return runtime_served(cudart_get()->MallocAsync(ptr, size, stream), ptr, size);
 	return serve_ordered(ptr, size, TRACE_API_ASYNC, stream);
 }
 
@@ -410,7 +441,7 @@ cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool,
 {
 	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
 	    !pool_served(pool, false))
-		return cudart_get()->MallocFromPoolAsync(ptr, size, pool, stream);
+		return runtime_served(cudart_get()->MallocFromPoolAsync(ptr, size, pool, stream), ptr, size);
 	return serve_ordered(ptr, size, TRACE_API_FROM_POOL, stream);
 }
 
@@ -451,6 +482,7 @@ cudaError_t cudaFree(void *ptr)
 		if (in_arena(ptr))
 			return refused(cudaErrorInvalidValue);
 	}
+	runtime_frees(ptr);
 	return cudart_get()->Free(ptr);
 }
 
@@ -465,6 +497,7 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		um_backend_note_stream((CUstream)stream);
 		return release(ptr) ? cudaSuccess : refused(cudaErrorInvalidValue);
 	}
+	runtime_frees(ptr);
 	return cudart_get()->FreeAsync(ptr, stream);
 }
 

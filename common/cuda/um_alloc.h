@@ -23,6 +23,7 @@
 
 #include <cuda.h>
 
+#include "addr_set.h"
 #include "arena.h"
 #include "um_alloc_stats.h"
 
@@ -48,6 +49,11 @@ arena *um_alloc_arena(void);
 
 /* True when allocations are served from managed memory. */
 bool um_alloc_managed(void);
+
+/* The live allocations the runtime served in the arena's stead (another
+ * context's, a pool's it does not stand in for, after a device reset),
+ * for telling pointers from other words in a kernel's parameters. */
+struct addr_set *um_alloc_foreign(void);
 
 /* What serving the program's allocations has cost so far. */
 void um_alloc_get_stats(struct um_alloc_stats *out);

@@ -54,7 +54,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 	struct launch_info li;
 	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
 
-	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), &li))
+	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), um_alloc_foreign(), &li))
 		return;
 	if (captured) {
 		atomic_fetch_add(&captured_launches, 1);

@@ -148,7 +148,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 	}
 	if (kernel_times)
 		rp_activity_note_launch(cb->correlationId);
-	if (!launch_decode(cbid, cb, um_alloc_arena(), &li))
+	if (!launch_decode(cbid, cb, um_alloc_arena(), um_alloc_foreign(), &li))
 		return;
 	/* A replay that woke from idle may have missed a capture's start. */
 	if (captured) {

@@ -83,20 +83,28 @@ static void addr_set_keeps_what_was_added(void **state)
 {
 	struct addr_set s = ADDR_SET_INIT;
 	assert_false(addr_set_has(&s, 0));
+	assert_false(addr_set_covers(&s, 0));
 	assert_false(addr_set_remove(&s, 7));
 	/* Out of order and past the first growth, with a repeat. */
 	for (uint64_t i = 0; i < 40; i++)
-		assert_int_equal(addr_set_add(&s, (i * 7919) % 40 * 512), 0);
-	assert_int_equal(addr_set_add(&s, 512), 0);
+		assert_int_equal(addr_set_add(&s, (i * 7919) % 40 * 512, 100), 0);
+	assert_int_equal(addr_set_add(&s, 512, 200), 0);
 	assert_int_equal(s.n, 40);
 	for (size_t i = 1; i < s.n; i++)
-		assert_true(s.a[i - 1] < s.a[i]);
+		assert_true(s.a[i - 1].address < s.a[i].address);
 	assert_true(addr_set_has(&s, 39 * 512));
 	assert_false(addr_set_has(&s, 513));
+	/* Inside a range, its repeat's size; between two, past the last. */
+	assert_true(addr_set_covers(&s, 0));
+	assert_true(addr_set_covers(&s, 512 + 199));
+	assert_false(addr_set_covers(&s, 2 * 512 + 100));
+	assert_true(addr_set_covers(&s, 39 * 512 + 99));
+	assert_false(addr_set_covers(&s, 39 * 512 + 100));
 	assert_true(addr_set_remove(&s, 0));
 	assert_true(addr_set_remove(&s, 39 * 512));
 	assert_false(addr_set_remove(&s, 39 * 512));
 	assert_false(addr_set_has(&s, 0));
+	assert_false(addr_set_covers(&s, 50));
 	assert_true(addr_set_has(&s, 20 * 512));
 	assert_int_equal(atomic_load(&s.size), 38);
 	free(s.a);

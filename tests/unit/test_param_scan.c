@@ -2,7 +2,8 @@
  * test_param_scan.c: finding the arena pointers in a kernel's parameters
  * (common/param_scan.c): words inside struct parameters, offsets into
  * allocations, words ruled out once they hold something else (the padding
- * of PyTorch's functors), zeros never ruled out; stale words of large
+ * of PyTorch's functors), zeros never ruled out, nor the runtime's memory;
+ * stale words of large
  * parameters found but not steady; the cap on what one launch keeps, which
  * a whole multi-tensor list fits.
  */
@@ -44,12 +45,15 @@ static uint64_t alloc(arena *a, uint64_t size)
 	return out.address;
 }
 
+/* The memory the runtime served, for scan. */
+static struct addr_set *foreign;
+
 /* Scans words[] as one parameter at byte base; returns how many it found. */
 static uint32_t scan(param_slots *s, arena *a, uint32_t base, const uint64_t *words, size_t n,
 		     struct param_arg *found, uint32_t cap)
 {
 	struct param_args out = { found, 0, cap, false };
-	param_scan(s, a, base, (const unsigned char *)words, n * 8, &out);
+	param_scan(s, a, foreign, base, (const unsigned char *)words, n * 8, &out);
 	return out.n;
 }
 
@@ -97,6 +101,35 @@ static void padding_is_ruled_out(void **state)
 	arena_destroy(a);
 }
 
+/* A kernel given memory the runtime served (a pool's the arena does not
+ * stand in for) and, at another launch, the arena's: the word is a
+ * pointer, found whenever it points into the arena, never steady again.
+ * Without knowing that memory, it would be ruled out as padding. */
+static void runtime_memory_is_no_padding(void **state)
+{
+	struct addr_set runtime = ADDR_SET_INIT;
+	uint64_t theirs = (uint64_t)1 << 40;
+	assert_int_equal(addr_set_add(&runtime, theirs, 4 << 20), 0);
+	arena *a = new_arena();
+	uint64_t x = alloc(a, 1 << 20);
+	struct param_arg found[4];
+	for (int known = 0; known < 2; known++) {
+		param_slots *s = param_slots_create(64);
+		foreign = known ? &runtime : NULL;
+		uint64_t launch1[] = { x, 1 << 20 }, launch2[] = { theirs + 64, 1 << 20 };
+		assert_int_equal(scan(s, a, 0, launch1, 2, found, 4), 1);
+		assert_true(found[0].steady);
+		assert_int_equal(scan(s, a, 0, launch2, 2, found, 4), 0);
+		assert_int_equal(scan(s, a, 0, launch1, 2, found, 4), known);
+		if (known)
+			assert_false(found[0].steady);
+		param_slots_destroy(s);
+	}
+	foreign = NULL;
+	free(runtime.a);
+	arena_destroy(a);
+}
+
 static void large_parameters_stale_words_not_steady(void **state)
 {
 	arena *a = new_arena();
@@ -139,12 +172,12 @@ static void cap_truncates(void **state)
 	uint64_t words[] = { x, x + 1, x + 2, x + 3 };
 	struct param_arg found[2];
 	struct param_args out = { found, 0, 2, false };
-	param_scan(NULL, a, 0, (const unsigned char *)words, sizeof words, &out);
+	param_scan(NULL, a, NULL, 0, (const unsigned char *)words, sizeof words, &out);
 	assert_int_equal(out.n, 2);
 	assert_true(out.truncated);
 	/* Trailing bytes short of a word are not read as one. */
 	struct param_args rest = { found, 0, 2, false };
-	param_scan(NULL, a, 0, (const unsigned char *)words, 7, &rest);
+	param_scan(NULL, a, NULL, 0, (const unsigned char *)words, 7, &rest);
 	assert_int_equal(rest.n, 0);
 	arena_destroy(a);
 }
@@ -175,14 +208,14 @@ static void multi_tensor_list_kept_whole(void **state)
 	param_slots *s = param_slots_create(sizeof list);
 	static struct param_arg found[PARAM_MAX_POINTERS];
 	struct param_args out = { found, 0, PARAM_MAX_POINTERS, false };
-	param_scan(s, a, 0, (const unsigned char *)&list, sizeof list, &out);
+	param_scan(s, a, NULL, 0, (const unsigned char *)&list, sizeof list, &out);
 	assert_int_equal(out.n, DEPTH * TENSORS);
 	assert_false(out.truncated);
 	assert_int_equal(found[DEPTH * TENSORS - 1].alloc.address, list.addresses[DEPTH - 1][TENSORS - 1]);
 	/* The 64 words umrec kept before fd27a38 held the 36 parameters and
 	 * 28 of the gradients, and none of the moments. */
 	struct param_args old = { found, 0, 64, false };
-	param_scan(s, a, 0, (const unsigned char *)&list, sizeof list, &old);
+	param_scan(s, a, NULL, 0, (const unsigned char *)&list, sizeof list, &old);
 	assert_true(old.truncated);
 	param_slots_destroy(s);
 	arena_destroy(a);
@@ -193,6 +226,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pointers_inside_structs),
 		cmocka_unit_test(padding_is_ruled_out),
+		cmocka_unit_test(runtime_memory_is_no_padding),
 		cmocka_unit_test(large_parameters_stale_words_not_steady),
 		cmocka_unit_test(cap_truncates),
 		cmocka_unit_test(multi_tensor_list_kept_whole),
