@@ -2,8 +2,10 @@
  * um_alloc.h: the allocator shim shared by libumrec.so and libumreplay.so.
  *
  * The library defines cudaMalloc, cudaMallocPitch, cudaMalloc3D,
- * cudaMallocManaged, cudaStreamAttachMemAsync, cudaFree, cudaMallocAsync and
- * cudaFreeAsync (LD_PRELOAD puts these definitions ahead of libcudart's)
+ * cudaMallocManaged, cudaStreamAttachMemAsync, cudaFree, cudaMallocAsync,
+ * cudaMallocFromPoolAsync and cudaFreeAsync (LD_PRELOAD puts these
+ * definitions ahead of libcudart's; the pool calls it follows are
+ * common/cuda/um_pools.h's)
  * and serves what it can from the arena (common/arena.h) over managed
  * memory, or over plain device memory with UMKIT_NO_MANAGED=1
  * (um_alloc.c says which requests the runtime serves instead). Pointers the arena did not hand out are
