@@ -21,7 +21,9 @@
  *    pointer slot from then on: it is not scanned. Unless the address was
  *    memory the runtime served instead of the arena (one pool's memory
  *    and not another's, say: common/cuda/um_pools.h), which makes the
- *    word a pointer that is not steady;
+ *    word a pointer that is not steady. The price: padding that happens
+ *    to hold a stale pointer into the runtime's memory stays scanned, and
+ *    when it holds one into the arena's, that is reported (not steady);
  *  - in a large one such a word, or one seen holding 0, is still scanned
  *    (a multi-tensor list reuses its slots for different tensors, so the
  *    slot of a real pointer may be stale in one launch and live in the

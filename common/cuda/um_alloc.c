@@ -114,11 +114,21 @@ static cudaError_t runtime_served(cudaError_t err, void *const *ptr, size_t size
 	return err;
 }
 
-/* The runtime frees ptr, which may be its own: out of foreign_allocs first,
- * as the address may be handed out again at once. */
-static void runtime_frees(void *ptr)
+/* The runtime is about to free ptr, which may be its own: out of
+ * foreign_allocs first, as the address may be handed out again at once.
+ * Returns whether it was there, with its size in *size. */
+static bool runtime_frees(void *ptr, uint64_t *size)
 {
-	addr_set_remove(&foreign_allocs, (uint64_t)(uintptr_t)ptr);
+	return addr_set_remove(&foreign_allocs, (uint64_t)(uintptr_t)ptr, size);
+}
+
+/* Returns err, the runtime's answer to that free: a refused one leaves the
+ * memory live, back in foreign_allocs if it was there (noted). */
+static cudaError_t runtime_freed(cudaError_t err, void *ptr, bool noted, uint64_t size)
+{
+	if (err != cudaSuccess && noted)
+		(void)addr_set_add(&foreign_allocs, (uint64_t)(uintptr_t)ptr, size);
+	return err;
 }
 
 /* The runtime binds the current device's primary context to a thread at
@@ -228,7 +238,7 @@ static bool release(void *ptr)
 	bind_context();
 	/* Out of the set first: once freed, the range may be handed out at
 	 * once, to another thread's allocation. */
-	addr_set_remove(&managed_allocs, (uint64_t)(uintptr_t)ptr);
+	addr_set_remove(&managed_allocs, (uint64_t)(uintptr_t)ptr, NULL);
 	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
 		return false;
 	if (hooks.on_free)
@@ -397,9 +407,19 @@ static bool into_capture(cudaStream_t stream)
 	return capture_stream_capturing((CUstream)stream);
 }
 
+/* Whether a stream-ordered allocation into stream is the arena's to make
+ * in its context: it is the stream's device's, not the calling thread's.
+ * The legacy and per-thread streams are the current context's. */
+static bool stream_in_arena_context(cudaStream_t stream)
+{
+	CUcontext ctx;
+	return cuStreamGetCtx((CUstream)stream, &ctx) == CUDA_SUCCESS && ctx == atomic_load(&arena_context);
+}
+
 /* Whether the arena stands in for pool (common/cuda/um_pools.h), or with
- * current, for the calling thread's device's current pool. Said once when
- * not: that memory is the runtime's. */
+ * current, for the current pool of the calling thread's device (the
+ * stream's: stream_in_arena_context). Said once when not: that memory is
+ * the runtime's. */
 static bool pool_served(cudaMemPool_t pool, bool current)
 {
 	static atomic_int told;
@@ -432,7 +452,7 @@ static cudaError_t serve_ordered(void **ptr, size_t size, const char *api, cudaS
 cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
 	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
-	    !pool_served(NULL, true))
+	    !stream_in_arena_context(stream) || !pool_served(NULL, true))
 		return runtime_served(cudart_get()->MallocAsync(ptr, size, stream), ptr, size);
 	return serve_ordered(ptr, size, TRACE_API_ASYNC, stream);
 }
@@ -440,7 +460,7 @@ cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
 	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
-	    !pool_served(pool, false))
+	    !stream_in_arena_context(stream) || !pool_served(pool, false))
 		return runtime_served(cudart_get()->MallocFromPoolAsync(ptr, size, pool, stream), ptr, size);
 	return serve_ordered(ptr, size, TRACE_API_FROM_POOL, stream);
 }
@@ -482,8 +502,9 @@ cudaError_t cudaFree(void *ptr)
 		if (in_arena(ptr))
 			return refused(cudaErrorInvalidValue);
 	}
-	runtime_frees(ptr);
-	return cudart_get()->Free(ptr);
+	uint64_t size = 0;
+	bool noted = runtime_frees(ptr, &size);
+	return runtime_freed(cudart_get()->Free(ptr), ptr, noted, size);
 }
 
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
@@ -497,8 +518,12 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		um_backend_note_stream((CUstream)stream);
 		return release(ptr) ? cudaSuccess : refused(cudaErrorInvalidValue);
 	}
-	runtime_frees(ptr);
-	return cudart_get()->FreeAsync(ptr, stream);
+	/* Into a capture, the free is made at the graph's launch. */
+	if (into_capture(stream))
+		return cudart_get()->FreeAsync(ptr, stream);
+	uint64_t size = 0;
+	bool noted = runtime_frees(ptr, &size);
+	return runtime_freed(cudart_get()->FreeAsync(ptr, stream), ptr, noted, size);
 }
 
 cudaError_t cudaFreeAsync_ptsz(void *ptr, cudaStream_t stream)

@@ -84,7 +84,7 @@ static void addr_set_keeps_what_was_added(void **state)
 	struct addr_set s = ADDR_SET_INIT;
 	assert_false(addr_set_has(&s, 0));
 	assert_false(addr_set_covers(&s, 0));
-	assert_false(addr_set_remove(&s, 7));
+	assert_false(addr_set_remove(&s, 7, NULL));
 	/* Out of order and past the first growth, with a repeat. */
 	for (uint64_t i = 0; i < 40; i++)
 		assert_int_equal(addr_set_add(&s, (i * 7919) % 40 * 512, 100), 0);
@@ -100,13 +100,46 @@ static void addr_set_keeps_what_was_added(void **state)
 	assert_false(addr_set_covers(&s, 2 * 512 + 100));
 	assert_true(addr_set_covers(&s, 39 * 512 + 99));
 	assert_false(addr_set_covers(&s, 39 * 512 + 100));
-	assert_true(addr_set_remove(&s, 0));
-	assert_true(addr_set_remove(&s, 39 * 512));
-	assert_false(addr_set_remove(&s, 39 * 512));
+	uint64_t size = 0;
+	assert_true(addr_set_remove(&s, 0, NULL));
+	assert_true(addr_set_remove(&s, 39 * 512, &size));
+	assert_int_equal(size, 100);
+	assert_false(addr_set_remove(&s, 39 * 512, NULL));
 	assert_false(addr_set_has(&s, 0));
 	assert_false(addr_set_covers(&s, 50));
 	assert_true(addr_set_has(&s, 20 * 512));
 	assert_int_equal(atomic_load(&s.size), 38);
+	free(s.a);
+}
+
+/* Memory handed out again was freed: a range added over others (stale ones,
+ * whose frees the set was never told of) replaces every one it overlaps,
+ * the one starting before it included, and no other. */
+static void addr_set_drops_what_a_new_range_overlaps(void **state)
+{
+	struct addr_set s = ADDR_SET_INIT;
+	for (uint64_t i = 0; i < 10; i++)
+		assert_int_equal(addr_set_add(&s, 0x1000 * (i + 1), 0x100), 0);
+	/* From inside the 3rd range (0x3000) to the start of the 6th. */
+	assert_int_equal(addr_set_add(&s, 0x3080, 0x6000 - 0x3080), 0);
+	assert_int_equal(s.n, 8);
+	assert_false(addr_set_has(&s, 0x3000));
+	assert_false(addr_set_has(&s, 0x5000));
+	assert_true(addr_set_has(&s, 0x6000));
+	assert_true(addr_set_covers(&s, 0x5fff));
+	assert_true(addr_set_covers(&s, 0x2000));
+	/* A long stale range, then a short one inside it: covered only there. */
+	assert_int_equal(addr_set_add(&s, 0x100000, 0x10000), 0);
+	assert_int_equal(addr_set_add(&s, 0x102000, 0x10), 0);
+	assert_false(addr_set_has(&s, 0x100000));
+	assert_true(addr_set_covers(&s, 0x10200f));
+	assert_false(addr_set_covers(&s, 0x105000));
+	/* The same start: replaced, with its new size. */
+	assert_int_equal(addr_set_add(&s, 0x6000, 0x10), 0);
+	assert_false(addr_set_covers(&s, 0x6010));
+	for (size_t i = 1; i < s.n; i++)
+		assert_true(s.a[i - 1].address + s.a[i - 1].size <= s.a[i].address);
+	assert_int_equal(atomic_load(&s.size), s.n);
 	free(s.a);
 }
 
@@ -371,6 +404,7 @@ int main(void)
 		cmocka_unit_test(size_rejects_junk),
 		cmocka_unit_test(size_formats),
 		cmocka_unit_test(addr_set_keeps_what_was_added),
+		cmocka_unit_test(addr_set_drops_what_a_new_range_overlaps),
 		cmocka_unit_test(pitched_rows_round_up_to_the_alignment),
 		cmocka_unit_test(pitched_layout_refuses_zero_and_overflow),
 		cmocka_unit_test(execid_stable_and_sensitive),

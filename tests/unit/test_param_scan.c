@@ -76,6 +76,9 @@ static void pointers_inside_structs(void **state)
 
 static void padding_is_ruled_out(void **state)
 {
+	/* With the runtime's memory known (none here), as the shim scans. */
+	struct addr_set none = ADDR_SET_INIT;
+	foreign = &none;
 	arena *a = new_arena();
 	uint64_t x = alloc(a, 1 << 20), y = alloc(a, 1 << 20);
 	param_slots *s = param_slots_create(64);
@@ -99,6 +102,7 @@ static void padding_is_ruled_out(void **state)
 	param_slots_destroy(other);
 	param_slots_destroy(s);
 	arena_destroy(a);
+	foreign = NULL;
 }
 
 /* A kernel given memory the runtime served (a pool's the arena does not
@@ -123,6 +127,10 @@ static void runtime_memory_is_no_padding(void **state)
 		assert_int_equal(scan(s, a, 0, launch1, 2, found, 4), known);
 		if (known)
 			assert_false(found[0].steady);
+		/* Just past the runtime's memory is no address: ruled out. */
+		uint64_t launch3[] = { theirs + (4 << 20), 1 << 20 };
+		assert_int_equal(scan(s, a, 0, launch3, 2, found, 4), 0);
+		assert_int_equal(scan(s, a, 0, launch1, 2, found, 4), 0);
 		param_slots_destroy(s);
 	}
 	foreign = NULL;
