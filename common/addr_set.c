@@ -34,8 +34,10 @@ int addr_set_add(struct addr_set *s, uint64_t address, uint64_t size)
 		i--;
 	while (j < s->n && (s->a[j].address == address || s->a[j].address - address < size))
 		j++; /* s->a[i..j) overlap the new range */
-	memmove(s->a + i, s->a + j, (s->n - j) * sizeof *s->a);
-	s->n -= j - i;
+	if (j > i) {
+		memmove(s->a + i, s->a + j, (s->n - j) * sizeof *s->a);
+		s->n -= j - i;
+	}
 	struct addr_range *a = room_for_one(s->a, s->n, &s->cap, sizeof *a, 16);
 	if (a) {
 		s->a = a;

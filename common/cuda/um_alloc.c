@@ -168,6 +168,15 @@ static void bind_context(void)
 	(void)bind_if_unbound();
 }
 
+/* Says, once per told, why the runtime serves an allocation in the
+ * arena's stead. */
+static void say_runtime_serves(atomic_int *told, const char *why)
+{
+	if (!atomic_exchange(told, 1))
+		um_warn("the program allocates %s: that memory is the runtime's plain device memory, which umkit "
+			"neither manages nor follows", why);
+}
+
 /* Whether the calling thread allocates in the context the arena serves,
  * which the program's first allocation claims. With another context
  * current (another device's, or one of the program's own) the runtime
@@ -182,10 +191,8 @@ static bool in_arena_context(void)
 		return true; /* as before the check: the runtime's mapping binds */
 	if (atomic_compare_exchange_strong(&arena_context, &claimed, current) || claimed == current)
 		return true;
-	if (!atomic_exchange(&told, 1))
-		um_warn("the program allocates with another CUDA context current than its first allocation's (another "
-			"device's, or one of its own): that memory is the runtime's plain device memory, which umkit "
-			"neither manages nor follows");
+	say_runtime_serves(&told, "with another CUDA context current than its first allocation's (another "
+				  "device's, or one of its own)");
 	return false;
 }
 
@@ -271,9 +278,8 @@ static bool arena_gone(bool allocating)
 	static atomic_int told;
 	if (!atomic_load(&arena_lost))
 		return false;
-	if (allocating && !atomic_exchange(&told, 1))
-		um_warn("the program allocates again after resetting the device (cudaDeviceReset): that memory "
-			"is the runtime's plain device memory, which umkit neither manages nor follows");
+	if (allocating)
+		say_runtime_serves(&told, "again after resetting the device (cudaDeviceReset)");
 	return true;
 }
 
@@ -433,10 +439,8 @@ static bool pool_served(cudaMemPool_t pool, bool current)
 	}
 	if (current ? um_pool_current_served(device) : um_pool_served(pool, device))
 		return true;
-	if (!atomic_exchange(&told, 1))
-		um_warn("the program allocates from a memory pool that is more than device memory (one it can "
-			"export, caps, or shares with another device or the host) or that umkit did not see made: "
-			"that memory is the runtime's plain device memory, which umkit neither manages nor follows");
+	say_runtime_serves(&told, "from a memory pool that is more than device memory (one it can export, "
+				  "caps, or shares with another device or the host) or that umkit did not see made");
 	return false;
 }
 

@@ -227,27 +227,41 @@ for spec in "umrec $WORK/refusal.db" "attached ondemand"; do
 		"$(refusals "$WORK/refusal.$tool" | sed -n 1p)"
 done
 
+# Runs a probe (tests/gpu/*.cu) plain into $WORK/NAME.plain, then under
+# umrec (its trace $WORK/NAME.db) and umreplay (its stats $WORK/NAME.json)
+# into $WORK/NAME.TOOL, each capped as every run; after each tool, CHECK
+# TOOL RC SERVED makes its rows, SERVED True when the tool is umrec or
+# umreplay's arena served exactly N allocations.
+probe_under_tools() { # NAME PROBE N CHECK
+	local name=$1 probe=$2 n=$3 check=$4 tool rc served
+	timeout 60 $BUILD/gpu-probes/$probe >"$WORK/$name.plain" 2>"$WORK/$name.plain.err"
+	cat "$WORK/$name.plain" "$WORK/$name.plain.err"
+	for tool in umrec umreplay; do
+		case $tool in
+		umrec) run=($B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM --) ;;
+		umreplay) run=($B/umreplay -q --policy ondemand --stats "$WORK/$name.json" --max-managed $MAXM --) ;;
+		esac
+		timeout 60 "${run[@]}" $BUILD/gpu-probes/$probe >"$WORK/$name.$tool" 2>"$WORK/$name.$tool.err"
+		rc=$?
+		cat "$WORK/$name.$tool" "$WORK/$name.$tool.err"
+		served=True
+		[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == int(sys.argv[2]))' "$WORK/$name.json" $n 2>&1)
+		$check $tool $rc $served
+	done
+}
+
 # Pitched allocations (tests/gpu/pitch_probe.cu) are the arena's, laid
 # out as the runtime lays them out: every line as plain (the pitches, the
 # answers to what is not served, the sums), umrec's trace has each one
 # served (8 probed widths, the 2D and the 3D array) at pitch x rows, the
 # arrays with the kernels that use them, and umreplay's arena served them
 # (the 10: the probe allocates nothing else).
-timeout 60 $BUILD/gpu-probes/pitch_probe >"$WORK/pitch.plain" 2>"$WORK/pitch.plain.err"
-cat "$WORK/pitch.plain" "$WORK/pitch.plain.err"
-for tool in umrec umreplay; do
-	case $tool in
-	umrec) run=($B/umrec -q -o "$WORK/pitch.db" --max-managed $MAXM --) ;;
-	umreplay) run=($B/umreplay -q --policy ondemand --stats "$WORK/pitch.json" --max-managed $MAXM --) ;;
-	esac
-	timeout 60 "${run[@]}" $BUILD/gpu-probes/pitch_probe >"$WORK/pitch.$tool" 2>"$WORK/pitch.$tool.err"
-	rc=$?
-	cat "$WORK/pitch.$tool" "$WORK/pitch.$tool.err"
-	served=True
-	[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == 10)' "$WORK/pitch.json" 2>&1)
+pitch_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3
 	row "pitch_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && grep -q '^sizes: ' $WORK/pitch.plain && diff $WORK/pitch.plain $WORK/pitch.$tool >/dev/null && under_umkit $WORK/pitch.$tool.err && [ '$served' = True ]")" \
 		"$(grep -E '^(pitch 4000|3d):' "$WORK/pitch.$tool" | tr '\n' ' ')"
-done
+}
+probe_under_tools pitch pitch_probe 10 pitch_rows
 detail=$(python3 - "$WORK/pitch.db" $(sed -n 's/^sizes: //p' "$WORK/pitch.umrec") <<'EOF'
 import sqlite3, sys
 db, plane, cube = sqlite3.connect(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -273,21 +287,12 @@ row "pitch_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail
 # (common/param_scan.h); umreplay's arena served the 5.
 pool_types() { sed -n 's/^\([^:]*\): \(managed\|device\) .*/\1=\2/p' "$1" | tr '\n' ' '; }
 pool_served="default pool=managed created pool=managed created pool after=managed exportable pool=device capped pool=device current exportable pool=device current created pool=managed current default pool=managed "
-timeout 60 $BUILD/gpu-probes/pool_probe >"$WORK/pool.plain" 2>"$WORK/pool.plain.err"
-cat "$WORK/pool.plain" "$WORK/pool.plain.err"
-for tool in umrec umreplay; do
-	case $tool in
-	umrec) run=($B/umrec -q -o "$WORK/pool.db" --max-managed $MAXM --) ;;
-	umreplay) run=($B/umreplay -q --policy ondemand --stats "$WORK/pool.json" --max-managed $MAXM --) ;;
-	esac
-	timeout 60 "${run[@]}" $BUILD/gpu-probes/pool_probe >"$WORK/pool.$tool" 2>"$WORK/pool.$tool.err"
-	rc=$?
-	cat "$WORK/pool.$tool" "$WORK/pool.$tool.err"
-	served=True
-	[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == 5)' "$WORK/pool.json" 2>&1)
+pool_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3
 	row "pool_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \"\$(pool_types $WORK/pool.plain)\" = \"${pool_served//managed/device}\" ] && [ \"\$(pool_types $WORK/pool.$tool)\" = \"$pool_served\" ] && diff <(sed 's/: managed /: device /' $WORK/pool.plain) <(sed 's/: managed /: device /' $WORK/pool.$tool) >/dev/null && under_umkit $WORK/pool.$tool.err && [ '$served' = True ]")" \
 		"$(grep -cE ': managed ' "$WORK/pool.$tool") managed, $(grep -cE ': device ' "$WORK/pool.$tool") device; $(grep '^exported pointer' "$WORK/pool.$tool")"
-done
+}
+probe_under_tools pool pool_probe 5 pool_rows
 detail=$(python3 - "$WORK/pool.db" <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
