@@ -62,3 +62,15 @@ const struct cudart *cudart_get(void)
 	pthread_once(&table_once, resolve);
 	return table_ok ? &table : NULL;
 }
+
+bool cudart_clean(void)
+{
+	return cudart_get()->PeekAtLastError() == cudaSuccess;
+}
+
+cudaError_t cudart_quiet(bool clean, cudaError_t err)
+{
+	if (err != cudaSuccess && clean)
+		cudart_get()->GetLastError();
+	return err;
+}

@@ -11,6 +11,8 @@
 #ifndef UMKIT_CUDART_H
 #define UMKIT_CUDART_H
 
+#include <stdbool.h>
+
 #include <cuda_runtime_api.h>
 
 struct cudart {
@@ -41,5 +43,14 @@ struct cudart {
 /* The resolved table, or NULL when no CUDA runtime is loaded in the process
  * (then nothing can have called the shim through it either). Thread-safe. */
 const struct cudart *cudart_get(void);
+
+/* The tools' own runtime calls must not leave the program an error it did
+ * not make. Asked before such a call: whether the calling thread's last
+ * error is clean (cudaSuccess). */
+bool cudart_clean(void);
+
+/* Returns err, the answer to such a call; a failure's error is taken back
+ * off the thread when it was clean before (clean, cudart_clean's answer). */
+cudaError_t cudart_quiet(bool clean, cudaError_t err);
 
 #endif

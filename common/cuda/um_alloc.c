@@ -153,10 +153,8 @@ static CUcontext bind_if_unbound(void)
 	CUcontext current = NULL;
 	if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
 		return current;
-	const struct cudart *rt = cudart_get();
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
-	if (rt->Free(NULL) != cudaSuccess && clean)
-		rt->GetLastError();
+	bool clean = cudart_clean();
+	(void)cudart_quiet(clean, cudart_get()->Free(NULL));
 	return cuCtxGetCurrent(&current) == CUDA_SUCCESS ? current : NULL;
 }
 
@@ -307,15 +305,14 @@ static size_t pitch_alignment(void)
 	if (align || !um_backend_may_synchronize())
 		return align;
 	const struct cudart *rt = cudart_get();
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
+	bool clean = cudart_clean();
 	void *p;
 	cudaError_t err = rt->MallocPitch(&p, &align, 1, 1);
 	if (err == cudaSuccess)
 		err = rt->Free(p);
 	else
 		align = 0;
-	if (err != cudaSuccess && clean)
-		rt->GetLastError();
+	(void)cudart_quiet(clean, err);
 	if (align && (align > ARENA_SMALL_ALIGN || ARENA_SMALL_ALIGN % align))
 		align = PITCH_UNUSABLE;
 	atomic_store(&learned, align); /* two threads learn the same */
@@ -429,14 +426,10 @@ static bool stream_in_arena_context(cudaStream_t stream)
 static bool pool_served(cudaMemPool_t pool, bool current)
 {
 	static atomic_int told;
-	const struct cudart *rt = cudart_get();
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
+	bool clean = cudart_clean();
 	int device;
-	if (rt->GetDevice(&device) != cudaSuccess) {
-		if (clean)
-			rt->GetLastError();
+	if (cudart_quiet(clean, cudart_get()->GetDevice(&device)) != cudaSuccess)
 		return false;
-	}
 	if (current ? um_pool_current_served(device) : um_pool_served(pool, device))
 		return true;
 	say_runtime_serves(&told, "from a memory pool that is more than device memory (one it can export, "

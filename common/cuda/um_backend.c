@@ -514,7 +514,7 @@ static uint64_t fence_record(void *ctx)
 	if (nrecord < 0)
 		return defer(f, why); /* fence_streams.h says more */
 	fenced[nrecord++].stream = CU_STREAM_LEGACY;
-	bool clean = rt->PeekAtLastError() == cudaSuccess, lost = false;
+	bool clean = cudart_clean(), lost = false;
 	for (int i = 0; i < nrecord; i++)
 		lost |= !fence_ring_record(&ring, f, fenced[i].stream);
 	if (lost && clean)
@@ -558,7 +558,7 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 {
 	const struct cudart *rt = cudart_get();
 	void *p = NULL;
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
+	bool clean = cudart_clean();
 	cudaError_t err = managed_memory ? rt->MallocManaged(&p, bytes, cudaMemAttachGlobal)
 					 : rt->Malloc(&p, bytes);
 	if (err != cudaSuccess) {
@@ -590,12 +590,8 @@ static bool unmap(void *ctx, uint64_t base, uint64_t bytes)
 	if (!um_backend_may_synchronize())
 		return false;
 	const struct cudart *rt = cudart_get();
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
-	if (rt->Free((void *)(uintptr_t)base) == cudaSuccess)
-		return true;
-	if (clean)
-		rt->GetLastError();
-	return false;
+	bool clean = cudart_clean();
+	return cudart_quiet(clean, rt->Free((void *)(uintptr_t)base)) == cudaSuccess;
 }
 
 void um_backend_init(struct arena_backend *b, bool managed)

@@ -6,7 +6,7 @@
  * device or the host, are kept in a small table: programs make few pools.
  * A device's default and current pools are the runtime's to name, asked
  * at each allocation; a failed question is not left as the program's last
- * error.
+ * error (cudart_quiet).
  */
 #include "um_pools.h"
 
@@ -80,20 +80,11 @@ static void forget_served(cudaMemPool_t pool)
 	pthread_mutex_unlock(&lock);
 }
 
-/* The runtime's answer to a question about pools (a getter), or an error;
- * an error is not left as the thread's last one unless one was there. */
-static cudaError_t quietly(const struct cudart *rt, cudaError_t answer, bool clean)
-{
-	if (answer != cudaSuccess && clean)
-		rt->GetLastError();
-	return answer;
-}
-
 static bool is_default(const struct cudart *rt, cudaMemPool_t pool, int device)
 {
 	cudaMemPool_t def;
-	bool clean = rt->PeekAtLastError() == cudaSuccess;
-	return quietly(rt, rt->DeviceGetDefaultMemPool(&def, device), clean) == cudaSuccess && def == pool;
+	bool clean = cudart_clean();
+	return cudart_quiet(clean, rt->DeviceGetDefaultMemPool(&def, device)) == cudaSuccess && def == pool;
 }
 
 bool um_pool_served(cudaMemPool_t pool, int device)
@@ -116,10 +107,12 @@ bool um_pool_current_served(int device)
 {
 	const struct cudart *rt = cudart_get();
 	cudaMemPool_t current;
-	bool clean = rt && rt->PeekAtLastError() == cudaSuccess;
 	/* A device without pools: the arena serves cudaMallocAsync there as
 	 * before pools were told apart. */
-	if (!rt || quietly(rt, rt->DeviceGetMemPool(&current, device), clean) != cudaSuccess)
+	if (!rt)
+		return true;
+	bool clean = cudart_clean();
+	if (cudart_quiet(clean, rt->DeviceGetMemPool(&current, device)) != cudaSuccess)
 		return true;
 	return um_pool_served(current, device);
 }
