@@ -21,6 +21,9 @@ struct um_alloc_stats {
 	uint64_t last_resort_waits; /* allocations that would have failed so,
 				       served after a synchronize made as the
 				       last resort (um_backend.c) */
+	uint64_t runtime_allocs, runtime_bytes; /* allocations the runtime served
+				    in the arena's stead (common/cuda/um_alloc.c
+				    says when), and their bytes */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
 };

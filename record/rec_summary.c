@@ -59,6 +59,8 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	trace_schema_meta(db, "status", out->status, sizeof out->status);
 	out->dropped_records = meta_count(db, "dropped_records");
 	out->captured_launches = meta_count(db, "captured_launches");
+	out->runtime_allocs = meta_count(db, "runtime_allocs");
+	out->runtime_alloc_bytes = meta_count(db, "runtime_alloc_bytes");
 	out->messages_not_kept = meta_count(db, "messages_not_kept");
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
@@ -154,7 +156,7 @@ static void add(char *buf, size_t len, size_t *used, const char *fmt, ...)
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len)
 {
-	char disk[32], time[32], htod[32], dtoh[32], fault[32];
+	char disk[32], time[32], htod[32], dtoh[32], fault[32], runtime[32];
 	size_t used = 0;
 	if (len == 0)
 		return buf;
@@ -177,6 +179,10 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 	if (s->device_reset)
 		add(buf, len, &used, "\n  device reset the program reset the device: its memory from then on is not "
 		    "recorded, and the %" PRIu64 " kernels launched after it are not planned", s->kernels_after_reset);
+	if (s->runtime_allocs)
+		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served as plain device "
+		    "memory: not managed, not recorded (the warnings above say why)", s->runtime_allocs,
+		    um_size_format(s->runtime_alloc_bytes, runtime, sizeof runtime));
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
 		    s->dropped_records);

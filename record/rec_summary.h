@@ -24,6 +24,8 @@ struct rec_summary {
 				       recorder did not keep (trace_writer_intern_message) */
 	uint64_t graph_kernels;     /* kernels CUDA graphs ran (table graph_kernel) */
 	uint64_t captured_launches; /* meta.captured_launches: launches captured into graphs */
+	uint64_t runtime_allocs, runtime_alloc_bytes; /* meta.runtime_allocs, _bytes: the
+						    runtime's memory, not recorded */
 	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */
 	bool device_reset;          /* meta.device_reset_ns is set: the program's
 				       reset destroyed the arena's memory */
@@ -50,8 +52,9 @@ const char *rec_summary_problem(const struct rec_summary *s);
  * Writes the summary as newline-separated lines, without a trailing newline,
  * into buf: the path, status, size on disk and elapsed_ns (the run's wall
  * time), then one line each for kernels, allocations, migrations, faults,
- * NVTX ranges, when any CUDA graphs, when a device reset and when any
- * dropped records. Returns buf.
+ * NVTX ranges, when any CUDA graphs, when a device reset, when any
+ * allocations the runtime served and when any dropped records. Returns
+ * buf.
  */
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len);

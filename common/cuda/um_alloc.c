@@ -45,7 +45,7 @@ static arena *the_arena;
 static bool managed = true;
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
 static struct um_alloc_hooks hooks;
-static atomic_uint_fast64_t n_allocs, n_frees, served_ns;
+static atomic_uint_fast64_t n_allocs, n_frees, served_ns, runtime_allocs, runtime_bytes;
 /* Set, for good, once a device reset destroyed the arena's memory
  * (cudaDeviceReset). */
 static atomic_bool arena_lost;
@@ -106,11 +106,14 @@ struct addr_set *um_alloc_foreign(void)
 }
 
 /* Returns err, the answer of the runtime's allocation of size bytes at
- * *ptr, which foreign_allocs notes. */
+ * *ptr, which foreign_allocs notes and the stats count. */
 static cudaError_t runtime_served(cudaError_t err, void *const *ptr, size_t size)
 {
-	if (err == cudaSuccess && ptr && *ptr && size)
-		(void)addr_set_add(&foreign_allocs, (uint64_t)(uintptr_t)*ptr, size);
+	if (err != cudaSuccess || !ptr || !*ptr || !size)
+		return err;
+	(void)addr_set_add(&foreign_allocs, (uint64_t)(uintptr_t)*ptr, size);
+	atomic_fetch_add_explicit(&runtime_allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&runtime_bytes, size, memory_order_relaxed);
 	return err;
 }
 
@@ -265,6 +268,8 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->fence_wait_ns = um_backend_fence_wait_ns();
 	out->fence_refusals = as.fence_refusals;
 	out->last_resort_waits = as.last_resort_waits;
+	out->runtime_allocs = atomic_load(&runtime_allocs);
+	out->runtime_bytes = atomic_load(&runtime_bytes);
 	out->one_stream = !um_backend_multi_stream();
 }
 

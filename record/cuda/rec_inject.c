@@ -84,6 +84,10 @@ static void finish(void)
 		arena_foreach_live(a, mark_live, NULL);
 	meta_u64("dropped_records", rec_activity_dropped());
 	meta_u64("captured_launches", rec_callbacks_captured_launches());
+	struct um_alloc_stats as;
+	um_alloc_get_stats(&as);
+	meta_u64("runtime_allocs", as.runtime_allocs);
+	meta_u64("runtime_alloc_bytes", as.runtime_bytes);
 	report_close(trace_writer_close(rec_writer, rec_now(), err, sizeof err), err);
 	rec_writer = NULL;
 }

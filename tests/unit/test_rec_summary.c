@@ -94,6 +94,8 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_not_equal(text[strlen(text) - 1], '\n');
 	assert_null(strstr(text, "device reset"));
 	assert_false(s.device_reset);
+	assert_int_equal(s.runtime_allocs, 0);
+	assert_null(strstr(text, "not served"));
 
 	/* A program that reset the device after its second kernel's launch. */
 	sqlite3 *db;
@@ -108,6 +110,18 @@ static void summary_counts_a_complete_trace(void **state)
 	rec_summary_format(&s, path, 0, text, sizeof text);
 	assert_non_null(strstr(text, "device reset the program reset the device: its memory from then on is not "
 				     "recorded, and the 1 kernels launched after it are not planned"));
+
+	/* Memory the runtime served instead of the arena. */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO meta VALUES ('runtime_allocs', '3');"
+				      "INSERT INTO meta VALUES ('runtime_alloc_bytes', '12582912')", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	assert_int_equal(s.runtime_allocs, 3);
+	rec_summary_format(&s, path, 0, text, sizeof text);
+	assert_non_null(strstr(text, "not served   3 allocations (12.00 MiB) the runtime served as plain device "
+				     "memory: not managed, not recorded"));
 
 	/* A small buffer truncates cleanly. */
 	char tiny[16];
