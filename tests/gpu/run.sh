@@ -284,11 +284,13 @@ row "pitch_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail
 # line as plain but those types; umrec's trace has the 5 served, each with
 # its stream and used by a kernel: the last two by the kernel that was given
 # the runtime's memory before, whose word is then known for a pointer
-# (common/param_scan.h); umreplay's arena served the 5.
+# (common/param_scan.h); umreplay's arena served the 5. Both count the 3
+# the runtime served (4 MiB each; the capped pool's refusal is none).
 pool_types() { sed -n 's/^\([^:]*\): \(managed\|device\) .*/\1=\2/p' "$1" | tr '\n' ' '; }
 pool_served="default pool=managed created pool=managed created pool after=managed exportable pool=device capped pool=device current exportable pool=device current created pool=managed current default pool=managed "
 pool_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3
+	[ $tool = umreplay ] && [ "$served" = True ] && served=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print((a["runtime_allocs"], a["runtime_bytes"]) == (3, 3 << 22))' "$WORK/pool.json" 2>&1)
 	row "pool_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \"\$(pool_types $WORK/pool.plain)\" = \"${pool_served//managed/device}\" ] && [ \"\$(pool_types $WORK/pool.$tool)\" = \"$pool_served\" ] && diff <(sed 's/: managed /: device /' $WORK/pool.plain) <(sed 's/: managed /: device /' $WORK/pool.$tool) >/dev/null && under_umkit $WORK/pool.$tool.err && [ '$served' = True ]")" \
 		"$(grep -cE ': managed ' "$WORK/pool.$tool") managed, $(grep -cE ': device ' "$WORK/pool.$tool") device; $(grep '^exported pointer' "$WORK/pool.$tool")"
 }
@@ -300,9 +302,11 @@ rows = db.execute("SELECT a.api, a.stream_id IS NOT NULL, count(k.alloc_id) FROM
                   "LEFT JOIN kernel_arg k ON k.alloc_id = a.id GROUP BY a.id").fetchall()
 named = [r for r in rows if r[0] == "cudaMallocFromPoolAsync"]
 current = [r for r in rows if r[0] == "cudaMallocAsync"]
-ok = len(rows) == 5 and len(named) == 3 and len(current) == 2 and all(r[1] and r[2] for r in rows)
+runtime = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('runtime_allocs', 'runtime_alloc_bytes')").fetchall())
+ok = len(rows) == 5 and len(named) == 3 and len(current) == 2 and all(r[1] and r[2] for r in rows) and \
+     runtime == {"runtime_allocs": "3", "runtime_alloc_bytes": str(3 << 22)}
 print(f"{len(named)} cudaMallocFromPoolAsync, {len(current)} cudaMallocAsync of {len(rows)} allocations; each with its stream: "
-      f"{all(r[1] for r in rows)}, used by a kernel: {all(r[2] for r in rows)}")
+      f"{all(r[1] for r in rows)}, used by a kernel: {all(r[2] for r in rows)}; the runtime's: {runtime}")
 sys.exit(0 if ok else 1)
 EOF
 )
