@@ -180,8 +180,8 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 		add(buf, len, &used, "\n  device reset the program reset the device: its memory from then on is not "
 		    "recorded, and the %" PRIu64 " kernels launched after it are not planned", s->kernels_after_reset);
 	if (s->runtime_allocs)
-		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served as plain device "
-		    "memory: not managed, not recorded (the warnings above say why)", s->runtime_allocs,
+		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served in the arena's "
+		    "stead: not umkit's, not recorded", s->runtime_allocs,
 		    um_size_format(s->runtime_alloc_bytes, runtime, sizeof runtime));
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",

@@ -15,9 +15,11 @@
 -- on, so a PyTorch program's alloc rows are its segments), pid, start_ns,
 -- end_ns, device_name, device_memory,
 -- driver_version, cupti_version, um_counters, dropped_records, captured_launches
--- (kernel launches captured into CUDA graphs, not run then), error (CUPTI
--- could not be set up), write_errors (set at close when some rows could
--- not be written).
+-- (kernel launches captured into CUDA graphs, not run then), device_reset_ns
+-- (the program's reset destroyed the arena's memory), runtime_allocs and
+-- runtime_alloc_bytes (allocations the runtime served instead of the
+-- arena: not recorded), messages_not_kept, error (CUPTI could not be set
+-- up), write_errors (set at close when some rows could not be written).
 CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT

@@ -120,8 +120,8 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
 	assert_int_equal(s.runtime_allocs, 3);
 	rec_summary_format(&s, path, 0, text, sizeof text);
-	assert_non_null(strstr(text, "not served   3 allocations (12.00 MiB) the runtime served as plain device "
-				     "memory: not managed, not recorded"));
+	assert_non_null(strstr(text, "not served   3 allocations (12.00 MiB) the runtime served in the arena's "
+				     "stead: not umkit's, not recorded"));
 
 	/* A small buffer truncates cleanly. */
 	char tiny[16];
