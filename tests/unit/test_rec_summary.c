@@ -54,6 +54,18 @@ static void make_trace(const char *path, const char *status, int with_rows)
 	sqlite3_close(db);
 }
 
+/* Runs sql on the trace at path, then reads and formats it again. */
+static void reread_after(const char *path, const char *sql, struct rec_summary *s, char *text, size_t len)
+{
+	sqlite3 *db;
+	char err[512];
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(rec_summary_read(path, s, err, sizeof err), 0);
+	rec_summary_format(s, path, 0, text, len);
+}
+
 static void summary_counts_a_complete_trace(void **state)
 {
 	char path[512], err[512], text[2048];
@@ -98,28 +110,17 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_null(strstr(text, "not served"));
 
 	/* A program that reset the device after its second kernel's launch. */
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE kernel SET launch_ns = seq * 4 + 1;"
-				      "INSERT INTO meta VALUES ('device_reset_ns', '7')", NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(db);
-	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	reread_after(path, "UPDATE kernel SET launch_ns = seq * 4 + 1;"
+			   "INSERT INTO meta VALUES ('device_reset_ns', '7')", &s, text, sizeof text);
 	assert_true(s.device_reset);
 	assert_int_equal(s.kernels_after_reset, 1);
-	rec_summary_format(&s, path, 0, text, sizeof text);
 	assert_non_null(strstr(text, "device reset the program reset the device: its memory from then on is not "
 				     "recorded, and the 1 kernels launched after it are not planned"));
 
 	/* Memory the runtime served instead of the arena. */
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "INSERT INTO meta VALUES ('runtime_allocs', '3');"
-				      "INSERT INTO meta VALUES ('runtime_alloc_bytes', '12582912')", NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(db);
-	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	reread_after(path, "INSERT INTO meta VALUES ('runtime_allocs', '3');"
+			   "INSERT INTO meta VALUES ('runtime_alloc_bytes', '12582912')", &s, text, sizeof text);
 	assert_int_equal(s.runtime_allocs, 3);
-	rec_summary_format(&s, path, 0, text, sizeof text);
 	assert_non_null(strstr(text, "not served   3 allocations (12.00 MiB) the runtime served in the arena's "
 				     "stead: not umkit's, not recorded"));
 
@@ -181,14 +182,9 @@ static void summary_flags_an_empty_trace(void **state)
 	assert_null(strstr(rec_summary_format(&s, path, 0, text, sizeof text), "CUDA graphs"));
 
 	/* A version-1 trace has no graph_kernel table: it reads, none counted. */
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE graph_kernel; PRAGMA user_version = 1", NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(db);
-	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
+	reread_after(path, "DROP TABLE graph_kernel; PRAGMA user_version = 1", &s, text, sizeof text);
 	assert_int_equal(s.graph_kernels, 0);
-	assert_null(strstr(rec_summary_format(&s, path, 0, text, sizeof text), "CUDA graphs"));
+	assert_null(strstr(text, "CUDA graphs"));
 	assert_string_equal(rec_summary_problem(&s), "no CUDA activity was recorded: did the program use the GPU?");
 }
 
