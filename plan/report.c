@@ -1,6 +1,7 @@
 /* report.c: the --report text and the --json summary (see report.h). */
 #include "report.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +297,10 @@ int report_text(const struct planner *pl, FILE *out)
 	if (t->after_reset_kernels)
 		fprintf(out, "             %zu kernels launched after the program reset the device (not planned)\n",
 			t->after_reset_kernels);
+	if (t->runtime_allocs)
+		fprintf(out, "             %" PRIu64 " allocations (%s) the runtime served in the arena's stead: "
+			"not in the trace, not planned\n",
+			t->runtime_allocs, size_str(t->runtime_alloc_bytes, a, sizeof a));
 	if (t->framework_cache)
 		fprintf(out, "             recorded with PyTorch's caching allocator on: the allocations are "
 			"its segments, and umreplay keeps it on\n");
@@ -505,6 +510,8 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "untimed_kernels", t->untimed_kernels);
 	add_u64(o, "allocations", t->n_allocs);
 	add_u64(o, "managed_allocations", t->n_managed_allocs);
+	add_u64(o, "runtime_allocations", t->runtime_allocs);
+	add_u64(o, "runtime_allocation_bytes", t->runtime_alloc_bytes);
 	add_u64(o, "pointer_arguments", t->n_args);
 	add_u64(o, "htod_bytes", t->htod_bytes);
 	add_u64(o, "dtoh_bytes", t->dtoh_bytes);

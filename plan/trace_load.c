@@ -129,6 +129,19 @@ static bool meta_number(const char *buf, uint64_t *v)
 	return true;
 }
 
+/* meta.key, a count, into *out: 0 where absent (traces older than the
+ * key). Returns 0, or -1 with the error when it is not a count. */
+static int meta_count(struct loader *l, const char *key, uint64_t *out)
+{
+	char buf[64];
+	*out = 0;
+	if (trace_schema_meta(l->db, key, buf, sizeof buf) == 1 && !meta_number(buf, out)) {
+		um_errmsg(l->err, l->errlen, "%s: meta %s '%s' is not a count", l->t->path, key, buf);
+		return -1;
+	}
+	return 0;
+}
+
 static int load_meta(struct loader *l)
 {
 	struct trace *t = l->t;
@@ -152,6 +165,9 @@ static int load_meta(struct loader *l)
 		}
 		t->framework_cache = buf[0] == '1';
 	}
+	if (meta_count(l, "runtime_allocs", &t->runtime_allocs) || meta_count(l, "runtime_alloc_bytes",
+										  &t->runtime_alloc_bytes))
+		return -1;
 	/* After the reset the program's memory was not the arena's: what ran
 	 * then is left out (load_kernels). */
 	t->device_reset_ns = TRACE_NS_NONE;

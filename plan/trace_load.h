@@ -105,6 +105,10 @@ struct trace {
 	bool framework_cache;   /* PyTorch's caching allocator was on: a
 				   PyTorch program's allocations are its
 				   segments, not tensors */
+	uint64_t runtime_allocs, runtime_alloc_bytes; /* allocations the runtime
+				    served in the arena's stead: no alloc
+				    rows, so kernels' uses of them unknown
+				    (meta; 0 in traces before session 55) */
 	int64_t device_reset_ns; /* the program's cudaDeviceReset;
 				    TRACE_NS_NONE: none. The kernels,
 				    migrations, faults, copies and NVTX

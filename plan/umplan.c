@@ -6,6 +6,7 @@
  * not be used), 2 (bad usage).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -433,6 +434,11 @@ int main(int argc, char **argv)
 			"kernels launched one by one, and umreplay stops following the program at its first "
 			"graph (docs/replay.md, \"CUDA graphs\")",
 			trace_path, pl->trace->graph_kernels, pl->trace->n_kernels);
+	if (pl->trace->runtime_allocs)
+		um_warn("%s: %" PRIu64 " of the program's allocations were the runtime's, not umkit's, and are not in "
+			"the trace: the plan does not know which kernels used them, and never moves them (umrec's "
+			"warnings at the recording said why)",
+			trace_path, pl->trace->runtime_allocs);
 	if (pl->trace->after_reset_kernels)
 		um_warn("%s: the program reset the device (cudaDeviceReset); the %zu kernels launched after it "
 			"used memory umkit did not manage and are not planned: the plan covers the %zu before it, "

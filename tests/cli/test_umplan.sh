@@ -338,6 +338,20 @@ expect_err_has "4 kernels per iteration, 6 ops, predicted peak 128.00 MiB of 155
 run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
 expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 expect_err_lacks "reset the device" "no reset warning for a program without a reset"
+expect_err_lacks "the runtime's" "no warning of the runtime's memory for a program all of whose memory was umkit's"
+# A program part of whose memory the runtime served (umrec counts it:
+# docs/trace-schema.md, meta.runtime_allocs): said, in --report and --json.
+cp "$fixture" "$SCRATCH/runtime.db"
+sqlite3 "$SCRATCH/runtime.db" "INSERT INTO meta VALUES ('runtime_allocs', '3'), ('runtime_alloc_bytes', '12582912')"
+run "$UMPLAN" "$SCRATCH/runtime.db" --report -o "$SCRATCH/runtime.plan"
+expect_status 0 "a trace with the runtime's memory plans"
+expect_err_has "3 of the program's allocations were the runtime's, not umkit's, and are not in the trace" \
+	"umplan warns of the runtime's memory"
+expect_out_has "3 allocations (12.00 MiB) the runtime served in the arena's stead: not in the trace, not planned" \
+	"--report counts the runtime's memory"
+run "$UMPLAN" "$SCRATCH/runtime.db" --json -q
+expect_json 't=d["trace"]; assert t["runtime_allocations"] == 3 and t["runtime_allocation_bytes"] == 12582912' \
+	"--json counts the runtime's memory"
 # Both directions share the one link the report gives: on the MLP at half
 # its peak they need more than the iteration.
 run "$UMPLAN" "$fixture" --report --capacity 240M
@@ -395,6 +409,8 @@ bad_row "UPDATE meta SET value = '80GB' WHERE key = 'device_memory'" "meta devic
 	"device_memory with a unit: refused"
 bad_row "INSERT INTO meta VALUES ('framework_cache', 'yes')" "meta framework_cache 'yes' is neither 0 nor 1" \
 	"framework_cache yes: refused"
+bad_row "INSERT INTO meta VALUES ('runtime_allocs', 'three')" "meta runtime_allocs 'three' is not a count" \
+	"runtime_allocs three: refused"
 bad_row "UPDATE alloc SET size = -1 WHERE id = 3" "allocation 3 has a negative size" "negative size: refused"
 bad_row "UPDATE alloc SET reserved = 1 << 62 WHERE id = 3" "allocation 3 has 2 MiB or more reserved" \
 	"huge reservation: refused"
