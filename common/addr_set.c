@@ -84,10 +84,9 @@ bool addr_set_covers(struct addr_set *s, uint64_t address)
 	if (!atomic_load(&s->size))
 		return false;
 	pthread_mutex_lock(&s->lock);
-	size_t i = bound(s, address);
-	if (!starts_at(s, i, address) && i > 0)
-		i--; /* the range starting before address */
-	bool inside = i < s->n && s->a[i].address <= address && address - s->a[i].address < s->a[i].size;
+	/* The last range starting at or before address. */
+	size_t i = upper_bound_u64(s->a, s->n, sizeof *s->a, offsetof(struct addr_range, address), address);
+	bool inside = i > 0 && address - s->a[i - 1].address < s->a[i - 1].size;
 	pthread_mutex_unlock(&s->lock);
 	return inside;
 }
