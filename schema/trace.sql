@@ -96,7 +96,7 @@ CREATE TABLE alloc (
 	address      INTEGER NOT NULL,
 	size         INTEGER NOT NULL,      -- bytes the program asked for (pitched: pitch x rows x slices)
 	reserved     INTEGER NOT NULL,      -- bytes the arena set aside (alignment)
-	api          TEXT NOT NULL,         -- cudaMalloc[Async|Pitch|3D|Managed]
+	api          TEXT NOT NULL,         -- cudaMalloc[Async|Pitch|3D|Managed], cudaMallocFromPoolAsync
 	alloc_ns     INTEGER NOT NULL,
 	alloc_thread INTEGER,
 	stream_id    INTEGER,               -- for stream-ordered allocations
