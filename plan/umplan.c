@@ -52,7 +52,8 @@ static const char help_text[] =
 	"                      evicted by the budget, least recently used first\n"
 	"  --htod-bw GB/s      host-to-device prefetch bandwidth (default 48.8)\n"
 	"  --dtoh-bw GB/s      device-to-host eviction bandwidth (default 8.6)\n"
-	"  --call-cost US      fixed cost of one migration call, microseconds (default 100)\n"
+	"  --call-cost US      fixed cost of one migration call, microseconds (default 100;\n"
+	"                      decimals allowed)\n"
 	"  --host-bw GB/s      a kernel's pass over host memory mapped for the GPU (default\n"
 	"                      37.4): where the capacity binds, tensors used by a few kernels\n"
 	"                      per iteration (optimizer state, embedding tables; not GEMM or\n"
@@ -154,6 +155,18 @@ static int parse_gbps(const char *text, uint64_t *out)
 	if (end == text || *end || !isfinite(v) || v < 1e-3 || v > 1e6)
 		return -1;
 	*out = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+/* Microseconds from 0 to 10^6, decimals allowed: tests/gpu/calibrate.py
+ * prints call_cost_us as one, and --constants reads it so. */
+static int parse_us(const char *text, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(text, &end);
+	if (end == text || *end || !isfinite(v) || v < 0 || v > 1e6)
+		return -1;
+	*ns = (uint64_t)llround(v * 1e3);
 	return 0;
 }
 
@@ -315,13 +328,10 @@ int main(int argc, char **argv)
 			if (parse_u32(arg, &o.headroom_pct) || o.headroom_pct > 50)
 				return usage_error("--headroom: '%s' is not a percentage from 0 to 50", arg);
 			break;
-		case OPT_CALL: {
-			uint32_t us;
-			if (parse_u32(arg, &us))
-				return usage_error("--call-cost: '%s' is not a number of microseconds", arg);
-			o.call_cost_ns = (uint64_t)us * 1000;
+		case OPT_CALL:
+			if (parse_us(arg, &o.call_cost_ns))
+				return usage_error("--call-cost: '%s' is not a time from 0 to 1e6 microseconds", arg);
 			break;
-		}
 		case OPT_ITER:
 			if (iter_options_parse(arg, &o.iter))
 				return usage_error("--iteration: '%s' is not auto, a number or nvtx:NAME", arg);

@@ -42,6 +42,14 @@ expect_err_has "from 0.001 to 1e6 GB/s" "it gives the range"
 run "$UMPLAN" "$trace" --capacity 9223372036854775808
 expect_status 2 "a capacity of 2^63 bytes is a usage error"
 expect_err_has "is too large" "it says so"
+# A call cost as tests/gpu/calibrate.py prints it (call_cost_us, with
+# decimals) is taken, to the nanosecond; a negative one is not.
+run "$UMPLAN" "$trace" --call-cost 13.8 --json
+expect_status 0 "--call-cost with decimals: taken"
+expect_json 'assert d["plan"]["call_cost_ns"] == 13800' "--call-cost 13.8 plans with 13800 ns per call"
+run "$UMPLAN" "$trace" --call-cost -1
+expect_status 2 "a negative --call-cost is a usage error"
+expect_err_has "--call-cost: '-1' is not a time from 0 to 1e6 microseconds" "it names the value and the range"
 echo '{"htod_gbps": 1e-12}' >"$SCRATCH/slow.json"
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH/slow.json"
 expect_status 1 "--constants with a bandwidth below 0.001 GB/s fails"
