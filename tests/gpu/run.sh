@@ -8,7 +8,7 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record reset graphs replay demo} # which parts to run
+SECTIONS=${SECTIONS:-record reset graphs replay demo} # which parts to run; devices (two GPUs) only by name
 CASES=${CASES:-sim mlp}              # which workloads the replay part runs
 RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
@@ -74,6 +74,29 @@ replay_at_half() {
 }
 
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
+
+# Runs a probe (tests/gpu/*.cu) plain into $WORK/NAME.plain, then under
+# umrec (its trace $WORK/NAME.db) and umreplay (its stats $WORK/NAME.json)
+# into $WORK/NAME.TOOL, each capped as every run; after each tool, CHECK
+# TOOL RC SERVED makes its rows, SERVED True when the tool is umrec or
+# umreplay's arena served exactly N allocations.
+probe_under_tools() { # NAME PROBE N CHECK
+	local name=$1 probe=$2 n=$3 check=$4 tool rc served
+	timeout 60 $BUILD/gpu-probes/$probe >"$WORK/$name.plain" 2>"$WORK/$name.plain.err"
+	cat "$WORK/$name.plain" "$WORK/$name.plain.err"
+	for tool in umrec umreplay; do
+		case $tool in
+		umrec) run=($B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM --) ;;
+		umreplay) run=($B/umreplay -q --policy ondemand --stats "$WORK/$name.json" --max-managed $MAXM --) ;;
+		esac
+		timeout 60 "${run[@]}" $BUILD/gpu-probes/$probe >"$WORK/$name.$tool" 2>"$WORK/$name.$tool.err"
+		rc=$?
+		cat "$WORK/$name.$tool" "$WORK/$name.$tool.err"
+		served=True
+		[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == int(sys.argv[2]))' "$WORK/$name.json" $n 2>&1)
+		$check $tool $rc $served
+	done
+}
 
 if section record; then
 # --- 1. the CUDA C example: output, kernels, allocations, faults, recall ----
@@ -226,29 +249,6 @@ for spec in "umrec $WORK/refusal.db" "attached ondemand"; do
 	row "refusal_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \$(refusals $WORK/refusal.plain | wc -l) -eq 5 ] && diff <(refusals $WORK/refusal.plain) <(refusals $WORK/refusal.$tool) >/dev/null")" \
 		"$(refusals "$WORK/refusal.$tool" | sed -n 1p)"
 done
-
-# Runs a probe (tests/gpu/*.cu) plain into $WORK/NAME.plain, then under
-# umrec (its trace $WORK/NAME.db) and umreplay (its stats $WORK/NAME.json)
-# into $WORK/NAME.TOOL, each capped as every run; after each tool, CHECK
-# TOOL RC SERVED makes its rows, SERVED True when the tool is umrec or
-# umreplay's arena served exactly N allocations.
-probe_under_tools() { # NAME PROBE N CHECK
-	local name=$1 probe=$2 n=$3 check=$4 tool rc served
-	timeout 60 $BUILD/gpu-probes/$probe >"$WORK/$name.plain" 2>"$WORK/$name.plain.err"
-	cat "$WORK/$name.plain" "$WORK/$name.plain.err"
-	for tool in umrec umreplay; do
-		case $tool in
-		umrec) run=($B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM --) ;;
-		umreplay) run=($B/umreplay -q --policy ondemand --stats "$WORK/$name.json" --max-managed $MAXM --) ;;
-		esac
-		timeout 60 "${run[@]}" $BUILD/gpu-probes/$probe >"$WORK/$name.$tool" 2>"$WORK/$name.$tool.err"
-		rc=$?
-		cat "$WORK/$name.$tool" "$WORK/$name.$tool.err"
-		served=True
-		[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == int(sys.argv[2]))' "$WORK/$name.json" $n 2>&1)
-		$check $tool $rc $served
-	done
-}
 
 # Pitched allocations (tests/gpu/pitch_probe.cu) are the arena's, laid
 # out as the runtime lays them out: every line as plain (the pitches, the
@@ -798,6 +798,52 @@ faults() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meas
 fo=$(faults "$WORK/demo/sim.ondemand.json") fp=$(faults "$WORK/demo/sim.plan.json")
 row "make demo: GPU path" "$(verdict "[ $rc -eq 0 ] && grep -q 'GPU found' $WORK/demo.out && [ -n '$fp' ] && [ '${fo:-0}' -gt '${fp:-0}' ]")" \
 	"exit $rc; fault migrations ondemand ${fo:-none}, plan ${fp:-none}"
+fi
+
+if section devices; then
+# --- 6. two GPUs (not in the default SECTIONS: it needs a machine with two) --
+# The arena is the device current at the first allocation (device 0), so
+# under the tools only memory made there is managed; every other
+# allocation is the runtime's device memory, as plain CUDA makes it
+# (tests/gpu/devices_probe.cu): every line as plain but the first's
+# memory type, the last case, device 1 writing device 0's buffer through
+# peer access, included. umrec's trace has the one served allocation,
+# used by a kernel, and counts the 5 the runtime made (4 MiB each), as
+# umreplay's statistics do; umplan plans the trace. A PyTorch program
+# with a tensor on each device prints the same sums under both tools.
+devices_served="managed on 0 device on 1 device on 1 device on 1 device on 0 managed on 1 "
+devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2/p' "$1" | tr '\n' ' '; }
+devices_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3
+	[ $tool = umreplay ] && [ "$served" = True ] && served=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print((a["runtime_allocs"], a["runtime_bytes"]) == (5, 5 << 22))' "$WORK/devices.json" 2>&1)
+	row "devices_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \"\$(devices_types $WORK/devices.plain)\" = \"${devices_served/managed on 0/device on 0}\" ] && [ \"\$(devices_types $WORK/devices.$tool)\" = \"$devices_served\" ] && diff <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.plain) <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.$tool) >/dev/null && under_umkit $WORK/devices.$tool.err && [ '$served' = True ]")" \
+		"$(devices_types "$WORK/devices.$tool")"
+}
+probe_under_tools devices devices_probe 1 devices_rows
+detail=$(python3 - "$WORK/devices.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT a.api, a.size, count(DISTINCT k.correlation_id) FROM alloc a "
+                  "LEFT JOIN kernel_arg k ON k.alloc_id = a.id GROUP BY a.id").fetchall()
+runtime = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('runtime_allocs', 'runtime_alloc_bytes')").fetchall())
+ok = len(rows) == 1 and rows[0][:2] == ("cudaMalloc", 4 << 20) and rows[0][2] >= 1 and \
+     runtime == {"runtime_allocs": "5", "runtime_alloc_bytes": str(5 << 22)}
+print(f"allocations {rows}, as (api, size, launches using it); the runtime's: {runtime}")
+sys.exit(0 if ok else 1)
+EOF
+)
+traced=$?
+$B/umplan -q "$WORK/devices.db" --report >"$WORK/devices.report" 2>"$WORK/devices.umplan.err"
+planned=$?
+row "devices_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ] && [ $planned -eq 0 ]")" "$detail; umplan exit $planned"
+python3 tests/gpu/two_devices.py >"$WORK/two.plain" 2>&1
+$B/umrec -q -o "$WORK/two.db" --max-managed $MAXM -- python3 tests/gpu/two_devices.py >"$WORK/two.rec" 2>"$WORK/two.rec.err"
+rc_rec=$?
+$B/umreplay -q --policy ondemand --max-managed $MAXM -- python3 tests/gpu/two_devices.py >"$WORK/two.replay" 2>"$WORK/two.replay.err"
+rc=$?
+tail -n 3 "$WORK/two.plain" "$WORK/two.rec.err" "$WORK/two.replay.err"
+row "devices: PyTorch on two GPUs" "$(verdict "[ $rc_rec -eq 0 ] && [ $rc -eq 0 ] && [ \"\$(grep -c '^step ' $WORK/two.plain)\" = 4 ] && same_output $WORK/two.plain $WORK/two.rec && same_output $WORK/two.plain $WORK/two.replay")" \
+	"umrec exit $rc_rec, umreplay exit $rc; $(tail -n 1 "$WORK/two.plain")"
 fi
 
 # --- results back to the caller ------------------------------------------------
