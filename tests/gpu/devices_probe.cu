@@ -13,7 +13,8 @@
 //    access, and device 0 sums it.
 // Plain CUDA gives device memory in the first five cases; under the tools
 // only the first is managed, and every line else, the sums included, must
-// read as plain.
+// read as plain. (The device a managed allocation names is the runtime's
+// to say: plain CUDA's answer is the one to match.)
 //
 // Usage: devices_probe
 // Exits 0, 2 when the probe's own set-up failed, 3 with fewer than two
@@ -34,13 +35,15 @@ __global__ void fill(float *a, size_t n, float scale)
 static cudaStream_t streams[2];
 
 // Fills the buffer on its device's stream, prints its memory type, device
-// and sum, and keeps it.
+// and sum, and keeps it; the current device is left as it was.
 static void use(const char *name, float *a, float scale)
 {
 	static float host[N];
 	cudaPointerAttributes attr;
+	int current, device;
+	CHECK(cudaGetDevice(&current));
 	CHECK(cudaPointerGetAttributes(&attr, a));
-	int device = attr.device;
+	device = attr.device;
 	CHECK(cudaSetDevice(device));
 	fill<<<(N + 255) / 256, 256, 0, streams[device]>>>(a, N, scale);
 	CHECK(cudaGetLastError());
@@ -50,6 +53,7 @@ static void use(const char *name, float *a, float scale)
 	for (size_t i = 0; i < N; i++)
 		s += host[i];
 	printf("%s: %s on %d %.6e\n", name, attr.type == cudaMemoryTypeManaged ? "managed" : "device", device, s);
+	CHECK(cudaSetDevice(current));
 }
 
 int main()

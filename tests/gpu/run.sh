@@ -811,12 +811,12 @@ if section devices; then
 # used by a kernel, and counts the 5 the runtime made (4 MiB each), as
 # umreplay's statistics do; umplan plans the trace. A PyTorch program
 # with a tensor on each device prints the same sums under both tools.
-devices_served="managed on 0 device on 1 device on 1 device on 1 device on 0 managed on 1 "
 devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2/p' "$1" | tr '\n' ' '; }
 devices_rows() { # TOOL RC SERVED
-	local tool=$1 rc=$2 served=$3
+	local tool=$1 rc=$2 served=$3 plain
+	plain=$(devices_types "$WORK/devices.plain")
 	[ $tool = umreplay ] && [ "$served" = True ] && served=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print((a["runtime_allocs"], a["runtime_bytes"]) == (5, 5 << 22))' "$WORK/devices.json" 2>&1)
-	row "devices_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \"\$(devices_types $WORK/devices.plain)\" = \"${devices_served/managed on 0/device on 0}\" ] && [ \"\$(devices_types $WORK/devices.$tool)\" = \"$devices_served\" ] && diff <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.plain) <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.$tool) >/dev/null && under_umkit $WORK/devices.$tool.err && [ '$served' = True ]")" \
+	row "devices_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [[ '$plain' == 'device on 0 device on 1 device on 1 device on 1 device on 0 managed on '[01]' ' ]] && [ \"\$(devices_types $WORK/devices.$tool)\" = 'managed on 0 ${plain#device on 0 }' ] && diff <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.plain) <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.$tool) >/dev/null && under_umkit $WORK/devices.$tool.err && [ '$served' = True ]")" \
 		"$(devices_types "$WORK/devices.$tool")"
 }
 probe_under_tools devices devices_probe 1 devices_rows
