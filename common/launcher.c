@@ -775,6 +775,19 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 		um_errmsg(err, errlen, "%s %s: path too long", option, given);
 		return -1;
 	}
+	/* A symbolic link names the file to write: that file, and its folder,
+	 * are judged and written, never the link (removing the link would
+	 * destroy it, and the run would write a file in its place). The
+	 * target is resolved whole, so this recurses once. */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		if (!realpath(path, target)) {
+			um_errmsg(err, errlen, "%s is a symbolic link to %s: not replacing it (choose another %s)",
+				  path, errno == ENOENT ? "nothing" : strerror(errno), option);
+			return -1;
+		}
+		return launch_output_path(target, option, noun, is_ours, path, len, err, errlen);
+	}
 	if (stat(path, &st) != 0)
 		return 0;
 	FILE *f = S_ISREG(st.st_mode) && st.st_size > 0 ? fopen(path, "rb") : NULL;

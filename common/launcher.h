@@ -135,7 +135,9 @@ int launch_option_value(int argc, char **argv, int *i, const char *shrt, const c
  * that its folder exists and is writable, and that a file already there is
  * one the run may replace: a regular file, empty or one that
  * is_ours(path, f) accepts (f open for reading at its start), so that a
- * mistyped option never destroys the user's data. option names the flag ("-o") and noun the
+ * mistyped option never destroys the user's data. A symbolic link there
+ * stands for its target: path is the target's, and a link to nothing is
+ * refused. option names the flag ("-o") and noun the
  * file ("trace") in messages. Returns 0, or -1 with err set.
  */
 int launch_output_path(const char *given, const char *option, const char *noun,

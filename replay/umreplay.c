@@ -291,16 +291,25 @@ usage:
 	return EXIT_USAGE;
 }
 
-/* A JSON object: what earlier stats are. Anything else at the --stats path
- * is left alone, since --stats probably named the wrong file. */
-static bool is_json_object(const char *path, FILE *f)
+/* Earlier stats: a JSON object whose "format" (replay/stats.c writes it
+ * first) is umkit's. Anything else at the --stats path, another
+ * program's JSON included, is left alone, since --stats probably named
+ * the wrong file. */
+static bool is_stats(const char *path, FILE *f)
 {
 	(void)path;
-	int c;
-	do
-		c = fgetc(f);
-	while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
-	return c == '{';
+	char head[256];
+	size_t n = fread(head, 1, sizeof head - 1, f);
+	head[n] = '\0';
+	const char *p = head + strspn(head, " \t\r\n");
+	if (*p != '{' || !(p = strstr(p, "\"format\"")))
+		return false;
+	p += strlen("\"format\"");
+	p += strspn(p, " \t\r\n");
+	if (*p++ != ':')
+		return false;
+	p += strspn(p, " \t\r\n");
+	return strncmp(p, "\"umkit-replay-stats\"", strlen("\"umkit-replay-stats\"")) == 0;
 }
 
 /* Removes earlier statistics at path, so that they can never pass for this
@@ -364,7 +373,7 @@ static int write_dry_stats(const char *path, enum engine_policy policy, const st
 static int dry_run(const struct umreplay_options *o)
 {
 	char stats[PATH_MAX], err[4096];
-	if (o->stats && launch_output_path(o->stats, "--stats", "stats", is_json_object, stats, sizeof stats,
+	if (o->stats && launch_output_path(o->stats, "--stats", "stats", is_stats, stats, sizeof stats,
 					  err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_FAILURE;
@@ -531,7 +540,7 @@ int main(int argc, char **argv)
 	 * (UMKIT_LIBDIR), the driver, then the child's environment. Earlier
 	 * stats go only once all have passed. */
 	char stats[PATH_MAX], plan[PATH_MAX], library[PATH_MAX], err[4096];
-	if (o.stats && launch_output_path(o.stats, "--stats", "stats", is_json_object, stats, sizeof stats,
+	if (o.stats && launch_output_path(o.stats, "--stats", "stats", is_stats, stats, sizeof stats,
 					  err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;

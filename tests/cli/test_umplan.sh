@@ -182,6 +182,14 @@ run "$UMPLAN" "$trace" -o "$SCRATCH/notes.txt" --capacity 5M
 expect_status 1 "-o naming a non-plan file: error"
 [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ] && ok "-o naming a non-plan file: untouched" \
 	|| not_ok "-o naming a non-plan file: untouched"
+# A symbolic link stands for its target: the plan replaces the target, the
+# link stays a link (renaming the new plan over it would have replaced it).
+: >"$SCRATCH/target.bin"
+ln -sfn target.bin "$SCRATCH/link.bin"
+run "$UMPLAN" "$trace" -o "$SCRATCH/link.bin" --capacity 5M -q
+expect_status 0 "-o naming a link: planned"
+if [ -L "$SCRATCH/link.bin" ] && head -c 8 "$SCRATCH/target.bin" | grep -q UMKPLAN; then ok "-o naming a link: the plan is the target, the link kept"
+else not_ok "-o naming a link: the plan is the target, the link kept"; fi
 # An activation still read by the next iteration's third kernel, after
 # its next instance was made before the second: the model cannot hold two
 # instances, and says so.

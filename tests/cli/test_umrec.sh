@@ -266,6 +266,29 @@ else
 	not_ok "-o naming another SQLite database: its data untouched"
 fi
 
+# A symbolic link stands for its target: the target is judged, removed and
+# written, the link kept; a link to nothing, or to a file that is not a
+# trace, is refused with the file left alone.
+sqlite3 "$SCRATCH/target.db" ".read $SCHEMA"
+ln -sfn target.db "$SCRATCH/link.db"
+fake_umrec -o link.db ./program.sh
+expect_status 0 "-o naming a link to a trace: taken"
+env_has "UMKIT_TRACE=$REAL_SCRATCH/target.db" "-o naming a link to a trace: the trace written is the target"
+if [ -L "$SCRATCH/link.db" ] && [ ! -e "$SCRATCH/target.db" ]; then ok "-o naming a link to a trace: the link kept, the earlier trace removed"
+else not_ok "-o naming a link to a trace: the link kept, the earlier trace removed"; fi
+ln -sfn notes.txt "$SCRATCH/link.db"
+fake_umrec -o link.db true
+expect_status 3 "-o naming a link to a non-trace file: setup error"
+expect_err_has "$REAL_SCRATCH/notes.txt exists and is not a trace file" "-o naming a link to a non-trace file: names the target"
+if [ -L "$SCRATCH/link.db" ] && [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ]; then ok "-o naming a link to a non-trace file: both untouched"
+else not_ok "-o naming a link to a non-trace file: both untouched"; fi
+ln -sfn absent.db "$SCRATCH/link.db"
+fake_umrec -o link.db true
+expect_status 3 "-o naming a link to nothing: setup error"
+expect_err_has "link.db is a symbolic link to nothing: not replacing it" "-o naming a link to nothing: says so"
+if [ -L "$SCRATCH/link.db" ]; then ok "-o naming a link to nothing: the link kept"
+else not_ok "-o naming a link to nothing: the link kept"; fi
+
 fake_umrec ./program.sh complete 5
 expect_status 5 "with a trace: exits with the program's status"
 expect_err_has "umrec: trace $REAL_SCRATCH/trace.db: complete" "summary: path and status"

@@ -103,6 +103,17 @@ else
 	expect_err_has "$REAL_SCRATCH/ro" "--stats into a read-only folder: names it"
 fi
 
+# Earlier stats, as replay/stats.c begins them; another program's JSON is
+# not stats, and is left alone.
+OLD_STATS='{
+  "format": "umkit-replay-stats", "format_version": 1, "old": true}'
+echo '{"name": "my project"}' >"$SCRATCH/config.json"
+run "$UMREPLAY" --policy ideal --stats "$SCRATCH/config.json" true
+expect_status 3 "--stats naming another program's JSON: setup error"
+expect_err_has "config.json exists and is not a stats file" "--stats naming another program's JSON: refuses to replace it"
+if [ "$(cat "$SCRATCH/config.json")" = '{"name": "my project"}' ]; then ok "--stats naming another program's JSON: file untouched"
+else not_ok "--stats naming another program's JSON: file untouched"; fi
+
 echo "my notes" >"$SCRATCH/notes.txt"
 run "$UMREPLAY" --policy ideal --stats "$SCRATCH/notes.txt" true
 expect_status 3 "--stats naming a non-stats file: setup error"
@@ -216,7 +227,7 @@ expect_err_has "cannot run 'umkit-no-such-command'" "plain run: command not foun
 run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" sh -c 'kill -TERM $$'
 expect_status 143 "plain run: program killed by SIGTERM: 143"
 
-echo '{"old": true}' >"$SCRATCH/old.json"
+echo "$OLD_STATS" >"$SCRATCH/old.json"
 run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" --stats "$SCRATCH/old.json" true
 expect_status 0 "plain run with --stats: the program runs"
 if [ ! -e "$SCRATCH/old.json" ]; then ok "plain run: earlier stats are removed, not passed off as this run's"
@@ -272,7 +283,7 @@ expect_out_has "no launch followed from the wake on was placed in the plan: the 
 	"dry run, a late wake: says the program had left the iterations"
 expect_out_lacks "it may be made for another program" "dry run, a late wake: does not call the plan another program's"
 
-echo '{"old": true}' >"$SCRATCH/dry.json"
+echo "$OLD_STATS" >"$SCRATCH/dry.json"
 run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M --stats "$SCRATCH/dry.json"
 expect_status 0 "dry run --stats: exits 0"
 if python3 -c 'import json, sys
@@ -283,7 +294,7 @@ assert len(d["iteration_ns"]) == d["engine"]["iterations"]' "$SCRATCH/dry.json" 
 else
 	not_ok "dry run --stats: the engine's statistics as JSON, \"measured\": null ($(cat "$SCRATCH/json.err"))"
 fi
-echo '{"old": 1}' >"$SCRATCH/dry-old.json"
+echo "$OLD_STATS" >"$SCRATCH/dry-old.json"
 run "$UMREPLAY" --dry-run "$SCRATCH/no-such.db" --policy ideal --stats "$SCRATCH/dry-old.json"
 expect_status 1 "dry run of a missing trace: error"
 if [ ! -e "$SCRATCH/dry-old.json" ]; then ok "failed dry run: earlier stats are removed, not passed off as its own"
@@ -329,7 +340,7 @@ elif [ "$have_plan" -eq 1 ]; then
 	UMKIT_LIBDIR=$SCRATCH/lib run "$UMREPLAY" --plan "$plan" true
 	expect_status 3 "valid plan, no driver: setup error"
 	expect_err_has "no NVIDIA driver (libcuda.so.1 not found): umreplay needs a GPU" "valid plan, no driver: clear message"
-	echo '{"old": true}' >"$SCRATCH/kept.json"
+	echo "$OLD_STATS" >"$SCRATCH/kept.json"
 	UMKIT_LIBDIR=$SCRATCH/lib run "$UMREPLAY" --policy ideal --stats "$SCRATCH/kept.json" true
 	expect_status 3 "no driver, no plan needed: setup error"
 	if [ -e "$SCRATCH/kept.json" ]; then ok "failed setup keeps earlier stats"
@@ -371,7 +382,7 @@ expect_status 7 "exits with the program's status"
 if [ -z "$err" ]; then ok "a normal run: umreplay itself prints nothing"; else not_ok "a normal run: umreplay itself prints nothing"; fi
 fake_umreplay --policy ondemand sh -c 'kill -TERM $$'
 expect_status 143 "program killed by SIGTERM: 143"
-echo '{"old": true}' >"$SCRATCH/kept.json"
+echo "$OLD_STATS" >"$SCRATCH/kept.json"
 fake_umreplay --policy ondemand --stats kept.json umkit-no-such-command
 expect_status 127 "command not found: 127"
 if [ -e "$SCRATCH/kept.json" ]; then ok "command not found: earlier stats are kept"
@@ -387,7 +398,7 @@ expect_status 126 "command not executable: 126"
 
 if [ "$have_plan" -eq 1 ]; then
 	mkdir -p "$SCRATCH/sub"
-	echo '{"old": true}' >"$SCRATCH/stats.json"
+	echo "$OLD_STATS" >"$SCRATCH/stats.json"
 	LD_PRELOAD=$SCRATCH/driver/libcuda.so.1 UMKIT_NO_MANAGED=1 UMKIT_PLAN=/stale.bin UMKIT_TRACE=/stale.db UMKIT_RUN=stale \
 		NVTX_INJECTION64_PATH=/opt/profiler/libnvtx.so \
 		fake_umreplay -q --plan sub/../plan.bin --gpu-budget 2G --max-managed 3GiB --stats sub/../stats.json \
