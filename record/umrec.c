@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,11 @@ int main(int argc, char **argv)
 	uint64_t start = now_ns();
 	status = launch_run(argv + o.command, launch_env_array(env), &killed_by, err, sizeof err);
 	uint64_t elapsed = now_ns() - start;
+	/* The program's status is what umrec returns: a reader of its stderr
+	 * gone by now (`umrec ... |& head -1`) must not make the summary's
+	 * write end umrec by SIGPIPE. The program has ended; its own
+	 * disposition was its own. */
+	signal(SIGPIPE, SIG_IGN);
 	launch_env_destroy(env);
 	if (status < 0) {
 		um_error("%s", err);

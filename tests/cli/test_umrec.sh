@@ -289,6 +289,19 @@ expect_err_has "link.db is a symbolic link to nothing: not replacing it" "-o nam
 if [ -L "$SCRATCH/link.db" ]; then ok "-o naming a link to nothing: the link kept"
 else not_ok "-o naming a link to nothing: the link kept"; fi
 
+# umrec writes its summary after the program ends: a reader of its stderr
+# that has gone must not turn the program's status into SIGPIPE's (Python
+# starts umrec with SIGPIPE at its default action, as a shell would).
+if (cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+	python3 - "$UMREC_ABS" <<'PY'
+import subprocess, sys
+p = subprocess.Popen([sys.argv[1], "sh", "-c", "sleep 0.3; exit 5"], stderr=subprocess.PIPE)
+p.stderr.close()
+sys.exit(0 if p.wait() == 5 else f"umrec ended with {p.returncode}")
+PY
+); then ok "stderr's reader gone before the summary: the program's status"
+else not_ok "stderr's reader gone before the summary: the program's status"; fi
+
 fake_umrec ./program.sh complete 5
 expect_status 5 "with a trace: exits with the program's status"
 expect_err_has "umrec: trace $REAL_SCRATCH/trace.db: complete" "summary: path and status"
