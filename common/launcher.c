@@ -568,8 +568,9 @@ static void forward_signal(int sig, siginfo_t *info, void *ctx)
 	errno = saved;
 }
 
-/* 0, or the status execve would give file: 127 missing, 126 not runnable. */
-static int program_status(const char *file, int *why)
+/* 0, or the status execve would give file itself: 127 missing, 126 not
+ * runnable. */
+static int file_status(const char *file, int *why)
 {
 	struct stat st;
 	if (stat(file, &st) != 0) {
@@ -578,6 +579,25 @@ static int program_status(const char *file, int *why)
 	}
 	*why = EACCES;
 	return S_ISREG(st.st_mode) && access(file, X_OK) == 0 ? 0 : 126;
+}
+
+/* file_status, and for a script ("#!" first) its interpreter's: execve
+ * fails with the interpreter's errno when that is missing or not
+ * runnable. */
+static int program_status(const char *file, int *why)
+{
+	int status = file_status(file, why);
+	FILE *f = status ? NULL : fopen(file, "r");
+	char line[PATH_MAX + 3];
+	if (!f)
+		return status;
+	bool script = fgets(line, sizeof line, f) && strncmp(line, "#!", 2) == 0;
+	fclose(f);
+	if (!script)
+		return 0;
+	char *interpreter = line + 2 + strspn(line + 2, " \t");
+	interpreter[strcspn(interpreter, " \t\r\n")] = '\0';
+	return *interpreter ? file_status(interpreter, why) : 0;
 }
 
 int launch_check_program(const char *program, char *err, size_t errlen)

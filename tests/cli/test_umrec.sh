@@ -211,6 +211,12 @@ expect_status 127 "command not found: 127"
 expect_err_has "cannot run 'umkit-no-such-command': No such file or directory" "command not found: says so"
 if [ -f "$SCRATCH/trace.db" ]; then ok "command not found: the earlier trace is kept"
 else not_ok "command not found: the earlier trace is kept"; fi
+printf '#!/umkit/no-such-shell\n' >"$SCRATCH/orphan.sh"
+chmod +x "$SCRATCH/orphan.sh"
+fake_umrec ./orphan.sh
+expect_status 127 "a script whose interpreter is missing: 127"
+if [ -f "$SCRATCH/trace.db" ]; then ok "a script whose interpreter is missing: the earlier trace is kept"
+else not_ok "a script whose interpreter is missing: the earlier trace is kept"; fi
 fake_umrec ./program.sh
 expect_status 126 "command not executable: 126"
 chmod +x "$SCRATCH/program.sh"

@@ -269,6 +269,27 @@ static void check_program_matches_exec(void **state)
 	setenv("PATH", old_path, 1);
 	/* A folder is not a program. */
 	assert_int_equal(launch_check_program("/tmp", err, sizeof err), 126);
+
+	/* A script runs when its interpreter does: execve fails with the
+	 * interpreter's errno, which launch_run reports for the script. */
+	test_path(path, sizeof path, "script");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#! /umkit/no-such-shell -e\necho hi\n", f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(launch_check_program(path, err, sizeof err), 127);
+	assert_non_null(strstr(err, "No such file or directory"));
+	int killed_by;
+	char run_err[512] = "";
+	char *script[] = { path, NULL };
+	assert_int_equal(launch_run(script, environ, &killed_by, run_err, sizeof run_err), 127);
+	assert_string_equal(err, run_err);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexit 0\n", f);
+	fclose(f);
+	assert_int_equal(launch_check_program(path, err, sizeof err), 0);
 }
 
 static void run_reports_unrunnable_commands(void **state)
