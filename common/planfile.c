@@ -450,7 +450,9 @@ fail:
 
 planfile *planfile_open(const char *path, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking, so that a FIFO there is refused below rather than
+	 * waited on for a writer forever; a regular file reads as ever. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		um_errmsg(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return NULL;

@@ -254,6 +254,11 @@ static int open_validated(const char *path, bool may_roll_back, sqlite3 **out, c
 		um_errmsg(err, errlen, "%s: %s", path, strerror(EISDIR));
 		return -1;
 	}
+	/* A FIFO or a device would have SQLite wait, or read forever. */
+	if (!S_ISREG(sb.st_mode)) {
+		um_errmsg(err, errlen, "%s: not a regular file", path);
+		return -1;
+	}
 	/* One thread uses the connection: SQLite's own locking (serialized
 	 * mode) would cost a mutex pair per column read. */
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

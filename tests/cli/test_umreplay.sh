@@ -197,6 +197,16 @@ plain_run "$SCRATCH/newer.bin" "format version 3 is newer than this umkit (2)"
 plain_run "$SCRATCH/corrupt.bin" "checksum mismatch (file corrupt)"
 plain_run "$SCRATCH/dir.bin" "not a regular file"
 plain_run "$SCRATCH/corrupt.bin" "checksum mismatch (file corrupt)" --policy deepum --gpu-budget 1G -q
+# A FIFO with no writer: refused at once, not waited on (under timeout,
+# so that a regression fails rather than hangs).
+mkfifo "$SCRATCH/fifo.bin"
+run_clean timeout 20 "$UMREPLAY" --plan "$SCRATCH/fifo.bin" -- sh -c 'exit 5'
+expect_status 5 "plan fifo.bin (a FIFO without a writer): the program runs, nothing waits"
+expect_err_has "umreplay: warning: $SCRATCH/fifo.bin: not a regular file; running the program without umkit" \
+	"plan fifo.bin (a FIFO without a writer): says so"
+run timeout 20 "$UMREPLAY" --dry-run "$SCRATCH/fifo.bin" --policy ideal
+expect_status 1 "dry run of a FIFO: error, nothing waits"
+expect_err_has "$SCRATCH/fifo.bin: not a regular file" "dry run of a FIFO: says so"
 if [ "$have_plan" -eq 1 ]; then
 	size=$(stat -c %s "$plan")
 	head -c $((size - 7)) "$plan" >"$SCRATCH/cut.bin"
