@@ -78,11 +78,26 @@ static int oom(struct loader *l)
 	return -1;
 }
 
-/* Steps through the rows of sql: row(ctx, st, slot) fills slot, one element
- * of elem bytes, and returns false to leave the row out. The rows kept end
- * up in *rows (malloc'd; NULL when none) and *n. Returns 0, or -1 with the
- * error set and nothing kept. */
-static int load_rows(struct loader *l, const char *sql, size_t elem,
+/* The first column of the current row holding neither an integer nor
+ * NULL, or -1. SQLite keeps what a column's affinity cannot convert ('abc',
+ * 1.5 in an INTEGER column; anything in a table rebuilt by hand), and
+ * sqlite3_column_int64 would read it as 0 or cut it. */
+static int not_integer(sqlite3_stmt *st)
+{
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		int type = sqlite3_column_type(st, i);
+		if (type != SQLITE_INTEGER && type != SQLITE_NULL)
+			return i;
+	}
+	return -1;
+}
+
+/* Steps through the rows of sql, a query of table whose columns are all
+ * integers: row(ctx, st, slot) fills slot, one element of elem bytes, and
+ * returns false to leave the row out. The rows kept end up in *rows
+ * (malloc'd; NULL when none) and *n. Returns 0, or -1 with the error set
+ * and nothing kept. */
+static int load_rows(struct loader *l, const char *table, const char *sql, size_t elem,
 		     bool (*row)(void *ctx, sqlite3_stmt *st, void *slot), void *ctx,
 		     void **rows, size_t *n)
 {
@@ -92,6 +107,15 @@ static int load_rows(struct loader *l, const char *sql, size_t elem,
 	struct grow g = { .elem = elem };
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int bad = not_integer(st);
+		if (bad >= 0) {
+			um_errmsg(l->err, l->errlen, "%s: a row of %s has %s '%.40s', not an integer: not a trace umrec wrote",
+				  l->t->path, table, sqlite3_column_name(st, bad),
+				  (const char *)sqlite3_column_text(st, bad));
+			sqlite3_finalize(st);
+			free(g.data);
+			return -1;
+		}
 		void *slot = grow_push(&g);
 		if (!slot) {
 			sqlite3_finalize(st);
@@ -272,7 +296,7 @@ static int check_alloc(struct loader *l, const struct trace_alloc *a)
 static int load_allocs(struct loader *l)
 {
 	void *rows;
-	if (load_rows(l, "SELECT id, address, size, reserved, alloc_ns, free_ns, api = '" TRACE_API_MANAGED
+	if (load_rows(l, "alloc", "SELECT id, address, size, reserved, alloc_ns, free_ns, api = '" TRACE_API_MANAGED
 		      "' FROM alloc ORDER BY id",
 		      sizeof(struct trace_alloc), alloc_row, NULL, &rows, &l->t->n_allocs))
 		return -1;
@@ -281,6 +305,13 @@ static int load_allocs(struct loader *l)
 	for (size_t i = 0; i < l->t->n_allocs; i++) {
 		if (check_alloc(l, &l->t->allocs[i]))
 			return -1;
+		/* By id: a repeat is the row before. (A table rebuilt by hand
+		 * may have lost its primary key.) */
+		if (i && l->t->allocs[i].id == l->t->allocs[i - 1].id) {
+			um_errmsg(l->err, l->errlen, "%s: allocation %lld appears more than once: not a trace umrec wrote",
+				  l->t->path, (long long)l->t->allocs[i].id);
+			return -1;
+		}
 		l->t->n_managed_allocs += l->t->allocs[i].host_writes;
 		total += l->t->allocs[i].reserved; /* each below 2^63: no wrap before the check */
 		if (total > TRACE_MAX_ALLOC_BYTES) {
@@ -424,7 +455,7 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
 	 * walking the seq index; sorting a million rows in memory is cheap. */
-	int rc = load_rows(l, "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, "
+	int rc = load_rows(l, "kernel", "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, "
 			      "grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem FROM kernel",
 			   sizeof(struct seq_row), kernel_row, &kr, &data, &n);
 	free(kr.name_states);
@@ -470,6 +501,13 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	t->n_kernels = n;
 	free(rows);
 	sort_rows(*by_corr, n, sizeof **by_corr, cmp_corr_pos);
+	for (size_t i = 1; i < n; i++)
+		if ((*by_corr)[i].corr == (*by_corr)[i - 1].corr) {
+			um_errmsg(l->err, l->errlen,
+				  "%s: kernel %llu (correlation_id) appears more than once: not a trace umrec wrote",
+				  t->path, (unsigned long long)(*by_corr)[i].corr);
+			return -1;
+		}
 	return 0;
 }
 
@@ -520,7 +558,7 @@ static int load_args(struct loader *l, const struct corr_pos *by_corr)
 	 * smaller alloc_id index, whose order makes the merge below jump back
 	 * for nearly every row. In correlation-id order one merge pass against
 	 * by_corr finds each row's kernel. */
-	if (load_rows(l, "SELECT correlation_id, alloc_id FROM kernel_arg ORDER BY correlation_id, param_offset",
+	if (load_rows(l, "kernel_arg", "SELECT correlation_id, alloc_id FROM kernel_arg ORDER BY correlation_id, param_offset",
 		      2 * sizeof(uint32_t), arg_row, &ctx, &data, &n_pairs))
 		return -1;
 	/* Counting sort into CSR by kernel position. */
@@ -586,13 +624,10 @@ static bool migration_row(void *trace, sqlite3_stmt *st, void *slot)
 	if (after_reset(t, sqlite3_column_int64(st, 0)))
 		return false;
 	uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
-	const char *dir = (const char *)sqlite3_column_text(st, 3);
-	const char *cause = (const char *)sqlite3_column_text(st, 4);
-	bool htod = dir && strcmp(dir, "htod") == 0;
-	bool fault = cause && strcmp(cause, "fault") == 0;
+	bool htod = sqlite3_column_int(st, 3), fault = sqlite3_column_int(st, 5);
 	if (htod)
 		t->htod_bytes += bytes;
-	else if (dir && strcmp(dir, "dtoh") == 0)
+	else if (sqlite3_column_int(st, 4))
 		t->dtoh_bytes += bytes;
 	if (!htod || !fault)
 		return false;
@@ -619,12 +654,13 @@ static int load_migrations(struct loader *l)
 {
 	struct trace *t = l->t;
 	void *rows;
-	if (load_rows(l, "SELECT start_ns, address, bytes, direction, cause FROM migration",
+	if (load_rows(l, "migration",
+		      "SELECT start_ns, address, bytes, direction = 'htod', direction = 'dtoh', cause = 'fault' FROM migration",
 		      sizeof(struct trace_migration), migration_row, t, &rows, &t->n_fault_migrations))
 		return -1;
 	t->fault_migrations = rows;
 	sort_rows(t->fault_migrations, t->n_fault_migrations, sizeof(struct trace_migration), cmp_mig);
-	if (load_rows(l, "SELECT start_ns, address FROM fault", sizeof(struct trace_migration),
+	if (load_rows(l, "fault", "SELECT start_ns, address FROM fault", sizeof(struct trace_migration),
 		      fault_row, t, &rows, &t->n_faults))
 		return -1;
 	t->faults = rows;
@@ -708,7 +744,7 @@ static int load_nvtx(struct loader *l)
 {
 	struct trace *t = l->t;
 	void *rows;
-	if (load_rows(l, "SELECT name_id, start_ns, end_ns FROM nvtx_range", sizeof(struct trace_nvtx),
+	if (load_rows(l, "nvtx_range", "SELECT name_id, start_ns, end_ns FROM nvtx_range", sizeof(struct trace_nvtx),
 		      nvtx_row, t, &rows, &t->n_nvtx))
 		return -1;
 	t->nvtx = rows;

@@ -82,6 +82,29 @@ expect_status 2 "-o without a value is a usage error"
 run "$UMPLAN" "$SCRATCH/absent.db"
 expect_status 1 "a missing trace is bad input"
 expect_err_has "$SCRATCH/absent.db" "the missing trace is named"
+# What a hand edit can leave that umrec never writes: text in an integer
+# column (SQLite keeps what the column's affinity cannot convert), and
+# rows repeated in a table rebuilt without its primary key.
+make_trace "$SCRATCH/text.db" "UPDATE alloc SET size = 'abc' WHERE id = 2;"
+run "$UMPLAN" "$SCRATCH/text.db" --report
+expect_status 1 "text in an integer column: bad input"
+expect_err_has "$SCRATCH/text.db: a row of alloc has size 'abc', not an integer: not a trace umrec wrote" \
+	"text in an integer column: names the file, the table, the column and the value"
+make_trace "$SCRATCH/real.db" "UPDATE kernel SET launch_ns = 1.5 WHERE seq = 3;"
+run "$UMPLAN" "$SCRATCH/real.db" --report
+expect_status 1 "a fraction in an integer column: bad input"
+expect_err_has "a row of kernel has launch_ns '1.5', not an integer" "a fraction in an integer column: says so"
+make_trace "$SCRATCH/twice.db" "PRAGMA legacy_alter_table = ON; CREATE TABLE a2 AS SELECT * FROM alloc; DROP TABLE alloc;
+ALTER TABLE a2 RENAME TO alloc; INSERT INTO alloc SELECT * FROM alloc WHERE id = 1;"
+run "$UMPLAN" "$SCRATCH/twice.db" --report
+expect_status 1 "an allocation twice: bad input"
+expect_err_has "$SCRATCH/twice.db: allocation 1 appears more than once: not a trace umrec wrote" "an allocation twice: says which"
+make_trace "$SCRATCH/ktwice.db" "PRAGMA legacy_alter_table = ON; CREATE TABLE k2 AS SELECT * FROM kernel; DROP TABLE kernel;
+ALTER TABLE k2 RENAME TO kernel; INSERT INTO kernel SELECT correlation_id, seq + 1000, exec_id, name_id, grid_x, grid_y, grid_z,
+block_x, block_y, block_z, shared_mem, stream_id, thread_id, launch_ns, start_ns, end_ns FROM kernel WHERE seq = 1;"
+run "$UMPLAN" "$SCRATCH/ktwice.db" --report
+expect_status 1 "a kernel twice: bad input"
+expect_err_has "appears more than once: not a trace umrec wrote" "a kernel twice: says so"
 mkfifo "$SCRATCH/fifo.db"
 run timeout 20 "$UMPLAN" "$SCRATCH/fifo.db"
 expect_status 1 "a FIFO as the trace: bad input, nothing waits"
