@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* Builders that remember the first allocation failure, so the code below
  * reads as the document it produces and checks once at the end. */
 struct jb {
@@ -57,9 +59,13 @@ static cJSON *pos(struct jb *j, uint32_t v)
 	return v == PLAN_POS_NONE ? check(j, cJSON_CreateNull()) : u64(j, v);
 }
 
+/* Text from outside (a path, a command line, names) as JSON allows it. */
 static cJSON *str(struct jb *j, const char *s)
 {
-	return check(j, cJSON_CreateString(s ? s : ""));
+	char *valid = utf8_valid_copy(s ? s : "");
+	cJSON *item = check(j, valid ? cJSON_CreateString(valid) : NULL);
+	free(valid);
+	return item;
 }
 
 static cJSON *obj(struct jb *j)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "size.h"
+#include "utf8.h"
 
 #define SEGMENTS 10
 #define LISTED_OPS 12
@@ -475,6 +476,15 @@ static void add_u64(cJSON *o, const char *key, uint64_t v)
 	}
 }
 
+/* Text from the trace (a path, names) as JSON allows it. */
+static void add_text(cJSON *o, const char *key, const char *s)
+{
+	char *valid = utf8_valid_copy(s ? s : "");
+	if (valid)
+		cJSON_AddStringToObject(o, key, valid);
+	free(valid);
+}
+
 static cJSON *hist_json(const uint64_t *counts)
 {
 	cJSON *h = cJSON_CreateObject();
@@ -499,10 +509,10 @@ cJSON *report_json(const struct planner *pl)
 	cJSON *o;
 
 	o = cJSON_AddObjectToObject(root, "trace");
-	cJSON_AddStringToObject(o, "path", t->path);
-	cJSON_AddStringToObject(o, "device_name", t->device_name);
+	add_text(o, "path", t->path);
+	add_text(o, "device_name", t->device_name);
 	add_u64(o, "device_memory", t->device_memory);
-	cJSON_AddStringToObject(o, "status", t->status);
+	add_text(o, "status", t->status);
 	add_u64(o, "kernels", t->n_kernels);
 	add_u64(o, "graph_kernels", t->graph_kernels);
 	add_u64(o, "unlaunched_kernels", t->unlaunched_kernels);
@@ -522,7 +532,7 @@ cJSON *report_json(const struct planner *pl)
 	o = cJSON_AddObjectToObject(root, "iterations");
 	cJSON_AddStringToObject(o, "method", iter_method_name(it->method));
 	if (it->method == ITER_BY_NVTX)
-		cJSON_AddStringToObject(o, "nvtx_name", it->nvtx_name);
+		add_text(o, "nvtx_name", it->nvtx_name);
 	add_u64(o, "count", it->n_iters);
 	add_u64(o, "period", it->period);
 	add_u64(o, "rotation", it->rotation);

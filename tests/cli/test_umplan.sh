@@ -105,6 +105,15 @@ block_x, block_y, block_z, shared_mem, stream_id, thread_id, launch_ns, start_ns
 run "$UMPLAN" "$SCRATCH/ktwice.db" --report
 expect_status 1 "a kernel twice: bad input"
 expect_err_has "appears more than once: not a trace umrec wrote" "a kernel twice: says so"
+# A path that is not UTF-8 (Latin-1 here) still gives valid JSON: its
+# byte becomes U+FFFD, in --json and in --dump's provenance alike.
+latin=$SCRATCH/$'tr\xe9.db'
+cp "$trace" "$latin"
+run "$UMPLAN" "$latin" --json --capacity 5M -o "$SCRATCH/latin.bin"
+expect_status 0 "a trace whose path is not UTF-8: planned"
+expect_json 'assert d["trace"]["path"].endswith("tr\ufffd.db")' "a trace whose path is not UTF-8: --json is valid, the byte replaced"
+run "$UMPLAN" --dump "$SCRATCH/latin.bin"
+expect_json 'assert "tr\ufffd.db" in json.dumps(d, ensure_ascii=False)' "a plan from a path that is not UTF-8: --dump is valid JSON"
 mkfifo "$SCRATCH/fifo.db"
 run timeout 20 "$UMPLAN" "$SCRATCH/fifo.db"
 expect_status 1 "a FIFO as the trace: bad input, nothing waits"
