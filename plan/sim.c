@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_heap.h"
 #include "errmsg.h"
 #include "minmax.h"
 #include "search.h"
@@ -168,6 +169,15 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 		if (ts->t[t].bytes)
 			nb += (size_t)(((ts->t[t].address + ts->t[t].bytes - 1) >> ACCESS_BLOCK_SHIFT) -
 				       (ts->t[t].address >> ACCESS_BLOCK_SHIFT)) + 1;
+	/* The model keeps a few words per block: past this, a trace (one
+	 * edited by hand, say: the loader allows 2^60 bytes) would have it
+	 * allocate more than the host has. */
+	if (nb > SIM_MAX_BLOCKS) {
+		um_errmsg(err, errlen, "%s: the iteration's tensors span %zu blocks of 2 MiB, more than --simulate "
+			  "models (%llu: 32 TiB)", pl->trace->path, nb, (unsigned long long)SIM_MAX_BLOCKS);
+		sim_ctx_free(c);
+		return NULL;
+	}
 	c->block = malloc((nb ? nb : 1) * sizeof *c->block);
 	c->gap = calloc(c->p, sizeof *c->gap);
 	c->dur = calloc(c->p, sizeof *c->dur);
@@ -247,7 +257,7 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 oom:
 	free(stamp);
 	sim_ctx_free(c);
-	um_errmsg(err, errlen, "simulate: out of memory");
+	um_errmsg(err, errlen, "%s: --simulate: out of memory", pl->trace->path);
 	return NULL;
 }
 
@@ -268,8 +278,45 @@ struct eng {
 	size_t n_evicting;
 	uint64_t link_free, clock; /* migrations, both ways, one at a time */
 	bool measure;        /* the second iteration: count traffic */
+	/* The choices room() makes, by heap (plan/block_heap.h): evictions in
+	 * flight by the time their room is free, resident blocks by last use.
+	 * An entry is live while its block's state and key still match. */
+	struct block_heap evicting, by_use;
+	struct block_heap pinned; /* by_use's entries pinned at aside_stamp, set aside */
+	uint32_t aside_stamp;
+	bool oom;            /* a heap could not grow: the result is void */
 	struct sim_result *r;
 };
+
+static bool evicting_live(const void *eng, struct block_key x)
+{
+	const struct eng *e = eng;
+	return e->st[x.block] == B_EVICTING && e->at[x.block] == x.key;
+}
+
+static bool by_use_live(const void *eng, struct block_key x)
+{
+	const struct eng *e = eng;
+	return e->st[x.block] == B_RES && e->lru[x.block] == x.key;
+}
+
+/* Adds (key, b) to h; past a few entries per block, drops the stale ones
+ * first, so that a long run's heap stays the size of the GPU's blocks. */
+static void heap_note(struct eng *e, struct block_heap *h, bool (*live)(const void *, struct block_key),
+		      uint64_t key, size_t b)
+{
+	if (h->n >= 4 * e->c->n_blocks + 1024)
+		block_heap_keep(h, live, e);
+	if (block_heap_push(h, key, b))
+		e->oom = true;
+}
+
+/* Marks block b used now. */
+static void touch(struct eng *e, size_t b)
+{
+	e->lru[b] = ++e->clock;
+	heap_note(e, &e->by_use, by_use_live, e->lru[b], b);
+}
 
 
 static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
@@ -280,12 +327,55 @@ static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
 /* Room held by evictions finished by t is free again. */
 static void reclaim(struct eng *e, uint64_t t)
 {
-	for (size_t b = 0; e->n_evicting && b < e->c->n_blocks; b++)
-		if (e->st[b] == B_EVICTING && e->at[b] <= t) {
-			e->st[b] = B_NONE;
+	struct block_key x;
+	while (e->n_evicting && block_heap_top(&e->evicting, &x) && x.key <= t) {
+		block_heap_pop(&e->evicting);
+		if (evicting_live(e, x)) {
+			e->st[x.block] = B_NONE;
 			e->occupied--;
 			e->n_evicting--;
 		}
+	}
+}
+
+/* The eviction in flight that ends first (the lowest block on a tie);
+ * taken off the heap. There is one: n_evicting > 0. */
+static size_t first_evicted(struct eng *e)
+{
+	struct block_key x;
+	while (block_heap_top(&e->evicting, &x)) {
+		block_heap_pop(&e->evicting);
+		if (evicting_live(e, x))
+			return x.block;
+	}
+	return SIZE_MAX; /* a heap that could not grow (e->oom) */
+}
+
+/* The least recently used resident block not pinned now, or SIZE_MAX;
+ * taken off the heap. The pinned ones it passes are set aside until the
+ * pins change (a new kernel's): until then they cannot be victims, and a
+ * kernel larger than the capacity would otherwise have every one of its
+ * faults pass them all again. */
+static size_t lru_victim(struct eng *e)
+{
+	struct block_key x;
+	if (e->aside_stamp != e->pin_stamp) {
+		while (block_heap_top(&e->pinned, &x)) {
+			block_heap_pop(&e->pinned);
+			heap_note(e, &e->by_use, by_use_live, x.key, x.block);
+		}
+		e->aside_stamp = e->pin_stamp;
+	}
+	while (block_heap_top(&e->by_use, &x)) {
+		block_heap_pop(&e->by_use);
+		if (!by_use_live(e, x))
+			continue;
+		if (e->pin[x.block] != e->pin_stamp)
+			return x.block;
+		if (block_heap_push(&e->pinned, x.key, x.block))
+			e->oom = true;
+	}
+	return SIZE_MAX;
 }
 
 /* Starts copying resident block b to the host at t or later on the link
@@ -296,6 +386,7 @@ static void evict(struct eng *e, size_t b, uint64_t t)
 	e->link_free = start + xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s);
 	e->st[b] = B_EVICTING;
 	e->at[b] = e->link_free;
+	heap_note(e, &e->evicting, evicting_live, e->at[b], b);
 	e->n_evicting++;
 	e->r->evicted++;
 	if (e->measure)
@@ -312,15 +403,9 @@ static uint64_t room(struct eng *e, uint64_t t)
 {
 	reclaim(e, t);
 	while (e->occupied >= e->cap) {
-		size_t v = SIZE_MAX;
-		for (size_t b = 0; e->n_evicting && b < e->c->n_blocks; b++)
-			if (e->st[b] == B_EVICTING && (v == SIZE_MAX || e->at[b] < e->at[v]))
-				v = b;
+		size_t v = e->n_evicting ? first_evicted(e) : SIZE_MAX;
 		if (v == SIZE_MAX) {
-			for (size_t b = 0; b < e->c->n_blocks; b++)
-				if (e->st[b] == B_RES && e->pin[b] != e->pin_stamp &&
-				    (v == SIZE_MAX || e->lru[b] < e->lru[v]))
-					v = b;
+			v = lru_victim(e);
 			if (v == SIZE_MAX)
 				return t;
 			evict(e, v, t);
@@ -348,7 +433,7 @@ static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
 {
 	e->st[b] = B_RES;
 	e->at[b] = done;
-	e->lru[b] = ++e->clock;
+	touch(e, b);
 	e->occupied++;
 	e->r->brought++;
 	if (e->measure && copy)
@@ -425,7 +510,7 @@ static uint64_t run_kernel(struct eng *e, uint32_t k, uint64_t t0)
 	}
 	uint64_t start = max_u64(t, ready);
 	for (size_t i = c->k_first[k]; i < c->k_first[k + 1]; i++)
-		e->lru[c->k_blk[i]] = ++e->clock;
+		touch(e, c->k_blk[i]);
 	if (e->measure)
 		e->r->stall_ns += start - t0;
 	return start + c->dur[k];
@@ -628,8 +713,15 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 	out->time_ns = t - t_start;
 	for (size_t b = 0; b < c->n_blocks; b++)
 		out->resident_end += e.st[b] == B_RES;
+	if (e.oom) {
+		um_errmsg(err, errlen, "simulate: out of memory");
+		goto done;
+	}
 	rc = 0;
 done:
+	block_heap_free(&e.evicting);
+	block_heap_free(&e.by_use);
+	block_heap_free(&e.pinned);
 	sched_result_free(&sr);
 	free(op_at);
 	free(e.st);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "launcher.h"
 #include "log.h"
 #include "plan.h"
@@ -212,7 +213,9 @@ static int simulate_print(const struct planner *pl, const struct sim_options *so
 	struct sim_sensitivity *sens = perturb > 0 ? calloc(n, sizeof *sens) : NULL;
 	if (!c || (perturb > 0 && !sens) || sim_sweep(c, ratios, n, capacity, so, &rows, err, sizeof err) ||
 	    (sens && sim_sensitivity(c, ratios, n, capacity, so, perturb, sens, err, sizeof err))) {
-		um_error("%s", c && (perturb <= 0 || sens) ? err : "out of memory");
+		if (c && perturb > 0 && !sens)
+			um_errmsg(err, sizeof err, "%s: --simulate: out of memory", pl->trace->path);
+		um_error("%s", err);
 		free(rows);
 		free(sens);
 		sim_ctx_free(c);

@@ -114,6 +114,14 @@ expect_status 0 "a trace whose path is not UTF-8: planned"
 expect_json 'assert d["trace"]["path"].endswith("tr\ufffd.db")' "a trace whose path is not UTF-8: --json is valid, the byte replaced"
 run "$UMPLAN" --dump "$SCRATCH/latin.bin"
 expect_json 'assert "tr\ufffd.db" in json.dumps(d, ensure_ascii=False)' "a plan from a path that is not UTF-8: --dump is valid JSON"
+# --simulate keeps a few words per 2 MiB block: a trace whose tensors span
+# more than 32 TiB (an allocation of 2^50 bytes here) is refused, before
+# the model would take more memory than the host has.
+make_trace "$SCRATCH/vast.db" "UPDATE alloc SET size = 1 << 50, reserved = 1 << 50 WHERE id = 1;"
+run "$UMPLAN" "$SCRATCH/vast.db" --simulate
+expect_status 1 "--simulate past 32 TiB of tensors: refused"
+expect_err_has "$SCRATCH/vast.db: the iteration's tensors span" "--simulate past 32 TiB of tensors: names the file"
+expect_err_has "more than --simulate models (16777216: 32 TiB)" "--simulate past 32 TiB of tensors: gives the limit"
 mkfifo "$SCRATCH/fifo.db"
 run timeout 20 "$UMPLAN" "$SCRATCH/fifo.db"
 expect_status 1 "a FIFO as the trace: bad input, nothing waits"
