@@ -109,9 +109,15 @@ static int load_rows(struct loader *l, const char *table, const char *sql, size_
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int bad = not_integer(st);
 		if (bad >= 0) {
-			um_errmsg(l->err, l->errlen, "%s: a row of %s has %s '%.40s', not an integer: not a trace umrec wrote",
-				  l->t->path, table, sqlite3_column_name(st, bad),
-				  (const char *)sqlite3_column_text(st, bad));
+			/* The value as far as it prints on one line. */
+			char shown[41];
+			const unsigned char *v = sqlite3_column_text(st, bad);
+			size_t i = 0;
+			for (; v && v[i] && i < sizeof shown - 1; i++)
+				shown[i] = v[i] >= 0x20 && v[i] < 0x7f ? (char)v[i] : '?';
+			shown[i] = '\0';
+			um_errmsg(l->err, l->errlen, "%s: a row of %s has %s '%s', not an integer: not a trace umrec wrote",
+				  l->t->path, table, sqlite3_column_name(st, bad), shown);
 			sqlite3_finalize(st);
 			free(g.data);
 			return -1;
