@@ -619,7 +619,7 @@ int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_o
 		free(*before);
 		free(*after);
 		sched_result_free(&sr);
-		um_errmsg(err, errlen, "simulate: out of memory");
+		um_errmsg(err, errlen, "%s: --simulate: out of memory", c->pl->trace->path);
 		return -1;
 	}
 	memcpy(*before, sr.baseline, c->p * sizeof(uint64_t));
@@ -675,7 +675,7 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 	e.pin = calloc(n, sizeof *e.pin);
 	op_at = calloc((size_t)c->p + 1, sizeof *op_at);
 	if (!e.st || !e.at || !e.lru || !e.pin || !op_at) {
-		um_errmsg(err, errlen, "simulate: out of memory");
+		um_errmsg(err, errlen, "%s: --simulate: out of memory", c->pl->trace->path);
 		goto done;
 	}
 	if (policy == SIM_PLAN) {
@@ -714,7 +714,7 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 	for (size_t b = 0; b < c->n_blocks; b++)
 		out->resident_end += e.st[b] == B_RES;
 	if (e.oom) {
-		um_errmsg(err, errlen, "simulate: out of memory");
+		um_errmsg(err, errlen, "%s: --simulate: out of memory", c->pl->trace->path);
 		goto done;
 	}
 	rc = 0;
