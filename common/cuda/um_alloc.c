@@ -424,6 +424,15 @@ static bool stream_in_arena_context(cudaStream_t stream)
 	return cuStreamGetCtx((CUstream)stream, &ctx) == CUDA_SUCCESS && ctx == atomic_load(&arena_context);
 }
 
+/* Whether a stream-ordered allocation into stream may be the arena's,
+ * whatever its pool: not into a capture, and in the arena's context as
+ * the calling thread and the stream both are. */
+static bool ordered_in_arena(cudaStream_t stream)
+{
+	return um_alloc_arena() && !arena_gone(true) && !into_capture(stream) && in_arena_context() &&
+	       stream_in_arena_context(stream);
+}
+
 /* Whether the arena stands in for pool (common/cuda/um_pools.h), or with
  * current, for the current pool of the calling thread's device (the
  * stream's: stream_in_arena_context). Said once when not: that memory is
@@ -453,16 +462,14 @@ static cudaError_t serve_ordered(void **ptr, size_t size, const char *api, cudaS
 
 cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
 {
-	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
-	    !stream_in_arena_context(stream) || !pool_served(NULL, true))
+	if (!ordered_in_arena(stream) || !pool_served(NULL, true))
 		return runtime_served(cudart_get()->MallocAsync(ptr, size, stream), ptr, size);
 	return serve_ordered(ptr, size, TRACE_API_ASYNC, stream);
 }
 
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
-	if (!um_alloc_arena() || arena_gone(true) || into_capture(stream) || !in_arena_context() ||
-	    !stream_in_arena_context(stream) || !pool_served(pool, false))
+	if (!ordered_in_arena(stream) || !pool_served(pool, false))
 		return runtime_served(cudart_get()->MallocFromPoolAsync(ptr, size, pool, stream), ptr, size);
 	return serve_ordered(ptr, size, TRACE_API_FROM_POOL, stream);
 }
