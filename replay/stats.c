@@ -196,7 +196,7 @@ int replay_stats_write_json(FILE *f, const char *policy, const struct engine_sta
 		memcpy(sorted, iter_ns, n_iters * sizeof *sorted);
 		qsort(sorted, n_iters, sizeof *sorted, by_u64);
 	}
-	fprintf(f, "{\n  \"format\": \"umkit-replay-stats\", \"format_version\": %d,\n"
+	fprintf(f, "{\n  \"format\": \"" REPLAY_STATS_FORMAT "\", \"format_version\": %d,\n"
 		   "  \"umkit_version\": ",
 		STATS_FORMAT_VERSION);
 	put_string(f, UMKIT_VERSION);

@@ -95,6 +95,10 @@ struct replay_measured {
 	const struct lost_id *lost_kernels;
 };
 
+/* The value of the object's first key, "format": what tells a stats file
+ * from any other JSON (umreplay replaces only those). */
+#define REPLAY_STATS_FORMAT "umkit-replay-stats"
+
 /*
  * Writes one JSON object to f: the policy, the engine's statistics s, the
  * iteration times iter_ns[0 .. n_iters) with their median, and m (NULL:

@@ -292,7 +292,7 @@ usage:
 }
 
 /* Earlier stats: a JSON object whose "format" (replay/stats.c writes it
- * first) is umkit's. Anything else at the --stats path, another
+ * first) is REPLAY_STATS_FORMAT. Anything else at the --stats path, another
  * program's JSON included, is left alone, since --stats probably named
  * the wrong file. */
 static bool is_stats(const char *path, FILE *f)
@@ -309,7 +309,8 @@ static bool is_stats(const char *path, FILE *f)
 	if (*p++ != ':')
 		return false;
 	p += strspn(p, " \t\r\n");
-	return strncmp(p, "\"umkit-replay-stats\"", strlen("\"umkit-replay-stats\"")) == 0;
+	static const char format[] = "\"" REPLAY_STATS_FORMAT "\"";
+	return strncmp(p, format, sizeof format - 1) == 0;
 }
 
 /* Removes earlier statistics at path, so that they can never pass for this
