@@ -107,19 +107,18 @@ fi
 # not stats, and is left alone.
 OLD_STATS='{
   "format": "umkit-replay-stats", "format_version": 1, "old": true}'
-echo '{"name": "my project"}' >"$SCRATCH/config.json"
-run "$UMREPLAY" --policy ideal --stats "$SCRATCH/config.json" true
-expect_status 3 "--stats naming another program's JSON: setup error"
-expect_err_has "config.json exists and is not a stats file" "--stats naming another program's JSON: refuses to replace it"
-if [ "$(cat "$SCRATCH/config.json")" = '{"name": "my project"}' ]; then ok "--stats naming another program's JSON: file untouched"
-else not_ok "--stats naming another program's JSON: file untouched"; fi
-
-echo "my notes" >"$SCRATCH/notes.txt"
-run "$UMREPLAY" --policy ideal --stats "$SCRATCH/notes.txt" true
-expect_status 3 "--stats naming a non-stats file: setup error"
-expect_err_has "is not a stats file" "--stats naming a non-stats file: refuses to replace it"
-if [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ]; then ok "--stats naming a non-stats file: file untouched"
-else not_ok "--stats naming a non-stats file: file untouched"; fi
+# stats_left_alone FILE CONTENT WHAT: --stats naming a file of CONTENT
+# that is not earlier stats stops umreplay, and leaves the file as it was.
+stats_left_alone() {
+	printf '%s\n' "$2" >"$SCRATCH/$1"
+	run "$UMREPLAY" --policy ideal --stats "$SCRATCH/$1" true
+	expect_status 3 "--stats naming $3: setup error"
+	expect_err_has "$1 exists and is not a stats file" "--stats naming $3: refuses to replace it"
+	if [ "$(cat "$SCRATCH/$1")" = "$2" ]; then ok "--stats naming $3: file untouched"
+	else not_ok "--stats naming $3: file untouched"; fi
+}
+stats_left_alone config.json '{"name": "my project"}' "another program's JSON"
+stats_left_alone notes.txt "my notes" "a non-stats file"
 
 UMKIT_LIBDIR=/nonexistent run "$UMREPLAY" --policy ondemand true
 expect_status 3 "library missing: setup error"
