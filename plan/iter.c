@@ -413,6 +413,11 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 			  "(cudaDeviceReset), in memory umkit did not manage: nothing to plan", t->path);
 		return -1;
 	}
+	if (t->n_kernels == 0 && t->other_context_kernels) {
+		um_errmsg(err, errlen, "%s: every kernel ran in another CUDA context than the one umkit's memory "
+			  "is in (another GPU's): nothing to plan", t->path);
+		return -1;
+	}
 	if (t->n_kernels == 0) {
 		um_errmsg(err, errlen, "%s: the trace has no kernels with a launch record%s", t->path,
 			  t->status && strcmp(t->status, "failed") == 0

@@ -298,6 +298,9 @@ int report_text(const struct planner *pl, FILE *out)
 	if (t->after_reset_kernels)
 		fprintf(out, "             %zu kernels launched after the program reset the device (not planned)\n",
 			t->after_reset_kernels);
+	if (t->other_context_kernels)
+		fprintf(out, "             %zu kernels launched in another CUDA context than the arena's, another "
+			"GPU's (not planned)\n", t->other_context_kernels);
 	if (t->runtime_allocs)
 		fprintf(out, "             %" PRIu64 " allocations (%s) the runtime served in the arena's stead: "
 			"not in the trace, not planned\n",
@@ -517,6 +520,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "graph_kernels", t->graph_kernels);
 	add_u64(o, "unlaunched_kernels", t->unlaunched_kernels);
 	add_u64(o, "after_reset_kernels", t->after_reset_kernels);
+	add_u64(o, "other_context_kernels", t->other_context_kernels);
 	add_u64(o, "untimed_kernels", t->untimed_kernels);
 	add_u64(o, "allocations", t->n_allocs);
 	add_u64(o, "managed_allocations", t->n_managed_allocs);

@@ -198,6 +198,17 @@ static int load_meta(struct loader *l)
 	if (meta_count(l, "runtime_allocs", &t->runtime_allocs) || meta_count(l, "runtime_alloc_bytes",
 										  &t->runtime_alloc_bytes))
 		return -1;
+	/* A program on several GPUs launches kernels in other contexts than
+	 * the arena's: those are left out (kernel_row). */
+	t->arena_context_id = -1;
+	if (trace_schema_meta(l->db, "arena_context_id", buf, sizeof buf) == 1) {
+		if (!meta_number(buf, &v) || v > UINT32_MAX) {
+			um_errmsg(l->err, l->errlen, "%s: meta arena_context_id '%s' is not a CUPTI context ID",
+				  t->path, buf);
+			return -1;
+		}
+		t->arena_context_id = (int64_t)v;
+	}
 	/* After the reset the program's memory was not the arena's: what ran
 	 * then is left out (load_kernels). */
 	t->device_reset_ns = TRACE_NS_NONE;
@@ -439,6 +450,13 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 			kr->t->graph_kernels++;
 		return false;
 	}
+	/* Another context's kernel (its stream's, when the stream is known)
+	 * ran on another GPU, or in memory the arena does not serve. */
+	if (kr->t->arena_context_id >= 0 && sqlite3_column_type(st, 14) != SQLITE_NULL &&
+	    sqlite3_column_int64(st, 14) != kr->t->arena_context_id) {
+		kr->t->other_context_kernels++;
+		return false;
+	}
 	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
 	r->seq = sqlite3_column_int64(st, 1);
 	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
@@ -461,8 +479,10 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
 	 * walking the seq index; sorting a million rows in memory is cheap. */
-	int rc = load_rows(l, "kernel", "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, "
-			      "grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem FROM kernel",
+	int rc = load_rows(l, "kernel",
+			   "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, grid_x, grid_y, "
+			   "grid_z, block_x, block_y, block_z, shared_mem, s.context_id AS stream_context_id "
+			   "FROM kernel LEFT JOIN stream s ON s.id = kernel.stream_id",
 			   sizeof(struct seq_row), kernel_row, &kr, &data, &n);
 	free(kr.name_states);
 	if (rc)

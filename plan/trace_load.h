@@ -109,6 +109,9 @@ struct trace {
 				    served in the arena's stead: no alloc
 				    rows, so kernels' uses of them unknown
 				    (meta; 0 in traces before session 55) */
+	int64_t arena_context_id; /* the CUPTI ID of the context the arena
+				     served; -1: unknown (traces before
+				     session 57), every kernel kept */
 	int64_t device_reset_ns; /* the program's cudaDeviceReset;
 				    TRACE_NS_NONE: none. The kernels,
 				    migrations, faults, copies and NVTX
@@ -122,6 +125,8 @@ struct trace {
 				      loaded */
 	size_t after_reset_kernels; /* launched after device_reset_ns, in memory
 				       the recorder did not see: not loaded */
+	size_t other_context_kernels; /* launched in another context than the
+					 arena's (another GPU's): not loaded */
 	size_t untimed_kernels; /* kernels without GPU start/end */
 	bool launch_reordered;  /* some launch_ns decreased in seq order (fixed up) */
 };

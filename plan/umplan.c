@@ -457,6 +457,11 @@ int main(int argc, char **argv)
 			"used memory umkit did not manage and are not planned: the plan covers the %zu before it, "
 			"and umreplay stops following the program at the reset (docs/replay.md, \"A device reset\")",
 			trace_path, pl->trace->after_reset_kernels, pl->trace->n_kernels);
+	if (pl->trace->other_context_kernels)
+		um_warn("%s: %zu kernels ran in another CUDA context than the one umkit's memory is in (another "
+			"GPU's): they are not planned, and umreplay does not follow them; the plan covers the %zu "
+			"kernels of the arena's device (docs/design.md, \"Known limits\")",
+			trace_path, pl->trace->other_context_kernels, pl->trace->n_kernels);
 	int rc = 0;
 	if (simulate) {
 		rc = simulate_print(pl, &so, ratios, n_ratios, capacity_given ? o.capacity : 0, json,

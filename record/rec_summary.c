@@ -79,28 +79,24 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 		{ "SELECT count(*) FROM fault", { &out->faults }, 1 },
 		{ "SELECT count(*) FROM nvtx_range", { &out->nvtx_ranges }, 1 },
 	};
-	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
-		if (query_row(db, queries[i].sql, queries[i].cols, queries[i].ncols) != 0) {
-			snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
-			sqlite3_close(db);
-			return -1;
-		}
-	}
-	if (trace_schema_count(db, "graph_kernel", &out->graph_kernels) != 0) {
-		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
-		sqlite3_close(db);
-		return -1;
-	}
-	char reset[32], sql[96];
-	if (trace_schema_meta(db, "device_reset_ns", reset, sizeof reset) == 1) {
+	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++)
+		if (query_row(db, queries[i].sql, queries[i].cols, queries[i].ncols) != 0)
+			goto failed;
+	if (trace_schema_count(db, "graph_kernel", &out->graph_kernels) != 0)
+		goto failed;
+	char value[32], sql[160];
+	if (trace_schema_meta(db, "device_reset_ns", value, sizeof value) == 1) {
 		out->device_reset = true;
 		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel WHERE launch_ns >= %lld",
-			 strtoll(reset, NULL, 10));
-		if (query_row(db, sql, (uint64_t *const[]){ &out->kernels_after_reset }, 1) != 0) {
-			snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
-			sqlite3_close(db);
-			return -1;
-		}
+			 strtoll(value, NULL, 10));
+		if (query_row(db, sql, (uint64_t *const[]){ &out->kernels_after_reset }, 1) != 0)
+			goto failed;
+	}
+	if (trace_schema_meta(db, "arena_context_id", value, sizeof value) == 1) {
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel k JOIN stream s ON s.id = k.stream_id "
+			 "WHERE k.seq IS NOT NULL AND s.context_id != %lld", strtoll(value, NULL, 10));
+		if (query_row(db, sql, (uint64_t *const[]){ &out->other_context_kernels }, 1) != 0)
+			goto failed;
 	}
 	sqlite3_close(db);
 
@@ -109,6 +105,10 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	if (stat(wal, &st) == 0)
 		out->disk_bytes += (uint64_t)st.st_size;
 	return 0;
+failed:
+	snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+	sqlite3_close(db);
+	return -1;
 }
 
 const char *rec_summary_problem(const struct rec_summary *s)
@@ -179,6 +179,9 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 	if (s->device_reset)
 		add(buf, len, &used, "\n  device reset the program reset the device: its memory from then on is not "
 		    "recorded, and the %" PRIu64 " kernels launched after it are not planned", s->kernels_after_reset);
+	if (s->other_context_kernels)
+		add(buf, len, &used, "\n  other GPUs   %" PRIu64 " kernels launched in another CUDA context than the "
+		    "arena's (not planned)", s->other_context_kernels);
 	if (s->runtime_allocs)
 		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served in the arena's "
 		    "stead: not umkit's, not recorded", s->runtime_allocs,

@@ -30,6 +30,9 @@ struct rec_summary {
 	bool device_reset;          /* meta.device_reset_ns is set: the program's
 				       reset destroyed the arena's memory */
 	uint64_t kernels_after_reset; /* kernels launched from then on */
+	uint64_t other_context_kernels; /* launched in another context than
+					   meta.arena_context_id (another
+					   GPU's): not planned */
 	uint64_t disk_bytes;      /* the database file and its -wal */
 };
 
@@ -52,8 +55,9 @@ const char *rec_summary_problem(const struct rec_summary *s);
  * Writes the summary as newline-separated lines, without a trailing newline,
  * into buf: the path, status, size on disk and elapsed_ns (the run's wall
  * time), then one line each for kernels, allocations, migrations, faults,
- * NVTX ranges, when any CUDA graphs, when a device reset, when any
- * allocations the runtime served and when any dropped records. Returns
+ * NVTX ranges, when any CUDA graphs, when a device reset, when any kernels
+ * of another context, when any allocations the runtime served and when
+ * any dropped records. Returns
  * buf.
  */
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,

@@ -138,7 +138,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "failed_driver_calls", m->failed_driver_calls, ", ");
 	fprintf(f, "\"kernel_times\": %s, ", m->kernels_timed ? "true" : "false");
 	fprintf(f, "\"stopped_at_graph\": %s, ", m->stopped_at_graph ? "true" : "false");
-	fprintf(f, "\"stopped_at_device_reset\": %s,\n    \"host\": {", m->stopped_at_reset ? "true" : "false");
+	fprintf(f, "\"stopped_at_device_reset\": %s, ", m->stopped_at_reset ? "true" : "false");
+	put_u64(f, "other_context_launches", m->other_context_launches, ",\n    \"host\": {");
 	put_u64(f, "callback_ns", m->callback_ns, ", ");
 	put_u64(f, "executor_ns", m->executor_ns, ", ");
 	put_u64(f, "discard_waits", m->discard_waits, ", ");

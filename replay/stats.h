@@ -76,6 +76,9 @@ struct replay_measured {
 	bool stopped_at_graph;         /* the program's first CUDA graph ended
 					  the following (docs/replay.md) */
 	bool stopped_at_reset;         /* so did its cudaDeviceReset */
+	uint64_t other_context_launches; /* launches in another CUDA context
+					    than the arena's (another GPU's):
+					    not followed */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;

@@ -13,7 +13,8 @@
 -- ('recording' until a clean exit sets 'complete'), command, options,
 -- max_managed, managed, framework_cache (1: PyTorch's caching allocator was
 -- on, so a PyTorch program's alloc rows are its segments), pid, start_ns,
--- end_ns, device_name, device_memory,
+-- end_ns, device_name, device_memory, arena_context_id (the CUPTI context the
+-- arena serves: umplan plans the kernels of its streams alone),
 -- driver_version, cupti_version, um_counters, dropped_records, captured_launches
 -- (kernel launches captured into CUDA graphs, not run then), device_reset_ns
 -- (the program's reset destroyed the arena's memory), runtime_allocs and

@@ -89,6 +89,11 @@ arena *um_alloc_arena(void)
 	return the_arena;
 }
 
+CUcontext um_alloc_context(void)
+{
+	return atomic_load(&arena_context);
+}
+
 bool um_alloc_managed(void)
 {
 	um_alloc_arena();

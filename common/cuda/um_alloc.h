@@ -49,6 +49,10 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *hooks);
 /* The process's arena, created on first use; NULL if it could not be. */
 arena *um_alloc_arena(void);
 
+/* The context the arena serves (the one current at the program's first
+ * allocation); NULL until then. */
+CUcontext um_alloc_context(void);
+
 /* True when allocations are served from managed memory. */
 bool um_alloc_managed(void);
 

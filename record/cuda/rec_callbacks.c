@@ -236,10 +236,28 @@ static uint32_t alloc_stream_id(const char *api, CUstream stream)
 	return id;
 }
 
+/* meta.arena_context_id, once, at the arena's first allocation: the CUPTI
+ * ID of the context the arena serves. A program on several GPUs launches
+ * kernels in other contexts too; umplan plans only the arena's. */
+static void note_arena_context(void)
+{
+	static atomic_bool noted;
+	uint32_t id;
+	char buf[16];
+	CUcontext ctx;
+	if (atomic_load(&noted) || !(ctx = um_alloc_context()) || atomic_exchange(&noted, true))
+		return;
+	if (cuptiGetContextId(ctx, &id) == CUPTI_SUCCESS) {
+		snprintf(buf, sizeof buf, "%u", id);
+		trace_writer_meta(rec_writer, "arena_context_id", buf);
+	}
+}
+
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
 	if (!gate_enter(&rec_gate))
 		return;
+	note_arena_context();
 	struct trace_alloc t = { a->id, a->address, a->size, a->reserved, api, rec_now(), rec_tid(),
 				 alloc_stream_id(api, stream) };
 	trace_writer_alloc(rec_writer, &t);

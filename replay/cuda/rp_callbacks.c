@@ -40,6 +40,7 @@
 #include "trace_schema.h"
 
 static atomic_uint_fast64_t callback_ns;
+static atomic_uint_fast64_t other_context_launches; /* not followed: on_launch */
 static CUpti_SubscriberHandle subscriber;
 static bool kernel_times;
 /* The engine's engine_follows_launches, negated and mirrored here so that
@@ -146,6 +147,13 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 		engine_after_launch(rp_engine);
 		return;
 	}
+	/* Another context's launch (another GPU's) is not in the plan, which
+	 * umplan made of the arena's context's kernels alone. */
+	CUcontext arena_context = um_alloc_context();
+	if (arena_context && cb->context != arena_context) {
+		atomic_fetch_add(&other_context_launches, 1);
+		return;
+	}
 	if (kernel_times)
 		rp_activity_note_launch(cb->correlationId);
 	if (!launch_decode(cbid, cb, um_alloc_arena(), um_alloc_foreign(), &li))
@@ -250,6 +258,11 @@ bool rp_callbacks_stopped_at_graph(void)
 bool rp_callbacks_stopped_at_reset(void)
 {
 	return atomic_load(&stopped) == STOPPED_AT_RESET;
+}
+
+uint64_t rp_callbacks_other_context_launches(void)
+{
+	return atomic_load(&other_context_launches);
 }
 
 uint64_t rp_callback_ns(void)

@@ -217,6 +217,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.kernels_timed = kernel_times;
 	m.stopped_at_graph = rp_callbacks_stopped_at_graph();
 	m.stopped_at_reset = rp_callbacks_stopped_at_reset();
+	m.other_context_launches = rp_callbacks_other_context_launches();
 	m.discard_waits = xs.discard_waits;
 	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
@@ -272,6 +273,10 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	if (m.stopped_at_graph || m.stopped_at_reset)
 		snprintf(progress + strlen(progress), sizeof progress - strlen(progress), "; stopped at %s",
 			 m.stopped_at_graph ? "the program's first CUDA graph" : "the program's device reset");
+	if (m.other_context_launches)
+		snprintf(progress + strlen(progress), sizeof progress - strlen(progress),
+			 "; %llu launches in another GPU's context not followed",
+			 (unsigned long long)m.other_context_launches);
 	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; %sdevice memory in use up to %s",
 		engine_policy_name(policy), progress,
 		um_size_format(total.htod_bytes, in, sizeof in), um_size_format(total.dtoh_bytes, out, sizeof out),

@@ -809,8 +809,13 @@ if section devices; then
 # memory type, the last case, device 1 writing device 0's buffer through
 # peer access, included. umrec's trace has the one served allocation,
 # used by a kernel, and counts the 5 the runtime made (4 MiB each), as
-# umreplay's statistics do; umplan plans the trace. A PyTorch program
-# with a tensor on each device prints the same sums under both tools.
+# umreplay's statistics do; umplan plans the trace. The trace names the
+# arena's context: umplan leaves out the kernels of the other (device
+# 1's, the peer write on device 0's buffer among them), as many as the
+# trace's stream rows place there, and umreplay follows none of their
+# launches. A PyTorch program with a tensor on each device prints the
+# same sums under both tools, and replayed with a plan at half its peak
+# the engine takes exactly the kernels umplan planned.
 devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2/p' "$1" | tr '\n' ' '; }
 devices_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 plain
@@ -836,14 +841,43 @@ traced=$?
 $B/umplan -q "$WORK/devices.db" --report >"$WORK/devices.report" 2>"$WORK/devices.umplan.err"
 planned=$?
 row "devices_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ] && [ $planned -eq 0 ]")" "$detail; umplan exit $planned"
-python3 tests/gpu/two_devices.py >"$WORK/two.plain" 2>&1
-$B/umrec -q -o "$WORK/two.db" --max-managed $MAXM -- python3 tests/gpu/two_devices.py >"$WORK/two.rec" 2>"$WORK/two.rec.err"
-rc_rec=$?
-$B/umreplay -q --policy ondemand --max-managed $MAXM -- python3 tests/gpu/two_devices.py >"$WORK/two.replay" 2>"$WORK/two.replay.err"
-rc=$?
-tail -n 3 "$WORK/two.plain" "$WORK/two.rec.err" "$WORK/two.replay.err"
-row "devices: PyTorch on two GPUs" "$(verdict "[ $rc_rec -eq 0 ] && [ $rc -eq 0 ] && [ \"\$(grep -c '^step ' $WORK/two.plain)\" = 4 ] && same_output $WORK/two.plain $WORK/two.rec && same_output $WORK/two.plain $WORK/two.replay")" \
-	"umrec exit $rc_rec, umreplay exit $rc; $(tail -n 1 "$WORK/two.plain")"
+# Kernels in the arena's context and in others, by the trace's stream rows
+# (SQL, apart from umplan's loader), as "ARENA OTHER"; "none" without
+# meta.arena_context_id.
+contexts() {
+	python3 - "$1" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+arena = db.execute("SELECT value FROM meta WHERE key = 'arena_context_id'").fetchone()
+if arena is None:
+    print("none"); sys.exit()
+n = lambda op: db.execute("SELECT count(*) FROM kernel k JOIN stream s ON s.id = k.stream_id "
+                          f"WHERE k.seq IS NOT NULL AND s.context_id {op} ?", (int(arena[0]),)).fetchone()[0]
+print(n("="), n("!="))
+EOF
+}
+# FILE KEY: umplan --json's count of the trace's KEY.
+planned_count() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"][sys.argv[2]])' "$@" 2>/dev/null; }
+# FILE: a replay's launches not followed (another context's) and followed.
+followed_counts() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["measured"]["other_context_launches"], d["engine"]["launches"])' "$1" 2>/dev/null; }
+# NAME TRACE PLANJSON STATS: the row for one program's contexts.
+contexts_row() {
+	local arena other not_followed followed
+	read -r arena other <<<"$(contexts "$2")"
+	read -r not_followed followed <<<"$(followed_counts "$4")"
+	row "$1: other context not planned, not followed" \
+		"$(verdict "[ '${other:-0}' -ge 1 ] && [ \"\$(planned_count $3 other_context_kernels)\" = '$other' ] && [ \"\$(planned_count $3 kernels)\" = '$arena' ] && [ '$not_followed' = '$other' ] && [ '$followed' = '$arena' ]")" \
+		"trace: ${arena:-?} kernels in the arena's context, ${other:-?} in the other; umplan planned $(planned_count "$3" kernels), left out $(planned_count "$3" other_context_kernels); umreplay followed ${followed:-?}, not ${not_followed:-?}"
+}
+$B/umplan -q "$WORK/devices.db" --json >"$WORK/devices.plan.json" 2>/dev/null
+contexts_row devices_probe "$WORK/devices.db" "$WORK/devices.plan.json" "$WORK/devices.json"
+cmd=(python3 tests/gpu/two_devices.py) tag=two
+replay_at_half
+cp "$WORK/two.db" "$OUTDIR/two_devices.db"
+row "devices: PyTorch on two GPUs, output" "$(verdict "[ $rc -eq 0 ] && [ \"\$(grep -c '^step ' $WORK/two.plain)\" = 4 ] && same_output $WORK/two.plain $WORK/two.rec && same_output $WORK/two.plain $WORK/two.out && under_umkit $WORK/two.err")" \
+	"umreplay exit $rc, a plan for $((w / 2)) bytes; $(tail -n 1 "$WORK/two.plain")"
+$B/umplan -q "$WORK/two.db" --json >"$WORK/two.plan.json" 2>/dev/null
+contexts_row "devices: PyTorch on two GPUs" "$WORK/two.db" "$WORK/two.plan.json" "$WORK/two.json"
 fi
 
 # --- results back to the caller ------------------------------------------------

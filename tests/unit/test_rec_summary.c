@@ -117,6 +117,17 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_non_null(strstr(text, "device reset the program reset the device: its memory from then on is not "
 				     "recorded, and the 1 kernels launched after it are not planned"));
 
+	/* A program on two GPUs: the kernel on a stream of another context
+	 * than the arena's is counted; a trace without the key counts none. */
+	assert_int_equal(s.other_context_kernels, 0);
+	assert_null(strstr(text, "other GPUs"));
+	reread_after(path, "INSERT INTO stream(id, context_id) VALUES (31, 1), (32, 2);"
+			   "UPDATE kernel SET stream_id = CASE WHEN seq = 1 THEN 32 ELSE 31 END;"
+			   "INSERT INTO meta VALUES ('arena_context_id', '1')", &s, text, sizeof text);
+	assert_int_equal(s.other_context_kernels, 1);
+	assert_non_null(strstr(text, "other GPUs   1 kernels launched in another CUDA context than the arena's "
+				     "(not planned)"));
+
 	/* Memory the runtime served instead of the arena. */
 	reread_after(path, "INSERT INTO meta VALUES ('runtime_allocs', '3');"
 			   "INSERT INTO meta VALUES ('runtime_alloc_bytes', '12582912')", &s, text, sizeof text);

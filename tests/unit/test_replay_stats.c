@@ -231,6 +231,7 @@ static void keys_and_values(void **state)
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "kernel_times")));
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "stopped_at_graph")));
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(me, "stopped_at_device_reset")));
+	assert_int_equal(num(me, "other_context_launches"), 0);
 	const cJSON *first = cJSON_GetArrayItem(per, 0);
 	assert_int_equal(num(first, "fault_migrations"), 5);
 	assert_int_equal(num(first, "resynced"), 2);
@@ -246,11 +247,13 @@ static void keys_and_values(void **state)
 	m.kernels_timed = true;
 	m.stopped_at_graph = true;
 	m.stopped_at_reset = true;
+	m.other_context_launches = 42;
 	j = write_and_parse("plan", &s, it, 3, &m);
 	me = cJSON_GetObjectItem(j, "measured");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "kernel_times")));
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "stopped_at_graph")));
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(me, "stopped_at_device_reset")));
+	assert_int_equal(num(me, "other_context_launches"), 42);
 	assert_int_equal(num(cJSON_GetArrayItem(cJSON_GetObjectItem(me, "iterations"), 1), "kernel_busy_ns"), 33);
 	cJSON_Delete(j);
 }
