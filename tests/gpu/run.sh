@@ -814,8 +814,8 @@ if section devices; then
 # 1's, the peer write on device 0's buffer among them), as many as the
 # trace's stream rows place there, and umreplay follows none of their
 # launches. A PyTorch program with a tensor on each device prints the
-# same sums under both tools, and replayed with a plan at half its peak
-# the engine takes exactly the kernels umplan planned.
+# same sums under both tools, and replayed with a plan that has work, the
+# engine places every launch it follows in the plan.
 devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2/p' "$1" | tr '\n' ' '; }
 devices_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 plain
@@ -871,13 +871,25 @@ contexts_row() {
 }
 $B/umplan -q "$WORK/devices.db" --json >"$WORK/devices.plan.json" 2>/dev/null
 contexts_row devices_probe "$WORK/devices.db" "$WORK/devices.plan.json" "$WORK/devices.json"
-cmd=(python3 tests/gpu/two_devices.py) tag=two
-replay_at_half
+# The plan has room for 16 MiB of device 0's (its kernels use up to three
+# 4 MiB tensors, its planned peak is 20 MiB): with work to do from the
+# start, the replay follows every launch of device 0, and places each.
+python3 tests/gpu/two_devices.py >"$WORK/two.plain" 2>&1
+$B/umrec -q -o "$WORK/two.db" --max-managed $MAXM -- python3 tests/gpu/two_devices.py >"$WORK/two.rec" 2>&1
 cp "$WORK/two.db" "$OUTDIR/two_devices.db"
+$B/umplan -q "$WORK/two.db" --capacity 16M -o "$WORK/two.plan" >/dev/null 2>&1
+$B/umreplay --plan "$WORK/two.plan" --gpu-budget 16M --max-managed $MAXM --stats "$WORK/two.json" \
+	-- python3 tests/gpu/two_devices.py >"$WORK/two.out" 2>"$WORK/two.err"
+rc=$?
+tail -n 2 "$WORK/two.rec" "$WORK/two.err"
+placed=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["engine"]; print(e["launches"] - e["lost"], e["launches"], e["ops"]["evict"]["calls"])' "$WORK/two.json" 2>/dev/null)
 row "devices: PyTorch on two GPUs, output" "$(verdict "[ $rc -eq 0 ] && [ \"\$(grep -c '^step ' $WORK/two.plain)\" = 4 ] && same_output $WORK/two.plain $WORK/two.rec && same_output $WORK/two.plain $WORK/two.out && under_umkit $WORK/two.err")" \
-	"umreplay exit $rc, a plan for $((w / 2)) bytes; $(tail -n 1 "$WORK/two.plain")"
+	"umreplay exit $rc; $(tail -n 1 "$WORK/two.plain")"
 $B/umplan -q "$WORK/two.db" --json >"$WORK/two.plan.json" 2>/dev/null
 contexts_row "devices: PyTorch on two GPUs" "$WORK/two.db" "$WORK/two.plan.json" "$WORK/two.json"
+read -r two_placed two_followed two_evictions <<<"$placed"
+row "devices: PyTorch on two GPUs, every launch placed" "$(verdict "[ '${two_placed:-0}' -ge 1 ] && [ '$two_placed' = '$two_followed' ] && [ '${two_evictions:-0}' -ge 1 ]")" \
+	"${two_placed:-?} of ${two_followed:-?} launches placed in the plan, ${two_evictions:-?} evictions issued"
 fi
 
 # --- results back to the caller ------------------------------------------------
