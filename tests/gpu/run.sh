@@ -815,7 +815,7 @@ if section devices; then
 # trace's stream rows place there, and umreplay follows none of their
 # launches. A PyTorch program with a tensor on each device prints the
 # same sums under both tools, and replayed with a plan that has work, the
-# engine places every launch it follows in the plan.
+# engine places every launch of the steady steps in the plan.
 devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2/p' "$1" | tr '\n' ' '; }
 devices_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 plain
@@ -873,7 +873,9 @@ $B/umplan -q "$WORK/devices.db" --json >"$WORK/devices.plan.json" 2>/dev/null
 contexts_row devices_probe "$WORK/devices.db" "$WORK/devices.plan.json" "$WORK/devices.json"
 # The plan has room for 16 MiB of device 0's (its kernels use up to three
 # 4 MiB tensors, its planned peak is 20 MiB): with work to do from the
-# start, the replay follows every launch of device 0, and places each.
+# start, the replay follows every launch of device 0. The first step's
+# kernels differ from the others' (its inputs are fresh), so the plan's
+# iteration is a later step's: the first step's launches may go unplaced.
 python3 tests/gpu/two_devices.py >"$WORK/two.plain" 2>&1
 $B/umrec -q -o "$WORK/two.db" --max-managed $MAXM -- python3 tests/gpu/two_devices.py >"$WORK/two.rec" 2>&1
 cp "$WORK/two.db" "$OUTDIR/two_devices.db"
@@ -882,14 +884,14 @@ $B/umreplay --plan "$WORK/two.plan" --gpu-budget 16M --max-managed $MAXM --stats
 	-- python3 tests/gpu/two_devices.py >"$WORK/two.out" 2>"$WORK/two.err"
 rc=$?
 tail -n 2 "$WORK/two.rec" "$WORK/two.err"
-placed=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["engine"]; print(e["launches"] - e["lost"], e["launches"], e["ops"]["evict"]["calls"])' "$WORK/two.json" 2>/dev/null)
+placed=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["engine"]; print(e["iterations"], d["measured"]["lost_kernels"]["launches"], e["ops"]["evict"]["calls"], e["matched"], e["matched_by_shape"], e["resynced"], e["lost"])' "$WORK/two.json" 2>/dev/null)
 row "devices: PyTorch on two GPUs, output" "$(verdict "[ $rc -eq 0 ] && [ \"\$(grep -c '^step ' $WORK/two.plain)\" = 4 ] && same_output $WORK/two.plain $WORK/two.rec && same_output $WORK/two.plain $WORK/two.out && under_umkit $WORK/two.err")" \
 	"umreplay exit $rc; $(tail -n 1 "$WORK/two.plain")"
 $B/umplan -q "$WORK/two.db" --json >"$WORK/two.plan.json" 2>/dev/null
 contexts_row "devices: PyTorch on two GPUs" "$WORK/two.db" "$WORK/two.plan.json" "$WORK/two.json"
-read -r two_placed two_followed two_evictions <<<"$placed"
-row "devices: PyTorch on two GPUs, every launch placed" "$(verdict "[ '${two_placed:-0}' -ge 1 ] && [ '$two_placed' = '$two_followed' ] && [ '${two_evictions:-0}' -ge 1 ]")" \
-	"${two_placed:-?} of ${two_followed:-?} launches placed in the plan, ${two_evictions:-?} evictions issued"
+read -r two_iters two_unplaced two_evictions two_matched two_shaped two_resynced two_lost <<<"$placed"
+row "devices: PyTorch on two GPUs, steady steps placed" "$(verdict "[ '${two_iters:-0}' -ge 2 ] && [ '$two_unplaced' = 0 ] && [ '${two_evictions:-0}' -ge 1 ]")" \
+	"${two_iters:-?} iterations, ${two_unplaced:-?} launches of theirs not placed; launches matched ${two_matched:-?}, by shape ${two_shaped:-?}, resynced ${two_resynced:-?}, lost ${two_lost:-?}; ${two_evictions:-?} evictions"
 fi
 
 # --- results back to the caller ------------------------------------------------
