@@ -397,9 +397,27 @@ expect_json 'it=d["iterations"]; assert it["period"] == 4 and it["rotation"] == 
 run "$UMPLAN" "$(dirname "$fixture")/h200_reset_probe.db" --capacity 160M -o "$SCRATCH/ring.plan"
 expect_err_has "4 kernels per iteration, 6 ops, predicted peak 128.00 MiB of 155.20 MiB" \
 	"the ring's plan at two buffers' room turns three of them over"
+# A PyTorch program on two GPUs (recorded on two H200s, tests/gpu/run.sh's
+# devices section): the trace names the arena's context, and the 13
+# kernels device 1 ran are counted, not planned, and said so. Without the
+# key, as in traces before session 57, every kernel is planned.
+two_fixture=$(dirname "$fixture")/h200_two_devices.db
+run "$UMPLAN" "$two_fixture" --json
+expect_status 0 "a trace of a program on two GPUs plans"
+expect_err_has "13 kernels ran in another CUDA context than the one umkit's memory is in (another GPU's): they are not planned, and umreplay does not follow them; the plan covers the 21 kernels of the arena's device" \
+	"umplan warns that another GPU's kernels are not planned"
+expect_json 't=d["trace"]; assert t["other_context_kernels"] == 13 and t["kernels"] == 21' "--json counts another GPU's kernels apart"
+run "$UMPLAN" "$two_fixture" --report
+expect_out_has "13 kernels launched in another CUDA context than the arena's, another GPU's (not planned)" \
+	"--report counts another GPU's kernels"
+cp "$two_fixture" "$SCRATCH/two-unnamed.db"
+sqlite3 "$SCRATCH/two-unnamed.db" "DELETE FROM meta WHERE key = 'arena_context_id'"
+run "$UMPLAN" "$SCRATCH/two-unnamed.db" --json
+expect_json 't=d["trace"]; assert t["other_context_kernels"] == 0 and t["kernels"] == 34' "a trace that names no arena context plans every kernel"
 run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
 expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 expect_err_lacks "reset the device" "no reset warning for a program without a reset"
+expect_err_lacks "another CUDA context" "no warning of another GPU's kernels for a program on one"
 expect_err_lacks "the runtime's" "no warning of the runtime's memory for a program all of whose memory was umkit's"
 # A program part of whose memory the runtime served (umrec counts it:
 # docs/trace-schema.md, meta.runtime_allocs): said, in --report and --json.
