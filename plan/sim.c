@@ -48,6 +48,7 @@ void sim_options_default(const struct planner_options *po, struct sim_options *o
 
 uint64_t sim_live_peak(const struct sim_ctx *c) { return c->live_peak; }
 uint64_t sim_blocks(const struct sim_ctx *c) { return c->n_blocks; }
+const char *sim_trace_path(const struct sim_ctx *c) { return c->pl->trace->path; }
 
 static int cmp_u64(const void *a, const void *b)
 {

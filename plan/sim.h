@@ -93,6 +93,8 @@ void sim_ctx_perturb(struct sim_ctx *c, double fraction, uint64_t seed);
 uint64_t sim_live_peak(const struct sim_ctx *c);
 /* Distinct 2 MB blocks the iteration's tensors span. */
 uint64_t sim_blocks(const struct sim_ctx *c);
+/* The path of the trace the context was built from, for messages. */
+const char *sim_trace_path(const struct sim_ctx *c);
 
 /* Simulates policy at capacity bytes (ignored for ideal); for SIM_PLAN the
  * planner's scheduler is rerun at that capacity. Returns 0 with *out

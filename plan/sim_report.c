@@ -54,7 +54,7 @@ int sim_sweep(const struct sim_ctx *c, const double *ratios, size_t n, uint64_t 
 {
 	struct sim_row *r = calloc(n ? n : 1, sizeof *r);
 	if (!r) {
-		um_errmsg(err, errlen, "simulate: out of memory");
+		um_errmsg(err, errlen, "%s: --simulate: out of memory", sim_trace_path(c));
 		return -1;
 	}
 	uint64_t w = sim_live_peak(c);
