@@ -244,18 +244,42 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 }
 
 /* Returns true if ptr was the arena's and is now released. */
+/* A free's fence records its events in the calling thread's context, and
+ * the tool's hook issues its driver calls there: from another context
+ * than the arena's (a program on two GPUs freeing with the other device
+ * current) the events could order nothing of the arena's streams, and the
+ * fence passed as done while the arena's kernels still used the range.
+ * So the arena's context is made current for the free. Returns whether it
+ * was pushed, for leave_arena_context. */
+static bool enter_arena_context(void)
+{
+	CUcontext served = atomic_load(&arena_context), current = NULL;
+	return served && cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != served &&
+	       cuCtxPushCurrent(served) == CUDA_SUCCESS;
+}
+
+static void leave_arena_context(bool entered)
+{
+	CUcontext was;
+	if (entered)
+		cuCtxPopCurrent(&was);
+}
+
 static bool release(void *ptr)
 {
 	struct arena_alloc a;
 	uint64_t t0 = um_now_ns();
 	bind_context();
+	bool entered = enter_arena_context();
 	/* Out of the set first: once freed, the range may be handed out at
 	 * once, to another thread's allocation. */
 	addr_set_remove(&managed_allocs, (uint64_t)(uintptr_t)ptr, NULL);
-	if (arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) != ARENA_OK)
-		return false;
-	if (hooks.on_free)
+	bool freed = arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) == ARENA_OK;
+	if (freed && hooks.on_free)
 		hooks.on_free(&a);
+	leave_arena_context(entered);
+	if (!freed)
+		return false;
 	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&served_ns, um_now_ns() - t0, memory_order_relaxed);
 	return true;

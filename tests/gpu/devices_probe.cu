@@ -10,7 +10,11 @@
 //  - cudaMallocAsync on a stream of device 0 with device 1 current;
 //  - cudaMallocManaged with device 1 current;
 //  - then device 1's kernel writes device 0's first buffer through peer
-//    access, and device 0 sums it.
+//    access, and device 0 sums it;
+//  - a buffer of device 0's freed with device 1 current while a kernel
+//    of device 0 is still to write it, then an allocation of its size
+//    zeroed: it must read zero (the arena's fence orders device 0's
+//    streams whatever device the freeing thread has current).
 // Plain CUDA gives device memory in the first five cases; under the tools
 // only the first is managed, and every line else, the sums included, must
 // read as plain. (The device a managed allocation names is the runtime's
@@ -106,6 +110,29 @@ int main()
 	for (size_t i = 0; i < N; i++)
 		s += host[i];
 	printf("device 0's buffer written by device 1: %.6e\n", s);
+
+	// A free with the other device current, while device 0's stream will
+	// still write the buffer (behind a host function that sleeps): the
+	// next allocation of that size, zeroed on the legacy stream (which
+	// does not wait for a non-blocking stream), must not see those writes.
+	float *late;
+	CHECK(cudaMalloc((void **)&late, bytes));
+	CHECK(cudaLaunchHostFunc(streams[0], sleep_200ms, NULL));
+	fill<<<(N + 255) / 256, 256, 0, streams[0]>>>(late, N, 8);
+	CHECK(cudaGetLastError());
+	CHECK(cudaSetDevice(1));
+	CHECK(cudaFree(late));
+	CHECK(cudaSetDevice(0));
+	float *fresh;
+	CHECK(cudaMalloc((void **)&fresh, bytes));
+	CHECK(cudaMemset(fresh, 0, bytes));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMemcpy(host, fresh, bytes, cudaMemcpyDeviceToHost));
+	size_t stale = 0;
+	for (size_t i = 0; i < N; i++)
+		stale += host[i] != 0;
+	printf("freed with device 1 current, then allocated again: %zu words not zero\n", stale);
+	CHECK(cudaFree(fresh));
 
 	CHECK(cudaFree(a[0]));
 	CHECK(cudaFree(a[1]));

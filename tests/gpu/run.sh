@@ -806,10 +806,13 @@ if section devices; then
 # under the tools only memory made there is managed; every other
 # allocation is the runtime's device memory, as plain CUDA makes it
 # (tests/gpu/devices_probe.cu): every line as plain but the first's
-# memory type, the last case, device 1 writing device 0's buffer through
-# peer access, included. umrec's trace has the one served allocation,
-# used by a kernel, and counts the 5 the runtime made (4 MiB each), as
-# umreplay's statistics do; umplan plans the trace. The trace names the
+# memory type, device 1 writing device 0's buffer through peer access
+# included. The last case frees a buffer of device 0's with device 1
+# current while device 0 has yet to write it: the allocation after it
+# reads as zeroed, as plain. umrec's trace has the three allocations the
+# arena served (the first one's used by kernels, the freed buffer's by
+# one), and counts the 5 the runtime made (4 MiB each), as umreplay's
+# statistics do; umplan plans the trace. The trace names the
 # arena's context: umplan leaves out the kernels of the other (device
 # 1's, the peer write on device 0's buffer among them), as many as the
 # trace's stream rows place there, and umreplay follows none of their
@@ -824,14 +827,14 @@ devices_rows() { # TOOL RC SERVED
 	row "devices_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [[ '$plain' == 'device on 0 device on 1 device on 1 device on 1 device on 0 managed on '[01]' ' ]] && [ \"\$(devices_types $WORK/devices.$tool)\" = 'managed on 0 ${plain#device on 0 }' ] && diff <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.plain) <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.$tool) >/dev/null && under_umkit $WORK/devices.$tool.err && [ '$served' = True ]")" \
 		"$(devices_types "$WORK/devices.$tool")"
 }
-probe_under_tools devices devices_probe 1 devices_rows
+probe_under_tools devices devices_probe 3 devices_rows
 detail=$(python3 - "$WORK/devices.db" <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 rows = db.execute("SELECT a.api, a.size, count(DISTINCT k.correlation_id) FROM alloc a "
                   "LEFT JOIN kernel_arg k ON k.alloc_id = a.id GROUP BY a.id").fetchall()
 runtime = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('runtime_allocs', 'runtime_alloc_bytes')").fetchall())
-ok = len(rows) == 1 and rows[0][:2] == ("cudaMalloc", 4 << 20) and rows[0][2] >= 1 and \
+ok = [r[:2] for r in rows] == [("cudaMalloc", 4 << 20)] * 3 and rows[0][2] >= 1 and rows[1][2] == 1 and \
      runtime == {"runtime_allocs": "5", "runtime_alloc_bytes": str(5 << 22)}
 print(f"allocations {rows}, as (api, size, launches using it); the runtime's: {runtime}")
 sys.exit(0 if ok else 1)
