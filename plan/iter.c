@@ -415,7 +415,7 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 	}
 	if (t->n_kernels == 0 && t->other_context_kernels) {
 		um_errmsg(err, errlen, "%s: every kernel ran in another CUDA context than the one umkit's memory "
-			  "is in (another GPU's): nothing to plan", t->path);
+			  "is in (another GPU's, or one the program made): nothing to plan", t->path);
 		return -1;
 	}
 	if (t->n_kernels == 0) {

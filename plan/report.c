@@ -300,7 +300,7 @@ int report_text(const struct planner *pl, FILE *out)
 			t->after_reset_kernels);
 	if (t->other_context_kernels)
 		fprintf(out, "             %zu kernels launched in another CUDA context than the arena's, another "
-			"GPU's (not planned)\n", t->other_context_kernels);
+			"GPU's or one the program made (not planned)\n", t->other_context_kernels);
 	if (t->runtime_allocs)
 		fprintf(out, "             %" PRIu64 " allocations (%s) the runtime served in the arena's stead: "
 			"not in the trace, not planned\n",

@@ -364,6 +364,7 @@ struct seq_row {
 	int64_t seq;
 	uint64_t corr;
 	struct trace_kernel k;
+	bool other_context; /* its stream is in another context than the arena's */
 };
 
 static int cmp_seq_row(const void *a, const void *b)
@@ -450,13 +451,10 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 			kr->t->graph_kernels++;
 		return false;
 	}
-	/* Another context's kernel (its stream's, when the stream is known)
-	 * ran on another GPU, or in memory the arena does not serve. */
-	if (kr->t->arena_context_id >= 0 && sqlite3_column_type(st, 14) != SQLITE_NULL &&
-	    sqlite3_column_int64(st, 14) != kr->t->arena_context_id) {
-		kr->t->other_context_kernels++;
-		return false;
-	}
+	/* Column 14, the stream's context, is there when the arena's is known
+	 * (NULL: a stream without a row, or a kernel without a stream). */
+	r->other_context = kr->t->arena_context_id >= 0 && sqlite3_column_type(st, 14) != SQLITE_NULL &&
+			   sqlite3_column_int64(st, 14) != kr->t->arena_context_id;
 	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
 	r->seq = sqlite3_column_int64(st, 1);
 	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
@@ -478,12 +476,15 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	void *data;
 	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
-	 * walking the seq index; sorting a million rows in memory is cheap. */
-	int rc = load_rows(l, "kernel",
-			   "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, grid_x, grid_y, "
-			   "grid_z, block_x, block_y, block_z, shared_mem, s.context_id AS stream_context_id "
-			   "FROM kernel LEFT JOIN stream s ON s.id = kernel.stream_id",
-			   sizeof(struct seq_row), kernel_row, &kr, &data, &n);
+	 * walking the seq index; sorting a million rows in memory is cheap.
+	 * With the arena's context known, each kernel's stream's context too. */
+	const char *sql = t->arena_context_id < 0
+				  ? "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, grid_x, "
+				    "grid_y, grid_z, block_x, block_y, block_z, shared_mem FROM kernel"
+				  : "SELECT correlation_id, seq, exec_id, name_id, launch_ns, start_ns, end_ns, grid_x, "
+				    "grid_y, grid_z, block_x, block_y, block_z, shared_mem, s.context_id AS "
+				    "\"stream.context_id\" FROM kernel LEFT JOIN stream s ON s.id = kernel.stream_id";
+	int rc = load_rows(l, "kernel", sql, sizeof(struct seq_row), kernel_row, &kr, &data, &n);
 	free(kr.name_states);
 	if (rc)
 		return -1;
@@ -499,7 +500,16 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	while (kept < n && !after_reset(t, rows[kept].k.launch_ns))
 		kept++;
 	t->after_reset_kernels = n - kept;
-	n = kept;
+	/* Then another context's kernels (another GPU's, or a context of the
+	 * program's own) are counted, not kept: they ran in memory the arena
+	 * does not serve. After a reset the device's context is a new one,
+	 * whose kernels were counted above. */
+	n = 0;
+	for (size_t i = 0; i < kept; i++)
+		if (rows[i].other_context)
+			t->other_context_kernels++;
+		else
+			rows[n++] = rows[i];
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
 	if (!t->kernels || !*by_corr) {

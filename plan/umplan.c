@@ -459,8 +459,8 @@ int main(int argc, char **argv)
 			trace_path, pl->trace->after_reset_kernels, pl->trace->n_kernels);
 	if (pl->trace->other_context_kernels)
 		um_warn("%s: %zu kernels ran in another CUDA context than the one umkit's memory is in (another "
-			"GPU's): they are not planned, and umreplay does not follow them; the plan covers the %zu "
-			"kernels of the arena's device (docs/design.md, \"Known limits\")",
+			"GPU's, or one the program made): they are not planned, and umreplay does not follow them; "
+			"the plan covers the %zu kernels of the arena's context (docs/design.md, \"Known limits\")",
 			trace_path, pl->trace->other_context_kernels, pl->trace->n_kernels);
 	int rc = 0;
 	if (simulate) {

@@ -84,17 +84,20 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 			goto failed;
 	if (trace_schema_count(db, "graph_kernel", &out->graph_kernels) != 0)
 		goto failed;
-	char value[32], sql[160];
+	char value[32], sql[192];
+	long long reset_ns = LLONG_MAX;
 	if (trace_schema_meta(db, "device_reset_ns", value, sizeof value) == 1) {
 		out->device_reset = true;
-		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel WHERE launch_ns >= %lld",
-			 strtoll(value, NULL, 10));
+		reset_ns = strtoll(value, NULL, 10);
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel WHERE launch_ns >= %lld", reset_ns);
 		if (query_row(db, sql, (uint64_t *const[]){ &out->kernels_after_reset }, 1) != 0)
 			goto failed;
 	}
+	/* Before the reset: the device's context after it is a new one. */
 	if (trace_schema_meta(db, "arena_context_id", value, sizeof value) == 1) {
 		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel k JOIN stream s ON s.id = k.stream_id "
-			 "WHERE k.seq IS NOT NULL AND s.context_id != %lld", strtoll(value, NULL, 10));
+			 "WHERE k.seq IS NOT NULL AND s.context_id != %lld AND (k.launch_ns IS NULL OR "
+			 "k.launch_ns < %lld)", strtoll(value, NULL, 10), reset_ns);
 		if (query_row(db, sql, (uint64_t *const[]){ &out->other_context_kernels }, 1) != 0)
 			goto failed;
 	}
@@ -180,8 +183,8 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 		add(buf, len, &used, "\n  device reset the program reset the device: its memory from then on is not "
 		    "recorded, and the %" PRIu64 " kernels launched after it are not planned", s->kernels_after_reset);
 	if (s->other_context_kernels)
-		add(buf, len, &used, "\n  other GPUs   %" PRIu64 " kernels launched in another CUDA context than the "
-		    "arena's (not planned)", s->other_context_kernels);
+		add(buf, len, &used, "\n  contexts     %" PRIu64 " kernels launched in another CUDA context than the "
+		    "arena's, another GPU's or one the program made (not planned)", s->other_context_kernels);
 	if (s->runtime_allocs)
 		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served in the arena's "
 		    "stead: not umkit's, not recorded", s->runtime_allocs,

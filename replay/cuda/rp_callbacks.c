@@ -147,7 +147,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 		engine_after_launch(rp_engine);
 		return;
 	}
-	/* Another context's launch (another GPU's) is not in the plan, which
+	/* Another context's launch (another GPU's, say) is not in the plan, which
 	 * umplan made of the arena's context's kernels alone. */
 	CUcontext arena_context = um_alloc_context();
 	if (arena_context && cb->context != arena_context) {

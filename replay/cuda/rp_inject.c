@@ -275,7 +275,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 			 m.stopped_at_graph ? "the program's first CUDA graph" : "the program's device reset");
 	if (m.other_context_launches)
 		snprintf(progress + strlen(progress), sizeof progress - strlen(progress),
-			 "; %llu launches in another GPU's context not followed",
+			 "; %llu launches in another CUDA context not followed",
 			 (unsigned long long)m.other_context_launches);
 	um_info("policy %s: %s; moved %s in, %s out, %llu on-demand migrations; %sdevice memory in use up to %s",
 		engine_policy_name(policy), progress,

@@ -404,20 +404,30 @@ expect_err_has "4 kernels per iteration, 6 ops, predicted peak 128.00 MiB of 155
 two_fixture=$(dirname "$fixture")/h200_two_devices.db
 run "$UMPLAN" "$two_fixture" --json
 expect_status 0 "a trace of a program on two GPUs plans"
-expect_err_has "13 kernels ran in another CUDA context than the one umkit's memory is in (another GPU's): they are not planned, and umreplay does not follow them; the plan covers the 21 kernels of the arena's device" \
+expect_err_has "13 kernels ran in another CUDA context than the one umkit's memory is in (another GPU's, or one the program made): they are not planned, and umreplay does not follow them; the plan covers the 21 kernels of the arena's context" \
 	"umplan warns that another GPU's kernels are not planned"
 expect_json 't=d["trace"]; assert t["other_context_kernels"] == 13 and t["kernels"] == 21' "--json counts another GPU's kernels apart"
 run "$UMPLAN" "$two_fixture" --report
-expect_out_has "13 kernels launched in another CUDA context than the arena's, another GPU's (not planned)" \
+expect_out_has "13 kernels launched in another CUDA context than the arena's, another GPU's or one the program made (not planned)" \
 	"--report counts another GPU's kernels"
 cp "$two_fixture" "$SCRATCH/two-unnamed.db"
 sqlite3 "$SCRATCH/two-unnamed.db" "DELETE FROM meta WHERE key = 'arena_context_id'"
 run "$UMPLAN" "$SCRATCH/two-unnamed.db" --json
 expect_json 't=d["trace"]; assert t["other_context_kernels"] == 0 and t["kernels"] == 34' "a trace that names no arena context plans every kernel"
+# A program on one GPU whose trace names the arena's context (the reset
+# fixture as umrec records it since session 57): the kernels after the
+# reset, whose streams are in the device's new context, count as after
+# the reset, not as another context's.
+sqlite3 "$(dirname "$fixture")/h200_reset_probe.db" ".backup '$SCRATCH/reset-named.db'"
+sqlite3 "$SCRATCH/reset-named.db" "INSERT INTO meta VALUES ('arena_context_id', '1')"
+run "$UMPLAN" "$SCRATCH/reset-named.db" --json
+expect_json 't=d["trace"]; assert t["after_reset_kernels"] == 80 and t["other_context_kernels"] == 0 and t["kernels"] == 80' \
+	"the kernels after a reset are not another context's"
+expect_err_has "the 80 kernels launched after it used memory umkit did not manage" "the reset is warned of as a reset"
+expect_err_lacks "another CUDA context" "no warning of another context's kernels for a program on one GPU"
 run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
 expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 expect_err_lacks "reset the device" "no reset warning for a program without a reset"
-expect_err_lacks "another CUDA context" "no warning of another GPU's kernels for a program on one"
 expect_err_lacks "the runtime's" "no warning of the runtime's memory for a program all of whose memory was umkit's"
 # A program part of whose memory the runtime served (umrec counts it:
 # docs/trace-schema.md, meta.runtime_allocs): said, in --report and --json.

@@ -361,7 +361,44 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	trace_free(t);
 	assert_int_equal(args, 12);
 
+	/* After a device reset the device's context is a new one: the
+	 * kernels launched then count as after the reset, not as another
+	 * context's. */
+	test_path(path, sizeof path, "contexts-reset.db");
+	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "12990000" });
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	exec_sql(db, "INSERT INTO stream(id, context_id) VALUES (1, 1), (2, 2)");
+	exec_sql(db, "UPDATE kernel SET stream_id = CASE WHEN seq >= 12 THEN 2 ELSE 1 END");
+	exec_sql(db, "INSERT INTO meta(key, value) VALUES ('arena_context_id', '1')");
+	sqlite3_close(db);
+	t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(t->after_reset_kernels, 4);
+	assert_int_equal(t->other_context_kernels, 0);
+	assert_int_equal(t->n_kernels, 12);
+	trace_free(t);
+
+	/* A stream's context that is no integer: refused, naming the column,
+	 * where it is read; a trace that names no arena context never reads
+	 * it. */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	exec_sql(db, "UPDATE stream SET context_id = 'gpu0' WHERE id = 1");
+	sqlite3_close(db);
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "a row of kernel has stream.context_id 'gpu0', not an integer"));
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	exec_sql(db, "DELETE FROM meta WHERE key = 'arena_context_id'");
+	sqlite3_close(db);
+	t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(t->n_kernels, 12);
+	trace_free(t);
+
 	/* A context ID that is not one is refused, naming the file. */
+	test_path(path, sizeof path, "contexts.db");
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	exec_sql(db, "UPDATE meta SET value = 'gpu1' WHERE key = 'arena_context_id'");
 	sqlite3_close(db);
