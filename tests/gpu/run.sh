@@ -329,7 +329,9 @@ if section reset; then
 # allocations live then freed by it (after a clean start too, whose reset
 # loses nothing); umreplay, whose budget makes it evict before the reset
 # (ondemand: the plan keeps these buffers on the host), follows the
-# program up to it, counts what moved, and stops there.
+# program up to it, counts what moved, and stops there. umplan counts the
+# 80 kernels after the reset as such, though the device's context is a
+# new one then (not as another context's).
 RP=$BUILD/gpu-probes/reset_probe
 reset_sums() { grep -E '^(phase|free after)' "$1"; }
 for mode in middle first own-context; do
@@ -354,6 +356,11 @@ print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it",
 	row "reset_probe $mode, umrec" "$(verdict "[ $rc -eq 0 ] && grep -q '^reset: ok' $WORK/reset.$mode.rec && diff <(reset_sums $WORK/reset.$mode.plain) <(reset_sums $WORK/reset.$mode.rec) >/dev/null && [ \"${reset_trace%% *}\" = ok ]")" \
 		"exit $rc; $reset_trace"
 	$B/umplan -q "$WORK/reset.$mode.db" --capacity 128M -o "$WORK/reset.$mode.plan"
+	# The device's context after the reset is a new one: its kernels are
+	# after the reset, not another context's.
+	planned=$($B/umplan -q "$WORK/reset.$mode.db" --json 2>/dev/null | python3 -c 'import json,sys; t=json.load(sys.stdin)["trace"]; print(t["after_reset_kernels"], t["other_context_kernels"])' 2>&1)
+	row "reset_probe $mode, umplan: after the reset" "$(verdict "[ '$planned' = '80 0' ]")" \
+		"kernels after the reset, of another context: ${planned:-none}"
 	timeout 60 $B/umreplay --plan "$WORK/reset.$mode.plan" --policy ondemand --gpu-budget 160M --max-managed $MAXM \
 		--stats "$WORK/reset.$mode.json" -- $RP $mode >"$WORK/reset.$mode.replay" 2>&1
 	rc=$?
