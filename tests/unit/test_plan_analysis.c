@@ -300,6 +300,24 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 	assert_non_null(strstr(err, "meta device_reset_ns 'soon' is not a time in ns"));
 }
 
+/* Runs sql, one statement or more, on the trace at path. */
+static void edit_trace(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	exec_sql(db, sql);
+	sqlite3_close(db);
+}
+
+static struct trace *load_or_fail(const char *path)
+{
+	char err[512];
+	struct trace *t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
 /* A program on two GPUs: the kernels whose stream is in another context
  * than the arena's ran on the other device and are counted, not planned,
  * with their arguments; a kernel whose stream is unknown (no stream row,
@@ -310,46 +328,33 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	char path[512], err[512];
 	test_path(path, sizeof path, "contexts.db");
 	write_hand_trace(path, &(struct hand_opts){ 0 });
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	/* k3 (every iteration's last kernel) on stream 2, context 2; the rest
 	 * on stream 1 but iteration 0's k0, without a stream, and k1, on a
 	 * stream with no row. */
-	exec_sql(db, "INSERT INTO stream(id, context_id) VALUES (1, 1), (2, 2)");
-	exec_sql(db, "UPDATE kernel SET stream_id = CASE WHEN name_id = 4 THEN 2 ELSE 1 END");
-	exec_sql(db, "UPDATE kernel SET stream_id = NULL WHERE seq = 0");
-	exec_sql(db, "UPDATE kernel SET stream_id = 9 WHERE seq = 1");
-	sqlite3_close(db);
-	struct trace *t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	edit_trace(path, "INSERT INTO stream(id, context_id) VALUES (1, 1), (2, 2);"
+			 "UPDATE kernel SET stream_id = CASE WHEN name_id = 4 THEN 2 ELSE 1 END;"
+			 "UPDATE kernel SET stream_id = NULL WHERE seq = 0;"
+			 "UPDATE kernel SET stream_id = 9 WHERE seq = 1");
+	struct trace *t = load_or_fail(path);
 	assert_int_equal(t->arena_context_id, -1);
 	assert_int_equal(t->n_kernels, 16);
 	assert_int_equal(t->other_context_kernels, 0);
 	trace_free(t);
 
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, "INSERT INTO meta(key, value) VALUES ('arena_context_id', '1')");
-	sqlite3_close(db);
-	t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	edit_trace(path, "INSERT INTO meta(key, value) VALUES ('arena_context_id', '1')");
+	t = load_or_fail(path);
 	assert_int_equal(t->arena_context_id, 1);
 	assert_int_equal(t->n_kernels, 12);
 	assert_int_equal(t->other_context_kernels, 4);
 	for (size_t i = 0; i < t->n_kernels; i++)
 		assert_int_not_equal(t->kernels[i].name, 4);
 	/* k3's arguments (the iteration's allocation) went with it. */
-	size_t args = t->n_args;
+	assert_int_equal(t->n_args, 12);
 	trace_free(t);
 
 	/* Every kernel in another context: nothing to plan, and why. */
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, "UPDATE kernel SET stream_id = 2");
-	sqlite3_close(db);
-	t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	edit_trace(path, "UPDATE kernel SET stream_id = 2");
+	t = load_or_fail(path);
 	assert_int_equal(t->n_kernels, 0);
 	assert_int_equal(t->other_context_kernels, 16);
 	struct iter_options io;
@@ -359,21 +364,22 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	assert_non_null(strstr(err, path));
 	assert_non_null(strstr(err, "every kernel ran in another CUDA context than the one umkit's memory is in"));
 	trace_free(t);
-	assert_int_equal(args, 12);
+
+	/* A context ID that is not one is refused, naming the file. */
+	edit_trace(path, "UPDATE meta SET value = 'gpu1' WHERE key = 'arena_context_id'");
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "meta arena_context_id 'gpu1' is not a CUPTI context ID"));
 
 	/* After a device reset the device's context is a new one: the
 	 * kernels launched then count as after the reset, not as another
 	 * context's. */
 	test_path(path, sizeof path, "contexts-reset.db");
 	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "12990000" });
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, "INSERT INTO stream(id, context_id) VALUES (1, 1), (2, 2)");
-	exec_sql(db, "UPDATE kernel SET stream_id = CASE WHEN seq >= 12 THEN 2 ELSE 1 END");
-	exec_sql(db, "INSERT INTO meta(key, value) VALUES ('arena_context_id', '1')");
-	sqlite3_close(db);
-	t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	edit_trace(path, "INSERT INTO stream(id, context_id) VALUES (1, 1), (2, 2);"
+			 "UPDATE kernel SET stream_id = CASE WHEN seq >= 12 THEN 2 ELSE 1 END;"
+			 "INSERT INTO meta(key, value) VALUES ('arena_context_id', '1')");
+	t = load_or_fail(path);
 	assert_int_equal(t->after_reset_kernels, 4);
 	assert_int_equal(t->other_context_kernels, 0);
 	assert_int_equal(t->n_kernels, 12);
@@ -382,29 +388,14 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	/* A stream's context that is no integer: refused, naming the column,
 	 * where it is read; a trace that names no arena context never reads
 	 * it. */
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, "UPDATE stream SET context_id = 'gpu0' WHERE id = 1");
-	sqlite3_close(db);
+	edit_trace(path, "UPDATE stream SET context_id = 'gpu0' WHERE id = 1");
 	assert_null(trace_load(path, err, sizeof err));
 	assert_non_null(strstr(err, path));
 	assert_non_null(strstr(err, "a row of kernel has stream.context_id 'gpu0', not an integer"));
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, "DELETE FROM meta WHERE key = 'arena_context_id'");
-	sqlite3_close(db);
-	t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	edit_trace(path, "DELETE FROM meta WHERE key = 'arena_context_id'");
+	t = load_or_fail(path);
 	assert_int_equal(t->n_kernels, 12);
 	trace_free(t);
-
-	/* A context ID that is not one is refused, naming the file. */
-	test_path(path, sizeof path, "contexts.db");
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, "UPDATE meta SET value = 'gpu1' WHERE key = 'arena_context_id'");
-	sqlite3_close(db);
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "meta arena_context_id 'gpu1' is not a CUPTI context ID"));
 }
 
 static void tensors_have_origins_and_lifetimes(void **state)
