@@ -7,7 +7,6 @@
 #include "capture.h"
 #include "cbids.h"
 #include "launch_info.h"
-#include "um_alloc.h"
 #include "um_backend.h"
 
 /* Each call, in its plain and per-thread-default-stream (_ptsz) forms,
@@ -60,11 +59,6 @@ bool stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * the fences follow that launch's stream (cuGraphLaunch). */
 	if (capture_work_captured(s))
 		return true;
-	/* The arena's fences order its own context's streams; another
-	 * context's (another GPU's) could take none of their events. */
-	CUcontext served = um_alloc_context();
-	if (served && cb->context != served)
-		return false;
 	if (cb->callbackSite == CUPTI_API_ENTER)
 		um_backend_stream_begin(s);
 	else

@@ -553,8 +553,15 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		if (into_capture(stream))
 			return cudaErrorInvalidValue;
 		bind_context(); /* the stream's note may queue work */
-		um_backend_note_stream((CUstream)stream);
-		return release(ptr) ? cudaSuccess : refused(cudaErrorInvalidValue);
+		/* In the arena's context, as release() is made: the note may mark
+		 * the end of the one stream order on the legacy stream. Another
+		 * context's stream could take none of the fence's events. */
+		bool entered = enter_arena_context();
+		if (stream_in_arena_context(stream))
+			um_backend_note_stream((CUstream)stream);
+		bool freed = release(ptr);
+		leave_arena_context(entered);
+		return freed ? cudaSuccess : refused(cudaErrorInvalidValue);
 	}
 	/* Into a capture, the free is made at the graph's launch. */
 	if (into_capture(stream))
