@@ -199,7 +199,7 @@ static int load_meta(struct loader *l)
 										  &t->runtime_alloc_bytes))
 		return -1;
 	/* A program on several GPUs launches kernels in other contexts than
-	 * the arena's: those are left out (kernel_row). */
+	 * the arena's: those are left out (load_kernels). */
 	t->arena_context_id = -1;
 	if (trace_schema_meta(l->db, "arena_context_id", buf, sizeof buf) == 1) {
 		if (!meta_number(buf, &v) || v > UINT32_MAX) {

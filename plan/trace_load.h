@@ -125,8 +125,10 @@ struct trace {
 				      loaded */
 	size_t after_reset_kernels; /* launched after device_reset_ns, in memory
 				       the recorder did not see: not loaded */
-	size_t other_context_kernels; /* launched in another context than the
-					 arena's (another GPU's): not loaded */
+	size_t other_context_kernels; /* launched before any reset in another
+					 context than the arena's (another
+					 GPU's, or one the program made): not
+					 loaded */
 	size_t untimed_kernels; /* kernels without GPU start/end */
 	bool launch_reordered;  /* some launch_ns decreased in seq order (fixed up) */
 };

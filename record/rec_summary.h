@@ -30,9 +30,10 @@ struct rec_summary {
 	bool device_reset;          /* meta.device_reset_ns is set: the program's
 				       reset destroyed the arena's memory */
 	uint64_t kernels_after_reset; /* kernels launched from then on */
-	uint64_t other_context_kernels; /* launched in another context than
-					   meta.arena_context_id (another
-					   GPU's): not planned */
+	uint64_t other_context_kernels; /* launched before any reset in another
+					   context than meta.arena_context_id
+					   (another GPU's, or one the program
+					   made): not planned */
 	uint64_t disk_bytes;      /* the database file and its -wal */
 };
 

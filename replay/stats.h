@@ -77,8 +77,8 @@ struct replay_measured {
 					  the following (docs/replay.md) */
 	bool stopped_at_reset;         /* so did its cudaDeviceReset */
 	uint64_t other_context_launches; /* launches in another CUDA context
-					    than the arena's (another GPU's):
-					    not followed */
+					    than the arena's (another GPU's, or
+					    one the program made): not followed */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;

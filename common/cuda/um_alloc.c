@@ -243,7 +243,6 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 	return cudaSuccess;
 }
 
-/* Returns true if ptr was the arena's and is now released. */
 /* A free's fence records its events in the calling thread's context, and
  * the tool's hook issues its driver calls there: from another context
  * than the arena's (a program on two GPUs freeing with the other device
@@ -265,6 +264,7 @@ static void leave_arena_context(bool entered)
 		cuCtxPopCurrent(&was);
 }
 
+/* Returns true if ptr was the arena's and is now released. */
 static bool release(void *ptr)
 {
 	struct arena_alloc a;

@@ -108,8 +108,8 @@ bool rp_callbacks_may_wake(void);
 bool rp_callbacks_stopped_at_graph(void);
 /* Whether the program's cudaDeviceReset ended it. */
 bool rp_callbacks_stopped_at_reset(void);
-/* Launches in another CUDA context than the arena's (another GPU's),
- * which the replayer does not follow. */
+/* Launches in another CUDA context than the arena's (another GPU's, or
+ * one the program made), which the replayer does not follow. */
 uint64_t rp_callbacks_other_context_launches(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
