@@ -21,6 +21,7 @@
 #include "plan/synth.h"
 #include "replay/dryrun.h"
 #include "replay/engine.h"
+#include "replay/footprint.h"
 #include "replay/oplog.h"
 
 #define BLK ((uint64_t)2 << 20)
@@ -303,41 +304,24 @@ static void fixtures(void **state)
 	globfree(&g);
 }
 
-struct span {
-	uint64_t first, last; /* blocks */
-};
-
-static int cmp_span(const void *a, const void *b)
-{
-	uint64_t x = ((const struct span *)a)->first, y = ((const struct span *)b)->first;
-	return (x > y) - (x < y);
-}
-
 /* What an idle replay counts as resident at the end: every block an
- * allocation of the trace ever covered (replay/footprint.c), or twice the
- * unplanned peak if that is more. A budget the program's memory never
- * outgrows, even where it holds memory no kernel names (the two-GPU
- * fixture's 32 MiB cuBLAS workspace, beside a 20 MiB peak). */
+ * allocation of the trace ever covered (its footprint, replay/footprint.h,
+ * checked against a bitmap in test_replay_parts), or twice the unplanned
+ * peak if that is more. A budget the program's memory never outgrows, even
+ * where it holds memory no kernel names (the two-GPU fixture's 32 MiB
+ * cuBLAS workspace, beside a 20 MiB peak). */
 static uint64_t idle_footprint_room(const struct trace *t, uint64_t peak)
 {
-	struct span *s = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *s);
-	assert_non_null(s);
-	size_t n = 0;
-	for (size_t i = 0; i < t->n_allocs; i++)
-		if (t->allocs[i].reserved)
-			s[n++] = (struct span){ t->allocs[i].address / BLK,
-						(t->allocs[i].address + t->allocs[i].reserved - 1) / BLK };
-	qsort(s, n, sizeof *s, cmp_span);
-	uint64_t blocks = 0, end = 0; /* end: one past the last block counted */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t from = s[i].first > end ? s[i].first : end;
-		if (s[i].last + 1 > from)
-			blocks += s[i].last + 1 - from;
-		if (s[i].last + 1 > end)
-			end = s[i].last + 1;
+	footprint *f = footprint_create();
+	assert_non_null(f);
+	for (size_t i = 0; i < t->n_allocs; i++) {
+		const struct trace_alloc *a = &t->allocs[i];
+		uint64_t first = a->address / BLK, last = (a->address + a->reserved - 1) / BLK;
+		if (a->reserved)
+			assert_int_equal(footprint_add(f, first, last - first + 1), 0);
 	}
-	free(s);
-	uint64_t room = blocks * BLK, twice = 2 * peak / BLK * BLK;
+	uint64_t room = footprint_blocks(f) * BLK, twice = 2 * peak / BLK * BLK;
+	footprint_destroy(f);
 	return room > twice ? room : twice;
 }
 
