@@ -27,6 +27,13 @@ row() { # row NAME VERDICT DETAIL
 }
 verdict() { if eval "$1"; then echo PASS; else echo FAIL; fi; }
 metric() { python3 -c "import json,sys; d=json.load(open('$1')); print(d['$2'])"; }
+# TRACE KEY...: umplan --json's counts of the trace, its "trace" object's
+# KEYs, on one line.
+trace_counts() {
+	local db=$1; shift
+	$B/umplan -q "$db" --json 2>/dev/null |
+		python3 -c 'import json,sys; t=json.load(sys.stdin)["trace"]; print(*(t[k] for k in sys.argv[1:]))' "$@" 2>&1
+}
 losses() { grep -E '^(step|iter) [0-9]+ loss ' "$1"; }
 # Whether two runs printed the same checksum and step lines.
 same_output() { diff <(grep -E '^(checksum|step) ' "$1") <(grep -E '^(checksum|step) ' "$2") >/dev/null; }
@@ -358,7 +365,7 @@ print("ok" if ok else "bad", "reset_ns", reset and reset[0], "allocs before it",
 	$B/umplan -q "$WORK/reset.$mode.db" --capacity 128M -o "$WORK/reset.$mode.plan"
 	# The device's context after the reset is a new one: its kernels are
 	# after the reset, not another context's.
-	planned=$($B/umplan -q "$WORK/reset.$mode.db" --json 2>/dev/null | python3 -c 'import json,sys; t=json.load(sys.stdin)["trace"]; print(t["after_reset_kernels"], t["other_context_kernels"])' 2>&1)
+	planned=$(trace_counts "$WORK/reset.$mode.db" after_reset_kernels other_context_kernels)
 	row "reset_probe $mode, umplan: after the reset" "$(verdict "[ '$planned' = '80 0' ]")" \
 		"kernels after the reset, of another context: ${planned:-none}"
 	timeout 60 $B/umreplay --plan "$WORK/reset.$mode.plan" --policy ondemand --gpu-budget 160M --max-managed $MAXM \
@@ -866,21 +873,19 @@ n = lambda op: db.execute("SELECT count(*) FROM kernel k JOIN stream s ON s.id =
 print(n("="), n("!="))
 EOF
 }
-# FILE KEY: umplan --json's count of the trace's KEY.
-planned_count() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"][sys.argv[2]])' "$@" 2>/dev/null; }
 # FILE: a replay's launches not followed (another context's) and followed.
 followed_counts() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["measured"]["other_context_launches"], d["engine"]["launches"])' "$1" 2>/dev/null; }
-# NAME TRACE PLANJSON STATS: the row for one program's contexts.
+# NAME TRACE STATS: the row for one program's contexts.
 contexts_row() {
-	local arena other not_followed followed
+	local arena other planned left_out not_followed followed
 	read -r arena other <<<"$(contexts "$2")"
-	read -r not_followed followed <<<"$(followed_counts "$4")"
+	read -r planned left_out <<<"$(trace_counts "$2" kernels other_context_kernels)"
+	read -r not_followed followed <<<"$(followed_counts "$3")"
 	row "$1: other context not planned, not followed" \
-		"$(verdict "[ '${other:-0}' -ge 1 ] && [ \"\$(planned_count $3 other_context_kernels)\" = '$other' ] && [ \"\$(planned_count $3 kernels)\" = '$arena' ] && [ '$not_followed' = '$other' ] && [ '$followed' = '$arena' ]")" \
-		"trace: ${arena:-?} kernels in the arena's context, ${other:-?} in the other; umplan planned $(planned_count "$3" kernels), left out $(planned_count "$3" other_context_kernels); umreplay followed ${followed:-?}, not ${not_followed:-?}"
+		"$(verdict "[ '${other:-0}' -ge 1 ] && [ '$left_out' = '$other' ] && [ '$planned' = '$arena' ] && [ '$not_followed' = '$other' ] && [ '$followed' = '$arena' ]")" \
+		"trace: ${arena:-?} kernels in the arena's context, ${other:-?} in the other; umplan planned ${planned:-?}, left out ${left_out:-?}; umreplay followed ${followed:-?}, not ${not_followed:-?}"
 }
-$B/umplan -q "$WORK/devices.db" --json >"$WORK/devices.plan.json" 2>/dev/null
-contexts_row devices_probe "$WORK/devices.db" "$WORK/devices.plan.json" "$WORK/devices.json"
+contexts_row devices_probe "$WORK/devices.db" "$WORK/devices.json"
 # The plan has room for 16 MiB of device 0's (its kernels use up to three
 # 4 MiB tensors, its planned peak is 20 MiB): with work to do from the
 # start, the replay follows every launch of device 0. The first step's
@@ -897,8 +902,7 @@ tail -n 2 "$WORK/two.rec" "$WORK/two.err"
 placed=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["engine"]; print(e["iterations"], d["measured"]["lost_kernels"]["launches"], e["ops"]["evict"]["calls"], e["matched"], e["matched_by_shape"], e["resynced"], e["lost"])' "$WORK/two.json" 2>/dev/null)
 row "devices: PyTorch on two GPUs, output" "$(verdict "[ $rc -eq 0 ] && [ \"\$(grep -c '^step ' $WORK/two.plain)\" = 4 ] && same_output $WORK/two.plain $WORK/two.rec && same_output $WORK/two.plain $WORK/two.out && under_umkit $WORK/two.err")" \
 	"umreplay exit $rc; $(tail -n 1 "$WORK/two.plain")"
-$B/umplan -q "$WORK/two.db" --json >"$WORK/two.plan.json" 2>/dev/null
-contexts_row "devices: PyTorch on two GPUs" "$WORK/two.db" "$WORK/two.plan.json" "$WORK/two.json"
+contexts_row "devices: PyTorch on two GPUs" "$WORK/two.db" "$WORK/two.json"
 read -r two_iters two_unplaced two_evictions two_matched two_shaped two_resynced two_lost <<<"$placed"
 row "devices: PyTorch on two GPUs, steady steps placed" "$(verdict "[ '${two_iters:-0}' -ge 2 ] && [ '$two_unplaced' = 0 ] && [ '${two_evictions:-0}' -ge 1 ]")" \
 	"${two_iters:-?} iterations, ${two_unplaced:-?} launches of theirs not placed; launches matched ${two_matched:-?}, by shape ${two_shaped:-?}, resynced ${two_resynced:-?}, lost ${two_lost:-?}; ${two_evictions:-?} evictions"
