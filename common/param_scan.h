@@ -53,7 +53,8 @@ struct param_arg {
 	struct arena_alloc alloc; /* the allocation the word points into */
 	uint64_t offset;          /* word - alloc.address */
 	bool steady;              /* the word has held an arena address at every
-				     launch of the function so far */
+				     launch scanned with these slots so far
+				     (one function's, in one context) */
 };
 
 /* Where a scan puts what it finds: up to cap args, then truncated. */

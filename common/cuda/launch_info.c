@@ -32,13 +32,21 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
 	return cbid_index(launch_cbids, (size_t)launch_ncbids, cbid) >= 0;
 }
 
-/* What is fixed for one function: its parameter layout (sizes and offsets
- * in order) and the execution-ID hash state after its name. A handle may
- * name another function once its module is unloaded, so an entry holds
- * its name too: the pointer the launches pass (compared first, cheaply)
- * and a copy. */
+/* What is fixed for one function in one context: its parameter layout
+ * (sizes and offsets in order), the execution-ID hash state after its name
+ * and the words ruled out as pointers. A handle may name another function
+ * once its module is unloaded, so an entry holds its name too: the pointer
+ * the launches pass (compared first, cheaply) and a copy.
+ *
+ * The context is part of the key because the runtime launches one
+ * context-independent CUkernel on every device: what its words held on
+ * another GPU (memory no arena serves) must not rule them out, or leave
+ * them unsteady, on the arena's. The replayer decodes no other context's
+ * launch, so a shared entry would give the same launch one ID in the
+ * recording and another in the replay. */
 struct kernel_info {
 	CUfunction f;
+	CUcontext context;
 	_Atomic(const char *) name_seen;
 	char *name;
 	uint64_t name_state;
@@ -55,11 +63,12 @@ struct kernel_info {
 static _Atomic(struct kernel_info *) infos[INFO_BUCKETS];
 static pthread_mutex_t infos_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The entry of f named name: the newest for f, if its name is that. */
-static struct kernel_info *find_info(CUfunction f, const char *name, size_t h)
+/* The entry of f in context named name: the newest for them, if its name
+ * is that. */
+static struct kernel_info *find_info(CUfunction f, CUcontext context, const char *name, size_t h)
 {
 	struct kernel_info *k = atomic_load_explicit(&infos[h], memory_order_acquire);
-	while (k && k->f != f)
+	while (k && (k->f != f || k->context != context))
 		k = k->next;
 	if (!k || atomic_load_explicit(&k->name_seen, memory_order_relaxed) == name)
 		return k;
@@ -69,7 +78,7 @@ static struct kernel_info *find_info(CUfunction f, const char *name, size_t h)
 	return k;
 }
 
-static struct kernel_info *create_info(CUfunction f, const char *name)
+static struct kernel_info *create_info(CUfunction f, CUcontext context, const char *name)
 {
 	struct kernel_info *k = calloc(1, sizeof *k);
 	if (!k || !(k->name = strdup(name))) {
@@ -78,6 +87,7 @@ static struct kernel_info *create_info(CUfunction f, const char *name)
 	}
 	size_t off, size, cap = 0;
 	k->f = f;
+	k->context = context;
 	atomic_init(&k->name_seen, name);
 	k->name_state = execid_name_state(name);
 	/* The runtime may launch a CUkernel where a CUfunction is expected;
@@ -100,15 +110,15 @@ static struct kernel_info *create_info(CUfunction f, const char *name)
 	return k;
 }
 
-static const struct kernel_info *info_of(CUfunction f, const char *name)
+static const struct kernel_info *info_of(CUfunction f, CUcontext context, const char *name)
 {
-	size_t h = ((uintptr_t)f >> 4) % INFO_BUCKETS;
-	struct kernel_info *k = find_info(f, name, h);
+	size_t h = (((uintptr_t)f >> 4) ^ ((uintptr_t)context >> 4)) % INFO_BUCKETS;
+	struct kernel_info *k = find_info(f, context, name, h);
 	if (k)
 		return k;
 	pthread_mutex_lock(&infos_lock);
-	k = find_info(f, name, h);
-	if (!k && (k = create_info(f, name))) {
+	k = find_info(f, context, name, h);
+	if (!k && (k = create_info(f, context, name))) {
 		k->next = atomic_load_explicit(&infos[h], memory_order_relaxed);
 		atomic_store_explicit(&infos[h], k, memory_order_release);
 	}
@@ -223,7 +233,7 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	}
 	out->name = cb->symbolName ? cb->symbolName : "<unknown>";
 	out->function = f;
-	const struct kernel_info *k = info_of(f, out->name);
+	const struct kernel_info *k = info_of(f, cb->context, out->name);
 	if (a)
 		scan_params(out, a, foreign, k, params, extra);
 
