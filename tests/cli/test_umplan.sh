@@ -407,6 +407,12 @@ expect_status 0 "a trace of a program on two GPUs plans"
 expect_err_has "13 kernels ran in another CUDA context than the one umkit's memory is in (another GPU's, or one the program made): they are not planned, and umreplay does not follow them; the plan covers the 21 kernels of the arena's context" \
 	"umplan warns that another GPU's kernels are not planned"
 expect_json 't=d["trace"]; assert t["other_context_kernels"] == 13 and t["kernels"] == 21' "--json counts another GPU's kernels apart"
+# Recorded since session 58, device 0's steps repeat their execution IDs
+# although device 1 launches the same functions (with its own memory)
+# between them: the recorder learns a function's words per context. The
+# trace umrec made before had two of the five positions differ.
+expect_json 'it=d["iterations"]; assert it["steady"] and it["positions_differing"] == 0 and it["count"] == 3 and it["period"] == 5' \
+	"device 0's steps of a two-GPU program repeat their execution IDs"
 run "$UMPLAN" "$two_fixture" --report
 expect_out_has "13 kernels launched in another CUDA context than the arena's, another GPU's or one the program made (not planned)" \
 	"--report counts another GPU's kernels"
