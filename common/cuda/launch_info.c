@@ -2,9 +2,9 @@
  * launch_info.c: decode kernel launches (see launch_info.h).
  *
  * The parameter words that point into the arena are found by param_scan.c.
- * What is fixed per function (the parameter layout, the hash of the long
- * mangled name, the words ruled out as pointers) is computed once and
- * cached: this runs on every launch of the program.
+ * What is fixed per function in a context (the parameter layout, the hash
+ * of the long mangled name, the words ruled out as pointers) is computed
+ * once and cached: this runs on every launch of the program.
  */
 #include "launch_info.h"
 
@@ -43,7 +43,11 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
  * another GPU (memory no arena serves) must not rule them out, or leave
  * them unsteady, on the arena's. The replayer decodes no other context's
  * launch, so a shared entry would give the same launch one ID in the
- * recording and another in the replay. */
+ * recording and another in the replay. The context is the one current
+ * at the launch (CUPTI's), as the replayer's test is: a CUkernel the
+ * driver API launches on a stream of another context than the current
+ * one runs in the stream's, yet is keyed, and skipped, as the current
+ * one's (docs/design.md, "Known limits"). */
 struct kernel_info {
 	CUfunction f;
 	CUcontext context;
