@@ -195,7 +195,11 @@ static bool in_arena_context(void)
 	CUcontext current = bind_if_unbound(), claimed = NULL;
 	if (!current)
 		return true; /* as before the check: the runtime's mapping binds */
-	if (atomic_compare_exchange_strong(&arena_context, &claimed, current) || claimed == current)
+	if (atomic_compare_exchange_strong(&arena_context, &claimed, current)) {
+		um_backend_serve_context(current);
+		return true;
+	}
+	if (claimed == current)
 		return true;
 	say_runtime_serves(&told, "with another CUDA context current than its first allocation's (another "
 				  "device's, or one of its own)");

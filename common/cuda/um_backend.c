@@ -33,6 +33,7 @@ static struct fence_ring ring;
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	CUstream s;
+	CUcontext context; /* its own; NULL when the driver would not say */
 	int nonblocking;
 	int busy;        /* has had work since the last fence */
 	unsigned queued; /* counts the calls that queued work, to see a race */
@@ -61,6 +62,13 @@ static atomic_bool destroyed_pending, destroyed_busy;
 static atomic_uint destroy_gen;
 
 static bool managed_memory;
+/* The context the arena's memory is in (um_backend_serve_context). A
+ * stream of another, another GPU's, can take none of a fence's events,
+ * and a synchronize of this one would not wait for it either: its work is
+ * not the fences' to follow, nor does it end the one stream order below
+ * (stream_elsewhere). That it may touch the arena's memory through peer
+ * access is left to the program, as plain CUDA's free leaves it. */
+static _Atomic(CUcontext) served_context;
 /* The calling thread's map was refused while it had no error pending: the
  * refusal is now its last error (the runtime keeps one per thread). */
 static __thread bool refused_clean;
@@ -89,11 +97,40 @@ static atomic_bool order_settled;
 static void one_stream_order_ends(void);
 static void order_end_waits(CUstream s);
 
+void um_backend_serve_context(CUcontext context)
+{
+	atomic_store(&served_context, context);
+}
+
+/* Whether context, a stream's, is known to be another than the arena's. */
+static bool context_elsewhere(CUcontext context)
+{
+	CUcontext served = atomic_load(&served_context);
+	return served && context && context != served;
+}
+
+/* Whether stream s is in another context than the arena's, asked of the
+ * driver: s is no legacy stream, and its work is not being captured
+ * (stream_calls.c notes none), where a query may break the capture. */
+static bool stream_elsewhere(CUstream s)
+{
+	CUcontext context = NULL;
+	if (s == CU_STREAM_PER_THREAD)
+		cuCtxGetCurrent(&context);
+	else
+		cuStreamGetCtx(s, &context);
+	return context_elsewhere(context);
+}
+
 void um_backend_stream_begin(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
-	if (!atomic_load_explicit(&order_settled, memory_order_acquire))
+	/* Asked only until the order is settled: another GPU's stream must
+	 * not end it, nor mark its end on that GPU's legacy stream, where no
+	 * work of the arena's is (the event would be recorded in the calling
+	 * thread's context). */
+	if (!atomic_load_explicit(&order_settled, memory_order_acquire) && !stream_elsewhere(s))
 		one_stream_order_ends();
 	if (atomic_load(&order_end_pending))
 		order_end_waits(s);
@@ -135,7 +172,8 @@ static void forget_destroyed(void)
 	for (int k = 0; k < ndestroyed; k++) {
 		int i = stream_index(destroyed[k]);
 		if (i < nstreams) {
-			busy |= streams[i].busy && streams[i].nonblocking;
+			busy |= streams[i].busy && streams[i].nonblocking &&
+				!context_elsewhere(streams[i].context);
 			streams[i] = streams[--nstreams];
 		}
 	}
@@ -166,7 +204,9 @@ void um_backend_stream_queued(CUstream s)
 		if (capture_stream_capturing(s))
 			return;
 		unsigned flags = 0;
+		CUcontext context = NULL;
 		cuStreamGetFlags(s, &flags);
+		cuStreamGetCtx(s, &context);
 		pthread_mutex_lock(&streams_lock);
 		i = stream_index(s);
 		if (i == nstreams && nstreams == MAX_STREAMS) {
@@ -178,6 +218,7 @@ void um_backend_stream_queued(CUstream s)
 		}
 		if (i == nstreams) {
 			streams[i].s = s;
+			streams[i].context = context;
 			streams[i].nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
 			nstreams++;
 		}
@@ -197,7 +238,8 @@ void um_backend_capture_begins(CUstream s)
 	pthread_mutex_unlock(&single_stream_lock);
 	if (s == CU_STREAM_PER_THREAD)
 		capture_threads_begin();
-	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s) ||
+	    stream_elsewhere(s))
 		return;
 	/* Taken on now, while its flags may still be asked: a fence made
 	 * during the capture must know whether it is a blocking stream. */
@@ -492,8 +534,10 @@ static uint64_t fence_record(void *ctx)
 	bool watch = capture_watching();
 	pthread_mutex_lock(&streams_lock);
 	for (int i = 0; i < nstreams; i++) {
-		/* Blocking streams too once captures were seen: one may capture. */
-		if ((streams[i].busy && streams[i].nonblocking) || (watch && !streams[i].nonblocking))
+		/* Blocking streams too once captures were seen: one may capture.
+		 * Never another context's (served_context). */
+		bool ours = !context_elsewhere(streams[i].context);
+		if (ours && ((streams[i].busy && streams[i].nonblocking) || (watch && !streams[i].nonblocking)))
 			fenced[nfenced++] = (struct fenced){ .stream = streams[i].s,
 							     .nonblocking = streams[i].nonblocking,
 							     .busy = streams[i].busy,

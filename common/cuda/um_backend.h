@@ -20,6 +20,11 @@
 /* Fills backend for managed (true) or plain device (false) memory. */
 void um_backend_init(struct arena_backend *backend, bool managed);
 
+/* The arena's memory is in context, claimed by the program's first
+ * allocation: work on another context's streams (another GPU's) is none of
+ * the fences', nor does it end the one stream order. */
+void um_backend_serve_context(CUcontext context);
+
 /* A call is about to queue work on stream (at its API entry): from now on
  * fences cannot assume one stream order. From the program's first call
  * outside the legacy stream, such calls are queued behind the work the
