@@ -44,10 +44,10 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
  * them unsteady, on the arena's. The replayer decodes no other context's
  * launch, so a shared entry would give the same launch one ID in the
  * recording and another in the replay. The context is the one current
- * at the launch (CUPTI's), as the replayer's test is: a CUkernel the
+ * at the launch (CUPTI's), which costs no driver call: a CUkernel the
  * driver API launches on a stream of another context than the current
- * one runs in the stream's, yet is keyed, and skipped, as the current
- * one's (docs/design.md, "Known limits"). */
+ * one runs in the stream's, yet is keyed as the current one's, alike in
+ * the recording and the replay. */
 struct kernel_info {
 	CUfunction f;
 	CUcontext context;

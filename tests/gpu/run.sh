@@ -902,6 +902,11 @@ contexts_row() {
 		"trace: ${arena:-?} kernels in the arena's context, ${other:-?} in the other; umplan planned ${planned:-?}, left out ${left_out:-?}; umreplay followed ${followed:-?}, not ${not_followed:-?}"
 }
 contexts_row devices_probe "$WORK/devices.db" "$WORK/devices.json"
+# streams_probe's driver-API launch on device 0's stream with device 1
+# current runs in device 0's context, where its stream row places it:
+# planned, and followed (umreplay asks the stream where the current
+# context is another).
+contexts_row streams_probe "$WORK/streams.db" "$WORK/streams.json"
 # The plan has room for 16 MiB of device 0's (its kernels use up to three
 # 4 MiB tensors, its planned peak is 20 MiB): with work to do from the
 # start, the replay follows every launch of device 0. The launches before

@@ -17,12 +17,19 @@
 //    buffer the held stream fills reads right afterwards; the time the
 //    free took goes to stderr ("free waited N ms"), since plain CUDA's
 //    free waits for the device and the tools' need not.
+//  - "driver launch": the kernel, as a context-independent CUkernel, is
+//    launched through the driver API on device 0's stream with device 1
+//    current; it runs in the stream's context, device 0's, so it is the
+//    arena's to plan and follow (tests/gpu/run.sh counts it). The line
+//    counts the words of its buffer that it did not write.
 //
 // Usage: streams_probe
 // Exits 0, 2 when the probe's own set-up failed, 3 with fewer than two
 // GPUs.
 #include <chrono>
 #include <cstdio>
+
+#include <cuda.h>
 
 #include "probe_check.h"
 
@@ -103,6 +110,21 @@ int main()
 	CHECK(cudaStreamSynchronize(own[0]));
 	printf("wait: %zu words of the held stream's buffer wrong\n", count_not(held, 3));
 	fprintf(stderr, "free waited %.1f ms\n", ms);
+
+	cudaKernel_t kernel;
+	CHECK(cudaGetKernel(&kernel, (const void *)fill));
+	size_t n = N;
+	float value = 5;
+	void *args[] = { &held, &n, &value };
+	CHECK(cudaSetDevice(1));
+	CUresult r = cuLaunchKernel((CUfunction)kernel, blocks, 1, 1, 256, 1, 1, 0, (CUstream)own[0], args, NULL);
+	if (r != CUDA_SUCCESS) {
+		printf("cuLaunchKernel on device 0's stream, device 1 current, failed: %d\n", (int)r);
+		return 2;
+	}
+	CHECK(cudaSetDevice(0));
+	CHECK(cudaStreamSynchronize(own[0]));
+	printf("driver launch: %zu words not written\n", count_not(held, 5));
 
 	CHECK(cudaFree(again));
 	CHECK(cudaFree(held));
