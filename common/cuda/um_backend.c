@@ -97,9 +97,23 @@ static atomic_bool order_settled;
 static void one_stream_order_ends(void);
 static void order_end_waits(CUstream s);
 
+/* The context stream s's work runs in (a special handle: the calling
+ * thread's), as its device's primary context where that is a green
+ * context's, whose own handle differs; NULL when the driver would not say.
+ * Not for a stream capturing a graph, where a query may break the
+ * capture (stream_calls.c notes no captured work). */
+static CUcontext stream_context(CUstream s)
+{
+	CUcontext context = NULL;
+	CUgreenCtx green;
+	return cuStreamGetCtx_v2(s, &context, &green) == CUDA_SUCCESS ? context : NULL;
+}
+
 void um_backend_serve_context(CUcontext context)
 {
-	atomic_store(&served_context, context);
+	/* context is current: its primary one, as stream_context says. */
+	CUcontext primary = stream_context(CU_STREAM_LEGACY);
+	atomic_store(&served_context, primary ? primary : context);
 }
 
 /* Whether context, a stream's, is known to be another than the arena's. */
@@ -109,27 +123,37 @@ static bool context_elsewhere(CUcontext context)
 	return served && context && context != served;
 }
 
-/* Whether stream s is in another context than the arena's, asked of the
- * driver: s is no legacy stream, and its work is not being captured
- * (stream_calls.c notes none), where a query may break the capture. */
+/* The stream the calling thread last asked stream_elsewhere about, and the
+ * answer: good while no stream was destroyed since (destroy_gen), as its
+ * handle may come back as another's. */
+static __thread CUstream asked_stream;
+static __thread unsigned asked_gen;
+static __thread bool asked_elsewhere;
+
+/* Whether stream s is in another context than the arena's. A special
+ * handle is the calling thread's current context, which may change, so
+ * only a created stream's answer is kept. */
 static bool stream_elsewhere(CUstream s)
 {
-	CUcontext context = NULL;
 	if (s == CU_STREAM_PER_THREAD)
-		cuCtxGetCurrent(&context);
-	else
-		cuStreamGetCtx(s, &context);
-	return context_elsewhere(context);
+		return context_elsewhere(stream_context(s));
+	unsigned gen = atomic_load(&destroy_gen);
+	if (s != asked_stream || gen != asked_gen) {
+		asked_elsewhere = context_elsewhere(stream_context(s));
+		asked_stream = s;
+		asked_gen = gen;
+	}
+	return asked_elsewhere;
 }
 
 void um_backend_stream_begin(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
-	/* Asked only until the order is settled: another GPU's stream must
-	 * not end it, nor mark its end on that GPU's legacy stream, where no
-	 * work of the arena's is (the event would be recorded in the calling
-	 * thread's context). */
+	/* Asked until the order is settled: another GPU's stream must not end
+	 * it. Where only other GPUs' streams have work besides the legacy
+	 * stream, that is at each of their calls (one driver query when the
+	 * thread's stream changes). */
 	if (!atomic_load_explicit(&order_settled, memory_order_acquire) && !stream_elsewhere(s))
 		one_stream_order_ends();
 	if (atomic_load(&order_end_pending))
@@ -204,9 +228,8 @@ void um_backend_stream_queued(CUstream s)
 		if (capture_stream_capturing(s))
 			return;
 		unsigned flags = 0;
-		CUcontext context = NULL;
 		cuStreamGetFlags(s, &flags);
-		cuStreamGetCtx(s, &context);
+		CUcontext context = stream_context(s);
 		pthread_mutex_lock(&streams_lock);
 		i = stream_index(s);
 		if (i == nstreams && nstreams == MAX_STREAMS) {
@@ -238,12 +261,16 @@ void um_backend_capture_begins(CUstream s)
 	pthread_mutex_unlock(&single_stream_lock);
 	if (s == CU_STREAM_PER_THREAD)
 		capture_threads_begin();
-	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s) ||
-	    stream_elsewhere(s))
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || capture_stream_capturing(s))
 		return;
 	/* Taken on now, while its flags may still be asked: a fence made
-	 * during the capture must know whether it is a blocking stream. */
+	 * during the capture must know whether it is a blocking stream. And
+	 * another GPU's stream too, so that no synchronize is made while it
+	 * captures (capture_seen_under_way); but no fence takes events on it,
+	 * so its work is not waited for. */
 	um_backend_stream_queued(s);
+	if (stream_elsewhere(s))
+		return;
 	pthread_mutex_lock(&streams_lock);
 	int i = stream_index(s);
 	unsigned queued = i < nstreams ? streams[i].queued : 0;
@@ -319,6 +346,7 @@ void um_backend_device_reset(void)
 	pthread_mutex_lock(&streams_lock);
 	nstreams = 0;
 	pthread_mutex_unlock(&streams_lock);
+	atomic_fetch_add(&destroy_gen, 1); /* for stream_elsewhere's answers */
 	pthread_mutex_lock(&destroyed_lock);
 	ndestroyed = 0;
 	destroyed_overflow = false;
@@ -409,9 +437,16 @@ static void one_stream_order_ends(void)
 	atomic_store(&multi_stream, true);
 	bool seen = (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN;
 	if (seen && !capture_threads_any() && !capture_watching()) {
+		/* On the arena's legacy stream, whichever context the calling
+		 * thread has current: its call may be on one of the arena's
+		 * streams with another GPU's current. */
+		CUcontext served = atomic_load(&served_context), was;
+		bool pushed = served && cuCtxPushCurrent(served) == CUDA_SUCCESS;
 		CUresult r = cuEventCreate(&order_end, CU_EVENT_DISABLE_TIMING);
 		if (r == CUDA_SUCCESS)
 			r = cuEventRecord(order_end, CU_STREAM_LEGACY);
+		if (pushed)
+			cuCtxPopCurrent(&was);
 		if (r == CUDA_SUCCESS)
 			atomic_store(&order_end_pending, true);
 		else

@@ -9,8 +9,10 @@
 //    device 0 allocates the same size again and zeroes it on its own
 //    non-blocking stream. Under the tools the free handed the range on
 //    at once (one stream order so far), so the zeroing must be queued
-//    behind the legacy stream's fill: the line counts the words not zero
-//    (and stderr says whether the range was the freed one).
+//    behind the legacy stream's fill: the line counts the words not zero,
+//    and stderr says whether the range was the freed one and how long
+//    after the free the zeroing was done (at least the 200 ms the legacy
+//    stream is held, plain or not: whether the words show it is a race).
 //  - "wait": device 0's non-blocking stream is held 200 ms, device 1's
 //    non-blocking stream has work, and a buffer no pending work uses is
 //    freed with device 0 current. The line says whether the sum of a
@@ -81,6 +83,7 @@ int main()
 	CHECK(cudaLaunchHostFunc(0, sleep_200ms, NULL));
 	fill<<<blocks, 256>>>(first, N, 8);
 	CHECK(cudaGetLastError());
+	auto freed = std::chrono::steady_clock::now();
 	CHECK(cudaFree(first));
 	CHECK(cudaSetDevice(1));
 	fill<<<blocks, 256, 0, own[1]>>>(other, N, 1);
@@ -89,9 +92,12 @@ int main()
 	float *again;
 	CHECK(cudaMalloc((void **)&again, bytes));
 	CHECK(cudaMemsetAsync(again, 0, bytes, own[0]));
+	CHECK(cudaStreamSynchronize(own[0]));
+	double zeroed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - freed).count();
 	CHECK(cudaDeviceSynchronize());
 	printf("order: %zu words not zero\n", count_not(again, 0));
-	fprintf(stderr, "order: the range %s\n", again == first ? "handed on" : "not handed on");
+	fprintf(stderr, "order: the range %s, zeroed %.1f ms after the free\n",
+		again == first ? "handed on" : "not handed on", zeroed);
 
 	float *held, *idle;
 	CHECK(cudaMalloc((void **)&held, bytes));
