@@ -845,9 +845,12 @@ probe_under_tools devices devices_probe 3 devices_rows
 # Device 1's streams, which the arena's fences can neither take events on
 # nor need (tests/gpu/streams_probe.cu): device 1's stream getting the
 # program's first work outside a legacy stream must still leave a range
-# freed in device 0's one stream order behind that order's work (the
-# freed range handed on, zeroed at least 150 ms after the free, behind
-# the legacy stream's 200 ms; 0 words not zero, as plain); and a free with work
+# freed in device 0's one stream order behind that order's work: the
+# freed range handed on and zeroed at least 150 ms after the free (after
+# the legacy stream's 200 ms spin, so the case means something), with 0
+# words not zero, as plain (the fill behind the spin did not land after
+# the zeroing; a race, which before the fix showed in 32-288 words of
+# some runs and none of others); and a free with work
 # on device 1's stream must not wait for device 0 (plain CUDA's does;
 # the tools' fences let it return, under 100 ms against the 200 ms that
 # device 0's held stream takes).

@@ -3,8 +3,9 @@
 // streams can neither take the fences' events nor hold its memory's work
 // back, and must change nothing of how device 0's memory is handed on.
 // Two cases, each printing one line that must read as plain:
-//  - "order": device 0's legacy stream is held 200 ms by a host function
-//    and then fills a buffer, which is freed; device 1's non-blocking
+//  - "order": device 0's legacy stream is held 200 ms by a kernel that
+//    spins (a host function there did not hold it on two H200s: the
+//    fill behind it ran at once) and then fills a buffer, which is freed; device 1's non-blocking
 //    stream gets the program's first work outside a legacy stream; then
 //    device 0 allocates the same size again and zeroes it on its own
 //    non-blocking stream. Under the tools the free handed the range on
@@ -12,7 +13,8 @@
 //    behind the legacy stream's fill: the line counts the words not zero,
 //    and stderr says whether the range was the freed one and how long
 //    after the free the zeroing was done (at least the 200 ms the legacy
-//    stream is held, plain or not: whether the words show it is a race).
+//    stream is held, plain or not, on two H200s even when it was not
+//    ordered behind the fill: whether the words show that is a race).
 //  - "wait": device 0's non-blocking stream is held 200 ms, device 1's
 //    non-blocking stream has work, and a buffer no pending work uses is
 //    freed with device 0 current. The line says whether the sum of a
@@ -36,6 +38,16 @@
 #include "probe_check.h"
 
 static const size_t N = 1 << 20; // floats per buffer
+
+// Holds its stream for ns nanoseconds of the GPU's clock.
+__global__ void spin(unsigned long long ns)
+{
+	unsigned long long start, now;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	do
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	while (now - start < ns);
+}
 
 __global__ void fill(float *a, size_t n, float value)
 {
@@ -80,7 +92,7 @@ int main()
 	CHECK(cudaMalloc((void **)&other, bytes));
 
 	CHECK(cudaSetDevice(0));
-	CHECK(cudaLaunchHostFunc(0, sleep_200ms, NULL));
+	spin<<<1, 1>>>(200000000ull);
 	fill<<<blocks, 256>>>(first, N, 8);
 	CHECK(cudaGetLastError());
 	auto freed = std::chrono::steady_clock::now();
