@@ -14,8 +14,8 @@
  * too: the unused dimensions of a TensorIterator kernel's offset calculator,
  * the unused slots of a multi-tensor list or a concatenation's input array
  * (left from an earlier launch, often real pointers). So each function
- * (in each context: common/cuda/launch_info.c) remembers which words have ever held anything but an arena address
- * (param_slots), and
+ * (in each context: common/cuda/launch_info.c) remembers which words have
+ * ever held anything but an arena address (param_slots), and
  *  - in a small parameter (functors, scalars, short pointer arrays: at most
  *    PARAM_SMALL_BYTES) a word once seen holding a nonzero non-address is no
  *    pointer slot from then on: it is not scanned. Unless the address was

@@ -130,11 +130,13 @@ static __thread CUstream asked_stream;
 static __thread unsigned asked_gen;
 static __thread bool asked_elsewhere;
 
-/* Whether stream s is in another context than the arena's. A special
- * handle is the calling thread's current context, which may change, so
- * only a created stream's answer is kept. */
+/* Whether stream s is in another context than the arena's: never before
+ * the arena has one. A special handle is the calling thread's current
+ * context, which may change, so only a created stream's answer is kept. */
 static bool stream_elsewhere(CUstream s)
 {
+	if (!atomic_load(&served_context))
+		return false;
 	if (s == CU_STREAM_PER_THREAD)
 		return context_elsewhere(stream_context(s));
 	unsigned gen = atomic_load(&destroy_gen);
@@ -151,12 +153,13 @@ void um_backend_stream_begin(CUstream s)
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
 	/* Asked until the order is settled: another GPU's stream must not end
-	 * it. Where only other GPUs' streams have work besides the legacy
-	 * stream, that is at each of their calls (one driver query when the
-	 * thread's stream changes). */
+	 * it, nor wait for its end. Where only other GPUs' streams have work
+	 * besides the legacy stream, that is at each of their calls: a driver
+	 * query when the thread's created stream changes, and at every call
+	 * on its per-thread default stream. */
 	if (!atomic_load_explicit(&order_settled, memory_order_acquire) && !stream_elsewhere(s))
 		one_stream_order_ends();
-	if (atomic_load(&order_end_pending))
+	if (atomic_load(&order_end_pending) && !stream_elsewhere(s))
 		order_end_waits(s);
 }
 

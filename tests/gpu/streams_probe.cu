@@ -2,7 +2,7 @@
 // The arena is device 0's (current at the first allocation); device 1's
 // streams can neither take the fences' events nor hold its memory's work
 // back, and must change nothing of how device 0's memory is handed on.
-// Two cases, each printing one line that must read as plain:
+// Three cases, each printing one line that must read as plain:
 //  - "order": device 0's legacy stream is held 200 ms by a kernel that
 //    spins (a host function there did not hold it on two H200s: the
 //    fill behind it ran at once) and then fills a buffer, which is freed; device 1's non-blocking
@@ -23,9 +23,9 @@
 //    free waits for the device and the tools' need not.
 //  - "driver launch": the kernel, as a context-independent CUkernel, is
 //    launched through the driver API on device 0's stream with device 1
-//    current; it runs in the stream's context, device 0's, so it is the
-//    arena's to plan and follow (tests/gpu/run.sh counts it). The line
-//    counts the words of its buffer that it did not write.
+//    current; it runs in the stream's context, device 0's. umplan plans
+//    it, umreplay does not follow it (docs/design.md, "Known limits");
+//    the line counts the words of its buffer that it did not write.
 //
 // Usage: streams_probe
 // Exits 0, 2 when the probe's own set-up failed, 3 with fewer than two
