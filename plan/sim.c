@@ -50,6 +50,11 @@ uint64_t sim_live_peak(const struct sim_ctx *c) { return c->live_peak; }
 uint64_t sim_blocks(const struct sim_ctx *c) { return c->n_blocks; }
 const char *sim_trace_path(const struct sim_ctx *c) { return c->pl->trace->path; }
 
+void sim_out_of_memory(const char *trace_path, char *err, size_t errlen)
+{
+	um_errmsg(err, errlen, "%s: --simulate: out of memory", trace_path);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -258,7 +263,7 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 oom:
 	free(stamp);
 	sim_ctx_free(c);
-	um_errmsg(err, errlen, "%s: --simulate: out of memory", pl->trace->path);
+	sim_out_of_memory(pl->trace->path, err, errlen);
 	return NULL;
 }
 
@@ -620,7 +625,7 @@ int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_o
 		free(*before);
 		free(*after);
 		sched_result_free(&sr);
-		um_errmsg(err, errlen, "%s: --simulate: out of memory", c->pl->trace->path);
+		sim_out_of_memory(c->pl->trace->path, err, errlen);
 		return -1;
 	}
 	memcpy(*before, sr.baseline, c->p * sizeof(uint64_t));
@@ -676,7 +681,7 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 	e.pin = calloc(n, sizeof *e.pin);
 	op_at = calloc((size_t)c->p + 1, sizeof *op_at);
 	if (!e.st || !e.at || !e.lru || !e.pin || !op_at) {
-		um_errmsg(err, errlen, "%s: --simulate: out of memory", c->pl->trace->path);
+		sim_out_of_memory(c->pl->trace->path, err, errlen);
 		goto done;
 	}
 	if (policy == SIM_PLAN) {
@@ -715,7 +720,7 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 	for (size_t b = 0; b < c->n_blocks; b++)
 		out->resident_end += e.st[b] == B_RES;
 	if (e.oom) {
-		um_errmsg(err, errlen, "%s: --simulate: out of memory", c->pl->trace->path);
+		sim_out_of_memory(c->pl->trace->path, err, errlen);
 		goto done;
 	}
 	rc = 0;

@@ -95,6 +95,8 @@ uint64_t sim_live_peak(const struct sim_ctx *c);
 uint64_t sim_blocks(const struct sim_ctx *c);
 /* The path of the trace the context was built from, for messages. */
 const char *sim_trace_path(const struct sim_ctx *c);
+/* The message of a simulation that ran out of memory, naming the trace. */
+void sim_out_of_memory(const char *trace_path, char *err, size_t errlen);
 
 /* Simulates policy at capacity bytes (ignored for ideal); for SIM_PLAN the
  * planner's scheduler is rerun at that capacity. Returns 0 with *out

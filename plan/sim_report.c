@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
 #include "sim.h"
 
 int sim_parse_ratios(const char *text, double **out, size_t *n, char *bad, size_t badlen)
@@ -54,7 +53,7 @@ int sim_sweep(const struct sim_ctx *c, const double *ratios, size_t n, uint64_t 
 {
 	struct sim_row *r = calloc(n ? n : 1, sizeof *r);
 	if (!r) {
-		um_errmsg(err, errlen, "%s: --simulate: out of memory", sim_trace_path(c));
+		sim_out_of_memory(sim_trace_path(c), err, errlen);
 		return -1;
 	}
 	uint64_t w = sim_live_peak(c);

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
 #include "launcher.h"
 #include "log.h"
 #include "plan.h"
@@ -214,7 +213,7 @@ static int simulate_print(const struct planner *pl, const struct sim_options *so
 	if (!c || (perturb > 0 && !sens) || sim_sweep(c, ratios, n, capacity, so, &rows, err, sizeof err) ||
 	    (sens && sim_sensitivity(c, ratios, n, capacity, so, perturb, sens, err, sizeof err))) {
 		if (c && perturb > 0 && !sens)
-			um_errmsg(err, sizeof err, "%s: --simulate: out of memory", pl->trace->path);
+			sim_out_of_memory(pl->trace->path, err, sizeof err);
 		um_error("%s", err);
 		free(rows);
 		free(sens);

@@ -55,6 +55,24 @@ static void exec_sql(sqlite3 *db, const char *sql)
 		fail_msg("%s: %s", sql, msg);
 }
 
+/* Runs sql, one statement or more, on the trace at path. */
+static void edit_trace(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	exec_sql(db, sql);
+	sqlite3_close(db);
+}
+
+static struct trace *load_or_fail(const char *path)
+{
+	char err[512];
+	struct trace *t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
 static void write_hand_trace(const char *path, const struct hand_opts *o)
 {
 	unlink(path);
@@ -171,9 +189,7 @@ static void analyse(const char *name, const struct hand_opts *o, const struct it
 	char path[512], err[512];
 	test_path(path, sizeof path, name);
 	write_hand_trace(path, o);
-	an->t = trace_load(path, err, sizeof err);
-	if (!an->t)
-		fail_msg("%s", err);
+	an->t = load_or_fail(path);
 	struct iter_options def;
 	iter_options_parse("auto", &def);
 	if (iter_detect(an->t, io ? io : &def, &an->it, err, sizeof err) ||
@@ -265,9 +281,7 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 	exec_sql(db, "INSERT INTO string(id, value) VALUES (20, 'step')");
 	exec_sql(db, "INSERT INTO nvtx_range(name_id, start_ns, end_ns) VALUES (20, 1000, 2000), (20, 13000000, 13001000)");
 	sqlite3_close(db);
-	struct trace *t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	struct trace *t = load_or_fail(path);
 	assert_int_equal(t->device_reset_ns, 12990000);
 	assert_int_equal(t->after_reset_kernels, 4);
 	assert_int_equal(t->n_kernels, 12);
@@ -281,9 +295,7 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 	/* A reset before every launch leaves nothing to plan, and says why. */
 	test_path(path, sizeof path, "reset-first.db");
 	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "1" });
-	t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
+	t = load_or_fail(path);
 	assert_int_equal(t->n_kernels, 0);
 	assert_int_equal(t->after_reset_kernels, 16);
 	struct iter_options io;
@@ -298,24 +310,6 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 	assert_null(trace_load(path, err, sizeof err));
 	assert_non_null(strstr(err, path));
 	assert_non_null(strstr(err, "meta device_reset_ns 'soon' is not a time in ns"));
-}
-
-/* Runs sql, one statement or more, on the trace at path. */
-static void edit_trace(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	exec_sql(db, sql);
-	sqlite3_close(db);
-}
-
-static struct trace *load_or_fail(const char *path)
-{
-	char err[512];
-	struct trace *t = trace_load(path, err, sizeof err);
-	if (!t)
-		fail_msg("%s", err);
-	return t;
 }
 
 /* A program on two GPUs: the kernels whose stream is in another context
