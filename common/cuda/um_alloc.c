@@ -557,11 +557,20 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		if (into_capture(stream))
 			return cudaErrorInvalidValue;
 		bind_context(); /* the stream's note may queue work */
+		/* Asked with the caller's context current, whose legacy and
+		 * per-thread streams the special handles name. Another
+		 * context's stream could take none of the fence's events, and
+		 * the range may go to the next allocation at once: its work
+		 * (a kernel of another GPU using the memory through peer
+		 * access) is waited for here instead, where the runtime would
+		 * hold the memory back until the stream reached the free. */
+		bool ours = stream_in_arena_context(stream);
+		if (!ours)
+			(void)cuStreamSynchronize((CUstream)stream);
 		/* In the arena's context, as release() is made: the note may mark
-		 * the end of the one stream order on the legacy stream. Another
-		 * context's stream could take none of the fence's events. */
+		 * the end of the one stream order on the legacy stream. */
 		bool entered = enter_arena_context();
-		if (stream_in_arena_context(stream))
+		if (ours)
 			um_backend_note_stream((CUstream)stream);
 		bool freed = release(ptr);
 		leave_arena_context(entered);

@@ -861,9 +861,10 @@ streams_rows() { # TOOL RC SERVED
 	waited=$(free_wait "$WORK/streams.$tool.err")
 	zeroed=$(zeroed_after "$WORK/streams.$tool.err")
 	row "streams_probe, $tool: as plain, the free not held" "$(verdict "[ $rc -eq 0 ] && grep -qx 'order: 0 words not zero' $WORK/streams.plain && diff $WORK/streams.plain $WORK/streams.$tool >/dev/null && under_umkit $WORK/streams.$tool.err && [ '$served' = True ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 100 and float(sys.argv[2]) >= 150 else 1)' '${waited:-inf}' '${zeroed:-0}'")" \
-		"$(tr '\n' ';' <"$WORK/streams.$tool") zeroed ${zeroed:-?} ms after the free, a free waited ${waited:-?} ms (plain $(zeroed_after "$WORK/streams.plain.err"), $(free_wait "$WORK/streams.plain.err") ms)"
+		"$(tr '\n' ';' <"$WORK/streams.$tool") zeroed ${zeroed:-?} ms after the free, a free waited ${waited:-?} ms (plain $(zeroed_after "$WORK/streams.plain.err"), $(free_wait "$WORK/streams.plain.err") ms); $(peer_free "$WORK/streams.$tool.err")"
 }
-probe_under_tools streams streams_probe 4 streams_rows
+peer_free() { sed -n 's/^peer free: the range \(.*\), the free took \([0-9.]*\) ms$/peer free \1 after \2 ms/p' "$1"; }
+probe_under_tools streams streams_probe 6 streams_rows
 detail=$(python3 - "$WORK/devices.db" <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

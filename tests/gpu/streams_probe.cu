@@ -26,6 +26,14 @@
 //    current; it runs in the stream's context, device 0's. umplan plans
 //    it, umreplay does not follow it (docs/design.md, "Known limits");
 //    the line counts the words of its buffer that it did not write.
+//  - "peer free": device 1's non-blocking stream is held 200 ms by a
+//    spin, then fills a buffer of device 0's through peer access, and the
+//    buffer is freed on that stream (cudaFreeAsync, device 1 current:
+//    the runtime frees a cudaMalloc allocation so at the stream's next
+//    synchronization). Device 0 then allocates the same size and zeroes
+//    it on its own stream: the line counts the words not zero once
+//    device 1's stream is done, and stderr says whether the range was
+//    the freed one and how long the free took.
 //
 // Usage: streams_probe
 // Exits 0, 2 when the probe's own set-up failed, 3 with fewer than two
@@ -144,8 +152,40 @@ int main()
 	CHECK(cudaStreamSynchronize(own[0]));
 	printf("driver launch: %zu words not written\n", count_not(held, 5));
 
+	int peer = 0;
+	CHECK(cudaDeviceCanAccessPeer(&peer, 1, 0));
+	float *shared, *reused;
+	CHECK(cudaMalloc((void **)&shared, bytes));
+	CHECK(cudaSetDevice(1));
+	if (peer) {
+		cudaError_t err = cudaDeviceEnablePeerAccess(0, 0);
+		if (err != cudaSuccess && err != cudaErrorPeerAccessAlreadyEnabled)
+			CHECK(err);
+		(void)cudaGetLastError(); /* already enabled is no error here */
+		spin<<<1, 1, 0, own[1]>>>(200000000ull);
+		fill<<<blocks, 256, 0, own[1]>>>(shared, N, 6);
+		CHECK(cudaGetLastError());
+	}
+	t0 = std::chrono::steady_clock::now();
+	CHECK(cudaFreeAsync(shared, own[1]));
+	ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+	CHECK(cudaSetDevice(0));
+	CHECK(cudaMalloc((void **)&reused, bytes));
+	CHECK(cudaMemsetAsync(reused, 0, bytes, own[0]));
+	CHECK(cudaStreamSynchronize(own[0]));
+	CHECK(cudaSetDevice(1));
+	CHECK(cudaStreamSynchronize(own[1]));
+	CHECK(cudaSetDevice(0));
+	if (peer)
+		printf("peer free: %zu words not zero\n", count_not(reused, 0));
+	else
+		printf("peer free: device 1 cannot reach device 0's memory\n");
+	fprintf(stderr, "peer free: the range %s, the free took %.1f ms\n",
+		reused == shared ? "handed on" : "not handed on", ms);
+
 	CHECK(cudaFree(again));
 	CHECK(cudaFree(held));
+	CHECK(cudaFree(reused));
 	CHECK(cudaSetDevice(1));
 	CHECK(cudaStreamSynchronize(own[1]));
 	CHECK(cudaFree(other));
