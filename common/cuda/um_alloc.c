@@ -563,10 +563,18 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		 * the range may go to the next allocation at once: its work
 		 * (a kernel of another GPU using the memory through peer
 		 * access) is waited for here instead, where the runtime would
-		 * hold the memory back until the stream reached the free. */
+		 * hold the memory back until the stream's next
+		 * synchronization. In the relaxed capture mode: the stream is
+		 * not capturing (into_capture), and in the global one the
+		 * driver may count the call among those it refuses while
+		 * another thread captures, breaking that capture. */
 		bool ours = stream_in_arena_context(stream);
-		if (!ours)
+		if (!ours) {
+			CUstreamCaptureMode mode;
+			bool relaxed = capture_relaxed_begin(&mode);
 			(void)cuStreamSynchronize((CUstream)stream);
+			capture_relaxed_end(relaxed, mode);
+		}
 		/* In the arena's context, as release() is made: the note may mark
 		 * the end of the one stream order on the legacy stream. */
 		bool entered = enter_arena_context();
