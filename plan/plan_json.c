@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "json_value.h"
 
 /* Builders that remember the first allocation failure, so the code below
  * reads as the document it produces and checks once at the end. */
@@ -37,14 +37,9 @@ static void push(struct jb *j, cJSON *arr, cJSON *item)
 	}
 }
 
-/* JSON numbers are doubles: integers past 2^53 would silently round. */
 static cJSON *u64(struct jb *j, uint64_t v)
 {
-	if (v <= ((uint64_t)1 << 53))
-		return check(j, cJSON_CreateNumber((double)v));
-	char buf[24];
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-	return check(j, cJSON_CreateString(buf));
+	return check(j, json_u64(v));
 }
 
 static cJSON *hex(struct jb *j, uint64_t v)
@@ -59,13 +54,9 @@ static cJSON *pos(struct jb *j, uint32_t v)
 	return v == PLAN_POS_NONE ? check(j, cJSON_CreateNull()) : u64(j, v);
 }
 
-/* Text from outside (a path, a command line, names) as JSON allows it. */
 static cJSON *str(struct jb *j, const char *s)
 {
-	char *valid = utf8_valid_copy(s ? s : "");
-	cJSON *item = check(j, valid ? cJSON_CreateString(valid) : NULL);
-	free(valid);
-	return item;
+	return check(j, json_text(s));
 }
 
 static cJSON *obj(struct jb *j)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_value.h"
 #include "size.h"
-#include "utf8.h"
 
 #define SEGMENTS 10
 #define LISTED_OPS 12
@@ -467,25 +467,23 @@ oom:
 	return -1;
 }
 
-static void add_u64(cJSON *o, const char *key, uint64_t v)
+/* Adds item to o as key; an item o cannot take is freed (a report short
+ * of memory loses keys, not memory). */
+static void add_item(cJSON *o, const char *key, cJSON *item)
 {
-	/* JSON numbers are doubles: above 2^53 they would lose digits. */
-	if (v > ((uint64_t)1 << 53)) {
-		char buf[24];
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-		cJSON_AddStringToObject(o, key, buf);
-	} else {
-		cJSON_AddNumberToObject(o, key, (double)v);
-	}
+	if (!cJSON_AddItemToObject(o, key, item))
+		cJSON_Delete(item);
 }
 
-/* Text from the trace (a path, names) as JSON allows it. */
+static void add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	add_item(o, key, json_u64(v));
+}
+
+/* Text from the trace (a path, names). */
 static void add_text(cJSON *o, const char *key, const char *s)
 {
-	char *valid = utf8_valid_copy(s ? s : "");
-	if (valid)
-		cJSON_AddStringToObject(o, key, valid);
-	free(valid);
+	add_item(o, key, json_text(s));
 }
 
 static cJSON *hist_json(const uint64_t *counts)

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "plan/json_value.h"
 #include "plan/plan_json.h"
 #include "plan_sample.h"
 
@@ -189,6 +190,25 @@ static void big_values_stay_exact(void **state)
 	plan_destroy(p);
 }
 
+/* The shared values (plan/json_value.h) at their edges: 2^53 is the last
+ * count a double keeps exactly, and a byte that starts no UTF-8 sequence
+ * becomes U+FFFD. */
+static void json_values_at_their_edges(void **state)
+{
+	uint64_t edge = (uint64_t)1 << 53;
+	cJSON *at = json_u64(edge), *past = json_u64(edge + 1);
+	assert_true(cJSON_IsNumber(at));
+	assert_true((uint64_t)cJSON_GetNumberValue(at) == edge);
+	assert_string_equal(cJSON_GetStringValue(past), "9007199254740993");
+	cJSON *bad = json_text("a\xff" "b"), *none = json_text(NULL);
+	assert_string_equal(cJSON_GetStringValue(bad), "a\xef\xbf\xbd" "b");
+	assert_string_equal(cJSON_GetStringValue(none), "");
+	cJSON_Delete(at);
+	cJSON_Delete(past);
+	cJSON_Delete(bad);
+	cJSON_Delete(none);
+}
+
 static void dump_shows_host(void **state)
 {
 	struct plan *p = sample_host_plan();
@@ -226,6 +246,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dump_has_everything),
 		cmocka_unit_test(big_values_stay_exact),
+		cmocka_unit_test(json_values_at_their_edges),
 		cmocka_unit_test(dump_shows_host),
 		cmocka_unit_test(dump_survives_round_trip),
 	};

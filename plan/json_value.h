@@ -1,0 +1,22 @@
+/*
+ * json_value.h: the values umplan's JSON documents (--json's report,
+ * --dump's plan) take from outside what JSON holds as it stands: a 64-bit
+ * count, which a JSON number (a double) keeps exactly only up to 2^53, and
+ * text from a trace or a command line, which may be any bytes.
+ */
+#ifndef UMKIT_JSON_VALUE_H
+#define UMKIT_JSON_VALUE_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* v as a number, or above 2^53 as a decimal string; NULL when out of
+ * memory. */
+cJSON *json_u64(uint64_t v);
+
+/* s (NULL reads as "") as a string of valid UTF-8 (utf8.h); NULL when out
+ * of memory. */
+cJSON *json_text(const char *s);
+
+#endif
