@@ -94,6 +94,9 @@ static CUevent order_end;
 static atomic_bool order_end_pending;
 static atomic_bool order_settled;
 
+/* Set by the replayer (um_backend_order_end_host_wait). */
+static void (*order_end_host_wait)(void);
+
 static void one_stream_order_ends(void);
 static void order_end_waits(CUstream s);
 
@@ -161,6 +164,11 @@ void um_backend_stream_begin(CUstream s)
 		one_stream_order_ends();
 	if (atomic_load(&order_end_pending) && !stream_elsewhere(s))
 		order_end_waits(s);
+}
+
+void um_backend_order_end_host_wait(void (*wait)(void))
+{
+	order_end_host_wait = wait;
 }
 
 bool um_backend_single_stream_hold(void)
@@ -377,15 +385,23 @@ static bool event_record(void *ctx, void *event, void *stream)
 }
 
 /* An event whose query fails otherwise joined a capture after its stream
- * was drained (fence_record): its work is done. */
+ * was drained (fence_record): its work is done. The failure is not left
+ * as the thread's last error, which the program would take for its own
+ * (PyTorch checks it after its next launch). */
 static bool event_done(void *ctx, void *event)
 {
-	return cudart_get()->EventQuery(event) != cudaErrorNotReady;
+	bool clean = cudart_clean();
+	cudaError_t err = cudart_get()->EventQuery(event);
+	if (err == cudaErrorNotReady)
+		return false;
+	cudart_quiet(clean, err);
+	return true;
 }
 
 static void event_wait(void *ctx, void *event)
 {
-	cudart_get()->EventSynchronize(event);
+	bool clean = cudart_clean();
+	cudart_quiet(clean, cudart_get()->EventSynchronize(event));
 }
 
 /* Whether a graph capture the callbacks saw begin may be under way: a
@@ -425,8 +441,10 @@ static bool capture_seen_under_way(void)
  * work on the legacy stream could break: the library follows the
  * program's launches from its start (a capture begun unseen is
  * impossible), and none was ever seen (capture_watching). Otherwise
- * the order's end is unguarded, as it was before (said at
- * UMKIT_LOG=debug). */
+ * the calling thread waits on the host for the replayer's discards
+ * (um_backend_order_end_host_wait), and the kernels still queued that
+ * read a freed range stay unordered with its new owner's work, as they
+ * were before (said at UMKIT_LOG=debug). */
 static void one_stream_order_ends(void)
 {
 	pthread_mutex_lock(&single_stream_lock);
@@ -438,7 +456,7 @@ static void one_stream_order_ends(void)
 	 * stream (fence_record), and the replayer issues no more discards:
 	 * what the event then marks covers every free without them. */
 	atomic_store(&multi_stream, true);
-	bool seen = (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN;
+	bool seen = (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN, marked = false;
 	if (seen && !capture_threads_any() && !capture_watching()) {
 		/* On the arena's legacy stream, whichever context the calling
 		 * thread has current: its call may be on one of the arena's
@@ -450,7 +468,8 @@ static void one_stream_order_ends(void)
 			r = cuEventRecord(order_end, CU_STREAM_LEGACY);
 		if (pushed)
 			cuCtxPopCurrent(&was);
-		if (r == CUDA_SUCCESS)
+		marked = r == CUDA_SUCCESS;
+		if (marked)
 			atomic_store(&order_end_pending, true);
 		else
 			um_debug("cannot mark where the one stream order ends (CUDA error %d): work on other "
@@ -459,6 +478,10 @@ static void one_stream_order_ends(void)
 		um_debug("work on a second stream begins where a graph capture may be under way: it is not "
 			 "ordered behind the legacy stream's");
 	}
+	/* Unmarked, what relied on the order that the calling thread can wait
+	 * for without touching the program's streams is waited for here. */
+	if (!marked && order_end_host_wait)
+		order_end_host_wait();
 	atomic_store_explicit(&order_settled, true, memory_order_release);
 	pthread_mutex_unlock(&single_stream_lock);
 }

@@ -94,6 +94,14 @@ bool um_backend_multi_stream(void);
 bool um_backend_single_stream_hold(void);
 void um_backend_single_stream_release(void);
 
+/* Where the end of that order cannot be marked on the GPU (launches went
+ * unseen, as an idle replay's do until it wakes, or a graph capture may be
+ * under way, which work on the legacy stream could break), the program's
+ * first call on another stream calls wait instead, before its work is
+ * queued: it returns once what was queued relying on the order (the
+ * replayer's discards) is done, touching none of the program's streams. */
+void um_backend_order_end_host_wait(void (*wait)(void));
+
 /* The program is about to reset the primary context the arena's memory
  * lives in, or any before the arena mapped memory (cudaDeviceReset),
  * which finishes the work queued and destroys every stream and event: the

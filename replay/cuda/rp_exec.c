@@ -170,6 +170,14 @@ static void check(CUresult r, const char *what)
 	}
 }
 
+/* Where the program's first call on another stream cannot be queued
+ * behind the legacy stream's order on the GPU, it waits here for every
+ * discard issued while that order was relied on (issue_ordered). */
+static void wait_every_discard(void)
+{
+	rp_exec_wait_discards(0, UINT64_MAX);
+}
+
 /* Binds the program's context and creates the stream on first use (from a
  * launch callback, where the program's context is current). */
 static int ensure_stream(void)
@@ -196,6 +204,7 @@ static int ensure_stream(void)
 		mig_stream = NULL;
 	} else if (r == CUDA_SUCCESS) {
 		discard_done = done;
+		um_backend_order_end_host_wait(wait_every_discard);
 	}
 	check(r, "creating the replayer's stream");
 	return r == CUDA_SUCCESS ? 0 : -1;

@@ -1,0 +1,307 @@
+/*
+ * Unit tests for the arena's CUDA backend (common/cuda/um_backend.c), linked
+ * with fakes of the driver and runtime calls it makes: no GPU, no driver.
+ *
+ * The backend's state is the process's (one arena per program), so each
+ * case runs in a child process of its own, which reports a failed check
+ * on stderr and in its exit status.
+ *
+ * - A fence event whose query fails (it joined a graph capture, which the
+ *   backend counts as done) leaves no error for the program to find as its
+ *   own, nor does a failed wait for one.
+ * - The end of the one stream order, where the replayer's discards relied
+ *   on it: a replay that followed the program from its start queues the
+ *   first call on another stream behind it on the GPU; one that woke from
+ *   idle, or where the event cannot be recorded, waits on the host for the
+ *   discards instead (session 59's review found the woken case unordered).
+ */
+#include "testutil.h"
+
+#include <sys/wait.h>
+
+#include "common/cuda/capture.h"
+#include "common/cuda/cudart.h"
+#include "common/cuda/um_backend.h"
+
+#define SIDE ((CUstream)(uintptr_t)0x5000)
+#define OTHER_SIDE ((CUstream)(uintptr_t)0x6000)
+
+/* ---- the fake runtime: one thread, one last error ---- */
+
+static cudaError_t last_error;
+static cudaError_t event_answer = cudaSuccess; /* what event queries and waits return */
+
+/* A failed call leaves its error as the thread's last, as the runtime's do
+ * (not "not ready", which a query answers while the work runs). */
+static cudaError_t answer(cudaError_t err)
+{
+	if (err != cudaSuccess && err != cudaErrorNotReady)
+		last_error = err;
+	return err;
+}
+
+static cudaError_t fake_event_create(cudaEvent_t *event, unsigned int flags)
+{
+	static uintptr_t next = 0x100;
+	*event = (cudaEvent_t)next++;
+	return cudaSuccess;
+}
+
+static cudaError_t fake_event_record(cudaEvent_t event, cudaStream_t stream)
+{
+	return cudaSuccess;
+}
+
+static cudaError_t fake_event_query(cudaEvent_t event)
+{
+	return answer(event_answer);
+}
+
+static cudaError_t fake_event_synchronize(cudaEvent_t event)
+{
+	return answer(event_answer == cudaErrorNotReady ? cudaSuccess : event_answer);
+}
+
+static cudaError_t fake_get_last_error(void)
+{
+	cudaError_t err = last_error;
+	last_error = cudaSuccess;
+	return err;
+}
+
+static const struct cudart fake_runtime = {
+	.EventCreateWithFlags = fake_event_create,
+	.EventRecord = fake_event_record,
+	.EventQuery = fake_event_query,
+	.EventSynchronize = fake_event_synchronize,
+	.GetLastError = fake_get_last_error,
+};
+
+const struct cudart *cudart_get(void)
+{
+	return &fake_runtime;
+}
+
+bool cudart_clean(void)
+{
+	return last_error == cudaSuccess;
+}
+
+cudaError_t cudart_quiet(bool clean, cudaError_t err)
+{
+	if (err != cudaSuccess && clean)
+		last_error = cudaSuccess;
+	return err;
+}
+
+/* ---- the fake capture state (common/cuda/capture.c) ---- */
+
+static bool captures_seen;
+
+bool capture_mode_global(void)
+{
+	return true;
+}
+
+bool capture_watching(void)
+{
+	return captures_seen;
+}
+
+bool capture_stream_capturing(CUstream stream)
+{
+	return false;
+}
+
+/* ---- the fake driver: records what the cases check ---- */
+
+static CUstream waited_stream;                /* the last cuStreamWaitEvent's */
+static CUresult record_answer = CUDA_SUCCESS; /* cuEventRecord's */
+static int host_waits;                        /* calls of count_host_wait */
+
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags)
+{
+	*event = (CUevent)(uintptr_t)0x9000;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream)
+{
+	return record_answer;
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent event)
+{
+	return CUDA_ERROR_NOT_READY;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult r, const char **name)
+{
+	*name = "CUDA_ERROR_FAKE";
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetCtx_v2(CUstream stream, CUcontext *ctx, CUgreenCtx *green)
+{
+	*ctx = (CUcontext)(uintptr_t)0x77;
+	*green = NULL;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetFlags(CUstream stream, unsigned int *flags)
+{
+	*flags = CU_STREAM_NON_BLOCKING;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+	waited_stream = stream;
+	return CUDA_SUCCESS;
+}
+
+static void count_host_wait(void)
+{
+	host_waits++;
+}
+
+/* ---- the cases, each in a child process ---- */
+
+static int failures;
+
+#define EXPECT(cond, what)                                                  \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, what); \
+			failures++;                                         \
+		}                                                           \
+	} while (0)
+
+static void in_child(void (*body)(void))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		body();
+		fflush(NULL);
+		_exit(failures ? 1 : 0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Fences on a second stream, whose events the runtime answers with
+ * cudaErrorCapturedEvent: done, and the thread's last error clean. */
+static void failed_event_answers(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	um_backend_note_stream(SIDE); /* a second stream: fences record events there */
+	uint64_t first = b.fence_record(NULL), second = b.fence_record(NULL);
+	EXPECT(cudart_clean(), "recording a fence left an error");
+	event_answer = cudaErrorCapturedEvent;
+	EXPECT(b.fence_done(NULL, first), "a fence whose event joined a capture counts as done");
+	EXPECT(cudart_clean(), "a failed event query was left as the program's last error");
+	b.fence_wait(NULL, second);
+	EXPECT(cudart_clean(), "a failed event wait was left as the program's last error");
+}
+
+static void a_failed_event_query_is_not_the_programs_error(void **state)
+{
+	in_child(failed_event_answers);
+}
+
+/* The replayer issues a discard trusting the one stream order, then the
+ * program makes its first call on another stream. */
+static void discard_then_side_stream(void)
+{
+	um_backend_order_end_host_wait(count_host_wait);
+	bool single = um_backend_single_stream_hold();
+	um_backend_single_stream_release();
+	EXPECT(single, "the replayer was told the program uses more than one stream");
+	um_backend_stream_begin(SIDE);
+	um_backend_stream_begin(OTHER_SIDE);
+}
+
+static void followed_from_the_start(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	discard_then_side_stream();
+	EXPECT(waited_stream == OTHER_SIDE, "a call on another stream was not queued behind the order's end");
+	EXPECT(host_waits == 0, "the host waited where the GPU orders the calls");
+}
+
+static void a_replay_from_the_start_orders_on_the_gpu(void **state)
+{
+	in_child(followed_from_the_start);
+}
+
+static void woken_from_idle(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	/* As rp_callbacks.c's follow_launches: a capture may have begun
+	 * unseen, and launches are seen from now on. */
+	captures_seen = true;
+	um_backend_launches_seen(false);
+	discard_then_side_stream();
+	EXPECT(host_waits == 1, "the first call on another stream did not wait for the discards once");
+	EXPECT(waited_stream == NULL, "a stream was queued behind the legacy one where a capture may be under way");
+}
+
+static void a_woken_replay_waits_on_the_host(void **state)
+{
+	in_child(woken_from_idle);
+}
+
+static void order_end_unrecorded(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	record_answer = CUDA_ERROR_INVALID_VALUE;
+	discard_then_side_stream();
+	EXPECT(host_waits == 1, "with the order's end unmarked, the discards were not waited for");
+}
+
+static void an_unmarked_order_end_waits_on_the_host(void **state)
+{
+	in_child(order_end_unrecorded);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_failed_event_query_is_not_the_programs_error),
+		cmocka_unit_test(a_replay_from_the_start_orders_on_the_gpu),
+		cmocka_unit_test(a_woken_replay_waits_on_the_host),
+		cmocka_unit_test(an_unmarked_order_end_waits_on_the_host),
+	};
+	return cmocka_run_group_tests_name("um_backend", tests, NULL, NULL);
+}
