@@ -218,6 +218,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.stopped_at_graph = rp_callbacks_stopped_at_graph();
 	m.stopped_at_reset = rp_callbacks_stopped_at_reset();
 	m.other_context_launches = rp_callbacks_other_context_launches();
+	m.dropped_records = rp_activity_dropped();
 	m.discard_waits = xs.discard_waits;
 	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
@@ -298,6 +299,10 @@ static void finish(void)
 	rp_activity_flush();
 	atomic_store(&rp_active, false);
 	rp_callbacks_stop();
+	/* A thread past its rp_active check (one launching while the program
+	 * exits) may still be in the engine: its calls end here, and no later
+	 * one queues work behind the drain. */
+	engine_stop(rp_engine);
 	rp_exec_drain();
 	rp_activity_flush();
 
