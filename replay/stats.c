@@ -136,6 +136,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "dropped_discards", m->dropped_discards, ", ");
 	put_u64(f, "fresh_prefetched", m->fresh_prefetched, ", ");
 	put_u64(f, "failed_driver_calls", m->failed_driver_calls, ", ");
+	put_u64(f, "dropped_records", m->dropped_records, ", ");
 	fprintf(f, "\"kernel_times\": %s, ", m->kernels_timed ? "true" : "false");
 	fprintf(f, "\"stopped_at_graph\": %s, ", m->stopped_at_graph ? "true" : "false");
 	fprintf(f, "\"stopped_at_device_reset\": %s, ", m->stopped_at_reset ? "true" : "false");

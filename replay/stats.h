@@ -79,6 +79,8 @@ struct replay_measured {
 	uint64_t other_context_launches; /* launches in another CUDA context
 					    than the arena's (another GPU's, or
 					    one the program made): not followed */
+	uint64_t dropped_records;      /* activity records CUPTI dropped: the
+					  traffic and fault counts are short */
 	/* Per completed iteration, oldest first (NULL when n_iterations is 0):
 	 * steady-state costs, without the warm-up and the tail. */
 	size_t n_iterations;

@@ -146,6 +146,9 @@ CUptiResult rp_activity_start(bool kernel_times);
  * records only: it dates the faults of its kernel, rp_activity_faults). */
 void rp_activity_note_launch(uint32_t correlation);
 void rp_activity_flush(void);
+/* Activity records CUPTI dropped (its buffers full): the counts below are
+ * short by them. */
+uint64_t rp_activity_dropped(void);
 enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };
 struct rp_traffic {
 	uint64_t htod_bytes, dtoh_bytes;

@@ -44,6 +44,7 @@ static struct rp_traffic totals;
 static struct um_event *events;
 static size_t n_events, cap_events;
 static atomic_bool started;
+static atomic_uint_fast64_t dropped; /* records CUPTI dropped */
 /* The records, for --stats (rp_activity_keep_records). */
 static atomic_bool keeping;
 /* The launches' times (rp_activity_note_launch), kernel times only. */
@@ -102,7 +103,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 		}
 		keep(ev);
 	}
+	/* Records CUPTI had no room for are missing from every count: said
+	 * once, and counted in the statistics (rp_activity_dropped). */
+	size_t n = 0;
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &n) == CUPTI_SUCCESS && n &&
+	    atomic_fetch_add(&dropped, n) == 0)
+		um_warn("CUPTI dropped %zu activity records: the migrations and faults counted are short", n);
 	free(buf);
+}
+
+uint64_t rp_activity_dropped(void)
+{
+	return atomic_load(&dropped);
 }
 
 void rp_activity_keep_records(bool keep)

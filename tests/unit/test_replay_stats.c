@@ -76,7 +76,7 @@ static void keys_and_values(void **state)
 	struct replay_measured m = { .wall_ns = 123456789, .counted = TRAFFIC_FROM_WAKE, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
 				     .fault_migrations = 6, .fault_bytes = 6 << 16, .fault_records = 2,
 				     .peak_residency_bytes = (uint64_t)5 << 30,
-				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .failed_driver_calls = 2, .n_iterations = 3,
+				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .failed_driver_calls = 2, .dropped_records = 9, .n_iterations = 3,
 				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
@@ -189,6 +189,7 @@ static void keys_and_values(void **state)
 	assert_true(num(me, "dropped_discards") == 7);
 	assert_true(num(me, "fresh_prefetched") == 5);
 	assert_true(num(me, "failed_driver_calls") == 2);
+	assert_true(num(me, "dropped_records") == 9);
 	const cJSON *host = cJSON_GetObjectItem(me, "host");
 	assert_int_equal(num(host, "callback_ns"), 4242);
 	assert_int_equal(num(host, "discard_waits"), 9);
