@@ -125,6 +125,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h)
 	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -Itests/unit -o $@ $< $(filter %.o,$^) $(PORTABLE_LIBS) $(PORTABLE_LIBS) \
 		-lcmocka -lcjson $(LDLIBS_PORTABLE)
 $(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
+$(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
 
 unit-tests: $(UNIT_TESTS)
 

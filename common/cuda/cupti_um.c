@@ -2,6 +2,7 @@
  * them (see cupti_um.h). */
 #include "cupti_um.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include <cupti.h>
@@ -14,7 +15,8 @@
 
 static atomic_int state;
 static atomic_int attempts;
-static const char *failure;
+static const char *failure; /* set before state turns FAILED */
+static pthread_mutex_t trying = PTHREAD_MUTEX_INITIALIZER;
 
 static CUptiResult configure(int with_faults)
 {
@@ -38,9 +40,18 @@ static const char *text(CUptiResult r)
 
 enum cupti_um_state cupti_um_enable(const char **why)
 {
-	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	int s = atomic_load_explicit(&state, memory_order_acquire); /* and failure with it */
 	if (s != CUPTI_UM_TRYING)
 		goto out;
+	/* One attempt at a time: another thread's configure must not undo an
+	 * enable, nor its failure be published over a success. A thread that
+	 * finds an attempt under way goes on as if it had tried. */
+	if (pthread_mutex_trylock(&trying) != 0)
+		goto out;
+	if ((s = atomic_load(&state)) != CUPTI_UM_TRYING) {
+		pthread_mutex_unlock(&trying);
+		goto out;
+	}
 	int n = atomic_fetch_add(&attempts, 1);
 	CUptiResult r = CUPTI_ERROR_UNKNOWN;
 	int with_faults;
@@ -56,17 +67,16 @@ enum cupti_um_state cupti_um_enable(const char **why)
 	int next = r == CUPTI_SUCCESS ? (with_faults ? CUPTI_UM_ENABLED_WITH_FAULTS : CUPTI_UM_ENABLED_MIGRATIONS_ONLY)
 		 : (r == CUPTI_ERROR_NOT_READY && n < ENABLE_ATTEMPTS) ? CUPTI_UM_TRYING
 		 : CUPTI_UM_FAILED;
-	int expected = CUPTI_UM_TRYING;
-	if (next != CUPTI_UM_TRYING && atomic_compare_exchange_strong(&state, &expected, next)) {
-		if (next == CUPTI_UM_FAILED) {
-			failure = text(r);
-			um_warn("cannot enable Unified Memory records (%s): no migrations or faults will be seen",
-				failure);
-		} else {
-			um_debug("Unified Memory records enabled at attempt %d", n + 1);
-		}
+	if (next == CUPTI_UM_FAILED) {
+		failure = text(r); /* before the state, whose store publishes it */
+		um_warn("cannot enable Unified Memory records (%s): no migrations or faults will be seen", failure);
+	} else if (next != CUPTI_UM_TRYING) {
+		um_debug("Unified Memory records enabled at attempt %d", n + 1);
 	}
-	s = atomic_load(&state);
+	if (next != CUPTI_UM_TRYING)
+		atomic_store_explicit(&state, next, memory_order_release);
+	pthread_mutex_unlock(&trying);
+	s = next;
 out:
 	if (why)
 		*why = s == CUPTI_UM_FAILED ? failure : NULL;

@@ -20,9 +20,10 @@ enum cupti_um_state {
 	CUPTI_UM_FAILED,
 };
 
-/* Tries (again) unless already enabled or given up; returns the state. On
- * the transition to CUPTI_UM_FAILED it warns once, naming CUPTI's error,
- * which *why (if not NULL) then points to. */
+/* Tries (again) unless already enabled or given up, or another thread is
+ * trying; returns the state. On the transition to CUPTI_UM_FAILED it warns
+ * once, naming CUPTI's error, which *why (if not NULL) then points to, for
+ * every caller that gets that state. Thread-safe. */
 enum cupti_um_state cupti_um_enable(const char **why);
 
 #endif
