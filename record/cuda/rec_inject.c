@@ -75,9 +75,12 @@ static void finish(void)
 	if (!rec_writer)
 		return;
 	rec_activity_flush();
+	/* Before the gate stops the notes of the program's calls on streams:
+	 * a free from here on follows no stream, and waits for the whole
+	 * context instead. */
+	um_backend_launches_unseen();
 	gate_close(&rec_gate);
 	cupti_real()->Unsubscribe(subscriber);
-	um_backend_launches_unseen(); /* frees after this follow no stream */
 	rec_callbacks_finish();
 	arena *a = um_alloc_arena();
 	if (a)

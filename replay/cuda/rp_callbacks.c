@@ -456,7 +456,10 @@ void rp_callbacks_stop(void)
 	pthread_mutex_lock(&waking);
 	if (attached) {
 		cupti_real()->Unsubscribe(subscriber);
-		um_backend_launches_unseen(); /* frees after this follow no stream */
+		/* Again (rp_inject.c's finish made it before): a wake that
+		 * raced the exit, from an allocation past its rp_active
+		 * check, marked launches seen since. */
+		um_backend_launches_unseen();
 	}
 	attached = false;
 	closed = true; /* an allocation already past its check must not attach again */

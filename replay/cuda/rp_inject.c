@@ -22,6 +22,7 @@
 
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/um_alloc.h"
+#include "common/cuda/um_backend.h"
 #include "log.h"
 #include "plan.h"
 #include "replay/stats.h"
@@ -297,6 +298,10 @@ static void finish(void)
 	if (!rp_engine || getpid() != owner)
 		return;
 	rp_activity_flush();
+	/* Before the callbacks stop noting the program's calls on streams:
+	 * a free from here on follows no stream, and waits for the whole
+	 * context instead. */
+	um_backend_launches_unseen();
 	atomic_store(&rp_active, false);
 	rp_callbacks_stop();
 	/* A thread past its rp_active check (one launching while the program
