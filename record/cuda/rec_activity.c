@@ -26,6 +26,7 @@
 
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
+#include "common/cuda/um_alloc.h"
 #include "log.h"
 #include "rec.h"
 #include "thread.h"
@@ -221,9 +222,16 @@ void rec_activity_flush(void)
 
 void rec_activity_hand_over(void)
 {
-	/* Kernels still queued would be handed over without their times. At
-	 * exit the calling thread may have no context, or a torn-down one:
-	 * then there is nothing to wait for. */
+	/* Kernels still queued would be handed over without their times: the
+	 * arena's context is waited for, whichever the calling thread has
+	 * current (at exit perhaps none, where another thread trained), and
+	 * the current one too, which may be another GPU's. A torn-down
+	 * context has nothing to wait for. */
+	CUcontext served = um_alloc_context(), was;
+	if (served && cuCtxPushCurrent(served) == CUDA_SUCCESS) {
+		cuCtxSynchronize();
+		cuCtxPopCurrent(&was);
+	}
 	cuCtxSynchronize();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }

@@ -74,13 +74,15 @@ static void finish(void)
 	char err[512];
 	if (!rec_writer)
 		return;
-	rec_activity_flush();
-	/* Before the gate stops the notes of the program's calls on streams:
-	 * a free from here on follows no stream, and waits for the whole
-	 * context instead. */
+	/* Before the notes of the program's calls on streams stop: a free
+	 * from here on follows no stream, and waits for the whole context
+	 * instead. */
 	um_backend_launches_unseen();
-	gate_close(&rec_gate);
+	/* Then no more launch rows, so that the flush hands over the times of
+	 * every kernel recorded; the gate stays open for it. */
 	cupti_real()->Unsubscribe(subscriber);
+	rec_activity_flush();
+	gate_close(&rec_gate);
 	rec_callbacks_finish();
 	arena *a = um_alloc_arena();
 	if (a)
