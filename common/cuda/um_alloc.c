@@ -564,12 +564,16 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		 * (a kernel of another GPU using the memory through peer
 		 * access) is waited for here instead, where the runtime would
 		 * hold the memory back until the stream's next
-		 * synchronization. In the relaxed capture mode: the stream is
-		 * not capturing (into_capture), and in the global one the
-		 * driver may count the call among those it refuses while
-		 * another thread captures, breaking that capture. */
+		 * synchronization. Not where a graph capture may be under way
+		 * (um_backend_may_synchronize): a capture on a blocking stream
+		 * of that context leaves its legacy stream unusable, which
+		 * into_capture's query does not tell; the range then goes on
+		 * at once, as it did before. In the relaxed capture mode: in
+		 * the global one the driver may count the call among those it
+		 * refuses while another thread captures, breaking that
+		 * capture. */
 		bool ours = stream_in_arena_context(stream);
-		if (!ours) {
+		if (!ours && um_backend_may_synchronize()) {
 			CUstreamCaptureMode mode;
 			bool relaxed = capture_relaxed_begin(&mode);
 			(void)cuStreamSynchronize((CUstream)stream);

@@ -95,7 +95,8 @@ static atomic_bool order_end_pending;
 static atomic_bool order_settled;
 
 /* Set by the replayer (um_backend_order_end_host_wait). */
-static void (*order_end_host_wait)(void);
+typedef void (*host_wait_fn)(void);
+static _Atomic(host_wait_fn) order_end_host_wait;
 
 static void one_stream_order_ends(void);
 static void order_end_waits(CUstream s);
@@ -168,7 +169,7 @@ void um_backend_stream_begin(CUstream s)
 
 void um_backend_order_end_host_wait(void (*wait)(void))
 {
-	order_end_host_wait = wait;
+	atomic_store(&order_end_host_wait, wait);
 }
 
 bool um_backend_single_stream_hold(void)
@@ -480,8 +481,9 @@ static void one_stream_order_ends(void)
 	}
 	/* Unmarked, what relied on the order that the calling thread can wait
 	 * for without touching the program's streams is waited for here. */
-	if (!marked && order_end_host_wait)
-		order_end_host_wait();
+	host_wait_fn wait = atomic_load(&order_end_host_wait);
+	if (!marked && wait)
+		wait();
 	atomic_store_explicit(&order_settled, true, memory_order_release);
 	pthread_mutex_unlock(&single_stream_lock);
 }

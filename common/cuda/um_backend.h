@@ -98,8 +98,10 @@ void um_backend_single_stream_release(void);
  * unseen, as an idle replay's do until it wakes, or a graph capture may be
  * under way, which work on the legacy stream could break), the program's
  * first call on another stream calls wait instead, before its work is
- * queued: it returns once what was queued relying on the order (the
- * replayer's discards) is done, touching none of the program's streams. */
+ * queued and holding the program to that order meanwhile: it returns once
+ * what was queued relying on the order (the replayer's discards) is done,
+ * or gives up (the replayer's after a second), queueing nothing on the
+ * program's streams. */
 void um_backend_order_end_host_wait(void (*wait)(void));
 
 /* The program is about to reset the primary context the arena's memory

@@ -172,10 +172,21 @@ static void check(CUresult r, const char *what)
 
 /* Where the program's first call on another stream cannot be queued
  * behind the legacy stream's order on the GPU, it waits here for every
- * discard issued while that order was relied on (issue_ordered). */
+ * discard issued while that order was relied on (issue_ordered). For at
+ * most a second: the replayer's stream runs behind markers on the
+ * program's streams, and the calling thread may hold what the program's
+ * queued work needs to get there (a host function taking a lock it
+ * holds); past that, the call goes on unordered, as it did before. */
+#define ORDER_END_WAIT_NS 1000000000ull
+
+static bool wait_landed(uint64_t address, uint64_t bytes, uint64_t limit_ns);
+
 static void wait_every_discard(void)
 {
-	rp_exec_wait_discards(0, UINT64_MAX);
+	if (!wait_landed(0, UINT64_MAX, ORDER_END_WAIT_NS))
+		um_debug("the discards issued in the one stream order had not landed after %llu ms: the program's "
+			 "first call on another stream goes on unordered with them",
+			 ORDER_END_WAIT_NS / 1000000);
 }
 
 /* Binds the program's context and creates the stream on first use (from a
@@ -658,29 +669,32 @@ void rp_exec_stream_destroyed(void)
  * the replayer stopped following the program, one may be), in relaxed
  * capture mode, which lets this thread query an event while another
  * captures. A query that fails is said (check), and the memory is handed
- * out. */
-void rp_exec_wait_discards(uint64_t address, uint64_t bytes)
+ * out. With limit_ns, for at most that long: returns false if the
+ * discards had not landed by then. */
+static bool wait_landed(uint64_t address, uint64_t bytes, uint64_t limit_ns)
 {
 	CUcontext was;
 	CUstreamCaptureMode mode;
 	CUevent done = atomic_load(&discard_done);
 	uint64_t batch = 0;
 	if (!done)
-		return;
+		return true;
 	pthread_mutex_lock(&landing_lock);
 	bool lost = atomic_load(&landing_lost);
 	if (!lost && (batch = landing_discards_wait_for(landing, address, bytes)))
 		done = landing_ev[batch % LANDING_EVENTS];
 	pthread_mutex_unlock(&landing_lock);
 	if (!lost && !batch)
-		return;
-	bool relaxed = capture_relaxed_begin(&mode);
+		return true;
+	bool relaxed = capture_relaxed_begin(&mode), late = false;
 	CUresult r = cuCtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {
 		uint64_t t0 = rp_now();
 		/* Yields first, then sleeps: the discards may wait behind the
 		 * GPU's work for a while. */
 		for (int i = 0; (r = cuEventQuery(done)) == CUDA_ERROR_NOT_READY; i++) {
+			if ((late = limit_ns && rp_now() - t0 > limit_ns))
+				break;
 			if (i < 64)
 				sched_yield();
 			else
@@ -689,13 +703,20 @@ void rp_exec_wait_discards(uint64_t address, uint64_t bytes)
 		atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 		cuCtxPopCurrent(&was);
 	}
-	check(r, "waiting for a discard");
+	if (!late)
+		check(r, "waiting for a discard");
 	capture_relaxed_end(relaxed, mode);
 	if (batch && r == CUDA_SUCCESS) {
 		pthread_mutex_lock(&landing_lock);
 		landing_discards_landed(landing, batch);
 		pthread_mutex_unlock(&landing_lock);
 	}
+	return !late;
+}
+
+void rp_exec_wait_discards(uint64_t address, uint64_t bytes)
+{
+	(void)wait_landed(address, bytes, 0);
 }
 
 void rp_exec_wait_issued(void)

@@ -203,12 +203,15 @@ static void in_child(void (*body)(void))
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		alarm(10); /* a case that hangs fails */
 		body();
 		fflush(NULL);
 		_exit(failures ? 1 : 0);
 	}
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("the case died of signal %d", WTERMSIG(status));
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
