@@ -126,6 +126,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h)
 		-lcmocka -lcjson $(LDLIBS_PORTABLE)
 $(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
 $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
+$(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 
 unit-tests: $(UNIT_TESTS)
 

@@ -1,0 +1,136 @@
+/*
+ * Unit tests for decoding a kernel launch (common/cuda/launch_info.c),
+ * linked with a fake of the driver's parameter queries: no GPU, no driver.
+ *
+ * What a function's parameter words have held is learnt per context
+ * (session 58): one function launched on two GPUs holds arena addresses
+ * in its first GPU's launches and other words in the second's, and the
+ * second's must not change how the first's launches are named (their
+ * execution IDs, which the replayer matches against the plan). Also the
+ * launch's shape, stream and arguments as decoded.
+ */
+#include "testutil.h"
+
+#include <cupti.h>
+
+#include "arena.h"
+#include "common/cuda/launch_info.h"
+
+#define CONTEXT_A ((CUcontext)(uintptr_t)0xa000)
+#define CONTEXT_B ((CUcontext)(uintptr_t)0xb000)
+#define KERNEL ((CUfunction)(uintptr_t)0xf000)
+#define STREAM ((CUstream)(uintptr_t)0x5000)
+#define SEGMENT_BASE ((uint64_t)1 << 40)
+
+/* ---- the fake driver: KERNEL takes one 8-byte parameter ---- */
+
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
+{
+	if (f != KERNEL || index > 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*offset = 0;
+	*size = 8;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, size_t *size)
+{
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- an arena over addresses nothing maps: decoding only looks them up ---- */
+
+static int map_fake(void *ctx, uint64_t bytes, uint64_t *base)
+{
+	uint64_t *next = ctx;
+	*base = *next;
+	*next += bytes;
+	return 0;
+}
+
+static bool unmap_fake(void *ctx, uint64_t base, uint64_t bytes)
+{
+	return true;
+}
+
+static uint64_t fence_fake(void *ctx)
+{
+	return 1;
+}
+
+static bool fence_passed(void *ctx, uint64_t token)
+{
+	return true;
+}
+
+static arena *fake_arena(uint64_t *next_base)
+{
+	struct arena_backend b = { next_base, map_fake, unmap_fake, fence_fake, fence_passed, fence_passed, NULL };
+	arena *a = arena_create(NULL, &b);
+	assert_non_null(a);
+	return a;
+}
+
+/* Decodes a cuLaunchKernel of KERNEL in context with word as its
+ * parameter. */
+static struct launch_info decode(arena *a, CUcontext context, uint64_t word)
+{
+	void *params[] = { &word };
+	cuLaunchKernel_params p = { .f = KERNEL, .gridDimX = 4, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1,
+				    .hStream = STREAM, .kernelParams = params };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+				  .symbolName = "scale_kernel", .context = context };
+	struct launch_info out;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &out));
+	return out;
+}
+
+static void a_launch_decoded(void **state)
+{
+	uint64_t next = SEGMENT_BASE;
+	arena *a = fake_arena(&next);
+	struct arena_alloc t;
+	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	struct launch_info l = decode(a, CONTEXT_A, t.address + 64);
+	assert_string_equal(l.name, "scale_kernel");
+	assert_ptr_equal(l.stream, STREAM);
+	assert_int_equal(l.grid[0], 4);
+	assert_int_equal(l.block[0], 128);
+	assert_int_equal(l.nargs, 1);
+	assert_int_equal(l.args[0].param_offset, 0);
+	assert_int_equal(l.args[0].alloc.id, t.id);
+	assert_int_equal(l.args[0].offset, 64);
+	assert_true(l.args[0].steady);
+	arena_destroy(a);
+}
+
+/* Context A's launches keep their pointer and their ID, whatever context
+ * B's launches of the same function held in the same word. */
+static void another_contexts_words_change_nothing(void **state)
+{
+	uint64_t next = SEGMENT_BASE;
+	arena *a = fake_arena(&next);
+	struct arena_alloc t;
+	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	struct launch_info first = decode(a, CONTEXT_A, t.address);
+	struct launch_info other = decode(a, CONTEXT_B, 0x1234); /* not an arena address */
+	struct launch_info again = decode(a, CONTEXT_A, t.address);
+	assert_int_equal(other.nargs, 0);
+	assert_int_equal(again.nargs, 1);
+	assert_true(again.args[0].steady);
+	assert_true(again.exec_id == first.exec_id);
+	/* In one context, the same word rules the slot out, as it should. */
+	struct launch_info ruled = decode(a, CONTEXT_B, t.address);
+	assert_int_equal(ruled.nargs, 0);
+	arena_destroy(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_launch_decoded),
+		cmocka_unit_test(another_contexts_words_change_nothing),
+	};
+	return cmocka_run_group_tests_name("launch_info", tests, NULL, NULL);
+}
