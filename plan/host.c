@@ -59,10 +59,13 @@ static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t 
 	return uses * pass < migrate;
 }
 
-/* A candidate's blocks in proportion to need of group, rounded down. */
+/* A candidate's blocks in proportion to need of group, rounded down. The
+ * product of two block counts needs 128 bits past 2^64 (two tensors of
+ * 2^54 bytes: the loader takes sizes up to 2^60). */
 static uint64_t share_blocks(const struct cand *c, uint64_t need, uint64_t group)
 {
-	return need / PLAN_BLOCK_SIZE * (c->bytes / PLAN_BLOCK_SIZE) / (group / PLAN_BLOCK_SIZE);
+	unsigned __int128 product = (unsigned __int128)(need / PLAN_BLOCK_SIZE) * (c->bytes / PLAN_BLOCK_SIZE);
+	return (uint64_t)(product / (group / PLAN_BLOCK_SIZE));
 }
 
 /* Keeps need bytes (whole blocks, less than the group's) of the n

@@ -287,6 +287,18 @@ static void host_order_and_stop(void **state)
 	}
 }
 
+/* Two tensors of 2^54 bytes, half the group's bytes in excess: each keeps
+ * half its blocks on the host (their product, 2^66, once wrapped to 0). */
+static void host_spreads_huge_tensors(void **state)
+{
+	struct fix f;
+	uint64_t blocks = (uint64_t)1 << 33;
+	fix_init(&f, 2, (const uint64_t[]){ blocks, blocks }, (const uint32_t[]){ 1, 1 });
+	assert_true(choose(&f, blocks * BLK) == blocks * BLK);
+	for (int t = 0; t < 2; t++)
+		assert_true(f.t[t].host_offset == f.t[t].bytes / 2);
+}
+
 /* No excess, or no bandwidth for one of the three: nothing chosen, and the
  * flags of an earlier choice (and stray ones) cleared. */
 static void host_nothing_without_excess_or_bandwidth(void **state)
@@ -590,6 +602,7 @@ int main(void)
 		cmocka_unit_test(host_leaves_out_rereads),
 		cmocka_unit_test(host_cost_rule),
 		cmocka_unit_test(host_order_and_stop),
+		cmocka_unit_test(host_spreads_huge_tensors),
 		cmocka_unit_test(host_nothing_without_excess_or_bandwidth),
 		cmocka_unit_test(host_pass_time),
 		cmocka_unit_test(host_pass_time_of_brief_kernels),
