@@ -462,6 +462,11 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		const struct vital_tensor *tv = &x->v->tv[t];
 		if (!tx->freed || !tv->n_uses || !tx->size)
 			continue;
+		/* Freed in the gap where its next instance is made (live the
+		 * whole cycle): there its ordinal names the new instance, which
+		 * is live, so the replayer would skip the discard. */
+		if (tx->origin == PLAN_ALLOC_ITERATION && tx->live_len >= ts->n_pos)
+			continue;
 		if (emit(b, tensor_free_pos(ts, tx), PLAN_OP_DISCARD, tv->last_use, PLAN_POS_NONE,
 			 (uint32_t)t, tx->size))
 			return -1;
