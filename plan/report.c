@@ -341,10 +341,11 @@ int report_text(const struct planner *pl, FILE *out)
 			"the host may write it, so it is never discarded while it lives (a birth where capacity "
 			"binds gets a plain prefetch)\n",
 			t->n_managed_allocs);
-	if (ts->outliving)
-		fprintf(out, "             %zu whose previous instance is still used after they are made "
-			"(planned as one-time tensors: those uses may fault)\n",
-			ts->outliving);
+	if (ts->overlapping)
+		fprintf(out, "             %zu whose previous instance is freed after they are made, %zu of them "
+			"still used meanwhile (planned as one-time tensors: their ops hold in the recorded "
+			"iteration only, and those uses may fault)\n",
+			ts->overlapping, ts->outliving);
 
 	fprintf(out, "\naccess sets  %.2f tensors and %.1f blocks per kernel; %zu accesses added from observed migrations/faults\n",
 		(double)ac->n_refs / f.p, (double)f.block_refs / f.p, ac->observed_added);
@@ -555,6 +556,8 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "live_across_end", ts->wrapping);
 	add_u64(o, "previous_instances_matched", ts->prev_matched);
 	add_u64(o, "previous_instance_used_after", ts->outliving);
+	add_u64(o, "previous_instance_freed_after", ts->overlapping);
+	add_u64(o, "previous_instance_freed_after_bytes", ts->overlapping_bytes);
 
 	o = cJSON_AddObjectToObject(root, "access");
 	add_u64(o, "uses", ac->n_refs);

@@ -84,6 +84,10 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	}
 
 	size_t *cur = NULL, *prv = NULL;
+	/* Per trace allocation: PREV_MATCHED, the previous instance of an
+	 * iteration tensor, the same tensor; PREV_LATE, one freed after its
+	 * successor was made, planned as a persistent tensor. */
+	enum { PREV_MATCHED = 1, PREV_LATE = 2 };
 	uint8_t *matched = NULL, *touched = NULL;
 	size_t n_cur = window_allocs(t, t0, t1, &cur);
 	size_t n_prv = has_prev ? window_allocs(t, tp, t0, &prv) : 0;
@@ -132,7 +136,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 			size_t q = prv[r];
 			size_t Fq = rel_pos(t, first, t->allocs[q].free_ns);
 			if (Fq != SIZE_MAX && Fq > 0 && Fq <= A) {
-				matched[q] = 1;
+				matched[q] = PREV_MATCHED;
 				s->prev_matched++;
 				x->freed = true;
 				x->live_len = (uint32_t)(p + Fq - A);
@@ -150,8 +154,13 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		 * the next is made loses nothing. */
 		if (by_ordinal && t->allocs[prv[r]].size == a->size) {
 			size_t Fq = rel_pos(t, first, t->allocs[prv[r]].free_ns);
-			if (Fq != SIZE_MAX && Fq > A && used_between(t, first, A, Fq < p ? Fq : p, prv[r]))
-				s->outliving++;
+			if (Fq != SIZE_MAX && Fq > A) {
+				matched[prv[r]] = PREV_LATE;
+				s->overlapping++;
+				s->overlapping_bytes += footprint(&t->allocs[prv[r]]);
+				if (used_between(t, first, A, Fq < p ? Fq : p, prv[r]))
+					s->outliving++;
+			}
 		}
 	}
 
@@ -165,7 +174,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	size_t n_pers = 0;
 	for (size_t i = 0; i < t->n_allocs; i++) {
 		const struct trace_alloc *a = &t->allocs[i];
-		if (a->alloc_ns < t0 && !matched[i] && rel_pos(t, first, a->free_ns) > 0)
+		if (a->alloc_ns < t0 && matched[i] != PREV_MATCHED && rel_pos(t, first, a->free_ns) > 0)
 			n_pers++;
 	}
 	s->t = calloc(n_pers + n_cur ? n_pers + n_cur : 1, sizeof *s->t);
@@ -177,7 +186,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	for (size_t i = 0; i < t->n_allocs; i++) {
 		const struct trace_alloc *a = &t->allocs[i];
 		size_t F = rel_pos(t, first, a->free_ns);
-		if (!(a->alloc_ns < t0 && !matched[i] && F > 0))
+		if (!(a->alloc_ns < t0 && matched[i] != PREV_MATCHED && F > 0))
 			continue;
 		struct tensor *x = &s->t[n];
 		x->origin = PLAN_ALLOC_PERSISTENT;
@@ -190,6 +199,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		x->freed = F <= p;
 		x->live_len = (uint32_t)(x->freed ? F : p);
 		x->resident_at_start = touched[i];
+		x->before_successor = matched[i] == PREV_LATE;
 		s->of_alloc[i] = (uint32_t)n++;
 	}
 	s->n_persistent = n;
@@ -197,7 +207,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	free(it_t);
 	for (size_t r = 0; r < n_cur; r++) {
 		s->of_alloc[cur[r]] = (uint32_t)(n + r);
-		if (by_ordinal && matched[prv[r]])
+		if (by_ordinal && matched[prv[r]] == PREV_MATCHED)
 			s->of_alloc[prv[r]] = (uint32_t)(n + r);
 	}
 	s->n = n + n_cur;

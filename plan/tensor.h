@@ -44,6 +44,9 @@ struct tensor {
 	bool freed;          /* freed at position (alloc_pos + live_len) % p */
 	bool resident_at_start; /* PERSISTENT: touched by a kernel before the
 				   iteration, so assumed resident when it starts */
+	bool before_successor; /* PERSISTENT: an ITERATION tensor's previous
+				  instance, freed after its successor was made
+				  (tensor_set.overlapping) */
 	size_t trace_alloc;  /* the planned instance's index in trace.allocs */
 	bool host;           /* kept in host memory, mapped for the GPU
 				(host.h): never resident, never migrated */
@@ -90,6 +93,13 @@ struct tensor_set {
 	 * persistent tensor, its uses may fault (docs/planner.md, "Known
 	 * limits"). */
 	size_t outliving;
+	/* ITERATION tensors whose previous instance is freed after this one
+	 * was made, used meanwhile or not (outliving among them), and the
+	 * older instances' bytes: each is planned as a persistent tensor
+	 * (before_successor) named by its trace allocation, so umreplay
+	 * applies its ops in the recorded iteration only. */
+	size_t overlapping;
+	uint64_t overlapping_bytes;
 };
 
 /*

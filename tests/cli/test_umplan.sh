@@ -251,6 +251,19 @@ else not_ok "an instance used after its successor is made: counted in --json"; f
 run "$UMPLAN" "$trace" --json --capacity 5M
 python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["allocations"]["previous_instance_used_after"] != 0)' "$out" \
 	&& ok "the plain synthetic trace has none" || not_ok "the plain synthetic trace has none"
+# The activation freed after its next instance is made, and read by no
+# kernel meanwhile: nothing faults, but the plan names the older instance
+# by this trace's allocation, so its ops hold in the recorded iteration
+# only; said where the plan moves it, not where everything fits.
+make_trace "$SCRATCH/late.db" "UPDATE alloc SET free_ns = free_ns + 3000000 WHERE id >= 2;"
+run "$UMPLAN" "$SCRATCH/late.db" --json --capacity 5M -o "$SCRATCH/late.plan"
+expect_status 0 "an instance freed after its successor is made: planned"
+expect_err_has "1 are freed only after the next iteration's instance is made, and the plan moves or discards 2.00 MiB" \
+	"an instance freed after its successor is made: warned about"
+expect_json 'a = d["allocations"]; assert (a["previous_instance_freed_after"], a["previous_instance_freed_after_bytes"], a["previous_instance_used_after"]) == (1, 2 << 20, 0)' \
+	"an instance freed after its successor is made: counted in --json"
+run "$UMPLAN" "$SCRATCH/late.db" --capacity 9M -o "$SCRATCH/late.plan"
+expect_err_lacks "freed only after" "an instance freed after its successor is made: no warning where nothing moves"
 
 # Less memory, more paging: on train_sim's trace (a kernel larger than the
 # capacity at W/B 3 and 4) ondemand and deepum slow down from one ratio to
