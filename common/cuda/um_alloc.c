@@ -252,16 +252,15 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
  * than the arena's (a program on two GPUs freeing with the other device
  * current) the events could order nothing of the arena's streams, and the
  * fence passed as done while the arena's kernels still used the range.
- * So the arena's context is made current for the free. Returns whether it
- * was pushed, for leave_arena_context. */
-static bool enter_arena_context(void)
+ * So the arena's context is made current for the free. */
+bool um_alloc_enter_context(void)
 {
 	CUcontext served = atomic_load(&arena_context), current = NULL;
 	return served && cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != served &&
 	       cuCtxPushCurrent(served) == CUDA_SUCCESS;
 }
 
-static void leave_arena_context(bool entered)
+void um_alloc_leave_context(bool entered)
 {
 	CUcontext was;
 	if (entered)
@@ -274,14 +273,14 @@ static bool release(void *ptr)
 	struct arena_alloc a;
 	uint64_t t0 = um_now_ns();
 	bind_context();
-	bool entered = enter_arena_context();
+	bool entered = um_alloc_enter_context();
 	/* Out of the set first: once freed, the range may be handed out at
 	 * once, to another thread's allocation. */
 	addr_set_remove(&managed_allocs, (uint64_t)(uintptr_t)ptr, NULL);
 	bool freed = arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) == ARENA_OK;
 	if (freed && hooks.on_free)
 		hooks.on_free(&a);
-	leave_arena_context(entered);
+	um_alloc_leave_context(entered);
 	if (!freed)
 		return false;
 	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
@@ -581,11 +580,11 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		}
 		/* In the arena's context, as release() is made: the note may mark
 		 * the end of the one stream order on the legacy stream. */
-		bool entered = enter_arena_context();
+		bool entered = um_alloc_enter_context();
 		if (ours)
 			um_backend_note_stream((CUstream)stream);
 		bool freed = release(ptr);
-		leave_arena_context(entered);
+		um_alloc_leave_context(entered);
 		return freed ? cudaSuccess : refused(cudaErrorInvalidValue);
 	}
 	/* Into a capture, the free is made at the graph's launch. */

@@ -53,6 +53,12 @@ arena *um_alloc_arena(void);
  * allocation); NULL until then. */
 CUcontext um_alloc_context(void);
 
+/* Makes the arena's context current where another (or none) is; returns
+ * whether it did, for um_alloc_leave_context, which puts the calling
+ * thread's back. */
+bool um_alloc_enter_context(void);
+void um_alloc_leave_context(bool entered);
+
 /* True when allocations are served from managed memory. */
 bool um_alloc_managed(void);
 

@@ -227,12 +227,11 @@ void rec_activity_hand_over(void)
 	 * current (at exit perhaps none, where another thread trained), and
 	 * the current one too, which may be another GPU's. A torn-down
 	 * context has nothing to wait for. */
-	CUcontext served = um_alloc_context(), was;
-	if (served && cuCtxPushCurrent(served) == CUDA_SUCCESS) {
-		cuCtxSynchronize();
-		cuCtxPopCurrent(&was);
-	}
+	bool entered = um_alloc_enter_context();
 	cuCtxSynchronize();
+	um_alloc_leave_context(entered);
+	if (entered)
+		cuCtxSynchronize();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
