@@ -24,6 +24,7 @@
 
 #include <cupti.h>
 
+#include "common/cuda/cupti_dropped.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
 #include "common/cuda/um_alloc.h"
@@ -164,11 +165,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 			on_record(rec);
 		gate_leave(&rec_gate);
 	}
-	size_t n = 0;
-	if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &n) == CUPTI_SUCCESS && n) {
-		if (atomic_fetch_add(&dropped, n) == 0)
-			um_warn("CUPTI dropped %zu activity records: the trace is incomplete", n);
-	}
+	cupti_count_dropped(ctx, stream_id, &dropped, "the trace is incomplete");
 	free(buf);
 }
 

@@ -16,6 +16,7 @@
 
 #include <cupti.h>
 
+#include "common/cuda/cupti_dropped.h"
 #include "common/cuda/cupti_guard.h"
 #include "grow.h"
 #include "log.h"
@@ -103,12 +104,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 		}
 		keep(ev);
 	}
-	/* Records CUPTI had no room for are missing from every count: said
-	 * once, and counted in the statistics (rp_activity_dropped). */
-	size_t n = 0;
-	if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &n) == CUPTI_SUCCESS && n &&
-	    atomic_fetch_add(&dropped, n) == 0)
-		um_warn("CUPTI dropped %zu activity records: the migrations and faults counted are short", n);
+	/* Counted in the statistics too (rp_activity_dropped). */
+	cupti_count_dropped(ctx, stream_id, &dropped, "the migrations and faults counted are short");
 	free(buf);
 }
 
