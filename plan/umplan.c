@@ -32,10 +32,12 @@ static uint64_t late_instances_moved(const struct planner *pl)
 	const struct tensor_set *ts = &pl->tensors;
 	uint64_t bytes = 0;
 	for (size_t t = 0; t < ts->n_persistent; t++) {
-		bool moved = false;
-		for (size_t i = 0; ts->t[t].before_successor && !moved && i < pl->sched.n_ops; i++)
-			moved = pl->sched.ops[i].alloc == t;
-		bytes += moved ? ts->t[t].bytes : 0;
+		if (!ts->t[t].before_successor)
+			continue;
+		size_t i = 0;
+		while (i < pl->sched.n_ops && pl->sched.ops[i].alloc != t)
+			i++;
+		bytes += i < pl->sched.n_ops ? ts->t[t].bytes : 0;
 	}
 	return bytes;
 }
