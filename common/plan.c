@@ -63,6 +63,7 @@ const char *plan_alloc_origin_name(uint8_t origin)
 	switch (origin) {
 	case PLAN_ALLOC_PERSISTENT: return "persistent";
 	case PLAN_ALLOC_ITERATION: return "iteration";
+	case PLAN_ALLOC_PREVIOUS: return "previous";
 	}
 	return NULL;
 }
@@ -160,7 +161,12 @@ static int validate_allocs(const struct plan *p, const char *name, char *err, si
 			       a->ordinal == 0 ? "ordinal" : "size");
 			return -1;
 		}
-		if (a->origin != PLAN_ALLOC_ITERATION)
+		if (a->origin == PLAN_ALLOC_PREVIOUS && p->format_version && p->format_version < 3) {
+			um_errmsg(err, errlen, "%s: allocation %u is a previous iteration's instance, which "
+				  "format version %u cannot hold", name, (unsigned)i, (unsigned)p->format_version);
+			return -1;
+		}
+		if (a->origin == PLAN_ALLOC_PERSISTENT)
 			continue;
 		if (a->ordinal > sig->n_alloc_sizes) {
 			um_errmsg(err, errlen, "%s: allocation %u is the iteration's allocation #%llu "

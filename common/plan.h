@@ -41,6 +41,11 @@ enum plan_alloc_origin {
 	 * first kernel was launched (the k-th allocation of the iteration). Its
 	 * size must equal signature.alloc_sizes[ordinal - 1]. */
 	PLAN_ALLOC_ITERATION = 2,
+	/* The previous iteration's instance of the iteration's ordinal-th
+	 * allocation, freed during this iteration after this iteration's
+	 * instance was made (two are live at once; format version 3). Its size
+	 * must equal signature.alloc_sizes[ordinal - 1]. */
+	PLAN_ALLOC_PREVIOUS = 3,
 };
 
 struct plan_alloc {

@@ -17,8 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The version written; the reader takes every version from 1 to this one. */
-#define PLANFILE_VERSION 2
+/* The version written; the reader takes every version from 1 to this one
+ * (docs/plan-format.md, "Compatibility"). */
+#define PLANFILE_VERSION 3
 
 typedef struct planfile_writer planfile_writer;
 typedef struct planfile planfile;

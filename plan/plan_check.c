@@ -56,8 +56,15 @@ static uint32_t tensor_of(const struct tensor_set *ts, const struct plan_alloc *
 	if (pa->origin == PLAN_ALLOC_ITERATION)
 		return pa->ordinal >= 1 && pa->ordinal <= ts->n_iteration
 			? (uint32_t)(ts->n_persistent + pa->ordinal - 1) : TENSOR_NONE;
-	size_t lo = lower_bound_u64(ts->t, ts->n_persistent, SEARCH_FIELD(struct tensor, ordinal), pa->ordinal);
-	return lo < ts->n_persistent && ts->t[lo].ordinal == pa->ordinal ? (uint32_t)lo : TENSOR_NONE;
+	/* Those live at the start: PERSISTENT, then PREVIOUS, each by ordinal. */
+	size_t from = 0, to = ts->n_persistent - ts->n_previous;
+	if (pa->origin == PLAN_ALLOC_PREVIOUS) {
+		from = to;
+		to = ts->n_persistent;
+	}
+	size_t lo = from + lower_bound_u64(ts->t + from, to - from, SEARCH_FIELD(struct tensor, ordinal),
+					   pa->ordinal);
+	return lo < to && ts->t[lo].ordinal == pa->ordinal ? (uint32_t)lo : TENSOR_NONE;
 }
 
 /* Tensors that take part: a zero-length life never holds data. */
@@ -85,7 +92,7 @@ static bool allocates(const struct tensor_set *ts, const struct tensor *x)
 
 static enum state fresh_state(const struct tensor *x)
 {
-	return x->origin == PLAN_ALLOC_PERSISTENT && x->resident_at_start ? RESIDENT : EMPTY;
+	return x->resident_at_start ? RESIDENT : EMPTY;
 }
 
 /* Counting sort of (position, tensor) events into CSR. */
@@ -120,7 +127,7 @@ static int events(const struct tensor_set *ts, bool frees, uint32_t **first, uin
 
 static const char *origin_word(const struct tensor *x)
 {
-	return x->origin == PLAN_ALLOC_PERSISTENT ? "persistent" : "iteration";
+	return plan_alloc_origin_name(x->origin);
 }
 
 static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
@@ -233,7 +240,7 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 		const struct tensor *x = &ts->t[t];
 		if (!simulated(x) || !tensor_live_at(ts, x, 0) || s.state[t] == ON_HOST)
 			continue;
-		set_state(&s, (uint32_t)t, x->origin == PLAN_ALLOC_PERSISTENT ? fresh_state(x) : RESIDENT);
+		set_state(&s, (uint32_t)t, x->origin != PLAN_ALLOC_ITERATION ? fresh_state(x) : RESIDENT);
 	}
 	for (int cycle = 0; cycle < 2; cycle++) {
 		s.checking = cycle == 1;

@@ -55,7 +55,7 @@ static int facts_build(const struct planner *pl, struct facts *f)
 		const struct tensor *x = &ts->t[t];
 		if (x->origin == PLAN_ALLOC_PERSISTENT)
 			f->pers_bytes += x->bytes;
-		else
+		else if (x->origin == PLAN_ALLOC_ITERATION)
 			f->iter_bytes += x->bytes;
 		uint64_t a = x->alloc_pos, e = a + (x->live_len < p ? x->live_len : p);
 		if (e <= p) {
@@ -331,7 +331,7 @@ int report_text(const struct planner *pl, FILE *out)
 				it->iters[it->chosen - 1].n - sp->n);
 	}
 	fprintf(out, "allocations  %zu persistent (%s), %zu made during the iteration (%s), %zu live across its end\n",
-		ts->n_persistent, size_str(f.pers_bytes, a, sizeof a), ts->n_iteration,
+		ts->n_persistent - ts->n_previous, size_str(f.pers_bytes, a, sizeof a), ts->n_iteration,
 		size_str(f.iter_bytes, b, sizeof b), ts->wrapping);
 	if (ts->prev_matched)
 		fprintf(out, "             %zu previous-iteration instances matched by ordinal\n",
@@ -342,10 +342,9 @@ int report_text(const struct planner *pl, FILE *out)
 			"binds gets a plain prefetch)\n",
 			t->n_managed_allocs);
 	if (ts->overlapping)
-		fprintf(out, "             %zu whose previous instance is freed after they are made, %zu of them "
-			"still used meanwhile (planned as one-time tensors: their ops hold in the recorded "
-			"iteration only, and those uses may fault)\n",
-			ts->overlapping, ts->outliving);
+		fprintf(out, "             %zu whose previous instance is freed after they are made (%s), %zu of them "
+			"still used meanwhile: those instances are planned as tensors of their own\n",
+			ts->overlapping, size_str(ts->overlapping_bytes, a, sizeof a), ts->outliving);
 
 	fprintf(out, "\naccess sets  %.2f tensors and %.1f blocks per kernel; %zu accesses added from observed migrations/faults\n",
 		(double)ac->n_refs / f.p, (double)f.block_refs / f.p, ac->observed_added);
@@ -549,7 +548,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "iteration_ns", v->cycle_ns);
 
 	o = cJSON_AddObjectToObject(root, "allocations");
-	add_u64(o, "persistent", ts->n_persistent);
+	add_u64(o, "persistent", ts->n_persistent - ts->n_previous);
 	add_u64(o, "persistent_bytes", f.pers_bytes);
 	add_u64(o, "iteration", ts->n_iteration);
 	add_u64(o, "iteration_bytes", f.iter_bytes);

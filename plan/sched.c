@@ -464,8 +464,9 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 			continue;
 		/* Freed in the gap where its next instance is made (live the
 		 * whole cycle): there its ordinal names the new instance, which
-		 * is live, so the replayer would skip the discard. */
-		if (tx->origin == PLAN_ALLOC_ITERATION && tx->live_len >= ts->n_pos)
+		 * is live, so the replayer would skip the discard. A previous
+		 * instance freed at the iteration's end is the same case. */
+		if (tx->origin != PLAN_ALLOC_PERSISTENT && tx->live_len >= ts->n_pos)
 			continue;
 		if (emit(b, tensor_free_pos(ts, tx), PLAN_OP_DISCARD, tv->last_use, PLAN_POS_NONE,
 			 (uint32_t)t, tx->size))
@@ -493,7 +494,7 @@ static bool resident_span(const struct tensor_set *ts, const struct vital *v, si
 {
 	const struct tensor *tx = &ts->t[t];
 	const struct vital_tensor *tv = &v->tv[t];
-	bool at_start = tx->origin == PLAN_ALLOC_PERSISTENT && tx->resident_at_start;
+	bool at_start = tx->resident_at_start;
 	if (!tensor_gpu_bytes(tx))
 		return false;
 	if (tx->live_len >= ts->n_pos && !tx->freed) {

@@ -56,6 +56,28 @@ static bool used_between(const struct trace *t, size_t first, size_t from, size_
 	return false;
 }
 
+/* Makes s->t[n] the tensor of trace allocation i, live at the iteration's
+ * start: origin PERSISTENT, named by its id, or PREVIOUS, by the ordinal of
+ * its successor. */
+static void add_before(struct tensor_set *s, const struct trace *t, size_t first, size_t i,
+		       uint8_t origin, uint64_t ordinal, bool touched, size_t n)
+{
+	const struct trace_alloc *a = &t->allocs[i];
+	size_t F = rel_pos(t, first, a->free_ns);
+	struct tensor *x = &s->t[n];
+	x->origin = origin;
+	x->ordinal = ordinal;
+	x->size = a->size;
+	x->bytes = footprint(a);
+	x->address = a->address;
+	x->trace_alloc = i;
+	x->alloc_pos = 0;
+	x->freed = F <= s->n_pos;
+	x->live_len = (uint32_t)(x->freed ? F : s->n_pos);
+	x->resident_at_start = touched;
+	s->of_alloc[i] = (uint32_t)n;
+}
+
 int tensor_build(const struct trace *t, const struct iter_result *it, struct tensor_set *s,
 		 char *err, size_t errlen)
 {
@@ -86,7 +108,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	size_t *cur = NULL, *prv = NULL;
 	/* Per trace allocation: PREV_MATCHED, the previous instance of an
 	 * iteration tensor, the same tensor; PREV_LATE, one freed after its
-	 * successor was made, planned as a persistent tensor. */
+	 * successor was made, a tensor of its own (PLAN_ALLOC_PREVIOUS). */
 	enum { PREV_MATCHED = 1, PREV_LATE = 2 };
 	uint8_t *matched = NULL, *touched = NULL;
 	size_t n_cur = window_allocs(t, t0, t1, &cur);
@@ -185,23 +207,15 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	size_t n = 0;
 	for (size_t i = 0; i < t->n_allocs; i++) {
 		const struct trace_alloc *a = &t->allocs[i];
-		size_t F = rel_pos(t, first, a->free_ns);
-		if (!(a->alloc_ns < t0 && matched[i] != PREV_MATCHED && F > 0))
-			continue;
-		struct tensor *x = &s->t[n];
-		x->origin = PLAN_ALLOC_PERSISTENT;
-		x->ordinal = a->id;
-		x->size = a->size;
-		x->bytes = footprint(a);
-		x->address = a->address;
-		x->trace_alloc = i;
-		x->alloc_pos = 0;
-		x->freed = F <= p;
-		x->live_len = (uint32_t)(x->freed ? F : p);
-		x->resident_at_start = touched[i];
-		x->before_successor = matched[i] == PREV_LATE;
-		s->of_alloc[i] = (uint32_t)n++;
+		if (a->alloc_ns < t0 && !matched[i] && rel_pos(t, first, a->free_ns) > 0)
+			add_before(s, t, first, i, PLAN_ALLOC_PERSISTENT, a->id, touched[i], n++);
 	}
+	/* The previous instances freed after their successors, by ordinal. */
+	for (size_t r = 0; by_ordinal && r < n_cur; r++)
+		if (matched[prv[r]] == PREV_LATE) {
+			add_before(s, t, first, prv[r], PLAN_ALLOC_PREVIOUS, r + 1, touched[prv[r]], n++);
+			s->n_previous++;
+		}
 	s->n_persistent = n;
 	memcpy(s->t + n, it_t, n_cur * sizeof *it_t);
 	free(it_t);

@@ -19,6 +19,11 @@
  *    next iteration (a tensor that outlives the iteration boundary); the
  *    previous iteration's instance of the same ordinal is the one kernels
  *    use before the wrap point, and is mapped to the same tensor.
+ *  - PREVIOUS: that previous instance where it is freed only after this
+ *    iteration's instance was made, so that both are live at once: a
+ *    tensor of its own, live from position 0 to its free, named by the
+ *    ordinal it shares with its successor (the ITERATION tensor, which
+ *    then ends with the iteration).
  */
 #ifndef UMKIT_TENSOR_H
 #define UMKIT_TENSOR_H
@@ -33,7 +38,7 @@
 #define TENSOR_NONE UINT32_MAX
 
 struct tensor {
-	uint8_t origin;      /* PLAN_ALLOC_PERSISTENT or PLAN_ALLOC_ITERATION */
+	uint8_t origin;      /* enum plan_alloc_origin */
 	uint64_t ordinal;    /* as plan_alloc.ordinal */
 	uint64_t size;       /* bytes the program asked for */
 	uint64_t bytes;      /* GPU footprint: the arena's reservation (>= size;
@@ -42,11 +47,10 @@ struct tensor {
 	uint32_t alloc_pos;  /* first live position, in [0, p) */
 	uint32_t live_len;   /* live positions, cyclic from alloc_pos; p: all */
 	bool freed;          /* freed at position (alloc_pos + live_len) % p */
-	bool resident_at_start; /* PERSISTENT: touched by a kernel before the
-				   iteration, so assumed resident when it starts */
-	bool before_successor; /* PERSISTENT: an ITERATION tensor's previous
-				  instance, freed after its successor was made
-				  (tensor_set.overlapping) */
+	bool resident_at_start; /* live at the start (PERSISTENT, PREVIOUS)
+				   and touched by a kernel before the
+				   iteration, so assumed resident when it
+				   starts; false for ITERATION */
 	size_t trace_alloc;  /* the planned instance's index in trace.allocs */
 	bool host;           /* kept in host memory, mapped for the GPU
 				(host.h): never resident, never migrated */
@@ -72,9 +76,11 @@ static inline uint64_t tensor_host_bytes(const struct tensor *t)
 struct tensor_set {
 	size_t first;        /* kernel position of the iteration's first kernel */
 	uint32_t n_pos;      /* p: kernels in the iteration */
-	size_t n;            /* tensors: persistent ones first, each group in ordinal order */
+	size_t n;            /* tensors: those live at the start first (PERSISTENT,
+				then PREVIOUS), each origin in ordinal order */
 	struct tensor *t;
-	size_t n_persistent;
+	size_t n_persistent; /* live at the start: PERSISTENT and PREVIOUS */
+	size_t n_previous;   /* the last n_previous of those: PREVIOUS */
 	/* Sizes of the allocations made during the iteration, by ordinal - 1
 	 * (plan signature.alloc_sizes); ITERATION tensor with ordinal k is
 	 * t[n_persistent + k - 1]. */
@@ -88,18 +94,13 @@ struct tensor_set {
 	uint32_t *of_alloc;
 	size_t prev_matched;  /* previous-iteration instances mapped by ordinal */
 	size_t wrapping;      /* ITERATION tensors live across the iteration end */
-	/* ITERATION tensors whose previous instance a kernel still uses after
-	 * this one was made (two live at once): the older one is planned as a
-	 * persistent tensor, its uses may fault (docs/planner.md, "Known
-	 * limits"). */
-	size_t outliving;
 	/* ITERATION tensors whose previous instance is freed after this one
-	 * was made, used meanwhile or not (outliving among them), and the
-	 * older instances' bytes: each is planned as a persistent tensor
-	 * (before_successor) named by its trace allocation, so umreplay
-	 * applies its ops in the recorded iteration only. */
+	 * was made (the PREVIOUS tensors), and those instances' bytes. */
 	size_t overlapping;
 	uint64_t overlapping_bytes;
+	/* Of those, the ones whose previous instance a kernel uses after
+	 * this one was made. */
+	size_t outliving;
 };
 
 /*

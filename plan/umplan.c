@@ -25,23 +25,6 @@
 #include "plan/sim.h"
 #include "size.h"
 
-/* The bytes of the previous instances freed after their successors were
- * made (tensor.h, before_successor) that the plan moves or discards. */
-static uint64_t late_instances_moved(const struct planner *pl)
-{
-	const struct tensor_set *ts = &pl->tensors;
-	uint64_t bytes = 0;
-	for (size_t t = 0; t < ts->n_persistent; t++) {
-		if (!ts->t[t].before_successor)
-			continue;
-		size_t i = 0;
-		while (i < pl->sched.n_ops && pl->sched.ops[i].alloc != t)
-			i++;
-		bytes += i < pl->sched.n_ops ? ts->t[t].bytes : 0;
-	}
-	return bytes;
-}
-
 static const char usage_text[] =
 	"usage: umplan TRACE.db [-o PLAN] [--capacity SIZE] [--headroom PCT] [--htod-bw GB/s]\n"
 	"              [--dtoh-bw GB/s] [--call-cost US] [--host-bw GB/s] [--iteration auto|N|nvtx:NAME]\n"
@@ -452,21 +435,6 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		free(ratios);
 		return 1;
-	}
-	if (pl->tensors.outliving)
-		um_warn("%s: %zu allocations made each iteration are still used after the next iteration's "
-			"instance is made; the plan treats the older instance as a one-time tensor, so those uses "
-			"may fault (docs/planner.md, \"Known limits\")",
-			trace_path, pl->tensors.outliving);
-	uint64_t late = late_instances_moved(pl);
-	if (late) {
-		char bytes[32];
-		um_warn("%s: of the allocations made each iteration, %zu are freed only after the next "
-			"iteration's instance is made, and the plan moves or discards %s of the older instances: "
-			"it names them by this trace's allocations, so umreplay does so in the recorded iteration "
-			"only, and in the others residency may exceed the budget by up to that much "
-			"(docs/planner.md, \"Known limits\")",
-			trace_path, pl->tensors.overlapping, um_size_format(late, bytes, sizeof bytes));
 	}
 	if (pl->trace->graph_kernels)
 		um_warn("%s: %zu kernels ran from CUDA graphs, which the plan cannot follow: it covers the %zu "

@@ -172,14 +172,13 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 		const uint32_t *u = v->uses + tv->use_first;
 		const uint32_t m = tv->n_uses;
 		const uint32_t base = tx->alloc_pos;
-		const bool persistent = tx->origin == PLAN_ALLOC_PERSISTENT;
 		struct vital_period per = { .tensor = (uint32_t)x };
 		/* Unwrapped positions: base + age. */
 #define AGE(pos) ((uint64_t)tensor_age(ts, tx, (pos)))
 		if (tx->live_len >= p && !tx->freed) {
 			/* Live the whole cycle: gaps wrap around. */
 			if (m == 0) {
-				if (persistent && tx->resident_at_start) {
+				if (tx->resident_at_start) {
 					per.kind = VITAL_UNUSED;
 					per.from = per.to = VITAL_NONE;
 					per.evict_at = 0;
@@ -207,7 +206,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			continue;
 		}
 		/* A lifetime with a start and an end, ages 0 .. live_len - 1. */
-		if (persistent && tx->resident_at_start) {
+		if (tx->resident_at_start) {
 			uint32_t until = m ? (uint32_t)AGE(u[0]) : tx->live_len;
 			per.kind = m ? VITAL_HEAD : VITAL_UNUSED;
 			per.from = VITAL_NONE;

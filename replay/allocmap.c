@@ -21,7 +21,7 @@ struct instance {
 };
 
 /* Per plan allocation: this iteration's instance and the previous one
- * (persistent allocations use cur only). */
+ * (persistent allocations use cur only; a PREVIOUS one resolves to prev). */
 struct pslot {
 	struct instance cur, prev;
 };
@@ -40,7 +40,8 @@ struct allocmap {
 	struct pers *pers;     /* sorted by ordinal */
 	size_t n_pers;
 	int32_t *iter_index;   /* [n_iter_ords]: plan index of ordinal i + 1, or -1 */
-	uint32_t *iter_list;   /* plan indices of the iteration allocations */
+	int32_t *prev_index;   /* [n_iter_ords]: plan index of the PREVIOUS one, or -1 */
+	uint32_t *iter_list;   /* plan indices of the iteration and PREVIOUS allocations */
 	size_t n_iter_ords, n_iter;
 	bool counting;         /* an iteration start was seen */
 	uint64_t ordinal;      /* allocations since it */
@@ -67,16 +68,18 @@ static int index_plan(allocmap *m, const struct plan *p)
 	m->iter_list = calloc(p->n_allocs ? p->n_allocs : 1, sizeof *m->iter_list);
 	m->n_iter_ords = p->signature.n_alloc_sizes;
 	m->iter_index = malloc((m->n_iter_ords ? m->n_iter_ords : 1) * sizeof *m->iter_index);
-	if (!m->slots || !m->pers || !m->iter_list || !m->iter_index)
+	m->prev_index = malloc((m->n_iter_ords ? m->n_iter_ords : 1) * sizeof *m->prev_index);
+	if (!m->slots || !m->pers || !m->iter_list || !m->iter_index || !m->prev_index)
 		return -1;
 	for (size_t i = 0; i < m->n_iter_ords; i++)
-		m->iter_index[i] = -1;
+		m->iter_index[i] = m->prev_index[i] = -1;
 	for (uint32_t i = 0; i < p->n_allocs; i++) {
 		const struct plan_alloc *a = &p->allocs[i];
 		if (a->origin == PLAN_ALLOC_PERSISTENT) {
 			m->pers[m->n_pers++] = (struct pers){ a->ordinal, i };
 		} else if (a->ordinal <= m->n_iter_ords) {
-			m->iter_index[a->ordinal - 1] = (int32_t)i;
+			int32_t *index = a->origin == PLAN_ALLOC_PREVIOUS ? m->prev_index : m->iter_index;
+			index[a->ordinal - 1] = (int32_t)i;
 			m->iter_list[m->n_iter++] = i;
 		}
 	}
@@ -107,6 +110,7 @@ void allocmap_destroy(allocmap *m)
 	free(m->slots);
 	free(m->pers);
 	free(m->iter_index);
+	free(m->prev_index);
 	free(m->iter_list);
 	free(m);
 }
@@ -162,6 +166,11 @@ static void map_plan(allocmap *m, struct alloc_rec *r)
 		m->slots[i].cur = now;
 		r->plan_iter = i;
 	}
+	/* The next iteration's previous instance, should it outlive the
+	 * next one's making. */
+	i = m->prev_index[m->ordinal - 1];
+	if (i >= 0 && m->plan->allocs[i].size == r->size)
+		m->slots[i].cur = now;
 }
 
 struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint64_t size)
@@ -207,6 +216,12 @@ bool allocmap_remove(allocmap *m, uint64_t id, struct alloc_rec *out)
 	if (out->plan_iter >= 0) {
 		mark_freed(&m->slots[out->plan_iter].cur, id);
 		mark_freed(&m->slots[out->plan_iter].prev, id);
+	}
+	int32_t prev = out->iter_ordinal && out->iter_ordinal <= m->n_iter_ords
+			       ? m->prev_index[out->iter_ordinal - 1] : -1;
+	if (prev >= 0) {
+		mark_freed(&m->slots[prev].cur, id);
+		mark_freed(&m->slots[prev].prev, id);
 	}
 	/* Backward-shift deletion: pull later members of the probe run into
 	 * the hole when their home slot does not lie after it. */
@@ -269,6 +284,8 @@ void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out)
 {
 	const struct pslot *s = &m->slots[index];
 	const struct instance *in = s->cur.state != ALLOCMAP_UNSEEN ? &s->cur : &s->prev;
+	if (m->plan->allocs[index].origin == PLAN_ALLOC_PREVIOUS)
+		in = &s->prev;
 	out->state = (enum allocmap_state)in->state;
 	out->address = in->address;
 	out->size = in->size;

@@ -13,6 +13,9 @@
  *               before the allocation (an eviction or discard that wraps
  *               around the iteration end) means that one, and the arena is
  *               deterministic, so addresses repeat.
+ *   previous    the previous iteration's instance of that ordinal, never
+ *               this iteration's: one the program frees after making its
+ *               successor, so that both are live for a while.
  * An iteration that starts at a later kernel than the plan's first (the
  * program no longer launches it) counts on from the number of allocations
  * the plan made before that kernel (signature.alloc_before), so the
@@ -92,8 +95,9 @@ void allocmap_iteration_start(allocmap *m, uint32_t pos);
 void allocmap_position_moved(allocmap *m, uint32_t from, uint32_t to);
 
 /* Where plan allocation index (< plan->n_allocs) is now: this iteration's
- * instance once made, else the previous one (iteration origin), or the
- * allocation with that id (persistent origin). */
+ * instance once made, else the previous one (iteration origin), the
+ * previous one (previous origin), or the allocation with that id
+ * (persistent origin). */
 void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out);
 
 #endif

@@ -153,7 +153,7 @@ sys.stdout.buffer.write(b"UMKPLAN\0" + struct.pack("<IIQQ", int(sys.argv[1]), 0,
 : >"$SCRATCH/empty.bin"
 echo "not a plan at all" >"$SCRATCH/text.bin"
 printf 'UMKPLAN\0\1\0' >"$SCRATCH/short.bin"
-header 3 >"$SCRATCH/newer.bin"
+header 4 >"$SCRATCH/newer.bin"
 header 1 >"$SCRATCH/corrupt.bin"
 mkdir -p "$SCRATCH/dir.bin"
 
@@ -192,7 +192,7 @@ plain_run "$SCRATCH/absent.bin" "cannot open: No such file or directory"
 plain_run "$SCRATCH/empty.bin" "not a umkit plan (empty file)"
 plain_run "$SCRATCH/text.bin" "not a umkit plan (bad magic)"
 plain_run "$SCRATCH/short.bin" "truncated (10 of at least 32 bytes)"
-plain_run "$SCRATCH/newer.bin" "format version 3 is newer than this umkit (2)"
+plain_run "$SCRATCH/newer.bin" "format version 4 is newer than this umkit (3)"
 plain_run "$SCRATCH/corrupt.bin" "checksum mismatch (file corrupt)"
 plain_run "$SCRATCH/dir.bin" "not a regular file"
 plain_run "$SCRATCH/corrupt.bin" "checksum mismatch (file corrupt)" --policy deepum --gpu-budget 1G -q

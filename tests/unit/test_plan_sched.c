@@ -498,6 +498,40 @@ static void every_fixture_plans(void **state)
 	globfree(&g);
 }
 
+/* The two-GPU fixture frees three of each iteration's allocations only
+ * after making their next instances: each older instance is a tensor of
+ * its own, after the persistent ones, named by its successor's ordinal and
+ * size; at 12 MiB the plan moves them and keeps its properties, and every
+ * one of its allocations names the tensor it came from. */
+static void previous_instances_named_by_ordinal(void **state)
+{
+	char path[512];
+	test_fixture(path, sizeof path, "h200_two_devices.db");
+	struct planner *p = test_plan(path, 12 << 20);
+	const struct tensor_set *ts = &p->tensors;
+	assert_int_equal(ts->n_previous, 3);
+	assert_int_equal(ts->overlapping, 3);
+	size_t first = ts->n_persistent - ts->n_previous;
+	for (size_t t = 0; t < ts->n_persistent; t++) {
+		const struct tensor *x = &ts->t[t];
+		assert_int_equal(x->origin, t < first ? PLAN_ALLOC_PERSISTENT : PLAN_ALLOC_PREVIOUS);
+		if (t != first && t > 0)
+			assert_true(x->ordinal > ts->t[t - 1].ordinal);
+		if (t >= first) {
+			assert_true(x->ordinal >= 1 && x->ordinal <= ts->n_iteration);
+			assert_int_equal(x->size, ts->alloc_sizes[x->ordinal - 1]);
+			assert_int_equal(x->alloc_pos, 0);
+			assert_true(x->freed);
+		}
+	}
+	assert_properties(p, path);
+	size_t moved = 0;
+	for (uint64_t i = 0; i < p->plan->n_ops; i++)
+		moved += p->plan->allocs[p->plan->ops[i].alloc].origin == PLAN_ALLOC_PREVIOUS;
+	assert_true(moved > 0);
+	planner_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,6 +547,7 @@ int main(void)
 		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(late_prefetches_counted),
 		cmocka_unit_test(every_fixture_plans),
+		cmocka_unit_test(previous_instances_named_by_ordinal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  * markers, widened to 2 MB blocks and coalesced; markers only where an op
  * waits; discards never on live memory (a block shared with a live small
  * allocation, a reused range, a written fresh allocation); iteration
- * allocations resolved by ordinal; ops of a skipped position; a foreign
+ * allocations resolved by ordinal, previous instances in every iteration;
+ * ops of a skipped position; a foreign
  * plan detected and then left alone; correlation fallback when lost, and
  * the plan again once matched; ideal issuing nothing; iteration times;
  * the launches that tell the caller to read the stats; allocations the plan
@@ -806,6 +807,54 @@ static void iteration_start_issues_the_ops_before_it(void **state)
 		assert_int_equal(st.lost, 2 + (uint64_t)unknown);
 		rig_stop(&r);
 	}
+	plan_destroy(p);
+}
+
+/* An activation freed only after its next instance is made: each
+ * iteration's K0 reads the instance made in the iteration before, which
+ * is freed after K1, by then the iteration's own instance exists. The
+ * plan's eviction of the older one after K0 (origin PREVIOUS) lands on the
+ * instance of the iteration before in every iteration, never on the
+ * iteration's own; the ITERATION allocation of the same ordinal, evicted
+ * after K1, is the new one. */
+static void previous_instance_resolved_in_every_iteration(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, 3, sizes, 1);
+	const uint64_t before[3] = { 0, 1, 1 };
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
+	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
+	add_op(p, 1, PLAN_OP_EVICT, 0, PLAN_POS_NONE, older, 0, 4 * MB);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, 4 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	enum { ITERATIONS = 5 };
+	for (uint64_t i = 0; i < ITERATIONS; i++) {
+		uint64_t id = 10 + i, address = BASE + i * 8 * MB;
+		launch(&r, K0, (const uint64_t[]){ id - 1 }, i > 0);
+		engine_on_alloc(r.e, id, address, 4 * MB);
+		launch(&r, K1, (const uint64_t[]){ id }, 1);
+		const struct oplog_entry *b[4];
+		/* The first iteration has no older instance. */
+		if (i > 0) {
+			assert_int_equal(batches(&r, b, 4), 1);
+			expect_batch(b[0], ENGINE_OP_EVICT, b[0]->mark,
+				     (const struct engine_range[]){ { address - 8 * MB, 4 * MB } }, 1);
+			engine_on_free(r.e, id - 1);
+		}
+		launch(&r, K2, NULL, 0);
+		assert_int_equal(batches(&r, b, 4), 1);
+		expect_batch(b[0], ENGINE_OP_EVICT, b[0]->mark,
+			     (const struct engine_range[]){ { address, 4 * MB } }, 1);
+	}
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.ops[ENGINE_OP_EVICT], 2 * ITERATIONS - 1);
+	rig_stop(&r);
 	plan_destroy(p);
 }
 
@@ -1715,6 +1764,7 @@ int main(void)
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
+		cmocka_unit_test(previous_instance_resolved_in_every_iteration),
 		cmocka_unit_test(resync_counts_allocations_on),
 		cmocka_unit_test(foreign_by_allocations),
 		cmocka_unit_test(foreign_by_kernels),
