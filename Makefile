@@ -106,10 +106,11 @@ $(BUILD)/lib/libumrec.so: $(call obj,$(call src_cuda,common) $(call src_cuda,rec
 		$(BUILD)/lib/libumkit_record.a $(BUILD)/lib/libumkit_common.a
 $(BUILD)/lib/libumreplay.so: $(call obj,$(call src_cuda,common) $(call src_cuda,replay)) \
 		$(BUILD)/lib/libumkit_replay.a $(BUILD)/lib/libumkit_common.a
-$(INJECTED):
+$(INJECTED): common/cuda/exports.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(CFLAGS_ALL) -o $@ -Wl,--whole-archive $(filter %.o,$^) -Wl,--no-whole-archive \
-		$(filter %.a,$^) -Wl,--as-needed $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined
+		$(filter %.a,$^) -Wl,--as-needed $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined \
+		-Wl,--version-script=common/cuda/exports.map
 
 # Benchmark programs (bench/*.c): portable, linked like the tools.
 bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
