@@ -25,6 +25,9 @@ expect_err_has() { if grep -qF -- "$1" <<<"$err"; then ok "$2"; else not_ok "$2 
 expect_err_lacks() { if grep -qF -- "$1" <<<"$err"; then not_ok "$2 (stderr has '$1')"; else ok "$2"; fi; }
 # expect_out_has TEXT DESC: stdout contains TEXT
 expect_out_has() { if grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks '$1')"; fi; }
+# expect_out_word WORD DESC: stdout has WORD as a whole word (so -q is not
+# found inside --quiet)
+expect_out_word() { if grep -qwF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks the word '$1')"; fi; }
 # expect_out_lacks TEXT DESC: stdout does not contain TEXT
 expect_out_lacks() { if grep -qF -- "$1" <<<"$out"; then not_ok "$2 (stdout has '$1')"; else ok "$2"; fi; }
 

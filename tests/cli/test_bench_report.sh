@@ -161,7 +161,7 @@ else
 fi
 cp "$docs" "$SCRATCH/once.md"
 run python3 "$REPORT" "$suite" --docs "$docs"
-cmp -s "$docs" "$SCRATCH/once.md" && ok "--docs twice gives the same file" || not_ok "--docs twice gives the same file"
+[ "$status" -eq 0 ] && cmp -s "$docs" "$SCRATCH/once.md" && ok "--docs twice gives the same file" || not_ok "--docs twice gives the same file"
 printf 'no markers here\n' >"$SCRATCH/plain.md"
 run python3 "$REPORT" "$suite" --docs "$SCRATCH/plain.md"
 expect_status 2 "--docs without markers exits 2"

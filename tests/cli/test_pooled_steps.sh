@@ -53,7 +53,7 @@ run python3 "$POOLED" "$runs" --skip 1
 first=$(row "overhead 0.8 plan")
 run python3 "$POOLED" "$runs" --skip 1
 interval=$(row "overhead 0.8 plan" | awk -F'|' '{print $9}')
-[ "$first" = "$(row "overhead 0.8 plan")" ] && ok "the interval is the same on every run (a fixed seed)" \
+[ -n "$first" ] && [ "$first" = "$(row "overhead 0.8 plan")" ] && ok "the interval is the same on every run (a fixed seed)" \
 	|| not_ok "the interval is the same on every run (a fixed seed)"
 python3 - "$interval" <<'PY' && ok "the interval holds the pairs' geometric mean and lies within their range" \
 	|| not_ok "the interval holds the pairs' geometric mean and lies within their range (got: $interval)"
@@ -73,6 +73,17 @@ run python3 "$POOLED" "$runs" --skip 1 --ref ideal
 grep -qF "| overhead 0.0 plain | 3 | 9 | 10.00 | 10.00 | +0.0% | +50.0% (+0.0% – +100.0%), 2 pairs | – |" <<<"$out" \
 	&& ok "--ref ideal: plain against ideal, paired where ideal ran" \
 	|| not_ok "--ref ideal: plain against ideal, paired where ideal ran (got: $(row "overhead 0.0 plain"))"
+
+# --experiment: that experiment's rows and the reference's runs, no other.
+steps warmup.b8.r3.plan.1.out 99 30 30 30
+run python3 "$POOLED" "$runs" --skip 1 --experiment warmup
+if [ -n "$(row "warmup 3.0 plan")" ] && [ -n "$(row "overhead 0.0 plain")" ] && [ -z "$(row "overhead 0.8 plan")" ]; then
+	ok "--experiment warmup: its runs against plain, the other experiment's left out"
+else not_ok "--experiment warmup: its runs against plain, the other experiment's left out"; fi
+run python3 "$POOLED" "$runs" --skip 1 --experiment overhead
+if [ -z "$(row "warmup 3.0 plan")" ] && [ -n "$(row "overhead 0.8 plan")" ]; then
+	ok "--experiment overhead: the warm-up runs left out"
+else not_ok "--experiment overhead: the warm-up runs left out"; fi
 
 mkdir -p "$SCRATCH/empty"
 run python3 "$POOLED" "$SCRATCH/empty"

@@ -136,7 +136,7 @@ expect_err_has "migration" "the missing table is named"
 make_trace "$SCRATCH/newer.db" "PRAGMA user_version = 99;"
 run "$UMPLAN" "$SCRATCH/newer.db"
 expect_status 1 "a newer schema is bad input"
-expect_err_has "newer" "the newer schema is explained"
+expect_err_has "is newer than this umkit" "the newer schema is explained"
 run "$UMPLAN" "$trace" --iteration nvtx:step
 expect_status 1 "a missing NVTX range is bad input"
 expect_err_has "'step'" "the missing NVTX name is named"
@@ -307,6 +307,7 @@ expect_status 0 "--dump with -q runs"
 python3 -c 'import json,sys; json.load(sys.stdin)["ops"]' <<<"$out" \
 	&& ok "--dump with -q prints the plan" || not_ok "--dump with -q prints the plan"
 
+rm -f "$SCRATCH/plan.bin"
 (cd "$SCRATCH" && "$UMPLAN" -q "$trace") && [ -s "$SCRATCH/plan.bin" ] \
 	&& ok "without -o the plan goes to plan.bin" || not_ok "without -o the plan goes to plan.bin"
 
