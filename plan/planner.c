@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "host.h"
 #include "plan_build.h"
 
@@ -87,6 +88,34 @@ static int schedule(struct planner *p, char *err, size_t errlen)
 	return place_on_host(p, err, errlen);
 }
 
+/* An ITERATION tensor whose previous instance is a PREVIOUS tensor is that
+ * tensor in the next iteration: the same memory, so the one must end the
+ * iteration as the other starts it. Where a kernel uses the first, it
+ * ends resident unless the plan evicts it, in one period with the second's
+ * start (vital.c), which so starts resident too; plan_check carries the
+ * state across and tells any difference. */
+static int hand_on(struct planner *p, char *err, size_t errlen)
+{
+	struct tensor_set *ts = &p->tensors;
+	const struct access_set *a = &p->access;
+	if (!ts->n_previous)
+		return 0;
+	bool *used = calloc(ts->n, sizeof *used);
+	if (!used) {
+		um_errmsg(err, errlen, "%s: out of memory", p->trace->path);
+		return -1;
+	}
+	for (size_t j = 0; j < a->n_refs; j++)
+		used[a->tensor[j]] = true;
+	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++) {
+		struct tensor *y = &ts->t[ts->n_persistent + ts->t[x].ordinal - 1];
+		y->hands_on = used[y - ts->t] && !y->freed;
+		ts->t[x].resident_at_start |= y->hands_on;
+	}
+	free(used);
+	return 0;
+}
+
 int planner_run(const char *path, const struct planner_options *o, struct planner **out,
 		char *err, size_t errlen)
 {
@@ -106,6 +135,7 @@ int planner_run(const char *path, const struct planner_options *o, struct planne
 	    iter_detect(p->trace, &o->iter, &p->iter, err, errlen) ||
 	    tensor_build(p->trace, &p->iter, &p->tensors, err, errlen) ||
 	    access_build(p->trace, &p->tensors, &p->access, err, errlen) ||
+	    hand_on(p, err, errlen) ||
 	    vital_build(p->trace, &p->tensors, &p->access, &p->vital, err, errlen) ||
 	    schedule(p, err, errlen)) {
 		planner_free(p);

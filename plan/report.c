@@ -557,6 +557,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "previous_instance_used_after", ts->outliving);
 	add_u64(o, "previous_instance_freed_after", ts->overlapping);
 	add_u64(o, "previous_instance_freed_after_bytes", ts->overlapping_bytes);
+	add_u64(o, "previous_instance_freed_after_next", ts->beyond_next);
 
 	o = cJSON_AddObjectToObject(root, "access");
 	add_u64(o, "uses", ac->n_refs);

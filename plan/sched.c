@@ -18,6 +18,8 @@ struct cand {
 	int64_t bytes;       /* footprint: what residency counts */
 	uint32_t evict_at, len;
 	uint32_t from, to;   /* uses around the period, VITAL_NONE if none */
+	uint32_t next, next_at; /* offsets [next_at, len) are tensor next's
+				   (vital_period) */
 	bool prefetch;       /* the data is needed again (to != VITAL_NONE) */
 	bool selected, forced;
 	uint32_t nr;         /* plan model: offsets [0, nr) are evicted; the
@@ -437,14 +439,16 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 			continue;
 		r->evictions++;
 		r->forced += c->forced;
+		/* Each op named as the tensor the memory is at its offset. */
 		if (emit(b, c->evict_at, PLAN_OP_EVICT, c->from == VITAL_NONE ? PLAN_POS_NONE : c->from,
-			 PLAN_POS_NONE, c->tensor, size))
+			 PLAN_POS_NONE, c->next_at == 0 ? c->next : c->tensor, size))
 			return -1;
 		r->evict_bytes += size;
 		r->dtoh_busy_ns += (uint64_t)c->de;
 		if (!c->prefetch)
 			continue;
-		if (emit(b, pos_of(x, c, c->nr), PLAN_OP_PREFETCH, PLAN_POS_NONE, c->to, c->tensor, size))
+		uint32_t whose = c->nr >= c->next_at ? c->next : c->tensor;
+		if (emit(b, pos_of(x, c, c->nr), PLAN_OP_PREFETCH, PLAN_POS_NONE, c->to, whose, size))
 			return -1;
 		count_prefetch(x, c, c->nr, c->len, size, c->dp, r);
 	}
@@ -566,6 +570,8 @@ static int setup(struct ctx *x, struct sched_result *r)
 		c->len = per->len;
 		c->from = per->from;
 		c->to = per->to;
+		c->next = per->next;
+		c->next_at = per->next_at;
 		c->prefetch = per->to != VITAL_NONE;
 		c->de = transfer_ns(tx->size, x->o->dtoh_bytes_per_s, x->o->call_cost_ns);
 		c->dp = transfer_ns(tx->size, x->o->htod_bytes_per_s, x->o->call_cost_ns);

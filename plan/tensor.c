@@ -168,19 +168,20 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		}
 		if (x->alloc_pos + (size_t)x->live_len > p || A == p)
 			s->wrapping++;
-		/* The previous instance still in use after this one was made:
-		 * two live at once, which the cyclic model cannot hold (that
-		 * one becomes a persistent tensor, this one ends with the
-		 * iteration). Counted only when a kernel uses the older one
-		 * after the newer one's allocation: a batch freed just after
-		 * the next is made loses nothing. */
+		/* The previous instance freed after this one was made: two
+		 * live at once, which one cyclic lifetime cannot hold. That
+		 * one becomes a PREVIOUS tensor, this one ends with the
+		 * iteration. One freed only after the next iteration (three
+		 * live at once) stays a persistent tensor, named by its id. */
 		if (by_ordinal && t->allocs[prv[r]].size == a->size) {
 			size_t Fq = rel_pos(t, first, t->allocs[prv[r]].free_ns);
-			if (Fq != SIZE_MAX && Fq > A) {
+			if (Fq != SIZE_MAX && Fq > p) {
+				s->beyond_next++;
+			} else if (Fq != SIZE_MAX && Fq > A) {
 				matched[prv[r]] = PREV_LATE;
 				s->overlapping++;
 				s->overlapping_bytes += footprint(&t->allocs[prv[r]]);
-				if (used_between(t, first, A, Fq < p ? Fq : p, prv[r]))
+				if (used_between(t, first, A, Fq, prv[r]))
 					s->outliving++;
 			}
 		}

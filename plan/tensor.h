@@ -51,6 +51,9 @@ struct tensor {
 				   and touched by a kernel before the
 				   iteration, so assumed resident when it
 				   starts; false for ITERATION */
+	bool hands_on;       /* ITERATION: its memory is the next iteration's
+				PREVIOUS tensor, resident at the start, so it
+				ends the iteration resident (planner.c) */
 	size_t trace_alloc;  /* the planned instance's index in trace.allocs */
 	bool host;           /* kept in host memory, mapped for the GPU
 				(host.h): never resident, never migrated */
@@ -101,6 +104,11 @@ struct tensor_set {
 	/* Of those, the ones whose previous instance a kernel uses after
 	 * this one was made. */
 	size_t outliving;
+	/* ITERATION tensors whose previous instance is freed only after the
+	 * iteration (three live at once): that one is planned as a
+	 * PERSISTENT tensor, named by its trace allocation, so umreplay
+	 * applies its ops in the recorded iteration only. */
+	size_t beyond_next;
 };
 
 /*

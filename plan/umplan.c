@@ -436,6 +436,11 @@ int main(int argc, char **argv)
 		free(ratios);
 		return 1;
 	}
+	if (pl->tensors.beyond_next)
+		um_warn("%s: %zu allocations made each iteration are freed only after the next iteration ends, "
+			"three instances live at once: the plan names the oldest by this trace's allocation, so "
+			"umreplay applies its ops in the recorded iteration only (docs/planner.md, \"Known limits\")",
+			trace_path, pl->tensors.beyond_next);
 	if (pl->trace->graph_kernels)
 		um_warn("%s: %zu kernels ran from CUDA graphs, which the plan cannot follow: it covers the %zu "
 			"kernels launched one by one, and umreplay stops following the program at its first "

@@ -162,6 +162,15 @@ static int add_period(struct vital *v, size_t *cap, struct vital_period per)
 	return 0;
 }
 
+/* The PREVIOUS tensor of ITERATION tensor y, or TENSOR_NONE. */
+static uint32_t previous_of(const struct tensor_set *ts, size_t y)
+{
+	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++)
+		if (ts->t[x].ordinal == ts->t[y].ordinal)
+			return (uint32_t)x;
+	return TENSOR_NONE;
+}
+
 static int build_periods(const struct tensor_set *ts, struct vital *v)
 {
 	const uint32_t p = ts->n_pos;
@@ -172,7 +181,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 		const uint32_t *u = v->uses + tv->use_first;
 		const uint32_t m = tv->n_uses;
 		const uint32_t base = tx->alloc_pos;
-		struct vital_period per = { .tensor = (uint32_t)x };
+		struct vital_period per = { .tensor = (uint32_t)x, .next = (uint32_t)x, .next_at = UINT32_MAX };
 		/* Unwrapped positions: base + age. */
 #define AGE(pos) ((uint64_t)tensor_age(ts, tx, (pos)))
 		if (tx->live_len >= p && !tx->freed) {
@@ -205,8 +214,12 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			}
 			continue;
 		}
-		/* A lifetime with a start and an end, ages 0 .. live_len - 1. */
-		if (tx->resident_at_start) {
+		/* A lifetime with a start and an end, ages 0 .. live_len - 1.
+		 * A PREVIOUS tensor handed on starts in its ITERATION tensor's
+		 * tail period (below). */
+		bool handed = tx->origin == PLAN_ALLOC_PREVIOUS &&
+			      ts->t[ts->n_persistent + tx->ordinal - 1].hands_on;
+		if (tx->resident_at_start && !handed) {
 			uint32_t until = m ? (uint32_t)AGE(u[0]) : tx->live_len;
 			per.kind = m ? VITAL_HEAD : VITAL_UNUSED;
 			per.from = VITAL_NONE;
@@ -228,7 +241,25 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			if (add_period(v, &cap, per))
 				return -1;
 		}
-		if (m) {
+		if (m && tx->hands_on) {
+			/* Its memory goes on as the next iteration's PREVIOUS
+			 * tensor: one period from its last use to that one's
+			 * first, or to its free. */
+			uint32_t nx = previous_of(ts, x);
+			const struct vital_tensor *nv = &v->tv[nx];
+			uint64_t U1 = base + AGE(u[m - 1]);
+			uint64_t U2 = p + (nv->n_uses ? v->uses[nv->use_first] : ts->t[nx].live_len);
+			per.kind = nv->n_uses ? VITAL_GAP : VITAL_TAIL;
+			per.from = u[m - 1];
+			per.to = nv->n_uses ? v->uses[nv->use_first] : VITAL_NONE;
+			per.evict_at = (u[m - 1] + 1) % p;
+			per.len = (uint32_t)(U2 - U1 - 1);
+			per.next = nx;
+			per.next_at = (uint32_t)(p - U1 - 1);
+			per.idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
+			if (add_period(v, &cap, per))
+				return -1;
+		} else if (m) {
 			uint64_t U1 = base + AGE(u[m - 1]), U2 = base + (uint64_t)tx->live_len;
 			per.kind = VITAL_TAIL;
 			per.from = u[m - 1];

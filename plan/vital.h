@@ -45,6 +45,11 @@ struct vital_period {
 	uint32_t evict_at; /* first inactive position */
 	uint32_t len;      /* inactive positions, >= 1 */
 	uint64_t idle_ns;  /* time from the end of `from` to the start of `to` */
+	/* Offsets [next_at, len) from evict_at are tensor next's: `tensor`
+	 * and len but where an ITERATION tensor's tail goes on as the next
+	 * iteration's PREVIOUS tensor, the same memory (tensor.h, hands_on),
+	 * and `to` is a use of that one. */
+	uint32_t next, next_at;
 };
 
 struct vital_tensor {

@@ -250,6 +250,25 @@ expect_json 'assert d["allocations"]["previous_instance_used_after"] == 1' \
 	"an instance used after its successor is made: counted in --json"
 run "$UMPLAN" "$trace" --json --capacity 5M
 expect_json 'assert d["allocations"]["previous_instance_used_after"] == 0' "the plain synthetic trace has none"
+# The same with the two instances at different addresses, where the plan
+# must evict: the older instance starts the iteration as the newer one
+# ended it (the same memory). Planned with the newer one's tail evicted,
+# the older one's first use had no prefetch, which --check tells.
+make_trace "$SCRATCH/overlap2.db" "UPDATE alloc SET free_ns = free_ns + 3000000, address = 8589934592 + (id % 2) * 4194304 WHERE id >= 2;
+INSERT INTO kernel_arg SELECT 100 + seq, 8, 1 + seq / 4, 0 FROM kernel WHERE seq % 4 = 2 AND seq >= 4;"
+for cap in 3M 4M 6M; do
+	run "$UMPLAN" "$SCRATCH/overlap2.db" --capacity $cap --headroom 0 --check -o "$SCRATCH/overlap2.plan"
+	expect_status 0 "an instance used after its successor is made, at $cap: the plan keeps every property"
+done
+# Freed only after the next iteration ends: three instances live at once,
+# which the plan cannot name in every iteration; said so.
+make_trace "$SCRATCH/third.db" "UPDATE alloc SET free_ns = free_ns + 6000000 WHERE id >= 2;"
+run "$UMPLAN" "$SCRATCH/third.db" --json --capacity 5M
+expect_status 0 "an instance freed after the next iteration: planned"
+expect_err_has "freed only after the next iteration ends, three instances live at once" \
+	"an instance freed after the next iteration: warned about"
+expect_json 'a = d["allocations"]; assert (a["previous_instance_freed_after_next"], a["previous_instance_freed_after"]) == (1, 0)' \
+	"an instance freed after the next iteration: counted in --json"
 # The activation freed after its next instance is made, and read by no
 # kernel meanwhile: the same, and where the plan moves the older instance,
 # its ops name it as the previous one.
