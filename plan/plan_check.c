@@ -263,7 +263,8 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 			 * this one ended, once this one has lived. */
 			for (uint32_t j = free_first[k]; j < free_first[k + 1]; j++) {
 				uint32_t t = free_list[j];
-				if (t >= ts->n_persistent && prev_of[t - ts->n_persistent] != TENSOR_NONE)
+				if (t >= ts->n_persistent && prev_of[t - ts->n_persistent] != TENSOR_NONE &&
+				    tensor_hands_on_memory(ts, &ts->t[t]))
 					handed[prev_of[t - ts->n_persistent]] = s.state[t];
 				set_state(&s, t, ABSENT);
 			}

@@ -109,7 +109,7 @@ static int hand_on(struct planner *p, char *err, size_t errlen)
 		used[a->tensor[j]] = true;
 	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++) {
 		struct tensor *y = &ts->t[ts->n_persistent + ts->t[x].ordinal - 1];
-		y->hands_on = used[y - ts->t] && !y->freed;
+		y->hands_on = used[y - ts->t] && tensor_hands_on_memory(ts, y);
 		ts->t[x].resident_at_start |= y->hands_on;
 	}
 	free(used);

@@ -565,7 +565,9 @@ static int setup(struct ctx *x, struct sched_result *r)
 			continue;
 		struct cand *c = &x->c[x->nc++];
 		c->tensor = per->tensor;
-		c->bytes = (int64_t)tx->bytes;
+		/* A period handed on to another tensor counts the smaller
+		 * footprint: residency is never modelled below what it is. */
+		c->bytes = (int64_t)(tx->bytes < ts->t[per->next].bytes ? tx->bytes : ts->t[per->next].bytes);
 		c->evict_at = per->evict_at;
 		c->len = per->len;
 		c->from = per->from;

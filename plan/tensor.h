@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "iter.h"
+#include "plan.h"
 #include "trace_load.h"
 
 #define TENSOR_NONE UINT32_MAX
@@ -117,6 +118,14 @@ struct tensor_set {
  */
 int tensor_build(const struct trace *t, const struct iter_result *it, struct tensor_set *out,
 		 char *err, size_t errlen);
+
+/* Whether ITERATION tensor y's memory goes on as the next iteration's
+ * PREVIOUS tensor of its ordinal: it is not freed in the iteration and
+ * ends with it (no PREVIOUS tensor is checked for). */
+static inline bool tensor_hands_on_memory(const struct tensor_set *s, const struct tensor *y)
+{
+	return y->origin == PLAN_ALLOC_ITERATION && !y->freed && y->live_len < s->n_pos;
+}
 
 /* Frees what tensor_build filled and zeroes s. */
 void tensor_set_free(struct tensor_set *s);

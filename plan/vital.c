@@ -259,6 +259,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			per.idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
 			if (add_period(v, &cap, per))
 				return -1;
+			v->deaths += !nv->n_uses && ts->t[nx].freed;
 		} else if (m) {
 			uint64_t U1 = base + AGE(u[m - 1]), U2 = base + (uint64_t)tx->live_len;
 			per.kind = VITAL_TAIL;
