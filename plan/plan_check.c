@@ -192,19 +192,10 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 	uint32_t *free_first = NULL, *free_list = NULL, *alloc_first = NULL, *alloc_list = NULL;
 	s.state = calloc(ts->n ? ts->n : 1, 1);
 	s.on_host = calloc(ts->n ? ts->n : 1, sizeof *s.on_host);
-	/* Per ITERATION tensor, its PREVIOUS one (or TENSOR_NONE); per
-	 * PREVIOUS tensor, the state its ITERATION one ended in (ABSENT:
-	 * none yet). */
-	uint32_t *prev_of = malloc((ts->n_iteration ? ts->n_iteration : 1) * sizeof *prev_of);
+	/* Per PREVIOUS tensor, the state its ITERATION twin ended in
+	 * (ABSENT: none yet). */
 	uint8_t *handed = calloc(ts->n ? ts->n : 1, 1);
-	if (prev_of) {
-		for (size_t i = 0; i < ts->n_iteration; i++)
-			prev_of[i] = TENSOR_NONE;
-		for (size_t t = ts->n_persistent - ts->n_previous; t < ts->n_persistent; t++)
-			if (ts->t[t].ordinal >= 1 && ts->t[t].ordinal <= ts->n_iteration)
-				prev_of[ts->t[t].ordinal - 1] = (uint32_t)t;
-	}
-	if (!map || !op_first || !s.state || !s.on_host || !prev_of || !handed ||
+	if (!map || !op_first || !s.state || !s.on_host || !handed ||
 	    events(ts, true, &free_first, &free_list) ||
 	    events(ts, false, &alloc_first, &alloc_list)) {
 		snprintf(out->first, sizeof out->first, "out of memory checking the plan");
@@ -263,9 +254,8 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 			 * this one ended, once this one has lived. */
 			for (uint32_t j = free_first[k]; j < free_first[k + 1]; j++) {
 				uint32_t t = free_list[j];
-				if (t >= ts->n_persistent && prev_of[t - ts->n_persistent] != TENSOR_NONE &&
-				    tensor_hands_on_memory(ts, &ts->t[t]))
-					handed[prev_of[t - ts->n_persistent]] = s.state[t];
+				if (tensor_hands_on_memory(ts, &ts->t[t]))
+					handed[ts->t[t].twin] = s.state[t];
 				set_state(&s, t, ABSENT);
 			}
 			for (uint32_t j = alloc_first[k]; j < alloc_first[k + 1]; j++) {
@@ -315,6 +305,5 @@ out:
 	free(alloc_list);
 	free(s.state);
 	free(s.on_host);
-	free(prev_of);
 	free(handed);
 }

@@ -220,6 +220,12 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	s->n_persistent = n;
 	memcpy(s->t + n, it_t, n_cur * sizeof *it_t);
 	free(it_t);
+	for (size_t i = 0; i < n + n_cur; i++)
+		s->t[i].twin = TENSOR_NONE;
+	for (size_t x = n - s->n_previous; x < n; x++) {
+		s->t[x].twin = (uint32_t)(n + s->t[x].ordinal - 1);
+		s->t[n + s->t[x].ordinal - 1].twin = (uint32_t)x;
+	}
 	for (size_t r = 0; r < n_cur; r++) {
 		s->of_alloc[cur[r]] = (uint32_t)(n + r);
 		if (by_ordinal && matched[prv[r]] == PREV_MATCHED)

@@ -52,6 +52,9 @@ struct tensor {
 				   and touched by a kernel before the
 				   iteration, so assumed resident when it
 				   starts; false for ITERATION */
+	uint32_t twin;       /* PREVIOUS: the ITERATION tensor of its ordinal;
+				ITERATION: the PREVIOUS one, if any; else
+				TENSOR_NONE */
 	bool hands_on;       /* ITERATION: its memory is the next iteration's
 				PREVIOUS tensor, resident at the start, so it
 				ends the iteration resident (planner.c) */
@@ -120,11 +123,12 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		 char *err, size_t errlen);
 
 /* Whether ITERATION tensor y's memory goes on as the next iteration's
- * PREVIOUS tensor of its ordinal: it is not freed in the iteration and
- * ends with it (no PREVIOUS tensor is checked for). */
+ * PREVIOUS tensor of its ordinal (y->twin): there is one, and y is not
+ * freed in the iteration and ends with it. */
 static inline bool tensor_hands_on_memory(const struct tensor_set *s, const struct tensor *y)
 {
-	return y->origin == PLAN_ALLOC_ITERATION && !y->freed && y->live_len < s->n_pos;
+	return y->origin == PLAN_ALLOC_ITERATION && y->twin < s->n &&
+	       s->t[y->twin].origin == PLAN_ALLOC_PREVIOUS && !y->freed && y->live_len < s->n_pos;
 }
 
 /* Frees what tensor_build filled and zeroes s. */

@@ -162,15 +162,6 @@ static int add_period(struct vital *v, size_t *cap, struct vital_period per)
 	return 0;
 }
 
-/* The PREVIOUS tensor of ITERATION tensor y, or TENSOR_NONE. */
-static uint32_t previous_of(const struct tensor_set *ts, size_t y)
-{
-	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++)
-		if (ts->t[x].ordinal == ts->t[y].ordinal)
-			return (uint32_t)x;
-	return TENSOR_NONE;
-}
-
 static int build_periods(const struct tensor_set *ts, struct vital *v)
 {
 	const uint32_t p = ts->n_pos;
@@ -217,8 +208,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 		/* A lifetime with a start and an end, ages 0 .. live_len - 1.
 		 * A PREVIOUS tensor handed on starts in its ITERATION tensor's
 		 * tail period (below). */
-		bool handed = tx->origin == PLAN_ALLOC_PREVIOUS &&
-			      ts->t[ts->n_persistent + tx->ordinal - 1].hands_on;
+		bool handed = tx->origin == PLAN_ALLOC_PREVIOUS && ts->t[tx->twin].hands_on;
 		if (tx->resident_at_start && !handed) {
 			uint32_t until = m ? (uint32_t)AGE(u[0]) : tx->live_len;
 			per.kind = m ? VITAL_HEAD : VITAL_UNUSED;
@@ -245,7 +235,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			/* Its memory goes on as the next iteration's PREVIOUS
 			 * tensor: one period from its last use to that one's
 			 * first, or to its free. */
-			uint32_t nx = previous_of(ts, x);
+			uint32_t nx = tx->twin;
 			const struct vital_tensor *nv = &v->tv[nx];
 			uint64_t U1 = base + AGE(u[m - 1]);
 			uint64_t U2 = p + (nv->n_uses ? v->uses[nv->use_first] : ts->t[nx].live_len);
