@@ -152,19 +152,19 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		} else {
 			x->live_len = (uint32_t)(A == p ? p : p - A);
 		}
+		/* The previous iteration's instance of the same ordinal and
+		 * size, and its free (SIZE_MAX: none, or never freed). */
+		size_t q = by_ordinal && t->allocs[prv[r]].size == a->size ? prv[r] : SIZE_MAX;
+		size_t Fq = q != SIZE_MAX ? rel_pos(t, first, t->allocs[q].free_ns) : SIZE_MAX;
 		/* Only an instance that outlives this iteration can have had a
 		 * predecessor live at the start, in a steady program. */
-		if (by_ordinal && t->allocs[prv[r]].size == a->size && (F == SIZE_MAX || F > p)) {
-			size_t q = prv[r];
-			size_t Fq = rel_pos(t, first, t->allocs[q].free_ns);
-			if (Fq != SIZE_MAX && Fq > 0 && Fq <= A) {
-				matched[q] = PREV_MATCHED;
-				s->prev_matched++;
-				x->freed = true;
-				x->live_len = (uint32_t)(p + Fq - A);
-				if (x->live_len > p)
-					x->live_len = (uint32_t)p;
-			}
+		if ((F == SIZE_MAX || F > p) && Fq != SIZE_MAX && Fq > 0 && Fq <= A) {
+			matched[q] = PREV_MATCHED;
+			s->prev_matched++;
+			x->freed = true;
+			x->live_len = (uint32_t)(p + Fq - A);
+			if (x->live_len > p)
+				x->live_len = (uint32_t)p;
 		}
 		if (x->alloc_pos + (size_t)x->live_len > p || A == p)
 			s->wrapping++;
@@ -173,17 +173,14 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		 * one becomes a PREVIOUS tensor, this one ends with the
 		 * iteration. One freed only after the next iteration (three
 		 * live at once) stays a persistent tensor, named by its id. */
-		if (by_ordinal && t->allocs[prv[r]].size == a->size) {
-			size_t Fq = rel_pos(t, first, t->allocs[prv[r]].free_ns);
-			if (Fq != SIZE_MAX && Fq > p) {
-				s->beyond_next++;
-			} else if (Fq != SIZE_MAX && Fq > A) {
-				matched[prv[r]] = PREV_LATE;
-				s->overlapping++;
-				s->overlapping_bytes += footprint(&t->allocs[prv[r]]);
-				if (used_between(t, first, A, Fq, prv[r]))
-					s->outliving++;
-			}
+		if (Fq != SIZE_MAX && Fq > p) {
+			s->beyond_next++;
+		} else if (Fq != SIZE_MAX && Fq > A) {
+			matched[q] = PREV_LATE;
+			s->overlapping++;
+			s->overlapping_bytes += footprint(&t->allocs[q]);
+			if (used_between(t, first, A, Fq, q))
+				s->outliving++;
 		}
 	}
 
