@@ -47,10 +47,11 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 
 /*
  * What is wrong with a trace, as a sentence for the user: incomplete (the
- * recorder never marked it complete) or without any CUDA activity. NULL
- * when the trace is complete and holds something.
+ * recorder never marked it complete; killed: a signal ended the command,
+ * otherwise it exited) or without any CUDA activity. NULL when the trace
+ * is complete and holds something.
  */
-const char *rec_summary_problem(const struct rec_summary *s);
+const char *rec_summary_problem(const struct rec_summary *s, bool killed);
 
 /*
  * Writes the summary as newline-separated lines, without a trailing newline,

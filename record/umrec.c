@@ -202,7 +202,7 @@ static launch_env *child_env(const struct umrec_options *o, int argc, char **arg
 }
 
 /* Tells the user what the trace holds, or why there is nothing to hold. */
-static void summarise(const char *trace, uint64_t elapsed_ns, int quiet)
+static void summarise(const char *trace, uint64_t elapsed_ns, int quiet, bool killed)
 {
 	struct rec_summary s;
 	char err[4096], text[2048];
@@ -226,7 +226,7 @@ static void summarise(const char *trace, uint64_t elapsed_ns, int quiet)
 		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 			um_info("%s", line);
 	}
-	const char *problem = rec_summary_problem(&s);
+	const char *problem = rec_summary_problem(&s, killed);
 	if (problem)
 		um_warn("%s", problem);
 }
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
 		um_error("%s", err);
 		return status;
 	}
-	summarise(trace, elapsed, o.quiet);
+	summarise(trace, elapsed, o.quiet, killed_by != 0);
 	launch_die_like(killed_by);
 	return status;
 }

@@ -133,6 +133,7 @@ if [ -n "\$1" ]; then
 		"INSERT INTO kernel (correlation_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem) VALUES (1, 1, 1, 1, 1, 1, 1, 1, 0), (2, 1, 1, 1, 1, 1, 1, 1, 0)" \\
 		"INSERT INTO alloc (id, address, size, reserved, api, alloc_ns, live_at_exit) VALUES (1, 2097152, 64, 2097152, 'cudaMalloc', 1, 1)"
 fi
+[ "\${2:-}" = killed ] && kill -TERM \$\$
 exit "\${2:-0}"
 PROGRAM
 env_has() { # env_has NAME=VALUE DESC: the program saw exactly that
@@ -316,9 +317,16 @@ expect_err_has "allocations  1 (0 freed, 1 live at exit)" "summary: allocations"
 expect_err_has "NVTX ranges  0" "summary: NVTX ranges"
 fake_umrec -q ./program.sh complete
 if [ -z "$err" ]; then ok "-q: no summary"; else not_ok "-q: no summary"; fi
-fake_umrec ./program.sh recording 130
-expect_status 130 "killed recording: the program's status"
-expect_err_has "the trace is incomplete (status=recording)" "killed recording: says the trace is incomplete"
+fake_umrec ./program.sh recording killed
+expect_status 143 "killed recording: the program's status"
+expect_err_has "the trace is incomplete (status=recording): the program was killed before the recorder finished" \
+	"killed recording: says the trace is incomplete, the program killed"
+# No signal ended the program, yet its trace was left unfinished: it ended
+# with _exit (no exit handler ran), not killed.
+fake_umrec ./program.sh recording 0
+expect_status 0 "recording ended by _exit: the program's status"
+expect_err_has "the trace is incomplete (status=recording): the program exited without running its exit handlers (_exit" \
+	"recording ended by _exit: says the trace is incomplete, the program exited"
 fake_umrec -q ./program.sh empty
 expect_err_has "no CUDA activity was recorded: did the program use the GPU?" "empty trace: says so, even with -q"
 

@@ -90,7 +90,7 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_equal(s.captured_launches, 2);
 	assert_int_equal(s.messages_not_kept, 4);
 	assert_true(s.disk_bytes > 0);
-	assert_null(rec_summary_problem(&s));
+	assert_null(rec_summary_problem(&s, false));
 
 	rec_summary_format(&s, path, 12300000000ULL, text, sizeof text);
 	assert_non_null(strstr(text, path));
@@ -177,9 +177,15 @@ static void summary_reads_a_killed_recording(void **state)
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(s.disk_bytes > (uint64_t)st.st_size); /* the -wal counts */
-	const char *problem = rec_summary_problem(&s);
+	/* The killed child's trace: umrec knows from the signal. */
+	const char *problem = rec_summary_problem(&s, true);
 	assert_non_null(problem);
-	assert_non_null(strstr(problem, "incomplete (status=recording)"));
+	assert_non_null(strstr(problem, "incomplete (status=recording): the program was killed"));
+	/* The same trace after an exit with no signal: _exit, not killed. */
+	problem = rec_summary_problem(&s, false);
+	assert_non_null(problem);
+	assert_non_null(strstr(problem, "incomplete (status=recording): the program exited without running its "
+				       "exit handlers (_exit"));
 }
 
 static void summary_flags_an_empty_trace(void **state)
@@ -199,7 +205,7 @@ static void summary_flags_an_empty_trace(void **state)
 	reread_after(path, "DROP TABLE graph_kernel; PRAGMA user_version = 1", &s, text, sizeof text);
 	assert_int_equal(s.graph_kernels, 0);
 	assert_null(strstr(text, "CUDA graphs"));
-	assert_string_equal(rec_summary_problem(&s), "no CUDA activity was recorded: did the program use the GPU?");
+	assert_string_equal(rec_summary_problem(&s, false), "no CUDA activity was recorded: did the program use the GPU?");
 }
 
 static void summary_missing_and_foreign_files(void **state)

@@ -771,7 +771,7 @@ static void abandoned_recording_says_failed(void **state)
 	struct rec_summary s;
 	assert_int_equal(rec_summary_read(path, &s, err, sizeof err), 0);
 	assert_string_equal(s.status, "failed");
-	const char *problem = rec_summary_problem(&s);
+	const char *problem = rec_summary_problem(&s, false);
 	assert_non_null(problem);
 	assert_non_null(strstr(problem, "could not set up CUPTI"));
 }
