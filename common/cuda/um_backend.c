@@ -175,7 +175,11 @@ void um_backend_order_end_host_wait(void (*wait)(void))
 bool um_backend_single_stream_hold(void)
 {
 	pthread_mutex_lock(&single_stream_lock);
-	return !atomic_load(&multi_stream);
+	/* While launches go unseen, or since they were seen again but before
+	 * the synchronize that drains what was queued unseen (an idle replay
+	 * woken by an allocation), other streams may hold work that no call
+	 * showed: a kernel there may still read a range freed meanwhile. */
+	return !atomic_load(&multi_stream) && (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN;
 }
 
 void um_backend_single_stream_release(void)

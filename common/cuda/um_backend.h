@@ -90,7 +90,10 @@ bool um_backend_multi_stream(void);
  * work that relies on it (a discard ordered only before that stream): the
  * program's first call on another stream waits for the release, and its
  * work is then queued behind what the caller queued. Returns whether the
- * program still uses that one stream; release whatever it returned. */
+ * program still uses that one stream, as far as its calls were seen: false
+ * while launches go unseen and, after they are seen again
+ * (um_backend_launches_seen(false)), until the synchronize that finishes
+ * the work queued unseen. Release whatever it returned. */
 bool um_backend_single_stream_hold(void);
 void um_backend_single_stream_release(void);
 

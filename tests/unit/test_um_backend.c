@@ -14,6 +14,8 @@
  *   first call on another stream behind it on the GPU; one that woke from
  *   idle, or where the event cannot be recorded, waits on the host for the
  *   discards instead (session 59's review found the woken case unordered).
+ *   A woken replay trusts the one stream order only once a synchronize has
+ *   finished the work queued while launches went unseen.
  */
 #include "testutil.h"
 
@@ -265,14 +267,27 @@ static void a_replay_from_the_start_orders_on_the_gpu(void **state)
 	in_child(followed_from_the_start);
 }
 
+/* Whether the replayer may issue a discard now, trusting one stream. */
+static bool discards_trusted(void)
+{
+	bool single = um_backend_single_stream_hold();
+	um_backend_single_stream_release();
+	return single;
+}
+
 static void woken_from_idle(void)
 {
 	struct arena_backend b;
 	um_backend_init(&b, true);
+	EXPECT(!discards_trusted(), "one stream trusted while launches went unseen");
 	/* As rp_callbacks.c's follow_launches: a capture may have begun
-	 * unseen, and launches are seen from now on. */
+	 * unseen, and launches are seen from now on. A kernel queued unseen on
+	 * another stream may still read a range freed meanwhile, until the
+	 * next free's fence synchronizes the context (session 61's review). */
 	captures_seen = true;
 	um_backend_launches_seen(false);
+	EXPECT(!discards_trusted(), "one stream trusted before the work queued unseen had finished");
+	b.fence_record(NULL);
 	discard_then_side_stream();
 	EXPECT(host_waits == 1, "the first call on another stream did not wait for the discards once");
 	EXPECT(waited_stream == NULL, "a stream was queued behind the legacy one where a capture may be under way");
