@@ -328,10 +328,12 @@ static void on_device_reset(bool arena_lost)
 	if (!atomic_load(&rp_active) || (!arena_lost && !rp_exec_in_current_context()))
 		return;
 	int following = 0;
-	if (atomic_compare_exchange_strong(&stopped, &following, STOPPED_AT_RESET)) {
-		engine_stop(rp_engine);
+	if (atomic_compare_exchange_strong(&stopped, &following, STOPPED_AT_RESET))
 		um_info("the program resets the device (cudaDeviceReset): from here on the replayer follows it no more");
-	}
+	/* Whoever set stopped: a stop at a graph on another thread may not
+	 * have stopped the engine yet, and no thread may be in it when the
+	 * stream goes. */
+	engine_stop(rp_engine);
 	rp_exec_end();
 	cuCtxSynchronize();
 	rp_activity_flush();

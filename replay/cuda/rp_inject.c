@@ -302,12 +302,16 @@ static void finish(void)
 	 * a free from here on follows no stream, and waits for the whole
 	 * context instead. */
 	um_backend_launches_unseen();
+	/* Before the hooks go quiet: an allocation made from here on still
+	 * takes the engine's lock (rp_callbacks.c's on_alloc), and so is
+	 * handed out only after a discard of its range that another thread
+	 * is issuing has the program's streams wait for it. A thread past its
+	 * rp_active check (one launching while the program exits) may still
+	 * be in the engine: its calls end here, and no later one queues work
+	 * behind the drain. */
+	engine_stop(rp_engine);
 	atomic_store(&rp_active, false);
 	rp_callbacks_stop();
-	/* A thread past its rp_active check (one launching while the program
-	 * exits) may still be in the engine: its calls end here, and no later
-	 * one queues work behind the drain. */
-	engine_stop(rp_engine);
 	rp_exec_drain();
 	rp_activity_flush();
 
