@@ -217,6 +217,23 @@ for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.i
 	done
 	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-8 of 8 cases ok}"
 done
+# An idle replay that wakes must not discard memory freed while it
+# followed nothing, which work queued then on another stream still reads
+# (tests/gpu/wake_discard_probe.cu): the discard is dropped until a
+# synchronize has finished that work, so the row asks for one dropped.
+WD=$BUILD/gpu-probes/wake_discard_probe
+timeout 60 $WD wake >"$WORK/wd.plain" 2>&1
+rc_plain=$?
+timeout 60 $B/umrec -q -o "$WORK/wd.eager.db" --max-managed $MAXM -- $WD eager >/dev/null 2>&1
+wdp=$($B/umplan "$WORK/wd.eager.db" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+$B/umplan -q "$WORK/wd.eager.db" --capacity $((2 * wdp)) -o "$WORK/wd.idle.plan"
+timeout 60 $B/umreplay --plan "$WORK/wd.idle.plan" --gpu-budget $((wdp + wdp / 20)) --max-managed $MAXM \
+	--stats "$WORK/wd.json" -- $WD wake >"$WORK/wd.woken" 2>"$WORK/wd.woken.err"
+rc=$?
+cat "$WORK/wd.plain" "$WORK/wd.woken" "$WORK/wd.woken.err"
+dropped=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["dropped_discards"])' "$WORK/wd.json" 2>/dev/null)
+row "idle replay woken: memory freed unseen kept" "$(verdict "[ $rc_plain -eq 0 ] && [ $rc -eq 0 ] && grep -q '^wake: ok' $WORK/wd.woken && grep -q 'following its kernel launches from now on' $WORK/wd.woken.err && [ '${dropped:-0}' -gt 0 ]")" \
+	"plain: $(tail -1 "$WORK/wd.plain" | cut -c1-10); umreplay: $(tail -1 "$WORK/wd.woken" | cut -c1-10), dropped_discards=$dropped"
 # Stream memory operations, which the driver refuses on managed memory
 # (CUDA_ERROR_INVALID_VALUE on the H100), so on plain device memory: no
 # managed memory is asked for, and --max-managed does not apply.
