@@ -76,11 +76,14 @@ static bool simulated(const struct tensor *x)
 /* Whether x leaves the GPU every cycle at tensor_free_pos: freed there, or
  * an allocation of the iteration that the trace does not free within the
  * next one, which the tensor model, and so the scheduler, ends with the
- * iteration (a real one made every iteration would pile up). */
+ * iteration (a real one made every iteration would pile up), or whose
+ * memory goes on as the next iteration's PREVIOUS tensor (made at the
+ * first launch, it is live at every position). */
 static bool ends(const struct tensor_set *ts, const struct tensor *x)
 {
 	return simulated(x) &&
-	       (x->freed || (x->origin == PLAN_ALLOC_ITERATION && x->live_len < ts->n_pos));
+	       (x->freed || (x->origin == PLAN_ALLOC_ITERATION && x->live_len < ts->n_pos) ||
+		tensor_hands_on_memory(ts, x));
 }
 
 /* Whether the allocation event of x happens every cycle at alloc_pos. */

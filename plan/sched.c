@@ -399,8 +399,7 @@ static int births(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		const struct vital_tensor *tv = &x->v->tv[t];
 		/* A tensor live the whole cycle is already counted resident
 		 * everywhere (resident_span). */
-		if (tx->origin != PLAN_ALLOC_ITERATION || !tv->n_uses || !tx->size ||
-		    (tx->live_len >= ts->n_pos && !tx->freed))
+		if (tx->origin != PLAN_ALLOC_ITERATION || !tv->n_uses || !tx->size || tensor_whole_cycle(ts, tx))
 			continue;
 		uint32_t age = tensor_age(ts, tx, tv->first_use);
 		/* A pseudo-candidate walks the ages from the allocation. */
@@ -501,7 +500,7 @@ static bool resident_span(const struct tensor_set *ts, const struct vital *v, si
 	bool at_start = tx->resident_at_start;
 	if (!tensor_gpu_bytes(tx))
 		return false;
-	if (tx->live_len >= ts->n_pos && !tx->freed) {
+	if (tensor_whole_cycle(ts, tx)) {
 		*start = 0;
 		*len = ts->n_pos;
 		return tv->n_uses > 0 || at_start;

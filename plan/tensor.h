@@ -124,11 +124,22 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 
 /* Whether ITERATION tensor y's memory goes on as the next iteration's
  * PREVIOUS tensor of its ordinal (y->twin): there is one, and y is not
- * freed in the iteration and ends with it. */
+ * freed in the iteration, so it ends with it. Made at the iteration's
+ * first launch, y is live at every position, yet not the whole cycle:
+ * the next iteration makes its ordinal anew there, while y's memory goes
+ * on as the twin. */
 static inline bool tensor_hands_on_memory(const struct tensor_set *s, const struct tensor *y)
 {
 	return y->origin == PLAN_ALLOC_ITERATION && y->twin < s->n &&
-	       s->t[y->twin].origin == PLAN_ALLOC_PREVIOUS && !y->freed && y->live_len < s->n_pos;
+	       s->t[y->twin].origin == PLAN_ALLOC_PREVIOUS && !y->freed;
+}
+
+/* Whether x is live the whole cycle: from one iteration into the next
+ * under its name, never made anew (one that hands its memory on is made
+ * anew at the first launch, while the memory goes on as its twin). */
+static inline bool tensor_whole_cycle(const struct tensor_set *s, const struct tensor *x)
+{
+	return x->live_len >= s->n_pos && !x->freed && !x->hands_on;
 }
 
 /* Frees what tensor_build filled and zeroes s. */

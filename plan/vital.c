@@ -175,7 +175,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 		struct vital_period per = { .tensor = (uint32_t)x, .next = (uint32_t)x, .next_at = UINT32_MAX };
 		/* Unwrapped positions: base + age. */
 #define AGE(pos) ((uint64_t)tensor_age(ts, tx, (pos)))
-		if (tx->live_len >= p && !tx->freed) {
+		if (tensor_whole_cycle(ts, tx)) {
 			/* Live the whole cycle: gaps wrap around. */
 			if (m == 0) {
 				if (tx->resident_at_start) {

@@ -532,12 +532,92 @@ static void previous_instances_named_by_ordinal(void **state)
 	planner_free(p);
 }
 
+/* Four kernels per iteration (NVTX ranges), six iterations: allocation 1
+ * (4 MiB, persistent) used by the even kernels; each iteration's 2 MiB
+ * allocation made exactly at its first launch, used by its second kernel,
+ * and freed only after the next one's is made, whose first kernel reads
+ * it (session 61's review). Written with SQLite, as umrec would. */
+static void write_made_at_first_launch(const char *path)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 2 + n, 8589934592 + (n % 2) * 4194304, 2097152, 2097152, 'cudaMalloc',"
+		"  (4 * n + 1) * 1000000 - 10000, (4 * n + 7) * 1000000 + 5000 FROM i;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel WHERE seq % 2 = 0;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2 + seq / 4, 0 FROM kernel WHERE seq % 4 = 1;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 1 + seq / 4, 0 FROM kernel WHERE seq % 4 = 0 AND seq >= 4;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
+		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+	sqlite3 *db;
+	char err[512];
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (trace_schema_create(db, err, sizeof err))
+		fail_msg("%s", err);
+	if (sqlite3_exec(db, rows, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+/* The plan allocation of origin and ordinal 1. */
+static uint32_t plan_alloc_of(const struct plan *pl, uint8_t origin)
+{
+	for (uint32_t i = 0; i < pl->n_allocs; i++)
+		if (pl->allocs[i].origin == origin && pl->allocs[i].ordinal == 1)
+			return i;
+	fail_msg("the plan names no allocation of origin %u", origin);
+	return 0;
+}
+
+/* An iteration's allocation made at its first launch is live at every
+ * position, yet its memory goes on as the next iteration's previous
+ * instance while the ordinal is made anew. Planned as live the whole
+ * cycle, it was evicted after its last use and brought back by its
+ * ordinal, the new instance: the older one, read by the first kernel,
+ * stayed evicted, and the checker, which started it resident, passed. */
+static void newer_instance_made_at_the_first_launch(void **state)
+{
+	char path[512];
+	write_made_at_first_launch(test_path(path, sizeof path, "first_launch.db"));
+	struct planner *p = test_plan_full(path, 6 << 20, PLANNER_REMOTE_BPS, 0);
+	assert_int_equal(p->tensors.n_previous, 1);
+	assert_properties(p, path);
+
+	/* The old plan: the newer instance evicted after its last use (kernel
+	 * 1) and prefetched by its ordinal before it; nothing else. */
+	uint32_t newer = plan_alloc_of(p->plan, PLAN_ALLOC_ITERATION);
+	uint64_t size = p->plan->allocs[newer].size;
+	assert_true(p->plan->n_ops >= 2);
+	p->plan->ops[0] = (struct plan_op){ 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, newer, 0, size };
+	p->plan->ops[1] = (struct plan_op){ 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, size };
+	p->plan->n_ops = 2;
+	struct plan_check_result r;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.use_violations > 0);
+	assert_non_null(strstr(r.first, "kernel 0 uses previous allocation 1 while it is evicted"));
+	planner_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(link_matches_brute_force),
 		cmocka_unit_test(properties_on_random_traces),
 		cmocka_unit_test(checker_catches_broken_plans),
+		cmocka_unit_test(newer_instance_made_at_the_first_launch),
 		cmocka_unit_test(same_trace_same_plan),
 		cmocka_unit_test(plans_read_back_keep_the_properties),
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
