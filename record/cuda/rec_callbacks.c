@@ -7,6 +7,7 @@
  * and queues; the writer thread does the I/O.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -25,6 +26,7 @@
 #include "rec.h"
 #include "record/nvtx_open.h"
 #include "trace_schema.h"
+#include "utf8.h"
 
 static atomic_uint_fast64_t launch_seq;
 static atomic_uint_fast64_t captured_launches;
@@ -146,14 +148,25 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
  * it closes, and those open at exit then (rec_callbacks_finish). */
 static nvtx_open *nvtx;
 
-static const char *attribute_message(const nvtxEventAttributes_t *a)
-{
-	return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "";
-}
-
 static int64_t nvtx_name(const char *msg)
 {
 	return trace_writer_intern_message(rec_writer, msg);
+}
+
+/* A name given as a wide string, in UTF-8 ("" when out of memory). */
+static int64_t nvtx_wide_name(const wchar_t *msg)
+{
+	char *s = msg ? utf8_from_wide(msg) : NULL;
+	int64_t id = nvtx_name(s ? s : "");
+	free(s);
+	return id;
+}
+
+static int64_t attribute_name(const nvtxEventAttributes_t *a)
+{
+	if (a && a->messageType == NVTX_MESSAGE_TYPE_UNICODE)
+		return nvtx_wide_name(a->message.unicode);
+	return nvtx_name(a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "");
 }
 
 static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
@@ -161,22 +174,30 @@ static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 	const void *p = d->functionParams;
 	struct trace_nvtx r = { 0, rec_tid(), rec_now(), 0 };
 	switch (cbid) {
+	/* Every push, whichever form names it: the pop takes the newest. */
 	case CUPTI_CBID_NVTX_nvtxRangePushA:
 		r.name_id = nvtx_name(((const nvtxRangePushA_params *)p)->message);
 		nvtx_open_push(nvtx, &r);
 		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushW:
+		r.name_id = nvtx_wide_name(((const nvtxRangePushW_params *)p)->message);
+		nvtx_open_push(nvtx, &r);
+		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		r.name_id = nvtx_name(attribute_message(((const nvtxRangePushEx_params *)p)->eventAttrib));
+		r.name_id = attribute_name(((const nvtxRangePushEx_params *)p)->eventAttrib);
 		nvtx_open_push(nvtx, &r);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartA:
+	case CUPTI_CBID_NVTX_nvtxRangeStartW:
 	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
 		/* The ID the call returns is what its end names. */
 		if (!d->functionReturnValue)
 			break;
-		r.name_id = nvtx_name(cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
-					      ? ((const nvtxRangeStartA_params *)p)->message
-					      : attribute_message(((const nvtxRangeStartEx_params *)p)->eventAttrib));
+		r.name_id = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
+				    ? nvtx_name(((const nvtxRangeStartA_params *)p)->message)
+			    : cbid == CUPTI_CBID_NVTX_nvtxRangeStartW
+				    ? nvtx_wide_name(((const nvtxRangeStartW_params *)p)->message)
+				    : attribute_name(((const nvtxRangeStartEx_params *)p)->eventAttrib);
 		nvtx_open_start(nvtx, *(const nvtxRangeId_t *)d->functionReturnValue, &r);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePop:
@@ -309,5 +330,7 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_NVTX);
 	if (r == CUPTI_SUCCESS)
 		um_alloc_set_hooks(&hooks);
+	else
+		cupti_real()->Unsubscribe(*sub); /* CUPTI's one place, for the program's own profiler */
 	return r;
 }
