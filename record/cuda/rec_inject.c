@@ -160,8 +160,8 @@ int InitializeInjection(void)
 	}
 	write_run_meta();
 	CUptiResult r = rec_callbacks_start(&subscriber);
-	if (r == CUPTI_SUCCESS)
-		r = rec_activity_start();
+	if (r == CUPTI_SUCCESS && (r = rec_activity_start()) != CUPTI_SUCCESS)
+		cupti_real()->Unsubscribe(subscriber); /* the hooks stay, behind the shut gate */
 	if (r != CUPTI_SUCCESS) {
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);
