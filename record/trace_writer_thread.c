@@ -166,12 +166,12 @@ static bool run(trace_writer *w, enum stmt_id id, const char *unchanged, uint64_
 	return ok;
 }
 
-static void write_string(trace_writer *w, int64_t id, const char *s)
+static bool write_string(trace_writer *w, int64_t id, const char *s)
 {
 	sqlite3_stmt *st = w->st[ST_STRING];
 	sqlite3_bind_int64(st, 1, id);
 	bind_text(st, 2, s);
-	run(w, ST_STRING, NULL, 0);
+	return run(w, ST_STRING, NULL, 0);
 }
 
 /* Whether the stream has a row (written by a batch that committed). */
@@ -411,7 +411,7 @@ static int commit(trace_writer *w, struct batch *b)
 	uint64_t errors_at_begin = w->stats.write_errors;
 	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0, whole = in_txn;
 	for (size_t i = 0; i < w->n_rewrite; i++)
-		write_string(w, w->rewrite[i].id, w->rewrite[i].s);
+		whole &= write_string(w, w->rewrite[i].id, w->rewrite[i].s);
 	for (struct chunk *c = b->head; c; c = c->next) {
 		for (size_t i = 0; i < c->n; i++) {
 			struct ev *e = &c->ev[i];
@@ -481,6 +481,13 @@ void *trace_writer_main(void *arg)
 		while (!w->stop && w->cur.n < w->batch_events)
 			if (pthread_cond_timedwait(&w->wake, &w->mu, &deadline) == ETIMEDOUT)
 				break;
+		if (w->cur.n == 0 && w->stop && w->n_rewrite) {
+			/* The strings of a batch that did not commit whole
+			 * wait for the next one: at the end, none comes. */
+			pthread_mutex_unlock(&w->mu);
+			commit(w, &(struct batch){ 0 });
+			pthread_mutex_lock(&w->mu);
+		}
 		if (w->cur.n == 0) {
 			if (w->stop)
 				break;

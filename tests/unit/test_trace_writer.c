@@ -856,6 +856,33 @@ static void rows_written_again_after_a_failed_batch(void **state)
 	sqlite3_close(db);
 }
 
+/* The strings of the last batch, which failed, have no next batch to go
+ * with: they are written at the close. (Had SQLite rolled back only part
+ * of that batch, the rows committed after it would name them.) */
+static void strings_of_a_failed_last_batch_written_at_close(void **state)
+{
+	char path[512], err[512];
+	trace_writer *w = open_writer(path, sizeof path, "last.db", NULL);
+	struct rlimit old, none;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	none = (struct rlimit){ 0, old.rlim_max };
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	trace_writer_intern(w, "last");
+	struct trace_writer_stats s = { 0 };
+	for (int i = 0; i < 500 && s.write_errors == 0; i++) {
+		usleep(10000);
+		trace_writer_get_stats(w, &s);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	assert_true(s.write_errors > 0);
+	assert_int_equal(trace_writer_close(w, 500, err, sizeof err), -1); /* the errors are reported */
+	sqlite3 *db = open_db(path);
+	assert_query(db, "SELECT group_concat(value) FROM string", "last");
+	sqlite3_close(db);
+}
+
 /* Every row of a batch that fails to commit counts as a failed write, not
  * the failed statement alone. */
 static void lost_batch_counted_row_by_row(void **state)
@@ -1063,6 +1090,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(abandoned_recording_says_failed),
 		cmocka_unit_test(write_errors_counted),
 		cmocka_unit_test(rows_written_again_after_a_failed_batch),
+		cmocka_unit_test(strings_of_a_failed_last_batch_written_at_close),
 		cmocka_unit_test(lost_batch_counted_row_by_row),
 		cmocka_unit_test(no_errors_reported_when_clean),
 		cmocka_unit_test(forked_child_is_inert),
