@@ -49,8 +49,9 @@ static atomic_uint_fast64_t n_allocs, n_frees, served_ns, runtime_allocs, runtim
 /* Set, for good, once a device reset destroyed the arena's memory
  * (cudaDeviceReset). */
 static atomic_bool arena_lost;
-/* The process the arena serves; a forked child's CUDA is not its. */
-static pid_t arena_pid;
+/* Set in a forked child of the process the arena serves: the child's
+ * CUDA is not its. */
+static atomic_bool forked;
 /* The context the arena serves, and so maps its memory in: the one
  * current at the program's first allocation (in_arena_context). */
 static _Atomic(CUcontext) arena_context;
@@ -65,11 +66,15 @@ static atomic_bool managed_allocs_partial;
  * not. */
 static struct addr_set foreign_allocs = ADDR_SET_INIT;
 
+static void on_fork_child(void)
+{
+	atomic_store(&forked, true);
+}
+
 static void create_arena(void)
 {
 	struct arena_config cfg = { 0 };
 	struct arena_backend backend;
-	arena_pid = getpid();
 	const char *cap = getenv("UMKIT_MAX_MANAGED");
 	if (cap && *cap && um_size_parse(cap, &cfg.max_bytes) != 0) {
 		um_error("UMKIT_MAX_MANAGED='%s' is not a size; allocations are not converted", cap);
@@ -81,6 +86,8 @@ static void create_arena(void)
 	the_arena = arena_create(&cfg, &backend);
 	if (!the_arena)
 		um_error("cannot create the allocation arena; allocations are not converted");
+	else
+		pthread_atfork(NULL, NULL, on_fork_child);
 }
 
 arena *um_alloc_arena(void)
@@ -305,12 +312,17 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->one_stream = !um_backend_multi_stream();
 }
 
-/* Whether a device reset destroyed the arena's memory: then the runtime
- * serves the program. Said at its first allocation after the reset (a
- * reset just before the exit, as CUDA's samples make, needs no word). */
+/* Whether a device reset destroyed the arena's memory, or this is a
+ * forked child, whose CUDA is not its parent's (the arena's lock may even
+ * have been held by a thread the child does not have): then the runtime
+ * serves the program, and answers a child as without umkit. A reset is
+ * said at the first allocation after it (a reset just before the exit, as
+ * CUDA's samples make, needs no word). */
 static bool arena_gone(bool allocating)
 {
 	static atomic_int told;
+	if (atomic_load(&forked))
+		return true;
 	if (!atomic_load(&arena_lost))
 		return false;
 	if (allocating)
@@ -708,7 +720,7 @@ static void context_resets(CUcontext ctx)
 cudaError_t cudaDeviceReset(void)
 {
 	um_alloc_arena();
-	if (getpid() == arena_pid && !atomic_load(&arena_lost)) {
+	if (!atomic_load(&forked) && !atomic_load(&arena_lost)) {
 		/* Every time: a thread with no context current resets the
 		 * primary one of its device, which binding names. */
 		CUcontext ctx = context_reset(bind_if_unbound());

@@ -323,6 +323,15 @@ EOF
 traced=$?
 row "pitch_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail"
 
+# A forked child's CUDA calls (tests/gpu/fork_probe.cu) get the runtime's
+# answers, as without umkit, not the parent's arena.
+fork_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3
+	row "fork_probe, $tool: child as plain" "$(verdict "[ $rc -eq 0 ] && grep -q '^child cudaMalloc' $WORK/fork.plain && diff $WORK/fork.plain $WORK/fork.$tool >/dev/null && under_umkit $WORK/fork.$tool.err && [ '$served' = True ]")" \
+		"$(grep '^child' "$WORK/fork.$tool")"
+}
+probe_under_tools fork fork_probe 1 fork_rows
+
 # Allocations from memory pools (tests/gpu/pool_probe.cu): those from the
 # default pool and from pools created plain, directly or as the device's
 # current pool, are the arena's (managed memory); those from pools that
