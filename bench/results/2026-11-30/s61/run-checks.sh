@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 61: the GPU checks on the build carried as build/, on one H200, in
+# two device commands (the devices section, which needs two GPUs, left out:
+# nothing it runs changed), through session 46's script:
+#   bash bench/results/2026-11-30/s61/run-checks.sh "record graphs demo"
+#   bash bench/results/2026-11-30/s61/run-checks.sh "reset replay"
+# With "record", first the two probes of the session's recorder and arena
+# fixes under the build before them (build-old, f767c63) and this one:
+# a forked child's CUDA calls (tests/gpu/fork_probe.cu) and NVTX ranges
+# named by wide strings (tests/gpu/nvtx_probe.cu).
+sections=$1
+export LD_LIBRARY_PATH=$PWD/build/lib
+if [[ " $sections " == *" record "* ]]; then
+	P=build/gpu-probes W=$(mktemp -d)
+	{
+		echo "plain: $(timeout 60 $P/fork_probe | grep '^child')"
+		for b in build-old build; do
+			echo "$b umrec:    $(timeout 60 $b/bin/umrec -q -o $W/f.db --max-managed 8G -- $P/fork_probe | grep '^child')"
+			echo "$b umreplay: $(timeout 60 $b/bin/umreplay -q --policy ondemand --max-managed 8G -- $P/fork_probe | grep '^child')"
+			timeout 60 $b/bin/umrec -q -o $W/n.db --max-managed 8G -- $P/nvtx_probe >/dev/null
+			echo "$b nvtx ranges: $(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT group_concat(s.value || \" \" || (r.end_ns - r.start_ns), \"; \") FROM nvtx_range r JOIN string s ON s.id = r.name_id").fetchone()[0])' $W/n.db)"
+		done
+	} > $OUT/ab-probes.log 2>&1
+	cat $OUT/ab-probes.log
+	rm -rf "$W"
+fi
+bash bench/results/2026-11-29/s46/run-gpu-checks.sh "$sections"
