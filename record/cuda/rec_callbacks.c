@@ -153,19 +153,16 @@ static int64_t nvtx_name(const char *msg)
 	return trace_writer_intern_message(rec_writer, msg);
 }
 
-/* A name given as a wide string, in UTF-8 ("" when out of memory). */
-static int64_t nvtx_wide_name(const wchar_t *msg)
-{
-	char *s = msg ? utf8_from_wide(msg) : NULL;
-	int64_t id = nvtx_name(s ? s : "");
-	free(s);
-	return id;
-}
-
+/* An Ex form's name: its ASCII message, or its wide one in UTF-8 (""
+ * for another kind, or when out of memory). */
 static int64_t attribute_name(const nvtxEventAttributes_t *a)
 {
-	if (a && a->messageType == NVTX_MESSAGE_TYPE_UNICODE)
-		return nvtx_wide_name(a->message.unicode);
+	if (a && a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode) {
+		char *s = utf8_from_wide(a->message.unicode);
+		int64_t id = nvtx_name(s ? s : "");
+		free(s);
+		return id;
+	}
 	return nvtx_name(a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "");
 }
 
@@ -174,13 +171,11 @@ static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 	const void *p = d->functionParams;
 	struct trace_nvtx r = { 0, rec_tid(), rec_now(), 0 };
 	switch (cbid) {
-	/* Every push, whichever form names it: the pop takes the newest. */
+	/* CUDA's NVTX implements the A and Ex forms only: a W form has no
+	 * effect and no callback, so a pop after a PushW closes the range
+	 * around it (docs/trace-schema.md). */
 	case CUPTI_CBID_NVTX_nvtxRangePushA:
 		r.name_id = nvtx_name(((const nvtxRangePushA_params *)p)->message);
-		nvtx_open_push(nvtx, &r);
-		break;
-	case CUPTI_CBID_NVTX_nvtxRangePushW:
-		r.name_id = nvtx_wide_name(((const nvtxRangePushW_params *)p)->message);
 		nvtx_open_push(nvtx, &r);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushEx:
@@ -188,15 +183,12 @@ static void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 		nvtx_open_push(nvtx, &r);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartA:
-	case CUPTI_CBID_NVTX_nvtxRangeStartW:
 	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
 		/* The ID the call returns is what its end names. */
 		if (!d->functionReturnValue)
 			break;
 		r.name_id = cbid == CUPTI_CBID_NVTX_nvtxRangeStartA
 				    ? nvtx_name(((const nvtxRangeStartA_params *)p)->message)
-			    : cbid == CUPTI_CBID_NVTX_nvtxRangeStartW
-				    ? nvtx_wide_name(((const nvtxRangeStartW_params *)p)->message)
 				    : attribute_name(((const nvtxRangeStartEx_params *)p)->eventAttrib);
 		nvtx_open_start(nvtx, *(const nvtxRangeId_t *)d->functionReturnValue, &r);
 		break;
