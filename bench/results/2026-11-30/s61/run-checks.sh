@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Session 61: the GPU checks on the build carried as build/, on one H200, in
-# two device commands (the devices section, which needs two GPUs, left out:
-# nothing it runs changed), through session 46's script:
+# device commands (the devices section, which needs a machine with two GPUs,
+# not run this session), through session 46's script:
 #   bash bench/results/2026-11-30/s61/run-checks.sh "record graphs demo"
 #   bash bench/results/2026-11-30/s61/run-checks.sh "reset replay"
-# With "record", first the two probes of the session's recorder and arena
+# With AB=1, first the two probes of the session's recorder and arena
 # fixes under the build before them (build-old, f767c63) and this one:
 # a forked child's CUDA calls (tests/gpu/fork_probe.cu) and NVTX ranges
-# named by wide strings (tests/gpu/nvtx_probe.cu).
+# named by wide strings (tests/gpu/nvtx_probe.cu). The first command, on
+# 31a4127, ran them with "record" (no AB); the second with AB=1 (the
+# NVTX probe changed between them).
 sections=$1
 export LD_LIBRARY_PATH=$PWD/build/lib
-if [[ " $sections " == *" record "* ]]; then
+if [[ " $sections " == *" record "* || ${AB:-} = 1 ]]; then
 	P=build/gpu-probes W=$(mktemp -d)
 	{
 		echo "plain: $(timeout 60 $P/fork_probe | grep '^child')"
