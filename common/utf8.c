@@ -4,7 +4,6 @@
  */
 #include "utf8.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,37 +56,6 @@ char *utf8_valid_copy(const char *s)
 			memcpy(o, replacement, 3);
 			o += 3;
 			p++;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-char *utf8_from_wide(const wchar_t *w)
-{
-	size_t len = wcslen(w);
-	char *out = malloc(4 * len + 1);
-	unsigned char *o = (unsigned char *)out;
-	if (!out)
-		return NULL;
-	for (; *w; w++) {
-		uint32_t c = (uint32_t)*w;
-		if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-			c = 0xfffd;
-		if (c < 0x80) {
-			*o++ = (unsigned char)c;
-		} else if (c < 0x800) {
-			*o++ = (unsigned char)(0xc0 | c >> 6);
-			*o++ = (unsigned char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			*o++ = (unsigned char)(0xe0 | c >> 12);
-			*o++ = (unsigned char)(0x80 | (c >> 6 & 0x3f));
-			*o++ = (unsigned char)(0x80 | (c & 0x3f));
-		} else {
-			*o++ = (unsigned char)(0xf0 | c >> 18);
-			*o++ = (unsigned char)(0x80 | (c >> 12 & 0x3f));
-			*o++ = (unsigned char)(0x80 | (c >> 6 & 0x3f));
-			*o++ = (unsigned char)(0x80 | (c & 0x3f));
 		}
 	}
 	*o = '\0';

@@ -8,7 +8,6 @@
 #define UMKIT_UTF8_H
 
 #include <stddef.h>
-#include <wchar.h>
 
 /* The length of the well-formed sequence at s (1 to 4), or 0 when s[0]
  * starts none. s is NUL-terminated; a NUL ends any sequence. */
@@ -17,10 +16,5 @@ size_t utf8_sequence(const unsigned char *s);
 /* A malloc'd copy of s with every byte that starts no well-formed
  * sequence replaced by U+FFFD; NULL when out of memory. */
 char *utf8_valid_copy(const char *s);
-
-/* A malloc'd UTF-8 copy of the wide string w (an NVTX range's name given
- * as wchar_t, code points on Linux): a surrogate or a value past U+10FFFF
- * becomes U+FFFD. NULL when out of memory. */
-char *utf8_from_wide(const wchar_t *w);
 
 #endif

@@ -7,7 +7,6 @@
  * and queues; the writer thread does the I/O.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -26,7 +25,6 @@
 #include "rec.h"
 #include "record/nvtx_open.h"
 #include "trace_schema.h"
-#include "utf8.h"
 
 static atomic_uint_fast64_t launch_seq;
 static atomic_uint_fast64_t captured_launches;
@@ -153,16 +151,11 @@ static int64_t nvtx_name(const char *msg)
 	return trace_writer_intern_message(rec_writer, msg);
 }
 
-/* An Ex form's name: its ASCII message, or its wide one in UTF-8 (""
- * for another kind, or when out of memory). */
+/* An Ex form's name: its ASCII message, else "". Not a wide one: on an
+ * H200 CUPTI handed every Ex range named by a wide string the first such
+ * name the process gave (session 61), so none is trusted. */
 static int64_t attribute_name(const nvtxEventAttributes_t *a)
 {
-	if (a && a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode) {
-		char *s = utf8_from_wide(a->message.unicode);
-		int64_t id = nvtx_name(s ? s : "");
-		free(s);
-		return id;
-	}
 	return nvtx_name(a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "");
 }
 

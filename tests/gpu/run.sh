@@ -132,23 +132,6 @@ row "sim: fault migrations recorded" "$(verdict "[ $(metric $j fault_migrations)
 row "sim: recall >= 0.99" "$(verdict "python3 -c 'import sys; r=$(metric $j recall); sys.exit(0 if r is not None and r >= 0.99 else 1)'")" \
 	"$(metric $j fault_blocks_covered)/$(metric $j fault_blocks) blocks"
 row "sim: NVTX iterations" "$(verdict "[ $(metric $j nvtx_ranges) -eq 4 ]")" "$(metric $j nvtx_ranges) ranges"
-# NVTX ranges whose Ex attributes name them by wide strings
-# (tests/gpu/nvtx_probe.cu): each one recorded, with its name, inside the
-# range around them.
-timeout 60 $B/umrec -q -o "$WORK/nvtx.db" --max-managed $MAXM -- $BUILD/gpu-probes/nvtx_probe >"$WORK/nvtx.out" 2>&1
-rc=$?
-nvtx=$(python3 - "$WORK/nvtx.db" <<'PY'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-r = {n: (s, e) for n, s, e in c.execute(
-    "SELECT s.value, r.start_ns, r.end_ns FROM nvtx_range r JOIN string s ON s.id = r.name_id")}
-inner = ["ex wide \u00e9", "started \u00e9"]
-ok = set(r) == {"outer", *inner} and all(
-    r[n][1] is not None and r["outer"][0] <= r[n][0] and r[n][1] <= r["outer"][1] for n in inner)
-print(("ok: " if ok else "BAD: ") + ", ".join(sorted(r)))
-PY
-)
-row "umrec: NVTX wide names, nested" "$(verdict "[ $rc -eq 0 ] && [ '${nvtx%%:*}' = ok ]")" "$nvtx"
 
 # --- 2. PyTorch examples: identical losses, every launch, several threads ---
 for m in mlp gpt2 resnet; do

@@ -2,8 +2,7 @@
  * test_utf8.c: well-formed UTF-8 (common/utf8.c): every length of
  * sequence is kept; overlong forms, surrogates, code points past
  * U+10FFFF, stray continuations and sequences cut short (by the end or by
- * another lead byte) each become U+FFFD, a byte at a time; wide strings
- * are encoded.
+ * another lead byte) each become U+FFFD, a byte at a time.
  */
 #include "testutil.h"
 
@@ -39,26 +38,11 @@ static void invalid_bytes_become_replacement_characters(void **state)
 	free(s);
 }
 
-/* Wide names (nvtxRangePushW) become UTF-8: every length, and what is
- * no code point becomes U+FFFD. */
-static void wide_strings_are_encoded(void **state)
-{
-	const wchar_t wide[] = { L'a', 0xe9, 0x20ac, 0x1f600, 0xd800, 0x110000, 0 };
-	char *s = utf8_from_wide(wide);
-	assert_non_null(s);
-	assert_string_equal(s, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd\xef\xbf\xbd");
-	free(s);
-	s = utf8_from_wide(L"");
-	assert_string_equal(s, "");
-	free(s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sequences_are_measured),
 		cmocka_unit_test(invalid_bytes_become_replacement_characters),
-		cmocka_unit_test(wide_strings_are_encoded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
