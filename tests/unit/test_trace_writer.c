@@ -776,6 +776,17 @@ static void abandoned_recording_says_failed(void **state)
 	assert_non_null(strstr(problem, "could not set up CUPTI"));
 }
 
+/* Waits up to 5 s for at least n failed writes; returns the stats. */
+static struct trace_writer_stats wait_for_write_errors(trace_writer *w, uint64_t n)
+{
+	struct trace_writer_stats s = { 0 };
+	for (int i = 0; i < 500 && s.write_errors < n; i++) {
+		usleep(10000);
+		trace_writer_get_stats(w, &s);
+	}
+	return s;
+}
+
 /* Bad events are counted with the first message kept; the rest is written
  * and close reports the failure. */
 static void write_errors_counted(void **state)
@@ -795,11 +806,7 @@ static void write_errors_counted(void **state)
 	migrate(w, 20, TRACE_HTOD, TRACE_CAUSE_USER, 2);  /* fine */
 
 	/* Wait for the writer rather than closing: the count is live. */
-	struct trace_writer_stats s = { 0 };
-	for (int i = 0; i < 500 && s.write_errors < 5; i++) {
-		usleep(10000);
-		trace_writer_get_stats(w, &s);
-	}
+	struct trace_writer_stats s = wait_for_write_errors(w, 5);
 	assert_int_equal(s.write_errors, 5);
 	assert_int_equal(trace_writer_first_error(w, first, sizeof first), 1);
 	assert_string_equal(first, "alloc: free of an unknown or already freed allocation 99");
@@ -818,6 +825,26 @@ static void write_errors_counted(void **state)
 	sqlite3_close(db);
 }
 
+/* No file may grow while it holds: the writer's batches fail, and SQLite
+ * rolls them back. */
+struct no_growth {
+	struct rlimit old;
+	void (*prev)(int);
+};
+
+static void files_may_not_grow(struct no_growth *g)
+{
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &g->old), 0);
+	g->prev = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &(struct rlimit){ 0, g->old.rlim_max }), 0);
+}
+
+static void files_may_grow(const struct no_growth *g)
+{
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &g->old), 0);
+	signal(SIGXFSZ, g->prev);
+}
+
 /* A batch that fails to commit takes its string and stream rows with it:
  * the strings are written again with the next batch, the stream with the
  * next record that names it, so no kernel row names a missing one. */
@@ -830,19 +857,12 @@ static void rows_written_again_after_a_failed_batch(void **state)
 	uint64_t batches = s.batches;
 
 	/* No file may grow: the batch's writes fail, and SQLite rolls it back. */
-	struct rlimit old, none;
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	none = (struct rlimit){ 0, old.rlim_max };
-	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	struct no_growth g;
+	files_may_not_grow(&g);
 	int64_t k = trace_writer_intern(w, "k");
 	activity(w, 1, k, 100, 200); /* stream 7 */
-	for (int i = 0; i < 500 && s.write_errors == 0; i++) {
-		usleep(10000);
-		trace_writer_get_stats(w, &s);
-	}
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-	signal(SIGXFSZ, prev);
+	s = wait_for_write_errors(w, 1);
+	files_may_grow(&g);
 	assert_true(s.write_errors > 0);
 	assert_int_equal(s.batches, batches); /* nothing committed */
 
@@ -863,19 +883,11 @@ static void strings_of_a_failed_last_batch_written_at_close(void **state)
 {
 	char path[512], err[512];
 	trace_writer *w = open_writer(path, sizeof path, "last.db", NULL);
-	struct rlimit old, none;
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	none = (struct rlimit){ 0, old.rlim_max };
-	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	struct no_growth g;
+	files_may_not_grow(&g);
 	trace_writer_intern(w, "last");
-	struct trace_writer_stats s = { 0 };
-	for (int i = 0; i < 500 && s.write_errors == 0; i++) {
-		usleep(10000);
-		trace_writer_get_stats(w, &s);
-	}
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-	signal(SIGXFSZ, prev);
+	struct trace_writer_stats s = wait_for_write_errors(w, 1);
+	files_may_grow(&g);
 	assert_true(s.write_errors > 0);
 	assert_int_equal(trace_writer_close(w, 500, err, sizeof err), -1); /* the errors are reported */
 	sqlite3 *db = open_db(path);
@@ -889,20 +901,12 @@ static void lost_batch_counted_row_by_row(void **state)
 {
 	char path[512], err[512];
 	trace_writer *w = open_writer(path, sizeof path, "lost.db", NULL);
-	struct rlimit old, none;
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	none = (struct rlimit){ 0, old.rlim_max };
-	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	struct no_growth g;
+	files_may_not_grow(&g);
 	for (uint64_t id = 1; id <= 200; id++)
 		alloc(w, id, id * UM_BLOCK, MIB, 0);
-	struct trace_writer_stats s = { 0 };
-	for (int i = 0; i < 500 && s.write_errors < 200; i++) {
-		usleep(10000);
-		trace_writer_get_stats(w, &s);
-	}
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-	signal(SIGXFSZ, prev);
+	struct trace_writer_stats s = wait_for_write_errors(w, 200);
+	files_may_grow(&g);
 	assert_true(s.write_errors >= 200);
 	assert_int_equal(trace_writer_close(w, 500, err, sizeof err), -1);
 	sqlite3 *db = open_db(path);
