@@ -269,7 +269,8 @@ oom:
 
 /* ---- the engine ---- */
 
-enum { B_NONE, B_RES, B_EVICTING };
+/* B_DEAD: discarded, its data gone; it comes back with nothing to copy. */
+enum { B_NONE, B_RES, B_EVICTING, B_DEAD };
 
 struct eng {
 	const struct sim_ctx *c;
@@ -447,11 +448,13 @@ static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
 }
 
 /* Prefetch (copy) or populate (no copy) block b, issued at t, on the link
- * behind the room it needs. */
+ * behind the room it needs. A discarded block has nothing to copy: the
+ * replayer repopulates it by a discard-and-prefetch (docs/replay.md). */
 static void fetch(struct eng *e, size_t b, uint64_t t, bool copy)
 {
 	if (e->st[b] == B_RES)
 		return;
+	copy &= e->st[b] != B_DEAD;
 	uint64_t start = max_u64(room(e, settle(e, b, t)), e->link_free);
 	e->link_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
 	arrive(e, b, e->link_free, copy);
@@ -472,7 +475,7 @@ static void discard(struct eng *e, size_t b)
 {
 	if (e->st[b] != B_RES)
 		return;
-	e->st[b] = B_NONE;
+	e->st[b] = B_DEAD;
 	e->occupied--;
 	e->r->discarded++;
 }
@@ -508,9 +511,11 @@ static uint64_t run_kernel(struct eng *e, uint32_t k, uint64_t t0)
 		if (!faulted)
 			t += e->o->fault_batch_ns;
 		faulted = true;
+		bool copy = e->st[b] != B_DEAD; /* a discarded block: fresh pages */
 		t = room(e, settle(e, b, t));
-		t += xfer_ns(SIM_BLOCK_BYTES, e->o->fault_bytes_per_s);
-		arrive(e, b, t, true);
+		if (copy)
+			t += xfer_ns(SIM_BLOCK_BYTES, e->o->fault_bytes_per_s);
+		arrive(e, b, t, copy);
 		if (e->measure)
 			e->r->faults++;
 	}
