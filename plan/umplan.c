@@ -5,6 +5,7 @@
  * plan_json.h; exit status 0 (done), 1 (bad input: the trace or plan could
  * not be used), 2 (bad usage).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -180,6 +181,17 @@ static int parse_u32(const char *text, uint32_t *out)
 	return 0;
 }
 
+/* Whether everything written to stdout got there: a write that failed
+ * inside printf (output past stdio's buffer, a full disk) shows only in
+ * the stream's error flag. Says so once. */
+static bool stdout_written(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return true;
+	um_error("writing to standard output failed: %s", strerror(errno));
+	return false;
+}
+
 static int dump(const char *path)
 {
 	char err[512];
@@ -196,7 +208,7 @@ static int dump(const char *path)
 	}
 	fputs(text, stdout);
 	free(text);
-	return fflush(stdout) ? 1 : 0;
+	return stdout_written() ? 0 : 1;
 }
 
 /* umplan --simulate: the sweep (and with perturb > 0 the sensitivity study)
@@ -509,7 +521,7 @@ int main(int argc, char **argv)
 		}
 	}
 	planner_free(pl);
-	if (fflush(stdout))
+	if (!stdout_written())
 		rc = 1;
 	return rc;
 }

@@ -661,4 +661,21 @@ expect_err_has "'abc'" "the bad percentage is named"
 run "$UMPLAN" "$trace" --perturb 20
 expect_status 2 "--perturb without --simulate is a usage error"
 
+# Output that cannot be written (a full disk: /dev/full) is an error, also
+# when the write fails inside printf, past stdio's buffer, where the final
+# flush has nothing left to fail on.
+if [ -w /dev/full ]; then
+	"$UMPLAN" "$fixture" --capacity 200M -q -o "$SCRATCH/full.plan"
+	for args in "--dump $SCRATCH/full.plan" "$fixture --json -q" "$fixture --simulate --json -q --ratios 2"; do
+		# shellcheck disable=SC2086
+		"$UMPLAN" $args >/dev/full 2>"$SCRATCH/full.err"
+		status=$? err=$(cat "$SCRATCH/full.err")
+		expect_status 1 "umplan ${args%% *} ... > /dev/full: exit 1"
+		expect_err_has "writing to standard output failed: No space left on device" \
+			"umplan ${args%% *} ... > /dev/full: says so"
+	done
+else
+	not_ok "/dev/full is missing: the failed-write checks cannot run"
+fi
+
 finish
