@@ -3,44 +3,49 @@
  * calibrate.py's JSON) and CSV out (--sim-csv, for scripts/sim_plots.py).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "errmsg.h"
 #include "sim.h"
 
-/* The whole file as a string, or NULL (errno set). */
-static char *read_all(const char *path)
+/* A constants file is calibrate.py's few lines: anything larger is not
+ * one. */
+#define CONSTANTS_MAX_BYTES (1 << 20)
+
+/* The whole file as a string, or NULL with err set. A FIFO or a device
+ * is refused before reading: one could block for ever, or never end. */
+static char *read_all(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return NULL;
-	errno = 0;
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	while (buf) {
-		len += fread(buf + len, 1, cap - 1 - len, f);
-		if (len < cap - 1)
-			break;
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			errno = ENOMEM;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
 	}
-	if (buf && ferror(f)) {
+	const char *why = S_ISDIR(st.st_mode)	   ? strerror(EISDIR)
+			  : !S_ISREG(st.st_mode) ? "not a regular file"
+			  : st.st_size > CONSTANTS_MAX_BYTES ? "larger than 1 MiB: not a constants file" : NULL;
+	char *buf = why ? NULL : malloc((size_t)st.st_size + 1);
+	size_t len = 0;
+	ssize_t n = 1;
+	while (buf && len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)n;
+	if (!why && (!buf || n < 0))
+		why = strerror(buf ? errno : ENOMEM);
+	close(fd);
+	if (why) {
+		um_errmsg(err, errlen, "%s: %s", path, why);
 		free(buf);
-		buf = NULL;
-		errno = errno ? errno : EIO; /* fread's own, EISDIR for a folder */
+		return NULL;
 	}
-	fclose(f);
-	if (buf)
-		buf[len] = 0;
+	buf[len] = 0;
 	return buf;
 }
 
@@ -67,11 +72,9 @@ static int get_scaled(const cJSON *j, const char *key, double scale, double min,
 
 int sim_constants_load(const char *path, struct sim_options *o, char *err, size_t errlen)
 {
-	char *text = read_all(path);
-	if (!text) {
-		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
+	char *text = read_all(path, err, errlen);
+	if (!text)
 		return -1;
-	}
 	/* The whole text: junk after the object is an error, not ignored. */
 	cJSON *j = cJSON_ParseWithOpts(text, NULL, 1);
 	free(text);

@@ -70,6 +70,14 @@ echo '{"htod_gbps": 40, "htod_gbps": 41}' >"$SCRATCH/twice.json"
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH/twice.json" -q
 expect_status 1 "--constants with a key given twice: refused"
 expect_err_has "htod_gbps is given twice" "--constants with a key given twice: says so"
+# Not a file to read to its end: a FIFO no one writes would block for
+# ever, a device may never end.
+mkfifo "$SCRATCH/constants.fifo"
+for f in "$SCRATCH/constants.fifo" /dev/zero; do
+	run timeout 10 "$UMPLAN" "$trace" --simulate --constants "$f" -q
+	expect_status 1 "--constants $f: refused"
+	expect_err_has "$f: not a regular file" "--constants $f: says why"
+done
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH"
 expect_err_has "Is a directory" "--constants naming a folder: says so"
 run "$UMPLAN" "$trace" --corr-ways 0
