@@ -143,6 +143,21 @@ static int close_checked(FILE *f, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int sim_csv_dir_check(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		um_errmsg(err, errlen, "--sim-csv %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+		um_errmsg(err, errlen, "--sim-csv %s: %s", dir,
+			  S_ISDIR(st.st_mode) ? strerror(errno) : "not a folder");
+		return -1;
+	}
+	return 0;
+}
+
 int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 		  const struct sim_options *o, const char *dir, char *err, size_t errlen)
 {

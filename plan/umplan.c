@@ -442,6 +442,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (sim_csv && sim_csv_dir_check(sim_csv, err, sizeof err)) {
+		um_error("%s", err);
+		free(ratios);
+		return 1;
+	}
+
 	struct planner *pl;
 	if (planner_run(trace_path, &o, &pl, err, sizeof err)) {
 		um_error("%s", err);

@@ -653,6 +653,13 @@ expect_status 1 "a bad constants file is bad input"
 expect_err_has "htod_gbps" "the bad constant is named"
 run "$UMPLAN" "$trace" --sim-csv "$SCRATCH/csv"
 expect_status 2 "--sim-csv without --simulate is a usage error"
+# A folder that is not there is found before the simulation runs: no
+# table on stdout from a run that fails.
+run "$UMPLAN" "$trace" --simulate --sim-csv "$SCRATCH/no-such-folder"
+expect_status 1 "--sim-csv naming no folder: refused"
+expect_err_has "--sim-csv $SCRATCH/no-such-folder: No such file or directory" "--sim-csv naming no folder: says so"
+if [ -z "$out" ]; then ok "--sim-csv naming no folder: nothing simulated"
+else not_ok "--sim-csv naming no folder: nothing simulated"; fi
 
 # --perturb: the sensitivity study, as a table and in the JSON.
 run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 --perturb 20 -q
