@@ -127,15 +127,26 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	size_t count = end - first;
 	if (!count)
 		return false;
-	/* Walk the candidates in order of distance ahead of the expected
-	 * position, so the first of equal scores is the nearest. */
-	uint32_t from = m->next;
-	size_t start = first;
-	while (start < end && m->index[start].pos < from)
-		start++;
+	/* Walk the candidates in order of distance from the expected
+	 * position, ahead and back by turns (ahead first of two as near), so
+	 * that the MATCH_CANDIDATES scored of an ID with more places are the
+	 * nearest either way (session 61: walked ahead only, a kernel run
+	 * again two back was placed a layer ahead). */
+	size_t ahead = 0;
+	while (ahead < count && m->index[first + ahead].pos < m->next)
+		ahead++;
+	size_t back = (ahead + count - 1) % count;
+	ahead %= count;
 	uint32_t best_score = 0, best_distance = 0;
 	for (size_t i = 0; i < count && i < MATCH_CANDIDATES; i++) {
-		size_t c = first + (start - first + i) % count;
+		size_t c;
+		if (distance(m, m->index[first + ahead].pos) <= distance(m, m->index[first + back].pos)) {
+			c = first + ahead;
+			ahead = (ahead + 1) % count;
+		} else {
+			c = first + back;
+			back = (back + count - 1) % count;
+		}
 		uint32_t p = m->index[c].pos, s = score(m, p), d = distance(m, p);
 		if (s > best_score || (s == best_score && d < best_distance)) {
 			best_score = s;

@@ -18,7 +18,7 @@
  * slack 2r - 1. The best score wins, ties go to the candidate nearest the
  * expected position, ahead or back, and a resync needs a score of at least 2 (one
  * exact predecessor, or two with slack). At most MATCH_CANDIDATES
- * candidates, the nearest ahead, are scored. While the matcher is on track
+ * candidates, the nearest ahead or back, are scored. While the matcher is on track
  * it moves at most MATCH_NEAR positions, ahead or back, from the expected
  * position: identical layers have identical histories, and a kernel whose
  * ID varies from run to run, or one the program inserted, must not send the

@@ -185,6 +185,36 @@ static void rerun_kernels_resync_back_not_a_layer_ahead(void **state)
 }
 
 /*
+ * The same with more places per ID than the matcher scores
+ * (MATCH_CANDIDATES): 70 layers of A B C D X, the program runs C D again
+ * after the tenth layer's D. D's nearest supported place is two back, not
+ * three ahead in the next layer; the candidates scored must be the
+ * nearest either way (session 61's review: walked ahead only, D went a
+ * layer ahead whenever its ID had more than 64 places).
+ */
+static void rerun_kernels_resync_back_past_the_candidates(void **state)
+{
+	enum { LAYERS = 70, N = 5 * LAYERS };
+	static uint64_t ids[N];
+	static int want[N];
+	for (int i = 0; i < N; i++) {
+		ids[i] = U + i % 5;
+		want[i] = i;
+	}
+	assert_true(LAYERS > MATCH_CANDIDATES);
+	match *m = match_create(ids, NULL, N);
+	feed(m, ids, want, 50);
+	struct match_step st;
+	match_launch(m, ids[47], 0, &st); /* C again: no predecessor agrees */
+	match_launch(m, ids[48], 0, &st); /* D again */
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 48);
+	match_launch(m, ids[49], 0, &st);
+	assert_int_equal(st.position, 49);
+	match_destroy(m);
+}
+
+/*
  * A kernel replaced by an unknown one: the next kernel resyncs one position
  * ahead on the history with one launch of slack on both sides.
  */
@@ -672,6 +702,7 @@ int main(void)
 		cmocka_unit_test(inserted_aliased_kernel_is_lost_not_jumped),
 		cmocka_unit_test(repeated_launch_stays_in_its_layer),
 		cmocka_unit_test(rerun_kernels_resync_back_not_a_layer_ahead),
+		cmocka_unit_test(rerun_kernels_resync_back_past_the_candidates),
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(iterations_without_the_first_kernels),
