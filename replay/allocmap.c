@@ -169,8 +169,10 @@ static void map_plan(allocmap *m, struct alloc_rec *r)
 	/* The next iteration's previous instance, should it outlive the
 	 * next one's making. */
 	i = m->prev_index[m->ordinal - 1];
-	if (i >= 0 && m->plan->allocs[i].size == r->size)
+	if (i >= 0 && m->plan->allocs[i].size == r->size) {
 		m->slots[i].cur = now;
+		r->plan_prev = i;
+	}
 }
 
 struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint64_t size)
@@ -190,7 +192,7 @@ struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint6
 	*r = (struct alloc_rec){ .id = id, .address = address, .size = size,
 				 .first_block = address >> BLOCK_SHIFT,
 				 .n_blocks = (uint32_t)((last >> BLOCK_SHIFT) - (address >> BLOCK_SHIFT) + 1),
-				 .plan_pers = -1, .plan_iter = -1 };
+				 .plan_pers = -1, .plan_iter = -1, .plan_prev = -1 };
 	m->used++;
 	if (m->plan)
 		map_plan(m, r);

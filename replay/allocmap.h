@@ -43,6 +43,8 @@ struct alloc_rec {
 	bool touched;         /* a kernel used it or the program wrote it since
 				 it was made: its contents may matter */
 	int32_t plan_pers, plan_iter; /* plan allocations mapped to it, or -1 */
+	int32_t plan_prev;     /* the PREVIOUS plan allocation it will be, as
+				  the next iteration's previous instance, or -1 */
 	uint64_t iter_ordinal; /* its iteration ordinal (above); 0: made
 				  before the first iteration started, or no
 				  plan */

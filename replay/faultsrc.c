@@ -69,11 +69,13 @@ void faultsrc_note(faultsrc *f, uint64_t t_ns, const struct alloc_rec *r)
 			     .first_block = r->first_block, .n_blocks = r->n_blocks,
 			     .origin = PLAN_ALLOC_PERSISTENT, .ordinal = r->id, .plan_alloc = r->plan_pers };
 	/* A persistent plan allocation keeps its id; anything else made
-	 * during the iterations is known by its place in one. */
+	 * during the iterations is known by its place in one, and by the
+	 * plan allocation of that place: the iteration one, or where the plan
+	 * names only the previous instance, that one. */
 	if (r->plan_pers < 0 && r->iter_ordinal) {
 		x->origin = PLAN_ALLOC_ITERATION;
 		x->ordinal = r->iter_ordinal;
-		x->plan_alloc = r->plan_iter;
+		x->plan_alloc = r->plan_iter >= 0 ? r->plan_iter : r->plan_prev;
 	}
 }
 

@@ -858,6 +858,39 @@ static void previous_instance_resolved_in_every_iteration(void **state)
 	plan_destroy(p);
 }
 
+/* A fault on an iteration allocation that the plan names only as the
+ * next iteration's previous instance is charged to that plan allocation,
+ * not to none (session 61's review: plan_alloc was null). */
+static void previous_only_instance_charged_to_its_plan_allocation(void **state)
+{
+	const uint64_t ids[2] = { K0, K1 };
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, 2, sizes, 1);
+	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
+	add_op(p, 0, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, older, 0, 4 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	for (uint64_t i = 0; i < 3; i++) {
+		uint64_t id = 10 + i;
+		launch(&r, K0, NULL, 0);
+		engine_on_alloc(r.e, id, BASE + (i % 2) * 8 * MB, 4 * MB);
+		launch(&r, K1, (const uint64_t[]){ id }, 1);
+		if (i)
+			engine_on_free(r.e, id - 1);
+	}
+	oplog_set_time(r.log, 5);
+	struct fault_event ev = { 10, BASE + 8 * MB + 4096, 4096, 0 };
+	struct fault_source s[1];
+	struct fault_totals tot;
+	assert_int_equal(engine_fault_sources(r.e, &ev, 1, s, 1, &tot), 1);
+	assert_int_equal(s[0].origin, PLAN_ALLOC_ITERATION);
+	assert_int_equal(s[0].ordinal, 1);
+	assert_int_equal(s[0].plan_alloc, older);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* A resync counts allocations on, whatever the plan made before the
  * kernel it lands on: here K2 launched again after its allocation (the
  * matcher resyncs back to K2), so the allocation made after K3 is still
@@ -1765,6 +1798,7 @@ int main(void)
 		cmocka_unit_test(skipped_position_ops),
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
 		cmocka_unit_test(previous_instance_resolved_in_every_iteration),
+		cmocka_unit_test(previous_only_instance_charged_to_its_plan_allocation),
 		cmocka_unit_test(resync_counts_allocations_on),
 		cmocka_unit_test(foreign_by_allocations),
 		cmocka_unit_test(foreign_by_kernels),
