@@ -2,8 +2,8 @@
  * umplan.c: the umplan command: plans a recorded trace into plan.bin,
  * reports on it, simulates it under the four policies, or dumps a plan as
  * JSON. A thin main over planner.h, sim.h, report.h, plan_check.h and
- * plan_json.h; exit status 0 (done), 1 (bad input: the trace or plan could
- * not be used), 2 (bad usage).
+ * plan_json.h; exit status 0 (done), 1 (bad input or output: the trace or
+ * plan could not be used, or an output not written), 2 (bad usage).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -106,7 +106,8 @@ static const char help_text[] =
 	"  -h, --help          this text\n"
 	"  -V, --version       the umkit version\n"
 	"\n"
-	"Exit status: 0 done, 1 bad input (trace, plan, or a failed --check), 2 bad usage.\n";
+	"Exit status: 0 done, 1 bad input or output (trace, plan, an output not written,\n"
+	"or a failed --check), 2 bad usage.\n";
 
 enum {
 	OPT_CAPACITY = 256, OPT_HTOD, OPT_DTOH, OPT_CALL, OPT_HOST, OPT_ITER, OPT_REPORT, OPT_JSON, OPT_CHECK,
