@@ -555,15 +555,16 @@ static volatile sig_atomic_t session_leader;
 static void forward_signal(int sig, siginfo_t *info, void *ctx)
 {
 	/* A terminal's ^C and ^\ come from the kernel to the whole foreground
-	 * process group, the child included: passing them on would deliver
-	 * them twice (a second KeyboardInterrupt in Python). Its hangup goes to
-	 * the session's leader alone, which this may be (ssh -t, a terminal
-	 * window's command). */
-	if (info && info->si_code == SI_KERNEL && !(sig == SIGHUP && session_leader))
-		return;
+	 * process group, the child included when it is in this one's group:
+	 * passing them on would deliver them twice (a second KeyboardInterrupt
+	 * in Python). A child in a group of its own (under timeout(1), or one
+	 * that called setpgid) got nothing: it gets them from here. The
+	 * terminal's hangup goes to the session's leader alone, which this may
+	 * be (ssh -t, a terminal window's command). */
 	int saved = errno;
 	pid_t pid = (pid_t)run_child;
-	if (pid > 0)
+	bool from_terminal = info && info->si_code == SI_KERNEL && !(sig == SIGHUP && session_leader);
+	if (pid > 0 && !(from_terminal && getpgid(pid) == getpgrp()))
 		kill(pid, sig);
 	errno = saved;
 }

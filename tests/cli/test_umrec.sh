@@ -170,6 +170,32 @@ died_of -2 "program killed by SIGINT: umrec dies of SIGINT" sh -c 'kill -INT $$'
 died_of 130 "program exiting 130: umrec exits 130" sh -c 'exit 130'
 died_of -15 "program killed by SIGTERM: umrec dies of SIGTERM" sh -c 'kill -TERM $$'
 died_of 139 "program killed by SIGSEGV: umrec exits 139, no crash of its own" sh -c 'kill -SEGV $$'
+# A terminal's ^C reaches the whole foreground process group, so umrec
+# passes none on to a program in its group; but timeout(1) puts its
+# command in a group of its own, which the terminal's ^C misses: umrec
+# passes it on to that one (a review found ^C lost there). On a
+# pseudo-terminal: ^C one second in, the program ends by SIGINT at once.
+got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+	timeout 60 python3 - "$UMREC_ABS" <<'PY'
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "-q", "timeout", "30", "sleep", "10"])
+time.sleep(1.0)
+t0 = time.time()
+os.write(fd, b"\x03")
+while True:  # drain the terminal, or a full one could hold the child
+    try:
+        if not os.read(fd, 1024):
+            break
+    except OSError:
+        break
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), "%.0f" % (time.time() - t0))
+PY
+)
+if [ "${got%% *}" = -2 ] && [ "${got##* }" -lt 5 ]; then ok "^C at a terminal reaches a program in a group of its own (timeout)"
+else not_ok "^C at a terminal reaches a program in a group of its own (timeout) (returncode, seconds: $got)"; fi
 # umrec started with SIGCHLD ignored (a disposition exec keeps): the
 # program's status still comes back, and the program still sees it ignored.
 got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
