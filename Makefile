@@ -37,6 +37,16 @@ LDLIBS_PORTABLE := -lsqlite3 -lzstd -lm -ldl -pthread
 CUPTI_RPATH := $(CUPTI_LIBDIR):$(realpath $(CUPTI_LIBDIR)):$(CUDA_HOME)/targets/x86_64-linux/lib
 LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_RPATH) -lcupti
 
+# The flags objects are compiled with, kept in BUILD/FLAGS: a build with
+# other ones (`make test`'s WERROR=1, another OPT or SAN) compiles every
+# object again, as make would not for flags alone.
+FLAGS_STAMP := $(BUILD)/FLAGS
+FLAGS_NOW := $(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS)
+ifneq ($(file < $(FLAGS_STAMP)),$(FLAGS_NOW))
+$(shell mkdir -p $(BUILD))
+$(file > $(FLAGS_STAMP),$(FLAGS_NOW))
+endif
+
 MODULES := common record plan replay
 MAINS := record/umrec.c plan/umplan.c replay/umreplay.c
 
@@ -69,16 +79,19 @@ FORCE:
 tools: $(TOOLS)
 injected: $(INJECTED)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(if $(findstring /cuda/,$<),$(CUDA_CFLAGS)) -MMD -MP -c $< -o $@
 
+# Through a temporary file: a failed xxd (none installed) must leave no
+# half-made source that looks up to date.
 $(SCHEMA_C): schema/trace.sql
 	@mkdir -p $(dir $@)
 	{ echo '/* Generated from schema/trace.sql by the Makefile. */'; \
-	  echo 'const char trace_schema_sql[] = {'; xxd -i < $<; echo ', 0x00};'; } > $@
+	  echo 'const char trace_schema_sql[] = {'; xxd -i < $< || exit 1; echo ', 0x00};'; } > $@.tmp
+	mv $@.tmp $@
 
-$(BUILD)/obj/gen/schema_sql.o: $(SCHEMA_C)
+$(BUILD)/obj/gen/schema_sql.o: $(SCHEMA_C) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -121,7 +134,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PORTABLE_LIBS)
 # Unit tests link every portable library and cmocka; no GPU, no driver. A
 # test of CUDA-side code links that code's object, named below, and fakes
 # the driver and runtime calls it makes (the CUDA headers suffice).
-$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h)
+$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -Itests/unit -o $@ $< $(filter %.o,$^) $(PORTABLE_LIBS) $(PORTABLE_LIBS) \
 		-lcmocka -lcjson $(LDLIBS_PORTABLE)
