@@ -215,15 +215,14 @@ bool allocmap_remove(allocmap *m, uint64_t id, struct alloc_rec *out)
 	*out = m->tab[i];
 	if (out->plan_pers >= 0)
 		mark_freed(&m->slots[out->plan_pers].cur, id);
-	if (out->plan_iter >= 0) {
-		mark_freed(&m->slots[out->plan_iter].cur, id);
-		mark_freed(&m->slots[out->plan_iter].prev, id);
-	}
-	int32_t prev = out->iter_ordinal && out->iter_ordinal <= m->n_iter_ords
-			       ? m->prev_index[out->iter_ordinal - 1] : -1;
-	if (prev >= 0) {
-		mark_freed(&m->slots[prev].cur, id);
-		mark_freed(&m->slots[prev].prev, id);
+	/* The iteration's plan allocation and the PREVIOUS one it was to be:
+	 * either may hold this instance as this iteration's or the last. */
+	for (int k = 0; k < 2; k++) {
+		int32_t slot = k ? out->plan_prev : out->plan_iter;
+		if (slot >= 0) {
+			mark_freed(&m->slots[slot].cur, id);
+			mark_freed(&m->slots[slot].prev, id);
+		}
 	}
 	/* Backward-shift deletion: pull later members of the probe run into
 	 * the hole when their home slot does not lie after it. */
