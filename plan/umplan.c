@@ -184,7 +184,7 @@ static int parse_u32(const char *text, uint32_t *out)
 
 /* Whether everything written to stdout got there: a write that failed
  * inside printf (output past stdio's buffer, a full disk) shows only in
- * the stream's error flag. Says so once. */
+ * the stream's error flag. Says why when not. */
 static bool stdout_written(void)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))

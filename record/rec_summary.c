@@ -116,16 +116,15 @@ failed:
 
 const char *rec_summary_problem(const struct rec_summary *s, bool killed)
 {
-	if (strcmp(s->status, "recording") == 0 && killed)
-		return "the trace is incomplete (status=recording): the program was killed before the recorder "
-		       "finished; it holds what was recorded up to then";
-	/* No signal ended the command, yet nothing finished the trace: the
-	 * recording process ran no exit handler (_exit), or it was a child
-	 * of the command that was killed while the command went on. */
+	/* Where no signal ended the command, the recording process ran no
+	 * exit handler (_exit), or it was a child of the command that was
+	 * killed while the command went on. */
 	if (strcmp(s->status, "recording") == 0)
-		return "the trace is incomplete (status=recording): the program exited without running its exit "
-		       "handlers (_exit, as Python's os._exit does), or a process of it was killed, before the "
-		       "recorder finished; it holds what was recorded up to then";
+		return killed ? "the trace is incomplete (status=recording): the program was killed before the "
+				"recorder finished; it holds what was recorded up to then"
+			      : "the trace is incomplete (status=recording): the program exited without running "
+				"its exit handlers (_exit, as Python's os._exit does), or a process of it was "
+				"killed, before the recorder finished; it holds what was recorded up to then";
 	if (strcmp(s->status, "failed") == 0)
 		return "the recorder could not set up CUPTI (its message above says why, as does "
 		       "meta.error): nothing was recorded";

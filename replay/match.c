@@ -139,15 +139,16 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	ahead %= count;
 	uint32_t best_score = 0, best_distance = 0;
 	for (size_t i = 0; i < count && i < MATCH_CANDIDATES; i++) {
-		size_t c;
-		if (distance(m, m->index[first + ahead].pos) <= distance(m, m->index[first + back].pos)) {
-			c = first + ahead;
+		uint32_t pa = m->index[first + ahead].pos, pb = m->index[first + back].pos, p, d;
+		uint32_t da = distance(m, pa), db = distance(m, pb);
+		if (da <= db) {
+			p = pa, d = da;
 			ahead = (ahead + 1) % count;
 		} else {
-			c = first + back;
+			p = pb, d = db;
 			back = (back + count - 1) % count;
 		}
-		uint32_t p = m->index[c].pos, s = score(m, p), d = distance(m, p);
+		uint32_t s = score(m, p);
 		if (s > best_score || (s == best_score && d < best_distance)) {
 			best_score = s;
 			best_distance = d;
