@@ -191,7 +191,9 @@ static void say_runtime_serves(atomic_int *told, const char *why)
 }
 
 /* Whether the calling thread allocates in the context the arena serves,
- * which the program's first allocation claims. With another context
+ * which the program's first allocation claims: its current context's, as
+ * um_backend_stream_context names it, so that a green context current is
+ * its device's primary one, whose memory it shares. With another context
  * current (another device's, or one of the program's own) the runtime
  * serves it, as without umkit: the arena's memory stays in one context,
  * and a device reset takes from each context only what is its own. Said
@@ -202,6 +204,9 @@ static bool in_arena_context(void)
 	CUcontext current = bind_if_unbound(), claimed = NULL;
 	if (!current)
 		return true; /* as before the check: the runtime's mapping binds */
+	CUcontext memory = um_backend_stream_context(CU_STREAM_LEGACY);
+	if (memory)
+		current = memory;
 	if (atomic_compare_exchange_strong(&arena_context, &claimed, current)) {
 		um_backend_serve_context(current);
 		return true;
@@ -464,8 +469,8 @@ static bool into_capture(cudaStream_t stream)
  * The legacy and per-thread streams are the current context's. */
 static bool stream_in_arena_context(cudaStream_t stream)
 {
-	CUcontext ctx;
-	return cuStreamGetCtx((CUstream)stream, &ctx) == CUDA_SUCCESS && ctx == atomic_load(&arena_context);
+	CUcontext context = um_backend_stream_context((CUstream)stream);
+	return context && context == atomic_load(&arena_context);
 }
 
 /* Whether a stream-ordered allocation into stream may be the arena's,

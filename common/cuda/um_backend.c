@@ -101,12 +101,7 @@ static _Atomic(host_wait_fn) order_end_host_wait;
 static void one_stream_order_ends(void);
 static void order_end_waits(CUstream s);
 
-/* The context stream s's work runs in (a special handle: the calling
- * thread's), as its device's primary context where that is a green
- * context's, whose own handle differs; NULL when the driver would not say.
- * Not for a stream capturing a graph, where a query may break the
- * capture (stream_calls.c notes no captured work). */
-static CUcontext stream_context(CUstream s)
+CUcontext um_backend_stream_context(CUstream s)
 {
 	CUcontext context = NULL;
 	CUgreenCtx green;
@@ -115,9 +110,7 @@ static CUcontext stream_context(CUstream s)
 
 void um_backend_serve_context(CUcontext context)
 {
-	/* context is current: its primary one, as stream_context says. */
-	CUcontext primary = stream_context(CU_STREAM_LEGACY);
-	atomic_store(&served_context, primary ? primary : context);
+	atomic_store(&served_context, context);
 }
 
 /* Whether context, a stream's, is known to be another than the arena's. */
@@ -142,10 +135,10 @@ static bool stream_elsewhere(CUstream s)
 	if (!atomic_load(&served_context))
 		return false;
 	if (s == CU_STREAM_PER_THREAD)
-		return context_elsewhere(stream_context(s));
+		return context_elsewhere(um_backend_stream_context(s));
 	unsigned gen = atomic_load(&destroy_gen);
 	if (s != asked_stream || gen != asked_gen) {
-		asked_elsewhere = context_elsewhere(stream_context(s));
+		asked_elsewhere = context_elsewhere(um_backend_stream_context(s));
 		asked_stream = s;
 		asked_gen = gen;
 	}
@@ -245,7 +238,7 @@ void um_backend_stream_queued(CUstream s)
 			return;
 		unsigned flags = 0;
 		cuStreamGetFlags(s, &flags);
-		CUcontext context = stream_context(s);
+		CUcontext context = um_backend_stream_context(s);
 		pthread_mutex_lock(&streams_lock);
 		i = stream_index(s);
 		if (i == nstreams && nstreams == MAX_STREAMS) {

@@ -20,9 +20,18 @@
 /* Fills backend for managed (true) or plain device (false) memory. */
 void um_backend_init(struct arena_backend *backend, bool managed);
 
-/* The arena's memory is in context, claimed by the program's first
- * allocation: work on another context's streams (another GPU's) is none of
- * the fences', nor does it end the one stream order. */
+/* The context whose memory the work of stream s sees: the one it was
+ * created in, but a green context's device's primary context, whose
+ * memory a green context shares (its own handle differs); for a special
+ * handle, the calling thread's current context's. NULL when the driver
+ * would not say. Not for a stream capturing a graph, where a query may
+ * break the capture (stream_calls.c notes no captured work). */
+CUcontext um_backend_stream_context(CUstream s);
+
+/* The arena's memory is in context (as um_backend_stream_context names
+ * it), claimed by the program's first allocation: work on another
+ * context's streams (another GPU's) is none of the fences', nor does it
+ * end the one stream order. */
 void um_backend_serve_context(CUcontext context);
 
 /* A call is about to queue work on stream (at its API entry): from now on

@@ -316,6 +316,34 @@ fork_rows() { # TOOL RC SERVED
 }
 probe_under_tools fork fork_probe 1 fork_rows
 
+# A green context's work (tests/gpu/green_probe.cu) is its device's: with
+# one current, an allocation is the arena's (the probe's 2 are), and a
+# free of the arena's memory on its stream returns while that stream is
+# held, as plain; every other line as plain. The detail says whether the
+# trace names the green context's kernels the arena's context's.
+green_context_kernels() { # TRACE: the fill kernels by context, the arena's first
+	python3 - "$1" <<'EOF2'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+arena = db.execute("SELECT value FROM meta WHERE key = 'arena_context_id'").fetchone()
+rows = db.execute("SELECT s.context_id, count(*) FROM kernel k JOIN stream s ON s.id = k.stream_id "
+                  "JOIN string n ON n.id = k.name_id WHERE n.value LIKE '%fill%' GROUP BY s.context_id").fetchall()
+print("arena context", arena[0] if arena else None, "fill kernels by context", dict(rows))
+EOF2
+}
+green_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3 detail
+	detail=$(grep -E '^(green cudaMalloc|free on)' "$WORK/green.$tool" | tr '\n' ' ')
+	if [ $tool = umrec ]; then
+		detail+=$(green_context_kernels "$WORK/green.db" 2>&1)
+	else
+		detail+=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["measured"]; print("other-context launches", m["other_context_launches"], "failed calls", m["failed_driver_calls"])' "$WORK/green.json" 2>&1)
+	fi
+	row "green_probe, $tool: the arena's" "$(verdict "[ $rc -eq 0 ] && grep -q '^green cudaMalloc: device' $WORK/green.plain && grep -q '^green cudaMalloc: managed' $WORK/green.$tool && grep -q 'held: yes' $WORK/green.plain && diff <(grep -v '^green cudaMalloc' $WORK/green.plain) <(grep -v '^green cudaMalloc' $WORK/green.$tool) >/dev/null && under_umkit $WORK/green.$tool.err && [ '$served' = True ]")" \
+		"$detail"
+}
+probe_under_tools green green_probe 2 green_rows
+
 # Allocations from memory pools (tests/gpu/pool_probe.cu): those from the
 # default pool and from pools created plain, directly or as the device's
 # current pool, are the arena's (managed memory); those from pools that
