@@ -16,6 +16,7 @@ import json
 import signal
 import sqlite3
 import subprocess
+import sys
 
 
 def plan_index(plan_path, umplan):
@@ -42,6 +43,8 @@ def main():
     a = p.parse_args()
     with open(a.stats) as f:
         measured = json.load(f)["measured"]
+    if measured is None:
+        sys.exit(f"{a.stats}: no measured figures (the stats of a dry run): no faults to report")
     host, ops = plan_index(a.plan, a.umplan) if a.plan else (set(), {})
 
     fs = measured["fault_sources"]

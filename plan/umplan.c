@@ -47,10 +47,10 @@ static const char help_text[] =
 	"  --capacity SIZE     GPU memory the plan keeps residency under (e.g. 40G, 512MiB);\n"
 	"                      default: the trace's device memory, or the peak without a\n"
 	"                      plan when the trace does not record it (--report says which)\n"
-	"  --headroom PCT      percent of the capacity the plan leaves free (default 3, at most\n"
-	"                      50; not applied to the unplanned peak): the replayer's residency\n"
-	"                      counts whole 2 MB blocks, and what the plan did not count is\n"
-	"                      evicted by the budget, least recently used first\n"
+	"  --headroom PCT      whole percent of the capacity the plan leaves free (default 3,\n"
+	"                      at most 50; not applied to the unplanned peak): the replayer's\n"
+	"                      residency counts whole 2 MB blocks, and what the plan did not\n"
+	"                      count is evicted by the budget, least recently used first\n"
 	"  --htod-bw GB/s      host-to-device prefetch bandwidth (default 48.8)\n"
 	"  --dtoh-bw GB/s      device-to-host eviction bandwidth (default 8.6)\n"
 	"  --call-cost US      fixed cost of one migration call, microseconds (default 100;\n"
@@ -341,7 +341,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HEADROOM:
 			if (parse_u32(arg, &o.headroom_pct) || o.headroom_pct > 50)
-				return usage_error("--headroom: '%s' is not a percentage from 0 to 50", arg);
+				return usage_error("--headroom: '%s' is not a whole percentage from 0 to 50", arg);
 			break;
 		case OPT_CALL:
 			if (parse_us(arg, &o.call_cost_ns))

@@ -45,7 +45,7 @@ static void put_summary(FILE *f, const struct trace *t, const struct engine_conf
 {
 	const struct engine_stats *st = &r->stats;
 	char budget[48] = "no budget", size[32], peak[32], recorded[32] = "", placed[160] = "";
-	if (cfg->gpu_budget)
+	if (cfg->gpu_budget && cfg->policy != ENGINE_IDEAL) /* ideal migrates nothing: no budget */
 		snprintf(budget, sizeof budget, "budget %s", um_size_format(cfg->gpu_budget, size, sizeof size));
 	if (st->launches != t->n_kernels)
 		snprintf(recorded, sizeof recorded, " of %zu", t->n_kernels);

@@ -176,7 +176,7 @@ for bad in 51 -1 x; do
 	run "$UMPLAN" "$trace" --capacity 5M --headroom "$bad"
 	expect_status 2 "--headroom $bad is a usage error"
 done
-expect_err_has "'x' is not a percentage from 0 to 50" "the bad headroom is named"
+expect_err_has "'x' is not a whole percentage from 0 to 50" "the bad headroom is named"
 
 run "$UMPLAN" "$trace" --json --capacity 5M --host-bw 0
 expect_status 0 "--json exits 0"

@@ -276,6 +276,21 @@ expect_status 0 "dry run -q: exits 0"
 expect_out_has "umreplay --dry-run: $fixture under plan" "dry run -q: the summary"
 expect_out_lacks "recorded_ms" "dry run -q: no table"
 
+# ideal migrates nothing: a budget given with it is not applied, and the
+# summary does not claim one.
+run "$UMREPLAY" --dry-run "$fixture" --policy ideal --gpu-budget 220M -q
+expect_status 0 "dry run under ideal with a budget: exits 0"
+expect_out_has "under ideal (no plan), no budget: 578 launches" "dry run under ideal: says no budget applies"
+
+# bench/fault_report.py on a dry run's stats (measured null): a clear
+# refusal naming the file, not a traceback.
+run "$UMREPLAY" --dry-run "$fixture" --policy ondemand -q --stats "$SCRATCH/dry.json"
+run python3 "$(dirname "$0")/../../bench/fault_report.py" "$SCRATCH/dry.json"
+expect_status 1 "fault_report.py on a dry run's stats: exits 1"
+expect_err_has "$SCRATCH/dry.json: no measured figures (the stats of a dry run)" \
+	"fault_report.py on a dry run's stats: names the file and why"
+expect_err_lacks "Traceback" "fault_report.py on a dry run's stats: no traceback"
+
 # A plan of another program: none of the MLP's launches is placed, and
 # the summary says what that may mean.
 sim_plan=$SCRATCH/sim.bin
