@@ -281,14 +281,29 @@ void allocmap_position_moved(allocmap *m, uint32_t from, uint32_t to)
 		m->ordinal += before[to] - before[from];
 }
 
+static void where_is(allocmap *m, const struct instance *in, struct allocmap_where *out)
+{
+	out->state = (enum allocmap_state)in->state;
+	out->address = in->address;
+	out->size = in->size;
+	out->rec = in->state == ALLOCMAP_LIVE ? allocmap_live(m, in->id) : NULL;
+}
+
 void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out)
 {
 	const struct pslot *s = &m->slots[index];
 	const struct instance *in = s->cur.state != ALLOCMAP_UNSEEN ? &s->cur : &s->prev;
 	if (m->plan->allocs[index].origin == PLAN_ALLOC_PREVIOUS)
 		in = &s->prev;
-	out->state = (enum allocmap_state)in->state;
-	out->address = in->address;
-	out->size = in->size;
-	out->rec = in->state == ALLOCMAP_LIVE ? allocmap_live(m, in->id) : NULL;
+	where_is(m, in, out);
+}
+
+void allocmap_resolve_next(allocmap *m, uint32_t index, struct allocmap_where *out)
+{
+	/* A PREVIOUS slot's cur is this iteration's instance (map_plan), which
+	 * allocmap_iteration_start turns into its prev. */
+	if (m->plan->allocs[index].origin == PLAN_ALLOC_PREVIOUS)
+		where_is(m, &m->slots[index].cur, out);
+	else
+		allocmap_resolve(m, index, out);
 }

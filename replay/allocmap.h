@@ -102,4 +102,11 @@ void allocmap_position_moved(allocmap *m, uint32_t from, uint32_t to);
  * (persistent origin). */
 void allocmap_resolve(allocmap *m, uint32_t index, struct allocmap_where *out);
 
+/* Where plan allocation index will be when the next iteration starts, for
+ * a kernel predicted past this iteration's end: a previous one is then
+ * this iteration's instance (UNSEEN until this iteration makes it); the
+ * others resolve as allocmap_resolve says (an iteration one's instance
+ * stands in until the next iteration makes its own). */
+void allocmap_resolve_next(allocmap *m, uint32_t index, struct allocmap_where *out);
+
 #endif

@@ -7,7 +7,8 @@
  * allocation, a reused range, a written fresh allocation); iteration
  * allocations resolved by ordinal, previous instances in every iteration;
  * ops of a skipped position; a foreign
- * plan detected and then left alone; correlation fallback when lost, and
+ * plan detected and then left alone; correlation fallback when lost (past
+ * the iteration's end, previous instances as the next iteration's), and
  * the plan again once matched; ideal issuing nothing; iteration times;
  * the launches that tell the caller to read the stats; allocations the plan
  * keeps in host memory placed at their allocation (an earlier tenant's
@@ -1096,6 +1097,64 @@ static void lost_falls_back_to_correlation(void **state)
 	plan_destroy(p);
 }
 
+/*
+ * The correlation fallback's lookahead past the iteration's end: K0 reads
+ * the activation made in the iteration before (origin PREVIOUS), made
+ * after K0 and written by K1 (ITERATION), which the plan evicts at K2. Lost
+ * at K3, the tables predict K4, K5 and the next iteration's K0, for which
+ * the PREVIOUS activation is this iteration's instance: its blocks are
+ * prefetched, whether the instance before it is freed already (it would
+ * stand for nothing) or not yet (it would stand for the wrong blocks).
+ */
+static void lookahead_past_iteration_end_prefetches_previous_instance(void **state)
+{
+	const uint64_t ids[6] = { K0, K1, K2, K3, K4, K5 };
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, 6, sizes, 1);
+	const uint64_t before[6] = { 0, 1, 1, 1, 1, 1 };
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
+	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, 4 * MB);
+	const struct corr_block k0[2] = { { older, 0 }, { older, 1 } };
+	const struct corr_block k1[2] = { { newer, 0 }, { newer, 1 } };
+	const struct corr_kernel_blocks kb[6] = { { k0, 2 }, { k1, 2 } };
+	struct corr_config cc;
+	corr_config_default(&cc);
+	p->corr = corr_build(&cc, ids, 6, kb, NULL, 0);
+	assert_non_null(p->corr);
+	finish_plan(p);
+
+	for (int older_freed = 1; older_freed >= 0; older_freed--) {
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		launch(&r, K0, NULL, 0);
+		engine_on_alloc(r.e, 10, BASE, 4 * MB);
+		for (uint64_t i = 1; i < 6; i++)
+			launch(&r, ids[i], (const uint64_t[]){ 10 }, i == 1);
+		launch(&r, K0, (const uint64_t[]){ 10 }, 1);
+		engine_on_alloc(r.e, 11, BASE + 8 * MB, 4 * MB);
+		launch(&r, K1, (const uint64_t[]){ 11 }, 1);
+		if (older_freed)
+			engine_on_free(r.e, 10);
+		launch(&r, K2, NULL, 0);
+		for (uint64_t i = 0; i < MATCH_LOST_AFTER; i++)
+			launch(&r, U + i, NULL, 0);
+		const struct oplog_entry *e[8];
+		batches(&r, e, 8);
+		launch(&r, K3, NULL, 0);
+		assert_int_equal(batches(&r, e, 8), 1);
+		expect_batch(e[0], ENGINE_OP_PREFETCH, 0,
+			     (const struct engine_range[]){ { BASE + 8 * MB, 4 * MB } }, 1);
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.corr_launches, 2); /* the last U and K3 */
+		rig_stop(&r);
+	}
+	plan_destroy(p);
+}
+
 /* ideal: nothing issued, no markers, but launches and iterations counted,
  * with their times. */
 static void ideal_counts_only(void **state)
@@ -1803,6 +1862,7 @@ int main(void)
 		cmocka_unit_test(foreign_by_allocations),
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
+		cmocka_unit_test(lookahead_past_iteration_end_prefetches_previous_instance),
 		cmocka_unit_test(ideal_counts_only),
 		cmocka_unit_test(iteration_times_capped),
 		cmocka_unit_test(faults_charged_to_plan_allocations),

@@ -1,7 +1,8 @@
 /*
  * Unit tests for the replay engine's small modules: the allocation map
  * (churn against a reference; persistent and iteration resolution with the
- * previous iteration standing in; sizes that disagree), an idle engine's
+ * previous iteration standing in; sizes that disagree; previous instances
+ * as of the next iteration), an idle engine's
  * footprint (against a bitmap), the block table,
  * the residency model's victim order, batch coalescing and kind order, the
  * marker indexes, the cutting of ranges into driver calls, the GPU's
@@ -183,6 +184,60 @@ static void allocmap_resolution(void **state)
 	assert_int_equal(w.state, ALLOCMAP_FREED);
 	assert_true(allocmap_remove(m, 2, &r));
 	allocmap_resolve(m, 1, &w);
+	assert_int_equal(w.state, ALLOCMAP_FREED);
+	allocmap_destroy(m);
+	plan_destroy(p);
+}
+
+/* Plan: iteration ordinal 1 (10 B), also as the previous iteration's
+ * instance (PREVIOUS), and persistent ordinal 1 (5 B). Within an
+ * iteration the PREVIOUS one is the instance of the iteration before;
+ * as of the next iteration's start (allocmap_resolve_next) it is this
+ * iteration's, and the others resolve as now. */
+static void allocmap_previous_as_of_next_iteration(void **state)
+{
+	struct plan *p = plan_create();
+	uint64_t sizes[1] = { 10 };
+	p->signature.n_alloc_sizes = 1;
+	p->signature.alloc_sizes = malloc(sizeof sizes);
+	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
+	p->n_allocs = 3;
+	p->allocs = malloc(3 * sizeof *p->allocs);
+	p->allocs[0] = (struct plan_alloc){ PLAN_ALLOC_PREVIOUS, 1, 10 };
+	p->allocs[1] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 1, 10 };
+	p->allocs[2] = (struct plan_alloc){ PLAN_ALLOC_PERSISTENT, 1, 5 };
+	allocmap *m = allocmap_create(p);
+	struct allocmap_where w;
+	struct alloc_rec r;
+
+	allocmap_add(m, 1, 0x1000, 5);
+	allocmap_iteration_start(m, 0);
+	allocmap_add(m, 2, 0x2000, 10);
+	/* The first iteration's instance: none before it, but the next
+	 * iteration's previous one. */
+	allocmap_resolve(m, 0, &w);
+	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
+	allocmap_resolve_next(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 2);
+
+	/* Until this iteration makes its own, the next has no previous one. */
+	allocmap_iteration_start(m, 0);
+	allocmap_resolve_next(m, 0, &w);
+	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
+	allocmap_add(m, 3, 0x3000, 10);
+	assert_true(allocmap_remove(m, 2, &r));
+	allocmap_resolve(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x2000);
+	allocmap_resolve_next(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 3);
+	for (uint32_t i = 1; i < 3; i++) {
+		struct allocmap_where now;
+		allocmap_resolve(m, i, &now);
+		allocmap_resolve_next(m, i, &w);
+		assert_true(w.state == ALLOCMAP_LIVE && w.rec == now.rec);
+	}
+	assert_true(allocmap_remove(m, 3, &r));
+	allocmap_resolve_next(m, 0, &w);
 	assert_int_equal(w.state, ALLOCMAP_FREED);
 	allocmap_destroy(m);
 	plan_destroy(p);
@@ -535,6 +590,7 @@ int main(void)
 		cmocka_unit_test(allocmap_churn),
 		cmocka_unit_test(allocmap_blocks),
 		cmocka_unit_test(allocmap_resolution),
+		cmocka_unit_test(allocmap_previous_as_of_next_iteration),
 		cmocka_unit_test(allocmap_start_counts_from_the_plan),
 		cmocka_unit_test(footprint_against_a_bitmap),
 		cmocka_unit_test(blocktab_lookups),
