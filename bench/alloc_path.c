@@ -125,8 +125,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	uint64_t budget;
-	if (um_size_parse(argv[3], &budget) != 0) {
-		fprintf(stderr, "alloc_path: BUDGET '%s' is not a size\n", argv[3]);
+	int size_status = um_size_parse(argv[3], &budget);
+	if (size_status != UM_SIZE_OK) {
+		fprintf(stderr, "alloc_path: BUDGET '%s' is %s\n", argv[3],
+			size_status == UM_SIZE_TOO_LARGE ? "too large" : "not a size");
 		return 2;
 	}
 	int reps = argc > 4 ? atoi(argv[4]) : 5;

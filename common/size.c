@@ -1,62 +1,125 @@
 /* size.c: parse and print byte sizes (see size.h). */
 #include "size.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "errmsg.h"
 
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static const char *skip_digits(const char *p)
+{
+	while (is_digit(*p))
+		p++;
+	return p;
+}
+
+/* The decimal digits [p, end) as a number; false when it passes 2^64 - 1. */
+static bool digits_value(const char *p, const char *end, uint64_t *value)
+{
+	uint64_t v = 0;
+	for (; p < end; p++) {
+		unsigned digit = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - digit) / 10)
+			return false;
+		v = v * 10 + digit;
+	}
+	*value = v;
+	return true;
+}
+
+/* The fraction's digits [p, end) as the value of 0.DIGITS. Taken from the
+ * last digit up, so that any number of digits stays below 1 but for
+ * rounding, and no digit is lost to an integer's range. */
+static double fraction_value(const char *p, const char *end)
+{
+	double f = 0;
+	while (end > p)
+		f = (f + (*--end - '0')) / 10;
+	return f;
+}
+
+/* The bytes a suffix stands for; false when it is not one. */
+static bool suffix_scale(const char *suffix, uint64_t *scale)
+{
+	static const struct { const char *suffix; uint64_t scale; } units[] = {
+		{ "", 1 }, { "b", 1 },
+		{ "k", 1ULL << 10 }, { "kb", 1ULL << 10 }, { "ki", 1ULL << 10 }, { "kib", 1ULL << 10 },
+		{ "m", 1ULL << 20 }, { "mb", 1ULL << 20 }, { "mi", 1ULL << 20 }, { "mib", 1ULL << 20 },
+		{ "g", 1ULL << 30 }, { "gb", 1ULL << 30 }, { "gi", 1ULL << 30 }, { "gib", 1ULL << 30 },
+		{ "t", 1ULL << 40 }, { "tb", 1ULL << 40 }, { "ti", 1ULL << 40 }, { "tib", 1ULL << 40 },
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcasecmp(suffix, units[i].suffix) == 0) {
+			*scale = units[i].scale;
+			return true;
+		}
+	return false;
+}
+
+/* Parsed by hand, not by strtod, which also takes hexadecimal, exponents,
+ * a sign, inf and nan, and reads a fraction's point from the locale. The
+ * whole text is checked before its value, so that junk is "not a size"
+ * however many digits come first. */
 int um_size_parse(const char *text, uint64_t *out)
 {
-	if (!text || !*text || *text == '-' || isspace((unsigned char)*text))
-		return -1;
-	errno = 0;
-	char *end;
-	double value = strtod(text, &end);
-	if (end == text || errno || !isfinite(value) || value < 0)
-		return -1;
-	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1 }, { "b", 1 },
-		{ "k", 0x1p10 }, { "kb", 0x1p10 }, { "ki", 0x1p10 }, { "kib", 0x1p10 },
-		{ "m", 0x1p20 }, { "mb", 0x1p20 }, { "mi", 0x1p20 }, { "mib", 0x1p20 },
-		{ "g", 0x1p30 }, { "gb", 0x1p30 }, { "gi", 0x1p30 }, { "gib", 0x1p30 },
-		{ "t", 0x1p40 }, { "tb", 0x1p40 }, { "ti", 0x1p40 }, { "tib", 0x1p40 },
-	};
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcasecmp(end, units[i].suffix) != 0)
-			continue;
-		double bytes = value * units[i].scale;
-		if (bytes >= 0x1p64)
-			return -1;
-		*out = (uint64_t)bytes;
-		return 0;
+	if (!text)
+		return UM_SIZE_NOT_A_SIZE;
+	const char *whole_end = skip_digits(text);
+	if (whole_end == text)
+		return UM_SIZE_NOT_A_SIZE;
+	const char *fraction = whole_end, *fraction_end = whole_end;
+	if (*whole_end == '.') {
+		fraction = whole_end + 1;
+		fraction_end = skip_digits(fraction);
+		if (fraction_end == fraction)
+			return UM_SIZE_NOT_A_SIZE;
 	}
-	return -1;
+	uint64_t scale;
+	if (!suffix_scale(fraction_end, &scale))
+		return UM_SIZE_NOT_A_SIZE;
+	uint64_t whole;
+	if (!digits_value(text, whole_end, &whole) || whole > UINT64_MAX / scale)
+		return UM_SIZE_TOO_LARGE;
+	/* Below scale (at most 2^40 bytes): a double holds it to well under a byte. */
+	uint64_t part = (uint64_t)(fraction_value(fraction, fraction_end) * (double)scale);
+	if (part > UINT64_MAX - whole * scale)
+		return UM_SIZE_TOO_LARGE;
+	*out = whole * scale + part;
+	return UM_SIZE_OK;
+}
+
+/* Whether text ends in a digit: a bare number of bytes, with no unit. */
+static bool has_no_unit(const char *text)
+{
+	size_t len = strlen(text);
+	return len && is_digit(text[len - 1]);
 }
 
 int um_memory_size_parse(const char *option, const char *text, uint64_t *out, char *err, size_t errlen)
 {
-	if (um_size_parse(text, out) != 0 || *out == 0) {
+	int status = um_size_parse(text, out);
+	if (status == UM_SIZE_TOO_LARGE || (status == UM_SIZE_OK && *out > (uint64_t)INT64_MAX)) {
+		um_errmsg(err, errlen, "%s: '%s' is too large (a size of memory is below 8 EiB, 2^63 bytes)",
+			  option, text);
+		return -1;
+	}
+	if (status != UM_SIZE_OK || *out == 0) {
 		um_errmsg(err, errlen, "%s: '%s' is not a size above zero (e.g. 40G, 512MiB)", option, text);
 		return -1;
 	}
 	if (*out < (2u << 20)) {
 		/* A small bare number most likely lost its G. */
-		char *end;
-		double v = strtod(text, &end);
-		bool suggest = !*end && v >= 1 && v < 1024;
+		bool suggest = has_no_unit(text) && *out < 1024;
 		um_errmsg(err, errlen, "%s: '%s' is %llu byte%s, less than one 2 MiB block of memory%s%s%s", option,
 			  text, (unsigned long long)*out, *out == 1 ? "" : "s", suggest ? " (did you mean " : "",
 			  suggest ? text : "", suggest ? "G?)" : "");
-		return -1;
-	}
-	if (*out > (uint64_t)INT64_MAX) {
-		um_errmsg(err, errlen, "%s: '%s' is too large", option, text);
 		return -1;
 	}
 	return 0;

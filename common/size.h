@@ -1,8 +1,10 @@
 /*
  * size.h: byte sizes as users write them ("8G", "512MiB", "1.5GB", "4096").
  *
- * Suffixes K, M, G, T (optionally followed by "i", "B" or "iB") are powers
- * of 1024; a bare number is bytes. Case does not matter.
+ * A size is decimal digits, optionally a '.' and more digits, then a
+ * suffix K, M, G or T (optionally followed by "i", "B" or "iB"), each a
+ * power of 1024; a bare number is bytes. Case does not matter. No sign,
+ * exponent, hexadecimal, inf or nan (docs/cli.md, "Sizes").
  */
 #ifndef UMKIT_SIZE_H
 #define UMKIT_SIZE_H
@@ -10,8 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Parses text into *out. Returns 0, or -1 when text is not a size (empty,
- * negative, unknown suffix, trailing junk, overflow). */
+enum um_size_status {
+	UM_SIZE_OK = 0,
+	UM_SIZE_NOT_A_SIZE = -1, /* empty, a sign, an unknown suffix, junk */
+	UM_SIZE_TOO_LARGE = -2,  /* a size, of 2^64 bytes or more */
+};
+
+/* Parses text into *out, which is left alone unless the result is
+ * UM_SIZE_OK. A fraction of a byte is dropped. Returns an um_size_status. */
 int um_size_parse(const char *text, uint64_t *out);
 
 /* The value of an option that sizes memory (a budget, a cap, a capacity):

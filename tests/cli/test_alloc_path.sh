@@ -25,6 +25,9 @@ expect_err_has "usage: alloc_path" "usage is printed"
 run "$ALLOC_PATH" "$trace" "$plan" lots
 expect_status 2 "a bad budget is a usage error"
 expect_err_has "'lots' is not a size" "the bad budget is named"
+run "$ALLOC_PATH" "$trace" "$plan" 99999999999999999999G
+expect_status 2 "a budget past 2^64 bytes is a usage error"
+expect_err_has "'99999999999999999999G' is too large" "the budget past 2^64 bytes is called too large"
 run "$ALLOC_PATH" "$trace" "$plan" 1G 0
 expect_status 2 "zero repetitions are a usage error"
 run "$ALLOC_PATH" "$SCRATCH/none.db" "$plan" 1G

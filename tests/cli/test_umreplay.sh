@@ -47,6 +47,12 @@ expect_err_has "option '--gpu-budget' needs a size" "--gpu-budget without a valu
 run "$UMREPLAY" --policy ideal --max-managed -4G true
 expect_status 2 "bad --max-managed: usage error"
 expect_err_has "--max-managed: '-4G' is not a size" "bad --max-managed: names the text"
+run "$UMREPLAY" --policy ideal --gpu-budget 0x1p30 true
+expect_status 2 "a hexadecimal --gpu-budget: usage error"
+expect_err_has "--gpu-budget: '0x1p30' is not a size" "a hexadecimal --gpu-budget: names the text"
+run "$UMREPLAY" --policy ideal --max-managed 99999999999999999999G true
+expect_status 2 "a --max-managed past 2^64 bytes: usage error"
+expect_err_has "--max-managed: '99999999999999999999G' is too large" "a --max-managed past 2^64 bytes: says it is too large"
 
 run "$UMREPLAY" --policy lru true
 expect_status 2 "unknown policy: usage error"

@@ -40,6 +40,62 @@ static void size_rejects_junk(void **state)
 	assert_int_equal(v, 7);
 }
 
+/* Only what docs/cli.md lists is a size: decimal digits, an optional
+ * fraction and a unit. strtod's other forms (hex, exponents, a sign,
+ * inf and nan) are not, however they would round. */
+static void size_takes_only_decimal_numbers(void **state)
+{
+	uint64_t v = 7;
+	const char *bad[] = { "0x1p30", "0X40000000", "0x10G", "1e3", "1E3G", "+4G", "inf",
+			      "infinity", "nan", "NaN", "5.", ".5G", "1,5G", "4 G", "4G " };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (um_size_parse(bad[i], &v) != UM_SIZE_NOT_A_SIZE)
+			fail_msg("'%s' is taken for a size", bad[i]);
+	assert_int_equal(v, 7);
+	assert_int_equal(um_size_parse("0.5K", &v), UM_SIZE_OK);
+	assert_int_equal(v, 512);
+	assert_int_equal(um_size_parse("1.25MiB", &v), UM_SIZE_OK);
+	assert_int_equal(v, 5ULL << 18);
+	assert_int_equal(um_size_parse("007G", &v), UM_SIZE_OK);
+	assert_int_equal(v, 7ULL << 30);
+	assert_int_equal(um_size_parse("2.000000000000000000000000001G", &v), UM_SIZE_OK);
+	assert_int_equal(v, 2ULL << 30);
+}
+
+/* A size past 2^64 - 1 bytes is a size, too large: not "not a size". */
+static void size_too_large_is_its_own_error(void **state)
+{
+	uint64_t v = 7;
+	const char *huge[] = { "99999999999999999999G", "18446744073709551616", "16777216T",
+			       "99999999999999999999999999" };
+	for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+		if (um_size_parse(huge[i], &v) != UM_SIZE_TOO_LARGE)
+			fail_msg("'%s' is not found too large", huge[i]);
+	assert_int_equal(v, 7);
+	assert_int_equal(um_size_parse("18446744073709551615", &v), UM_SIZE_OK);
+	assert_int_equal(v, UINT64_MAX);
+	assert_int_equal(um_size_parse("16777215T", &v), UM_SIZE_OK);
+	assert_int_equal(v, 16777215ULL << 40);
+	/* Junk after the digits is the problem to name, not their size. */
+	assert_int_equal(um_size_parse("99999999999999999999X", &v), UM_SIZE_NOT_A_SIZE);
+}
+
+static void memory_size_says_too_large(void **state)
+{
+	uint64_t v;
+	char err[256];
+	/* Past 2^64 bytes, and past the 2^63 a size of memory stays below. */
+	const char *huge[] = { "99999999999999999999G", "9223372036854775808" };
+	for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+		assert_int_equal(um_memory_size_parse("--gpu-budget", huge[i], &v, err, sizeof err), -1);
+		assert_non_null(strstr(err, "is too large"));
+		assert_non_null(strstr(err, huge[i]));
+		assert_non_null(strstr(err, "--gpu-budget"));
+	}
+	assert_int_equal(um_memory_size_parse("--gpu-budget", "0x1p30", &v, err, sizeof err), -1);
+	assert_non_null(strstr(err, "'0x1p30' is not a size"));
+}
+
 static void size_formats(void **state)
 {
 	char buf[32];
@@ -401,6 +457,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(size_parses_units),
+		cmocka_unit_test(size_takes_only_decimal_numbers),
+		cmocka_unit_test(size_too_large_is_its_own_error),
+		cmocka_unit_test(memory_size_says_too_large),
 		cmocka_unit_test(size_rejects_junk),
 		cmocka_unit_test(size_formats),
 		cmocka_unit_test(addr_set_keeps_what_was_added),
