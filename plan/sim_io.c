@@ -123,26 +123,6 @@ int sim_constants_load(const char *path, struct sim_options *o, char *err, size_
 	return 0;
 }
 
-static FILE *open_in(const char *dir, const char *name, char *path, size_t len, char *err,
-		     size_t errlen)
-{
-	snprintf(path, len, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	if (!f)
-		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
-	return f;
-}
-
-static int close_checked(FILE *f, const char *path, char *err, size_t errlen)
-{
-	int bad = ferror(f);
-	if (fclose(f) || bad) {
-		um_errmsg(err, errlen, "%s: write failed", path);
-		return -1;
-	}
-	return 0;
-}
-
 int sim_csv_dir_check(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
@@ -158,13 +138,75 @@ int sim_csv_dir_check(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
-		  const struct sim_options *o, const char *dir, char *err, size_t errlen)
-{
+/* A CSV file being written: to a temporary in its folder, renamed to path
+ * only once whole, so that a failed run leaves nothing under path that
+ * looks complete (sim_plots.py would plot a half-written file). */
+struct csv_out {
+	FILE *f;
 	char path[4096];
-	FILE *f = open_in(dir, "throughput.csv", path, sizeof path, err, errlen);
-	if (!f)
+	char tmp[4096 + sizeof ".tmp.XXXXXX"];
+};
+
+static int csv_begin(struct csv_out *c, const char *dir, const char *name, char *err, size_t errlen)
+{
+	if ((size_t)snprintf(c->path, sizeof c->path, "%s/%s", dir, name) >= sizeof c->path) {
+		um_errmsg(err, errlen, "%s/%s: path too long", dir, name);
 		return -1;
+	}
+	snprintf(c->tmp, sizeof c->tmp, "%s.tmp.XXXXXX", c->path);
+	int fd = mkstemp(c->tmp);
+	if (fd < 0) {
+		um_errmsg(err, errlen, "%s: cannot create: %s", c->path, strerror(errno));
+		return -1;
+	}
+	/* mkstemp creates 0600; a CSV is an ordinary, shareable file. */
+	if (fchmod(fd, 0644) != 0 || !(c->f = fdopen(fd, "w"))) {
+		um_errmsg(err, errlen, "%s: cannot create: %s", c->path, strerror(errno));
+		close(fd);
+		unlink(c->tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Flushes f to the disk and closes it. Returns 0, or the errno of the
+ * first step that failed: EIO where only stdio's error flag tells of an
+ * earlier write that failed. */
+static int flush_and_close(FILE *f)
+{
+	int problem = 0;
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		problem = errno;
+	else if (ferror(f))
+		problem = EIO;
+	if (fclose(f) != 0 && !problem)
+		problem = errno;
+	return problem;
+}
+
+/* Puts the whole file in place under its name; on failure removes the
+ * temporary. 0, or -1 with err naming the file and the problem. */
+static int csv_commit(struct csv_out *c, char *err, size_t errlen)
+{
+	int problem = flush_and_close(c->f);
+	if (!problem && rename(c->tmp, c->path) != 0)
+		problem = errno;
+	if (problem) {
+		um_errmsg(err, errlen, "%s: cannot write: %s", c->path, strerror(problem));
+		unlink(c->tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void csv_abandon(struct csv_out *c)
+{
+	fclose(c->f);
+	unlink(c->tmp);
+}
+
+static void write_throughput(FILE *f, const struct sim_row *rows, size_t n)
+{
 	fprintf(f, "ratio,capacity,policy,time_ns,pct_ideal\n");
 	for (size_t i = 0; i < n; i++)
 		for (int p = 0; p < SIM_N_POLICIES; p++) {
@@ -173,21 +215,19 @@ int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 				(unsigned long long)s->capacity, sim_policy_name((enum sim_policy)p),
 				(unsigned long long)s->time_ns, sim_pct_ideal(s));
 		}
-	if (close_checked(f, path, err, errlen))
-		return -1;
+}
 
-	f = open_in(dir, "pressure.csv", path, sizeof path, err, errlen);
-	if (!f)
-		return -1;
+/* 0, or -1 with err set where the residency cannot be modelled. */
+static int write_pressure(FILE *f, const struct sim_ctx *c, const struct sim_row *rows, size_t n,
+			  const struct sim_options *o, char *err, size_t errlen)
+{
 	fprintf(f, "ratio,position,capacity,before_plan,after_plan\n");
 	for (size_t i = 0; i < n; i++) {
 		uint64_t cap = rows[i].res[SIM_PLAN].capacity;
 		uint64_t *before, *after;
 		uint32_t p;
-		if (sim_residency(c, cap, o, &before, &after, &p, err, errlen)) {
-			fclose(f);
+		if (sim_residency(c, cap, o, &before, &after, &p, err, errlen))
 			return -1;
-		}
 		for (uint32_t k = 0; k < p; k++)
 			fprintf(f, "%g,%u,%llu,%llu,%llu\n", rows[i].ratio, k,
 				(unsigned long long)cap, (unsigned long long)before[k],
@@ -195,5 +235,24 @@ int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 		free(before);
 		free(after);
 	}
-	return close_checked(f, path, err, errlen);
+	return 0;
+}
+
+int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
+		  const struct sim_options *o, const char *dir, char *err, size_t errlen)
+{
+	struct csv_out out;
+	if (csv_begin(&out, dir, "throughput.csv", err, errlen))
+		return -1;
+	write_throughput(out.f, rows, n);
+	if (csv_commit(&out, err, errlen))
+		return -1;
+
+	if (csv_begin(&out, dir, "pressure.csv", err, errlen))
+		return -1;
+	if (write_pressure(out.f, c, rows, n, o, err, errlen)) {
+		csv_abandon(&out);
+		return -1;
+	}
+	return csv_commit(&out, err, errlen);
 }

@@ -660,6 +660,27 @@ expect_status 1 "--sim-csv naming no folder: refused"
 expect_err_has "--sim-csv $SCRATCH/no-such-folder: No such file or directory" "--sim-csv naming no folder: says so"
 if [ -z "$out" ]; then ok "--sim-csv naming no folder: nothing simulated"
 else not_ok "--sim-csv naming no folder: nothing simulated"; fi
+# A CSV whose write fails part way is not left behind looking complete:
+# under a file size limit of 1 KiB (ulimit -f counts KiB in bash; with
+# SIGXFSZ ignored the write fails with EFBIG), throughput.csv's few lines
+# are written and pressure.csv's 2.5 KB are not, and no temporary stays.
+mkdir "$SCRATCH/csv-limited"
+(
+	trap '' XFSZ
+	ulimit -f 1
+	exec "$UMPLAN" "$fixture" --simulate --ratios 2 --sim-csv "$SCRATCH/csv-limited" -q \
+		>/dev/null 2>"$SCRATCH/csv-limited.err"
+)
+status=$? out='' err=$(cat "$SCRATCH/csv-limited.err")
+expect_status 1 "--sim-csv whose pressure.csv cannot be written: exit 1"
+expect_err_has "$SCRATCH/csv-limited/pressure.csv: cannot write: File too large" \
+	"--sim-csv whose pressure.csv cannot be written: names the file and the problem"
+left=$(ls -A "$SCRATCH/csv-limited" | paste -sd " ")
+if [ "$left" = throughput.csv ]; then
+	ok "--sim-csv whose pressure.csv cannot be written: leaves throughput.csv only"
+else
+	not_ok "--sim-csv whose pressure.csv cannot be written: leaves throughput.csv only, not: $left"
+fi
 
 # --perturb: the sensitivity study, as a table and in the JSON.
 run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 --perturb 20 -q
