@@ -24,6 +24,7 @@
 #include "errmsg.h"
 #include "execid.h"
 #include "grow.h"
+#include "replace_file.h"
 
 #define MAGIC "UMKPLAN\0"
 #define MAGIC_LEN 8
@@ -189,21 +190,6 @@ out:
 	return rc;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-	while (len) {
-		ssize_t k = write(fd, p, len);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
-
 int planfile_writer_encode(planfile_writer *w, void **data, size_t *len)
 {
 	struct bytes_buf img = { 0 };
@@ -229,42 +215,12 @@ int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t
 		bytes_buf_free(&img);
 		return -1;
 	}
-	/* The temporary sits next to path so the rename stays on one file
-	 * system and is atomic. */
-	size_t tlen = strlen(path) + sizeof ".tmp.XXXXXX";
-	char *tmp = malloc(tlen);
-	if (!tmp) {
-		um_errmsg(err, errlen, "%s: out of memory", path);
-		bytes_buf_free(&img);
-		return -1;
-	}
-	snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
+	struct replace_file out;
 	int rc = -1;
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		um_errmsg(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		goto out;
+	if (replace_file_begin(&out, path, err, errlen) == 0) {
+		fwrite(img.data, 1, img.len, out.f); /* a failure shows at the commit */
+		rc = replace_file_commit(&out, err, errlen);
 	}
-	/* mkstemp creates 0600; a plan is an ordinary, shareable file. */
-	if (fchmod(fd, 0644) != 0 || write_all(fd, img.data, img.len) != 0 || fsync(fd) != 0) {
-		um_errmsg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) != 0) {
-		um_errmsg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) != 0) {
-		um_errmsg(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
-out:
-	free(tmp);
 	bytes_buf_free(&img);
 	return rc;
 }

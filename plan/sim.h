@@ -172,8 +172,8 @@ int sim_csv_dir_check(const char *dir, char *err, size_t errlen);
 /* Writes DIR/pressure.csv (ratio, position, capacity, and the scheduler's
  * modelled residency before and after the plan at that capacity) and
  * DIR/throughput.csv (ratio, policy, time and % of ideal) for the rows.
- * Each is written to a temporary in DIR and renamed into place once whole
- * and flushed: a failure leaves no part of a file under its name. Returns
+ * Both are written whole (common/replace_file.h) before either replaces
+ * its earlier one: a failure leaves the earlier pair as it was. Returns
  * 0, or -1 with err naming the file and the problem (the directory must
  * exist). */
 int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "replace_file.h"
 #include "sim.h"
 
 /* A constants file is calibrate.py's few lines: anything larger is not
@@ -138,73 +139,6 @@ int sim_csv_dir_check(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* A CSV file being written: to a temporary in its folder, renamed to path
- * only once whole, so that a failed run leaves nothing under path that
- * looks complete (sim_plots.py would plot a half-written file). */
-struct csv_out {
-	FILE *f;
-	char path[4096];
-	char tmp[4096 + sizeof ".tmp.XXXXXX"];
-};
-
-static int csv_begin(struct csv_out *c, const char *dir, const char *name, char *err, size_t errlen)
-{
-	if ((size_t)snprintf(c->path, sizeof c->path, "%s/%s", dir, name) >= sizeof c->path) {
-		um_errmsg(err, errlen, "%s/%s: path too long", dir, name);
-		return -1;
-	}
-	snprintf(c->tmp, sizeof c->tmp, "%s.tmp.XXXXXX", c->path);
-	int fd = mkstemp(c->tmp);
-	if (fd < 0) {
-		um_errmsg(err, errlen, "%s: cannot create: %s", c->path, strerror(errno));
-		return -1;
-	}
-	/* mkstemp creates 0600; a CSV is an ordinary, shareable file. */
-	if (fchmod(fd, 0644) != 0 || !(c->f = fdopen(fd, "w"))) {
-		um_errmsg(err, errlen, "%s: cannot create: %s", c->path, strerror(errno));
-		close(fd);
-		unlink(c->tmp);
-		return -1;
-	}
-	return 0;
-}
-
-/* Flushes f to the disk and closes it. Returns 0, or the errno of the
- * first step that failed: EIO where only stdio's error flag tells of an
- * earlier write that failed. */
-static int flush_and_close(FILE *f)
-{
-	int problem = 0;
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		problem = errno;
-	else if (ferror(f))
-		problem = EIO;
-	if (fclose(f) != 0 && !problem)
-		problem = errno;
-	return problem;
-}
-
-/* Puts the whole file in place under its name; on failure removes the
- * temporary. 0, or -1 with err naming the file and the problem. */
-static int csv_commit(struct csv_out *c, char *err, size_t errlen)
-{
-	int problem = flush_and_close(c->f);
-	if (!problem && rename(c->tmp, c->path) != 0)
-		problem = errno;
-	if (problem) {
-		um_errmsg(err, errlen, "%s: cannot write: %s", c->path, strerror(problem));
-		unlink(c->tmp);
-		return -1;
-	}
-	return 0;
-}
-
-static void csv_abandon(struct csv_out *c)
-{
-	fclose(c->f);
-	unlink(c->tmp);
-}
-
 static void write_throughput(FILE *f, const struct sim_row *rows, size_t n)
 {
 	fprintf(f, "ratio,capacity,policy,time_ns,pct_ideal\n");
@@ -238,21 +172,47 @@ static int write_pressure(FILE *f, const struct sim_ctx *c, const struct sim_row
 	return 0;
 }
 
+/* Begins the replacement of DIR/name. */
+static int csv_begin(struct replace_file *r, const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+		um_errmsg(err, errlen, "%s/%s: path too long", dir, name);
+		return -1;
+	}
+	return replace_file_begin(r, path, err, errlen);
+}
+
+/* Both files are written whole before either replaces its earlier one, so
+ * that a failed run leaves the earlier pair (sim_plots.py would plot a
+ * half-written file, or a pressure.csv of another run). */
 int sim_write_csv(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 		  const struct sim_options *o, const char *dir, char *err, size_t errlen)
 {
-	struct csv_out out;
-	if (csv_begin(&out, dir, "throughput.csv", err, errlen))
+	struct replace_file throughput, pressure;
+	if (csv_begin(&throughput, dir, "throughput.csv", err, errlen))
 		return -1;
-	write_throughput(out.f, rows, n);
-	if (csv_commit(&out, err, errlen))
-		return -1;
-
-	if (csv_begin(&out, dir, "pressure.csv", err, errlen))
-		return -1;
-	if (write_pressure(out.f, c, rows, n, o, err, errlen)) {
-		csv_abandon(&out);
+	if (csv_begin(&pressure, dir, "pressure.csv", err, errlen)) {
+		replace_file_abandon(&throughput);
 		return -1;
 	}
-	return csv_commit(&out, err, errlen);
+	write_throughput(throughput.f, rows, n);
+	if (write_pressure(pressure.f, c, rows, n, o, err, errlen)) {
+		replace_file_abandon(&throughput);
+		replace_file_abandon(&pressure);
+		return -1;
+	}
+	if (replace_file_finish(&throughput, err, errlen)) {
+		replace_file_abandon(&pressure);
+		return -1;
+	}
+	if (replace_file_finish(&pressure, err, errlen)) {
+		replace_file_abandon(&throughput);
+		return -1;
+	}
+	if (replace_file_commit(&throughput, err, errlen)) {
+		replace_file_abandon(&pressure);
+		return -1;
+	}
+	return replace_file_commit(&pressure, err, errlen);
 }

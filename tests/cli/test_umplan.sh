@@ -660,11 +660,15 @@ expect_status 1 "--sim-csv naming no folder: refused"
 expect_err_has "--sim-csv $SCRATCH/no-such-folder: No such file or directory" "--sim-csv naming no folder: says so"
 if [ -z "$out" ]; then ok "--sim-csv naming no folder: nothing simulated"
 else not_ok "--sim-csv naming no folder: nothing simulated"; fi
-# A CSV whose write fails part way is not left behind looking complete:
-# under a file size limit of 1 KiB (ulimit -f counts KiB in bash; with
-# SIGXFSZ ignored the write fails with EFBIG), throughput.csv's few lines
-# are written and pressure.csv's 2.5 KB are not, and no temporary stays.
+# A CSV whose write fails part way is not left behind looking complete,
+# and the pair is replaced together or not at all: under a file size limit
+# of 1 KiB (ulimit -f counts KiB in bash; with SIGXFSZ ignored the write
+# fails with EFBIG), throughput.csv's few lines could be written and
+# pressure.csv's 2.5 KB cannot; an earlier run's pair stays as it was, and
+# no temporary stays.
 mkdir "$SCRATCH/csv-limited"
+echo earlier >"$SCRATCH/csv-limited/throughput.csv"
+echo earlier >"$SCRATCH/csv-limited/pressure.csv"
 (
 	trap '' XFSZ
 	ulimit -f 1
@@ -676,10 +680,11 @@ expect_status 1 "--sim-csv whose pressure.csv cannot be written: exit 1"
 expect_err_has "$SCRATCH/csv-limited/pressure.csv: cannot write: File too large" \
 	"--sim-csv whose pressure.csv cannot be written: names the file and the problem"
 left=$(ls -A "$SCRATCH/csv-limited" | paste -sd " ")
-if [ "$left" = throughput.csv ]; then
-	ok "--sim-csv whose pressure.csv cannot be written: leaves throughput.csv only"
+kept=$(cat "$SCRATCH/csv-limited/pressure.csv" "$SCRATCH/csv-limited/throughput.csv" | paste -sd " ")
+if [ "$left" = "pressure.csv throughput.csv" ] && [ "$kept" = "earlier earlier" ]; then
+	ok "--sim-csv whose pressure.csv cannot be written: the earlier pair kept, no temporary"
 else
-	not_ok "--sim-csv whose pressure.csv cannot be written: leaves throughput.csv only, not: $left"
+	not_ok "--sim-csv whose pressure.csv cannot be written: the earlier pair kept, no temporary, not: $left ($kept)"
 fi
 
 # --perturb: the sensitivity study, as a table and in the JSON.
