@@ -49,17 +49,32 @@ static uint64_t finish(uint64_t h)
 	return h ? h : 1;
 }
 
-uint64_t execid_of(const struct execid_launch *l, uint64_t *shape_id)
+uint64_t execid_begin(const struct execid_launch *l, uint64_t *shape_id)
 {
 	uint64_t h = shape_state(l);
 	if (shape_id)
 		*shape_id = finish(h);
-	for (size_t i = 0; i < l->nargs; i++) {
-		h = mix_u64(h, l->args[i].param_offset);
-		h = mix_u64(h, l->args[i].alloc_size);
-		h = mix_u64(h, l->args[i].offset);
-	}
+	return h;
+}
+
+uint64_t execid_add_arg(uint64_t h, const struct execid_arg *arg)
+{
+	h = mix_u64(h, arg->param_offset);
+	h = mix_u64(h, arg->alloc_size);
+	return mix_u64(h, arg->offset);
+}
+
+uint64_t execid_end(uint64_t h)
+{
 	return finish(h);
+}
+
+uint64_t execid_of(const struct execid_launch *l, uint64_t *shape_id)
+{
+	uint64_t h = execid_begin(l, shape_id);
+	for (size_t i = 0; i < l->nargs; i++)
+		h = execid_add_arg(h, &l->args[i]);
+	return execid_end(h);
 }
 
 uint64_t execid_shape_of(const struct execid_launch *l)

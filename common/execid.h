@@ -40,6 +40,16 @@ uint64_t execid_name_state(const char *name);
  * one pass over the launch where both are wanted. */
 uint64_t execid_of(const struct execid_launch *l, uint64_t *shape_id);
 
+/* execid_of one argument at a time, for a caller that holds its arguments
+ * in another form (launch_decode, which has no room on the launching
+ * thread's stack for a copy of up to PARAM_MAX_POINTERS of them):
+ * execid_begin hashes l without l->args (and gives the shape ID as
+ * execid_of does), execid_add_arg adds each argument, in param_offset
+ * order, and execid_end gives the ID. */
+uint64_t execid_begin(const struct execid_launch *l, uint64_t *shape_id);
+uint64_t execid_add_arg(uint64_t h, const struct execid_arg *arg);
+uint64_t execid_end(uint64_t h);
+
 /* The shape ID: what names a launch when its pointer words drift between
  * runs (a stale word in a multi-tensor list): the kernel and its launch
  * shape, without the arguments. Never 0. */

@@ -6,7 +6,7 @@
 uint64_t calls_split(const struct engine_range *ranges, size_t n, uint64_t max_bytes,
 		     const struct calls_target *t)
 {
-	struct engine_range piece[CALLS_MAX_RANGES];
+	struct engine_range *piece = t->piece;
 	uint64_t bytes = 0, skipped = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {

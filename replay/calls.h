@@ -25,8 +25,12 @@ struct calls_target {
 	 * that holds address; 0 when address is not mapped. NULL: everything
 	 * is mapped, in one piece. */
 	uint64_t (*extent)(void *ctx, uint64_t address, uint64_t bytes);
-	/* Makes one call on ranges[0 .. n). */
+	/* Makes one call on ranges[0 .. n), which lie in piece. */
 	void (*emit)(void *ctx, const struct engine_range *ranges, size_t n);
+	/* Room for CALLS_MAX_RANGES ranges, where each call's are gathered:
+	 * the caller's, as the 16 KiB would not fit every stack the calls
+	 * are made on (a launch callback's, on the program's thread). */
+	struct engine_range *piece;
 };
 
 /* Cuts ranges[0 .. n) (2 MB-aligned, ascending) into calls of at most

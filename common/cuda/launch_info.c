@@ -196,6 +196,25 @@ bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream
 	return true;
 }
 
+/* Sets the launch's execution ID, which names it by its steady words only
+ * (param_scan.h), and its shape ID. Hashed from out->args one at a time:
+ * a copy of them as an execid_arg array would take 12 KiB of the
+ * launching thread's stack. */
+static void set_ids(struct launch_info *out, uint64_t name_state)
+{
+	struct execid_launch l = { out->name, name_state,
+				   { out->grid[0], out->grid[1], out->grid[2] },
+				   { out->block[0], out->block[1], out->block[2] },
+				   out->shared_mem, NULL, 0 };
+	uint64_t h = execid_begin(&l, &out->shape_id);
+	for (uint32_t i = 0; i < out->nargs; i++) {
+		const struct param_arg *a = &out->args[i];
+		if (a->steady)
+			h = execid_add_arg(h, &(struct execid_arg){ a->param_offset, a->alloc.size, a->offset });
+	}
+	out->exec_id = execid_end(h);
+}
+
 bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,
 		   struct addr_set *foreign, struct launch_info *out)
 {
@@ -241,20 +260,6 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 	if (a)
 		scan_params(out, a, foreign, k, params, extra);
 
-	/* The ID names the launch by its steady words only (param_scan.h). */
-	struct execid_arg ids[PARAM_MAX_POINTERS];
-	uint32_t nids = 0;
-	for (uint32_t i = 0; i < out->nargs; i++) {
-		if (!out->args[i].steady)
-			continue;
-		ids[nids].param_offset = out->args[i].param_offset;
-		ids[nids].alloc_size = out->args[i].alloc.size;
-		ids[nids++].offset = out->args[i].offset;
-	}
-	struct execid_launch l = { out->name, k ? k->name_state : 0,
-				   { out->grid[0], out->grid[1], out->grid[2] },
-				   { out->block[0], out->block[1], out->block[2] },
-				   out->shared_mem, ids, nids };
-	out->exec_id = execid_of(&l, &out->shape_id);
+	set_ids(out, k ? k->name_state : 0);
 	return true;
 }

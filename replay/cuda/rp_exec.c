@@ -158,6 +158,26 @@ static struct job *queue_head, *queue_tail;
 static int worker_busy;
 static int worker_started;
 
+/* Room for the batch calls, kept off the stack: discards are issued on
+ * the program's threads, from their launch callbacks too, and the program
+ * may have made a thread's stack small (pthread_attr_setstacksize); each
+ * array below takes 8 or 16 KiB. */
+struct call_room {
+	struct engine_range piece[CALLS_MAX_RANGES]; /* one call's ranges (calls_split) */
+	CUdeviceptr ptrs[CALLS_MAX_RANGES];          /* and as the driver takes them */
+	size_t sizes[CALLS_MAX_RANGES];
+};
+/* The worker's; and the program's threads', which the engine's lock
+ * serializes (issue() and mark() are called with it held): the pending
+ * discards found ready (retry_pending), the ranges of a batch that are
+ * issued (issue_and_order), and their calls. */
+static struct call_room worker_room;
+static struct {
+	struct engine_range ready[CALLS_MAX_RANGES];
+	struct engine_range idle[CALLS_MAX_RANGES];
+	struct call_room calls;
+} program_room;
+
 static void check(CUresult r, const char *what)
 {
 	if (r == CUDA_SUCCESS)
@@ -238,12 +258,12 @@ static void wait_mark(uint64_t mark)
 		check(cuStreamWaitEvent(mig_stream, marks[mark % MARKS], 0), "waiting for a marker");
 }
 
-/* One batch call for up to CALLS_MAX_RANGES ranges; an NVTX range makes it
- * show in Nsight Systems. */
-static void call(enum engine_op op, const struct engine_range *r, size_t n)
+/* One batch call for up to CALLS_MAX_RANGES ranges, made in room; an NVTX
+ * range makes it show in Nsight Systems. */
+static void call(enum engine_op op, const struct engine_range *r, size_t n, struct call_room *room)
 {
-	CUdeviceptr ptrs[CALLS_MAX_RANGES];
-	size_t sizes[CALLS_MAX_RANGES], loc_idx = 0, bytes = 0;
+	CUdeviceptr *ptrs = room->ptrs;
+	size_t *sizes = room->sizes, loc_idx = 0, bytes = 0;
 	CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, device };
 	char label[96], sz[32];
 
@@ -307,15 +327,23 @@ static uint64_t mapped_extent(void *unused, uint64_t address, uint64_t bytes)
 	return a ? arena_mapped_extent(a, address, bytes) : bytes;
 }
 
-static void emit(void *op, const struct engine_range *r, size_t n)
+/* What emit makes its calls with. */
+struct emitting {
+	enum engine_op op;
+	struct call_room *room;
+};
+
+static void emit(void *emitting, const struct engine_range *r, size_t n)
 {
-	call(*(enum engine_op *)op, r, n);
+	struct emitting *e = emitting;
+	call(e->op, r, n, e->room);
 }
 
-/* Issues op on the ranges, cut into calls (calls.h). */
-static void call_all(enum engine_op op, const struct engine_range *r, size_t n)
+/* Issues op on the ranges, cut into calls (calls.h) made in room. */
+static void call_all(enum engine_op op, const struct engine_range *r, size_t n, struct call_room *room)
 {
-	struct calls_target t = { &op, mapped_extent, emit };
+	struct emitting e = { op, room };
+	struct calls_target t = { &e, mapped_extent, emit, room->piece };
 	calls_split(r, n, call_bytes(op), &t);
 }
 
@@ -381,7 +409,7 @@ static void *worker(void *arg)
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
-		call_all(j->op, j->ranges, j->n);
+		call_all(j->op, j->ranges, j->n, &worker_room);
 		if (j->op == ENGINE_OP_PREFETCH) {
 			record_gate(j->ticket);
 			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
@@ -418,7 +446,7 @@ static bool mark_done(uint64_t mark)
  * waiter reads it (rp_exec_wait_discards). */
 static void call_batch(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	call_all(op, r, n);
+	call_all(op, r, n, &program_room.calls);
 	if (op == ENGINE_OP_PREFETCH || atomic_load(&landing_lost))
 		return;
 	pthread_mutex_lock(&landing_lock);
@@ -437,7 +465,7 @@ static void call_batch(enum engine_op op, const struct engine_range *r, size_t n
  * named), and orders the program's streams after them. */
 static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	struct engine_range idle[CALLS_MAX_RANGES];
+	struct engine_range *idle = program_room.idle;
 	size_t k = 0, issued = 0;
 	arena *a = um_alloc_arena();
 	for (size_t i = 0; i < n; i++) {
@@ -496,7 +524,7 @@ static void issue_ordered(enum engine_op op, const struct engine_range *r, size_
 /* Issues the pending discards whose markers have completed. */
 static void retry_pending(void)
 {
-	struct engine_range ready[CALLS_MAX_RANGES];
+	struct engine_range *ready = program_room.ready;
 	size_t k = pending_discards_take_ready(pending, mark_done, ready, CALLS_MAX_RANGES);
 	if (k)
 		issue_ordered(ENGINE_OP_DISCARD, ready, k);

@@ -15,6 +15,7 @@
 
 #include "arena.h"
 #include "common/cuda/launch_info.h"
+#include "execid.h"
 
 #define CONTEXT_A ((CUcontext)(uintptr_t)0xa000)
 #define CONTEXT_B ((CUcontext)(uintptr_t)0xb000)
@@ -102,6 +103,12 @@ static void a_launch_decoded(void **state)
 	assert_int_equal(l.args[0].alloc.id, t.id);
 	assert_int_equal(l.args[0].offset, 64);
 	assert_true(l.args[0].steady);
+	/* Named by its steady word as execid_of names it (the IDs of plans
+	 * recorded before launch_decode hashed the words one at a time). */
+	struct execid_arg word = { 0, 4096, 64 };
+	struct execid_launch id = { "scale_kernel", 0, { 4, 1, 1 }, { 128, 1, 1 }, 0, &word, 1 };
+	assert_true(l.exec_id == execid_of(&id, NULL));
+	assert_true(l.shape_id == execid_shape_of(&id));
 	arena_destroy(a);
 }
 

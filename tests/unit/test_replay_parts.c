@@ -449,8 +449,9 @@ static void record_call(void *ctx, const struct engine_range *r, size_t n)
 
 static void calls_split_by_mapping_and_size(void **state)
 {
+	static struct engine_range piece[CALLS_MAX_RANGES];
 	struct emitted e = { 0 };
-	struct calls_target t = { &e, two_mappings_and_a_hole, record_call };
+	struct calls_target t = { &e, two_mappings_and_a_hole, record_call, piece };
 	/* One coalesced range over both mappings and the hole, into the third;
 	 * and a second range within the third. */
 	const struct engine_range in[2] = { { SEG_A + 4 * MB, 22 * MB }, { SEG_C + 6 * MB, 2 * MB } };
@@ -496,11 +497,11 @@ static void count_call(void *ctx, const struct engine_range *r, size_t n)
 
 static void calls_split_caps_ranges_per_call(void **state)
 {
-	static struct engine_range in[CALLS_MAX_RANGES + 5];
+	static struct engine_range in[CALLS_MAX_RANGES + 5], piece[CALLS_MAX_RANGES];
 	for (size_t i = 0; i < CALLS_MAX_RANGES + 5; i++)
 		in[i] = (struct engine_range){ SEG_A + i * 4 * MB, 2 * MB };
 	size_t calls[4] = { 0 }; /* count, then ranges per call */
-	struct calls_target t = { calls, NULL, count_call };
+	struct calls_target t = { calls, NULL, count_call, piece };
 	calls_split(in, CALLS_MAX_RANGES + 5, UINT64_MAX, &t);
 	assert_int_equal(calls[0], 2);
 	assert_int_equal(calls[1], CALLS_MAX_RANGES);

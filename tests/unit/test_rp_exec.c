@@ -1,0 +1,325 @@
+/*
+ * Unit tests for the replayer's executor on CUDA (replay/cuda/rp_exec.c),
+ * linked with fakes of the driver calls it makes and of the arena and
+ * fence state it reads: no GPU, no driver.
+ *
+ * Discards are issued on the program's thread, from its launch callbacks
+ * too, so on the stack the program gave that thread, which may be small
+ * (pthread_attr_setstacksize). A full batch of discards, and a full batch
+ * of pending ones retried once their marker has completed, must fit in
+ * 32 KiB with room to spare: the executor's arrays of ranges took 64 KiB
+ * of that stack before they moved off it.
+ *
+ * The executor's state is the process's, so each case runs in a child
+ * process, where a stack overflow kills only the child.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+
+#include "arena.h"
+#include "common/cuda/capture.h"
+#include "common/cuda/um_alloc.h"
+#include "common/cuda/um_backend.h"
+#include "replay/calls.h"
+#include "replay/cuda/rp.h"
+
+#define MB (1ULL << 20)
+#define SEGMENT_BASE ((uint64_t)1 << 40)
+#define SMALL_STACK (32 * 1024)
+/* Far larger than any frame: an overflow faults in the guard instead of
+ * writing past it into whatever lies below. */
+#define GUARD (1024 * 1024)
+
+/* ---- the fake driver: a context, a device, and discards counted ---- */
+
+static bool marks_passed;    /* what a marker's event query answers */
+static size_t discard_calls, discarded_ranges;
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
+{
+	*ctx = (CUcontext)(uintptr_t)0xc000;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
+{
+	*device = 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags)
+{
+	static uintptr_t next = 0x100;
+	*event = (CUevent)next++;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent event)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent event)
+{
+	return marks_passed ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str)
+{
+	*str = "CUDA_ERROR_FAKE";
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAdvise(CUdeviceptr ptr, size_t count, CUmem_advise advice, CUmemLocation location)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
+					 size_t *loc_idxs, size_t n_locs, unsigned long long flags, CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, unsigned long long flags,
+					CUstream stream)
+{
+	discard_calls++;
+	discarded_ranges += count;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+						   CUmemLocation *locs, size_t *loc_idxs, size_t n_locs,
+						   unsigned long long flags, CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+	*stream = (CUstream)(uintptr_t)0x5000;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+	return CUDA_SUCCESS;
+}
+
+/* ---- the fake injection around the executor: one stream order, the
+ * clock, captures, and an arena over addresses nothing maps ---- */
+
+bool um_backend_multi_stream(void)
+{
+	return false;
+}
+
+bool um_backend_single_stream_hold(void)
+{
+	return true;
+}
+
+void um_backend_single_stream_release(void)
+{
+}
+
+void um_backend_order_end_host_wait(void (*wait)(void))
+{
+}
+
+bool capture_relaxed_begin(CUstreamCaptureMode *saved)
+{
+	return false;
+}
+
+void capture_relaxed_end(bool begun, CUstreamCaptureMode saved)
+{
+}
+
+uint64_t rp_now(void)
+{
+	return 0;
+}
+
+static arena *the_arena;
+
+arena *um_alloc_arena(void)
+{
+	return the_arena;
+}
+
+static int map_fake(void *ctx, uint64_t bytes, uint64_t *base)
+{
+	uint64_t *next = ctx;
+	*base = *next;
+	*next += bytes;
+	return 0;
+}
+
+static bool unmap_fake(void *ctx, uint64_t base, uint64_t bytes)
+{
+	return true;
+}
+
+static uint64_t fence_fake(void *ctx)
+{
+	return 1;
+}
+
+static bool fence_passed(void *ctx, uint64_t token)
+{
+	return true;
+}
+
+/* One range per 2 MB block of freed arena memory (mapped, and nothing
+ * lives there): the most one driver call takes. */
+static struct engine_range freed[CALLS_MAX_RANGES];
+
+static bool free_arena_memory(void)
+{
+	static uint64_t next = SEGMENT_BASE;
+	struct arena_backend b = { &next, map_fake, unmap_fake, fence_fake, fence_passed, fence_passed, NULL };
+	struct arena_alloc a;
+	the_arena = arena_create(NULL, &b);
+	if (!the_arena || arena_alloc(the_arena, CALLS_MAX_RANGES * 2 * MB, &a) != ARENA_OK)
+		return false;
+	if (arena_free(the_arena, a.address, NULL) != ARENA_OK)
+		return false;
+	for (size_t i = 0; i < CALLS_MAX_RANGES; i++)
+		freed[i] = (struct engine_range){ a.address + i * 2 * MB, 2 * MB };
+	return true;
+}
+
+/* ---- running the executor's calls on a small stack, in a child ---- */
+
+/* Runs fn on a thread with a SMALL_STACK-byte stack; false if none could
+ * be made. */
+static bool on_small_stack(void *(*fn)(void *))
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SMALL_STACK);
+	pthread_attr_setguardsize(&attr, GUARD);
+	int rc = pthread_create(&t, &attr, fn, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		return false;
+	pthread_join(t, NULL);
+	return true;
+}
+
+static bool said(bool ok, const char *what)
+{
+	if (!ok)
+		fprintf(stderr, "%s\n", what);
+	return ok;
+}
+
+/* Runs body in a child process, which fails the test if body returns
+ * false or the child dies (a stack overflow). */
+static void in_child(bool (*body)(void))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(body() ? 0 : 1);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("the case died of signal %d", WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void *discard_every_freed_block(void *unused)
+{
+	const struct engine_executor *x = rp_exec_get();
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, CALLS_MAX_RANGES, 0, 1);
+	return NULL;
+}
+
+static bool full_discard_batch(void)
+{
+	return said(free_arena_memory(), "no arena") &&
+	       said(on_small_stack(discard_every_freed_block), "no thread with a small stack") &&
+	       said(discard_calls == 1 && discarded_ranges == CALLS_MAX_RANGES,
+		    "the batch was not discarded in one call");
+}
+
+static void a_full_discard_batch_fits_a_small_stack(void **state)
+{
+	in_child(full_discard_batch);
+}
+
+static void *record_a_marker(void *unused)
+{
+	const struct engine_executor *x = rp_exec_get();
+	x->mark(x->ctx);
+	return NULL;
+}
+
+/* The discards wait for a marker still in the GPU's queue; a later
+ * marker, recorded on the small stack once it has passed, issues them. */
+static bool pending_discards_retried(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	uint64_t free_mark = x->mark(x->ctx);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, CALLS_MAX_RANGES, free_mark, 1);
+	if (!said(free_mark && discarded_ranges == 0, "discarded before the free's marker passed"))
+		return false;
+	marks_passed = true;
+	return said(on_small_stack(record_a_marker), "no thread with a small stack") &&
+	       said(discarded_ranges == CALLS_MAX_RANGES, "the pending discards were not issued");
+}
+
+static void pending_discards_retried_on_a_small_stack(void **state)
+{
+	in_child(pending_discards_retried);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_full_discard_batch_fits_a_small_stack),
+		cmocka_unit_test(pending_discards_retried_on_a_small_stack),
+	};
+	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
+}
