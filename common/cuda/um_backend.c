@@ -332,8 +332,34 @@ void um_backend_forget_refusal(bool served)
 		cudart_get()->GetLastError();
 }
 
+/* Forgets the streams known, whose handles may name other streams by
+ * now; their work must be waited for otherwise. But with keep_captures,
+ * those whose capture a callback saw begin (drained), whose destroys the
+ * callbacks see too: a fence must not synchronize while they capture
+ * (capture_seen_under_way). */
+static void forget_streams(bool keep_captures)
+{
+	pthread_mutex_lock(&streams_lock);
+	int kept = 0;
+	for (int i = 0; i < nstreams; i++)
+		if (keep_captures && streams[i].drained)
+			streams[kept++] = streams[i];
+	nstreams = kept;
+	pthread_mutex_unlock(&streams_lock);
+	atomic_fetch_add(&destroy_gen, 1); /* for stream_elsewhere's answers */
+}
+
 void um_backend_launches_seen(bool from_start)
 {
+	/* While launches went unseen, no destroy callback told of the streams
+	 * destroyed (an idle replay is subscribed to none), so a stream known
+	 * then (from a cudaMallocAsync) may be gone, and its handle another
+	 * stream's. The next fence synchronizes, which covers their work:
+	 * forgotten before the view says so, so that the fence that claims it
+	 * synchronizes after this. A capture seen beginning since the
+	 * subscription, made before this call, keeps its stream. */
+	if (!from_start)
+		forget_streams(true);
 	launch_view_seen(&view, from_start);
 }
 
@@ -352,10 +378,7 @@ void um_backend_device_reset(void)
 	pthread_mutex_unlock(&single_stream_lock);
 	/* And every stream: a handle from before it may come back as a new
 	 * stream's. */
-	pthread_mutex_lock(&streams_lock);
-	nstreams = 0;
-	pthread_mutex_unlock(&streams_lock);
-	atomic_fetch_add(&destroy_gen, 1); /* for stream_elsewhere's answers */
+	forget_streams(false);
 	pthread_mutex_lock(&destroyed_lock);
 	ndestroyed = 0;
 	destroyed_overflow = false;

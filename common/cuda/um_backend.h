@@ -85,8 +85,12 @@ void um_backend_forget_refusal(bool served);
  * seen (call it after subscribing), the next fence still synchronizes
  * (or, while a capture may be under way, waits for the next synchronize),
  * so that work queued on streams never named has finished, and fences
- * rely on the streams named from there on; from_start (subscribed before
- * the program had a context, so before any work) skips that. Nothing
+ * rely on the streams named from there on: those known before are
+ * forgotten (but one whose capture a callback has seen begin), since a
+ * stream destroyed while launches went unseen (an idle replay is
+ * subscribed to no destroy callback) left no word of it, and its handle
+ * may name another stream by now. from_start (subscribed before
+ * the program had a context, so before any work) skips both. Nothing
  * synchronizes in the call itself: a library may subscribe while the
  * program captures a CUDA graph, which a synchronize would break. */
 void um_backend_launches_seen(bool from_start);

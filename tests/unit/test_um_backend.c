@@ -16,6 +16,11 @@
  *   discards instead (session 59's review found the woken case unordered).
  *   A woken replay trusts the one stream order only once a synchronize has
  *   finished the work queued while launches went unseen.
+ * - A woken replay forgets the streams known while launches went unseen,
+ *   whose destroys it did not see: no fence names a destroyed stream's
+ *   handle, nor takes a stream that has its handle for the dead one's kind.
+ *   It keeps a stream whose capture it saw begin as it woke, so that the
+ *   fence that synchronizes for the wake does not while that capture runs.
  */
 #include "testutil.h"
 
@@ -49,8 +54,12 @@ static cudaError_t fake_event_create(cudaEvent_t *event, unsigned int flags)
 	return cudaSuccess;
 }
 
+/* Fences' events recorded, and captures asked about, on SIDE. */
+static int side_events, side_queries;
+
 static cudaError_t fake_event_record(cudaEvent_t event, cudaStream_t stream)
 {
+	side_events += stream == (cudaStream_t)SIDE;
 	return cudaSuccess;
 }
 
@@ -110,9 +119,12 @@ bool capture_watching(void)
 	return captures_seen;
 }
 
+static CUstream capturing; /* the one stream that captures, if any */
+
 bool capture_stream_capturing(CUstream stream)
 {
-	return false;
+	side_queries += stream == SIDE;
+	return stream == capturing;
 }
 
 /* ---- the fake driver: records what the cases check ---- */
@@ -131,8 +143,11 @@ CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx)
 	return CUDA_SUCCESS;
 }
 
+static int syncs; /* cuCtxSynchronize calls */
+
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
+	syncs++;
 	return CUDA_SUCCESS;
 }
 
@@ -165,9 +180,11 @@ CUresult CUDAAPI cuStreamGetCtx_v2(CUstream stream, CUcontext *ctx, CUgreenCtx *
 	return CUDA_SUCCESS;
 }
 
+static unsigned stream_flags = CU_STREAM_NON_BLOCKING; /* what every stream is */
+
 CUresult CUDAAPI cuStreamGetFlags(CUstream stream, unsigned int *flags)
 {
-	*flags = CU_STREAM_NON_BLOCKING;
+	*flags = stream_flags;
 	return CUDA_SUCCESS;
 }
 
@@ -313,6 +330,70 @@ static void an_unmarked_order_end_waits_on_the_host(void **state)
 	in_child(order_end_unrecorded);
 }
 
+/* While idle, the program's cudaMallocAsync into SIDE makes it known;
+ * then the program destroys it, which the idle replay, subscribed to no
+ * callback, does not see; then the replay wakes (rp_callbacks.c's
+ * follow_launches), and the first fence synchronizes. */
+static void side_destroyed_unseen_then_woken(struct arena_backend *b)
+{
+	um_backend_init(b, true);
+	um_backend_note_stream(SIDE);
+	side_events = side_queries = 0;
+	captures_seen = true;
+	um_backend_launches_seen(false);
+	b->fence_record(NULL);
+}
+
+static void destroyed_while_idle(void)
+{
+	struct arena_backend b;
+	side_destroyed_unseen_then_woken(&b);
+	b.fence_record(NULL);
+	EXPECT(side_events == 0, "a fence recorded an event on a stream destroyed while launches went unseen");
+	EXPECT(side_queries == 0, "a capture was asked of a stream destroyed while launches went unseen");
+}
+
+static void a_stream_destroyed_while_idle_is_forgotten(void **state)
+{
+	in_child(destroyed_while_idle);
+}
+
+static void handle_reused_after_idle(void)
+{
+	struct arena_backend b;
+	stream_flags = CU_STREAM_DEFAULT; /* SIDE was a blocking stream */
+	side_destroyed_unseen_then_woken(&b);
+	/* A non-blocking stream has SIDE's handle, and a kernel on it. */
+	stream_flags = CU_STREAM_NON_BLOCKING;
+	um_backend_note_stream(SIDE);
+	b.fence_record(NULL);
+	EXPECT(side_events == 1, "a non-blocking stream with a handle seen while idle got no fence's event");
+}
+
+static void a_handle_seen_while_idle_is_asked_again(void **state)
+{
+	in_child(handle_reused_after_idle);
+}
+
+/* A capture begins on OTHER_SIDE after the wake's subscription (a
+ * callback says so) and before um_backend_launches_seen. */
+static void capture_begun_while_waking(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	captures_seen = true;
+	um_backend_capture_begins(OTHER_SIDE);
+	capturing = OTHER_SIDE;
+	um_backend_launches_seen(false);
+	b.fence_record(NULL);
+	EXPECT(syncs == 0, "the wake's fence synchronized during a capture seen to begin");
+}
+
+static void a_capture_seen_while_waking_keeps_its_stream(void **state)
+{
+	in_child(capture_begun_while_waking);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +401,9 @@ int main(void)
 		cmocka_unit_test(a_replay_from_the_start_orders_on_the_gpu),
 		cmocka_unit_test(a_woken_replay_waits_on_the_host),
 		cmocka_unit_test(an_unmarked_order_end_waits_on_the_host),
+		cmocka_unit_test(a_stream_destroyed_while_idle_is_forgotten),
+		cmocka_unit_test(a_handle_seen_while_idle_is_asked_again),
+		cmocka_unit_test(a_capture_seen_while_waking_keeps_its_stream),
 	};
 	return cmocka_run_group_tests_name("um_backend", tests, NULL, NULL);
 }
