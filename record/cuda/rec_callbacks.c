@@ -24,11 +24,12 @@
 #include "log.h"
 #include "rec.h"
 #include "record/nvtx_open.h"
+#include "thread_scratch.h"
 #include "trace_schema.h"
 
 static atomic_uint_fast64_t launch_seq;
 static atomic_uint_fast64_t captured_launches;
-static atomic_int truncation_warned, capture_warned;
+static atomic_int truncation_warned, capture_warned, no_buffer_warned;
 
 /* The trace's string id of a kernel's name, remembered per thread by
  * function and name pointer: interning hashes the long mangled name under
@@ -48,39 +49,54 @@ static int64_t name_id(const struct launch_info *li)
 	return name_cache[slot].id;
 }
 
+/* What recording a launch needs besides its stack, 40 KiB: the launch
+ * decoded and its arguments' rows, in a buffer of the launching thread's
+ * (common/thread_scratch.h). */
+struct launch_buffers {
+	struct launch_info li;
+	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
+};
+static struct thread_scratch launch_scratch = THREAD_SCRATCH_INIT(sizeof(struct launch_buffers));
+
 /* captured: the launch's work goes into a CUDA graph (stream_call_note). */
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool captured)
 {
-	struct launch_info li;
-	struct trace_kernel_arg args[PARAM_MAX_POINTERS];
-
-	if (cb->callbackSite != CUPTI_API_ENTER || !launch_decode(cbid, cb, um_alloc_arena(), um_alloc_foreign(), &li))
+	if (cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	struct launch_buffers *s = thread_scratch_get(&launch_scratch);
+	if (!s) {
+		if (atomic_fetch_add(&no_buffer_warned, 1) == 0)
+			um_warn("no memory to decode a kernel launch: launches go unrecorded");
+		return;
+	}
+	const struct launch_info *li = &s->li;
+	if (!launch_decode(cbid, cb, um_alloc_arena(), um_alloc_foreign(), &s->li))
 		return;
 	if (captured) {
 		atomic_fetch_add(&captured_launches, 1);
 		return;
 	}
 	rec_activity_enable_um();
-	for (uint32_t i = 0; i < li.nargs; i++) {
-		args[i].param_offset = li.args[i].param_offset;
-		args[i].alloc_id = li.args[i].alloc.id;
-		args[i].offset = li.args[i].offset;
+	for (uint32_t i = 0; i < li->nargs; i++) {
+		s->args[i].param_offset = li->args[i].param_offset;
+		s->args[i].alloc_id = li->args[i].alloc.id;
+		s->args[i].offset = li->args[i].offset;
 	}
-	if (li.args_truncated && atomic_fetch_add(&truncation_warned, 1) == 0)
+	if (li->args_truncated && atomic_fetch_add(&truncation_warned, 1) == 0)
 		um_warn("kernel %s passes more than %d pointers into managed memory; the rest are not recorded",
-			li.name, PARAM_MAX_POINTERS);
+			li->name, PARAM_MAX_POINTERS);
 	struct trace_launch l = {
 		.correlation_id = cb->correlationId,
 		.seq = atomic_fetch_add(&launch_seq, 1),
-		.exec_id = li.exec_id,
-		.name_id = name_id(&li),
-		.grid = { li.grid[0], li.grid[1], li.grid[2] },
-		.block = { li.block[0], li.block[1], li.block[2] },
-		.shared_mem = li.shared_mem,
+		.exec_id = li->exec_id,
+		.name_id = name_id(li),
+		.grid = { li->grid[0], li->grid[1], li->grid[2] },
+		.block = { li->block[0], li->block[1], li->block[2] },
+		.shared_mem = li->shared_mem,
 		.thread_id = rec_tid(),
 		.launch_ns = rec_now(),
-		.args = args,
-		.nargs = li.nargs,
+		.args = s->args,
+		.nargs = li->nargs,
 	};
 	trace_writer_launch(rec_writer, &l);
 }

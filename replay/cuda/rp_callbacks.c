@@ -22,7 +22,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -38,6 +37,7 @@
 #include "common/cuda/um_backend.h"
 #include "log.h"
 #include "rp.h"
+#include "thread_scratch.h"
 #include "trace_schema.h"
 
 static atomic_uint_fast64_t callback_ns;
@@ -136,49 +136,15 @@ static void note_launch(void)
 	cupti_um_enable(NULL);
 }
 
-/* What following a launch needs besides its stack: the launch decoded and
- * its accesses for the engine, 37 KiB. Too much for the stack of the
- * program's thread the callback runs on, which the program may have made
- * small (pthread_attr_setstacksize), so each launching thread has its own,
- * made at its first launch and freed at its exit by the key's destructor.
- * Not a __thread array: this library is preloaded, and glibc carves a
- * preloaded library's thread-local storage out of every thread's stack,
- * launching or not (with a 64 KiB one, glibc 2.36 refused to create a
- * thread with a 32 KiB stack: EINVAL). One launch at a time uses it: the
+/* What following a launch needs besides its stack, 37 KiB: the launch
+ * decoded and its accesses for the engine, in a buffer of the launching
+ * thread's (common/thread_scratch.h). One launch at a time uses it: the
  * callback launches no kernel of its own. */
-struct launch_scratch {
+struct launch_buffers {
 	struct launch_info li;
 	struct engine_access acc[PARAM_MAX_POINTERS];
 };
-static __thread struct launch_scratch *scratch;
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
-static bool scratch_key_made;
-
-static void free_scratch(void *s)
-{
-	free(s);
-	scratch = NULL; /* a launch from a later destructor makes another */
-}
-
-static void make_scratch_key(void)
-{
-	scratch_key_made = pthread_key_create(&scratch_key, free_scratch) == 0;
-}
-
-/* The calling thread's scratch; NULL without memory for it (the launch is
- * then not followed). Where the key cannot hold it (the process used up
- * its keys), it outlives the thread: memory lost, not launches. */
-static struct launch_scratch *thread_scratch(void)
-{
-	if (scratch)
-		return scratch;
-	pthread_once(&scratch_key_once, make_scratch_key);
-	scratch = malloc(sizeof *scratch);
-	if (scratch && scratch_key_made)
-		pthread_setspecific(scratch_key, scratch);
-	return scratch;
-}
+static struct thread_scratch launch_scratch = THREAD_SCRATCH_INIT(sizeof(struct launch_buffers));
 
 /* captured: the launch's work goes into a CUDA graph (stream_call_note). */
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool captured)
@@ -202,7 +168,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 	}
 	if (kernel_times)
 		rp_activity_note_launch(cb->correlationId);
-	struct launch_scratch *s = thread_scratch();
+	struct launch_buffers *s = thread_scratch_get(&launch_scratch);
 	if (!s || !launch_decode(cbid, cb, um_alloc_arena(), um_alloc_foreign(), &s->li))
 		return;
 	/* A replay that woke from idle may have missed a capture's start. */

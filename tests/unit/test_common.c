@@ -15,6 +15,7 @@
 #include "search.h"
 #include "size.h"
 #include "thread.h"
+#include "thread_scratch.h"
 
 static void size_parses_units(void **state)
 {
@@ -453,6 +454,46 @@ static void launch_view_never_undoes_a_later_change(void **state)
 	assert_false(launch_view_fence_begin(&v, &c));
 }
 
+static struct thread_scratch scratch = THREAD_SCRATCH_INIT(40 << 10);
+static pthread_barrier_t both_wrote;
+
+/* Writes its thread's mark into its buffer and reads it back after the
+ * other thread has written its own. */
+static void *use_scratch(void *mark)
+{
+	unsigned char *buf = thread_scratch_get(&scratch);
+	if (buf)
+		memset(buf, *(unsigned char *)mark, scratch.size);
+	pthread_barrier_wait(&both_wrote);
+	bool kept = buf && thread_scratch_get(&scratch) == buf && buf[0] == *(unsigned char *)mark &&
+		    buf[scratch.size - 1] == *(unsigned char *)mark;
+	return kept ? buf : NULL;
+}
+
+/* Each thread keeps its own buffer, the same at every call, though its
+ * stack (32 KiB) could not hold one; they are freed at the threads' exits
+ * (the sanitizer build's leak check). */
+static void thread_scratch_is_each_threads_own(void **state)
+{
+	(void)state;
+	pthread_attr_t small;
+	pthread_attr_init(&small);
+	pthread_attr_setstacksize(&small, 32 << 10);
+	unsigned char marks[2] = { 0xa5, 0x5a };
+	pthread_t t[2];
+	void *buf[2];
+	pthread_barrier_init(&both_wrote, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], &small, use_scratch, &marks[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], &buf[i]), 0);
+	assert_non_null(buf[0]);
+	assert_non_null(buf[1]);
+	assert_ptr_not_equal(buf[0], buf[1]);
+	pthread_barrier_destroy(&both_wrote);
+	pthread_attr_destroy(&small);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +516,7 @@ int main(void)
 		cmocka_unit_test(library_threads_take_no_signals),
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
+		cmocka_unit_test(thread_scratch_is_each_threads_own),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
