@@ -658,7 +658,8 @@ void launch_die_like(int sig)
 	raise(sig);
 }
 
-int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err, size_t errlen)
+int launch_run(char *const argv[], char *const envp[], void (*started)(void *ctx), void *ctx, int *killed_by,
+	       char *err, size_t errlen)
 {
 	*killed_by = 0;
 	if (!argv || !argv[0]) {
@@ -731,6 +732,11 @@ int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err
 		r = read(fds[0], &exec_errno, sizeof exec_errno);
 	while (r < 0 && errno == EINTR);
 	close(fds[0]);
+	/* Anything but the child's errno (end-of-file) means the exec went
+	 * through: the program is running. */
+	bool exec_failed = r == (ssize_t)sizeof exec_errno;
+	if (!exec_failed && started)
+		started(ctx);
 
 	/* Wait without reaping first: until the child is reaped its pid cannot
 	 * be reused, so the forwarder never signals a stranger. */
@@ -744,7 +750,7 @@ int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err
 		w = waitpid(pid, &ws, 0);
 	while (w < 0 && errno == EINTR);
 
-	if (r == (ssize_t)sizeof exec_errno) {
+	if (exec_failed) {
 		/* Shell convention: 127 not found, 126 found but not runnable. */
 		status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
 		um_errmsg(err, errlen, "cannot run '%s': %s", argv[0], strerror(exec_errno));

@@ -159,7 +159,9 @@ char *launch_join_args(char *const *argv, size_t n, size_t max_len);
  * Whether launch_run could start program (searched in PATH like execvp):
  * 0, or 127 when it does not exist and 126 when it cannot be executed, with
  * err saying "cannot run 'program': reason" as launch_run would. For the
- * checks a launcher makes before it deletes an earlier output.
+ * checks a launcher makes before it deletes an earlier output; only
+ * launch_run's started is sure (an ELF program's missing interpreter
+ * passes this check).
  */
 int launch_check_program(const char *program, char *err, size_t errlen);
 
@@ -176,8 +178,15 @@ int launch_check_program(const char *program, char *err, size_t errlen);
  * child inherits the ignoring). The caller's signal dispositions and mask
  * are restored before returning. The caller must not reap children of its
  * own meanwhile (no SIGCHLD handler that calls wait).
+ *
+ * started, unless NULL, is called with ctx once the exec has succeeded
+ * (the program is running), before the wait; never when the command could
+ * not be started. Only then is an earlier output known to be no longer
+ * needed: no check made beforehand can foresee every reason an exec fails
+ * (an ELF program's missing interpreter, an environment too large).
  */
-int launch_run(char *const argv[], char *const envp[], int *killed_by, char *err, size_t errlen);
+int launch_run(char *const argv[], char *const envp[], void (*started)(void *ctx), void *ctx, int *killed_by,
+	       char *err, size_t errlen);
 
 /*
  * A launcher whose child was killed by SIGINT, SIGTERM or SIGHUP dies of

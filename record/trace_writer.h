@@ -50,11 +50,22 @@ struct trace_writer_options {
 };
 
 /*
- * Removes the trace at path with its -wal, -shm and -journal companions, so
- * that stale WAL frames can never be replayed into a new database at that
- * path. Returns 0, or -1 with a message naming the file in err.
+ * Moves the trace at path, with its -wal, -shm and -journal companions,
+ * into a new folder next to it (.NAME.earlier-XXXXXX), and writes the
+ * trace's new path into aside, or "" when nothing is at path. path is then
+ * free for a new recording while the earlier trace stays whole until
+ * trace_writer_put_back or trace_writer_drop_aside. Returns 0, or -1 with
+ * a message naming the file in err (nothing is then moved, aside is "").
  */
-int trace_writer_remove(const char *path, char *err, size_t errlen);
+int trace_writer_set_aside(const char *path, char *aside, size_t asidelen, char *err, size_t errlen);
+
+/* Moves a trace set aside (aside "": nothing) back to path, and removes
+ * its folder. Returns 0, or -1 with err (what is left stays in aside). */
+int trace_writer_put_back(const char *aside, const char *path, char *err, size_t errlen);
+
+/* Deletes a trace set aside (aside "": nothing) with its companions and
+ * folder. Returns 0, or -1 with a message naming the file in err. */
+int trace_writer_drop_aside(const char *aside, char *err, size_t errlen);
 
 /*
  * Claims path for one recording: creates it empty, failing with errno

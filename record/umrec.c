@@ -231,6 +231,25 @@ static void summarise(const char *trace, uint64_t elapsed_ns, int quiet, bool ki
 		um_warn("%s", problem);
 }
 
+/* launch_run's started: the program runs, so the earlier trace set aside
+ * (aside, emptied here) goes. */
+static void drop_earlier_trace(void *aside)
+{
+	char err[4096];
+	if (trace_writer_drop_aside(aside, err, sizeof err) != 0)
+		um_warn("%s", err);
+	((char *)aside)[0] = '\0';
+}
+
+/* The program could not be started: the earlier trace set aside (aside
+ * "": none, or already dropped) goes back to path. */
+static void put_back_earlier_trace(const char *aside, const char *path)
+{
+	char err[4096];
+	if (trace_writer_put_back(aside, path, err, sizeof err) != 0)
+		um_error("%s; the earlier trace of %s was set aside as %s", err, path, aside);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -250,9 +269,10 @@ int main(int argc, char **argv)
 
 	/* In this order so that each failure can be produced without a GPU:
 	 * the trace path, the library (UMKIT_LIBDIR), libcupti (UMKIT_CUPTI),
-	 * the driver, the child's environment, the command. An earlier trace
-	 * goes only once all have passed. */
-	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], err[4096];
+	 * the driver, the child's environment. The command is checked by
+	 * running it: an earlier trace is set aside while it starts, and
+	 * deleted only once it runs (launch_run's started). */
+	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], aside[PATH_MAX], err[4096];
 	if (launch_output_path(o.output, "-o", "trace", is_trace, trace, sizeof trace, err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
@@ -266,20 +286,19 @@ int main(int argc, char **argv)
 	launch_env *env = child_env(&o, argc, argv, library, cupti, trace);
 	if (!env)
 		return EXIT_SETUP;
-	int status = launch_check_program(argv[o.command], err, sizeof err);
-	if (status == 0 && trace_writer_remove(trace, err, sizeof err) != 0)
-		status = EXIT_SETUP;
-	if (status) {
+	if (trace_writer_set_aside(trace, aside, sizeof aside, err, sizeof err) != 0) {
 		um_error("%s", err);
 		launch_env_destroy(env);
-		return status;
+		return EXIT_SETUP;
 	}
 
 	err[0] = '\0';
 	int killed_by;
 	uint64_t start = now_ns();
-	status = launch_run(argv + o.command, launch_env_array(env), &killed_by, err, sizeof err);
+	int status = launch_run(argv + o.command, launch_env_array(env), drop_earlier_trace, aside, &killed_by, err,
+				sizeof err);
 	uint64_t elapsed = now_ns() - start;
+	put_back_earlier_trace(aside, trace);
 	/* The program's status is what umrec returns: a reader of its stderr
 	 * gone by now (`umrec ... |& head -1`) must not make the summary's
 	 * write end umrec by SIGPIPE. The program has ended; its own

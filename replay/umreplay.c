@@ -514,7 +514,7 @@ static int run(char **command, char *const *envp)
 {
 	char err[4096] = "";
 	int killed_by;
-	int status = launch_run(command, envp, &killed_by, err, sizeof err);
+	int status = launch_run(command, envp, NULL, NULL, &killed_by, err, sizeof err);
 	if (status < 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;

@@ -50,7 +50,8 @@ run "$UMREC" --no-managed --max-managed 8G true
 expect_status 2 "--no-managed with --max-managed: usage error"
 
 # Setup errors, in the order umrec checks them: the trace path, the library,
-# libcupti, the driver. An earlier trace is removed only once all passed.
+# libcupti, the driver. An earlier trace is removed only once all passed
+# and the program runs.
 run "$UMREC" -o "$SCRATCH/no/such/dir/t.db" true
 expect_status 3 "-o into a missing folder: setup error"
 expect_err_has "$SCRATCH/no/such/dir" "-o into a missing folder: names it"
@@ -247,6 +248,21 @@ fake_umrec ./orphan.sh
 expect_status 127 "a script whose interpreter is missing: 127"
 if [ -f "$SCRATCH/trace.db" ]; then ok "a script whose interpreter is missing: the earlier trace is kept"
 else not_ok "a script whose interpreter is missing: the earlier trace is kept"; fi
+# An ELF program whose interpreter (PT_INTERP) is missing passes every
+# check but the exec's own: the earlier trace waits aside until the
+# program runs, and is put back when it cannot.
+echo 'int main(void) { return 0; }' | ${CC:-cc} -x c - -o "$SCRATCH/no-loader" \
+	-Wl,--dynamic-linker=/umkit/no-such-ld.so
+fake_umrec ./no-loader
+expect_status 127 "an ELF program whose interpreter is missing: 127"
+expect_err_has "cannot run './no-loader': No such file or directory" "an ELF program whose interpreter is missing: says so"
+if [ "$(sqlite3 "$SCRATCH/trace.db" "SELECT count(*) FROM sqlite_master WHERE name = 'kernel'")" = 1 ]; then
+	ok "an ELF program whose interpreter is missing: the earlier trace is kept"
+else
+	not_ok "an ELF program whose interpreter is missing: the earlier trace is kept"
+fi
+if [ -z "$(find "$SCRATCH" -maxdepth 1 -name '.trace.db.*')" ]; then ok "an ELF program whose interpreter is missing: nothing left aside"
+else not_ok "an ELF program whose interpreter is missing: nothing left aside"; fi
 fake_umrec ./program.sh
 expect_status 126 "command not executable: 126"
 chmod +x "$SCRATCH/program.sh"
@@ -283,8 +299,10 @@ if grep -q PYTORCH <<<"$err"; then not_ok "env: the user's 1 needs no warning"; 
 sqlite3 "$SCRATCH/trace.db" ".read $SCHEMA"
 : >"$SCRATCH/trace.db-wal"
 fake_umrec true
-if [ ! -e "$SCRATCH/trace.db" ] && [ ! -e "$SCRATCH/trace.db-wal" ]; then ok "an earlier trace is removed before the run"
-else not_ok "an earlier trace is removed before the run"; fi
+if [ ! -e "$SCRATCH/trace.db" ] && [ ! -e "$SCRATCH/trace.db-wal" ]; then ok "an earlier trace is removed once the program runs"
+else not_ok "an earlier trace is removed once the program runs"; fi
+if [ -z "$(find "$SCRATCH" -maxdepth 1 -name '.trace.db.*')" ]; then ok "an earlier trace removed: nothing left aside"
+else not_ok "an earlier trace removed: nothing left aside"; fi
 # A database with nothing in it is what a recording killed before its schema
 # leaves; one with other tables is someone's data.
 sqlite3 "$SCRATCH/trace.db" 'CREATE TABLE t(x); DROP TABLE t'

@@ -188,7 +188,7 @@ static int run_sh(const char *script, int *killed_by, char *err, size_t errlen)
 {
 	char *argv[] = { "sh", "-c", (char *)script, NULL };
 	err[0] = '\0';
-	return launch_run(argv, environ, killed_by, err, errlen);
+	return launch_run(argv, environ, NULL, NULL, killed_by, err, errlen);
 }
 
 static void run_maps_exit_status(void **state)
@@ -284,7 +284,7 @@ static void check_program_matches_exec(void **state)
 	int killed_by;
 	char run_err[512] = "";
 	char *script[] = { path, NULL };
-	assert_int_equal(launch_run(script, environ, &killed_by, run_err, sizeof run_err), 127);
+	assert_int_equal(launch_run(script, environ, NULL, NULL, &killed_by, run_err, sizeof run_err), 127);
 	assert_string_equal(err, run_err);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -298,7 +298,7 @@ static void run_reports_unrunnable_commands(void **state)
 	char err[512] = "";
 	int killed_by;
 	char *missing[] = { "umkit-no-such-command", "arg", NULL };
-	assert_int_equal(launch_run(missing, environ, &killed_by, err, sizeof err), 127);
+	assert_int_equal(launch_run(missing, environ, NULL, NULL, &killed_by, err, sizeof err), 127);
 	assert_string_equal(err, "cannot run 'umkit-no-such-command': No such file or directory");
 
 	char path[512];
@@ -307,9 +307,42 @@ static void run_reports_unrunnable_commands(void **state)
 	char *noexec[] = { path, NULL };
 	err[0] = '\0';
 	/* Even root cannot exec a file with no execute bit. */
-	assert_int_equal(launch_run(noexec, environ, &killed_by, err, sizeof err), 126);
+	assert_int_equal(launch_run(noexec, environ, NULL, NULL, &killed_by, err, sizeof err), 126);
 	assert_non_null(strstr(err, "cannot run '"));
 	assert_non_null(strstr(err, "Permission denied"));
+}
+
+static void count_start(void *starts)
+{
+	++*(int *)starts;
+}
+
+/* started is called for a program that runs, whatever its status, and
+ * never for one the exec refused: a missing program, or an ELF program
+ * whose interpreter (PT_INTERP) is missing, which no check beforehand
+ * finds. */
+static void run_tells_when_started(void **state)
+{
+	char err[512] = "", path[512], cmd[1200];
+	int killed_by, starts = 0;
+	char *runs[] = { "sh", "-c", "exit 3", NULL };
+	assert_int_equal(launch_run(runs, environ, count_start, &starts, &killed_by, err, sizeof err), 3);
+	assert_int_equal(starts, 1);
+
+	char *missing[] = { "umkit-no-such-command", NULL };
+	assert_int_equal(launch_run(missing, environ, count_start, &starts, &killed_by, err, sizeof err), 127);
+	assert_int_equal(starts, 1);
+
+	test_path(path, sizeof path, "no-interpreter");
+	snprintf(cmd, sizeof cmd,
+		 "echo 'int main(void) { return 0; }' | ${CC:-cc} -x c - -o '%s' -Wl,--dynamic-linker=/umkit/no-such-ld.so",
+		 path);
+	assert_int_equal(system(cmd), 0);
+	char *no_interpreter[] = { path, NULL };
+	err[0] = '\0';
+	assert_int_equal(launch_run(no_interpreter, environ, count_start, &starts, &killed_by, err, sizeof err), 127);
+	assert_int_equal(starts, 1);
+	assert_non_null(strstr(err, "No such file or directory"));
 }
 
 static void run_passes_env_and_argv(void **state)
@@ -322,9 +355,9 @@ static void run_passes_env_and_argv(void **state)
 	char *argv[] = { "sh", "-c", "test \"$UMKIT_TEST_VAR\" = yes && test \"$0 $1\" = 'name arg'", "name", "arg",
 			 NULL };
 	char err[256];
-	assert_int_equal(launch_run(argv, envp, &killed_by, err, sizeof err), 0);
+	assert_int_equal(launch_run(argv, envp, NULL, NULL, &killed_by, err, sizeof err), 0);
 	char *argv2[] = { "sh", "-c", "test -z \"$HOME\"", NULL };
-	assert_int_equal(launch_run(argv2, envp, &killed_by, err, sizeof err), 0);
+	assert_int_equal(launch_run(argv2, envp, NULL, NULL, &killed_by, err, sizeof err), 0);
 }
 
 static void run_forwards_signals(void **state)
@@ -581,6 +614,7 @@ int main(void)
 		cmocka_unit_test(die_like_reraises_interrupts_only),
 		cmocka_unit_test(check_program_matches_exec),
 		cmocka_unit_test(run_reports_unrunnable_commands),
+		cmocka_unit_test(run_tells_when_started),
 		cmocka_unit_test(run_passes_env_and_argv),
 		cmocka_unit_test(run_forwards_signals),
 		cmocka_unit_test(run_keeps_ignored_signals_ignored),

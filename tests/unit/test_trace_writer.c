@@ -645,11 +645,10 @@ static void open_replaces_existing(void **state)
 /* Two processes handed one path: the first claim wins, the second finds
  * the file (EEXIST) and so never opens, let alone replaces, the first's
  * trace; the claimed file is opened, its stale companions removed, and it
- * ends a complete trace with what was written. trace_writer_remove then
- * removes the trace and every companion. */
+ * ends a complete trace with what was written. */
 static void claim_gives_one_owner(void **state)
 {
-	char path[512], side[520], err[512] = "";
+	char path[512], err[512] = "";
 	test_path(path, sizeof path, "claimed.db");
 	unlink(path);
 	const char *companions[] = { "-wal", "-shm", "-journal" };
@@ -679,16 +678,62 @@ static void claim_gives_one_owner(void **state)
 	assert_string_equal(q_text(db, "SELECT value FROM meta WHERE key = 'status'", buf, sizeof buf),
 			    "complete");
 	sqlite3_close(db);
+	unlink(path);
+}
 
+/* Whether path + each of the four suffixes of a trace's files exists,
+ * as a bit each. */
+static int trace_files_present(const char *path)
+{
 	const char *all[] = { "", "-wal", "-shm", "-journal" };
-	write_stale(path, companions, 3);
-	assert_int_equal(trace_writer_remove(path, err, sizeof err), 0);
+	char side[4200];
+	int present = 0;
 	for (int i = 0; i < 4; i++) {
 		snprintf(side, sizeof side, "%s%s", path, all[i]);
-		assert_false(file_exists(side));
+		present |= file_exists(side) << i;
 	}
+	return present;
+}
+
+/* The folder a trace was set aside in. */
+static void aside_folder(const char *aside, char *folder, size_t len)
+{
+	snprintf(folder, len, "%s", aside);
+	*strrchr(folder, '/') = '\0';
+}
+
+/* An earlier trace set aside leaves its path free for a claim, whole with
+ * every companion in a folder of its own next to it; put back it is as it
+ * was, dropped it is gone with its folder. Nothing at the path: nothing
+ * to set aside. */
+static void set_aside_keeps_the_earlier_trace(void **state)
+{
+	char path[512], aside[4096], folder[4096], err[512] = "";
+	const char *companions[] = { "", "-wal", "-shm", "-journal" };
+	test_path(path, sizeof path, "aside.db");
+	write_stale(path, companions, 4);
+	assert_int_equal(trace_writer_set_aside(path, aside, sizeof aside, err, sizeof err), 0);
+	assert_int_equal(trace_files_present(path), 0);
+	assert_int_equal(trace_files_present(aside), 15);
+	aside_folder(aside, folder, sizeof folder);
+	assert_non_null(strstr(folder, "/.aside.db.earlier-"));
 	assert_int_equal(trace_writer_claim(path), 0);
 	unlink(path);
+
+	assert_int_equal(trace_writer_put_back(aside, path, err, sizeof err), 0);
+	assert_int_equal(trace_files_present(path), 15);
+	assert_false(file_exists(folder));
+
+	assert_int_equal(trace_writer_set_aside(path, aside, sizeof aside, err, sizeof err), 0);
+	aside_folder(aside, folder, sizeof folder);
+	assert_int_equal(trace_writer_drop_aside(aside, err, sizeof err), 0);
+	assert_int_equal(trace_files_present(path), 0);
+	assert_false(file_exists(folder));
+
+	assert_int_equal(trace_writer_set_aside(path, aside, sizeof aside, err, sizeof err), 0);
+	assert_string_equal(aside, "");
+	assert_int_equal(trace_writer_put_back(aside, path, err, sizeof err), 0);
+	assert_int_equal(trace_writer_drop_aside(aside, err, sizeof err), 0);
 }
 
 /* NVTX messages past the kept number all get the not-kept message's id (a
@@ -1089,6 +1134,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_marks_complete),
 		cmocka_unit_test(open_replaces_existing),
 		cmocka_unit_test(claim_gives_one_owner),
+		cmocka_unit_test(set_aside_keeps_the_earlier_trace),
 		cmocka_unit_test(messages_past_the_table_not_kept),
 		cmocka_unit_test(reader_at_close_keeps_wal),
 		cmocka_unit_test(abandoned_recording_says_failed),
