@@ -49,16 +49,31 @@ static int is_readable_file(const char *path)
 
 /* ---- the injected library ---- */
 
-/* Looks for dir/name; on success writes its canonical path into out. */
-static int try_file(const char *dir, const char *name, char *out, size_t outlen, char *tried, size_t triedlen)
+/* path made absolute against the current folder, its links kept. Returns
+ * whether it fits into out. */
+static bool absolute_path(const char *path, char *out, size_t outlen)
 {
-	char path[PATH_MAX], real[PATH_MAX];
+	char cwd[PATH_MAX];
+	if (path[0] == '/')
+		return (size_t)snprintf(out, outlen, "%s", path) < outlen;
+	return getcwd(cwd, sizeof cwd) && (size_t)snprintf(out, outlen, "%s/%s", cwd, path) < outlen;
+}
+
+/* Looks for dir/name; on success writes its path into out: canonical
+ * with resolve, else absolute with its links kept. */
+static int try_file(const char *dir, const char *name, bool resolve, char *out, size_t outlen, char *tried,
+		    size_t triedlen)
+{
+	char path[PATH_MAX], found[PATH_MAX];
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return 0;
 	append(tried, triedlen, path);
-	if (!is_readable_file(path) || !realpath(path, real) || strlen(real) >= outlen)
+	if (!is_readable_file(path))
 		return 0;
-	strcpy(out, real);
+	bool named = resolve ? realpath(path, found) != NULL : absolute_path(path, found, sizeof found);
+	if (!named || strlen(found) >= outlen)
+		return 0;
+	strcpy(out, found);
 	return 1;
 }
 
@@ -67,7 +82,9 @@ int launch_find_library(const char *name, char *out, size_t outlen, char *err, s
 	char tried[1024] = "";
 	const char *libdir = getenv("UMKIT_LIBDIR");
 	if (libdir && *libdir) {
-		if (try_file(libdir, name, out, outlen, tried, sizeof tried))
+		/* Not resolved: a link whose path LD_PRELOAD can express (no space
+		 * or colon) may stand for a folder whose own path it cannot. */
+		if (try_file(libdir, name, false, out, outlen, tried, sizeof tried))
 			return 0;
 		um_errmsg(err, errlen, "cannot find %s in UMKIT_LIBDIR=%s: %s is missing or unreadable", name, libdir,
 			tried);
@@ -96,7 +113,7 @@ int launch_find_library(const char *name, char *out, size_t outlen, char *err, s
 	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
 		char dir[PATH_MAX + 32];
 		snprintf(dir, sizeof dir, "%s/%s", prefix, subdirs[i]);
-		if (try_file(dir, name, out, outlen, tried, sizeof tried))
+		if (try_file(dir, name, true, out, outlen, tried, sizeof tried))
 			return 0;
 	}
 	um_errmsg(err, errlen, "cannot find %s: looked for %s (set UMKIT_LIBDIR to the folder holding it)",
@@ -447,10 +464,13 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 {
 	/* The loader splits LD_PRELOAD at spaces and colons, with no escape. */
 	if (strpbrk(inj->library, " :")) {
+		const char *slash = strrchr(inj->library, '/');
+		int folder_len = slash ? (int)(slash - inj->library) : 0;
 		um_errmsg(err, errlen,
-			"the library path '%s' holds a space or a colon, which LD_PRELOAD cannot express: "
-			"install umkit elsewhere or set UMKIT_LIBDIR",
-			inj->library);
+			"the library path '%s' holds a space or a colon, which LD_PRELOAD cannot express: install "
+			"umkit under a path without them, or reach its folder through a symbolic link whose path has "
+			"none (ln -s '%.*s' LINK, then UMKIT_LIBDIR=LINK)",
+			inj->library, folder_len, inj->library);
 		return -1;
 	}
 	const char *old = launch_env_get(e, "LD_PRELOAD");

@@ -24,9 +24,11 @@
 /*
  * Finds the injected library `name` (e.g. "libumrec.so") and writes its
  * absolute path into out. With UMKIT_LIBDIR set, only that folder is
- * searched; otherwise the folders ../lib and ../lib/umkit next to the
- * running binary (the build tree and `make install` layouts). Returns 0, or
- * -1 with err naming every path looked at.
+ * searched, and its path is kept as given (made absolute, links not
+ * resolved), so that a link can stand for a folder whose path LD_PRELOAD
+ * cannot express; otherwise the folders ../lib and ../lib/umkit next to the
+ * running binary (the build tree and `make install` layouts), resolved.
+ * Returns 0, or -1 with err naming every path looked at.
  */
 int launch_find_library(const char *name, char *out, size_t outlen, char *err, size_t errlen);
 

@@ -159,7 +159,7 @@ static bool is_trace(const char *path, FILE *f)
 static launch_env *child_env(const struct umrec_options *o, int argc, char **argv, const char *library,
 			     const char *cupti, const char *trace)
 {
-	char err[512], bytes[32];
+	char err[4096], bytes[32];
 	launch_env *e = launch_env_create(environ);
 	if (!e) {
 		um_error("out of memory");

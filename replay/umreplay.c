@@ -459,7 +459,7 @@ static struct cache_choice choose_cache(const struct umreplay_options *o, const 
 static launch_env *child_env(const struct umreplay_options *o, int argc, char **argv, const char *library,
 			     const char *plan, const char *stats, struct cache_choice cache)
 {
-	char err[512];
+	char err[4096];
 	launch_env *e = launch_env_create(environ);
 	if (!e) {
 		um_error("out of memory");

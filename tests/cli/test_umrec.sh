@@ -115,11 +115,13 @@ REAL_SCRATCH=$(cd "$SCRATCH" && pwd -P)
 SCHEMA_VERSION=$(sed -n 's/^#define TRACE_SCHEMA_VERSION //p' common/trace_schema.h)
 SCHEMA=$PWD/schema/trace.sql
 
-# fake_umrec ARGS...: umrec with the stand-ins, run from $SCRATCH.
+# fake_umrec ARGS...: umrec with the stand-ins (the library in $libdir),
+# run from $SCRATCH.
+libdir=$SCRATCH/lib
 fake_umrec() {
 	pushd "$SCRATCH" >/dev/null || return
 	rm -f env.txt
-	UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+	UMKIT_LIBDIR=$libdir UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
 		run "$UMREC_ABS" "$@"
 	popd >/dev/null || return
 }
@@ -277,11 +279,25 @@ env_lacks UMKIT_NO_MANAGED "env: a stale UMKIT_NO_MANAGED is removed"
 env_has "UMKIT_LOG=quiet" "env: -q sets UMKIT_LOG=quiet"
 env_has "UMKIT_COMMAND=./program.sh '' 0" "env: UMKIT_COMMAND quotes the command line"
 env_has "UMKIT_OPTIONS=-q --max-managed 8G -o sub/../t.db" "env: UMKIT_OPTIONS as given, without '--'"
-env_has "LD_PRELOAD=$REAL_SCRATCH/lib/libumrec.so:$SCRATCH/driver/libcuda.so.1" \
+env_has "LD_PRELOAD=$SCRATCH/lib/libumrec.so:$SCRATCH/driver/libcuda.so.1" \
 	"env: the library first in LD_PRELOAD"
-env_has "CUDA_INJECTION64_PATH=$REAL_SCRATCH/lib/libumrec.so" "env: CUDA_INJECTION64_PATH"
+env_has "CUDA_INJECTION64_PATH=$SCRATCH/lib/libumrec.so" "env: CUDA_INJECTION64_PATH"
 env_has "NVTX_INJECTION64_PATH=$REAL_SCRATCH/cupti/libcupti.so.13" "env: NVTX_INJECTION64_PATH is libcupti"
 env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: PyTorch's cache off by default"
+
+# A library in a folder whose path holds a space cannot be preloaded
+# (LD_PRELOAD splits at spaces): umrec says so, and the way out it
+# offers, a link to that folder named in UMKIT_LIBDIR, works.
+mkdir -p "$SCRATCH/my tools"
+cp "$SCRATCH/lib/libumrec.so" "$SCRATCH/my tools/"
+ln -sfn "my tools" "$SCRATCH/mytools"
+libdir="$SCRATCH/my tools" fake_umrec ./program.sh
+expect_status 3 "a library path with a space: setup error"
+expect_err_has "ln -s '$SCRATCH/my tools' LINK, then UMKIT_LIBDIR=LINK" "a library path with a space: offers a link in UMKIT_LIBDIR"
+libdir=$SCRATCH/mytools fake_umrec ./program.sh
+expect_status 0 "a library path with a space, through a link in UMKIT_LIBDIR: the program runs"
+env_has "CUDA_INJECTION64_PATH=$SCRATCH/mytools/libumrec.so" \
+	"a library path with a space, through a link in UMKIT_LIBDIR: injected through the link"
 
 UMKIT_MAX_MANAGED=1 UMKIT_PLAN=/stale.bin UMKIT_POLICY=deepum fake_umrec --no-managed --framework-cache ./program.sh
 env_lacks UMKIT_PLAN "env: a stale UMKIT_PLAN is removed"

@@ -399,7 +399,7 @@ if [ ! -f "$stub" ]; then
 fi
 cp "$stub" "$SCRATCH/driver/libcuda.so.1"
 cp "$stub" "$SCRATCH/lib/libumreplay.so"
-LIB=$REAL_SCRATCH/lib/libumreplay.so
+LIB=$SCRATCH/lib/libumreplay.so
 
 # fake_umreplay ARGS...: umreplay with the stand-ins, run from $SCRATCH.
 fake_umreplay() {
