@@ -793,8 +793,20 @@ restore:
 	return status;
 }
 
+/* Whose the file at path is (st its status; f open for reading on it when
+ * it is a regular file that is not empty). */
+static enum launch_owner output_owner(const char *path, const struct stat *st, FILE *f,
+				      enum launch_owner (*is_ours)(const char *path, FILE *f))
+{
+	if (!S_ISREG(st->st_mode))
+		return LAUNCH_OWNER_OTHER;
+	if (st->st_size == 0)
+		return LAUNCH_OWNER_OURS;
+	return is_ours(path, f);
+}
+
 int launch_output_path(const char *given, const char *option, const char *noun,
-		       bool (*is_ours)(const char *path, FILE *f), char *path, size_t len, char *err,
+		       enum launch_owner (*is_ours)(const char *path, FILE *f), char *path, size_t len, char *err,
 		       size_t errlen)
 {
 	char dir[PATH_MAX], real[PATH_MAX];
@@ -842,10 +854,17 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 		um_errmsg(err, errlen, "cannot read %s, there already: %s: not replacing it", path, strerror(errno));
 		return -1;
 	}
-	bool replaceable = S_ISREG(st.st_mode) && (st.st_size == 0 || (f && is_ours(path, f)));
+	enum launch_owner owner = output_owner(path, &st, f, is_ours);
 	if (f)
 		fclose(f);
-	if (!replaceable) {
+	if (owner == LAUNCH_OWNER_IN_USE) {
+		um_errmsg(err, errlen,
+			  "%s is in use by another process, which holds it locked: not replacing it (choose another "
+			  "%s, or wait until that process has closed it)",
+			  path, option);
+		return -1;
+	}
+	if (owner != LAUNCH_OWNER_OURS) {
 		um_errmsg(err, errlen, "%s exists and is not a %s file: not replacing it (choose another %s)",
 			  path, noun, option);
 		return -1;

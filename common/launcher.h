@@ -131,19 +131,27 @@ enum launch_word launch_option_word(const char *word, const char *tool, const ch
 int launch_option_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
 			const char **value);
 
+/* What launch_output_path's is_ours finds of a file already at the path. */
+enum launch_owner {
+	LAUNCH_OWNER_OURS,   /* an earlier output of this kind: may be replaced */
+	LAUNCH_OWNER_OTHER,  /* anything else: the user's data, kept */
+	LAUNCH_OWNER_IN_USE, /* another process holds it locked: kept */
+};
+
 /*
  * Resolves an output file the traced program will write (a trace, a stats
  * file) into an absolute path (the program may change directory), checking
  * that its folder exists and is writable, and that a file already there is
  * one the run may replace: a regular file, empty or one that
- * is_ours(path, f) accepts (f open for reading at its start), so that a
- * mistyped option never destroys the user's data. A symbolic link there
- * stands for its target: path is the target's, and a link to nothing is
- * refused. option names the flag ("-o") and noun the
- * file ("trace") in messages. Returns 0, or -1 with err set.
+ * is_ours(path, f) finds ours (f open for reading at its start), so that a
+ * mistyped option never destroys the user's data, nor an output another
+ * process is still using. A symbolic link there stands for its target: path
+ * is the target's, and a link to nothing is refused. option names the flag
+ * ("-o") and noun the file ("trace") in messages. Returns 0, or -1 with err
+ * set.
  */
 int launch_output_path(const char *given, const char *option, const char *noun,
-		       bool (*is_ours)(const char *path, FILE *f), char *path, size_t len, char *err,
+		       enum launch_owner (*is_ours)(const char *path, FILE *f), char *path, size_t len, char *err,
 		       size_t errlen);
 
 /*

@@ -65,7 +65,7 @@ static int check_columns(sqlite3 *ref, sqlite3 *db, const char *name, const char
 	if (sqlite3_prepare_v2(ref, sql, -1, &cols, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, has_sql, -1, &has, NULL) != SQLITE_OK) {
 		um_errmsg(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
-			sqlite3_errmsg(cols ? db : ref));
+			cols ? trace_schema_errmsg(db) : sqlite3_errmsg(ref));
 		result = -1;
 		goto out;
 	}
@@ -81,7 +81,7 @@ static int check_columns(sqlite3 *ref, sqlite3 *db, const char *name, const char
 			result = -1;
 		} else if (rc != SQLITE_ROW) {
 			um_errmsg(err, errlen, "%s: cannot read the columns of %s: %s", name, obj,
-				sqlite3_errmsg(db));
+				trace_schema_errmsg(db));
 			result = -1;
 		}
 	}
@@ -165,7 +165,7 @@ static int check_objects(sqlite3 *db, long long version, const char *name, char 
 			       "AND name = ?2 COLLATE NOCASE",
 			       -1, &find, NULL) != SQLITE_OK) {
 		um_errmsg(err, errlen, "%s: cannot read the schema: %s", name,
-			sqlite3_errmsg(objs ? db : ref));
+			objs ? trace_schema_errmsg(db) : sqlite3_errmsg(ref));
 		goto out;
 	}
 	while (sqlite3_step(objs) == SQLITE_ROW) {
@@ -184,7 +184,7 @@ static int check_objects(sqlite3 *db, long long version, const char *name, char 
 		}
 		if (rc != SQLITE_ROW) {
 			um_errmsg(err, errlen, "%s: cannot read the schema: %s", name,
-				sqlite3_errmsg(db));
+				trace_schema_errmsg(db));
 			goto out;
 		}
 		if (check_columns(ref, db, name, type, obj, err, errlen) != 0)
@@ -209,7 +209,7 @@ static int trace_schema_validate(sqlite3 *db, const char *name, char *err, size_
 		if (rc == SQLITE_NOTADB)
 			um_errmsg(err, errlen, "%s: not a SQLite database", name);
 		else
-			um_errmsg(err, errlen, "%s: cannot read: %s", name, sqlite3_errmsg(db));
+			um_errmsg(err, errlen, "%s: cannot read: %s", name, trace_schema_errmsg(db));
 		return -1;
 	}
 	if (version > TRACE_SCHEMA_VERSION) {
@@ -283,38 +283,57 @@ int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 	return open_validated(path, true, out, err, errlen);
 }
 
-bool trace_schema_replaceable(const char *path)
+/* Whether an SQLite result code (primary or extended) says another
+ * connection holds the database locked. */
+static bool locked_by_another(int rc)
+{
+	return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
+const char *trace_schema_errmsg(sqlite3 *db)
+{
+	if (locked_by_another(sqlite3_extended_errcode(db)))
+		return "in use by another process, which holds it locked";
+	return sqlite3_errmsg(db);
+}
+
+enum trace_replace trace_schema_replaceable(const char *path)
 {
 	static const char sql[] =
 		"SELECT count(*), count(CASE WHEN type = 'table' AND name IN ('meta', 'kernel', 'alloc') THEN 1 END) "
 		"FROM sqlite_master";
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	bool replaceable = false;
+	enum trace_replace verdict = TRACE_NOT_A_TRACE;
+	int rc; /* the last call's result: a failure stops there */
 	/* Read-write when the file allows it, so that a hot journal is rolled
 	 * back rather than making the read fail; and so that a recording
 	 * still writing it is told apart: in WAL mode readers never wait for
 	 * the writer, but an exclusive lock cannot be had while another
 	 * connection has the database open. */
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
-		int rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN IMMEDIATE", NULL, NULL, NULL);
+		rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN IMMEDIATE", NULL, NULL, NULL);
 		/* A file only this user cannot write: read it all the same. */
 		if (rc != SQLITE_OK && rc != SQLITE_READONLY)
 			goto out;
 	} else {
 		sqlite3_close(db);
 		db = NULL;
-		if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+		if (rc != SQLITE_OK)
 			goto out;
 	}
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int objects = sqlite3_column_int(st, 0), ours = sqlite3_column_int(st, 1);
-		replaceable = objects == 0 || ours == 3;
+		verdict = objects == 0 || ours == 3 ? TRACE_REPLACEABLE : TRACE_NOT_A_TRACE;
 	}
 out:
+	/* Whichever step a lock stopped, the file may well be a trace. */
+	if (locked_by_another(rc))
+		verdict = TRACE_IN_USE;
 	sqlite3_finalize(st);
 	sqlite3_close(db); /* rolls the empty transaction back */
-	return replaceable;
+	return verdict;
 }
 
 int trace_schema_meta(sqlite3 *db, const char *key, char *out, size_t outlen)

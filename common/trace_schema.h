@@ -49,21 +49,36 @@ int trace_schema_create(sqlite3 *db, char *err, size_t errlen);
  * missing from a trace of an older version: see trace_schema_count). Returns 0 with the connection in *out
  * (the caller closes it with sqlite3_close), or -1 with *out NULL and a
  * message of the form "PATH: problem" in err: the file is missing or
- * unreadable, is not a SQLite database, is not a umkit trace, has a newer
- * schema version, or lacks a table, view or column.
+ * unreadable, is in use (another process holds it locked), is not a SQLite
+ * database, is not a umkit trace, has a newer schema version, or lacks a
+ * table, view or column.
  */
 int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen);
+
+/* What a new recording may do with the SQLite database at a path. */
+enum trace_replace {
+	TRACE_REPLACEABLE, /* a trace, or a database with nothing in it */
+	TRACE_NOT_A_TRACE, /* someone's data, or unreadable (damaged): kept */
+	TRACE_IN_USE,      /* another process holds it locked: kept */
+};
 
 /*
  * Whether a new recording may replace the SQLite database at path: a umkit
  * trace of any schema version (it has the meta, kernel and alloc tables),
  * or a database with nothing in it (a recording killed before its schema
  * was committed). A database holding anything else is someone's data, and
- * one a recording is still writing (in WAL mode, while another connection
- * has it open), or that cannot be read (damaged), is not replaced either.
- * A hot journal is rolled back first, as any reader would.
+ * one that cannot be read (damaged) is not replaced either. One that
+ * another process holds locked (SQLITE_BUSY or SQLITE_LOCKED) is in use: a
+ * recording still writing it (in WAL mode, while another connection has it
+ * open), or another writer inside a transaction. A hot journal is rolled back
+ * first, as any reader would.
  */
-bool trace_schema_replaceable(const char *path);
+enum trace_replace trace_schema_replaceable(const char *path);
+
+/* sqlite3_errmsg(db), or for a lock another connection holds on the
+ * database (SQLITE_BUSY, SQLITE_LOCKED) words that say the file is in use
+ * by another process. */
+const char *trace_schema_errmsg(sqlite3 *db);
 
 /* Whether db has the table. */
 bool trace_schema_has_table(sqlite3 *db, const char *table);

@@ -56,7 +56,7 @@ static int prepare(struct loader *l, const char *sql, sqlite3_stmt **st)
 {
 	if (sqlite3_prepare_v2(l->db, sql, -1, st, NULL) != SQLITE_OK) {
 		um_errmsg(l->err, l->errlen, "%s: cannot query the trace: %s", l->t->path,
-			sqlite3_errmsg(l->db));
+			trace_schema_errmsg(l->db));
 		return -1;
 	}
 	return 0;
@@ -68,7 +68,7 @@ static int step_failed(struct loader *l, int rc, sqlite3_stmt *st)
 	if (rc == SQLITE_DONE)
 		return 0;
 	um_errmsg(l->err, l->errlen, "%s: reading the trace failed: %s", l->t->path,
-		rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(l->db));
+		rc == SQLITE_NOMEM ? "out of memory" : trace_schema_errmsg(l->db));
 	return -1;
 }
 
@@ -420,7 +420,7 @@ static int count_graph_kernels(struct loader *l)
 {
 	uint64_t n;
 	if (trace_schema_count(l->db, "graph_kernel", &n) != 0) {
-		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, sqlite3_errmsg(l->db));
+		um_errmsg(l->err, l->errlen, "%s: graph_kernel: %s", l->t->path, trace_schema_errmsg(l->db));
 		return -1;
 	}
 	l->t->graph_kernels += (size_t)n;

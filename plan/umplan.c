@@ -267,10 +267,10 @@ static int simulate_print(const struct planner *pl, const struct sim_options *so
 }
 
 /* What -o may replace: an earlier plan. */
-static bool is_plan(const char *path, FILE *f)
+static enum launch_owner is_plan(const char *path, FILE *f)
 {
 	(void)path;
-	return planfile_is_plan(f);
+	return planfile_is_plan(f) ? LAUNCH_OWNER_OURS : LAUNCH_OWNER_OTHER;
 }
 
 int main(int argc, char **argv)

@@ -109,7 +109,7 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 		out->disk_bytes += (uint64_t)st.st_size;
 	return 0;
 failed:
-	snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+	snprintf(err, errlen, "%s: %s", path, trace_schema_errmsg(db));
 	sqlite3_close(db);
 	return -1;
 }

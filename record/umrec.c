@@ -145,12 +145,21 @@ usage:
 }
 
 /* An earlier trace (trace_schema_replaceable): anything else at the -o
- * path is left alone, since -o probably named the wrong file. */
-static bool is_trace(const char *path, FILE *f)
+ * path is left alone, since -o probably named the wrong file, and so is a
+ * trace in use (a recording still writing it). */
+static enum launch_owner is_trace(const char *path, FILE *f)
 {
 	char magic[16];
-	return fread(magic, 1, sizeof magic, f) == sizeof magic &&
-	       memcmp(magic, "SQLite format 3", sizeof magic) == 0 && trace_schema_replaceable(path);
+	if (fread(magic, 1, sizeof magic, f) != sizeof magic || memcmp(magic, "SQLite format 3", sizeof magic) != 0)
+		return LAUNCH_OWNER_OTHER;
+	switch (trace_schema_replaceable(path)) {
+	case TRACE_REPLACEABLE:
+		return LAUNCH_OWNER_OURS;
+	case TRACE_IN_USE:
+		return LAUNCH_OWNER_IN_USE;
+	default:
+		return LAUNCH_OWNER_OTHER;
+	}
 }
 
 /* The child's environment: the injection plus the UMKIT_* contract above.

@@ -297,7 +297,7 @@ usage:
  * first) is REPLAY_STATS_FORMAT. Anything else at the --stats path, another
  * program's JSON included, is left alone, since --stats probably named
  * the wrong file. */
-static bool is_stats(const char *path, FILE *f)
+static enum launch_owner is_stats(const char *path, FILE *f)
 {
 	(void)path;
 	char head[256];
@@ -305,14 +305,14 @@ static bool is_stats(const char *path, FILE *f)
 	head[n] = '\0';
 	const char *p = head + strspn(head, " \t\r\n");
 	if (*p != '{' || !(p = strstr(p, "\"format\"")))
-		return false;
+		return LAUNCH_OWNER_OTHER;
 	p += strlen("\"format\"");
 	p += strspn(p, " \t\r\n");
 	if (*p++ != ':')
-		return false;
+		return LAUNCH_OWNER_OTHER;
 	p += strspn(p, " \t\r\n");
 	static const char format[] = "\"" REPLAY_STATS_FORMAT "\"";
-	return strncmp(p, format, sizeof format - 1) == 0;
+	return strncmp(p, format, sizeof format - 1) == 0 ? LAUNCH_OWNER_OURS : LAUNCH_OWNER_OTHER;
 }
 
 /* Removes earlier statistics at path, so that they can never pass for this

@@ -37,6 +37,28 @@ expect_json() { if python3 -c "import json, sys; d = json.load(sys.stdin); $1" <
 
 finish() { exit $((failures > 0)); }
 
+# hold_lock DB SQL: another process opens DB, runs SQL (statements split
+# at ';') and keeps the connection, with the locks it holds, until
+# release_lock.
+hold_lock() {
+	rm -f "$SCRATCH/lock.held"
+	python3 - "$1" "$2" "$SCRATCH/lock.held" <<'PY' &
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+for sql in sys.argv[2].split(";"):
+    if sql.strip():
+        db.execute(sql).fetchall()
+open(sys.argv[3], "w").close()
+time.sleep(60)
+PY
+	lock_pid=$!
+	for _ in $(seq 200); do
+		[ -e "$SCRATCH/lock.held" ] && return
+		sleep 0.05
+	done
+}
+release_lock() { kill "$lock_pid" 2>/dev/null; wait "$lock_pid" 2>/dev/null; }
+
 # make_trace PATH [EXTRA_SQL]: a small well-formed trace, built with the
 # sqlite3 shell from schema/trace.sql, then EXTRA_SQL: 6 iterations of 4
 # kernels (execution IDs 11..14), a 4 MiB weight used by kernels 0 and 2, and

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Command-line tests for umplan: usage errors, --report and --json output,
 # host placement (--host-bw), -o writing a plan, --dump printing it as JSON,
-# --check, and clear errors for a missing trace, a trace without a table and
-# a newer schema.
+# --check, and clear errors for a missing trace, a trace in use, a trace
+# without a table and a newer schema.
 # Traces come from lib.sh's make_trace.
 source "$(dirname "$0")/lib.sh"
 UMPLAN=$(realpath "$BIN/umplan")
@@ -141,6 +141,14 @@ run "$UMPLAN" "$SCRATCH/nomig.db"
 expect_status 1 "a trace without a table is bad input"
 expect_err_has "nomig.db" "the file is named"
 expect_err_has "migration" "the missing table is named"
+# A trace another process holds locked cannot be read: said to be in use.
+make_trace "$SCRATCH/held.db"
+hold_lock "$SCRATCH/held.db" "BEGIN EXCLUSIVE"
+run "$UMPLAN" "$SCRATCH/held.db" -o "$SCRATCH/held.bin"
+release_lock
+expect_status 1 "a trace in use is bad input"
+expect_err_has "held.db: cannot read: in use by another process, which holds it locked" \
+	"a trace in use: says so, naming it"
 make_trace "$SCRATCH/newer.db" "PRAGMA user_version = 99;"
 run "$UMPLAN" "$SCRATCH/newer.db"
 expect_status 1 "a newer schema is bad input"

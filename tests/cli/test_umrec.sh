@@ -63,6 +63,19 @@ expect_err_has "is not a trace" "-o naming a non-trace file: refuses to replace 
 if [ "$(cat "$SCRATCH/notes.txt")" = "my notes" ]; then ok "-o naming a non-trace file: file untouched"
 else not_ok "-o naming a non-trace file: file untouched"; fi
 
+# A trace another process holds open in WAL mode (a recording still
+# writing it) is kept, and said to be in use, not to be no trace.
+make_trace "$SCRATCH/held.db" "PRAGMA journal_mode = WAL;" >/dev/null
+hold_lock "$SCRATCH/held.db" "SELECT count(*) FROM meta"
+run "$UMREC" -o "$SCRATCH/held.db" true
+release_lock
+expect_status 3 "-o naming a trace in use: setup error"
+expect_err_has "held.db is in use by another process, which holds it locked: not replacing it" \
+	"-o naming a trace in use: says so, naming it"
+expect_err_lacks "not a trace file" "-o naming a trace in use: does not call it another file"
+if [ "$(sqlite3 "$SCRATCH/held.db" 'SELECT count(*) FROM kernel')" = 24 ]; then ok "-o naming a trace in use: trace untouched"
+else not_ok "-o naming a trace in use: trace untouched"; fi
+
 sqlite3 "$SCRATCH/old.db" ".read schema/trace.sql"
 UMKIT_LIBDIR=/nonexistent run "$UMREC" -o "$SCRATCH/old.db" true
 expect_status 3 "library missing: setup error"

@@ -571,10 +571,12 @@ static void option_value_takes_every_form(void **state)
 /* The path the last check was asked about. */
 static char checked[PATH_MAX];
 
-static bool starts_with_x(const char *path, FILE *f)
+/* Ours when it starts with x, in use when with a lock sign. */
+static enum launch_owner starts_with_x(const char *path, FILE *f)
 {
 	snprintf(checked, sizeof checked, "%s", path);
-	return fgetc(f) == 'x';
+	int c = fgetc(f);
+	return c == 'x' ? LAUNCH_OWNER_OURS : c == '#' ? LAUNCH_OWNER_IN_USE : LAUNCH_OWNER_OTHER;
 }
 
 static void output_path_spares_other_files(void **state)
@@ -606,6 +608,15 @@ static void output_path_spares_other_files(void **state)
 					    err, sizeof err), -1);
 	assert_non_null(strstr(err, "exists and is not a trace file"));
 	assert_non_null(strstr(err, "choose another -o"));
+	/* In use by another process: refused as that, naming the file. */
+	f = fopen(file, "w");
+	fputs("# held", f);
+	fclose(f);
+	assert_int_equal(launch_output_path(file, "-o", "trace", starts_with_x, path, sizeof path,
+					    err, sizeof err), -1);
+	assert_non_null(strstr(err, "is in use by another process, which holds it locked"));
+	assert_non_null(strstr(err, path));
+	assert_null(strstr(err, "is not a trace file"));
 	mkdir(dir, 0700);
 	assert_int_equal(launch_output_path(dir, "--stats", "stats", starts_with_x, path, sizeof path,
 					    err, sizeof err), -1);

@@ -111,28 +111,31 @@ static const char *make_database(char *path, size_t len, const char *name, const
 }
 
 /* What umrec -o may replace: traces of any version, killed ones included,
- * and databases with no table; never another database, nor a trace a
- * recording is writing. */
+ * and databases with no table; never another database, nor a trace
+ * another process holds locked (a recording writing it), which is told
+ * apart as in use. */
 static void replaceable_only_traces(void **state)
 {
 	char path[512];
-	assert_true(trace_schema_replaceable(make_trace(path, sizeof path, "r-fresh.db", NULL)));
-	assert_true(trace_schema_replaceable(make_trace(path, sizeof path, "r-v7.db", "PRAGMA user_version = 7")));
+	make_trace(path, sizeof path, "r-fresh.db", NULL);
+	assert_int_equal(trace_schema_replaceable(path), TRACE_REPLACEABLE);
+	make_trace(path, sizeof path, "r-v7.db", "PRAGMA user_version = 7");
+	assert_int_equal(trace_schema_replaceable(path), TRACE_REPLACEABLE);
 	make_trace(path, sizeof path, "r-hot.db", NULL);
 	kill_mid_transaction(path);
-	assert_true(trace_schema_replaceable(path));
-	assert_true(trace_schema_replaceable(
-		make_database(path, sizeof path, "r-none.db", "CREATE TABLE t(x); DROP TABLE t")));
+	assert_int_equal(trace_schema_replaceable(path), TRACE_REPLACEABLE);
+	make_database(path, sizeof path, "r-none.db", "CREATE TABLE t(x); DROP TABLE t");
+	assert_int_equal(trace_schema_replaceable(path), TRACE_REPLACEABLE);
 
-	assert_false(trace_schema_replaceable(make_database(path, sizeof path, "r-other.db", "CREATE TABLE t(x)")));
-	assert_false(trace_schema_replaceable(
-		make_database(path, sizeof path, "r-meta.db", "CREATE TABLE meta(key, value)")));
+	make_database(path, sizeof path, "r-other.db", "CREATE TABLE t(x)");
+	assert_int_equal(trace_schema_replaceable(path), TRACE_NOT_A_TRACE);
+	make_database(path, sizeof path, "r-meta.db", "CREATE TABLE meta(key, value)");
+	assert_int_equal(trace_schema_replaceable(path), TRACE_NOT_A_TRACE);
 	test_path(path, sizeof path, "r-missing.db");
 	unlink(path);
-	assert_false(trace_schema_replaceable(path));
-
-	assert_false(trace_schema_replaceable(
-		make_database(path, sizeof path, "r-view.db", "CREATE VIEW v AS SELECT 1")));
+	assert_int_equal(trace_schema_replaceable(path), TRACE_NOT_A_TRACE);
+	make_database(path, sizeof path, "r-view.db", "CREATE VIEW v AS SELECT 1");
+	assert_int_equal(trace_schema_replaceable(path), TRACE_NOT_A_TRACE);
 
 	/* A recording writes in WAL mode, where readers never wait: open by
 	 * another connection, even between its transactions, it is in use. */
@@ -140,12 +143,37 @@ static void replaceable_only_traces(void **state)
 	make_trace(path, sizeof path, "r-busy.db", "PRAGMA journal_mode = WAL");
 	assert_int_equal(sqlite3_open(path, &writer), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(writer, "INSERT INTO meta VALUES ('k', 'v')", NULL, NULL, NULL), SQLITE_OK);
-	assert_false(trace_schema_replaceable(path));
+	assert_int_equal(trace_schema_replaceable(path), TRACE_IN_USE);
 	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
-	assert_false(trace_schema_replaceable(path));
+	assert_int_equal(trace_schema_replaceable(path), TRACE_IN_USE);
 	assert_int_equal(sqlite3_exec(writer, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(writer);
-	assert_true(trace_schema_replaceable(path));
+	assert_int_equal(trace_schema_replaceable(path), TRACE_REPLACEABLE);
+
+	/* In rollback mode, a writer's transaction holds it too. */
+	make_trace(path, sizeof path, "r-locked.db", NULL);
+	assert_int_equal(sqlite3_open(path, &writer), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(trace_schema_replaceable(path), TRACE_IN_USE);
+	sqlite3_close(writer);
+}
+
+/* A trace another process holds locked cannot be read: the message names
+ * the file and says it is in use, not that it is not a trace. */
+static void open_says_a_locked_trace_is_in_use(void **state)
+{
+	char path[512], err[512] = "";
+	sqlite3 *writer, *db = NULL;
+	make_trace(path, sizeof path, "locked.db", NULL);
+	assert_int_equal(sqlite3_open(path, &writer), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), -1);
+	assert_null(db);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "in use by another process, which holds it locked"));
+	sqlite3_close(writer);
+	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), 0);
+	sqlite3_close(db);
 }
 
 static void schema_has_every_object(void **state)
@@ -334,6 +362,7 @@ int main(void)
 		cmocka_unit_test(fresh_trace_validates),
 		cmocka_unit_test(hot_journal_rolled_back),
 		cmocka_unit_test(replaceable_only_traces),
+		cmocka_unit_test(open_says_a_locked_trace_is_in_use),
 		cmocka_unit_test(schema_has_every_object),
 		cmocka_unit_test(missing_table_named),
 		cmocka_unit_test(table_a_later_version_added),
