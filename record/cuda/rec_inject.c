@@ -5,7 +5,7 @@
  * CUDA_INJECTION64_PATH names this library (umrec sets it, and LD_PRELOADs
  * the same file for the allocator shim, so both roles share one instance).
  * The first process that initialises CUDA with UMKIT_TRACE set owns the
- * trace: it claims the file, which umrec removed beforehand, so that any
+ * trace: it claims the file, which umrec set aside beforehand, so that any
  * other process handed the same path (a child given a copy of the
  * environment taken before the variable went, a sibling) leaves it alone;
  * and it removes UMKIT_TRACE from its environment, so processes it starts
