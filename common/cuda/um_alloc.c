@@ -190,28 +190,38 @@ static void say_runtime_serves(atomic_int *told, const char *why)
 			"neither manages nor follows", why);
 }
 
+/* The context whose memory current, the calling thread's current
+ * context, allocates in: its device's primary one for a green context's,
+ * as um_backend_stream_context names it, asked of the legacy stream. Not
+ * asked while a capture may be under way (capture_watching): a query of
+ * the legacy stream breaks a blocking stream's capture (GPU check "graphs:
+ * frees inside a capture"); current stands for itself then. */
+static CUcontext memory_context(CUcontext current)
+{
+	CUcontext memory = capture_watching() ? NULL : um_backend_stream_context(CU_STREAM_LEGACY);
+	return memory ? memory : current;
+}
+
 /* Whether the calling thread allocates in the context the arena serves,
- * which the program's first allocation claims: its current context's, as
- * um_backend_stream_context names it, so that a green context current is
- * its device's primary one, whose memory it shares. With another context
+ * which the program's first allocation claims (as memory_context names
+ * it: a green context current is its device's). With another context
  * current (another device's, or one of the program's own) the runtime
  * serves it, as without umkit: the arena's memory stays in one context,
  * and a device reset takes from each context only what is its own. Said
- * once: that memory is neither managed nor followed. */
+ * once: that memory is neither managed nor followed. Only a context other
+ * than the claimed one is asked after (memory_context). */
 static bool in_arena_context(void)
 {
 	static atomic_int told;
-	CUcontext current = bind_if_unbound(), claimed = NULL;
-	if (!current)
-		return true; /* as before the check: the runtime's mapping binds */
-	CUcontext memory = um_backend_stream_context(CU_STREAM_LEGACY);
-	if (memory)
-		current = memory;
-	if (atomic_compare_exchange_strong(&arena_context, &claimed, current)) {
-		um_backend_serve_context(current);
+	CUcontext current = bind_if_unbound(), claimed = atomic_load(&arena_context);
+	if (!current || current == claimed)
+		return true; /* !current: as before the check, the runtime's mapping binds */
+	CUcontext memory = memory_context(current);
+	if (!claimed && atomic_compare_exchange_strong(&arena_context, &claimed, memory)) {
+		um_backend_serve_context(memory);
 		return true;
 	}
-	if (claimed == current)
+	if (memory == claimed)
 		return true;
 	say_runtime_serves(&told, "with another CUDA context current than its first allocation's (another "
 				  "device's, or one of its own)");
