@@ -175,6 +175,16 @@ static size_t find_refetch(const struct plan *pl)
 	return SIZE_MAX;
 }
 
+/* The tensor a plan allocation stands for, by (origin, ordinal); TENSOR_NONE
+ * if none. */
+static uint32_t tensor_of_alloc(const struct tensor_set *ts, const struct plan_alloc *pa)
+{
+	for (size_t t = 0; t < ts->n; t++)
+		if (ts->t[t].origin == pa->origin && ts->t[t].ordinal == pa->ordinal)
+			return (uint32_t)t;
+	return TENSOR_NONE;
+}
+
 static void remove_op(struct plan *pl, size_t i)
 {
 	memmove(pl->ops + i, pl->ops + i + 1, (pl->n_ops - i - 1) * sizeof *pl->ops);
@@ -207,6 +217,64 @@ static void checker_catches_broken_plans(void **state)
 	p->plan->ops[i].position = p->plan->ops[i].after;
 	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
 	assert_true(r.discard_violations > 0);
+	planner_free(p);
+
+	/* A discard at the right kernel that does not wait for its range's
+	 * last use: the replayer would drop data a kernel still reads. */
+	p = test_plan(path, cap);
+	i = find_op(p->plan, PLAN_OP_DISCARD, 0);
+	while (i != SIZE_MAX && p->plan->ops[i].after == PLAN_POS_NONE)
+		i = find_op(p->plan, PLAN_OP_DISCARD, i + 1);
+	assert_true(i != SIZE_MAX);
+	p->plan->ops[i].after = PLAN_POS_NONE;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_int_equal(r.discard_violations, 1);
+	assert_non_null(strstr(r.first, "waits for"));
+	planner_free(p);
+
+	/* A discard and prefetch of an iteration buffer, moved from its
+	 * allocation to a later kernel of its life: by then a kernel may have
+	 * written it. */
+	p = test_plan(path, cap);
+	i = find_op(p->plan, PLAN_OP_DISCARD_PREFETCH, 0);
+	assert_true(i != SIZE_MAX);
+	{
+		const struct tensor_set *ts = &p->tensors;
+		uint32_t t = tensor_of_alloc(ts, &p->plan->allocs[p->plan->ops[i].alloc]);
+		const struct tensor *x = &ts->t[t];
+		assert_int_equal(x->origin, PLAN_ALLOC_ITERATION);
+		assert_false(p->vital.tv[t].written_before_use);
+		assert_true(x->live_len > 1);
+		uint32_t k = (x->alloc_pos + 1) % ts->n_pos;
+		assert_true(tensor_live_at(ts, x, k));
+		p->plan->ops[i].position = k;
+	}
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_int_equal(r.discard_violations, 1);
+	assert_non_null(strstr(r.first, "not a fresh allocation"));
+	planner_free(p);
+
+	/* The prefetch of an iteration buffer written before its first use
+	 * (the input batch, filled by a copy), made a discard and prefetch
+	 * at its allocation: that would destroy the copy's data. */
+	p = test_plan(path, cap);
+	{
+		const struct tensor_set *ts = &p->tensors;
+		size_t q = find_op(p->plan, PLAN_OP_PREFETCH, 0);
+		uint32_t t = TENSOR_NONE;
+		for (; q != SIZE_MAX; q = find_op(p->plan, PLAN_OP_PREFETCH, q + 1)) {
+			t = tensor_of_alloc(ts, &p->plan->allocs[p->plan->ops[q].alloc]);
+			if (t != TENSOR_NONE && ts->t[t].origin == PLAN_ALLOC_ITERATION &&
+			    p->vital.tv[t].written_before_use)
+				break;
+		}
+		assert_true(q != SIZE_MAX);
+		p->plan->ops[q].kind = PLAN_OP_DISCARD_PREFETCH;
+		p->plan->ops[q].position = ts->t[t].alloc_pos;
+	}
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_int_equal(r.discard_violations, 1);
+	assert_non_null(strstr(r.first, "not a fresh allocation"));
 	planner_free(p);
 
 	/* A prefetch that brings back an evicted range, made a discard and
