@@ -661,6 +661,16 @@ static void claim_gives_one_owner(void **state)
 	 * between, another process could claim the path. */
 	int held = open(path, O_RDONLY);
 	assert_true(held >= 0);
+	/* The earlier recording's companions are removed, not reused: held
+	 * open, each is unlinked by the time the writer is open. (SQLite
+	 * itself drops a WAL or a journal beside an empty database, but it
+	 * would reuse the -shm, which may not be ours to write.) */
+	int old[3];
+	for (int i = 0; i < 3; i++) {
+		snprintf(side, sizeof side, "%s%s", path, companions[i]);
+		old[i] = open(side, O_RDONLY);
+		assert_true(old[i] >= 0);
+	}
 	const struct trace_writer_options opt = { .claimed = true };
 	trace_writer *w = trace_writer_open(path, &opt, err, sizeof err);
 	if (!w)
@@ -669,6 +679,12 @@ static void claim_gives_one_owner(void **state)
 	assert_int_equal(fstat(held, &st), 0);
 	assert_int_equal(st.st_nlink, 1);
 	close(held);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(fstat(old[i], &st), 0);
+		if (st.st_nlink != 0)
+			fail_msg("the earlier %s is still in place", companions[i]);
+		close(old[i]);
+	}
 	alloc(w, 1, 1ULL << 32, MIB, 0);
 	assert_int_equal(trace_writer_claim(path), -1);
 	close_ok(w, 20);
