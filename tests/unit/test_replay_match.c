@@ -128,9 +128,10 @@ static void inserted_aliased_kernel_is_lost_not_jumped(void **state)
 /*
  * Plan U, then five identical layers A B C D. The program launches B twice
  * in its third layer. The second B scores as well at its own position as
- * one layer ahead, the nearest tie; read as a repeat it goes back to its
- * own position, and the layer goes on where it was, rather than the
- * matcher skipping ahead a layer and losing the end of the iteration.
+ * one layer ahead; its own position is the nearer (one back against three
+ * ahead), so it goes back there, and the layer goes on where it was,
+ * rather than the matcher skipping ahead a layer and losing the end of the
+ * iteration.
  */
 static void repeated_launch_stays_in_its_layer(void **state)
 {
@@ -149,6 +150,40 @@ static void repeated_launch_stays_in_its_layer(void **state)
 	assert_int_equal(st.position, 10);
 	assert_false(st.iteration_start);
 	feed(m, seq + 12, want + 12, 11);
+	match_destroy(m);
+}
+
+/*
+ * The same with layers of two kernels: plan U, then eight layers A B; the
+ * program launches A twice in its sixth layer (position 11). The history
+ * agrees as well with position 11 as with 13, a layer ahead, and both are
+ * one position from the expected 12: only the repeat rule (a launch with
+ * the last one's ID, supported as well as any, stays there) keeps the
+ * matcher in its layer; the nearest tie-break takes the one ahead.
+ */
+static void repeated_launch_in_a_two_kernel_layer(void **state)
+{
+	enum { N = 17 };
+	uint64_t ids[N];
+	int want[N];
+	ids[0] = U;
+	for (int i = 1; i < N; i++)
+		ids[i] = i % 2 ? A : B;
+	for (int i = 0; i < N; i++)
+		want[i] = i;
+	match *m = match_create(ids, NULL, N);
+	feed(m, ids, want, N);
+	feed(m, ids, want, 12);
+	struct match_step st;
+	match_launch(m, A, 0, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 11);
+	assert_int_equal(st.skipped, 0);
+	feed(m, ids + 12, want + 12, N - 12);
+	match_launch(m, U, 0, &st);
+	assert_int_equal(st.how, MATCH_MATCHED);
+	assert_int_equal(st.position, 0);
+	assert_true(st.iteration_start);
 	match_destroy(m);
 }
 
@@ -708,6 +743,7 @@ int main(void)
 		cmocka_unit_test(resync_after_removed_kernel),
 		cmocka_unit_test(inserted_aliased_kernel_is_lost_not_jumped),
 		cmocka_unit_test(repeated_launch_stays_in_its_layer),
+		cmocka_unit_test(repeated_launch_in_a_two_kernel_layer),
 		cmocka_unit_test(rerun_kernels_resync_back_not_a_layer_ahead),
 		cmocka_unit_test(rerun_kernels_resync_back_past_the_candidates),
 		cmocka_unit_test(resync_after_replaced_kernel),
