@@ -6,7 +6,7 @@
  * waits; discards never on live memory (a block shared with a live small
  * allocation, a reused range, a written fresh allocation); iteration
  * allocations resolved by ordinal, previous instances in every iteration;
- * ops of a skipped position; a foreign
+ * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; a foreign
  * plan detected and then left alone; correlation fallback when lost (past
  * the iteration's end, previous instances as the next iteration's), and
  * the plan again once matched; ideal issuing nothing; iteration times;
@@ -813,6 +813,72 @@ static void iteration_start_issues_the_ops_before_it(void **state)
 		assert_int_equal(st.lost, 2 + (uint64_t)unknown);
 		rig_stop(&r);
 	}
+	plan_destroy(p);
+}
+
+/* A forward resync past more than PLAN_REPLAY_SKIPPED positions, not at an
+ * iteration start, issues its own position's ops and not those of the
+ * positions it jumped over: the program is elsewhere, and they would be
+ * stale. A program whose iterations lack the first 12 of the plan's 20
+ * kernels (half of it or more: it never starts an iteration, match.h) is
+ * found again at 13 after each wrap, 13 positions on from the expected 0:
+ * there the prefetch at 13 is issued (its range evicted at 19), the one at
+ * 2 is not. Then a program that runs the plan's last kernels again after
+ * its first two: the resync to 39 goes 3 back across the iteration's
+ * start, which the matcher counts as 37 positions on, and no op of the 37
+ * is issued. */
+static void resync_past_the_skipped_cap_drops_their_ops(void **state)
+{
+	enum { N = 20, SKIP = 12 };
+	uint64_t ids[40];
+	for (int i = 0; i < 40; i++)
+		ids[i] = 0x1000 + (uint64_t)i;
+	struct plan *p = new_plan(ids, N, NULL, 0);
+	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t b = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 15, a, 0, 2 * MB);
+	add_op(p, 13, PLAN_OP_PREFETCH, PLAN_POS_NONE, 14, b, 0, 2 * MB);
+	add_op(p, 19, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, b, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	const struct oplog_entry *e[4];
+	struct engine_stats st;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 16 * MB, 2 * MB);
+	for (int i = SKIP; i < N; i++)
+		launch(&r, ids[i], NULL, 0);
+	assert_int_equal(batches(&r, e, 4), 2); /* b's prefetch at 13, its eviction at 19 */
+	launch(&r, ids[SKIP], NULL, 0);       /* lost */
+	launch(&r, ids[SKIP + 1], NULL, 0);   /* resynced at 13 */
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 2);
+	assert_int_equal(st.lost, 2);
+	assert_int_equal(batches(&r, e, 4), 1);
+	expect_batch(e[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE + 16 * MB, 2 * MB } }, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+
+	/* 40 kernels, a prefetch at 20 and the eviction of its range at 30. */
+	p = new_plan(ids, 40, NULL, 0);
+	a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_op(p, 20, PLAN_OP_PREFETCH, PLAN_POS_NONE, 21, a, 0, 2 * MB);
+	add_op(p, 30, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
+	finish_plan(p);
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	for (int i = 0; i < 40; i++)
+		launch(&r, ids[i], NULL, 0);
+	assert_int_equal(batches(&r, e, 4), 2);
+	launch(&r, ids[0], NULL, 0);
+	launch(&r, ids[1], NULL, 0);
+	launch(&r, ids[38], NULL, 0); /* lost: what ran before it is not what precedes 38 */
+	launch(&r, ids[39], NULL, 0); /* resynced at 39: 38 precedes it */
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 1);
+	assert_int_equal(st.lost, 1);
+	assert_int_equal(batches(&r, e, 4), 0);
+	rig_stop(&r);
 	plan_destroy(p);
 }
 
@@ -1861,6 +1927,7 @@ int main(void)
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
+		cmocka_unit_test(resync_past_the_skipped_cap_drops_their_ops),
 		cmocka_unit_test(previous_instance_resolved_in_every_iteration),
 		cmocka_unit_test(previous_only_instance_charged_to_its_plan_allocation),
 		cmocka_unit_test(resync_counts_allocations_on),
