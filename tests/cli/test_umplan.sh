@@ -511,11 +511,14 @@ expect_json 't=d["trace"]; assert t["other_context_kernels"] == 0 and t["kernels
 sqlite3 "$(dirname "$fixture")/h200_reset_probe.db" ".backup '$SCRATCH/reset-named.db'"
 sqlite3 "$SCRATCH/reset-named.db" "INSERT INTO meta VALUES ('arena_context_id', '1')"
 run "$UMPLAN" "$SCRATCH/reset-named.db" --json
+expect_status 0 "a program on one GPU with a reset, its arena context named: plans"
 expect_json 't=d["trace"]; assert t["after_reset_kernels"] == 80 and t["other_context_kernels"] == 0 and t["kernels"] == 80' \
 	"the kernels after a reset are not another context's"
 expect_err_has "the 80 kernels launched after it used memory umkit did not manage" "the reset is warned of as a reset"
 expect_err_lacks "another CUDA context" "no warning of another context's kernels for a program on one GPU"
 run "$UMPLAN" "$fixture" -o "$SCRATCH/nograph.plan"
+expect_status 0 "a program without graphs, a reset or the runtime's memory plans"
+expect_err_has "wrote $SCRATCH/nograph.plan" "a program without graphs, a reset or the runtime's memory: says what it wrote"
 expect_err_lacks "CUDA graphs" "no graph warning for a program without graphs"
 expect_err_lacks "reset the device" "no reset warning for a program without a reset"
 expect_err_lacks "the runtime's" "no warning of the runtime's memory for a program all of whose memory was umkit's"

@@ -392,6 +392,7 @@ expect_err_has "kernels      2" "summary: kernels"
 expect_err_has "allocations  1 (0 freed, 1 live at exit)" "summary: allocations"
 expect_err_has "NVTX ranges  0" "summary: NVTX ranges"
 fake_umrec -q ./program.sh complete
+expect_status 0 "-q: the program's status"
 if [ -z "$err" ]; then ok "-q: no summary"; else not_ok "-q: no summary"; fi
 fake_umrec ./program.sh recording killed
 expect_status 143 "killed recording: the program's status"

@@ -362,6 +362,8 @@ if [ "$have_plan" -eq 1 ]; then
 	make_trace "$SCRATCH/resized-cached.db" "UPDATE alloc SET size = 1048576 WHERE id >= 2;
 INSERT INTO meta VALUES ('framework_cache', '1');"
 	run "$UMREPLAY" --dry-run "$SCRATCH/resized-cached.db" --plan "$plan"
+	expect_status 0 "dry run: a trace recorded with the cache on: the dry run completes"
+	expect_out_has "umreplay --dry-run:" "dry run: a trace recorded with the cache on: the report"
 	expect_out_lacks "foreign" "dry run: a trace recorded with the cache on is judged by its kernels alone"
 else
 	not_ok "dry runs judging allocations # needs umplan's plan"
@@ -513,6 +515,7 @@ if [ "$have_plan" -eq 1 ]; then
 	# A user's value that keeps the cache on agrees with the plan: no
 	# warning that umkit will see the cache's blocks.
 	PYTORCH_NO_CUDA_MEMORY_CACHING=0 fake_umreplay --plan "$SCRATCH/cached.bin" ./program.sh
+	expect_status 0 "0 under a plan recorded with the cache on: the program runs"
 	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: 0 under a plan recorded with the cache on is umreplay's choice too"
 	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: 0 under a plan recorded with the cache on tells the library"
 	expect_err_lacks "keeps PyTorch's caching allocator on" "0 under a plan recorded with the cache on is not warned about"
@@ -523,6 +526,7 @@ if [ "$have_plan" -eq 1 ]; then
 	expect_err_has "the plan was recorded with PyTorch's caching allocator on, and PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off" \
 		"turning the cache off under a plan recorded with it on is warned about"
 	PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umreplay --plan "$plan" ./program.sh
+	expect_status 0 "turning the cache off under a plan recorded with it off: the program runs"
 	expect_err_lacks "recorded with PyTorch's caching allocator on" \
 		"turning the cache off under a plan recorded with it off: no warning"
 else
