@@ -18,7 +18,9 @@ cuptiActivityDisable cuptiActivityEnable cuptiActivityRegisterCallbacks cuptiFin
 cuptiUnsubscribe"
 want=$(tr ' ' '\n' <<<"$WANT" | sort)
 for so in libumrec.so libumreplay.so; do
-	if ! run nm -D --defined-only "$LIB/$so"; then
+	# run keeps nm's status in $status (its own is always 0).
+	run nm -D --defined-only "$LIB/$so"
+	if [ "$status" -ne 0 ]; then
 		not_ok "$so: its dynamic symbols can be listed"
 		continue
 	fi
