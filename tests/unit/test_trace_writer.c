@@ -666,6 +666,7 @@ static void claim_gives_one_owner(void **state)
 	 * itself drops a WAL or a journal beside an empty database, but it
 	 * would reuse the -shm, which may not be ours to write.) */
 	int old[3];
+	char side[sizeof path + 16];
 	for (int i = 0; i < 3; i++) {
 		snprintf(side, sizeof side, "%s%s", path, companions[i]);
 		old[i] = open(side, O_RDONLY);
