@@ -68,7 +68,12 @@ static int by_launches_down(const void *a, const void *b)
 
 size_t lostids_top(const lostids *l, struct lost_id *out, size_t max, struct lost_totals *tot)
 {
-	struct lost_id all[LOSTIDS_CAP];
+	/* Sorted in a copy off the stack (16 KiB): this runs at the exit, on
+	 * the thread that called exit(). Without memory for it, none listed. */
+	*tot = l->tot;
+	struct lost_id *all = malloc(LOSTIDS_CAP * sizeof *all);
+	if (!all)
+		return 0;
 	size_t n = 0;
 	for (size_t i = 0; i < SLOTS; i++)
 		if (l->slot[i].exec_id)
@@ -77,6 +82,6 @@ size_t lostids_top(const lostids *l, struct lost_id *out, size_t max, struct los
 	size_t k = n < max ? n : max;
 	if (k)
 		memcpy(out, all, k * sizeof *out);
-	*tot = l->tot;
+	free(all);
 	return k;
 }

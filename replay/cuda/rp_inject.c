@@ -315,11 +315,15 @@ static void finish(void)
 	rp_exec_drain();
 	rp_activity_flush();
 
+	/* The iteration times off the stack (32 KiB): the exit runs on the
+	 * thread that called exit(), whose stack the program may have made
+	 * small. Without memory for them the stats say none. */
 	struct engine_stats st;
-	uint64_t iter_ns[ENGINE_ITERATION_TIMES];
+	uint64_t *iter_ns = malloc(ENGINE_ITERATION_TIMES * sizeof *iter_ns);
 	engine_get_stats(rp_engine, &st);
-	size_t n = engine_iteration_times(rp_engine, iter_ns, ENGINE_ITERATION_TIMES);
+	size_t n = iter_ns ? engine_iteration_times(rp_engine, iter_ns, ENGINE_ITERATION_TIMES) : 0;
 	write_stats(&st, iter_ns, n);
+	free(iter_ns);
 }
 
 int InitializeInjection(void);
