@@ -117,8 +117,9 @@ static uint32_t distance(const match *m, uint32_t p)
  * positions back must not send the matcher a layer ahead, nor two such
  * steps a whole layer). A launch with the last one's ID, whose position is
  * supported as well as any, is that kernel repeated and goes there: in
- * layers of at most MATCH_NEAR kernels it would otherwise score as well one
- * layer ahead, and the matcher would skip a layer. */
+ * layers of two kernels (a layer ahead as near as its own place) it would
+ * otherwise score as well one layer ahead, and the matcher would skip a
+ * layer. */
 static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 {
 	size_t first = lower_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id), end = first;
@@ -190,7 +191,10 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 		supported = false;
 	} else if (exec_id && resync(m, exec_id, &p) && may_move(m, p)) {
 		out->how = MATCH_RESYNCED;
-		if (m->have_place && p >= m->next)
+		/* Forward, and nearer ahead than back, as distance() measures a
+		 * move: the iteration's last kernels run again after its first
+		 * ones are a move back across its start, no positions skipped. */
+		if (m->have_place && p >= m->next && p - m->next <= m->next + m->n - p)
 			out->skipped = p - m->next;
 	} else if (shape_id && m->shapes && m->have_place && m->shapes[m->next] == shape_id) {
 		out->how = MATCH_SHAPED;

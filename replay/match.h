@@ -73,8 +73,9 @@ enum match_how { MATCH_MATCHED, MATCH_SHAPED, MATCH_RESYNCED, MATCH_LOST };
 struct match_step {
 	enum match_how how;
 	uint32_t position;    /* this launch's plan position (PLAN_POS_NONE when lost) */
-	uint32_t skipped;     /* positions jumped over, forward within the
-				 iteration, by a resync (0 otherwise) */
+	uint32_t skipped;     /* positions jumped over by a resync forward
+				 within the iteration, nearer ahead than
+				 back (0 otherwise) */
 	bool iteration_start; /* this launch begins a pass over the plan */
 	bool lost;            /* the matcher has lost its place (after this launch) */
 	bool moved;           /* set by the engine, never the matcher: the place

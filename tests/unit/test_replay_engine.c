@@ -825,8 +825,8 @@ static void iteration_start_issues_the_ops_before_it(void **state)
  * there the prefetch at 13 is issued (its range evicted at 19), the one at
  * 2 is not. Then a program that runs the plan's last kernels again after
  * its first two: the resync to 39 goes 3 back across the iteration's
- * start, which the matcher counts as 37 positions on, and no op of the 37
- * is issued. */
+ * start, and no op of the positions between is issued (the matcher
+ * counted it 37 on until session 62, and the cap kept their ops). */
 static void resync_past_the_skipped_cap_drops_their_ops(void **state)
 {
 	enum { N = 20, SKIP = 12 };

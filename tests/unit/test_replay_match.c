@@ -470,6 +470,26 @@ static void backward_jump_is_not_an_iteration(void **state)
 	match_destroy(m);
 }
 
+/* A plan of 12 kernels whose last two the program runs again after the
+ * first two: the resync to 11 is 3 back across the iteration's start, not
+ * 9 positions skipped ahead (whose ops the engine would issue early). */
+static void rerun_across_the_start_skips_nothing(void **state)
+{
+	uint64_t ids[12];
+	distinct_ids(ids, 12);
+	match *m = match_create(ids, NULL, 12);
+	feed(m, ids, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 }, 12);
+	feed(m, ids, (const int[]){ 0, 1 }, 2);
+	struct match_step st;
+	match_launch(m, ids[10], 0, &st); /* what ran before it is not what precedes 10 */
+	assert_int_equal(st.how, MATCH_LOST);
+	match_launch(m, ids[11], 0, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 11);
+	assert_int_equal(st.skipped, 0);
+	match_destroy(m);
+}
+
 /* ---- matching by shape ---- */
 
 enum { SA = 0x5a, SB = 0x5b, SM = 0x50 };
@@ -752,6 +772,7 @@ int main(void)
 		cmocka_unit_test(unsupported_first_match_is_no_entry),
 		cmocka_unit_test(joined_midway_starts_at_the_first_kernel),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
+		cmocka_unit_test(rerun_across_the_start_skips_nothing),
 		cmocka_unit_test(varying_id_does_not_jump_layers),
 		cmocka_unit_test(reacquired_mid_iteration_is_no_start),
 		cmocka_unit_test(drifting_ids_matched_by_shape),
