@@ -16,6 +16,7 @@
 #include "arena.h"
 #include "common/cuda/launch_info.h"
 #include "execid.h"
+#include "fake_arena.h"
 
 #define CONTEXT_A ((CUcontext)(uintptr_t)0xa000)
 #define CONTEXT_B ((CUcontext)(uintptr_t)0xb000)
@@ -39,35 +40,11 @@ CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, 
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* ---- an arena over addresses nothing maps: decoding only looks them up ---- */
-
-static int map_fake(void *ctx, uint64_t bytes, uint64_t *base)
-{
-	uint64_t *next = ctx;
-	*base = *next;
-	*next += bytes;
-	return 0;
-}
-
-static bool unmap_fake(void *ctx, uint64_t base, uint64_t bytes)
-{
-	return true;
-}
-
-static uint64_t fence_fake(void *ctx)
-{
-	return 1;
-}
-
-static bool fence_passed(void *ctx, uint64_t token)
-{
-	return true;
-}
-
+/* An arena over addresses nothing maps (fake_arena.h): decoding only
+ * looks them up. */
 static arena *fake_arena(uint64_t *next_base)
 {
-	struct arena_backend b = { next_base, map_fake, unmap_fake, fence_fake, fence_passed, fence_passed, NULL };
-	arena *a = arena_create(NULL, &b);
+	arena *a = fake_arena_create(next_base);
 	assert_non_null(a);
 	return a;
 }

@@ -23,6 +23,7 @@
 #include "common/cuda/capture.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
+#include "fake_arena.h"
 #include "replay/calls.h"
 #include "replay/cuda/rp.h"
 
@@ -182,29 +183,6 @@ arena *um_alloc_arena(void)
 	return the_arena;
 }
 
-static int map_fake(void *ctx, uint64_t bytes, uint64_t *base)
-{
-	uint64_t *next = ctx;
-	*base = *next;
-	*next += bytes;
-	return 0;
-}
-
-static bool unmap_fake(void *ctx, uint64_t base, uint64_t bytes)
-{
-	return true;
-}
-
-static uint64_t fence_fake(void *ctx)
-{
-	return 1;
-}
-
-static bool fence_passed(void *ctx, uint64_t token)
-{
-	return true;
-}
-
 /* One range per 2 MB block of freed arena memory (mapped, and nothing
  * lives there): the most one driver call takes. */
 static struct engine_range freed[CALLS_MAX_RANGES];
@@ -212,9 +190,8 @@ static struct engine_range freed[CALLS_MAX_RANGES];
 static bool free_arena_memory(void)
 {
 	static uint64_t next = SEGMENT_BASE;
-	struct arena_backend b = { &next, map_fake, unmap_fake, fence_fake, fence_passed, fence_passed, NULL };
 	struct arena_alloc a;
-	the_arena = arena_create(NULL, &b);
+	the_arena = fake_arena_create(&next);
 	if (!the_arena || arena_alloc(the_arena, CALLS_MAX_RANGES * 2 * MB, &a) != ARENA_OK)
 		return false;
 	if (arena_free(the_arena, a.address, NULL) != ARENA_OK)
