@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 
 #include "errmsg.h"
 #include "gate.h"
+#include "set_aside.h"
 #include "thread.h"
 #include "trace_schema.h"
 #include "trace_writer_int.h"
@@ -74,120 +74,30 @@ static void writer_free(trace_writer *w)
 }
 
 /* The trace's own file and the companions SQLite keeps next to it. */
-static const char *const trace_files[] = { "", "-wal", "-shm", "-journal" };
-#define N_TRACE_FILES (sizeof trace_files / sizeof trace_files[0])
-
-/* path + the suffix of trace file i into out; -1 with err when too long. */
-static int trace_file(const char *path, size_t i, char *out, size_t outlen, char *err, size_t errlen)
-{
-	if ((size_t)snprintf(out, outlen, "%s%s", path, trace_files[i]) < outlen)
-		return 0;
-	um_errmsg(err, errlen, "%s: path too long", path);
-	return -1;
-}
+static const char *const trace_suffixes[] = { "", "-wal", "-shm", "-journal" };
+static const struct file_set trace_files = { trace_suffixes, 4, "trace" };
 
 /* Removes the trace at path with its companions, or with keep_main only
  * the companions (path itself was just claimed), so that stale WAL frames
  * can never be replayed into a new database at that path. */
 static int remove_old(const char *path, bool keep_main, char *err, size_t errlen)
 {
-	for (size_t i = keep_main; i < N_TRACE_FILES; i++) {
-		char p[4096];
-		if (trace_file(path, i, p, sizeof p, err, errlen) != 0)
-			return -1;
-		if (unlink(p) != 0 && errno != ENOENT) {
-			um_errmsg(err, errlen, "%s: cannot remove the earlier trace: %s", p, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Renames each of the trace files of from that exists to the same file of
- * to. On failure err names the file, and those already renamed stay so. */
-static int move_trace(const char *from, const char *to, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < N_TRACE_FILES; i++) {
-		char src[4096], dst[4096];
-		if (trace_file(from, i, src, sizeof src, err, errlen) != 0 ||
-		    trace_file(to, i, dst, sizeof dst, err, errlen) != 0)
-			return -1;
-		if (rename(src, dst) != 0 && errno != ENOENT) {
-			um_errmsg(err, errlen, "cannot move %s to %s: %s", src, dst, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Removes the folder a trace was set aside in, which holds nothing else. */
-static int remove_aside_folder(const char *aside, char *err, size_t errlen)
-{
-	char folder[4096];
-	snprintf(folder, sizeof folder, "%s", aside);
-	*strrchr(folder, '/') = '\0';
-	if (rmdir(folder) == 0)
-		return 0;
-	um_errmsg(err, errlen, "cannot remove %s: %s", folder, strerror(errno));
-	return -1;
+	return set_remove(path, &trace_files, keep_main, err, errlen);
 }
 
 int trace_writer_set_aside(const char *path, char *aside, size_t asidelen, char *err, size_t errlen)
 {
-	struct stat st;
-	aside[0] = '\0';
-	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	/* A folder of its own, next to the trace so that renaming stays on
-	 * one file system: the files keep their names in it, so SQLite still
-	 * pairs the trace with its -wal, and nothing there can be overwritten. */
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	char folder[4096];
-	if ((size_t)snprintf(folder, sizeof folder, "%.*s.%s.earlier-XXXXXX", (int)(base - path), path, base) >=
-		    sizeof folder ||
-	    (size_t)snprintf(aside, asidelen, "%s/%s", folder, base) >= asidelen) {
-		um_errmsg(err, errlen, "%s: path too long", path);
-		aside[0] = '\0';
-		return -1;
-	}
-	if (!mkdtemp(folder)) {
-		um_errmsg(err, errlen, "cannot make %s to keep the earlier trace %s in: %s", folder, path,
-			  strerror(errno));
-		aside[0] = '\0';
-		return -1;
-	}
-	snprintf(aside, asidelen, "%s/%s", folder, base);
-	if (move_trace(path, aside, err, errlen) != 0) {
-		char ignored[512];
-		move_trace(aside, path, ignored, sizeof ignored);
-		rmdir(folder);
-		aside[0] = '\0';
-		return -1;
-	}
-	return 0;
+	return set_aside(path, &trace_files, aside, asidelen, err, errlen);
 }
 
 int trace_writer_put_back(const char *aside, const char *path, char *err, size_t errlen)
 {
-	if (!*aside)
-		return 0;
-	if (move_trace(aside, path, err, errlen) != 0)
-		return -1;
-	return remove_aside_folder(aside, err, errlen);
+	return set_aside_put_back(aside, path, &trace_files, err, errlen);
 }
 
 int trace_writer_drop_aside(const char *aside, char *err, size_t errlen)
 {
-	if (!*aside)
-		return 0;
-	if (remove_old(aside, false, err, errlen) != 0)
-		return -1;
-	return remove_aside_folder(aside, err, errlen);
+	return set_aside_drop(aside, &trace_files, err, errlen);
 }
 
 int trace_writer_claim(const char *path)

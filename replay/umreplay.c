@@ -61,6 +61,7 @@
 #include "replay/dryrun.h"
 #include "replay/engine.h"
 #include "replay/stats.h"
+#include "set_aside.h"
 #include "size.h"
 
 extern char **environ;
@@ -315,15 +316,21 @@ static enum launch_owner is_stats(const char *path, FILE *f)
 	return strncmp(p, format, sizeof format - 1) == 0 ? LAUNCH_OWNER_OURS : LAUNCH_OWNER_OTHER;
 }
 
-/* Removes earlier statistics at path, so that they can never pass for this
- * run's when the run writes none (a plain run, a crash). */
-static int remove_old_stats(const char *path)
+/* Earlier statistics at the --stats path must never pass for this run's
+ * when the run writes none (a plain run, a crash): they are set aside
+ * while the program starts, deleted once it runs, and put back when it
+ * cannot start (common/set_aside.h). */
+static const char *const stats_suffixes[] = { "" };
+static const struct file_set stats_files = { stats_suffixes, 1, "stats" };
+
+/* launch_run's started: the program runs, so the earlier stats set aside
+ * (aside, emptied here) go. */
+static void drop_earlier_stats(void *aside)
 {
-	if (unlink(path) != 0 && errno != ENOENT) {
-		um_error("cannot remove the earlier stats %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	char err[4096];
+	if (set_aside_drop(aside, &stats_files, err, sizeof err) != 0)
+		um_warn("%s", err);
+	((char *)aside)[0] = '\0';
 }
 
 /* What umreplay needs to know of a plan before the program starts. */
@@ -382,8 +389,10 @@ static int dry_run(const struct umreplay_options *o)
 		return EXIT_FAILURE;
 	}
 	/* As a real run's: a dry run that fails leaves no earlier numbers. */
-	if (o->stats && remove_old_stats(stats) != 0)
+	if (o->stats && set_remove(stats, &stats_files, false, err, sizeof err) != 0) {
+		um_error("%s", err);
 		return EXIT_FAILURE;
+	}
 	struct plan *plan = NULL;
 	struct trace *t = NULL;
 	int status = EXIT_FAILURE;
@@ -509,12 +518,21 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
 }
 
 /* Runs the command with envp and returns umreplay's exit status: the
- * command's, or EXIT_SETUP when it could not even be started. */
-static int run(char **command, char *const *envp)
+ * command's, or EXIT_SETUP when it could not even be started. With stats
+ * (NULL: no --stats), the earlier stats there are set aside until the
+ * program runs, and put back if it never does. */
+static int run(char **command, char *const *envp, const char *stats)
 {
-	char err[4096] = "";
+	char err[4096] = "", aside[PATH_MAX] = "";
+	if (stats && set_aside(stats, &stats_files, aside, sizeof aside, err, sizeof err) != 0) {
+		um_error("%s", err);
+		return EXIT_SETUP;
+	}
 	int killed_by;
-	int status = launch_run(command, envp, NULL, NULL, &killed_by, err, sizeof err);
+	int status = launch_run(command, envp, drop_earlier_stats, aside, &killed_by, err, sizeof err);
+	char put_err[4096];
+	if (stats && set_aside_put_back(aside, stats, &stats_files, put_err, sizeof put_err) != 0)
+		um_error("%s; the earlier stats of %s were set aside as %s", put_err, stats, aside);
 	if (status < 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
@@ -541,7 +559,8 @@ int main(int argc, char **argv)
 	 * the stats path, the command, the plan (a bad one means a plain run,
 	 * which needs neither the library nor a driver), the library
 	 * (UMKIT_LIBDIR), the driver, then the child's environment. Earlier
-	 * stats go only once all have passed. */
+	 * stats are set aside only once all have passed, and go once the
+	 * program runs (run). */
 	char stats[PATH_MAX], plan[PATH_MAX], library[PATH_MAX], err[4096];
 	if (o.stats && launch_output_path(o.stats, "--stats", "stats", is_stats, stats, sizeof stats,
 					  err, sizeof err) != 0) {
@@ -554,11 +573,8 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	struct plan_facts facts = { false, false };
-	if (o.plan && check_plan(o.plan, o.gpu_budget, plan, &facts) != 0) {
-		if (o.stats && remove_old_stats(stats) != 0)
-			return EXIT_SETUP;
-		return run(argv + o.command, environ);
-	}
+	if (o.plan && check_plan(o.plan, o.gpu_budget, plan, &facts) != 0)
+		return run(argv + o.command, environ, o.stats ? stats : NULL);
 	if (launch_find_library("libumreplay.so", library, sizeof library, err, sizeof err) != 0 ||
 	    launch_check_driver("umreplay", err, sizeof err) != 0) {
 		um_error("%s", err);
@@ -569,13 +585,9 @@ int main(int argc, char **argv)
 				    cache);
 	if (!env)
 		return EXIT_SETUP;
-	if (o.stats && remove_old_stats(stats) != 0) {
-		launch_env_destroy(env);
-		return EXIT_SETUP;
-	}
 	if (cache.why)
 		um_info("%s", cache.why);
-	int status = run(argv + o.command, launch_env_array(env));
+	int status = run(argv + o.command, launch_env_array(env), o.stats ? stats : NULL);
 	launch_env_destroy(env);
 	return status;
 }

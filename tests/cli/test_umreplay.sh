@@ -254,6 +254,24 @@ run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" --stats "$SCRATCH/old.json" true
 expect_status 0 "plain run with --stats: the program runs"
 if [ ! -e "$SCRATCH/old.json" ]; then ok "plain run: earlier stats are removed, not passed off as this run's"
 else not_ok "plain run: earlier stats are removed, not passed off as this run's"; fi
+# A program that cannot start (an ELF whose interpreter is missing passes
+# every check but the exec's own) leaves the earlier stats as they were:
+# set aside while it starts, put back when it cannot.
+echo 'int main(void) { return 0; }' | ${CC:-cc} -x c - -o "$SCRATCH/no-loader" \
+	-Wl,--dynamic-linker=/umkit/no-such-ld.so
+echo "$OLD_STATS" >"$SCRATCH/old.json"
+run "$UMREPLAY" --plan "$SCRATCH/corrupt.bin" --stats "$SCRATCH/old.json" "$SCRATCH/no-loader"
+expect_status 127 "plain run of a program that cannot start: 127"
+if [ "$(cat "$SCRATCH/old.json" 2>/dev/null)" = "$OLD_STATS" ]; then
+	ok "plain run of a program that cannot start: the earlier stats are kept"
+else
+	not_ok "plain run of a program that cannot start: the earlier stats are kept"
+fi
+if [ -z "$(find "$SCRATCH" -maxdepth 1 -name '.old.json.*')" ]; then
+	ok "plain run of a program that cannot start: nothing left aside"
+else
+	not_ok "plain run of a program that cannot start: nothing left aside"
+fi
 
 # ---- --dry-run: a fixture trace through the replayer, with no program, no
 # library and no driver (UMKIT_LIBDIR points nowhere) ----
