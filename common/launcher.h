@@ -168,10 +168,10 @@ char *launch_join_args(char *const *argv, size_t n, size_t max_len);
 /*
  * Whether launch_run could start program (searched in PATH like execvp):
  * 0, or 127 when it does not exist and 126 when it cannot be executed, with
- * err saying "cannot run 'program': reason" as launch_run would. For the
- * checks a launcher makes before it deletes an earlier output; only
- * launch_run's started is sure (an ELF program's missing interpreter
- * passes this check).
+ * err saying "cannot run 'program': reason" as launch_run would. For a
+ * launcher that names a command it cannot run before checks that need
+ * more (umreplay's driver); only launch_run's started is sure (an ELF
+ * program's missing interpreter passes this check).
  */
 int launch_check_program(const char *program, char *err, size_t errlen);
 

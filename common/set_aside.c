@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "log.h"
 
 /* path + suffix i of set into out; -1 with err when too long. */
 static int member(const char *path, const struct file_set *set, size_t i, char *out, size_t outlen, char *err,
@@ -119,4 +120,28 @@ int set_aside_drop(const char *aside, const struct file_set *set, char *err, siz
 	if (set_remove(aside, set, 0, err, errlen) != 0)
 		return -1;
 	return remove_folder(aside, err, errlen);
+}
+
+int kept_output_begin(struct kept_output *k, const char *path, const struct file_set *set, char *err,
+		      size_t errlen)
+{
+	k->path = path;
+	k->set = set;
+	return set_aside(path, set, k->aside, sizeof k->aside, err, errlen);
+}
+
+void kept_output_started(void *kept)
+{
+	struct kept_output *k = kept;
+	char err[4096];
+	if (set_aside_drop(k->aside, k->set, err, sizeof err) != 0)
+		um_warn("%s", err);
+	k->aside[0] = '\0';
+}
+
+void kept_output_end(struct kept_output *k)
+{
+	char err[4096];
+	if (set_aside_put_back(k->aside, k->path, k->set, err, sizeof err) != 0)
+		um_error("%s; the earlier %s of %s stays at %s", err, k->set->what, k->path, k->aside);
 }

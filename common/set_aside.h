@@ -41,6 +41,28 @@ int set_aside_put_back(const char *aside, const char *path, const struct file_se
  * Returns 0, or -1 with err naming the file. */
 int set_aside_drop(const char *aside, const struct file_set *set, char *err, size_t errlen);
 
+/* An output's earlier files kept across launch_run: set aside before it
+ * (kept_output_begin), dropped once the program runs (kept_output_started,
+ * launch_run's started, with k its ctx), put back after it when the
+ * program never ran (kept_output_end). */
+struct kept_output {
+	const char *path;
+	const struct file_set *set;
+	char aside[4096]; /* where they are: "" none, or dropped */
+};
+
+/* Sets the earlier files of set at path aside into k. 0, or -1 with err
+ * naming the file (nothing moved). */
+int kept_output_begin(struct kept_output *k, const char *path, const struct file_set *set, char *err,
+		      size_t errlen);
+
+/* The program runs: the earlier files go. A failure is warned of. */
+void kept_output_started(void *k);
+
+/* After launch_run: earlier files not dropped go back to the path. A
+ * failure is said, naming where they stay. */
+void kept_output_end(struct kept_output *k);
+
 /* Removes the files of set at path, or with keep_main all but path
  * itself. Returns 0, or -1 with err naming the file. */
 int set_remove(const char *path, const struct file_set *set, bool keep_main, char *err, size_t errlen);

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "set_aside.h"
+
 typedef struct trace_writer trace_writer;
 
 struct trace_writer_options {
@@ -49,23 +51,9 @@ struct trace_writer_options {
 				       companions, instead of replacing it */
 };
 
-/*
- * Moves the trace at path, with its -wal, -shm and -journal companions,
- * into a new folder next to it (.NAME.earlier-XXXXXX), and writes the
- * trace's new path into aside, or "" when nothing is at path. path is then
- * free for a new recording while the earlier trace stays whole until
- * trace_writer_put_back or trace_writer_drop_aside. Returns 0, or -1 with
- * a message naming the file in err (nothing is then moved, aside is "").
- */
-int trace_writer_set_aside(const char *path, char *aside, size_t asidelen, char *err, size_t errlen);
-
-/* Moves a trace set aside (aside "": nothing) back to path, and removes
- * its folder. Returns 0, or -1 with err (what is left stays in aside). */
-int trace_writer_put_back(const char *aside, const char *path, char *err, size_t errlen);
-
-/* Deletes a trace set aside (aside "": nothing) with its companions and
- * folder. Returns 0, or -1 with a message naming the file in err. */
-int trace_writer_drop_aside(const char *aside, char *err, size_t errlen);
+/* A trace's files for common/set_aside.h: the trace and the -wal, -shm
+ * and -journal companions SQLite keeps next to it, which go with it. */
+extern const struct file_set trace_writer_files;
 
 /*
  * Claims path for one recording: creates it empty, failing with errno

@@ -1,6 +1,7 @@
 /*
  * trace_writer_file.c: the trace writer's database file (see
- * trace_writer.h): setting an earlier trace aside, claiming the path,
+ * trace_writer.h): the trace's files (to set an earlier one aside or
+ * remove it), claiming the path,
  * opening (the schema, WAL mode, the writer thread), and closing (the last
  * rows, the join, back out of WAL mode). Also the fork generation, which
  * tells a forked child that a writer is its parent's.
@@ -73,31 +74,15 @@ static void writer_free(trace_writer *w)
 	free(w);
 }
 
-/* The trace's own file and the companions SQLite keeps next to it. */
 static const char *const trace_suffixes[] = { "", "-wal", "-shm", "-journal" };
-static const struct file_set trace_files = { trace_suffixes, 4, "trace" };
+const struct file_set trace_writer_files = { trace_suffixes, 4, "trace" };
 
 /* Removes the trace at path with its companions, or with keep_main only
  * the companions (path itself was just claimed), so that stale WAL frames
  * can never be replayed into a new database at that path. */
 static int remove_old(const char *path, bool keep_main, char *err, size_t errlen)
 {
-	return set_remove(path, &trace_files, keep_main, err, errlen);
-}
-
-int trace_writer_set_aside(const char *path, char *aside, size_t asidelen, char *err, size_t errlen)
-{
-	return set_aside(path, &trace_files, aside, asidelen, err, errlen);
-}
-
-int trace_writer_put_back(const char *aside, const char *path, char *err, size_t errlen)
-{
-	return set_aside_put_back(aside, path, &trace_files, err, errlen);
-}
-
-int trace_writer_drop_aside(const char *aside, char *err, size_t errlen)
-{
-	return set_aside_drop(aside, &trace_files, err, errlen);
+	return set_remove(path, &trace_writer_files, keep_main, err, errlen);
 }
 
 int trace_writer_claim(const char *path)

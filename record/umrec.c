@@ -240,25 +240,6 @@ static void summarise(const char *trace, uint64_t elapsed_ns, int quiet, bool ki
 		um_warn("%s", problem);
 }
 
-/* launch_run's started: the program runs, so the earlier trace set aside
- * (aside, emptied here) goes. */
-static void drop_earlier_trace(void *aside)
-{
-	char err[4096];
-	if (trace_writer_drop_aside(aside, err, sizeof err) != 0)
-		um_warn("%s", err);
-	((char *)aside)[0] = '\0';
-}
-
-/* The program could not be started: the earlier trace set aside (aside
- * "": none, or already dropped) goes back to path. */
-static void put_back_earlier_trace(const char *aside, const char *path)
-{
-	char err[4096];
-	if (trace_writer_put_back(aside, path, err, sizeof err) != 0)
-		um_error("%s; the earlier trace of %s was set aside as %s", err, path, aside);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -281,7 +262,7 @@ int main(int argc, char **argv)
 	 * the driver, the child's environment. The command is checked by
 	 * running it: an earlier trace is set aside while it starts, and
 	 * deleted only once it runs (launch_run's started). */
-	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], aside[PATH_MAX], err[4096];
+	char library[PATH_MAX], cupti[PATH_MAX], trace[PATH_MAX], err[4096];
 	if (launch_output_path(o.output, "-o", "trace", is_trace, trace, sizeof trace, err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
@@ -295,7 +276,8 @@ int main(int argc, char **argv)
 	launch_env *env = child_env(&o, argc, argv, library, cupti, trace);
 	if (!env)
 		return EXIT_SETUP;
-	if (trace_writer_set_aside(trace, aside, sizeof aside, err, sizeof err) != 0) {
+	struct kept_output earlier;
+	if (kept_output_begin(&earlier, trace, &trace_writer_files, err, sizeof err) != 0) {
 		um_error("%s", err);
 		launch_env_destroy(env);
 		return EXIT_SETUP;
@@ -304,10 +286,10 @@ int main(int argc, char **argv)
 	err[0] = '\0';
 	int killed_by;
 	uint64_t start = now_ns();
-	int status = launch_run(argv + o.command, launch_env_array(env), drop_earlier_trace, aside, &killed_by, err,
-				sizeof err);
+	int status = launch_run(argv + o.command, launch_env_array(env), kept_output_started, &earlier, &killed_by,
+				err, sizeof err);
 	uint64_t elapsed = now_ns() - start;
-	put_back_earlier_trace(aside, trace);
+	kept_output_end(&earlier);
 	/* The program's status is what umrec returns: a reader of its stderr
 	 * gone by now (`umrec ... |& head -1`) must not make the summary's
 	 * write end umrec by SIGPIPE. The program has ended; its own

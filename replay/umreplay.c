@@ -323,16 +323,6 @@ static enum launch_owner is_stats(const char *path, FILE *f)
 static const char *const stats_suffixes[] = { "" };
 static const struct file_set stats_files = { stats_suffixes, 1, "stats" };
 
-/* launch_run's started: the program runs, so the earlier stats set aside
- * (aside, emptied here) go. */
-static void drop_earlier_stats(void *aside)
-{
-	char err[4096];
-	if (set_aside_drop(aside, &stats_files, err, sizeof err) != 0)
-		um_warn("%s", err);
-	((char *)aside)[0] = '\0';
-}
-
 /* What umreplay needs to know of a plan before the program starts. */
 struct plan_facts {
 	bool idle;            /* nothing to do within the budget */
@@ -523,16 +513,17 @@ static launch_env *child_env(const struct umreplay_options *o, int argc, char **
  * program runs, and put back if it never does. */
 static int run(char **command, char *const *envp, const char *stats)
 {
-	char err[4096] = "", aside[PATH_MAX] = "";
-	if (stats && set_aside(stats, &stats_files, aside, sizeof aside, err, sizeof err) != 0) {
+	char err[4096] = "";
+	struct kept_output earlier = { 0 };
+	if (stats && kept_output_begin(&earlier, stats, &stats_files, err, sizeof err) != 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;
 	}
 	int killed_by;
-	int status = launch_run(command, envp, drop_earlier_stats, aside, &killed_by, err, sizeof err);
-	char put_err[4096];
-	if (stats && set_aside_put_back(aside, stats, &stats_files, put_err, sizeof put_err) != 0)
-		um_error("%s; the earlier stats of %s were set aside as %s", put_err, stats, aside);
+	int status = launch_run(command, envp, stats ? kept_output_started : NULL, &earlier, &killed_by, err,
+				sizeof err);
+	if (stats)
+		kept_output_end(&earlier);
 	if (status < 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;

@@ -729,7 +729,7 @@ static void set_aside_keeps_the_earlier_trace(void **state)
 	const char *companions[] = { "", "-wal", "-shm", "-journal" };
 	test_path(path, sizeof path, "aside.db");
 	write_stale(path, companions, 4);
-	assert_int_equal(trace_writer_set_aside(path, aside, sizeof aside, err, sizeof err), 0);
+	assert_int_equal(set_aside(path, &trace_writer_files, aside, sizeof aside, err, sizeof err), 0);
 	assert_int_equal(trace_files_present(path), 0);
 	assert_int_equal(trace_files_present(aside), 15);
 	aside_folder(aside, folder, sizeof folder);
@@ -737,20 +737,20 @@ static void set_aside_keeps_the_earlier_trace(void **state)
 	assert_int_equal(trace_writer_claim(path), 0);
 	unlink(path);
 
-	assert_int_equal(trace_writer_put_back(aside, path, err, sizeof err), 0);
+	assert_int_equal(set_aside_put_back(aside, path, &trace_writer_files, err, sizeof err), 0);
 	assert_int_equal(trace_files_present(path), 15);
 	assert_false(file_exists(folder));
 
-	assert_int_equal(trace_writer_set_aside(path, aside, sizeof aside, err, sizeof err), 0);
+	assert_int_equal(set_aside(path, &trace_writer_files, aside, sizeof aside, err, sizeof err), 0);
 	aside_folder(aside, folder, sizeof folder);
-	assert_int_equal(trace_writer_drop_aside(aside, err, sizeof err), 0);
+	assert_int_equal(set_aside_drop(aside, &trace_writer_files, err, sizeof err), 0);
 	assert_int_equal(trace_files_present(path), 0);
 	assert_false(file_exists(folder));
 
-	assert_int_equal(trace_writer_set_aside(path, aside, sizeof aside, err, sizeof err), 0);
+	assert_int_equal(set_aside(path, &trace_writer_files, aside, sizeof aside, err, sizeof err), 0);
 	assert_string_equal(aside, "");
-	assert_int_equal(trace_writer_put_back(aside, path, err, sizeof err), 0);
-	assert_int_equal(trace_writer_drop_aside(aside, err, sizeof err), 0);
+	assert_int_equal(set_aside_put_back(aside, path, &trace_writer_files, err, sizeof err), 0);
+	assert_int_equal(set_aside_drop(aside, &trace_writer_files, err, sizeof err), 0);
 }
 
 /* NVTX messages past the kept number all get the not-kept message's id (a
