@@ -191,10 +191,10 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 		supported = false;
 	} else if (exec_id && resync(m, exec_id, &p) && may_move(m, p)) {
 		out->how = MATCH_RESYNCED;
-		/* Forward, and nearer ahead than back, as distance() measures a
-		 * move: the iteration's last kernels run again after its first
+		/* Forward, and nearer ahead than back (distance() is the move
+		 * ahead): the iteration's last kernels run again after its first
 		 * ones are a move back across its start, no positions skipped. */
-		if (m->have_place && p >= m->next && p - m->next <= m->next + m->n - p)
+		if (m->have_place && p >= m->next && distance(m, p) == p - m->next)
 			out->skipped = p - m->next;
 	} else if (shape_id && m->shapes && m->have_place && m->shapes[m->next] == shape_id) {
 		out->how = MATCH_SHAPED;
