@@ -17,7 +17,6 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include <sys/wait.h>
 
 #include "arena.h"
 #include "common/cuda/capture.h"
@@ -227,23 +226,6 @@ static bool said(bool ok, const char *what)
 	return ok;
 }
 
-/* Runs body in a child process, which fails the test if body returns
- * false or the child dies (a stack overflow). */
-static void in_child(bool (*body)(void))
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(body() ? 0 : 1);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		fail_msg("the case died of signal %d", WTERMSIG(status));
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 static void *discard_every_freed_block(void *unused)
 {
 	const struct engine_executor *x = rp_exec_get();
@@ -261,7 +243,7 @@ static bool full_discard_batch(void)
 
 static void a_full_discard_batch_fits_a_small_stack(void **state)
 {
-	in_child(full_discard_batch);
+	test_in_child(full_discard_batch);
 }
 
 static void *record_a_marker(void *unused)
@@ -289,7 +271,7 @@ static bool pending_discards_retried(void)
 
 static void pending_discards_retried_on_a_small_stack(void **state)
 {
-	in_child(pending_discards_retried);
+	test_in_child(pending_discards_retried);
 }
 
 int main(void)

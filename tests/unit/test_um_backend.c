@@ -24,8 +24,6 @@
  */
 #include "testutil.h"
 
-#include <sys/wait.h>
-
 #include "common/cuda/capture.h"
 #include "common/cuda/cudart.h"
 #include "common/cuda/um_backend.h"
@@ -216,28 +214,9 @@ static int failures;
 		}                                                           \
 	} while (0)
 
-static void in_child(void (*body)(void))
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		alarm(10); /* a case that hangs fails */
-		body();
-		fflush(NULL);
-		_exit(failures ? 1 : 0);
-	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		fail_msg("the case died of signal %d", WTERMSIG(status));
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 /* Fences on a second stream, whose events the runtime answers with
  * cudaErrorCapturedEvent: done, and the thread's last error clean. */
-static void failed_event_answers(void)
+static bool failed_event_answers(void)
 {
 	struct arena_backend b;
 	um_backend_init(&b, true);
@@ -250,11 +229,12 @@ static void failed_event_answers(void)
 	EXPECT(cudart_clean(), "a failed event query was left as the program's last error");
 	b.fence_wait(NULL, second);
 	EXPECT(cudart_clean(), "a failed event wait was left as the program's last error");
+	return failures == 0;
 }
 
 static void a_failed_event_query_is_not_the_programs_error(void **state)
 {
-	in_child(failed_event_answers);
+	test_in_child(failed_event_answers);
 }
 
 /* The replayer issues a discard trusting the one stream order, then the
@@ -269,7 +249,7 @@ static void discard_then_side_stream(void)
 	um_backend_stream_begin(OTHER_SIDE);
 }
 
-static void followed_from_the_start(void)
+static bool followed_from_the_start(void)
 {
 	struct arena_backend b;
 	um_backend_init(&b, true);
@@ -277,11 +257,12 @@ static void followed_from_the_start(void)
 	discard_then_side_stream();
 	EXPECT(waited_stream == OTHER_SIDE, "a call on another stream was not queued behind the order's end");
 	EXPECT(host_waits == 0, "the host waited where the GPU orders the calls");
+	return failures == 0;
 }
 
 static void a_replay_from_the_start_orders_on_the_gpu(void **state)
 {
-	in_child(followed_from_the_start);
+	test_in_child(followed_from_the_start);
 }
 
 /* Whether the replayer may issue a discard now, trusting one stream. */
@@ -292,7 +273,7 @@ static bool discards_trusted(void)
 	return single;
 }
 
-static void woken_from_idle(void)
+static bool woken_from_idle(void)
 {
 	struct arena_backend b;
 	um_backend_init(&b, true);
@@ -308,14 +289,15 @@ static void woken_from_idle(void)
 	discard_then_side_stream();
 	EXPECT(host_waits == 1, "the first call on another stream did not wait for the discards once");
 	EXPECT(waited_stream == NULL, "a stream was queued behind the legacy one where a capture may be under way");
+	return failures == 0;
 }
 
 static void a_woken_replay_waits_on_the_host(void **state)
 {
-	in_child(woken_from_idle);
+	test_in_child(woken_from_idle);
 }
 
-static void order_end_unrecorded(void)
+static bool order_end_unrecorded(void)
 {
 	struct arena_backend b;
 	um_backend_init(&b, true);
@@ -323,11 +305,12 @@ static void order_end_unrecorded(void)
 	record_answer = CUDA_ERROR_INVALID_VALUE;
 	discard_then_side_stream();
 	EXPECT(host_waits == 1, "with the order's end unmarked, the discards were not waited for");
+	return failures == 0;
 }
 
 static void an_unmarked_order_end_waits_on_the_host(void **state)
 {
-	in_child(order_end_unrecorded);
+	test_in_child(order_end_unrecorded);
 }
 
 /* While idle, the program's cudaMallocAsync into SIDE makes it known;
@@ -344,21 +327,22 @@ static void side_destroyed_unseen_then_woken(struct arena_backend *b)
 	b->fence_record(NULL);
 }
 
-static void destroyed_while_idle(void)
+static bool destroyed_while_idle(void)
 {
 	struct arena_backend b;
 	side_destroyed_unseen_then_woken(&b);
 	b.fence_record(NULL);
 	EXPECT(side_events == 0, "a fence recorded an event on a stream destroyed while launches went unseen");
 	EXPECT(side_queries == 0, "a capture was asked of a stream destroyed while launches went unseen");
+	return failures == 0;
 }
 
 static void a_stream_destroyed_while_idle_is_forgotten(void **state)
 {
-	in_child(destroyed_while_idle);
+	test_in_child(destroyed_while_idle);
 }
 
-static void handle_reused_after_idle(void)
+static bool handle_reused_after_idle(void)
 {
 	struct arena_backend b;
 	stream_flags = CU_STREAM_DEFAULT; /* SIDE was a blocking stream */
@@ -368,16 +352,17 @@ static void handle_reused_after_idle(void)
 	um_backend_note_stream(SIDE);
 	b.fence_record(NULL);
 	EXPECT(side_events == 1, "a non-blocking stream with a handle seen while idle got no fence's event");
+	return failures == 0;
 }
 
 static void a_handle_seen_while_idle_is_asked_again(void **state)
 {
-	in_child(handle_reused_after_idle);
+	test_in_child(handle_reused_after_idle);
 }
 
 /* A capture begins on OTHER_SIDE after the wake's subscription (a
  * callback says so) and before um_backend_launches_seen. */
-static void capture_begun_while_waking(void)
+static bool capture_begun_while_waking(void)
 {
 	struct arena_backend b;
 	um_backend_init(&b, true);
@@ -387,11 +372,12 @@ static void capture_begun_while_waking(void)
 	um_backend_launches_seen(false);
 	b.fence_record(NULL);
 	EXPECT(syncs == 0, "the wake's fence synchronized during a capture seen to begin");
+	return failures == 0;
 }
 
 static void a_capture_seen_while_waking_keeps_its_stream(void **state)
 {
-	in_child(capture_begun_while_waking);
+	test_in_child(capture_begun_while_waking);
 }
 
 int main(void)

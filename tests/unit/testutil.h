@@ -10,11 +10,13 @@
 #include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -72,6 +74,28 @@ static inline void test_glob_fixtures(glob_t *g)
 	test_fixture(pattern, sizeof pattern, "*.db");
 	if (glob(pattern, 0, NULL, g) != 0)
 		fail_msg("no fixture traces under %s", pattern);
+}
+
+/* Runs body in a child process, which has a copy of the test's static
+ * state and dies alone: fails the test when body returns false, the child
+ * dies (a stack overflow) or runs past 10 s (a hang). */
+static inline void test_in_child(bool (*body)(void))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(10);
+		bool ok = body();
+		fflush(NULL);
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("the case died of signal %d", WTERMSIG(status));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 #endif
