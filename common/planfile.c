@@ -9,14 +9,10 @@
  */
 #include "planfile.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <zstd.h>
 
@@ -24,6 +20,7 @@
 #include "errmsg.h"
 #include "execid.h"
 #include "grow.h"
+#include "read_file.h"
 #include "replace_file.h"
 
 #define MAGIC "UMKPLAN\0"
@@ -406,51 +403,28 @@ fail:
 
 planfile *planfile_open(const char *path, char *err, size_t errlen)
 {
-	/* Non-blocking, so that a FIFO there is refused below rather than
-	 * waited on for a writer forever; a regular file reads as ever. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		um_errmsg(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	struct read_file f;
+	switch (read_regular_file(path, MAX_FILE_BYTES + HEADER_LEN, &f)) {
+	case READ_OK:
+		break;
+	case READ_CANNOT_OPEN:
+		um_errmsg(err, errlen, "%s: cannot open: %s", path, strerror(f.error));
 		return NULL;
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	case READ_NOT_REGULAR:
 		um_errmsg(err, errlen, "%s: not a regular file", path);
-		close(fd);
 		return NULL;
-	}
-	if ((uint64_t)st.st_size > MAX_FILE_BYTES + HEADER_LEN) {
-		um_errmsg(err, errlen, "%s: not a umkit plan (%lld bytes is too large)", path,
-		       (long long)st.st_size);
-		close(fd);
+	case READ_TOO_LARGE:
+		um_errmsg(err, errlen, "%s: not a umkit plan (%lld bytes is too large)", path, (long long)f.st.st_size);
 		return NULL;
-	}
-	size_t len = (size_t)st.st_size;
-	unsigned char *buf = malloc(len ? len : 1);
-	if (!buf) {
+	case READ_NO_MEMORY:
 		um_errmsg(err, errlen, "%s: out of memory", path);
-		close(fd);
+		return NULL;
+	case READ_FAILED:
+		um_errmsg(err, errlen, "%s: cannot read: %s", path, strerror(f.error));
 		return NULL;
 	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t k = read(fd, buf + got, len - got);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			um_errmsg(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-			close(fd);
-			free(buf);
-			return NULL;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
-	}
-	close(fd);
-	/* A file that shrank while being read is judged on what was read. */
-	planfile *p = planfile_open_mem(buf, got, path, err, errlen);
-	free(buf);
+	planfile *p = planfile_open_mem(f.data, f.len, path, err, errlen);
+	free(f.data);
 	return p;
 }
 

@@ -3,7 +3,6 @@
  * calibrate.py's JSON) and CSV out (--sim-csv, for scripts/sim_plots.py).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "read_file.h"
 #include "replace_file.h"
 #include "sim.h"
 
@@ -18,36 +18,31 @@
  * one. */
 #define CONSTANTS_MAX_BYTES (1 << 20)
 
-/* The whole file as a string, or NULL with err set. A FIFO or a device
- * is refused before reading: one could block for ever, or never end. */
+/* The whole file as a string, or NULL with err set (common/read_file.h:
+ * a FIFO or a device is refused before reading). */
 static char *read_all(const char *path, char *err, size_t errlen)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		um_errmsg(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return NULL;
+	struct read_file f;
+	const char *why = NULL;
+	switch (read_regular_file(path, CONSTANTS_MAX_BYTES, &f)) {
+	case READ_OK:
+		return (char *)f.data;
+	case READ_CANNOT_OPEN:
+	case READ_FAILED:
+		why = strerror(f.error);
+		break;
+	case READ_NOT_REGULAR:
+		why = S_ISDIR(f.st.st_mode) ? strerror(EISDIR) : "not a regular file";
+		break;
+	case READ_TOO_LARGE:
+		why = "larger than 1 MiB: not a constants file";
+		break;
+	case READ_NO_MEMORY:
+		why = strerror(ENOMEM);
+		break;
 	}
-	const char *why = S_ISDIR(st.st_mode)	   ? strerror(EISDIR)
-			  : !S_ISREG(st.st_mode) ? "not a regular file"
-			  : st.st_size > CONSTANTS_MAX_BYTES ? "larger than 1 MiB: not a constants file" : NULL;
-	char *buf = why ? NULL : malloc((size_t)st.st_size + 1);
-	size_t len = 0;
-	ssize_t n = 1;
-	while (buf && len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
-		len += (size_t)n;
-	if (!why && (!buf || n < 0))
-		why = strerror(buf ? errno : ENOMEM);
-	close(fd);
-	if (why) {
-		um_errmsg(err, errlen, "%s: %s", path, why);
-		free(buf);
-		return NULL;
-	}
-	buf[len] = 0;
-	return buf;
+	um_errmsg(err, errlen, "%s: %s", path, why);
+	return NULL;
 }
 
 /* The number under key, from min to max, times scale into *out: 1 if
