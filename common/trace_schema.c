@@ -234,6 +234,7 @@ static bool roll_back_hot_journal(const char *path)
 {
 	sqlite3 *db = NULL;
 	bool done = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+		    sqlite3_busy_timeout(db, TRACE_BUSY_TIMEOUT_MS) == SQLITE_OK &&
 		    sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) == SQLITE_OK;
 	sqlite3_close(db);
 	return done;
@@ -267,6 +268,9 @@ static int open_validated(const char *path, bool may_roll_back, sqlite3 **out, c
 		sqlite3_close(db);
 		return -1;
 	}
+	/* A writer's lock is most often a moment's (a commit), and umrec
+	 * closing the trace takes it to leave WAL mode: wait for it. */
+	sqlite3_busy_timeout(db, TRACE_BUSY_TIMEOUT_MS);
 	if (trace_schema_validate(db, path, err, errlen) != 0) {
 		bool hot = sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
 		sqlite3_close(db);

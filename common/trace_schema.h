@@ -19,6 +19,14 @@
 
 #define TRACE_SCHEMA_VERSION 2
 
+/* How long umkit waits for a lock another process holds on a trace before
+ * giving up: the recorder as it writes, the readers (trace_schema_open) as
+ * they read. A commit, or the recorder leaving WAL mode as it closes the
+ * trace, takes far less; a connection holding a transaction open (a
+ * sqlite3 shell inside BEGIN) is reported as in use once the wait is over.
+ * 5 s is also Python's sqlite3 default. */
+#define TRACE_BUSY_TIMEOUT_MS 5000
+
 /* alloc.api of the program's own managed memory (cudaMallocManaged), which
  * the host may read and write at any time without a CUDA call: the planner
  * and the replayer never discard it while it lives. */
@@ -49,9 +57,11 @@ int trace_schema_create(sqlite3 *db, char *err, size_t errlen);
  * missing from a trace of an older version: see trace_schema_count). Returns 0 with the connection in *out
  * (the caller closes it with sqlite3_close), or -1 with *out NULL and a
  * message of the form "PATH: problem" in err: the file is missing or
- * unreadable, is in use (another process holds it locked), is not a SQLite
- * database, is not a umkit trace, has a newer schema version, or lacks a
- * table, view or column.
+ * unreadable, is in use (another process holds it locked past
+ * TRACE_BUSY_TIMEOUT_MS), is not a SQLite database, is not a umkit trace,
+ * has a newer schema version, or lacks a table, view or column. The
+ * connection keeps waiting up to TRACE_BUSY_TIMEOUT_MS for such a lock at
+ * each query the caller makes.
  */
 int trace_schema_open(const char *path, sqlite3 **out, char *err, size_t errlen);
 

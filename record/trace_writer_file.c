@@ -33,7 +33,6 @@
 #define DEFAULT_FLUSH_MS 100
 #define DEFAULT_BATCH_EVENTS 4096
 #define DEFAULT_MAX_QUEUED 262144
-#define BUSY_TIMEOUT_MS 5000
 
 /* Incremented in every forked child: a writer opened under another
  * generation belongs to the parent. */
@@ -109,7 +108,7 @@ static int open_db(trace_writer *w, bool claimed, char *err, size_t errlen)
 			w->db ? sqlite3_errmsg(w->db) : "out of memory");
 		return -1;
 	}
-	sqlite3_busy_timeout(w->db, BUSY_TIMEOUT_MS);
+	sqlite3_busy_timeout(w->db, TRACE_BUSY_TIMEOUT_MS);
 	/* journal_mode answers with the mode it ended up in. */
 	sqlite3_stmt *st = NULL;
 	rc = sqlite3_prepare_v2(w->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);

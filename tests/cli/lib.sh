@@ -37,19 +37,19 @@ expect_json() { if python3 -c "import json, sys; d = json.load(sys.stdin); $1" <
 
 finish() { exit $((failures > 0)); }
 
-# hold_lock DB SQL: another process opens DB, runs SQL (statements split
-# at ';') and keeps the connection, with the locks it holds, until
-# release_lock.
+# hold_lock DB SQL [SECONDS]: another process opens DB, runs SQL
+# (statements split at ';') and keeps the connection, with the locks it
+# holds, for SECONDS (default 60) or until release_lock.
 hold_lock() {
 	rm -f "$SCRATCH/lock.held"
-	python3 - "$1" "$2" "$SCRATCH/lock.held" <<'PY' &
+	python3 - "$1" "$2" "$SCRATCH/lock.held" "${3:-60}" <<'PY' &
 import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 for sql in sys.argv[2].split(";"):
     if sql.strip():
         db.execute(sql).fetchall()
 open(sys.argv[3], "w").close()
-time.sleep(60)
+time.sleep(float(sys.argv[4]))
 PY
 	lock_pid=$!
 	for _ in $(seq 200); do

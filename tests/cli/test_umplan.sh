@@ -141,14 +141,25 @@ run "$UMPLAN" "$SCRATCH/nomig.db"
 expect_status 1 "a trace without a table is bad input"
 expect_err_has "nomig.db" "the file is named"
 expect_err_has "migration" "the missing table is named"
-# A trace another process holds locked cannot be read: said to be in use.
+# A trace another process holds locked is waited for, up to 5 s: one
+# released within that (a commit, umrec's last checkpoint) is planned...
 make_trace "$SCRATCH/held.db"
-hold_lock "$SCRATCH/held.db" "BEGIN EXCLUSIVE"
+hold_lock "$SCRATCH/held.db" "BEGIN EXCLUSIVE" 1
 run "$UMPLAN" "$SCRATCH/held.db" -o "$SCRATCH/held.bin"
+release_lock
+expect_status 0 "a trace locked for 1 s: waited for, then planned"
+# ...and one held longer cannot be read: said to be in use, once the wait
+# is over.
+hold_lock "$SCRATCH/held.db" "BEGIN EXCLUSIVE"
+started=$(date +%s%N)
+run timeout 30 "$UMPLAN" "$SCRATCH/held.db" -o "$SCRATCH/held.bin"
+waited_ms=$((($(date +%s%N) - started) / 1000000))
 release_lock
 expect_status 1 "a trace in use is bad input"
 expect_err_has "held.db: cannot read: in use by another process, which holds it locked" \
 	"a trace in use: says so, naming it"
+if [ "$waited_ms" -ge 4500 ] && [ "$waited_ms" -lt 15000 ]; then ok "a trace in use: given up on after about 5 s"
+else not_ok "a trace in use: given up on after about 5 s (after $waited_ms ms)"; fi
 make_trace "$SCRATCH/newer.db" "PRAGMA user_version = 99;"
 run "$UMPLAN" "$SCRATCH/newer.db"
 expect_status 1 "a newer schema is bad input"

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include <sqlite3.h>
@@ -158,16 +159,22 @@ static void replaceable_only_traces(void **state)
 	sqlite3_close(writer);
 }
 
-/* A trace another process holds locked cannot be read: the message names
- * the file and says it is in use, not that it is not a trace. */
+/* A trace another process holds locked past TRACE_BUSY_TIMEOUT_MS cannot
+ * be read: once that wait is over, the message names the file and says it
+ * is in use, not that it is not a trace. */
 static void open_says_a_locked_trace_is_in_use(void **state)
 {
 	char path[512], err[512] = "";
 	sqlite3 *writer, *db = NULL;
+	struct timespec t0, t1;
 	make_trace(path, sizeof path, "locked.db", NULL);
 	assert_int_equal(sqlite3_open(path, &writer), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(trace_schema_open(path, &db, err, sizeof err), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long long waited_ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_in_range(waited_ms, TRACE_BUSY_TIMEOUT_MS - 100, TRACE_BUSY_TIMEOUT_MS * 2);
 	assert_null(db);
 	assert_non_null(strstr(err, path));
 	assert_non_null(strstr(err, "in use by another process, which holds it locked"));
