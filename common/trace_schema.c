@@ -311,13 +311,22 @@ enum trace_replace trace_schema_replaceable(const char *path)
 	enum trace_replace verdict = TRACE_NOT_A_TRACE;
 	int rc; /* the last call's result: a failure stops there */
 	/* Read-write when the file allows it, so that a hot journal is rolled
-	 * back rather than making the read fail; and so that a recording
-	 * still writing it is told apart: in WAL mode readers never wait for
-	 * the writer, but an exclusive lock cannot be had while another
-	 * connection has the database open. */
+	 * back rather than making the read fail; and so that a connection
+	 * using it is told apart, at once (no busy timeout), by taking the
+	 * exclusive lock a writer takes to commit, and writing nothing. In WAL
+	 * mode readers never wait for the writer, but in exclusive locking
+	 * mode that lock cannot be had while another connection has the
+	 * database open (a recording still writing it). In rollback mode
+	 * BEGIN EXCLUSIVE takes it at once rather than at the first write, so
+	 * that any other transaction stops it, a reader's too: a reader's
+	 * shared lock does not stop the RESERVED lock of BEGIN IMMEDIATE.
+	 * Refused, it leaves the PENDING lock that keeps new readers out
+	 * until the close below, microseconds later. */
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
-		rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN IMMEDIATE", NULL, NULL, NULL);
-		/* A file only this user cannot write: read it all the same. */
+		rc = sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE", NULL, NULL, NULL);
+		/* A file only this user cannot write: read it all the same (a
+		 * reader of it in rollback mode goes unseen, its shared lock
+		 * only tried by a write lock). */
 		if (rc != SQLITE_OK && rc != SQLITE_READONLY)
 			goto out;
 	} else {

@@ -80,8 +80,11 @@ enum trace_replace {
  * one that cannot be read (damaged) is not replaced either. One that
  * another process holds locked (SQLITE_BUSY or SQLITE_LOCKED) is in use: a
  * recording still writing it (in WAL mode, while another connection has it
- * open), or another writer inside a transaction. A hot journal is rolled back
- * first, as any reader would.
+ * open), or another connection inside a transaction, a reader's included
+ * (in rollback mode; in a file this user may write: a read-only connection
+ * cannot try the lock that tells). It is told at once, without
+ * TRACE_BUSY_TIMEOUT_MS's wait. Nothing is written to the file, but for a
+ * hot journal, rolled back first as any reader would.
  */
 enum trace_replace trace_schema_replaceable(const char *path);
 

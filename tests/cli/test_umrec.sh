@@ -75,6 +75,20 @@ expect_err_has "held.db is in use by another process, which holds it locked: not
 expect_err_lacks "not a trace file" "-o naming a trace in use: does not call it another file"
 if [ "$(sqlite3 "$SCRATCH/held.db" 'SELECT count(*) FROM kernel')" = 24 ]; then ok "-o naming a trace in use: trace untouched"
 else not_ok "-o naming a trace in use: trace untouched"; fi
+# A trace in rollback-journal mode (as umrec leaves it) that a reader
+# holds inside a transaction (a sqlite3 shell after BEGIN; SELECT ...),
+# with only a shared lock, is in use too, and kept byte for byte.
+make_trace "$SCRATCH/read.db" >/dev/null
+cp "$SCRATCH/read.db" "$SCRATCH/read.copy"
+hold_lock "$SCRATCH/read.db" "BEGIN; SELECT count(*) FROM meta"
+run "$UMREC" -o "$SCRATCH/read.db" true
+release_lock
+expect_status 3 "-o naming a trace being read: setup error"
+expect_err_has "read.db is in use by another process, which holds it locked: not replacing it" \
+	"-o naming a trace being read: says so, naming it"
+if cmp -s "$SCRATCH/read.db" "$SCRATCH/read.copy" && [ ! -e "$SCRATCH/read.db-journal" ]; then
+	ok "-o naming a trace being read: trace byte-identical"
+else not_ok "-o naming a trace being read: trace byte-identical"; fi
 
 sqlite3 "$SCRATCH/old.db" ".read schema/trace.sql"
 UMKIT_LIBDIR=/nonexistent run "$UMREC" -o "$SCRATCH/old.db" true

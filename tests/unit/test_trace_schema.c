@@ -113,8 +113,8 @@ static const char *make_database(char *path, size_t len, const char *name, const
 
 /* What umrec -o may replace: traces of any version, killed ones included,
  * and databases with no table; never another database, nor a trace
- * another process holds locked (a recording writing it), which is told
- * apart as in use. */
+ * another process holds locked (a recording writing it, a reader inside a
+ * transaction), which is told apart as in use. */
 static void replaceable_only_traces(void **state)
 {
 	char path[512];
@@ -157,6 +157,26 @@ static void replaceable_only_traces(void **state)
 	assert_int_equal(sqlite3_exec(writer, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(trace_schema_replaceable(path), TRACE_IN_USE);
 	sqlite3_close(writer);
+
+	/* So does a reader's (a sqlite3 shell after BEGIN; SELECT), with
+	 * only a shared lock. Judging the file changes nothing in it, in use
+	 * or not. */
+	sqlite3 *reader;
+	size_t len, now_len;
+	make_trace(path, sizeof path, "r-read.db", NULL);
+	void *before = test_read_file(path, &len);
+	assert_int_equal(sqlite3_open(path, &reader), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM meta", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(trace_schema_replaceable(path), TRACE_IN_USE);
+	sqlite3_close(reader);
+	void *now = test_read_file(path, &now_len);
+	assert_true(now_len == len && memcmp(now, before, len) == 0);
+	free(now);
+	assert_int_equal(trace_schema_replaceable(path), TRACE_REPLACEABLE);
+	now = test_read_file(path, &now_len);
+	assert_true(now_len == len && memcmp(now, before, len) == 0);
+	free(now);
+	free(before);
 }
 
 /* A trace another process holds locked past TRACE_BUSY_TIMEOUT_MS cannot
