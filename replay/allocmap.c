@@ -45,6 +45,10 @@ struct allocmap {
 	size_t n_iter_ords, n_iter;
 	bool counting;         /* an iteration start was seen */
 	uint64_t ordinal;      /* allocations since it */
+	bool lost;             /* the matcher has lost its place */
+	bool by_count;         /* the count began this iteration while the
+				  matcher was lost, and it has not placed a
+				  launch since */
 };
 
 static size_t hash_id(uint64_t id, size_t cap)
@@ -147,6 +151,21 @@ static long find_pers(const allocmap *m, uint64_t id)
 	return lo < m->n_pers && m->pers[lo].ordinal == id ? (long)m->pers[lo].index : -1;
 }
 
+/* This iteration's instances become the previous ones, and ordinals count
+ * on from made. */
+static void next_iteration(allocmap *m, uint64_t made)
+{
+	m->counting = true;
+	m->ordinal = made;
+	for (size_t i = 0; i < m->n_iter; i++) {
+		struct pslot *s = &m->slots[m->iter_list[i]];
+		if (s->cur.state != ALLOCMAP_UNSEEN) {
+			s->prev = s->cur;
+			s->cur.state = ALLOCMAP_UNSEEN;
+		}
+	}
+}
+
 /* Maps the new allocation r to the plan allocations it is. */
 static void map_plan(allocmap *m, struct alloc_rec *r)
 {
@@ -158,6 +177,17 @@ static void map_plan(allocmap *m, struct alloc_rec *r)
 	}
 	if (!m->counting)
 		return;
+	/* Lost, the matcher starts no iteration, so the count does: once
+	 * this one has made all of the plan's iteration allocations, the next
+	 * is the next iteration's first, as the plan counts them (from one
+	 * launch of its first kernel to the next). Those the count took past
+	 * the plan's before the loss (noticed MATCH_LOST_AFTER launches after
+	 * it began) were the next iteration's already: they stay unmapped,
+	 * and the count goes on after them. */
+	if (m->lost && m->n_iter_ords && m->ordinal >= m->n_iter_ords) {
+		next_iteration(m, m->ordinal % m->n_iter_ords);
+		m->by_count = true;
+	}
 	r->iter_ordinal = ++m->ordinal;
 	if (m->ordinal > m->n_iter_ords)
 		return;
@@ -263,15 +293,22 @@ void allocmap_iteration_start(allocmap *m, uint32_t pos)
 	if (!m->plan)
 		return;
 	const uint64_t *before = m->plan->signature.alloc_before;
-	m->counting = true;
-	m->ordinal = before ? before[pos] : 0;
-	for (size_t i = 0; i < m->n_iter; i++) {
-		struct pslot *s = &m->slots[m->iter_list[i]];
-		if (s->cur.state != ALLOCMAP_UNSEEN) {
-			s->prev = s->cur;
-			s->cur.state = ALLOCMAP_UNSEEN;
-		}
-	}
+	uint64_t made = before ? before[pos] : 0;
+	/* The start of the iteration the count began while the matcher was
+	 * lost, found again, unless the count is nearer a whole iteration
+	 * past the plan's count at pos than at it: then the program went on
+	 * into the next iteration and has not allocated there yet. */
+	bool begun = m->by_count && (int64_t)(m->ordinal - made) <= (int64_t)(m->n_iter_ords / 2);
+	m->by_count = false;
+	if (!begun)
+		next_iteration(m, made);
+}
+
+void allocmap_place_lost(allocmap *m, bool lost)
+{
+	m->lost = lost;
+	if (!lost)
+		m->by_count = false;
 }
 
 void allocmap_position_moved(allocmap *m, uint32_t from, uint32_t to)

@@ -24,6 +24,12 @@
  * made the allocations of kernels it skipped or repeated, and which of two
  * threads allocates or launches first varies from run to run; counting on
  * is right whenever the allocations are the plan's.
+ * While the matcher has lost its place it starts no iteration, and the
+ * program may cross into its next one meanwhile: the allocation after an
+ * iteration has made all of the plan's iteration allocations is the next
+ * iteration's first (the plan counts them from one launch of its first
+ * kernel to the next), and starts its instances as a start would. When the
+ * matcher then finds the start of that iteration, its instances stay.
  * A plan allocation is mapped only when the sizes agree (a program that
  * drifted from the plan gets fewer ops, never ops on the wrong sizes).
  * Not thread-safe: the engine's lock covers it.
@@ -88,8 +94,17 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
 /* The launch at plan position pos (< the plan's n_kernels) starts an
  * iteration: this iteration's instances become the previous ones, and
  * ordinals count on from the allocations the plan made before pos (from 0
- * when the plan does not say). */
+ * when the plan does not say). Where the count began this iteration while
+ * the matcher was lost (allocmap_place_lost) and its allocations since are
+ * nearer the plan's count at pos than a whole iteration past it, the
+ * iteration is that one: its instances stay, and the count runs on, as
+ * within an iteration. */
 void allocmap_iteration_start(allocmap *m, uint32_t pos);
+
+/* Whether the matcher has lost its place (match_step.lost), told after
+ * each launch's iteration start: while it is lost, the iteration's
+ * allocations past the plan's begin the next iteration (above). */
+void allocmap_place_lost(allocmap *m, bool lost);
 
 /* The launch placed at plan position from is at position to of the same
  * iteration instead (to > from; engine.c, ring_step): ordinals count on as

@@ -495,6 +495,7 @@ static void place(engine *e, uint64_t exec_id, uint64_t shape_id, const struct e
 		lostids_count(e->lost, exec_id);
 	if (step->iteration_start)
 		iteration_start(e, step->position);
+	allocmap_place_lost(e->allocs, step->lost);
 	/* Whether the plan is this program's is judged by IDs alone: another
 	 * program may well launch the same kernel shapes. */
 	sigcheck_launch(e->sig, step->how == MATCH_MATCHED || step->how == MATCH_RESYNCED);

@@ -8,8 +8,9 @@
  * allocations resolved by ordinal, previous instances in every iteration;
  * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; a foreign
  * plan detected and then left alone; correlation fallback when lost (past
- * the iteration's end, previous instances as the next iteration's), and
- * the plan again once matched; ideal issuing nothing; iteration times;
+ * the iteration's end, previous instances as the next iteration's; lost
+ * across the program's own iteration start, the new iteration's instances),
+ * and the plan again once matched; ideal issuing nothing; iteration times;
  * the launches that tell the caller to read the stats; allocations the plan
  * keeps in host memory placed at their allocation (an earlier tenant's
  * resident blocks evicted first), left out of the residency model and
@@ -1226,6 +1227,94 @@ static void lookahead_past_iteration_end_prefetches_previous_instance(void **sta
 	plan_destroy(p);
 }
 
+/*
+ * The replay stays lost across the program's own iteration start: the
+ * activation is made after K0 and written by K1 (ITERATION), evicted by
+ * the plan at K2, and read by the next iteration's K3 (PREVIOUS), whose
+ * blocks the plan prefetches there; the older instance is freed after
+ * K3. After two iterations the matcher loses its place at unknown
+ * kernels, and the third iteration begins with one (U4) before it makes
+ * its activation. That allocation is the third iteration's: at K1, still
+ * lost, the tables predict K3, whose PREVIOUS activation is the second
+ * iteration's (evicted, so prefetched), not the first's (freed, standing
+ * for nothing). K2 then finds the place again, at the start of the
+ * iteration the allocation began: K2's eviction lands on the third
+ * iteration's activation (K1 wrote it), not on the second's, and in the
+ * fourth iteration K3's prefetch on the third's. Before a lost replay
+ * counted the allocations past the plan's into the next iteration, the
+ * third activation was no plan allocation at all: all three found
+ * nothing to move.
+ */
+static void lost_across_iteration_start_resolves_the_new_iteration(void **state)
+{
+	const uint64_t ids[6] = { K0, K1, K2, K3, K4, K5 };
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, 6, sizes, 1);
+	const uint64_t before[6] = { 0, 1, 1, 1, 1, 1 };
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
+	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, 4 * MB);
+	add_op(p, 3, PLAN_OP_PREFETCH, PLAN_POS_NONE, 3, older, 0, 4 * MB);
+	const struct corr_block k1[2] = { { newer, 0 }, { newer, 1 } };
+	const struct corr_block k3[2] = { { older, 0 }, { older, 1 } };
+	const struct corr_kernel_blocks kb[6] = { { NULL, 0 }, { k1, 2 }, { NULL, 0 }, { k3, 2 } };
+	struct corr_config cc;
+	corr_config_default(&cc);
+	p->corr = corr_build(&cc, ids, 6, kb, NULL, 0);
+	assert_non_null(p->corr);
+	finish_plan(p);
+
+	/* The second and the third iteration's activations. */
+	const struct engine_range second = { BASE + 8 * MB, 4 * MB }, third = { BASE + 16 * MB, 4 * MB };
+	struct rig r;
+	const struct oplog_entry *e[8];
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	for (uint64_t i = 0; i < 2; i++) {
+		uint64_t id = 10 + i;
+		launch(&r, K0, NULL, 0);
+		engine_on_alloc(r.e, id, BASE + 8 * MB * i, 4 * MB);
+		launch(&r, K1, (const uint64_t[]){ id }, 1);
+		launch(&r, K2, NULL, 0);
+		launch(&r, K3, (const uint64_t[]){ id - 1 }, i > 0);
+		if (i > 0)
+			engine_on_free(r.e, id - 1);
+		launch(&r, K4, NULL, 0);
+		launch(&r, K5, NULL, 0);
+	}
+	for (uint64_t i = 0; i < MATCH_LOST_AFTER + 1; i++)
+		launch(&r, U + i, NULL, 0);
+	batches(&r, e, 8);
+	engine_on_alloc(r.e, 12, third.address, third.bytes);
+	launch(&r, K1, (const uint64_t[]){ 12 }, 1);
+	assert_int_equal(batches(&r, e, 8), 1);
+	expect_batch(e[0], ENGINE_OP_PREFETCH, 0, &second, 1);
+
+	launch(&r, K2, NULL, 0);
+	assert_int_equal(batches(&r, e, 8), 1);
+	expect_batch(e[0], ENGINE_OP_EVICT, e[0]->mark, &third, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 1);
+	assert_int_equal(st.iterations, 2);
+	launch(&r, K3, (const uint64_t[]){ 11 }, 1);
+	engine_on_free(r.e, 11);
+	launch(&r, K4, NULL, 0);
+	launch(&r, K5, NULL, 0);
+
+	launch(&r, K0, NULL, 0);
+	engine_on_alloc(r.e, 13, BASE, 4 * MB);
+	launch(&r, K1, (const uint64_t[]){ 13 }, 1);
+	launch(&r, K2, NULL, 0);
+	batches(&r, e, 8);
+	launch(&r, K3, (const uint64_t[]){ 12 }, 1);
+	assert_int_equal(batches(&r, e, 8), 1);
+	expect_batch(e[0], ENGINE_OP_PREFETCH, e[0]->mark, &third, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* ideal: nothing issued, no markers, but launches and iterations counted,
  * with their times. */
 static void ideal_counts_only(void **state)
@@ -1935,6 +2024,7 @@ int main(void)
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(lookahead_past_iteration_end_prefetches_previous_instance),
+		cmocka_unit_test(lost_across_iteration_start_resolves_the_new_iteration),
 		cmocka_unit_test(ideal_counts_only),
 		cmocka_unit_test(iteration_times_capped),
 		cmocka_unit_test(faults_charged_to_plan_allocations),

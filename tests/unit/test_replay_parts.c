@@ -2,7 +2,8 @@
  * Unit tests for the replay engine's small modules: the allocation map
  * (churn against a reference; persistent and iteration resolution with the
  * previous iteration standing in; sizes that disagree; previous instances
- * as of the next iteration), an idle engine's
+ * as of the next iteration; iterations begun by the count while the
+ * matcher is lost), an idle engine's
  * footprint (against a bitmap), the block table,
  * the residency model's victim order, batch coalescing and kind order, the
  * marker indexes, the cutting of ranges into driver calls, the GPU's
@@ -290,6 +291,98 @@ static void allocmap_start_counts_from_the_plan(void **state)
 	allocmap_iteration_start(m, 0);
 	allocmap_position_moved(m, 0, 1);
 	assert_int_equal(allocmap_add(m, 7, 0x7000, 20)->iter_ordinal, 2);
+	allocmap_destroy(m);
+	plan_destroy(p);
+}
+
+/* The state, address and live id of plan allocation index now. */
+static void expect_resolved(allocmap *m, uint32_t index, enum allocmap_state state, uint64_t id)
+{
+	struct allocmap_where w;
+	allocmap_resolve(m, index, &w);
+	assert_int_equal(w.state, state);
+	if (state == ALLOCMAP_LIVE)
+		assert_int_equal(w.rec->id, id);
+}
+
+/* Plan of 3 kernels: iteration ordinal 1 (10 B) before kernel 1, also as
+ * the previous iteration's instance (PREVIOUS), and 2 (20 B) before kernel
+ * 2. While the matcher is lost, the allocation after the plan's two is the
+ * next iteration's first; a start found again for that iteration keeps its
+ * instances, one for the iteration after it (the count went a whole
+ * iteration past the plan's at the start) does not, nor one after the
+ * place was found again without a start. */
+static void allocmap_lost_count_starts_the_next_iteration(void **state)
+{
+	struct plan *p = plan_create();
+	uint64_t sizes[2] = { 10, 20 }, before[3] = { 0, 1, 2 };
+	p->signature.n_kernels = 3;
+	p->signature.n_alloc_sizes = 2;
+	p->signature.alloc_sizes = malloc(sizeof sizes);
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	p->n_allocs = 3;
+	p->allocs = malloc(3 * sizeof *p->allocs);
+	p->allocs[0] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 1, 10 };
+	p->allocs[1] = (struct plan_alloc){ PLAN_ALLOC_PREVIOUS, 1, 10 };
+	p->allocs[2] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 2, 20 };
+	allocmap *m = allocmap_create(p);
+	struct allocmap_where w;
+
+	allocmap_iteration_start(m, 0);
+	allocmap_add(m, 1, 0x1000, 10);
+	allocmap_add(m, 2, 0x2000, 20);
+	/* Lost: the third allocation begins the next iteration. */
+	allocmap_place_lost(m, true);
+	assert_int_equal(allocmap_add(m, 3, 0x3000, 10)->iter_ordinal, 1);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 3);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 1);
+	expect_resolved(m, 2, ALLOCMAP_LIVE, 2); /* the previous stands in */
+	allocmap_resolve_next(m, 1, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 3);
+	/* Its start found again at kernel 1: the instances stay, the count
+	 * runs on. */
+	allocmap_iteration_start(m, 1);
+	allocmap_place_lost(m, false);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 3);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 1);
+	assert_int_equal(allocmap_add(m, 4, 0x4000, 20)->iter_ordinal, 2);
+	expect_resolved(m, 2, ALLOCMAP_LIVE, 4);
+
+	/* Lost again through a whole iteration, found at the next one's
+	 * start before it allocates: that start is a new iteration. */
+	allocmap_place_lost(m, true);
+	allocmap_add(m, 5, 0x5000, 10);
+	allocmap_add(m, 6, 0x6000, 20);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 3);
+	expect_resolved(m, 2, ALLOCMAP_LIVE, 6);
+	allocmap_iteration_start(m, 0);
+	allocmap_place_lost(m, false);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 5);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 5);
+	assert_int_equal(allocmap_add(m, 7, 0x7000, 10)->iter_ordinal, 1);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 7);
+
+	/* Lost, the count begins an iteration, and the place is found again
+	 * with no start: the next start is the matcher's own. */
+	allocmap_place_lost(m, true);
+	allocmap_add(m, 8, 0x8000, 20);
+	allocmap_add(m, 9, 0x9000, 10);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 7);
+	allocmap_place_lost(m, false);
+	allocmap_iteration_start(m, 1);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 9);
+	assert_int_equal(allocmap_add(m, 10, 0xa000, 20)->iter_ordinal, 2);
+
+	/* On track the count runs past the plan's; a loss noticed after that
+	 * counts those allocations as the next iteration's (unmapped). */
+	assert_int_equal(allocmap_add(m, 11, 0xb000, 10)->iter_ordinal, 3);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 9);
+	allocmap_place_lost(m, true);
+	assert_int_equal(allocmap_add(m, 12, 0xc000, 20)->iter_ordinal, 2);
+	expect_resolved(m, 2, ALLOCMAP_LIVE, 12);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 9);
 	allocmap_destroy(m);
 	plan_destroy(p);
 }
@@ -593,6 +686,7 @@ int main(void)
 		cmocka_unit_test(allocmap_resolution),
 		cmocka_unit_test(allocmap_previous_as_of_next_iteration),
 		cmocka_unit_test(allocmap_start_counts_from_the_plan),
+		cmocka_unit_test(allocmap_lost_count_starts_the_next_iteration),
 		cmocka_unit_test(footprint_against_a_bitmap),
 		cmocka_unit_test(blocktab_lookups),
 		cmocka_unit_test(residency_victims),
