@@ -364,8 +364,14 @@ struct seq_row {
 	int64_t seq;
 	uint64_t corr;
 	struct trace_kernel k;
-	bool other_context; /* its stream is in another context than the arena's */
 };
+
+/* The kernel and its two keys, nothing else: a million rows are read and
+ * sorted at once, so 8 bytes more a row (a flag, with its padding) are
+ * 8 MiB more of umplan's peak (bench/plan_1m.sh). What is known of a row
+ * beyond its kernel is kept apart (kernel_rows). */
+_Static_assert(sizeof(struct seq_row) == 2 * sizeof(uint64_t) + sizeof(struct trace_kernel),
+	       "a kernel's row holds its kernel, seq and correlation ID alone");
 
 static int cmp_seq_row(const void *a, const void *b)
 {
@@ -389,11 +395,22 @@ static size_t string_index(const struct trace *t, uint32_t id)
 
 /* What kernel_row needs: the trace, whose strings are loaded, and a cache
  * of each string's hash state (by index; 0: not yet computed): kernel
- * names are long and few. */
+ * names are long and few. And what it learns that the rows do not hold. */
 struct kernel_rows {
 	struct trace *t;
 	uint64_t *name_states;
 	bool graphs_apart; /* the trace has graph_kernel */
+	/* The first kernel in launch order (the least seq) launched at or
+	 * after the device's reset, if one was (reset_seen): it and every
+	 * kernel after it are left out. */
+	bool reset_seen;
+	int64_t reset_seq;
+	/* The seq of each kernel of another context than the arena's, left
+	 * out of the rows (8 bytes each, where a row takes 64; none in a
+	 * one-GPU trace): whether one counts as another context's or as after
+	 * the reset is known once every row is read. */
+	struct grow other_seqs;
+	bool out_of_memory; /* other_seqs could not grow */
 };
 
 /* The shape ID of the launch in the row at st (columns 7-13: grid, block,
@@ -435,6 +452,13 @@ static bool after_reset(const struct trace *t, int64_t ns)
 	return t->device_reset_ns != TRACE_NS_NONE && ns >= t->device_reset_ns;
 }
 
+/* Whether the kernel at seq was launched before the first launch at or
+ * after the device's reset (every kernel was when none came after it). */
+static bool before_reset_launch(const struct kernel_rows *kr, int64_t seq)
+{
+	return !kr->reset_seen || seq < kr->reset_seq;
+}
+
 /* Kernels without seq are counted, not kept: in a trace without
  * graph_kernel they are the kernels graphs ran (one per graph launch);
  * with it, kernels no launch callback showed (graph_kernel holds the
@@ -451,15 +475,26 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 			kr->t->graph_kernels++;
 		return false;
 	}
+	r->seq = sqlite3_column_int64(st, 1);
+	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
+	if (after_reset(kr->t, r->k.launch_ns) && before_reset_launch(kr, r->seq)) {
+		kr->reset_seen = true;
+		kr->reset_seq = r->seq;
+	}
 	/* Column 14, the stream's context, is there when the arena's is known
 	 * (NULL: a stream without a row, or a kernel without a stream). */
-	r->other_context = kr->t->arena_context_id >= 0 && sqlite3_column_type(st, 14) != SQLITE_NULL &&
-			   sqlite3_column_int64(st, 14) != kr->t->arena_context_id;
+	if (kr->t->arena_context_id >= 0 && sqlite3_column_type(st, 14) != SQLITE_NULL &&
+	    sqlite3_column_int64(st, 14) != kr->t->arena_context_id) {
+		int64_t *seq = grow_push(&kr->other_seqs);
+		if (seq)
+			*seq = r->seq;
+		else
+			kr->out_of_memory = true;
+		return false;
+	}
 	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
-	r->seq = sqlite3_column_int64(st, 1);
 	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
 	r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
-	r->k.launch_ns = col_ns(st, 4, TRACE_NS_NONE);
 	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
 	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
 	r->k.shape_id = shape_of(kr, st, r->k.name);
@@ -470,10 +505,11 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 {
 	struct trace *t = l->t;
 	struct kernel_rows kr = { t, calloc(t->n_strings ? t->n_strings : 1, sizeof *kr.name_states),
-				  trace_schema_has_table(l->db, "graph_kernel") };
+				  trace_schema_has_table(l->db, "graph_kernel"), false, 0,
+				  { .elem = sizeof(int64_t) }, false };
 	if (!kr.name_states)
 		return oom(l);
-	void *data;
+	void *data = NULL;
 	size_t n;
 	/* Rowid (correlation id) order is a plain table scan, much faster than
 	 * walking the seq index; sorting a million rows in memory is cheap.
@@ -486,30 +522,36 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 				    "\"stream.context_id\" FROM kernel LEFT JOIN stream s ON s.id = kernel.stream_id";
 	int rc = load_rows(l, "kernel", sql, sizeof(struct seq_row), kernel_row, &kr, &data, &n);
 	free(kr.name_states);
-	if (rc)
-		return -1;
-	struct seq_row *rows = data;
-	if (count_graph_kernels(l) != 0) {
-		free(rows);
+	if (!rc && kr.out_of_memory)
+		rc = oom(l);
+	if (!rc)
+		rc = count_graph_kernels(l);
+	if (rc) {
+		free(data);
+		free(kr.other_seqs.data);
 		return -1;
 	}
-	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
-	/* From the first launch after the device's reset on, the kernels are
-	 * counted, not kept (one without a launch time among them too). */
-	size_t kept = 0;
-	while (kept < n && !after_reset(t, rows[kept].k.launch_ns))
-		kept++;
-	t->after_reset_kernels = n - kept;
-	/* Then another context's kernels (another GPU's, or a context of the
-	 * program's own) are counted, not kept: they ran in memory the arena
-	 * does not serve. After a reset the device's context is a new one,
-	 * whose kernels were counted above. */
-	n = 0;
-	for (size_t i = 0; i < kept; i++)
-		if (rows[i].other_context)
+	/* From the first launch after the device's reset on (in launch order),
+	 * the kernels are counted, not kept (one without a launch time among
+	 * them too). Before it another context's kernels (another GPU's, or a
+	 * context of the program's own) are counted, not kept: they ran in
+	 * memory the arena does not serve. After a reset the device's context
+	 * is a new one, whose kernels count as after the reset. */
+	const int64_t *other_seqs = kr.other_seqs.data;
+	for (size_t i = 0; i < kr.other_seqs.n; i++)
+		if (before_reset_launch(&kr, other_seqs[i]))
 			t->other_context_kernels++;
 		else
-			rows[n++] = rows[i];
+			t->after_reset_kernels++;
+	free(kr.other_seqs.data);
+	struct seq_row *rows = data;
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (before_reset_launch(&kr, rows[i].seq))
+			rows[kept++] = rows[i];
+	t->after_reset_kernels += n - kept;
+	n = kept;
+	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
 	if (!t->kernels || !*by_corr) {

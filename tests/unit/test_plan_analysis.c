@@ -378,6 +378,15 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	assert_int_equal(t->other_context_kernels, 0);
 	assert_int_equal(t->n_kernels, 12);
 	trace_free(t);
+	/* Launch order decides, not each launch's clock (two threads' clocks
+	 * may disagree): a kernel launched after the first launch past the
+	 * reset counts as after it, though its clock says before. */
+	edit_trace(path, "UPDATE kernel SET launch_ns = 1000 WHERE seq = 13");
+	t = load_or_fail(path);
+	assert_int_equal(t->after_reset_kernels, 4);
+	assert_int_equal(t->other_context_kernels, 0);
+	assert_int_equal(t->n_kernels, 12);
+	trace_free(t);
 
 	/* A stream's context that is no integer: refused, naming the column,
 	 * where it is read; a trace that names no arena context never reads
