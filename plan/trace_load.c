@@ -271,8 +271,21 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool alloc_row(void *unused, sqlite3_stmt *st, void *slot)
+/* An allocation's fields alone: a trace may hold close to a million, so 8
+ * bytes more (a flag, with its padding) are 6 MiB more of umplan's peak
+ * over bench/plan_1m.sh's trace. What else is known of one is kept apart
+ * (alloc_rows). */
+_Static_assert(sizeof(struct trace_alloc) == 6 * sizeof(uint64_t), "an allocation's row has no padding");
+
+/* What alloc_row learns that the rows do not hold. */
+struct alloc_rows {
+	struct grow managed_ids; /* trace.managed_alloc_ids */
+	bool out_of_memory;      /* managed_ids could not grow */
+};
+
+static bool alloc_row(void *ctx, sqlite3_stmt *st, void *slot)
 {
+	struct alloc_rows *ar = ctx;
 	struct trace_alloc *a = slot;
 	a->id = (uint64_t)sqlite3_column_int64(st, 0);
 	a->address = (uint64_t)sqlite3_column_int64(st, 1);
@@ -280,9 +293,15 @@ static bool alloc_row(void *unused, sqlite3_stmt *st, void *slot)
 	a->reserved = (uint64_t)sqlite3_column_int64(st, 3);
 	a->alloc_ns = sqlite3_column_int64(st, 4);
 	a->free_ns = col_ns(st, 5, TRACE_NS_NEVER);
-	a->host_writes = sqlite3_column_int(st, 6) != 0;
 	if (a->free_ns < a->alloc_ns)
 		a->free_ns = a->alloc_ns;
+	if (sqlite3_column_int(st, 6)) {
+		uint64_t *id = grow_push(&ar->managed_ids);
+		if (id)
+			*id = a->id;
+		else
+			ar->out_of_memory = true;
+	}
 	return true;
 }
 
@@ -313,11 +332,17 @@ static int check_alloc(struct loader *l, const struct trace_alloc *a)
 static int load_allocs(struct loader *l)
 {
 	void *rows;
-	if (load_rows(l, "alloc", "SELECT id, address, size, reserved, alloc_ns, free_ns, api = '" TRACE_API_MANAGED
-		      "' FROM alloc ORDER BY id",
-		      sizeof(struct trace_alloc), alloc_row, NULL, &rows, &l->t->n_allocs))
+	struct alloc_rows ar = { { .elem = sizeof(uint64_t) }, false };
+	int rc = load_rows(l, "alloc", "SELECT id, address, size, reserved, alloc_ns, free_ns, api = '" TRACE_API_MANAGED
+			   "' FROM alloc ORDER BY id",
+			   sizeof(struct trace_alloc), alloc_row, &ar, &rows, &l->t->n_allocs);
+	l->t->managed_alloc_ids = ar.managed_ids.data;
+	l->t->n_managed_allocs = ar.managed_ids.n;
+	if (rc)
 		return -1;
 	l->t->allocs = rows;
+	if (ar.out_of_memory)
+		return oom(l);
 	uint64_t total = 0;
 	for (size_t i = 0; i < l->t->n_allocs; i++) {
 		if (check_alloc(l, &l->t->allocs[i]))
@@ -329,7 +354,6 @@ static int load_allocs(struct loader *l)
 				  l->t->path, (long long)l->t->allocs[i].id);
 			return -1;
 		}
-		l->t->n_managed_allocs += l->t->allocs[i].host_writes;
 		total += l->t->allocs[i].reserved; /* each below 2^63: no wrap before the check */
 		if (total > TRACE_MAX_ALLOC_BYTES) {
 			um_errmsg(l->err, l->errlen,
@@ -877,6 +901,7 @@ void trace_free(struct trace *t)
 	free(t->arg_first);
 	free(t->arg_alloc);
 	free(t->allocs);
+	free(t->managed_alloc_ids);
 	free(t->fault_migrations);
 	free(t->faults);
 	free(t->write_pos);
@@ -896,6 +921,12 @@ const char *trace_string(const struct trace *t, uint32_t id)
 {
 	size_t i = string_index(t, id);
 	return i < t->n_strings ? t->strings[i] : "?";
+}
+
+bool trace_host_writes(const struct trace *t, const struct trace_alloc *a)
+{
+	size_t i = lower_bound_u64(t->managed_alloc_ids, t->n_managed_allocs, sizeof(uint64_t), 0, a->id);
+	return i < t->n_managed_allocs && t->managed_alloc_ids[i] == a->id;
 }
 
 size_t trace_position_at(const struct trace *t, int64_t ns)

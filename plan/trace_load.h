@@ -38,9 +38,6 @@ struct trace_alloc {
 	uint64_t address, size, reserved;
 	int64_t alloc_ns;
 	int64_t free_ns;    /* TRACE_NS_NEVER if never freed */
-	bool host_writes;   /* the program's own managed memory
-			       (TRACE_API_MANAGED): the host may have
-			       written it at any time */
 };
 
 /* One UM migration of the direction and cause the planner uses. */
@@ -69,8 +66,14 @@ struct trace {
 
 	/* Allocations in ordinal (alloc.id) order. */
 	size_t n_allocs;
-	size_t n_managed_allocs; /* of them with host_writes */
 	struct trace_alloc *allocs;
+	/* The ordinals of the program's own managed allocations
+	 * (TRACE_API_MANAGED), ascending: the host may have written them at
+	 * any time (trace_host_writes). Few or none, so kept apart from
+	 * allocs, where a flag would cost every allocation 8 bytes with its
+	 * padding. */
+	size_t n_managed_allocs;
+	uint64_t *managed_alloc_ids;
 
 	/* On-demand (cause 'fault') host-to-device migrations and sampled GPU
 	 * faults (bytes 0), each sorted by start_ns. */
@@ -148,6 +151,10 @@ void trace_free(struct trace *t);
 
 /* The string with id, or "?" for an unknown id. Never NULL. */
 const char *trace_string(const struct trace *t, uint32_t id);
+
+/* Whether a, one of t's allocations, is the program's own managed memory
+ * (managed_alloc_ids), which the host may have written at any time. */
+bool trace_host_writes(const struct trace *t, const struct trace_alloc *a);
 
 /* The first kernel position whose launch_ns >= ns (n_kernels if none): the
  * position of an event that happened at CPU time ns. */

@@ -384,7 +384,7 @@ static void find_early_writes(const struct trace *t, const struct tensor_set *ts
 			? t->kernels[k].start_ns : INT64_MAX;
 		/* A copy issued between the allocation's launch gap and the
 		 * first use may have filled it. */
-		tv->written_before_use = t->allocs[tx->trace_alloc].host_writes ||
+		tv->written_before_use = trace_host_writes(t, &t->allocs[tx->trace_alloc]) ||
 			trace_write_between(t, a, k, t->allocs[tx->trace_alloc].alloc_ns, until);
 	}
 }

@@ -105,7 +105,7 @@ static int feed(engine *e, oplog *log, const struct trace *t, const struct dryru
 		oplog_set_time(log, (uint64_t)(ev[i].ns - ev[0].ns));
 		if (ev[i].kind == DRYRUN_ALLOC) {
 			const struct trace_alloc *a = &t->allocs[ev[i].index];
-			if (a->host_writes)
+			if (trace_host_writes(t, a))
 				engine_on_managed_alloc(e, a->id, a->address, a->size);
 			else
 				engine_on_alloc(e, a->id, a->address, a->size);

@@ -401,6 +401,22 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	trace_free(t);
 }
 
+/* The program's own managed allocations (alloc.api TRACE_API_MANAGED) are
+ * known by their ordinals, and no other is taken for one. */
+static void managed_allocations_known_by_ordinal(void **state)
+{
+	char path[512];
+	test_path(path, sizeof path, "managed.db");
+	write_hand_trace(path, &(struct hand_opts){ 0 });
+	edit_trace(path, "UPDATE alloc SET api = '" TRACE_API_MANAGED "' WHERE id IN (1, 4)");
+	struct trace *t = load_or_fail(path);
+	assert_int_equal(t->n_allocs, 5);
+	assert_int_equal(t->n_managed_allocs, 2);
+	for (size_t i = 0; i < t->n_allocs; i++)
+		assert_int_equal(trace_host_writes(t, &t->allocs[i]), t->allocs[i].id == 1 || t->allocs[i].id == 4);
+	trace_free(t);
+}
+
 static void tensors_have_origins_and_lifetimes(void **state)
 {
 	struct hand_opts o = { 0 };
@@ -720,6 +736,7 @@ int main(void)
 		cmocka_unit_test(graph_kernels_counted_not_planned),
 		cmocka_unit_test(kernels_after_a_device_reset_counted_not_planned),
 		cmocka_unit_test(kernels_of_another_context_counted_not_planned),
+		cmocka_unit_test(managed_allocations_known_by_ordinal),
 		cmocka_unit_test(framework_cache_from_the_meta),
 		cmocka_unit_test(tensors_have_origins_and_lifetimes),
 		cmocka_unit_test(empty_allocations_take_no_room),

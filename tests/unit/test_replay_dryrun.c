@@ -147,7 +147,7 @@ static void train_sim(void **state)
 	plan_against_ondemand("h100_train_sim.db", true);
 }
 
-/* The program's own managed memory (trace_alloc.host_writes) is fed as
+/* The program's own managed memory (trace.managed_alloc_ids) is fed as
  * such: the MLP's plan at half its peak discard-prefetches fresh
  * activations, and none when the host may have written them. */
 static void managed_memory_fed_as_written(void **state)
@@ -158,8 +158,12 @@ static void managed_memory_fed_as_written(void **state)
 	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
 	struct dryrun_result device, managed;
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &device);
-	for (size_t i = 0; i < pl->trace->n_allocs; i++)
-		pl->trace->allocs[i].host_writes = true;
+	struct trace *t = pl->trace;
+	t->managed_alloc_ids = realloc(t->managed_alloc_ids, t->n_allocs * sizeof *t->managed_alloc_ids);
+	assert_non_null(t->managed_alloc_ids);
+	for (size_t i = 0; i < t->n_allocs; i++)
+		t->managed_alloc_ids[i] = t->allocs[i].id;
+	t->n_managed_allocs = t->n_allocs;
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &managed);
 	assert_true(device.stats.ops[ENGINE_OP_DISCARD_PREFETCH] > 0);
 	assert_int_equal(managed.stats.ops[ENGINE_OP_DISCARD_PREFETCH], 0);
