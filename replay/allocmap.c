@@ -304,6 +304,12 @@ void allocmap_iteration_start(allocmap *m, uint32_t pos)
 		next_iteration(m, made);
 }
 
+bool allocmap_began_while_lost(const allocmap *m, uint64_t *made)
+{
+	*made = m->by_count ? m->ordinal : 0;
+	return m->by_count;
+}
+
 void allocmap_place_lost(allocmap *m, bool lost)
 {
 	m->lost = lost;

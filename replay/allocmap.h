@@ -101,6 +101,13 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
  * within an iteration. */
 void allocmap_iteration_start(allocmap *m, uint32_t pos);
 
+/* Whether the count began the iteration it is in while the matcher was
+ * lost (above), with no launch placed since: the program's allocations say
+ * it went on into its next iteration. *made: the allocations counted in it
+ * so far, those the count took past the plan's before the loss was noticed
+ * included. Asked before the launch's allocmap_place_lost. */
+bool allocmap_began_while_lost(const allocmap *m, uint64_t *made);
+
 /* Whether the matcher has lost its place (match_step.lost), told after
  * each launch's iteration start: while it is lost, the iteration's
  * allocations past the plan's begin the next iteration (above). */

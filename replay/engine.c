@@ -403,11 +403,13 @@ void engine_stop(engine *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static void iteration_start(engine *e, uint32_t position)
+/* early: the allocations the program made in the new iteration before
+ * this launch, which starts it late (place); 0 at the matcher's starts. */
+static void iteration_start(engine *e, uint32_t position, uint64_t early)
 {
 	uint64_t now = now_ns(e);
 	allocmap_iteration_start(e->allocs, position);
-	sigcheck_iteration_start(e->sig);
+	sigcheck_iteration_start(e->sig, early);
 	if (e->timing) {
 		uint64_t *p = e->n_iter < ENGINE_ITERATION_TIMES
 				      ? room_for_one(e->iter_ns, e->n_iter, &e->cap_iter, sizeof *p, 64)
@@ -493,8 +495,16 @@ static void place(engine *e, uint64_t exec_id, uint64_t shape_id, const struct e
 		e->st.lost++;
 	if (step->how == MATCH_LOST)
 		lostids_count(e->lost, exec_id);
-	if (step->iteration_start)
-		iteration_start(e, step->position);
+	/* A place found again half an iteration back, too far into the
+	 * iteration to start one (match.h), starts one when the allocation
+	 * count began it while the matcher was lost: the program wrapped
+	 * unseen. It is counted (time, foreign check, lost kernels, the
+	 * map's instances as at any start), but step->iteration_start stays
+	 * false: the ops of the positions before it, which the program ran
+	 * unplaced, are stale now, as a long forward resync's would be. */
+	uint64_t early = 0;
+	if (step->iteration_start || (step->found_back && allocmap_began_while_lost(e->allocs, &early)))
+		iteration_start(e, step->position, early);
 	allocmap_place_lost(e->allocs, step->lost);
 	/* Whether the plan is this program's is judged by IDs alone: another
 	 * program may well launch the same kernel shapes. */
@@ -628,7 +638,7 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	}
 	if (e->idle)
 		wake(e, NULL);
-	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false, false };
+	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false, false, false };
 	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
 	e->seq = ++e->st.launches;
 	if (e->match)

@@ -182,7 +182,8 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 {
 	uint32_t p = 0;
 	bool supported = true; /* by the history or the track */
-	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false, false };
+	bool was_lost = !m->have_place;
+	*out = (struct match_step){ MATCH_LOST, PLAN_POS_NONE, 0, false, false, false, false };
 	if (exec_id && m->have_place && m->ids[m->next] == exec_id) {
 		out->how = MATCH_MATCHED;
 		p = m->next;
@@ -215,7 +216,9 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 	}
 	out->position = p;
 	uint64_t entry = m->entry == PLAN_POS_NONE ? 0 : m->entry;
-	out->iteration_start = m->have_last ? p + m->n / 2 <= m->last && p <= entry + MATCH_NEAR : p == 0;
+	bool wrapped = m->have_last && p + m->n / 2 <= m->last;
+	out->iteration_start = m->have_last ? wrapped && p <= entry + MATCH_NEAR : p == 0;
+	out->found_back = wrapped && !out->iteration_start && was_lost;
 	m->entry_before = m->entry;
 	if (supported && p < m->entry)
 		m->entry = p;

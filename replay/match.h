@@ -54,7 +54,10 @@
  * with the plan's first ID could make), 0 once the program runs the plan's
  * first kernel in an iteration. A program whose iterations lack the plan's
  * first kernels enters where it is first placed, and its iterations start
- * there; one that lacks half of the plan or more never starts one.
+ * there; one that lacks half of the plan or more never starts one. A place
+ * found again that would start one but for the entry is found_back: the
+ * matcher cannot tell a program that went on into its next iteration while
+ * lost from a wrong placement before the loss, its allocations can.
  * Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_MATCH_H
@@ -77,6 +80,12 @@ struct match_step {
 				 within the iteration, nearer ahead than
 				 back (0 otherwise) */
 	bool iteration_start; /* this launch begins a pass over the plan */
+	bool found_back;      /* no iteration start, but the place, lost
+				 before this launch, was found again at
+				 least half an iteration before the last
+				 position placed: the program may have
+				 begun its next iteration while lost
+				 (engine.c asks its allocations) */
 	bool lost;            /* the matcher has lost its place (after this launch) */
 	bool moved;           /* set by the engine, never the matcher: the place
 				 was moved to another step of a ring of buffers

@@ -91,8 +91,10 @@ void sigcheck_alloc(sigcheck *s, uint64_t size)
 {
 	if (!s->in_iteration || s->overflow)
 		return;
-	/* So many that even all of the signature would be too small a share. */
-	if ((uint64_t)(s->n_got + 1) * SIGCHECK_ALLOC_AGREE_PCT > 100 * (uint64_t)s->sig->n_alloc_sizes) {
+	/* So many that even all of the signature would be too small a share,
+	 * with as many again kept for the iteration after, whose first ones a
+	 * start found late takes from this one (sigcheck_iteration_start). */
+	if ((uint64_t)(s->n_got + 1) * SIGCHECK_ALLOC_AGREE_PCT > 2 * 100 * (uint64_t)s->sig->n_alloc_sizes) {
 		s->overflow = true;
 		return;
 	}
@@ -126,11 +128,19 @@ static bool iteration_agrees(sigcheck *s)
 	return 100 * (uint64_t)shared >= SIGCHECK_ALLOC_AGREE_PCT * (uint64_t)larger;
 }
 
-void sigcheck_iteration_start(sigcheck *s)
+void sigcheck_iteration_start(sigcheck *s, uint64_t early)
 {
 	if (s->alloc_ok)
 		return;
+	/* The early allocations move to the new iteration. Where the window
+	 * did not keep them (none was open, or it overflowed), the new one's
+	 * first are unknown: it is not judged, and the next start opens the
+	 * next. */
+	bool kept = s->in_iteration && !s->overflow;
+	size_t moved = !kept ? 0 : early < s->n_got ? (size_t)early : s->n_got;
+	bool unknown = early && !kept;
 	if (s->in_iteration) {
+		s->n_got -= moved;
 		if (iteration_agrees(s)) {
 			s->alloc_ok = true;
 			s->in_iteration = false;
@@ -139,9 +149,11 @@ void sigcheck_iteration_start(sigcheck *s)
 		if (++s->tries >= SIGCHECK_ALLOC_TRIES)
 			s->foreign = true;
 	}
-	s->in_iteration = !s->foreign;
+	s->in_iteration = !s->foreign && !unknown;
 	s->overflow = false;
-	s->n_got = 0;
+	if (moved)
+		memmove(s->got, s->got + s->n_got, moved * sizeof *s->got);
+	s->n_got = moved;
 }
 
 bool sigcheck_foreign(const sigcheck *s)

@@ -52,8 +52,11 @@ void sigcheck_launch(sigcheck *s, bool placed);
 /* The program allocated size bytes. */
 void sigcheck_alloc(sigcheck *s, uint64_t size);
 
-/* An iteration started (the previous one, if any, is complete). */
-void sigcheck_iteration_start(sigcheck *s);
+/* An iteration started (the previous one, if any, is complete). The last
+ * `early` allocations were the new iteration's already (a start found
+ * after the program began the iteration, engine.c): they are judged with
+ * it, not with the one before. */
+void sigcheck_iteration_start(sigcheck *s, uint64_t early);
 
 /* True once the plan has been judged foreign. */
 bool sigcheck_foreign(const sigcheck *s);

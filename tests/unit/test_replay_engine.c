@@ -9,7 +9,9 @@
  * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; a foreign
  * plan detected and then left alone; correlation fallback when lost (past
  * the iteration's end, previous instances as the next iteration's; lost
- * across the program's own iteration start, the new iteration's instances),
+ * across the program's own iteration start, the new iteration's instances,
+ * and the iteration counted where found again in its middle, without the
+ * ops before),
  * and the plan again once matched; ideal issuing nothing; iteration times;
  * the launches that tell the caller to read the stats; allocations the plan
  * keeps in host memory placed at their allocation (an earlier tenant's
@@ -1315,6 +1317,74 @@ static void lost_across_iteration_start_resolves_the_new_iteration(void **state)
 	plan_destroy(p);
 }
 
+/*
+ * Lost across the program's iteration start and found again in the middle
+ * of the next iteration, farther than MATCH_NEAR past the entry: kernels
+ * the plan does not know run from the second iteration's last one to the
+ * third's 10th, and the 11th, known, has no support. The third iteration's
+ * activation (made after kernel 5, used by 6, freed after 30) is made
+ * while the matcher is lost, so the count began the iteration, and the
+ * place found again at 12, half an iteration behind the last one placed
+ * (30), starts it: counted, its time from that launch. Not the ops of the
+ * positions before it, which the program ran unplaced: W's eviction at 3
+ * would take a tensor that kernel 20 has used since. The eviction at 12
+ * lands on the third iteration's activation. Before, no iteration started
+ * from the loss to the next one on track (2 counted, not 3), and the one
+ * that held the loss took the time of two (2000, not 1400 and 600).
+ */
+static void lost_across_iteration_start_found_mid_iteration_counts_it(void **state)
+{
+	enum { N = 32, FOUND = 12 };
+	uint64_t ids[N], before[N];
+	for (int i = 0; i < N; i++) {
+		ids[i] = 0x1000 + (uint64_t)i;
+		before[i] = i > 5;
+	}
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, N, sizes, 1);
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	uint32_t w = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t act = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
+	add_op(p, 3, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, w, 0, 2 * MB);
+	add_op(p, FOUND, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, act, 0, 4 * MB);
+	finish_plan(p);
+
+	struct rig r;
+	const struct oplog_entry *e[4];
+	struct engine_stats st;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	for (int k = 0; k < 4 * N; k++) {
+		int it = k / N, i = k % N;
+		uint64_t act_id = 10 + (uint64_t)it, use = i == 6 ? act_id : i == 20 ? 1 : 0;
+		bool known = k < 2 * N - 1 || k > 2 * N + FOUND - 2;
+		if (i == 0 || k == 2 * N + FOUND)
+			oplog_set_time(r.log, 1000 * (uint64_t)(it + 1) + (i ? 400 : 0));
+		batches(&r, e, 4);
+		launch(&r, known ? ids[i] : U + (uint64_t)k, &use, use != 0);
+		if (k == 2 * N + FOUND) {
+			assert_int_equal(batches(&r, e, 4), 1);
+			expect_batch(e[0], ENGINE_OP_EVICT, e[0]->mark,
+				     (const struct engine_range[]){ { BASE + 8 * MB, 4 * MB } }, 1);
+			engine_get_stats(r.e, &st);
+			assert_int_equal(st.iterations, 2);
+		}
+		if (i == 5)
+			engine_on_alloc(r.e, act_id, BASE + 8 * MB * (uint64_t)(1 + it % 2), 4 * MB);
+		if (i == 30)
+			engine_on_free(r.e, act_id);
+	}
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.lost, FOUND + 1);
+	assert_int_equal(st.iterations, 3);
+	uint64_t t[4];
+	assert_int_equal(engine_iteration_times(r.e, t, 4), 3);
+	assert_true(t[0] == 1000 && t[1] == 1400 && t[2] == 600);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* ideal: nothing issued, no markers, but launches and iterations counted,
  * with their times. */
 static void ideal_counts_only(void **state)
@@ -2025,6 +2095,7 @@ int main(void)
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(lookahead_past_iteration_end_prefetches_previous_instance),
 		cmocka_unit_test(lost_across_iteration_start_resolves_the_new_iteration),
+		cmocka_unit_test(lost_across_iteration_start_found_mid_iteration_counts_it),
 		cmocka_unit_test(ideal_counts_only),
 		cmocka_unit_test(iteration_times_capped),
 		cmocka_unit_test(faults_charged_to_plan_allocations),

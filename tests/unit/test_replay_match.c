@@ -342,7 +342,9 @@ static void varying_id_does_not_jump_layers(void **state)
  * mid-iteration (here at 16, from 38) has not started an iteration: a new
  * one starts only at one of the first MATCH_NEAR + 1 positions. Counting
  * such re-acquisitions restarted the iteration's allocation ordinals and
- * the foreign-plan check's window in the middle of an iteration.
+ * the foreign-plan check's window in the middle of an iteration. It is
+ * found back (half an iteration behind the last place): whether the
+ * program wrapped meanwhile, the engine asks its allocations.
  */
 static void reacquired_mid_iteration_is_no_start(void **state)
 {
@@ -364,13 +366,16 @@ static void reacquired_mid_iteration_is_no_start(void **state)
 	assert_int_equal(st.how, MATCH_RESYNCED);
 	assert_int_equal(st.position, 16);
 	assert_false(st.iteration_start);
+	assert_true(st.found_back);
 	for (int i = 17; i < N; i++) {
 		match_launch(m, ids[i], 0, &st);
 		assert_int_equal(st.how, MATCH_MATCHED);
 		assert_false(st.iteration_start);
+		assert_false(st.found_back);
 	}
 	match_launch(m, ids[0], 0, &st);
 	assert_true(st.iteration_start);
+	assert_false(st.found_back);
 	match_destroy(m);
 }
 
@@ -662,16 +667,16 @@ static void allocations_as_multisets(void **state)
 	 * (a resynchronisation moved the start by a kernel): 20 of 21 shared,
 	 * so the iteration agrees. */
 	sigcheck *s = sigcheck_create(&sig, true);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	for (int i = 0; i < 20; i++)
 		got[i] = want[(i * 7) % 20];
 	got[20] = 12345;
 	for (int i = 0; i < 21; i++)
 		sigcheck_alloc(s, got[i]);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	for (int it = 0; it < 3; it++) {
 		sigcheck_alloc(s, 1);
-		sigcheck_iteration_start(s);
+		sigcheck_iteration_start(s, 0);
 	}
 	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
@@ -679,12 +684,12 @@ static void allocations_as_multisets(void **state)
 	/* Twice the batch: only the gradients match, 3 times: foreign. */
 	s = sigcheck_create(&sig, true);
 	iteration_sizes(got, 16);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	for (int it = 0; it < 3; it++) {
 		assert_false(sigcheck_foreign(s));
 		for (int i = 0; i < 20; i++)
 			sigcheck_alloc(s, got[i]);
-		sigcheck_iteration_start(s);
+		sigcheck_iteration_start(s, 0);
 	}
 	assert_true(sigcheck_foreign(s));
 	sigcheck_destroy(s);
@@ -692,24 +697,70 @@ static void allocations_as_multisets(void **state)
 	/* The same, judged by kernels alone (the allocations are a cache's
 	 * segments): never foreign by its allocations. */
 	s = sigcheck_create(&sig, false);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	for (int it = 0; it < 5; it++) {
 		for (int i = 0; i < 20; i++)
 			sigcheck_alloc(s, got[i]);
-		sigcheck_iteration_start(s);
+		sigcheck_iteration_start(s, 0);
 	}
 	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
 
 	/* Every wanted size and then as many again: too many to agree. */
 	s = sigcheck_create(&sig, true);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	for (int it = 0; it < 3; it++) {
 		for (int i = 0; i < 40; i++)
 			sigcheck_alloc(s, want[i % 20]);
-		sigcheck_iteration_start(s);
+		sigcheck_iteration_start(s, 0);
 	}
 	assert_true(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+}
+
+/* Starts found late (engine.c: the allocation count began the iteration
+ * while the matcher was lost): the allocations the count took into the new
+ * iteration are judged with it, so each window holds one iteration's own.
+ * Found 8, 2 and 14 allocations late, the first window agrees; judged
+ * where the starts were found, the windows held 28, 14 and 32, none
+ * agreed, and the plan was foreign. A window too long to have kept its
+ * last allocations leaves the next one unjudged (its first are unknown):
+ * only the one after counts. */
+static void allocations_of_starts_found_late(void **state)
+{
+	uint64_t ids[2] = { A, B }, want[20];
+	iteration_sizes(want, 8);
+	struct plan_signature sig = signature(ids, 2, want, 20);
+	const uint64_t late[3] = { 8, 2, 14 };
+	for (int moved = 0; moved < 2; moved++) {
+		sigcheck *s = sigcheck_create(&sig, true);
+		sigcheck_iteration_start(s, 0);
+		size_t k = 0;
+		for (int it = 0; it < 3; it++) {
+			assert_false(sigcheck_foreign(s));
+			for (; k < 20 * (size_t)(it + 1) + late[it]; k++)
+				sigcheck_alloc(s, want[k % 20]);
+			sigcheck_iteration_start(s, moved ? late[it] : 0);
+		}
+		for (int it = 0; moved && it < 3; it++) { /* the first agreed: judged */
+			sigcheck_alloc(s, 1);
+			sigcheck_iteration_start(s, 0);
+		}
+		assert_int_equal(sigcheck_foreign(s), !moved);
+		sigcheck_destroy(s);
+	}
+
+	sigcheck *s = sigcheck_create(&sig, true);
+	sigcheck_iteration_start(s, 0);
+	for (int i = 0; i < 50; i++)
+		sigcheck_alloc(s, want[i % 20]);
+	sigcheck_iteration_start(s, 5); /* too many: one try */
+	for (int it = 0; it < 2; it++) {
+		for (int i = 0; i < 20; i++)
+			sigcheck_alloc(s, 1);
+		sigcheck_iteration_start(s, 0); /* unjudged, then a second try */
+	}
+	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
 }
 
@@ -722,18 +773,18 @@ static void allocations_rule(void **state)
 	 * an agreeing one: not foreign. */
 	sigcheck *s = sigcheck_create(&sig, true);
 	sigcheck_alloc(s, 7);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	const uint64_t first[4] = { 100, 200, 50, 300 };
 	for (int i = 0; i < 4; i++)
 		sigcheck_alloc(s, first[i]);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	for (int i = 0; i < 3; i++)
 		sigcheck_alloc(s, sizes[i]);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	assert_false(sigcheck_foreign(s));
 	for (int it = 0; it < 5; it++) { /* judged: later drift is not held against it */
 		sigcheck_alloc(s, 1);
-		sigcheck_iteration_start(s);
+		sigcheck_iteration_start(s, 0);
 	}
 	assert_false(sigcheck_foreign(s));
 	sigcheck_destroy(s);
@@ -741,14 +792,14 @@ static void allocations_rule(void **state)
 	/* Three complete iterations that disagree (too few, other sizes):
 	 * foreign. */
 	s = sigcheck_create(&sig, true);
-	sigcheck_iteration_start(s);
+	sigcheck_iteration_start(s, 0);
 	const uint64_t bad[3][3] = { { 100, 200, 0 }, { 100, 201, 300 }, { 1, 2, 3 } };
 	const int n_bad[3] = { 2, 3, 3 };
 	for (int it = 0; it < 3; it++) {
 		assert_false(sigcheck_foreign(s));
 		for (int i = 0; i < n_bad[it]; i++)
 			sigcheck_alloc(s, bad[it][i]);
-		sigcheck_iteration_start(s);
+		sigcheck_iteration_start(s, 0);
 	}
 	assert_true(sigcheck_foreign(s));
 	sigcheck_destroy(s);
@@ -780,6 +831,7 @@ int main(void)
 		cmocka_unit_test(kernels_rule),
 		cmocka_unit_test(window_is_capped),
 		cmocka_unit_test(allocations_rule),
+		cmocka_unit_test(allocations_of_starts_found_late),
 		cmocka_unit_test(allocations_as_multisets),
 	};
 	return cmocka_run_group_tests_name("replay_match", tests, NULL, NULL);
