@@ -549,7 +549,11 @@ static void plan_ops(struct eng *e, const struct sched_result *sr, const size_t 
 					discard(e, b);
 				break;
 			case PLAN_OP_EVICT:
-				if (e->st[b] == B_RES)
+				/* Not a block kernel k uses (the evicted
+				 * tensor's neighbour's, in a block they share):
+				 * nor does the replayer evict one (replay/act.c),
+				 * which the kernel would fault straight back. */
+				if (e->st[b] == B_RES && e->pin[b] != e->pin_stamp)
 					evict(e, b, t);
 				break;
 			case PLAN_OP_DISCARD_PREFETCH:

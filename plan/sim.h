@@ -26,7 +26,8 @@
  *    kernel on the links; a kernel waits for blocks still arriving, and
  *    faults (with LRU eviction) for the others. A discard drops only blocks
  *    no other live tensor spans (the driver discards pages, not a
- *    neighbour's data).
+ *    neighbour's data); an eviction moves whole blocks, but none the
+ *    kernel at its position uses (nor does the replayer's).
  */
 #ifndef UMKIT_SIM_H
 #define UMKIT_SIM_H
