@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blockmates.h"
 #include "errmsg.h"
 #include "grow.h"
 #include "link.h"
@@ -25,6 +26,8 @@ struct cand {
 	uint32_t nr;         /* plan model: offsets [0, nr) are evicted; the
 				prefetch is issued at offset nr */
 	uint32_t t_from;     /* in-flight model: offsets [t_from, nr) are out */
+	uint32_t evict_off;  /* the eviction is issued at this offset (< nr):
+				0, or later where phase_lazy delays it */
 	int64_t slack;       /* idle link time between eviction end and
 				prefetch start, for the eager order */
 	int64_t de, dp;      /* eviction and prefetch durations */
@@ -428,35 +431,15 @@ static int births(struct ctx *x, struct op_buf *b, struct sched_result *r)
 	return 0;
 }
 
-static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
+/* Deaths and births matter only under pressure. When everything fits (the
+ * residency without evictions never exceeds capacity), a freed range can
+ * stay resident for the arena's next tensor; discarding it would cost a
+ * call at the death and another to populate the range again at the birth
+ * (a kernel touching a discarded range faults on every page:
+ * tests/gpu/um_costs.py). */
+static int deaths_and_births(struct ctx *x, struct op_buf *b, struct sched_result *r)
 {
 	const struct tensor_set *ts = x->ts;
-	for (size_t i = 0; i < x->nc; i++) {
-		const struct cand *c = &x->c[i];
-		uint64_t size = ts->t[c->tensor].size;
-		if (!c->selected || !size)
-			continue;
-		r->evictions++;
-		r->forced += c->forced;
-		/* Each op named as the tensor the memory is at its offset. */
-		if (emit(b, c->evict_at, PLAN_OP_EVICT, c->from == VITAL_NONE ? PLAN_POS_NONE : c->from,
-			 PLAN_POS_NONE, c->next_at == 0 ? c->next : c->tensor, size))
-			return -1;
-		r->evict_bytes += size;
-		r->dtoh_busy_ns += (uint64_t)c->de;
-		if (!c->prefetch)
-			continue;
-		uint32_t whose = c->nr >= c->next_at ? c->next : c->tensor;
-		if (emit(b, pos_of(x, c, c->nr), PLAN_OP_PREFETCH, PLAN_POS_NONE, c->to, whose, size))
-			return -1;
-		count_prefetch(x, c, c->nr, c->len, size, c->dp, r);
-	}
-	/* Deaths and births matter only under pressure. When everything fits
-	 * (the residency without evictions never exceeds capacity), a freed
-	 * range can stay resident for the arena's next tensor; discarding it
-	 * would cost a call at the death and another to populate the range
-	 * again at the birth (a kernel touching a discarded range faults on
-	 * every page: tests/gpu/um_costs.py). */
 	if (r->baseline_peak <= x->o->capacity)
 		return 0;
 	/* Deaths: discard where the program frees a used tensor. */
@@ -477,6 +460,71 @@ static int emit_ops(struct ctx *x, struct op_buf *b, struct sched_result *r)
 		r->discard_bytes += tx->size;
 	}
 	return births(x, b, r);
+}
+
+/* ---- lazy eviction of shared blocks ---- */
+
+/* The replayer moves whole 2 MB blocks: evicting a tensor packed in a
+ * block with others takes them out too, and the next use of one that is
+ * live meanwhile faults the block back. So such an eviction is issued as
+ * late as the capacity allows, at the first kernel of its stretch where
+ * the model needs its room, not as its inactive period begins (G10's
+ * eager eviction, which frees the room and hides the copy early: kept
+ * for a tensor with blocks of its own). The room before that kernel is
+ * what the other ops left (births included), taken in candidate order;
+ * phase_eager dropped every eviction the capacity does not need at some
+ * offset before nr. The copy keeps the link time phase_smart reserved,
+ * as a prefetch phase_eager moves does; the in-flight model counts the
+ * tensor up to the new offset. */
+static int phase_lazy(struct ctx *x)
+{
+	struct blockmates m;
+	if (blockmates_build(x->ts, &m))
+		return -1;
+	for (size_t i = 0; i < x->nc; i++) {
+		struct cand *c = &x->c[i];
+		if (!c->selected || !blockmates_live(&m, x->ts, c->tensor, c->next, c->evict_at, c->nr))
+			continue;
+		uint32_t at = 0;
+		while (at < c->nr && fits(x, pos_of(x, c, at), c->bytes))
+			at++;
+		add_range(x, x->pos_res, &x->pos_over, c, 0, at, c->bytes);
+		if (c->t_from < at) {
+			add_range(x, x->time_res, &x->time_over, c, c->t_from, at, c->bytes);
+			c->t_from = at;
+		}
+		c->evict_off = at;
+	}
+	blockmates_free(&m);
+	return 0;
+}
+
+/* The chosen evictions and the prefetches that bring their tensors back. */
+static int emit_moves(struct ctx *x, struct op_buf *b, struct sched_result *r)
+{
+	const struct tensor_set *ts = x->ts;
+	for (size_t i = 0; i < x->nc; i++) {
+		const struct cand *c = &x->c[i];
+		uint64_t size = ts->t[c->tensor].size;
+		if (!c->selected || !size)
+			continue;
+		r->evictions++;
+		r->forced += c->forced;
+		/* Each op named as the tensor the memory is at its offset. */
+		uint32_t whose = c->evict_off >= c->next_at ? c->next : c->tensor;
+		if (emit(b, pos_of(x, c, c->evict_off), PLAN_OP_EVICT, c->from == VITAL_NONE ? PLAN_POS_NONE : c->from,
+			 PLAN_POS_NONE, whose, size))
+			return -1;
+		r->evict_bytes += size;
+		r->dtoh_busy_ns += (uint64_t)c->de;
+		if (!c->prefetch)
+			continue;
+		whose = c->nr >= c->next_at ? c->next : c->tensor;
+		if (emit(b, pos_of(x, c, c->nr), PLAN_OP_PREFETCH, PLAN_POS_NONE, c->to, whose, size))
+			return -1;
+		count_prefetch(x, c, c->nr, c->len, size, c->dp, r);
+	}
+	return 0;
 }
 
 /* Migrations busier than the iteration is long stall the program by at
@@ -595,7 +643,7 @@ int sched_run(const struct tensor_set *ts, const struct access_set *a, const str
 	if (!h.h || phase_smart(&x, &h))
 		goto out;
 	phase_forced(&x, &h);
-	if (phase_eager(&x, r) || emit_ops(&x, &b, r))
+	if (phase_eager(&x, r) || deaths_and_births(&x, &b, r) || phase_lazy(&x) || emit_moves(&x, &b, r))
 		goto out;
 	stall_at_least_excess(&x, r);
 	for (uint32_t k = 0; k < x.p; k++) {

@@ -39,6 +39,11 @@
  *    that data). Only when capacity binds (the residency without
  *    evictions exceeds it somewhere): otherwise freed ranges stay resident
  *    for the next tensors, which costs nothing, and the plan has no ops.
+ * 5. Late eviction of shared blocks: the replayer moves whole 2 MB blocks,
+ *    so a tensor that shares one with another live in its stretch
+ *    (blockmates.h) is evicted at the first kernel there that needs its
+ *    room, not as its inactive period begins, where the eviction took
+ *    the block from its neighbours and their next use faulted it back.
  * Kernels whose own working set exceeds the capacity cannot fit; they are
  * listed, and the model there aims at the working set alone.
  * Tensors kept in host memory (tensor.host, host.h) are left out: never

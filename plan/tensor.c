@@ -264,6 +264,14 @@ bool tensor_live_at(const struct tensor_set *s, const struct tensor *x, uint32_t
 	return x->live_len >= s->n_pos || tensor_age(s, x, pos) < x->live_len;
 }
 
+bool tensor_live_within(const struct tensor_set *s, const struct tensor *x, uint32_t from, uint32_t n)
+{
+	/* Two cyclic stretches meet where one begins inside the other. */
+	if (!n || !x->live_len)
+		return false;
+	return tensor_live_at(s, x, from) || (x->alloc_pos + (uint64_t)s->n_pos - from) % s->n_pos < n;
+}
+
 uint32_t tensor_free_pos(const struct tensor_set *s, const struct tensor *x)
 {
 	return (uint32_t)(((uint64_t)x->alloc_pos + x->live_len) % s->n_pos);

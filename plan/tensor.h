@@ -148,6 +148,10 @@ void tensor_set_free(struct tensor_set *s);
 /* True when tensor x is live at position pos. */
 bool tensor_live_at(const struct tensor_set *s, const struct tensor *x, uint32_t pos);
 
+/* True when tensor x is live at one of the n positions from `from` on
+ * (cyclic; n <= p). */
+bool tensor_live_within(const struct tensor_set *s, const struct tensor *x, uint32_t from, uint32_t n);
+
 /* The position of the free of a freed tensor, in [0, p). */
 uint32_t tensor_free_pos(const struct tensor_set *s, const struct tensor *x);
 

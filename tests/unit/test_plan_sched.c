@@ -3,11 +3,12 @@
  * against a brute-force model; the four plan properties (plan_check) on
  * randomised synthetic traces over several seeds and capacities; the
  * checker catching broken plans; byte-identical plans for equal inputs;
- * kernels that cannot fit; and every committed fixture trace.
+ * kernels that cannot fit; evictions of tensors sharing a block issued
+ * where the capacity needs them; and every committed fixture trace.
  */
 #include "testutil.h"
 #include "testplan.h"
-
+#include "packed_trace.h"
 
 #include "plan/link.h"
 #include "plan/plan_check.h"
@@ -679,6 +680,36 @@ static void newer_instance_made_at_the_first_launch(void **state)
 	planner_free(p);
 }
 
+/* The eviction of allocation 1 (packed_trace.h), idle from kernel 1 to
+ * the next kernel 0, where the capacity binds only at kernel 4. Alone in
+ * its block it leaves as its idle stretch begins, at kernel 1 (G10: the
+ * room is free early, the copy hidden); packed with allocation 2, live
+ * meanwhile, it leaves at kernel 4, where the capacity needs its room:
+ * the replayer moves whole blocks, and allocation 2 would go with it
+ * and fault back at its next use. The prefetch before the next kernel 0
+ * is the same either way. */
+static void shared_blocks_evicted_where_needed(void **state)
+{
+	for (int packed = 0; packed < 2; packed++) {
+		char path[512];
+		write_packed_trace(test_path(path, sizeof path, "packed.db"), packed);
+		struct planner *p = test_plan_host(path, 4 << 20, 0);
+		assert_properties(p, packed ? "packed" : "alone");
+		const struct plan *pl = p->plan;
+		size_t e = find_op(pl, PLAN_OP_EVICT, 0);
+		assert_true(e != SIZE_MAX);
+		assert_int_equal(find_op(pl, PLAN_OP_EVICT, e + 1), SIZE_MAX);
+		assert_int_equal(pl->allocs[pl->ops[e].alloc].ordinal, 1);
+		assert_int_equal(pl->ops[e].position, packed ? 4 : 1);
+		assert_int_equal(pl->ops[e].after, 0);
+		size_t q = find_refetch(pl);
+		assert_int_equal(pl->ops[q].position, 5);
+		assert_int_equal(pl->ops[q].deadline, 0);
+		assert_int_equal(p->sched.peak, 3 << 20);
+		planner_free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -694,6 +725,7 @@ int main(void)
 		cmocka_unit_test(one_link_for_both_directions),
 		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(late_prefetches_counted),
+		cmocka_unit_test(shared_blocks_evicted_where_needed),
 		cmocka_unit_test(every_fixture_plans),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
 	};
