@@ -288,10 +288,10 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor)
 	return NULL;
 }
 
-void allocmap_iteration_start(allocmap *m, uint32_t pos)
+uint64_t allocmap_iteration_start(allocmap *m, uint32_t pos)
 {
 	if (!m->plan)
-		return;
+		return 0;
 	const uint64_t *before = m->plan->signature.alloc_before;
 	uint64_t made = before ? before[pos] : 0;
 	/* The start of the iteration the count began while the matcher was
@@ -300,13 +300,14 @@ void allocmap_iteration_start(allocmap *m, uint32_t pos)
 	 * into the next iteration and has not allocated there yet. */
 	bool begun = m->by_count && (int64_t)(m->ordinal - made) <= (int64_t)(m->n_iter_ords / 2);
 	m->by_count = false;
-	if (!begun)
-		next_iteration(m, made);
+	if (begun)
+		return m->ordinal;
+	next_iteration(m, made);
+	return 0;
 }
 
-bool allocmap_began_while_lost(const allocmap *m, uint64_t *made)
+bool allocmap_began_while_lost(const allocmap *m)
 {
-	*made = m->by_count ? m->ordinal : 0;
 	return m->by_count;
 }
 

@@ -98,15 +98,18 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
  * the matcher was lost (allocmap_place_lost) and its allocations since are
  * nearer the plan's count at pos than a whole iteration past it, the
  * iteration is that one: its instances stay, and the count runs on, as
- * within an iteration. */
-void allocmap_iteration_start(allocmap *m, uint32_t pos);
+ * within an iteration.
+ * Returns how many allocations the program made in this iteration before
+ * its start was found, which it keeps as this iteration's (those the count
+ * took past the plan's before the loss was noticed included): 0 but where
+ * the count began it. */
+uint64_t allocmap_iteration_start(allocmap *m, uint32_t pos);
 
 /* Whether the count began the iteration it is in while the matcher was
  * lost (above), with no launch placed since: the program's allocations say
- * it went on into its next iteration. *made: the allocations counted in it
- * so far, those the count took past the plan's before the loss was noticed
- * included. Asked before the launch's allocmap_place_lost. */
-bool allocmap_began_while_lost(const allocmap *m, uint64_t *made);
+ * it went on into its next iteration. Asked before the launch's
+ * allocmap_place_lost. */
+bool allocmap_began_while_lost(const allocmap *m);
 
 /* Whether the matcher has lost its place (match_step.lost), told after
  * each launch's iteration start: while it is lost, the iteration's

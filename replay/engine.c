@@ -403,13 +403,12 @@ void engine_stop(engine *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* early: the allocations the program made in the new iteration before
- * this launch, which starts it late (place); 0 at the matcher's starts. */
-static void iteration_start(engine *e, uint32_t position, uint64_t early)
+static void iteration_start(engine *e, uint32_t position)
 {
 	uint64_t now = now_ns(e);
-	allocmap_iteration_start(e->allocs, position);
-	sigcheck_iteration_start(e->sig, early);
+	/* The allocations the map keeps as the new iteration's, made while
+	 * the matcher was lost, are judged with it, not the one before. */
+	sigcheck_iteration_start(e->sig, allocmap_iteration_start(e->allocs, position));
 	if (e->timing) {
 		uint64_t *p = e->n_iter < ENGINE_ITERATION_TIMES
 				      ? room_for_one(e->iter_ns, e->n_iter, &e->cap_iter, sizeof *p, 64)
@@ -502,9 +501,8 @@ static void place(engine *e, uint64_t exec_id, uint64_t shape_id, const struct e
 	 * map's instances as at any start), but step->iteration_start stays
 	 * false: the ops of the positions before it, which the program ran
 	 * unplaced, are stale now, as a long forward resync's would be. */
-	uint64_t early = 0;
-	if (step->iteration_start || (step->found_back && allocmap_began_while_lost(e->allocs, &early)))
-		iteration_start(e, step->position, early);
+	if (step->iteration_start || (step->found_back && allocmap_began_while_lost(e->allocs)))
+		iteration_start(e, step->position);
 	allocmap_place_lost(e->allocs, step->lost);
 	/* Whether the plan is this program's is judged by IDs alone: another
 	 * program may well launch the same kernel shapes. */

@@ -1385,6 +1385,52 @@ static void lost_across_iteration_start_found_mid_iteration_counts_it(void **sta
 	plan_destroy(p);
 }
 
+/*
+ * Lost across the iteration start and found again near it, where the
+ * matcher starts the iteration itself: the allocation the count made
+ * meanwhile is the new iteration's for the foreign-plan check as for the
+ * map. Every other iteration runs five kernels the plan does not know in
+ * K0's place, then allocates, lost. Before, the check took that
+ * allocation as the iteration before's (two in one window, none in the
+ * next) and judged the program's own plan foreign.
+ */
+static void lost_across_iteration_start_found_near_it_judged_with_it(void **state)
+{
+	enum { N = 6, ITERATIONS = 8 };
+	uint64_t ids[N], before[N];
+	for (int i = 0; i < N; i++) {
+		ids[i] = K0 + (uint64_t)i;
+		before[i] = i > 0;
+	}
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, N, sizes, 1);
+	p->signature.alloc_before = malloc(sizeof before);
+	memcpy(p->signature.alloc_before, before, sizeof before);
+	add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
+	finish_plan(p);
+
+	struct rig r;
+	struct engine_stats st;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	for (int it = 0; it < ITERATIONS; it++) {
+		uint64_t act = 10 + (uint64_t)it;
+		if (it % 2)
+			for (uint64_t u = 0; u < 5; u++)
+				launch(&r, U + 8 * (uint64_t)it + u, NULL, 0);
+		else
+			launch(&r, ids[0], NULL, 0);
+		engine_on_alloc(r.e, act, BASE + 8 * MB * (uint64_t)(1 + it % 2), 4 * MB);
+		for (int i = 1; i < N; i++)
+			launch(&r, ids[i], &act, i == 1);
+		engine_on_free(r.e, act);
+	}
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.signature_mismatch, 0);
+	assert_int_equal(st.iterations, ITERATIONS - 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* ideal: nothing issued, no markers, but launches and iterations counted,
  * with their times. */
 static void ideal_counts_only(void **state)
@@ -2096,6 +2142,7 @@ int main(void)
 		cmocka_unit_test(lookahead_past_iteration_end_prefetches_previous_instance),
 		cmocka_unit_test(lost_across_iteration_start_resolves_the_new_iteration),
 		cmocka_unit_test(lost_across_iteration_start_found_mid_iteration_counts_it),
+		cmocka_unit_test(lost_across_iteration_start_found_near_it_judged_with_it),
 		cmocka_unit_test(ideal_counts_only),
 		cmocka_unit_test(iteration_times_capped),
 		cmocka_unit_test(faults_charged_to_plan_allocations),

@@ -342,8 +342,9 @@ static void allocmap_lost_count_starts_the_next_iteration(void **state)
 	allocmap_resolve_next(m, 1, &w);
 	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 3);
 	/* Its start found again at kernel 1: the instances stay, the count
-	 * runs on. */
-	allocmap_iteration_start(m, 1);
+	 * runs on, and the allocation made before is said to be this
+	 * iteration's. */
+	assert_int_equal(allocmap_iteration_start(m, 1), 1);
 	allocmap_place_lost(m, false);
 	expect_resolved(m, 0, ALLOCMAP_LIVE, 3);
 	expect_resolved(m, 1, ALLOCMAP_LIVE, 1);
@@ -357,7 +358,7 @@ static void allocmap_lost_count_starts_the_next_iteration(void **state)
 	allocmap_add(m, 6, 0x6000, 20);
 	expect_resolved(m, 1, ALLOCMAP_LIVE, 3);
 	expect_resolved(m, 2, ALLOCMAP_LIVE, 6);
-	allocmap_iteration_start(m, 0);
+	assert_int_equal(allocmap_iteration_start(m, 0), 0);
 	allocmap_place_lost(m, false);
 	expect_resolved(m, 1, ALLOCMAP_LIVE, 5);
 	expect_resolved(m, 0, ALLOCMAP_LIVE, 5);
