@@ -80,6 +80,20 @@ static void assert_rows_add_up(const struct dryrun_result *r)
 	assert_int_equal(r->n_iteration_ns, st->iterations);
 }
 
+/* The replay's budget for plan p: its capacity in whole blocks. */
+static uint64_t budget_of(const struct plan *p)
+{
+	return p->assume.capacity_bytes / BLK * BLK;
+}
+
+/* The fixture planned at its unplanned peak over div. */
+static struct planner *plan_fixture(const char *fixture, uint64_t div)
+{
+	char path[512];
+	test_fixture(path, sizeof path, fixture);
+	return test_plan(path, test_unplanned_peak(path) / div);
+}
+
 static void run(const struct trace *t, enum engine_policy policy, uint64_t budget, const struct plan *p,
 		struct dryrun_result *r)
 {
@@ -95,11 +109,9 @@ static void run(const struct trace *t, enum engine_policy policy, uint64_t budge
  * plan's refault blocks in the last steady iteration. */
 static uint64_t plan_against_ondemand(const char *fixture, bool overruns_allowed)
 {
-	char path[512];
-	test_fixture(path, sizeof path, fixture);
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	struct planner *pl = plan_fixture(fixture, 2);
 	const struct plan *p = pl->plan;
-	uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+	uint64_t budget = budget_of(p);
 	struct dryrun_result plan, ondemand;
 	run(pl->trace, ENGINE_PLAN, budget, p, &plan);
 	run(pl->trace, ENGINE_ONDEMAND, budget, p, &ondemand);
@@ -154,10 +166,8 @@ static void train_sim(void **state)
  * activations, and none when the host may have written them. */
 static void managed_memory_fed_as_written(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_mlp.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
-	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct planner *pl = plan_fixture("h100_mlp.db", 2);
+	uint64_t budget = budget_of(pl->plan);
 	struct dryrun_result device, managed;
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &device);
 	struct trace *t = pl->trace;
@@ -196,7 +206,7 @@ static void gpt2_iteration_ops_save_faults(void **state)
 	for (uint64_t div = 2; div <= 3; div++) {
 		struct planner *pl = test_plan(path, peak / div);
 		struct plan *p = pl->plan;
-		uint64_t budget = p->assume.capacity_bytes / BLK * BLK;
+		uint64_t budget = budget_of(p);
 		struct dryrun_result all, persistent;
 		run(pl->trace, ENGINE_PLAN, budget, p, &all);
 		uint64_t n = 0;
@@ -248,10 +258,8 @@ static void drop_iteration_first_kernels(struct trace *t, const struct iter_resu
  * capacity in whole blocks. */
 static struct planner *bert_lacking_first_kernels(size_t drop, uint64_t *budget)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_bert_large.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
-	*budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct planner *pl = plan_fixture("h100_bert_large.db", 2);
+	*budget = budget_of(pl->plan);
 	size_t before = pl->trace->n_kernels;
 	drop_iteration_first_kernels(pl->trace, &pl->iter, drop);
 	assert_int_equal(pl->trace->n_kernels, before - drop * pl->iter.n_iters);
@@ -286,9 +294,7 @@ static void first_kernel_missing(void **state)
  * kernels, other allocation sizes). */
 static struct planner *plan_for_another_batch(const char *fixture)
 {
-	char path[512];
-	test_fixture(path, sizeof path, fixture);
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
+	struct planner *pl = plan_fixture(fixture, 2);
 	struct plan_signature *sig = &pl->plan->signature;
 	for (uint32_t i = 0; i < sig->n_alloc_sizes; i++)
 		sig->alloc_sizes[i] *= 2;
@@ -352,10 +358,8 @@ static void unknown_around_starts(struct trace *t, const struct iter_result *it,
  * and 121.9 ms against 120.3, 97.1 and 122.1); none were before. */
 static void lost_across_iteration_starts(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_bert_large.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
-	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct planner *pl = plan_fixture("h100_bert_large.db", 2);
+	uint64_t budget = budget_of(pl->plan);
 	struct dryrun_result known, lost;
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &known);
 	unknown_around_starts(pl->trace, &pl->iter, 2, 1, 10, 20);
@@ -384,10 +388,8 @@ static void lost_across_iteration_starts(void **state)
  * launch 352 of 578. */
 static void lost_across_every_other_start(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_mlp.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 2);
-	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct planner *pl = plan_fixture("h100_mlp.db", 2);
+	uint64_t budget = budget_of(pl->plan);
 	struct dryrun_result known, lost;
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &known);
 	unknown_around_starts(pl->trace, &pl->iter, 2, 2, 10, 20);
@@ -425,10 +427,8 @@ static void foreign_plan_without_its_first_kernels(void **state)
  * counted from that launch instead: 73). */
 static void late_start_in_the_recording(void **state)
 {
-	char path[512];
-	test_fixture(path, sizeof path, "h100_mlp.db");
-	struct planner *pl = test_plan(path, test_unplanned_peak(path) / 3);
-	uint64_t budget = pl->plan->assume.capacity_bytes / BLK * BLK;
+	struct planner *pl = plan_fixture("h100_mlp.db", 3);
+	uint64_t budget = budget_of(pl->plan);
 	struct dryrun_result r;
 	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &r);
 	assert_true(r.n_iterations >= 3);
