@@ -51,6 +51,16 @@ static struct plan *new_plan(const uint64_t *ids, uint32_t n, const uint64_t *si
 	return p;
 }
 
+/* How many of the iteration's allocations precede each of the plan's
+ * kernels (signature.alloc_before), one word per kernel. */
+static void set_alloc_before(struct plan *p, const uint64_t *before)
+{
+	size_t bytes = p->signature.n_kernels * sizeof *before;
+	p->signature.alloc_before = malloc(bytes);
+	assert_non_null(p->signature.alloc_before);
+	memcpy(p->signature.alloc_before, before, bytes);
+}
+
 static uint32_t add_alloc(struct plan *p, uint8_t origin, uint64_t ordinal, uint64_t size)
 {
 	p->allocs = realloc(p->allocs, (p->n_allocs + 1) * sizeof *p->allocs);
@@ -898,8 +908,7 @@ static void previous_instance_resolved_in_every_iteration(void **state)
 	const uint64_t sizes[1] = { 4 * MB };
 	struct plan *p = new_plan(ids, 3, sizes, 1);
 	const uint64_t before[3] = { 0, 1, 1 };
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
 	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
 	add_op(p, 1, PLAN_OP_EVICT, 0, PLAN_POS_NONE, older, 0, 4 * MB);
@@ -978,8 +987,7 @@ static void resync_counts_allocations_on(void **state)
 	const uint64_t sizes[3] = { 2 * MB, 4 * MB, 6 * MB };
 	struct plan *p = new_plan(ids, 6, sizes, 3);
 	const uint64_t before[6] = { 0, 1, 1, 2, 3, 3 };
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	uint32_t third = add_alloc(p, PLAN_ALLOC_ITERATION, 3, 6 * MB);
 	add_op(p, 5, PLAN_OP_EVICT, 4, PLAN_POS_NONE, third, 0, 6 * MB);
 	finish_plan(p);
@@ -1186,8 +1194,7 @@ static void lookahead_past_iteration_end_prefetches_previous_instance(void **sta
 	const uint64_t sizes[1] = { 4 * MB };
 	struct plan *p = new_plan(ids, 6, sizes, 1);
 	const uint64_t before[6] = { 0, 1, 1, 1, 1, 1 };
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
 	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
 	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, 4 * MB);
@@ -1253,8 +1260,7 @@ static void lost_across_iteration_start_resolves_the_new_iteration(void **state)
 	const uint64_t sizes[1] = { 4 * MB };
 	struct plan *p = new_plan(ids, 6, sizes, 1);
 	const uint64_t before[6] = { 0, 1, 1, 1, 1, 1 };
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
 	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
 	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, 4 * MB);
@@ -1342,8 +1348,7 @@ static void lost_across_iteration_start_found_mid_iteration_counts_it(void **sta
 	}
 	const uint64_t sizes[1] = { 4 * MB };
 	struct plan *p = new_plan(ids, N, sizes, 1);
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	uint32_t w = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
 	uint32_t act = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
 	add_op(p, 3, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, w, 0, 2 * MB);
@@ -1404,8 +1409,7 @@ static void lost_across_iteration_start_found_near_it_judged_with_it(void **stat
 	}
 	const uint64_t sizes[1] = { 4 * MB };
 	struct plan *p = new_plan(ids, N, sizes, 1);
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
 	finish_plan(p);
 
@@ -1649,8 +1653,7 @@ static void ring_move_ahead_counts_allocations_on(void **state)
 	add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
 	uint32_t second = add_alloc(p, PLAN_ALLOC_ITERATION, 2, 4 * MB);
 	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, second, 0, 4 * MB);
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_before, before, sizeof before);
+	set_alloc_before(p, before);
 	p->signature.ring_steps = 2;
 	p->signature.ring_keys = calloc(4, sizeof(uint64_t));
 	p->signature.ring_keys[1] = 1;
