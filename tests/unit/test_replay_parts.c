@@ -126,20 +126,39 @@ static void allocmap_blocks(void **state)
 	allocmap_destroy(m);
 }
 
+/* A plan for the allocation map: the signature's iteration allocation
+ * sizes, how many of them precede each of n_kernels kernels (before: NULL
+ * when the plan does not say), and the plan's allocations. */
+static struct plan *allocmap_plan(const uint64_t *sizes, uint32_t n_sizes, const uint64_t *before,
+				  uint32_t n_kernels, const struct plan_alloc *allocs, uint32_t n_allocs)
+{
+	struct plan *p = plan_create();
+	assert_non_null(p);
+	p->signature.n_kernels = n_kernels;
+	p->signature.n_alloc_sizes = n_sizes;
+	p->signature.alloc_sizes = malloc(n_sizes * sizeof *sizes);
+	p->n_allocs = n_allocs;
+	p->allocs = malloc(n_allocs * sizeof *allocs);
+	assert_true(p->signature.alloc_sizes && p->allocs);
+	memcpy(p->signature.alloc_sizes, sizes, n_sizes * sizeof *sizes);
+	memcpy(p->allocs, allocs, n_allocs * sizeof *allocs);
+	if (before) {
+		p->signature.alloc_before = malloc(n_kernels * sizeof *before);
+		assert_non_null(p->signature.alloc_before);
+		memcpy(p->signature.alloc_before, before, n_kernels * sizeof *before);
+	}
+	return p;
+}
+
 /* Plan: persistent ordinal 2 (100 B); iteration ordinals 1 (10 B) and 2
  * (20 B). */
 static void allocmap_resolution(void **state)
 {
-	struct plan *p = plan_create();
-	uint64_t sizes[2] = { 10, 20 };
-	p->signature.n_alloc_sizes = 2;
-	p->signature.alloc_sizes = malloc(sizeof sizes);
-	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
-	p->n_allocs = 3;
-	p->allocs = malloc(3 * sizeof *p->allocs);
-	p->allocs[0] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 2, 20 };
-	p->allocs[1] = (struct plan_alloc){ PLAN_ALLOC_PERSISTENT, 2, 100 };
-	p->allocs[2] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 1, 10 };
+	const uint64_t sizes[2] = { 10, 20 };
+	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_ITERATION, 2, 20 },
+					      { PLAN_ALLOC_PERSISTENT, 2, 100 },
+					      { PLAN_ALLOC_ITERATION, 1, 10 } };
+	struct plan *p = allocmap_plan(sizes, 2, NULL, 0, allocs, 3);
 	allocmap *m = allocmap_create(p);
 	struct allocmap_where w;
 	struct alloc_rec r;
@@ -197,16 +216,11 @@ static void allocmap_resolution(void **state)
  * iteration's, and the others resolve as now. */
 static void allocmap_previous_as_of_next_iteration(void **state)
 {
-	struct plan *p = plan_create();
-	uint64_t sizes[1] = { 10 };
-	p->signature.n_alloc_sizes = 1;
-	p->signature.alloc_sizes = malloc(sizeof sizes);
-	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
-	p->n_allocs = 3;
-	p->allocs = malloc(3 * sizeof *p->allocs);
-	p->allocs[0] = (struct plan_alloc){ PLAN_ALLOC_PREVIOUS, 1, 10 };
-	p->allocs[1] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 1, 10 };
-	p->allocs[2] = (struct plan_alloc){ PLAN_ALLOC_PERSISTENT, 1, 5 };
+	const uint64_t sizes[1] = { 10 };
+	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_PREVIOUS, 1, 10 },
+					      { PLAN_ALLOC_ITERATION, 1, 10 },
+					      { PLAN_ALLOC_PERSISTENT, 1, 5 } };
+	struct plan *p = allocmap_plan(sizes, 1, NULL, 0, allocs, 3);
 	allocmap *m = allocmap_create(p);
 	struct allocmap_where w;
 	struct alloc_rec r;
@@ -248,18 +262,11 @@ static void allocmap_previous_as_of_next_iteration(void **state)
  * and 3 (30 B) before kernel 2. */
 static void allocmap_start_counts_from_the_plan(void **state)
 {
-	struct plan *p = plan_create();
-	uint64_t sizes[3] = { 10, 20, 30 }, before[3] = { 0, 1, 3 };
-	p->signature.n_kernels = 3;
-	p->signature.n_alloc_sizes = 3;
-	p->signature.alloc_sizes = malloc(sizeof sizes);
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
-	memcpy(p->signature.alloc_before, before, sizeof before);
-	p->n_allocs = 3;
-	p->allocs = malloc(3 * sizeof *p->allocs);
-	for (uint32_t i = 0; i < 3; i++)
-		p->allocs[i] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, i + 1, sizes[i] };
+	const uint64_t sizes[3] = { 10, 20, 30 }, before[3] = { 0, 1, 3 };
+	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_ITERATION, 1, 10 },
+					      { PLAN_ALLOC_ITERATION, 2, 20 },
+					      { PLAN_ALLOC_ITERATION, 3, 30 } };
+	struct plan *p = allocmap_plan(sizes, 3, before, 3, allocs, 3);
 	allocmap *m = allocmap_create(p);
 	struct allocmap_where w;
 
@@ -314,19 +321,11 @@ static void expect_resolved(allocmap *m, uint32_t index, enum allocmap_state sta
  * place was found again without a start. */
 static void allocmap_lost_count_starts_the_next_iteration(void **state)
 {
-	struct plan *p = plan_create();
-	uint64_t sizes[2] = { 10, 20 }, before[3] = { 0, 1, 2 };
-	p->signature.n_kernels = 3;
-	p->signature.n_alloc_sizes = 2;
-	p->signature.alloc_sizes = malloc(sizeof sizes);
-	p->signature.alloc_before = malloc(sizeof before);
-	memcpy(p->signature.alloc_sizes, sizes, sizeof sizes);
-	memcpy(p->signature.alloc_before, before, sizeof before);
-	p->n_allocs = 3;
-	p->allocs = malloc(3 * sizeof *p->allocs);
-	p->allocs[0] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 1, 10 };
-	p->allocs[1] = (struct plan_alloc){ PLAN_ALLOC_PREVIOUS, 1, 10 };
-	p->allocs[2] = (struct plan_alloc){ PLAN_ALLOC_ITERATION, 2, 20 };
+	const uint64_t sizes[2] = { 10, 20 }, before[3] = { 0, 1, 2 };
+	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_ITERATION, 1, 10 },
+					      { PLAN_ALLOC_PREVIOUS, 1, 10 },
+					      { PLAN_ALLOC_ITERATION, 2, 20 } };
+	struct plan *p = allocmap_plan(sizes, 2, before, 3, allocs, 3);
 	allocmap *m = allocmap_create(p);
 	struct allocmap_where w;
 
