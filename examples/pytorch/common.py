@@ -30,6 +30,8 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 
+import turns  # noqa: E402
+
 # Host copies of this many synthetic batches are made up front and cycled
 # through, copied to the device each step as a data loader would.
 DATA_BATCHES = 4
@@ -63,6 +65,9 @@ def make_parser(description, batch_size, lr, steps=10):
     p.add_argument("--copy-stream", action="store_true",
                    help="copy each batch in on a stream of its own, as a prefetching "
                         "data loader does (the program then uses two streams)")
+    p.add_argument("--turn-fds", metavar="R,W", type=turns.parse_fds,
+                   help="take each step in turn with other runs: read a byte from fd R "
+                        "before it, write one to fd W after it (bench/lockstep.py)")
     graphs = p.add_mutually_exclusive_group()
     graphs.add_argument("--cuda-graph", action="store_true",
                         help="from step %d on, replay one CUDA graph of the whole step "
@@ -139,7 +144,9 @@ def train(args, model, optimizer, batches, compute_loss):
     if args.compile:
         compute_loss = torch.compile(compute_loss, mode=args.compile)
     times = []
+    turn = turns.Turns(args.turn_fds)
     for step in range(args.steps):
+        turn.wait()
         if nvtx:
             torch.cuda.nvtx.range_push("iteration")
         t0 = time.perf_counter()
@@ -160,6 +167,7 @@ def train(args, model, optimizer, batches, compute_loss):
             optimizer.step()
         value = loss.item()  # waits for the step's kernels
         times.append(time.perf_counter() - t0)
+        turn.done()
         if nvtx:
             torch.cuda.nvtx.range_pop()
         print("step %d loss %r" % (step, value), flush=True)

@@ -1,0 +1,42 @@
+"""Steps taken in turn with other runs (bench/lockstep.py).
+
+Runs that share a GPU and a host, each running its steps only when given
+the turn, see the same drift of the host's speed (its clocks, other
+tenants) step by step, so step N of one can be compared with step N of
+the other. The turn is a byte on a pipe: read one from fd R before a step,
+write one to fd W after it. A pipe that ends (the run before this one
+exited) stops the waiting, and a reader that is gone (the next run
+exited) stops the writing: a run never hangs on another's failure.
+
+No torch here, so the tests without a GPU use the same code.
+"""
+import os
+
+
+def parse_fds(text):
+    """'R,W' -> (R, W), for argparse's type=."""
+    try:
+        r, w = (int(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError("not two file descriptors R,W: %r" % text) from None
+    return r, w
+
+
+class Turns:
+    """wait() before a step, done() after it; with fds None, both return
+    at once."""
+
+    def __init__(self, fds=None):
+        self.r, self.w = fds if fds else (None, None)
+
+    def wait(self):
+        if self.r is not None and not os.read(self.r, 1):
+            self.r = None
+
+    def done(self):
+        if self.w is None:
+            return
+        try:
+            os.write(self.w, b"t")
+        except BrokenPipeError:
+            self.w = None

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Command-line tests for bench/lockstep.py, with a stand-in for the
+# examples that takes its turns through examples/pytorch/turns.py (the
+# module the examples use): the runs step strictly in turn; a step's time
+# is paired with the same step of the first run; the interval and the
+# output check; a run that fails or hangs ends without the others hanging;
+# usage errors.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(realpath "$(dirname "$0")/../..")
+LOCKSTEP=$ROOT/bench/lockstep.py
+export PYTHONDONTWRITEBYTECODE=1
+
+# fake.py NAME LOG MS [--loss X] [--fail-at N] [--hang-at N] --turn-fds R,W:
+# 12 steps of MS milliseconds each (a sleep), each logged to LOG as
+# "NAME STEP" when it starts; prints what the examples print.
+fake=$SCRATCH/fake.py
+cat >"$fake" <<PY
+import argparse, sys, time
+sys.path.insert(0, "$ROOT/examples/pytorch")
+import turns
+ap = argparse.ArgumentParser()
+ap.add_argument("name"); ap.add_argument("log"); ap.add_argument("ms", type=float)
+ap.add_argument("--loss", default="0.5"); ap.add_argument("--fail-at", type=int, default=-1)
+ap.add_argument("--hang-at", type=int, default=-1)
+ap.add_argument("--turn-fds", type=turns.parse_fds)
+a = ap.parse_args()
+turn = turns.Turns(a.turn_fds)
+times = []
+for step in range(12):
+    turn.wait()
+    with open(a.log, "a") as f:
+        f.write("%s %d\n" % (a.name, step))
+    if step == a.fail_at:
+        sys.exit(3)
+    if step == a.hang_at:
+        time.sleep(60)
+    t0 = time.perf_counter()
+    time.sleep(a.ms / 1e3)
+    times.append(time.perf_counter() - t0)
+    turn.done()
+    print("step %d loss %s" % (step, a.loss))
+print("per_step_ms " + ",".join("%.3f" % (1e3 * t) for t in times))
+print("checksum 00ff")
+PY
+log=$SCRATCH/log
+row() { grep -F "| $1 |" <<<"$out"; }
+
+run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --block 3 \
+	"a=python3 $fake a $log 10" "b=python3 $fake b $log 20" "c=python3 $fake c $log 10 --loss 0.25"
+expect_status 0 "three runs: exit 0"
+python3 - "$log" <<'PY' && ok "the runs step strictly in turn, the first run first" \
+	|| not_ok "the runs step strictly in turn, the first run first (log: $(tr '\n' ' ' <"$log"))"
+import sys
+got = open(sys.argv[1]).read().split("\n")[:-1]
+sys.exit(got != ["%s %d" % (n, s) for s in range(12) for n in "abc"])
+PY
+expect_out_has "Steps after the first 2, each paired with the same step of a." "the skip and the reference are said"
+grep -qF "| a | 0 | 10 |" <<<"$(row a)" && ok "the first run: status and steps after the skip" \
+	|| not_ok "the first run: status and steps after the skip (got: $(row a))"
+python3 - "$(row b)" <<'PY' && ok "twice as slow: per-step median, mean and its interval near +100 %" \
+	|| not_ok "twice as slow: per-step median, mean and its interval near +100 % (got: $(row b))"
+import re, sys
+cells = [c.strip() for c in sys.argv[1].split("|")[1:-1]]
+nums = [float(x) for x in re.findall(r"[+-][\d.]+(?=%)", cells[4] + " " + cells[5])]
+sys.exit(not (cells[1:3] == ["0", "10"] and cells[6] == "yes" and len(nums) == 4
+              and all(50 < x < 150 for x in nums) and nums[2] <= nums[1] <= nums[3]))
+PY
+grep -qE "\| c \| 0 \| 10 \| .* \| no \|$" <<<"$(row c)" && ok "another loss: not the same output" \
+	|| not_ok "another loss: not the same output (got: $(row c))"
+[ -s "$SCRATCH/o/b.out" ] && [ -e "$SCRATCH/o/b.err" ] && ok "each run's stdout and stderr kept in OUTDIR" \
+	|| not_ok "each run's stdout and stderr kept in OUTDIR"
+
+run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --block 20 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
+grep -qE "^\| b \| 0 \| 10 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+% \| yes \|$" <<<"$(row b)" \
+	&& ok "fewer than three blocks: no interval" || not_ok "fewer than three blocks: no interval (got: $(row b))"
+
+rm -f "$log"
+start=$SECONDS
+run python3 "$LOCKSTEP" "$SCRATCH/o" "a=python3 $fake a $log 1" "b=python3 $fake b $log 1 --fail-at 4"
+expect_status 1 "a run that fails: exit 1"
+grep -qF "| b | 3 |" <<<"$(row b)" && grep -qF "| a | 0 | 7 |" <<<"$(row a)" \
+	&& ok "its status in the table; the other ran every step (7 after the skip)" || not_ok "its status in the table; the other ran every step (7 after the skip)"
+run python3 "$LOCKSTEP" "$SCRATCH/o" --timeout 3 "a=python3 $fake a $log 1 --hang-at 3" "b=python3 $fake b $log 1"
+expect_status 1 "a run that hangs: exit 1"
+grep -qF "| a | 124 |" <<<"$(row a)" && ok "killed at the timeout, status 124" \
+	|| not_ok "killed at the timeout, status 124 (got: $(row a))"
+[ $((SECONDS - start)) -lt 30 ] && ok "neither case waits for more than the timeout" \
+	|| not_ok "neither case waits for more than the timeout ($((SECONDS - start)) s)"
+
+run python3 "$LOCKSTEP" "$SCRATCH/o" "python3 $fake a $log 1"
+expect_status 2 "a run without a name: usage error"
+expect_err_has "not NAME=COMMAND" "which says what a run is"
+run python3 "$LOCKSTEP" "$SCRATCH/o" "a=python3 $fake a $log 1" "a=python3 $fake b $log 1"
+expect_status 2 "two runs named alike: usage error"
+run python3 "$LOCKSTEP" "$SCRATCH/o" "../a=python3 $fake a $log 1"
+expect_status 2 "a name that is not a file name in OUTDIR: usage error"
+finish
