@@ -2,35 +2,41 @@
 """Runs that take their steps in turn, compared step by step.
 
 Usage: python3 bench/lockstep.py OUTDIR NAME=COMMAND [NAME=COMMAND ...]
-                                 [--skip N] [--block N] [--timeout S]
+                                 [--rounds R] [--skip N] [--timeout S]
 
 Each COMMAND (split as a shell would, not run by one) is a program of
 examples/pytorch, directly or under umreplay; `--turn-fds R,W` is added to
-its end. The runs start together and pass one turn around a ring of pipes:
-the first run's step 0, the second's step 0, ..., the first's step 1, and
-so on, each waiting while the others step (examples/pytorch/turns.py).
+its end. The runs of a round start together and pass one turn around a
+ring of pipes: the first run's step 0, the second's step 0, ..., the
+first's step 1, and so on, each waiting while the others step
+(examples/pytorch/turns.py). R rounds (default 1) start fresh processes,
+each round's ring one place further on, so no run always steps first.
 
 Why: on a shared host the speed drifts by more than the overheads to be
 measured, over seconds (DLRM's 200-step runs differed by up to 40 % from
 one run to the next, docs/benchmarks.md). Runs in turn see the same
-drift, step by step, so step N of a variant is paired with step N of the
-first run, taken milliseconds before it.
+drift, step by step, so step N of a run is paired with step N of the
+first run, taken milliseconds apart. What turns do not remove is an offset
+of each process of its own (its memory layout, its cores): on the H200 one
+plain run against another read +2.5 % over 295 steps of GPT-2 small, so a
+round is the unit the interval resamples, never a step.
 
-Writes OUTDIR/NAME.out and OUTDIR/NAME.err, then prints a Markdown table,
+Writes OUTDIR/round-K/NAME.out and .err, then prints a Markdown table,
 every run against the first, over the steps after the first N (--skip,
-default 5: warm-up) that both ran:
-  median ms          the run's median step
-  per step: median   the median of step N's time over the first run's
-  mean, 95 %         their geometric mean, and its 95 % interval by a
-                     bootstrap over blocks of --block (25) consecutive
-                     steps (neighbouring steps share drift, so steps are
-                     not resampled one by one): what the pairs can tell
-                     apart; a target inside it is neither shown met nor
-                     missed
-  same output        the step and loss lines and the checksum as the
-                     first run's
-Exit status 1 when a run failed (its status is in the table) or printed no
-step times.
+default 5: warm-up) that both ran in a round:
+  status            the runs' exit statuses, 0 when all were
+  steps             steps compared, over all rounds
+  median ms         the median step, over all rounds
+  per step: median  the median of step N's time over the first run's
+  per round         the geometric mean of the rounds' ratios (each the
+                    geometric mean of its steps'), their range, and with
+                    3 rounds or more its 95 % interval by a bootstrap over
+                    the rounds (bench/pooled_steps.py): what the rounds can
+                    tell apart; a target inside it is neither shown met
+                    nor missed
+  same output       the step and loss lines and the checksum as the first
+                    run's, in every round
+Exit status 1 when a run failed or printed no step times.
 """
 import argparse
 import math
@@ -94,55 +100,75 @@ def read_output(path):
     return steps, result
 
 
-def compare(ref, steps, block):
-    """(per-step median ratio, geometric mean, interval or None) of steps
-    over ref, paired by index."""
-    logs = [math.log(s / r) for r, s in zip(ref, steps)]
-    blocks = [logs[i:i + block] for i in range(0, len(logs) - block + 1, block)]
-    interval = (mean_ratio_interval([math.exp(sum(b) / len(b)) for b in blocks])
-                if len(blocks) >= 3 else None)
-    return (math.exp(statistics.median(logs)), math.exp(sum(logs) / len(logs)), interval)
+def step_logs(ref, steps):
+    """log(step N / the reference's step N), for the steps both ran."""
+    return [math.log(s / r) for r, s in zip(ref, steps)]
 
 
 def pct(x):
     return f"{x - 1:+.1%}"
 
 
+def row(i, name, rounds):
+    """The table's row of run i over the rounds, each a list (per run) of
+    (status, steps, result)."""
+    statuses = sorted({r[i][0] for r in rounds if r[i][0] != 0}) or [0]
+    pooled = [x for r in rounds for x in r[i][1]]
+    median = f"{statistics.median(pooled):.2f}" if pooled else "–"
+    if not i:
+        return f"| {name} | {','.join(map(str, statuses))} | {len(pooled)} | {median} | – | – | – |"
+    per_round = [step_logs(r[0][1], r[i][1]) for r in rounds]
+    per_round = [logs for logs in per_round if logs]
+    logs = [x for lr in per_round for x in lr]
+    per_step = mean = "–"
+    if logs:
+        per_step = pct(math.exp(statistics.median(logs)))
+        ratios = [math.exp(sum(lr) / len(lr)) for lr in per_round]
+        mean = pct(math.exp(sum(map(math.log, ratios)) / len(ratios)))
+        if len(ratios) > 1:
+            mean += f", {pct(min(ratios))} – {pct(max(ratios))}"
+        if len(ratios) >= 3:
+            lo, hi = mean_ratio_interval(ratios)
+            mean += f"; 95 %: {pct(lo)} – {pct(hi)}"
+    same = "yes" if all(r[i][2] and r[i][2] == r[0][2] for r in rounds) else "no"
+    return (f"| {name} | {','.join(map(str, statuses))} | {len(logs)} | {median} | {per_step} | {mean} "
+            f"| {same} |")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
     ap.add_argument("runs", nargs="+", type=parse_run, metavar="NAME=COMMAND")
+    ap.add_argument("--rounds", type=int, default=1, help="rings of fresh processes, each rotated one place")
     ap.add_argument("--skip", type=int, default=5, help="steps left out at the start of each run")
-    ap.add_argument("--block", type=int, default=25, help="consecutive steps resampled together")
-    ap.add_argument("--timeout", type=float, default=600, help="seconds the runs may take, all together")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds a round's runs may take, together")
     a = ap.parse_args(argv)
     names = [name for name, _ in a.runs]
     if len(set(names)) != len(names):
         ap.error("two runs named alike")
-    if a.skip < 0 or a.block < 1:
-        ap.error("--skip must be at least 0 and --block at least 1")
-    os.makedirs(a.outdir, exist_ok=True)
+    if a.skip < 0 or a.rounds < 1:
+        ap.error("--skip must be at least 0 and --rounds at least 1")
 
-    statuses = run_in_turn(a.outdir, a.runs, a.timeout)
-    outputs = [read_output(os.path.join(a.outdir, name + ".out")) for name in names]
-    ref_steps, ref_result = outputs[0][0][a.skip:], outputs[0][1]
-    print(f"Steps after the first {a.skip}, each paired with the same step of {names[0]}.\n")
-    print(f"| run | status | steps | median ms | per step vs {names[0]}: median | mean, 95 % interval "
-          f"| same output |")
+    rounds = []   # per round, per run in the order given: (status, steps, result)
+    for k in range(a.rounds):
+        outdir = os.path.join(a.outdir, "round-%d" % (k + 1))
+        os.makedirs(outdir, exist_ok=True)
+        order = list(range(k % len(names), len(names))) + list(range(k % len(names)))
+        statuses = run_in_turn(outdir, [a.runs[i] for i in order], a.timeout)
+        status_of = dict(zip(order, statuses))
+        results = []
+        for i, name in enumerate(names):
+            steps, result = read_output(os.path.join(outdir, name + ".out"))
+            results.append((status_of[i], steps[a.skip:], result))
+        rounds.append(results)
+    print(f"{a.rounds} round{'s' if a.rounds > 1 else ''}; steps after the first {a.skip}, "
+          f"each paired with the same step of {names[0]} in its round.\n")
+    print(f"| run | status | steps | median ms | per step vs {names[0]}: median "
+          f"| per round: mean, range; 95 % interval | same output |")
     print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
-    failed = False
-    for i, (name, status) in enumerate(zip(names, statuses)):
-        steps, result = outputs[i][0][a.skip:], outputs[i][1]
-        failed |= status != 0 or not steps
-        n = min(len(steps), len(ref_steps))
-        median = f"{statistics.median(steps):.2f}" if steps else "–"
-        per_step = mean = "–"
-        if i and n:
-            mid, gmean, interval = compare(ref_steps[:n], steps[:n], a.block)
-            per_step = pct(mid)
-            mean = pct(gmean) + (f" ({pct(interval[0])} – {pct(interval[1])})" if interval else "")
-        same = "–" if not i else ("yes" if result and result == ref_result else "no")
-        print(f"| {name} | {status} | {n if i else len(steps)} | {median} | {per_step} | {mean} | {same} |")
+    for i, name in enumerate(names):
+        print(row(i, name, rounds))
+    failed = any(r[i][0] != 0 or not r[i][1] for r in rounds for i in range(len(names)))
     return 1 if failed else 0
 
 

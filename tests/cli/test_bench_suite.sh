@@ -213,8 +213,8 @@ run record_and_plan "" "$rp_bin"
 	&& ok "record_and_plan: a failed recording returns 1 with its error" \
 	|| not_ok "record_and_plan: a failed recording returns 1 with its error"
 
-lockstep() { # MODEL OUTDIR: bench/overhead_lockstep.sh with the fakes, 4 steps, the first skipped
-	(cd "$ROOT" && PATH="$fake:$PATH" FAKE_LOG=$SCRATCH/ls.log BUILD=$SCRATCH/build-a SKIP=1 \
+lockstep() { # MODEL OUTDIR: bench/overhead_lockstep.sh with the fakes, 2 rounds of 4 steps, the first skipped
+	(cd "$ROOT" && PATH="$fake:$PATH" FAKE_LOG=$SCRATCH/ls.log BUILD=$SCRATCH/build-a SKIP=1 ROUNDS=2 \
 		bash bench/overhead_lockstep.sh "$1" "$2" 4)
 }
 rm -f "$SCRATCH/ls.log"
@@ -223,14 +223,15 @@ expect_status 0 "overhead_lockstep: exit 0"
 report=$(cat "$SCRATCH/ls/dlrm-lockstep.md" 2>/dev/null)
 grep -q "^## dlrm, batch 4096, 4 steps, Fake GPU, aaaa111, " <<<"$report" &&
 	grep -qF "| plain2 | 0 |" <<<"$report" && grep -qE "^\| plan \| 0 \| .* \| yes \|$" <<<"$report" \
-	&& ok "overhead_lockstep: a heading, plain against plain and against the plan, outputs compared" \
-	|| not_ok "overhead_lockstep: a heading, plain against plain and against the plan, outputs compared (got: $report)"
+	&& grep -qF "2 rounds; steps after the first 1," <<<"$report" \
+	&& ok "overhead_lockstep: a heading, plain against plain and against the plan in ROUNDS rounds, outputs compared" \
+	|| not_ok "overhead_lockstep: a heading, plain against plain and against the plan in ROUNDS rounds, outputs compared (got: $report)"
 grep -q -- "--plan .*/dlrm.plan --policy plan --gpu-budget 2500000000 --max-managed 4G -- " "$SCRATCH/ls.log" &&
 	grep -q "model examples/pytorch/dlrm.py --rows 2000000 --steps 4 --nvtx --batch-size 4096 --turn-fds" "$SCRATCH/ls.log" \
 	&& ok "overhead_lockstep: the replay under B = 1.25 W and --max-managed 2 W, the runs in turn" \
 	|| not_ok "overhead_lockstep: the replay under B = 1.25 W and --max-managed 2 W, the runs in turn"
-[ "$(tar -tzf "$SCRATCH/ls/dlrm-lockstep.tar.gz" | grep -c '\.out$')" = 4 ] \
-	&& ok "overhead_lockstep: the four runs' outputs kept" || not_ok "overhead_lockstep: the four runs' outputs kept"
+[ "$(tar -tzf "$SCRATCH/ls/dlrm-lockstep.tar.gz" | grep -c '^runs/round-[12]/plain2\?\.out$\|^runs/round-[12]/plan\.out$')" = 6 ] \
+	&& ok "overhead_lockstep: the six runs' outputs kept" || not_ok "overhead_lockstep: the six runs' outputs kept"
 run lockstep nosuch "$SCRATCH/ls"
 expect_status 2 "overhead_lockstep: an unknown model exits 2"
 expect_err_has "unknown model 'nosuch'" "overhead_lockstep: the model is named"

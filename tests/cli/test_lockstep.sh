@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Command-line tests for bench/lockstep.py, with a stand-in for the
 # examples that takes its turns through examples/pytorch/turns.py (the
-# module the examples use): the runs step strictly in turn; a step's time
-# is paired with the same step of the first run; the interval and the
-# output check; a run that fails or hangs ends without the others hanging;
-# usage errors.
+# module the examples use): the runs step strictly in turn, each round's
+# ring one place further on; a step's time is paired with the same step of
+# the first run; the rounds' range and interval, and the output check; a
+# run that fails or hangs ends without the others hanging; usage errors.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 LOCKSTEP=$ROOT/bench/lockstep.py
@@ -45,34 +45,41 @@ PY
 log=$SCRATCH/log
 row() { grep -F "| $1 |" <<<"$out"; }
 
-run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --block 3 \
+run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --rounds 3 \
 	"a=python3 $fake a $log 10" "b=python3 $fake b $log 20" "c=python3 $fake c $log 10 --loss 0.25"
-expect_status 0 "three runs: exit 0"
-python3 - "$log" <<'PY' && ok "the runs step strictly in turn, the first run first" \
-	|| not_ok "the runs step strictly in turn, the first run first (log: $(tr '\n' ' ' <"$log"))"
+expect_status 0 "three runs, three rounds: exit 0"
+python3 - "$log" <<'PY' && ok "the runs step strictly in turn, each round's ring one place on" \
+	|| not_ok "the runs step strictly in turn, each round's ring one place on (log: $(tr '\n' ' ' <"$log"))"
 import sys
 got = open(sys.argv[1]).read().split("\n")[:-1]
-sys.exit(got != ["%s %d" % (n, s) for s in range(12) for n in "abc"])
+want = [f"{n} {s}" for ring in ("abc", "bca", "cab") for s in range(12) for n in ring]
+sys.exit(got != want)
 PY
-expect_out_has "Steps after the first 2, each paired with the same step of a." "the skip and the reference are said"
-grep -qF "| a | 0 | 10 |" <<<"$(row a)" && ok "the first run: status and steps after the skip" \
-	|| not_ok "the first run: status and steps after the skip (got: $(row a))"
-python3 - "$(row b)" <<'PY' && ok "twice as slow: per-step median, mean and its interval near +100 %" \
-	|| not_ok "twice as slow: per-step median, mean and its interval near +100 % (got: $(row b))"
+expect_out_has "3 rounds; steps after the first 2, each paired with the same step of a in its round." \
+	"the rounds, the skip and the reference are said"
+grep -qF "| a | 0 | 30 |" <<<"$(row a)" && ok "the first run: status and steps after the skip, over the rounds" \
+	|| not_ok "the first run: status and steps after the skip, over the rounds (got: $(row a))"
+python3 - "$(row b)" <<'PY' && ok "twice as slow: per-step median, mean, range and interval near +100 %" \
+	|| not_ok "twice as slow: per-step median, mean, range and interval near +100 % (got: $(row b))"
 import re, sys
 cells = [c.strip() for c in sys.argv[1].split("|")[1:-1]]
 nums = [float(x) for x in re.findall(r"[+-][\d.]+(?=%)", cells[4] + " " + cells[5])]
-sys.exit(not (cells[1:3] == ["0", "10"] and cells[6] == "yes" and len(nums) == 4
-              and all(50 < x < 150 for x in nums) and nums[2] <= nums[1] <= nums[3]))
+sys.exit(not (cells[1:3] == ["0", "30"] and cells[6] == "yes" and len(nums) == 6
+              and all(50 < x < 150 for x in nums) and nums[2] <= nums[1] <= nums[3]
+              and nums[4] <= nums[1] <= nums[5]))
 PY
-grep -qE "\| c \| 0 \| 10 \| .* \| no \|$" <<<"$(row c)" && ok "another loss: not the same output" \
+grep -qE "\| c \| 0 \| 30 \| .* \| no \|$" <<<"$(row c)" && ok "another loss: not the same output" \
 	|| not_ok "another loss: not the same output (got: $(row c))"
-[ -s "$SCRATCH/o/b.out" ] && [ -e "$SCRATCH/o/b.err" ] && ok "each run's stdout and stderr kept in OUTDIR" \
-	|| not_ok "each run's stdout and stderr kept in OUTDIR"
+[ -s "$SCRATCH/o/round-3/b.out" ] && [ -e "$SCRATCH/o/round-3/b.err" ] \
+	&& ok "each run's stdout and stderr kept in OUTDIR, a folder per round" \
+	|| not_ok "each run's stdout and stderr kept in OUTDIR, a folder per round"
 
-run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --block 20 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
+run python3 "$LOCKSTEP" "$SCRATCH/o2" --skip 2 --rounds 2 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
+grep -qE "^\| b \| 0 \| 20 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+%, [+-][0-9.]+% – [+-][0-9.]+% \| yes \|$" <<<"$(row b)" \
+	&& ok "two rounds: a range, no interval" || not_ok "two rounds: a range, no interval (got: $(row b))"
+run python3 "$LOCKSTEP" "$SCRATCH/o1" --skip 2 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
 grep -qE "^\| b \| 0 \| 10 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+% \| yes \|$" <<<"$(row b)" \
-	&& ok "fewer than three blocks: no interval" || not_ok "fewer than three blocks: no interval (got: $(row b))"
+	&& ok "one round: its mean alone" || not_ok "one round: its mean alone (got: $(row b))"
 
 rm -f "$log"
 start=$SECONDS
