@@ -106,7 +106,7 @@ for r in csv.DictReader(open(sys.argv[1])):
 [ "$got" = "1 aaaa111 2 bbbb222 " ] && ok "with COMPARE, the build that runs first alternates between rounds" \
 	|| not_ok "with COMPARE, the build that runs first alternates between rounds (got: $got)"
 got=$("$REAL_PY" -c 'import csv,sys; [print(r["experiment"], r["build"], r["policy"], r["ratio"], r["rep"])
-	for r in csv.DictReader(open(sys.argv[1]))]' "$out1/gpt2.csv" | head -3 | tr '\n' ';')
+	for r in list(csv.DictReader(open(sys.argv[1])))[:3]]' "$out1/gpt2.csv" | tr '\n' ';')
 [ "$got" = "warmup aaaa111 plan 2 1;warmup bbbb222 plan 2 1;grid aaaa111 ideal 0 1;" ] \
 	&& ok "the command's first replays are a warm-up plan replay per build, at the grid's last ratio" \
 	|| not_ok "the command's first replays are a warm-up plan replay per build, at the grid's last ratio (got: $got)"
