@@ -64,7 +64,7 @@ INJECTED := $(if $(wildcard record/cuda/*.c),$(BUILD)/lib/libumrec.so) \
 	$(if $(wildcard replay/cuda/*.c),$(BUILD)/lib/libumreplay.so)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: FORCE all tools injected examples bench gpu-probes fuzz test unit-tests deps demo install clean check-cuda
+.PHONY: FORCE all tools injected examples bench gpu-probes fixtures fuzz test unit-tests deps demo install clean check-cuda
 all: tools injected examples bench gpu-probes $(BUILD)/COMMIT
 
 # The source the build came from, for benchmark rows (bench/measure.py's
@@ -78,6 +78,15 @@ FORCE:
 
 tools: $(TOOLS)
 injected: $(INJECTED)
+
+# The real traces the tests, the demo and the fuzzers plan (tests/fixtures,
+# its README) are kept compressed, a quarter of their size, so the tree
+# stays small enough to copy to the GPU machine; unpacked here.
+FIXTURES := $(patsubst tests/fixtures/%.zst,$(BUILD)/fixtures/%,$(wildcard tests/fixtures/*.db.zst))
+fixtures: $(FIXTURES)
+$(BUILD)/fixtures/%.db: tests/fixtures/%.db.zst
+	@mkdir -p $(@D)
+	zstd -d -q -f $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -183,7 +192,7 @@ FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC := $(foreach m,common plan replay,$(call src_portable,$(m))) $(SCHEMA_C)
 FUZZ_HARNESSES := $(wildcard tests/fuzz/*_input.h)
-fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c)) $(BUILD)/fuzz/plan_sections
+fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c)) $(BUILD)/fuzz/plan_sections fixtures
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/%_input.h $(FUZZ_SRC) \
 		$(wildcard $(foreach m,common plan replay,$(m)/*.h))
 	@mkdir -p $(dir $@)
@@ -202,13 +211,13 @@ deps:
 # (the plan reader's truncation and bit-flip sweeps are meant for that).
 ASAN_BUILD := $(BUILD)/asan
 test: deps
-	@$(MAKE) --no-print-directory WERROR=1 all unit-tests
+	@$(MAKE) --no-print-directory WERROR=1 all unit-tests fixtures
 	@$(MAKE) --no-print-directory WERROR=1 BUILD=$(ASAN_BUILD) \
 		SAN='-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all' unit-tests
 	@tests/run.sh $(BUILD) $(ASAN_BUILD)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all fixtures
 	@scripts/demo.sh $(BUILD)
 
 install: all

@@ -12,9 +12,10 @@ set -euo pipefail
 build=${1:-build} other=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp tests/fixtures/h100_bert_large.db "$work/bert16.db"
+make -s BUILD="$build" fixtures
+cp "$build"/fixtures/h100_bert_large.db "$work/bert16.db"
 sqlite3 "$work/bert16.db" "UPDATE alloc SET size = reserved * 16, reserved = reserved * 16, address = address * 16"
-cp tests/fixtures/h100_train_sim.db "$work/sim64g.db"
+cp "$build"/fixtures/h100_train_sim.db "$work/sim64g.db"
 sqlite3 "$work/sim64g.db" "UPDATE alloc SET size = 1 << 36, reserved = 1 << 36
 	WHERE id = (SELECT alloc_id FROM kernel_arg LIMIT 1)"
 for trace in bert16 sim64g; do

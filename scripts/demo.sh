@@ -2,8 +2,9 @@
 # make demo: the whole pipeline on examples/. With a GPU: record the CUDA C
 # example, plan it for half its working set, and replay it under that budget
 # with on-demand paging and with the plan. Without one: plan the bundled
-# real traces (recorded on an H100) for half their working set and show the
-# report and the plan.
+# real traces (recorded on an H100, unpacked by make fixtures into
+# BUILD/fixtures) for half their working set and show the report and the
+# plan.
 set -euo pipefail
 build=${1:-build}
 bin=$build/bin
@@ -32,8 +33,8 @@ if has_gpu && [ -x "$build/examples/train_sim" ]; then
 	done
 	echo "replay statistics: $out/sim.*.json"
 else
-	echo "== no GPU here: planning the real traces bundled in tests/fixtures/"
-	for t in tests/fixtures/*.db; do
+	echo "== no GPU here: planning the real traces bundled in tests/fixtures/ ($build/fixtures)"
+	for t in "$build"/fixtures/*.db; do
 		[ -f "$t" ] || continue
 		name=$(basename "$t" .db)
 		echo

@@ -2,7 +2,7 @@
 # Installs the Debian packages umkit builds and tests with, when missing.
 # The CUDA toolkit itself is assumed (CUDA_HOME, default /usr/local/cuda).
 set -euo pipefail
-need=(libsqlite3-dev libzstd-dev libcjson-dev libcmocka-dev sqlite3 xxd python3-matplotlib)
+need=(libsqlite3-dev libzstd-dev libcjson-dev libcmocka-dev sqlite3 xxd zstd python3-matplotlib)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

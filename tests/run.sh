@@ -9,7 +9,7 @@ set -uo pipefail
 build=${1:-build}
 san_build=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
-export UMKIT_FIXTURES="$root/tests/fixtures"
+export UMKIT_FIXTURES="$root/$build/fixtures"   # make fixtures unpacks them
 export UMKIT_BUILD="$root/$build"
 log_dir=$(mktemp -d "${TMPDIR:-/tmp}/umkit-tests-XXXXXX")
 # Every test's scratch files go under one directory removed at the end (the

@@ -4,9 +4,8 @@
 # budget above the plan's peak and following launches below it; usage errors
 # (status 2) and a missing trace or plan named (status 1).
 source "$(dirname "$0")/lib.sh"
-ROOT=$(realpath "$(dirname "$0")/../..")
 ALLOC_PATH=$(realpath "$BIN/../bench/alloc_path")
-trace=$ROOT/tests/fixtures/h100_dlrm.db
+trace=$UMKIT_FIXTURES/h100_dlrm.db
 plan=$SCRATCH/dlrm.plan
 "$BIN/umplan" "$trace" -q -o "$plan" || { not_ok "umplan planned the fixture"; finish; }
 events=$(sqlite3 "$trace" "SELECT count(*) + count(free_ns) FROM alloc")

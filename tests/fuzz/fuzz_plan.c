@@ -3,7 +3,7 @@
  * says what an input is and what is done with it). `make fuzz` builds it
  * with clang; tests/fuzz/README.md says how to run it and seed it.
  * UMKIT_FUZZ_TRACE names the recorded run the engine is fed (default:
- * tests/fixtures/h100_train_sim.db).
+ * build/fixtures/h100_train_sim.db, which make fuzz unpacks).
  */
 #include <stdio.h>
 
@@ -17,7 +17,7 @@ static const struct trace *fuzz_trace(void)
 		const char *path = getenv("UMKIT_FUZZ_TRACE");
 		char err[512];
 		loaded = true;
-		t = trace_load(path ? path : "tests/fixtures/h100_train_sim.db", err, sizeof err);
+		t = trace_load(path ? path : "build/fixtures/h100_train_sim.db", err, sizeof err);
 		if (!t)
 			fprintf(stderr, "fuzz_plan: %s; plans are only loaded\n", err);
 	}

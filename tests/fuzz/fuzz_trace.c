@@ -3,7 +3,7 @@
  * what an input is and what is done with it). `make fuzz` builds it with
  * clang; tests/fuzz/README.md says how to run it. UMKIT_FUZZ_TRACE names
  * the recorded trace the edits are made to (default:
- * tests/fixtures/h100_mlp.db); the edited copy is written under TMPDIR
+ * build/fixtures/h100_mlp.db, which make fuzz unpacks); the edited copy is written under TMPDIR
  * (default /tmp).
  */
 #include <unistd.h>
@@ -27,7 +27,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	const char *path = getenv("UMKIT_FUZZ_TRACE"), *tmp = getenv("TMPDIR");
-	FILE *f = fopen(path ? path : "tests/fixtures/h100_mlp.db", "rb");
+	FILE *f = fopen(path ? path : "build/fixtures/h100_mlp.db", "rb");
 	long len;
 	if (!f || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0 ||
 	    !(image = malloc((size_t)len)) || fread(image, 1, (size_t)len, f) != (size_t)len) {

@@ -56,17 +56,18 @@ static inline void *test_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-/* Directory holding the committed fixtures (tests/fixtures), from the
- * UMKIT_FIXTURES environment variable that tests/run.sh sets. */
+/* Directory holding the fixtures, unpacked from tests/fixtures by make
+ * fixtures: the UMKIT_FIXTURES environment variable that tests/run.sh sets
+ * (BUILD/fixtures). */
 static inline const char *test_fixture(char *buf, size_t len, const char *name)
 {
 	const char *dir = getenv("UMKIT_FIXTURES");
-	snprintf(buf, len, "%s/%s", dir ? dir : "tests/fixtures", name);
+	snprintf(buf, len, "%s/%s", dir ? dir : "build/fixtures", name);
 	return buf;
 }
 
-/* Globs every committed fixture trace (the .db files in tests/fixtures) into g; fails
- * the test when there is none, since that is a broken checkout. The caller
+/* Globs every fixture trace (the .db files test_fixture names) into g; fails
+ * the test when there is none, since that is a broken build. The caller
  * calls globfree(g). */
 static inline void test_glob_fixtures(glob_t *g)
 {
