@@ -66,16 +66,23 @@ def run_in_turn(outdir, runs, timeout):
     killed then)."""
     pipes = [os.pipe() for _ in runs]   # pipes[i] hands the turn to run i
     procs = []
-    for i, (name, cmd) in enumerate(runs):
-        r, w = pipes[i][0], pipes[(i + 1) % len(runs)][1]
-        with open(os.path.join(outdir, name + ".out"), "w") as out, \
-                open(os.path.join(outdir, name + ".err"), "w") as err:
-            procs.append(subprocess.Popen(cmd + ["--turn-fds", "%d,%d" % (r, w)],
-                                          stdout=out, stderr=err, pass_fds=(r, w)))
-    os.write(pipes[0][1], b"t")
-    for r, w in pipes:   # the ring is the runs' now: an exit ends its pipes
-        os.close(r)
-        os.close(w)
+    try:
+        for i, (name, cmd) in enumerate(runs):
+            r, w = pipes[i][0], pipes[(i + 1) % len(runs)][1]
+            with open(os.path.join(outdir, name + ".out"), "w") as out, \
+                    open(os.path.join(outdir, name + ".err"), "w") as err:
+                procs.append(subprocess.Popen(cmd + ["--turn-fds", "%d,%d" % (r, w)],
+                                              stdout=out, stderr=err, pass_fds=(r, w)))
+        os.write(pipes[0][1], b"t")
+    except OSError as e:
+        for p in procs:
+            p.kill()
+            p.wait()
+        sys.exit(f"lockstep: {name}: cannot run {cmd[0]}: {e.strerror}")
+    finally:
+        for r, w in pipes:   # the ring is the runs' now: an exit ends its pipes
+            os.close(r)
+            os.close(w)
     deadline = time.monotonic() + timeout
     statuses = []
     for p in procs:

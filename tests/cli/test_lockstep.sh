@@ -4,7 +4,8 @@
 # module the examples use): the runs step strictly in turn, each round's
 # ring one place further on; a step's time is paired with the same step of
 # the first run; the rounds' range and interval, and the output check; a
-# run that fails or hangs ends without the others hanging; usage errors.
+# run that fails or hangs ends without the others hanging; a program that
+# cannot run; usage errors.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 LOCKSTEP=$ROOT/bench/lockstep.py
@@ -94,6 +95,13 @@ grep -qF "| a | 124 |" <<<"$(row a)" && ok "killed at the timeout, status 124" \
 [ $((SECONDS - start)) -lt 30 ] && ok "neither case waits for more than the timeout" \
 	|| not_ok "neither case waits for more than the timeout ($((SECONDS - start)) s)"
 
+# a, with 1 s steps, would outlive the check unless stopped.
+run python3 "$LOCKSTEP" "$SCRATCH/o" "a=python3 $fake a $log 1000" "b=$SCRATCH/no-such-program"
+expect_status 1 "a program that cannot run: exit 1"
+expect_err_has "lockstep: b: cannot run $SCRATCH/no-such-program: No such file or directory" \
+	"the run and the program named, and why"
+[ -z "$(pgrep -f "$fake a $log 1000")" ] && ok "the runs already started are stopped" \
+	|| not_ok "the runs already started are stopped"
 run python3 "$LOCKSTEP" "$SCRATCH/o" "python3 $fake a $log 1"
 expect_status 2 "a run without a name: usage error"
 expect_err_has "not NAME=COMMAND" "which says what a run is"
