@@ -20,7 +20,7 @@
 set -uo pipefail
 MODEL=${1:?usage: bench/overhead_lockstep.sh MODEL OUTDIR [STEPS]}
 OUTDIR=${2:?usage: bench/overhead_lockstep.sh MODEL OUTDIR [STEPS]}
-STEPS=${3:-1000}
+STEPS=${3:-500}
 SKIP=${SKIP:-5}
 ROUNDS=${ROUNDS:-10}
 BUILD=${BUILD:-build}
