@@ -52,6 +52,9 @@
 #   budget of 1.25 W, experiment overhead. OVERHEAD_VARIANTS picks which of
 #   "cached noplan ideal plan" run beside plain (default all); with fewer,
 #   more REPS fit in one command (bench/pooled_steps.py pairs them).
+#   Separate runs drift apart by more than the overhead on a shared host;
+#   bench/overhead_lockstep.sh runs plain and the plan replay taking their
+#   steps in turn, which told DLRM's +1.7 % within about 1 % (session 64).
 #
 # Traces are kept in $TRACE_CACHE (on the GPU machine, while it stays up),
 # named by the recorder library's and the command's hash, so a later part
