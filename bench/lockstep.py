@@ -3,6 +3,7 @@
 
 Usage: python3 bench/lockstep.py OUTDIR NAME=COMMAND [NAME=COMMAND ...]
                                  [--rounds R] [--skip N] [--timeout S]
+       python3 bench/lockstep.py --report NAME,NAME[,...] DIR [DIR ...] [--skip N]
 
 Each COMMAND (split as a shell would, not run by one) is a program of
 examples/pytorch, directly or under umreplay; `--turn-fds R,W` is added to
@@ -21,10 +22,14 @@ of each process of its own (its memory layout, its cores): on the H200 one
 plain run against another read +2.5 % over 295 steps of GPT-2 small, so a
 round is the unit the interval resamples, never a step.
 
-Writes OUTDIR/round-K/NAME.out and .err, then prints a Markdown table,
-every run against the first, over the steps after the first N (--skip,
-default 5: warm-up) that both ran in a round:
-  status            the runs' exit statuses, 0 when all were
+Writes OUTDIR/round-K/NAME.out and .err (and the runs' exit statuses in
+OUTDIR/round-K/status), then prints a Markdown table, every run against
+the first, over the steps after the first N (--skip, default 5: warm-up)
+that both ran in a round. --report prints that table again for the runs
+NAME... of the rounds already run under each DIR (an OUTDIR), pooled: the
+rounds of several commands, each a comparison within itself.
+  status            the runs' exit statuses, 0 when all were (? where a
+                    round's status file is missing)
   steps             steps compared, over all rounds
   median ms         the median step, over all rounds
   per step: median  the median of step N's time over the first run's
@@ -142,40 +147,85 @@ def row(i, name, rounds):
             f"| {same} |")
 
 
+def read_round(outdir, names, skip):
+    """Per run of names: (status, steps after skip, result) in the round
+    folder outdir."""
+    statuses = {}
+    try:
+        with open(os.path.join(outdir, "status")) as f:
+            statuses = dict(line.split() for line in f if line.strip())
+    except OSError:
+        pass
+    results = []
+    for name in names:
+        try:
+            steps, result = read_output(os.path.join(outdir, name + ".out"))
+        except OSError as e:
+            sys.exit(f"lockstep: {outdir}: no output of {name}: {e.strerror}")
+        status = statuses.get(name, "?")
+        results.append((int(status) if status.lstrip("-").isdigit() else status, steps[skip:], result))
+    return results
+
+
+def run_rounds(outdir, runs, rounds, skip, timeout):
+    """Runs the rounds; returns each one's read_round."""
+    names = [name for name, _ in runs]
+    read = []
+    for k in range(rounds):
+        round_dir = os.path.join(outdir, "round-%d" % (k + 1))
+        os.makedirs(round_dir, exist_ok=True)
+        order = list(range(k % len(runs), len(runs))) + list(range(k % len(runs)))
+        statuses = run_in_turn(round_dir, [runs[i] for i in order], timeout)
+        with open(os.path.join(round_dir, "status"), "w") as f:
+            f.writelines(f"{names[i]} {st}\n" for i, st in zip(order, statuses))
+        read.append(read_round(round_dir, names, skip))
+    return read
+
+
+def round_dirs(outdir):
+    """OUTDIR's round-K folders, by K."""
+    found = [(int(d[6:]), d) for d in os.listdir(outdir) if d.startswith("round-") and d[6:].isdigit()]
+    if not found:
+        sys.exit(f"lockstep: {outdir}: no round-K folders")
+    return [os.path.join(outdir, d) for _, d in sorted(found)]
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("outdir")
-    ap.add_argument("runs", nargs="+", type=parse_run, metavar="NAME=COMMAND")
+    ap.add_argument("args", nargs="+", metavar="ARG", help="OUTDIR NAME=COMMAND...; with --report, DIR...")
+    ap.add_argument("--report", metavar="NAME,NAME", help="report the rounds already run under each DIR")
     ap.add_argument("--rounds", type=int, default=1, help="rings of fresh processes, each rotated one place")
     ap.add_argument("--skip", type=int, default=5, help="steps left out at the start of each run")
     ap.add_argument("--timeout", type=float, default=600, help="seconds a round's runs may take, together")
-    a = ap.parse_args(argv)
-    names = [name for name, _ in a.runs]
-    if len(set(names)) != len(names):
-        ap.error("two runs named alike")
+    a = ap.parse_intermixed_args(argv)   # options may come between the runs
     if a.skip < 0 or a.rounds < 1:
         ap.error("--skip must be at least 0 and --rounds at least 1")
+    if a.report:
+        names = a.report.split(",")
+    else:
+        if len(a.args) < 2:
+            ap.error("OUTDIR and at least one NAME=COMMAND")
+        try:
+            runs = [parse_run(x) for x in a.args[1:]]
+        except argparse.ArgumentTypeError as e:
+            ap.error(str(e))
+        names = [name for name, _ in runs]
+    if len(set(names)) != len(names) or not all(names):
+        ap.error("two runs named alike, or a name empty")
 
-    rounds = []   # per round, per run in the order given: (status, steps, result)
-    for k in range(a.rounds):
-        outdir = os.path.join(a.outdir, "round-%d" % (k + 1))
-        os.makedirs(outdir, exist_ok=True)
-        order = list(range(k % len(names), len(names))) + list(range(k % len(names)))
-        statuses = run_in_turn(outdir, [a.runs[i] for i in order], a.timeout)
-        status_of = dict(zip(order, statuses))
-        results = []
-        for i, name in enumerate(names):
-            steps, result = read_output(os.path.join(outdir, name + ".out"))
-            results.append((status_of[i], steps[a.skip:], result))
-        rounds.append(results)
-    print(f"{a.rounds} round{'s' if a.rounds > 1 else ''}; steps after the first {a.skip}, "
+    if a.report:
+        rounds = [read_round(d, names, a.skip) for outdir in a.args for d in round_dirs(outdir)]
+    else:
+        rounds = run_rounds(a.args[0], runs, a.rounds, a.skip, a.timeout)
+    n = len(rounds)
+    print(f"{n} round{'s' if n > 1 else ''}; steps after the first {a.skip}, "
           f"each paired with the same step of {names[0]} in its round.\n")
     print(f"| run | status | steps | median ms | per step vs {names[0]}: median "
           f"| per round: mean, range; 95 % interval | same output |")
     print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
     for i, name in enumerate(names):
         print(row(i, name, rounds))
-    failed = any(r[i][0] != 0 or not r[i][1] for r in rounds for i in range(len(names)))
+    failed = any(r[i][0] not in (0, "?") or not r[i][1] for r in rounds for i in range(len(names)))
     return 1 if failed else 0
 
 

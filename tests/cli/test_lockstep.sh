@@ -3,7 +3,8 @@
 # examples that takes its turns through examples/pytorch/turns.py (the
 # module the examples use): the runs step strictly in turn, each round's
 # ring one place further on; a step's time is paired with the same step of
-# the first run; the rounds' range and interval, and the output check; a
+# the first run; the rounds' range and interval, and the output check;
+# --report on rounds already run, of one folder or several pooled; a
 # run that fails or hangs ends without the others hanging; a program that
 # cannot run; usage errors.
 source "$(dirname "$0")/lib.sh"
@@ -75,9 +76,28 @@ grep -qE "\| c \| 0 \| 30 \| .* \| no \|$" <<<"$(row c)" && ok "another loss: no
 	&& ok "each run's stdout and stderr kept in OUTDIR, a folder per round" \
 	|| not_ok "each run's stdout and stderr kept in OUTDIR, a folder per round"
 
+table=$out
+run python3 "$LOCKSTEP" --report a,b,c --skip 2 "$SCRATCH/o"
+[ "$status" = 0 ] && [ "$out" = "$table" ] && ok "--report: the rounds already run, the same table" \
+	|| not_ok "--report: the rounds already run, the same table (got: $out)"
 run python3 "$LOCKSTEP" "$SCRATCH/o2" --skip 2 --rounds 2 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
 grep -qE "^\| b \| 0 \| 20 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+%, [+-][0-9.]+% – [+-][0-9.]+% \| yes \|$" <<<"$(row b)" \
 	&& ok "two rounds: a range, no interval" || not_ok "two rounds: a range, no interval (got: $(row b))"
+run python3 "$LOCKSTEP" --report a,b --skip 2 "$SCRATCH/o" "$SCRATCH/o2"
+expect_out_has "5 rounds; steps after the first 2" "--report: the rounds of several folders pooled"
+grep -qE "^\| b \| 0 \| 50 \| .*; 95 %: .* \| yes \|$" <<<"$(row b)" \
+	&& ok "--report: each round paired within itself, the interval over all" \
+	|| not_ok "--report: each round paired within itself, the interval over all (got: $(row b))"
+rm "$SCRATCH/o2/round-1/status"
+run python3 "$LOCKSTEP" --report a,b --skip 2 "$SCRATCH/o2"
+grep -qF "| b | ? |" <<<"$(row b)" && [ "$status" = 0 ] && ok "--report: a status not kept reads ?, not a failure" \
+	|| not_ok "--report: a status not kept reads ?, not a failure (got: $(row b))"
+run python3 "$LOCKSTEP" --report a,x "$SCRATCH/o2"
+expect_status 1 "--report: a run that is not there: exit 1"
+expect_err_has "o2/round-1: no output of x" "which names the folder and the run"
+run python3 "$LOCKSTEP" --report a,b "$SCRATCH"
+expect_status 1 "--report: a folder without rounds: exit 1"
+expect_err_has "no round-K folders" "which says so"
 run python3 "$LOCKSTEP" "$SCRATCH/o1" --skip 2 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
 grep -qE "^\| b \| 0 \| 10 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+% \| yes \|$" <<<"$(row b)" \
 	&& ok "one round: its mean alone" || not_ok "one round: its mean alone (got: $(row b))"
