@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Command-line tests for bench/lockstep.py, with a stand-in for the
 # examples that takes its turns through examples/pytorch/turns.py (the
-# module the examples use): the runs step strictly in turn, each round's
-# ring one place further on; a step's time is paired with the same step of
-# the first run; the rounds' range and interval, and the output check;
-# --report on rounds already run, of one folder or several pooled; a
-# run that fails or hangs ends without the others hanging; a program that
-# cannot run; usage errors.
+# module the examples use): a run alone and a bad --turn-fds; the runs
+# step strictly in turn, each round's ring one place further on; a step's
+# time is paired with the same step of the first run; the rounds' range
+# and interval, and the output check; --report on rounds already run, of
+# one folder or several pooled; a run that fails or hangs ends without the
+# others hanging; a program that cannot run; usage errors.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 LOCKSTEP=$ROOT/bench/lockstep.py
@@ -46,6 +46,13 @@ print("checksum 00ff")
 PY
 log=$SCRATCH/log
 row() { grep -F "| $1 |" <<<"$out"; }
+
+run python3 "$fake" solo "$SCRATCH/solo.log" 1
+[ "$status" = 0 ] && [ "$(wc -l <"$SCRATCH/solo.log")" = 12 ] && ok "turns.py: without --turn-fds a run takes every step alone" \
+	|| not_ok "turns.py: without --turn-fds a run takes every step alone"
+run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3
+expect_status 2 "turns.py: --turn-fds without two descriptors is a usage error"
+expect_err_has "--turn-fds" "which names the option"
 
 run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --rounds 3 \
 	"a=python3 $fake a $log 10" "b=python3 $fake b $log 20" "c=python3 $fake c $log 10 --loss 0.25"
