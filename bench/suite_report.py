@@ -405,15 +405,19 @@ def markdown(suite, img):
              grid_table(suite),
              "### Replay when memory suffices",
              "The program alone (plain), under umreplay's ideal policy (no budget) and under "
-             "the plan policy with a budget of 1.25 W; overhead against plain.",
+             "the plan policy with a budget of 1.25 W; overhead against plain. These are "
+             "separate runs, which on a shared host drift apart by more than a few per cent; "
+             "bench/overhead_lockstep.sh measures the plan's overhead with the runs taking "
+             "their steps in turn (\"Replay's overhead measured in turn\").",
              roomy_table(suite),
              "### Where the overhead goes when memory suffices (overhead)",
              "The overhead part (bench/suite.sh), at the default batch with more steps, "
              "each variant adding one thing to the one before: the program injected under "
              "umreplay --policy ideal without a plan and with PyTorch's caching allocator "
              "kept (the program's command unsets PYTORCH_NO_CUDA_MEMORY_CACHING; the rows "
-             "of builds up to e8a1e16 set it to 0 instead, which PyTorch honours whatever its "
-             "value, so their cache-kept column ran with the cache off); then every tensor through umkit's "
+             "of builds up to e8a1e16 set it to 0 instead, with which PyTorch 2.11 keeps its "
+             "cache on too: only 1 turns it off, session 42, bench/results/2026-11-26/s42/); "
+             "then every tensor through umkit's "
              "arena (the cache off, as umreplay sets it); then the plan's matching (ideal "
              "with the plan); then the plan policy with a budget of 1.25 W. Each cell: "
              "median ms (min–max), overhead against plain, ms per steady iteration in the "
