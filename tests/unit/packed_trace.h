@@ -17,12 +17,10 @@
 #ifndef UMKIT_PACKED_TRACE_H
 #define UMKIT_PACKED_TRACE_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <unistd.h>
 
-#include "trace_schema.h"
+#include "sql_trace.h"
 
 static inline void write_packed_trace(const char *path, bool packed)
 {
@@ -50,16 +48,9 @@ static inline void write_packed_trace(const char *path, bool packed)
 		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
 		"INSERT INTO nvtx_range SELECT n + 1, 9, 1, (8 * n + 1) * 1000000 - 50000,"
 		"  (8 * n + 9) * 1000000 - 50000 FROM i;";
-	char sql[sizeof rows + 16], err[512];
+	char sql[sizeof rows + 16];
 	snprintf(sql, sizeof sql, rows, packed ? 1 << 20 : 4 << 20);
-	sqlite3 *db;
-	unlink(path);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	if (trace_schema_create(db, err, sizeof err))
-		fail_msg("%s", err);
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		fail_msg("%s", sqlite3_errmsg(db));
-	sqlite3_close(db);
+	write_sql_trace(path, sql);
 }
 
 #endif

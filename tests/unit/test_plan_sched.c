@@ -630,15 +630,7 @@ static void write_made_at_first_launch(const char *path)
 		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
 		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
 		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
-	sqlite3 *db;
-	char err[512];
-	unlink(path);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	if (trace_schema_create(db, err, sizeof err))
-		fail_msg("%s", err);
-	if (sqlite3_exec(db, rows, NULL, NULL, NULL) != SQLITE_OK)
-		fail_msg("%s", sqlite3_errmsg(db));
-	sqlite3_close(db);
+	write_sql_trace(path, rows);
 }
 
 /* The plan allocation of origin and ordinal 1. */

@@ -1,0 +1,27 @@
+/*
+ * sql_trace.h: a trace written with SQLite, as umrec would, from the rows
+ * a test spells in SQL: the schema first (trace_schema_create), then
+ * rows. Include after testutil.h.
+ */
+#ifndef UMKIT_SQL_TRACE_H
+#define UMKIT_SQL_TRACE_H
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "trace_schema.h"
+
+static inline void write_sql_trace(const char *path, const char *rows)
+{
+	sqlite3 *db;
+	char err[512];
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (trace_schema_create(db, err, sizeof err))
+		fail_msg("%s", err);
+	if (sqlite3_exec(db, rows, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+#endif
