@@ -345,6 +345,22 @@ static void unknown_around_starts(struct trace *t, const struct iter_result *it,
 	}
 }
 
+/* The fixture planned at half its unplanned peak and replayed twice at
+ * that budget: with every kernel known (known), then lost from 10 kernels
+ * before to 20 after every step-th iteration start from the planner's
+ * third (unknown_around_starts; lost). The caller frees both results and
+ * the planner. */
+static struct planner *replay_known_and_lost(const char *fixture, size_t step, struct dryrun_result *known,
+					     struct dryrun_result *lost)
+{
+	struct planner *pl = plan_fixture(fixture, 2);
+	uint64_t budget = budget_of(pl->plan);
+	run(pl->trace, ENGINE_PLAN, budget, pl->plan, known);
+	unknown_around_starts(pl->trace, &pl->iter, 2, step, 10, 20);
+	run(pl->trace, ENGINE_PLAN, budget, pl->plan, lost);
+	return pl;
+}
+
 /* BERT-large's fixture planned at half its unplanned peak, lost from 10
  * kernels before to 20 after the start of each iteration from the
  * planner's third on (the matcher starts its first at the second; the
@@ -358,12 +374,8 @@ static void unknown_around_starts(struct trace *t, const struct iter_result *it,
  * and 121.9 ms against 120.3, 97.1 and 122.1); none were before. */
 static void lost_across_iteration_starts(void **state)
 {
-	struct planner *pl = plan_fixture("h100_bert_large.db", 2);
-	uint64_t budget = budget_of(pl->plan);
 	struct dryrun_result known, lost;
-	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &known);
-	unknown_around_starts(pl->trace, &pl->iter, 2, 1, 10, 20);
-	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &lost);
+	struct planner *pl = replay_known_and_lost("h100_bert_large.db", 1, &known, &lost);
 	assert_true(known.n_iterations >= 3);
 	assert_int_equal(lost.n_iterations, known.n_iterations);
 	for (size_t i = 0; i < lost.n_iterations; i++) { /* within 5 % */
@@ -388,12 +400,8 @@ static void lost_across_iteration_starts(void **state)
  * launch 352 of 578. */
 static void lost_across_every_other_start(void **state)
 {
-	struct planner *pl = plan_fixture("h100_mlp.db", 2);
-	uint64_t budget = budget_of(pl->plan);
 	struct dryrun_result known, lost;
-	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &known);
-	unknown_around_starts(pl->trace, &pl->iter, 2, 2, 10, 20);
-	run(pl->trace, ENGINE_PLAN, budget, pl->plan, &lost);
+	struct planner *pl = replay_known_and_lost("h100_mlp.db", 2, &known, &lost);
 	assert_int_equal(known.foreign_at, 0);
 	assert_int_equal(lost.foreign_at, 0);
 	assert_int_equal(lost.stats.launches, pl->trace->n_kernels);
