@@ -78,12 +78,13 @@ def run_in_turn(outdir, runs, timeout):
                     open(os.path.join(outdir, name + ".err"), "w") as err:
                 procs.append(subprocess.Popen(cmd + ["--turn-fds", "%d,%d" % (r, w)],
                                               stdout=out, stderr=err, pass_fds=(r, w)))
-        os.write(pipes[0][1], b"t")
     except OSError as e:
         for p in procs:
             p.kill()
             p.wait()
         sys.exit(f"lockstep: {name}: cannot run {cmd[0]}: {e.strerror}")
+    else:
+        os.write(pipes[0][1], b"t")
     finally:
         for r, w in pipes:   # the ring is the runs' now: an exit ends its pipes
             os.close(r)
