@@ -26,14 +26,6 @@
 
 #define BATCH 256
 
-static int check(cudaError_t e, const char *what)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "async_alloc_rate: %s: %s\n", what, cudaGetErrorString(e));
-	return 1;
-}
-
 /* One pair on stream: from pool, or the current pool where pool is NULL. */
 static cudaError_t pair(cudaMemPool_t pool, size_t size, cudaStream_t stream)
 {
@@ -52,10 +44,10 @@ static int time_pairs(const char *name, cudaMemPool_t pool, long pairs, int tria
 			long n = pairs - done < BATCH ? pairs - done : BATCH;
 			double t0 = trials_now_ns();
 			for (long i = 0; i < n; i++)
-				if (check(pair(pool, size, stream), name))
+				if (trials_check(pair(pool, size, stream), name))
 					return 1;
 			calling += trials_now_ns() - t0;
-			if (check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"))
+			if (trials_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"))
 				return 1;
 		}
 		ns[t] = calling / pairs;
@@ -68,23 +60,21 @@ static int time_pairs(const char *name, cudaMemPool_t pool, long pairs, int tria
 
 int main(int argc, char **argv)
 {
-	long pairs = argc > 1 ? atol(argv[1]) : 100000;
-	int trials = argc > 2 ? atoi(argv[2]) : 9;
+	long pairs;
+	int trials;
 	long size = argc > 3 ? atol(argv[3]) : 4096;
-	if (argc > 4 || pairs < 1 || trials < 1 || trials > 1000 || size < 1) {
-		fprintf(stderr, "usage: async_alloc_rate [PAIRS [TRIALS [SIZE]]]\n");
-		return 64;
-	}
+	if (!trials_args(argc, argv, 100000, &pairs, &trials) || argc > 4 || size < 1)
+		return trials_usage("async_alloc_rate [PAIRS [TRIALS [SIZE]]]");
 	int device;
 	cudaStream_t stream;
 	cudaMemPool_t pool;
-	if (check(cudaGetDevice(&device), "cudaGetDevice") ||
-	    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate") ||
-	    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool"))
+	if (trials_check(cudaGetDevice(&device), "cudaGetDevice") ||
+	    trials_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate") ||
+	    trials_check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool"))
 		return 1;
 	double *ns = (double *)malloc(trials * sizeof *ns);
 	int failed = !ns || time_pairs("cudaMallocAsync", NULL, pairs, trials, (size_t)size, stream, ns) ||
 		     time_pairs("cudaMallocFromPoolAsync", pool, pairs, trials, (size_t)size, stream, ns);
 	free(ns);
-	return failed || check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+	return failed || trials_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }

@@ -78,12 +78,10 @@ static void report(const char *what, double *ns, int trials)
 
 int main(int argc, char **argv)
 {
-	long calls = argc > 1 ? atol(argv[1]) : 1000000;
-	int trials = argc > 2 ? atoi(argv[2]) : 9;
-	if (argc > 3 || calls < 1 || trials < 1 || trials > 1000) {
-		fprintf(stderr, "usage: capture_cost [CALLS [TRIALS]]\n");
-		return 64;
-	}
+	long calls;
+	int trials;
+	if (!trials_args(argc, argv, 1000000, &calls, &trials) || argc > 3)
+		return trials_usage("capture_cost [CALLS [TRIALS]]");
 	cudaStream_t stream;
 	if (cudaFree(0) != cudaSuccess || cudaStreamCreate(&stream) != cudaSuccess) {
 		fprintf(stderr, "capture_cost: no CUDA context\n");

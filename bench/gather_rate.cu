@@ -43,37 +43,27 @@ __global__ void gather(const float4 *table, uint64_t rows, float *sum)
 		*sum = s;
 }
 
-static int check(cudaError_t e, const char *what)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "gather_rate: %s: %s\n", what, cudaGetErrorString(e));
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
-	long table_mb = argc > 1 ? atol(argv[1]) : 4096;
-	int trials = argc > 2 ? atoi(argv[2]) : 9;
-	if (argc > 3 || table_mb < 1 || trials < 1 || trials > 1000) {
-		fprintf(stderr, "usage: gather_rate [TABLE_MB [TRIALS]]\n");
-		return 64;
-	}
+	long table_mb;
+	int trials;
+	if (!trials_args(argc, argv, 4096, &table_mb, &trials) || argc > 3)
+		return trials_usage("gather_rate [TABLE_MB [TRIALS]]");
 	size_t bytes = (size_t)table_mb << 20;
 	uint64_t rows = bytes / ROW_BYTES;
 	int device;
 	float *sum;
 	void *table[2];
 	cudaEvent_t start, stop;
-	if (check(cudaGetDevice(&device), "cudaGetDevice") || check(cudaMalloc(&sum, sizeof *sum), "cudaMalloc") ||
-	    check(cudaMalloc(&table[0], bytes), "cudaMalloc") ||
-	    check(cudaMallocManaged(&table[1], bytes, cudaMemAttachGlobal), "cudaMallocManaged") ||
-	    check(cudaEventCreate(&start), "cudaEventCreate") || check(cudaEventCreate(&stop), "cudaEventCreate"))
+	if (trials_check(cudaGetDevice(&device), "cudaGetDevice") || trials_check(cudaMalloc(&sum, sizeof *sum), "cudaMalloc") ||
+	    trials_check(cudaMalloc(&table[0], bytes), "cudaMalloc") ||
+	    trials_check(cudaMallocManaged(&table[1], bytes, cudaMemAttachGlobal), "cudaMallocManaged") ||
+	    trials_check(cudaEventCreate(&start), "cudaEventCreate") || trials_check(cudaEventCreate(&stop), "cudaEventCreate"))
 		return 1;
 	struct cudaMemLocation gpu = { cudaMemLocationTypeDevice, device };
-	if (check(cudaMemset(table[0], 0, bytes), "cudaMemset") ||
-	    check(cudaMemPrefetchAsync(table[1], bytes, gpu, 0, 0), "cudaMemPrefetchAsync") ||
-	    check(cudaMemset(table[1], 0, bytes), "cudaMemset") || check(cudaDeviceSynchronize(), "prefetch"))
+	if (trials_check(cudaMemset(table[0], 0, bytes), "cudaMemset") ||
+	    trials_check(cudaMemPrefetchAsync(table[1], bytes, gpu, 0, 0), "cudaMemPrefetchAsync") ||
+	    trials_check(cudaMemset(table[1], 0, bytes), "cudaMemset") || trials_check(cudaDeviceSynchronize(), "prefetch"))
 		return 1;
 	double *us = (double *)malloc(trials * sizeof *us);
 	const char *names[2] = { "device", "managed" };
@@ -81,13 +71,13 @@ int main(int argc, char **argv)
 		gather<<<ROWS_READ / 256, 256>>>((const float4 *)table[m], rows, sum); /* warm up */
 		for (int t = 0; t < trials; t++) {
 			float ms;
-			if (check(cudaEventRecord(start), "cudaEventRecord"))
+			if (trials_check(cudaEventRecord(start), "cudaEventRecord"))
 				return 1;
 			for (int l = 0; l < LAUNCHES; l++)
 				gather<<<ROWS_READ / 256, 256>>>((const float4 *)table[m], rows, sum);
-			if (check(cudaEventRecord(stop), "cudaEventRecord") ||
-			    check(cudaEventSynchronize(stop), "gather") ||
-			    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime"))
+			if (trials_check(cudaEventRecord(stop), "cudaEventRecord") ||
+			    trials_check(cudaEventSynchronize(stop), "gather") ||
+			    trials_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime"))
 				return 1;
 			us[t] = ms * 1000.0 / LAUNCHES;
 		}
@@ -96,6 +86,6 @@ int main(int argc, char **argv)
 		       us[trials / 2]);
 	}
 	free(us);
-	return check(cudaFree(table[1]), "cudaFree") || check(cudaFree(table[0]), "cudaFree") ||
-	       check(cudaFree(sum), "cudaFree");
+	return trials_check(cudaFree(table[1]), "cudaFree") || trials_check(cudaFree(table[0]), "cudaFree") ||
+	       trials_check(cudaFree(sum), "cudaFree");
 }

@@ -29,24 +29,14 @@ __global__ void touch_nothing(float *p)
 	(void)p;
 }
 
-static int check(cudaError_t e, const char *what)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "launch_rate: %s: %s\n", what, cudaGetErrorString(e));
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
-	long launches = argc > 1 ? atol(argv[1]) : 100000;
-	int trials = argc > 2 ? atoi(argv[2]) : 9;
-	if (argc > 3 || launches < 1 || trials < 1 || trials > 1000) {
-		fprintf(stderr, "usage: launch_rate [LAUNCHES [TRIALS]]\n");
-		return 64;
-	}
+	long launches;
+	int trials;
+	if (!trials_args(argc, argv, 100000, &launches, &trials) || argc > 3)
+		return trials_usage("launch_rate [LAUNCHES [TRIALS]]");
 	float *buf;
-	if (check(cudaMalloc(&buf, 1 << 20), "cudaMalloc"))
+	if (trials_check(cudaMalloc(&buf, 1 << 20), "cudaMalloc"))
 		return 1;
 	double *ns = (double *)malloc(trials * sizeof *ns);
 	for (int t = 0; t < trials; t++) {
@@ -57,7 +47,7 @@ int main(int argc, char **argv)
 			for (long i = 0; i < n; i++)
 				touch_nothing<<<1, 32>>>(buf);
 			launching += trials_now_ns() - t0;
-			if (check(cudaDeviceSynchronize(), "kernel"))
+			if (trials_check(cudaDeviceSynchronize(), "kernel"))
 				return 1;
 		}
 		ns[t] = launching / launches;
@@ -66,5 +56,5 @@ int main(int argc, char **argv)
 	trials_sort(ns, trials);
 	printf("fastest %.1f median %.1f ns per launch\n", ns[0], ns[trials / 2]);
 	free(ns);
-	return check(cudaFree(buf), "cudaFree");
+	return trials_check(cudaFree(buf), "cudaFree");
 }

@@ -40,14 +40,6 @@ enum memory { DEVICE, MANAGED, PREFERRED, ACCESSED, MEMORIES };
 static const char *const memory_names[MEMORIES] = { "device", "managed", "managed, preferred GPU",
 						    "managed, accessed by GPU" };
 
-static int check(cudaError_t e, const char *what)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "um_call_rate: %s: %s\n", what, cudaGetErrorString(e));
-	return 1;
-}
-
 static cudaError_t make_call(enum call c, char *mem, void *pinned, void *pageable, cudaStream_t s)
 {
 	switch (c) {
@@ -66,28 +58,26 @@ static cudaError_t make_call(enum call c, char *mem, void *pinned, void *pageabl
 static int make_memory(enum memory m, int device, cudaStream_t s, char **mem)
 {
 	if (m == DEVICE)
-		return check(cudaMalloc((void **)mem, 2 * BYTES), "cudaMalloc");
+		return trials_check(cudaMalloc((void **)mem, 2 * BYTES), "cudaMalloc");
 	struct cudaMemLocation gpu = { cudaMemLocationTypeDevice, device };
-	if (check(cudaMallocManaged((void **)mem, 2 * BYTES, cudaMemAttachGlobal), "cudaMallocManaged"))
+	if (trials_check(cudaMallocManaged((void **)mem, 2 * BYTES, cudaMemAttachGlobal), "cudaMallocManaged"))
 		return 1;
 	if (m == PREFERRED &&
-	    check(cudaMemAdvise(*mem, 2 * BYTES, cudaMemAdviseSetPreferredLocation, gpu), "cudaMemAdvise"))
+	    trials_check(cudaMemAdvise(*mem, 2 * BYTES, cudaMemAdviseSetPreferredLocation, gpu), "cudaMemAdvise"))
 		return 1;
-	if (m == ACCESSED && check(cudaMemAdvise(*mem, 2 * BYTES, cudaMemAdviseSetAccessedBy, gpu), "cudaMemAdvise"))
+	if (m == ACCESSED && trials_check(cudaMemAdvise(*mem, 2 * BYTES, cudaMemAdviseSetAccessedBy, gpu), "cudaMemAdvise"))
 		return 1;
-	return check(cudaMemsetAsync(*mem, 0, 2 * BYTES, s), "cudaMemsetAsync") ||
-	       check(cudaMemPrefetchAsync(*mem, 2 * BYTES, gpu, 0, s), "cudaMemPrefetchAsync") ||
-	       check(cudaStreamSynchronize(s), "prefetch");
+	return trials_check(cudaMemsetAsync(*mem, 0, 2 * BYTES, s), "cudaMemsetAsync") ||
+	       trials_check(cudaMemPrefetchAsync(*mem, 2 * BYTES, gpu, 0, s), "cudaMemPrefetchAsync") ||
+	       trials_check(cudaStreamSynchronize(s), "prefetch");
 }
 
 int main(int argc, char **argv)
 {
-	long calls = argc > 1 ? atol(argv[1]) : 20000;
-	int trials = argc > 2 ? atoi(argv[2]) : 9;
-	if (argc > 3 || calls < 1 || trials < 1 || trials > 1000) {
-		fprintf(stderr, "usage: um_call_rate [CALLS [TRIALS]]\n");
-		return 64;
-	}
+	long calls;
+	int trials;
+	if (!trials_args(argc, argv, 20000, &calls, &trials) || argc > 3)
+		return trials_usage("um_call_rate [CALLS [TRIALS]]");
 	int device;
 	void *pinned, *pageable = malloc(8);
 	char *mem[MEMORIES];
@@ -96,8 +86,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "um_call_rate: out of memory\n");
 		return 1;
 	}
-	if (check(cudaGetDevice(&device), "cudaGetDevice") || check(cudaMallocHost(&pinned, BYTES), "cudaMallocHost") ||
-	    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
+	if (trials_check(cudaGetDevice(&device), "cudaGetDevice") || trials_check(cudaMallocHost(&pinned, BYTES), "cudaMallocHost") ||
+	    trials_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
 		return 1;
 	for (int m = 0; m < MEMORIES; m++)
 		if (make_memory((enum memory)m, device, s, &mem[m]))
@@ -112,10 +102,10 @@ int main(int argc, char **argv)
 					long n = calls - done < BATCH ? calls - done : BATCH;
 					double t0 = trials_now_ns();
 					for (long i = 0; i < n; i++)
-						if (check(make_call((enum call)c, mem[m], pinned, pageable, s), call_names[c]))
+						if (trials_check(make_call((enum call)c, mem[m], pinned, pageable, s), call_names[c]))
 							return 1;
 					calling += trials_now_ns() - t0;
-					if (check(cudaStreamSynchronize(s), call_names[c]))
+					if (trials_check(cudaStreamSynchronize(s), call_names[c]))
 						return 1;
 				}
 				ns[t] = calling / calls;
@@ -126,8 +116,8 @@ int main(int argc, char **argv)
 	}
 	free(ns);
 	for (int m = 0; m < MEMORIES; m++)
-		if (check(cudaFree(mem[m]), "cudaFree"))
+		if (trials_check(cudaFree(mem[m]), "cudaFree"))
 			return 1;
 	free(pageable);
-	return check(cudaFreeHost(pinned), "cudaFreeHost");
+	return trials_check(cudaFreeHost(pinned), "cudaFreeHost");
 }
