@@ -21,6 +21,7 @@
 #include "errmsg.h"
 #include "grow.h"
 #include "log.h"
+#include "pytorch_conf.h"
 
 /* Formats into err, tolerating a NULL or empty buffer. */
 /* Appends an item to a running list of what was searched; items that no
@@ -460,6 +461,31 @@ void launch_env_unset_stale(launch_env *e)
 	}
 }
 
+/* With PyTorch's cache kept, its segments are what the library serves,
+ * through cudaMalloc; expandable segments would map them through the
+ * driver instead (common/pytorch_conf.h), so they are turned off in each
+ * variable that turns them on. Returns 0, or -1 out of memory. */
+static int expandable_segments_off(launch_env *e)
+{
+	for (size_t i = 0; i < sizeof pytorch_conf_variables / sizeof *pytorch_conf_variables; i++) {
+		const char *name = pytorch_conf_variables[i], *conf = launch_env_get(e, name);
+		if (!conf || !pytorch_conf_expandable(conf))
+			continue;
+		char *off = pytorch_conf_expandable_off(conf);
+		if (!off)
+			return -1;
+		um_warn("%s=%s: expandable segments turned off for this run (%s=%s): PyTorch maps them through "
+			"the driver's virtual memory calls, which umkit does not serve, so its cache's memory would "
+			"be neither managed nor seen",
+			name, conf, name, off);
+		int rc = launch_env_set(e, name, off);
+		free(off);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen)
 {
 	/* The loader splits LD_PRELOAD at spaces and colons, with no escape. */
@@ -497,6 +523,9 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 		um_warn("PYTORCH_NO_CUDA_MEMORY_CACHING=%s keeps PyTorch's caching allocator on (only 1 turns it "
 			"off): umkit sees the cache's blocks, not each tensor",
 			no_cache);
+	if ((inj->framework_cache || (no_cache && !launch_pytorch_cache_off(no_cache))) &&
+	    expandable_segments_off(e) != 0)
+		goto oom;
 	return 0;
 oom:
 	um_errmsg(err, errlen, "out of memory building the environment");

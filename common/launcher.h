@@ -96,7 +96,10 @@ void launch_env_unset_stale(launch_env *e);
  * library sees every tensor. A value the user set is kept, with a warning
  * unless it is 1: PyTorch 2.11 turns its cache off for 1 only (0 keeps it,
  * anything else is ignored with a warning of PyTorch's). With
- * framework_cache the variable is removed instead. Returns 0, or -1 with
+ * framework_cache the variable is removed instead. Where the cache stays
+ * on, PyTorch's expandable segments are turned off, with a warning, in
+ * each allocator-settings variable that turns them on (common/pytorch_conf.h:
+ * the library would not see that memory). Returns 0, or -1 with
  * err (out of memory, or a library path that LD_PRELOAD cannot express
  * because it holds a space or a colon).
  */

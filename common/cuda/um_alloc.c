@@ -36,6 +36,7 @@
 #include "cudart.h"
 #include "log.h"
 #include "pitch.h"
+#include "pytorch_conf.h"
 #include "size.h"
 #include "trace_schema.h"
 #include "um_backend.h"
@@ -105,6 +106,22 @@ bool um_alloc_managed(void)
 {
 	um_alloc_arena();
 	return managed;
+}
+
+void um_alloc_warn_unserved(const char *consequence)
+{
+	if (capture_pytorch_cache_off())
+		return;
+	for (size_t i = 0; i < sizeof pytorch_conf_variables / sizeof *pytorch_conf_variables; i++) {
+		const char *name = pytorch_conf_variables[i], *conf = getenv(name);
+		if (pytorch_conf_expandable(conf)) {
+			um_warn("the program runs with %s=%s: PyTorch maps its cache's memory through the driver's "
+				"virtual memory calls, which umkit does not serve: %s; set expandable_segments:False "
+				"or leave it unset",
+				name, conf, consequence);
+			return;
+		}
+	}
 }
 
 void um_alloc_set_hooks(const struct um_alloc_hooks *h)

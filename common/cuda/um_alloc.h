@@ -62,6 +62,14 @@ void um_alloc_leave_context(bool entered);
 /* True when allocations are served from managed memory. */
 bool um_alloc_managed(void);
 
+/* Warns when the program's own PyTorch settings, as they stand when CUDA
+ * starts, take its memory past this shim: the cache kept
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING not 1) with expandable segments on
+ * (common/pytorch_conf.h), as a script may set them before importing
+ * torch, after the launcher turned them off. consequence says what that
+ * costs the run. */
+void um_alloc_warn_unserved(const char *consequence);
+
 /* The live allocations the runtime served in the arena's stead (another
  * context's, a pool's it does not stand in for, after a device reset),
  * for telling pointers from other words in a kernel's parameters. */

@@ -366,6 +366,7 @@ int InitializeInjection(void)
 		return 1;
 	}
 	cupti_guard_hold("umreplay");
+	um_alloc_warn_unserved("the replay sees none of it, so it moves none of it and keeps no budget");
 	owner = getpid();
 	atomic_store(&rp_active, true);
 	pthread_atfork(NULL, NULL, stop_in_child);

@@ -338,6 +338,13 @@ expect_err_has "PYTORCH_NO_CUDA_MEMORY_CACHING=0 keeps PyTorch's caching allocat
 	"env: a PyTorch setting that keeps the cache on is warned about"
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 fake_umrec ./program.sh
 if grep -q PYTORCH <<<"$err"; then not_ok "env: the user's 1 needs no warning"; else ok "env: the user's 1 needs no warning"; fi
+PYTORCH_ALLOC_CONF="max_split_size_mb:64, expandable_segments:True" fake_umrec --framework-cache ./program.sh
+env_has "PYTORCH_ALLOC_CONF=max_split_size_mb:64, expandable_segments:False" \
+	"env: --framework-cache turns PyTorch's expandable segments off"
+expect_err_has "expandable segments turned off for this run" "env: expandable segments turned off are said"
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True fake_umrec ./program.sh
+env_has "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" "env: with PyTorch's cache off, expandable segments stay"
+expect_err_lacks "expandable" "env: expandable segments left alone are not warned about"
 
 sqlite3 "$SCRATCH/trace.db" ".read $SCHEMA"
 : >"$SCRATCH/trace.db-wal"

@@ -505,8 +505,14 @@ if [ "$have_plan" -eq 1 ]; then
 	env_lacks PYTORCH_NO_CUDA_MEMORY_CACHING "env: an idle plan keeps PyTorch's cache on"
 	env_has "UMKIT_FRAMEWORK_CACHE=1" "env: an idle plan tells the library the cache is on"
 	expect_err_has "PyTorch's caching allocator stays on" "an idle plan says the cache stays on"
-	fake_umreplay --plan "$SCRATCH/idle.bin" --gpu-budget 4M ./program.sh
+	PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True fake_umreplay --plan "$SCRATCH/idle.bin" ./program.sh
+	env_has "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False" \
+		"env: an idle plan keeping PyTorch's cache turns its expandable segments off"
+	expect_err_has "expandable segments turned off for this run" "expandable segments turned off are said"
+	PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True fake_umreplay --plan "$SCRATCH/idle.bin" --gpu-budget 4M \
+		./program.sh
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: a budget below the plan's peak turns the cache off"
+	env_has "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" "env: with the cache off, expandable segments stay"
 	env_lacks UMKIT_FRAMEWORK_CACHE "env: no UMKIT_FRAMEWORK_CACHE with the cache off"
 	fake_umreplay --plan "$SCRATCH/idle.bin" --policy deepum ./program.sh
 	env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: deepum turns the cache off, idle plan or not"

@@ -8,7 +8,7 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record reset graphs replay demo} # which parts to run; devices (two GPUs) only by name
+SECTIONS=${SECTIONS:-record reset graphs cache replay demo} # which parts to run; devices (two GPUs) only by name
 CASES=${CASES:-sim mlp}              # which workloads the replay part runs
 RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
@@ -886,6 +886,36 @@ rc=$?
 tail -n 2 "$WORK/compile.replay.err"
 row "graphs: torch.compile reduce-overhead" "$(verdict "[ $rc_rec -eq 0 ] && [ $rc -eq 0 ] && [ -n \"\$(losses $WORK/compile.plain)\" ] && same_output $WORK/compile.plain $WORK/compile.rec && same_output $WORK/compile.plain $WORK/compile.replay && [ $(metric $j graph_kernels) -gt 0 ] && [ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"measured\"][\"stopped_at_graph\"])' $WORK/compile.json)\" = True ]")" \
 	"umrec exit $rc_rec, $(metric $j graph_kernels) graph kernels in $(metric $j graph_launches) launches; umreplay exit $rc, $(grep -oE 'plan positions [0-9]+ matched' "$WORK/compile.replay.err")"
+fi
+
+if section cache; then
+# --- 4c. PyTorch's cache kept, with expandable segments asked for -----------
+# PyTorch maps expandable segments through the driver's virtual memory
+# calls, which umkit does not serve (common/pytorch_conf.h): with the
+# cache kept, the launchers turn them off, and the libraries warn when the
+# program turned them on itself (here: by env inside the command, past the
+# launcher).
+E=(python3 $PY/mlp.py --steps 5)
+"${E[@]}" >"$WORK/xs.plain" 2>&1
+PYTORCH_ALLOC_CONF=expandable_segments:True $B/umrec -o "$WORK/xs.db" --framework-cache --max-managed $MAXM \
+	-- "${E[@]}" >"$WORK/xs.rec" 2>"$WORK/xs.rec.err"
+rc=$?
+read -r xs_allocs xs_args <<<"$(trace_counts "$WORK/xs.db" allocations pointer_arguments)"
+row "cache: umrec, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.rec && [ '${xs_allocs:-0}' -gt 0 ] && [ '${xs_args:-0}' -gt 0 ] && grep -q 'expandable segments turned off for this run' $WORK/xs.rec.err")" \
+	"exit $rc; ${xs_allocs:-?} allocations, ${xs_args:-?} pointer arguments recorded"
+$B/umrec -o "$WORK/xs.own.db" --framework-cache --max-managed $MAXM \
+	-- env PYTORCH_ALLOC_CONF=expandable_segments:True "${E[@]}" >"$WORK/xs.own" 2>"$WORK/xs.own.err"
+rc=$?
+row "cache: umrec, the program's own" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.own && grep -q 'the trace will hold no allocation of it' $WORK/xs.own.err")" \
+	"exit $rc; $(trace_counts "$WORK/xs.own.db" allocations) allocations recorded"
+xw=$($B/umplan "$WORK/xs.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+$B/umplan -q "$WORK/xs.db" --capacity $((2 * xw)) -o "$WORK/xs.plan"
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $B/umreplay --plan "$WORK/xs.plan" --max-managed $MAXM \
+	--stats "$WORK/xs.idle.json" -- "${E[@]}" >"$WORK/xs.idle" 2>"$WORK/xs.idle.err"
+rc=$?
+xs_served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/xs.idle.json" 2>/dev/null)
+row "cache: idle umreplay, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.idle && [ '${xs_served:-0}' -gt 0 ] && grep -q 'expandable segments turned off for this run' $WORK/xs.idle.err")" \
+	"exit $rc; ${xs_served:-?} allocations served"
 fi
 
 if section demo; then

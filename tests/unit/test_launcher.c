@@ -135,6 +135,32 @@ static void inject_respects_pytorch_setting(void **state)
 	assert_false(launch_pytorch_cache_off("10"));
 }
 
+static void inject_turns_expandable_segments_off_with_the_cache(void **state)
+{
+	/* Kept by --framework-cache or by the user's 0: each variable that
+	 * turns expandable segments on has them off, the rest as written. */
+	char a[] = "PYTORCH_ALLOC_CONF=expandable_segments : True", b[] = "PYTORCH_NO_CUDA_MEMORY_CACHING=0",
+	     c[] = "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:64,expandable_segments:True";
+	char *kept_by_user[] = { a, b, c, NULL }, *kept_by_tool[] = { a, c, NULL };
+	char err[256];
+	struct launch_inject inj = { "/u/lib/libumrec.so", NULL, 0 };
+	for (int i = 0; i < 2; i++) {
+		inj.framework_cache = i;
+		launch_env *e = launch_env_create(i ? kept_by_tool : kept_by_user);
+		assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+		assert_string_equal(launch_env_get(e, "PYTORCH_ALLOC_CONF"), "expandable_segments : False");
+		assert_string_equal(launch_env_get(e, "PYTORCH_CUDA_ALLOC_CONF"),
+				    "max_split_size_mb:64,expandable_segments:False");
+		launch_env_destroy(e);
+	}
+	/* With the cache off PyTorch maps no segments: left alone. */
+	inj.framework_cache = 0;
+	launch_env *e = launch_env_create(kept_by_tool);
+	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+	assert_string_equal(launch_env_get(e, "PYTORCH_ALLOC_CONF"), "expandable_segments : True");
+	launch_env_destroy(e);
+}
+
 static void unset_stale_keeps_launcher_settings(void **state)
 {
 	char a[] = "UMKIT_PLAN=/old.bin", b[] = "PATH=/bin", c[] = "UMKIT_LOG=debug", d[] = "UMKIT_PLAN=/older.bin",
@@ -637,6 +663,7 @@ int main(void)
 		cmocka_unit_test(env_edits_a_copy),
 		cmocka_unit_test(inject_sets_the_variables),
 		cmocka_unit_test(inject_respects_pytorch_setting),
+		cmocka_unit_test(inject_turns_expandable_segments_off_with_the_cache),
 		cmocka_unit_test(inject_rejects_unpreloadable_path),
 		cmocka_unit_test(join_quotes_for_a_shell),
 		cmocka_unit_test(unset_stale_keeps_launcher_settings),

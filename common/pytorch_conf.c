@@ -1,0 +1,136 @@
+/*
+ * pytorch_conf.c: PyTorch's allocator settings (see pytorch_conf.h).
+ */
+#include "pytorch_conf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const pytorch_conf_variables[2] = { "PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF" };
+
+/* One word of the settings, as PyTorch splits them: a run of characters
+ * other than spaces and the punctuation, or one punctuation mark. */
+struct word {
+	const char *at;
+	size_t len;
+};
+
+static bool punctuation(char c)
+{
+	return c == ',' || c == ':' || c == '[' || c == ']';
+}
+
+/* The word at or after *p, which moves past it; false at the end. */
+static bool next_word(const char **p, struct word *w)
+{
+	while (**p == ' ')
+		(*p)++;
+	if (!**p)
+		return false;
+	w->at = *p;
+	if (punctuation(**p))
+		(*p)++;
+	else
+		while (**p && **p != ' ' && !punctuation(**p))
+			(*p)++;
+	w->len = (size_t)(*p - w->at);
+	return true;
+}
+
+static bool word_is(const struct word *w, const char *s)
+{
+	return w->len == strlen(s) && memcmp(w->at, s, w->len) == 0;
+}
+
+/* Calls found(value, ctx) for each top-level KEY:VALUE whose KEY is key,
+ * in order. A bracketed value is skipped whole (its words are not keys). */
+static void each_value(const char *conf, const char *key, void (*found)(const struct word *, void *), void *ctx)
+{
+	if (!conf)
+		return;
+	const char *p = conf;
+	struct word w, colon, value;
+	int depth = 0;
+	bool at_key = true; /* the next word begins a pair */
+	while (next_word(&p, &w)) {
+		if (word_is(&w, "["))
+			depth++;
+		else if (word_is(&w, "]") && depth > 0)
+			depth--;
+		if (depth > 0 || punctuation(*w.at)) {
+			at_key = depth == 0 && word_is(&w, ",");
+			continue;
+		}
+		if (at_key && word_is(&w, key)) {
+			const char *after = p;
+			if (next_word(&after, &colon) && word_is(&colon, ":") && next_word(&after, &value) &&
+			    !punctuation(*value.at)) {
+				found(&value, ctx);
+				p = after;
+			}
+		}
+		at_key = false;
+	}
+}
+
+struct last_value {
+	struct word w;
+	bool seen;
+};
+
+static void keep_last(const struct word *w, void *ctx)
+{
+	struct last_value *last = ctx;
+	last->w = *w;
+	last->seen = true;
+}
+
+bool pytorch_conf_value(const char *conf, const char *key, char *out, size_t outlen)
+{
+	struct last_value last = { .seen = false };
+	each_value(conf, key, keep_last, &last);
+	if (!last.seen || last.w.len >= outlen)
+		return false;
+	memcpy(out, last.w.at, last.w.len);
+	out[last.w.len] = '\0';
+	return true;
+}
+
+bool pytorch_conf_expandable(const char *conf)
+{
+	char value[8];
+	return pytorch_conf_value(conf, "expandable_segments", value, sizeof value) && strcmp(value, "True") == 0;
+}
+
+/* Each "True" of the settings' copy (whose offset from the original is
+ * shift bytes, so far), made "False". */
+struct amending {
+	const char *conf;
+	char *copy;
+	size_t shift;
+};
+
+static void make_false(const struct word *w, void *ctx)
+{
+	struct amending *a = ctx;
+	if (!word_is(w, "True"))
+		return;
+	char *at = a->copy + (size_t)(w->at - a->conf) + a->shift;
+	memmove(at + 5, at + 4, strlen(at + 4) + 1);
+	memcpy(at, "False", 5);
+	a->shift++;
+}
+
+char *pytorch_conf_expandable_off(const char *conf)
+{
+	/* One byte more per "True" made "False", each of which takes the 24
+	 * bytes of "expandable_segments:True" at least. */
+	size_t len = strlen(conf);
+	char *copy = malloc(len + len / 24 + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, conf, len + 1);
+	struct amending a = { conf, copy, 0 };
+	each_value(conf, "expandable_segments", make_false, &a);
+	return copy;
+}

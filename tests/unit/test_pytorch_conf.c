@@ -1,0 +1,74 @@
+/*
+ * Unit tests for common/pytorch_conf.c: reading a key's value from
+ * PyTorch's allocator settings, and turning expandable segments off.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+
+#include "pytorch_conf.h"
+
+static void value_is_the_last_top_level_one(void **state)
+{
+	char v[32];
+	assert_true(pytorch_conf_value("backend:cudaMallocAsync", "backend", v, sizeof v));
+	assert_string_equal(v, "cudaMallocAsync");
+	assert_true(pytorch_conf_value(" max_split_size_mb : 128 , backend : native ", "backend", v, sizeof v));
+	assert_string_equal(v, "native");
+	assert_true(pytorch_conf_value("expandable_segments:True,expandable_segments:False", "expandable_segments", v,
+				       sizeof v));
+	assert_string_equal(v, "False");
+	/* A bracketed value's words are not keys, nor is a value a key. */
+	assert_true(pytorch_conf_value("roundup_power2_divisions:[256:1,backend:x,>:8],backend:native", "backend", v,
+				       sizeof v));
+	assert_string_equal(v, "native");
+	assert_false(pytorch_conf_value("roundup_power2_divisions:[backend:x]", "backend", v, sizeof v));
+	assert_false(pytorch_conf_value("garbage_collection_threshold:backend", "backend", v, sizeof v));
+	/* Absent, a prefix of another key, bracketed, too long, or no conf. */
+	assert_false(pytorch_conf_value("max_split_size_mb:128", "backend", v, sizeof v));
+	assert_false(pytorch_conf_value("backends:native", "backend", v, sizeof v));
+	assert_false(pytorch_conf_value("backend:[native]", "backend", v, sizeof v));
+	assert_false(pytorch_conf_value("backend:cudaMallocAsync", "backend", v, 8));
+	assert_false(pytorch_conf_value(NULL, "backend", v, sizeof v));
+	assert_false(pytorch_conf_value("", "backend", v, sizeof v));
+}
+
+static void expandable_is_true_only(void **state)
+{
+	assert_true(pytorch_conf_expandable("expandable_segments:True"));
+	assert_true(pytorch_conf_expandable("max_split_size_mb:64, expandable_segments : True"));
+	assert_false(pytorch_conf_expandable("expandable_segments:False"));
+	assert_false(pytorch_conf_expandable("expandable_segments:true")); /* PyTorch refuses it */
+	assert_false(pytorch_conf_expandable("expandable_segments:True,expandable_segments:False"));
+	assert_false(pytorch_conf_expandable(NULL));
+}
+
+static void expandable_off_changes_only_those_values(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "expandable_segments:True", "expandable_segments:False" },
+		{ "expandable_segments : True ,max_split_size_mb:64", "expandable_segments : False ,max_split_size_mb:64" },
+		{ "roundup_power2_divisions:[256:1,>:8],expandable_segments:True,expandable_segments:True",
+		  "roundup_power2_divisions:[256:1,>:8],expandable_segments:False,expandable_segments:False" },
+		{ "pinned_use_cuda_host_register:True", "pinned_use_cuda_host_register:True" },
+		{ "expandable_segments:False", "expandable_segments:False" },
+		{ "", "" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *off = pytorch_conf_expandable_off(cases[i][0]);
+		assert_non_null(off);
+		assert_string_equal(off, cases[i][1]);
+		assert_false(pytorch_conf_expandable(off));
+		free(off);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(value_is_the_last_top_level_one),
+		cmocka_unit_test(expandable_is_true_only),
+		cmocka_unit_test(expandable_off_changes_only_those_values),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
