@@ -1,16 +1,11 @@
 /*
  * launcher.h: what umrec and umreplay share to start the user's program
- * under an injected library.
+ * under an injected library, besides finding it (launch_find.h) and the
+ * child's environment (launch_env.h): reading the command line, checking
+ * an output file, and running the command, forwarding signals and
+ * returning its exit status the way a shell reports it.
  *
- * A launcher finds its injected library and libcupti, checks that a GPU
- * driver is present, builds the child's environment (CUDA_INJECTION64_PATH,
- * LD_PRELOAD, NVTX_INJECTION64_PATH, PYTORCH_NO_CUDA_MEMORY_CACHING and the
- * tool's UMKIT_* variables) and runs the command, forwarding signals and
- * returning its exit status the way a shell reports it. The child learns
- * that it is traced only through its environment: its argv is the user's.
- *
- * Nothing here links CUDA or CUPTI (design.md, mechanism 9): the driver is
- * only dlopen()ed to tell "no GPU" apart from later failures. Functions
+ * Nothing here links CUDA or CUPTI (design.md, mechanism 9). Functions
  * return errors as text in err (never printed here); the command decides
  * what to tell the user.
  */
@@ -20,95 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-
-/*
- * Finds the injected library `name` (e.g. "libumrec.so") and writes its
- * absolute path into out. With UMKIT_LIBDIR set, only that folder is
- * searched, and its path is kept as given (made absolute, links not
- * resolved), so that a link can stand for a folder whose path LD_PRELOAD
- * cannot express; otherwise the folders ../lib and ../lib/umkit next to the
- * running binary (the build tree and `make install` layouts), resolved.
- * Returns 0, or -1 with err naming every path looked at.
- */
-int launch_find_library(const char *name, char *out, size_t outlen, char *err, size_t errlen);
-
-/*
- * Finds the libcupti that the injected library at `library` will load, for
- * NVTX_INJECTION64_PATH (NVTX must reach the same CUPTI copy the injection
- * subscribed with, not a second one). UMKIT_CUPTI, a file or a folder, wins
- * and is used alone. Otherwise the soname the library links (DT_NEEDED,
- * else libcupti.so.13 or libcupti.so) is looked up the way the dynamic
- * loader would for that library (its DT_RPATH, LD_LIBRARY_PATH, its
- * DT_RUNPATH), then in $CUDA_HOME and /usr/local/cuda (extras/CUPTI/lib64,
- * lib64, targets/x86_64-linux/lib) and the system library folder. Writes
- * the absolute path into out and returns 0, or -1 with err.
- */
-int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, size_t errlen);
-
-/*
- * Checks that the NVIDIA driver library (libcuda.so.1) can be loaded, and
- * unloads it again. `tool` names the command in the message. Returns 0, or
- * -1 with err saying that `tool` needs a GPU.
- */
-int launch_check_driver(const char *tool, char *err, size_t errlen);
-
-/* The child's environment: a private copy of a base environment, edited
- * by name. Not thread-safe; the base is not modified. */
-typedef struct launch_env launch_env;
-
-/* Copies base (NULL-terminated NAME=VALUE strings, usually environ).
- * Returns NULL when out of memory. */
-launch_env *launch_env_create(char *const *base);
-void launch_env_destroy(launch_env *e);
-
-/* Sets name=value, replacing every earlier value. Returns 0, or -1 when
- * out of memory (name is then unset). */
-int launch_env_set(launch_env *e, const char *name, const char *value);
-/* Removes name, every copy of it, if present. */
-void launch_env_unset(launch_env *e, const char *name);
-/* The value of name, or NULL; valid until e is next modified. */
-const char *launch_env_get(const launch_env *e, const char *name);
-/* The NULL-terminated NAME=VALUE array for execve; valid until e is next
- * modified or destroyed. */
-char *const *launch_env_array(const launch_env *e);
-
-struct launch_inject {
-	const char *library;  /* absolute path of the injected library */
-	const char *cupti;    /* absolute path of libcupti, for NVTX; NULL:
-				 leave NVTX_INJECTION64_PATH as it is */
-	int framework_cache;  /* 1: keep PyTorch's caching allocator on */
-};
-
-/*
- * Removes every UMKIT_* variable but those that configure the launchers
- * and logging (UMKIT_LOG, UMKIT_LIBDIR, UMKIT_CUPTI), so that a value left
- * exported in the user's shell (UMKIT_NO_MANAGED from an umrec session, an
- * old UMKIT_PLAN) cannot configure this run: the launcher sets its own.
- */
-void launch_env_unset_stale(launch_env *e);
-
-/*
- * Points the environment at the injected library: CUDA_INJECTION64_PATH and
- * (unless inj->cupti is NULL) NVTX_INJECTION64_PATH are set (replacing
- * earlier values), the library is
- * put first in LD_PRELOAD (keeping what was there), and
- * PYTORCH_NO_CUDA_MEMORY_CACHING=1 is set unless already present, so the
- * library sees every tensor. A value the user set is kept, with a warning
- * unless it is 1: PyTorch 2.11 turns its cache off for 1 only (0 keeps it,
- * anything else is ignored with a warning of PyTorch's). With
- * framework_cache the variable is removed instead. Where the cache stays
- * on, PyTorch's expandable segments are turned off, with a warning, in
- * each allocator-settings variable that turns them on (common/pytorch_conf.h:
- * the library would not see that memory). Returns 0, or -1 with
- * err (out of memory, or a library path that LD_PRELOAD cannot express
- * because it holds a space or a colon).
- */
-int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err, size_t errlen);
-
-/* Whether a value of PYTORCH_NO_CUDA_MEMORY_CACHING (NULL: unset) turns
- * PyTorch's caching allocator off: only "1" does (PyTorch 2.11, checked on
- * the H100). */
-bool launch_pytorch_cache_off(const char *value);
 
 /* What a word of a launcher's command line is, to launch_option_word. */
 enum launch_word {

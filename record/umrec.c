@@ -11,7 +11,7 @@
  *   UMKIT_COMMAND      the command line, for the trace's metadata
  *   UMKIT_OPTIONS      umrec's own options as given, for the metadata
  * plus CUDA_INJECTION64_PATH, LD_PRELOAD, NVTX_INJECTION64_PATH and
- * PYTORCH_NO_CUDA_MEMORY_CACHING (common/launcher.h).
+ * PyTorch's allocator settings (common/launch_env.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch_env.h"
+#include "launch_find.h"
 #include "launcher.h"
 #include "log.h"
 #include "rec_summary.h"

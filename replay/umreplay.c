@@ -22,8 +22,8 @@
  *   UMKIT_RUN          names the run (umreplay's pid and start time): its
  *                      first process to start CUDA replays, the others run
  *                      without the plan (rp_inject.c)
- * plus CUDA_INJECTION64_PATH, LD_PRELOAD and PYTORCH_NO_CUDA_MEMORY_CACHING
- * (common/launcher.h). Every other UMKIT_* variable inherited from the
+ * plus CUDA_INJECTION64_PATH, LD_PRELOAD and PyTorch's allocator settings
+ * (common/launch_env.h). Every other UMKIT_* variable inherited from the
  * user's shell is removed but UMKIT_LOG, UMKIT_LIBDIR and UMKIT_CUPTI.
  *
  * PyTorch's caching allocator is turned off (PYTORCH_NO_CUDA_MEMORY_CACHING)
@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch_env.h"
+#include "launch_find.h"
 #include "launcher.h"
 #include "log.h"
 #include "plan.h"

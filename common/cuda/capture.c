@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
-#include "launcher.h"
+#include "launch_env.h"
 #include "pytorch_conf.h"
 #include "um_backend.h"
 #include "common/cuda/cbids.h"

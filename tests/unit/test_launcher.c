@@ -1,7 +1,9 @@
 /*
- * Unit tests for common/launcher.c: the child's environment, quoting the
- * command line, finding the library and libcupti, and launch_run's exit
- * statuses and signal forwarding. No GPU or driver is needed.
+ * Unit tests for the launchers' shared code: the child's environment
+ * (common/launch_env.c), finding the library, libcupti and the driver
+ * (common/launch_find.c), and common/launcher.c's command-line words,
+ * quoting, output paths, and launch_run's exit statuses and signal
+ * forwarding. No GPU or driver is needed.
  */
 #include "testutil.h"
 
@@ -12,6 +14,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "launch_env.h"
+#include "launch_find.h"
 #include "launcher.h"
 
 extern char **environ;
