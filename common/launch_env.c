@@ -191,16 +191,16 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 	    (inj->cupti && launch_env_set(e, "NVTX_INJECTION64_PATH", inj->cupti) != 0))
 		goto oom;
 	const char *no_cache = launch_env_get(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");
+	bool user_keeps_cache = no_cache && !launch_pytorch_cache_off(no_cache);
 	if (inj->framework_cache)
 		launch_env_unset(e, "PYTORCH_NO_CUDA_MEMORY_CACHING");
 	else if (!no_cache && launch_env_set(e, "PYTORCH_NO_CUDA_MEMORY_CACHING", "1") != 0)
 		goto oom;
-	else if (no_cache && !launch_pytorch_cache_off(no_cache))
+	else if (user_keeps_cache)
 		um_warn("PYTORCH_NO_CUDA_MEMORY_CACHING=%s keeps PyTorch's caching allocator on (only 1 turns it "
 			"off): umkit sees the cache's blocks, not each tensor",
 			no_cache);
-	if ((inj->framework_cache || (no_cache && !launch_pytorch_cache_off(no_cache))) &&
-	    expandable_segments_off(e) != 0)
+	if ((inj->framework_cache || user_keeps_cache) && expandable_segments_off(e) != 0)
 		goto oom;
 	return 0;
 oom:

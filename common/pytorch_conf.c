@@ -96,6 +96,16 @@ bool pytorch_conf_value(const char *conf, const char *key, char *out, size_t out
 	return true;
 }
 
+const char *pytorch_conf_env_setting(const char *key, const char *value)
+{
+	char got[64];
+	for (size_t i = 0; i < sizeof pytorch_conf_variables / sizeof *pytorch_conf_variables; i++)
+		if (pytorch_conf_value(getenv(pytorch_conf_variables[i]), key, got, sizeof got) &&
+		    strcmp(got, value) == 0)
+			return pytorch_conf_variables[i];
+	return NULL;
+}
+
 bool pytorch_conf_expandable(const char *conf)
 {
 	char value[8];

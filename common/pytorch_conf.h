@@ -29,6 +29,11 @@ extern const char *const pytorch_conf_variables[2];
  * level; false when conf (may be NULL) gives none, or it does not fit. */
 bool pytorch_conf_value(const char *conf, const char *key, char *out, size_t outlen);
 
+/* The first of pytorch_conf_variables in this process's environment whose
+ * settings give key the value value (as pytorch_conf_value reads them), or
+ * NULL when none does. */
+const char *pytorch_conf_env_setting(const char *key, const char *value);
+
 /* Whether conf turns expandable segments on. */
 bool pytorch_conf_expandable(const char *conf);
 

@@ -100,13 +100,8 @@ bool capture_pytorch_cannot_capture(void)
 	/* PyTorch's allocator on cudaMallocAsync has no cache to turn off, and
 	 * captures with the variable set (GPU check "PyTorch on
 	 * cudaMallocAsync"). */
-	if (!capture_pytorch_cache_off())
+	if (!capture_pytorch_cache_off() || pytorch_conf_env_setting("backend", "cudaMallocAsync"))
 		return false;
-	char backend[32];
-	for (size_t i = 0; i < sizeof pytorch_conf_variables / sizeof *pytorch_conf_variables; i++)
-		if (pytorch_conf_value(getenv(pytorch_conf_variables[i]), "backend", backend, sizeof backend) &&
-		    strcmp(backend, "cudaMallocAsync") == 0)
-			return false;
 	void *c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
 	if (c10)
 		dlclose(c10); /* only the reference just taken */

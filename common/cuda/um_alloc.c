@@ -110,18 +110,12 @@ bool um_alloc_managed(void)
 
 void um_alloc_warn_unserved(const char *consequence)
 {
-	if (capture_pytorch_cache_off())
-		return;
-	for (size_t i = 0; i < sizeof pytorch_conf_variables / sizeof *pytorch_conf_variables; i++) {
-		const char *name = pytorch_conf_variables[i], *conf = getenv(name);
-		if (pytorch_conf_expandable(conf)) {
-			um_warn("the program runs with %s=%s: PyTorch maps its cache's memory through the driver's "
-				"virtual memory calls, which umkit does not serve: %s; set expandable_segments:False "
-				"or leave it unset",
-				name, conf, consequence);
-			return;
-		}
-	}
+	const char *name = pytorch_conf_env_setting("expandable_segments", "True");
+	if (name && !capture_pytorch_cache_off())
+		um_warn("the program runs with %s=%s: PyTorch maps its cache's memory through the driver's "
+			"virtual memory calls, which umkit does not serve: %s; set expandable_segments:False or "
+			"leave it unset",
+			name, getenv(name), consequence);
 }
 
 void um_alloc_set_hooks(const struct um_alloc_hooks *h)

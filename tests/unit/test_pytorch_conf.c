@@ -43,6 +43,23 @@ static void expandable_is_true_only(void **state)
 	assert_false(pytorch_conf_expandable(NULL));
 }
 
+static void env_setting_names_the_first_variable(void **state)
+{
+	unsetenv("PYTORCH_ALLOC_CONF");
+	unsetenv("PYTORCH_CUDA_ALLOC_CONF");
+	assert_null(pytorch_conf_env_setting("backend", "cudaMallocAsync"));
+	setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64,backend:cudaMallocAsync", 1);
+	assert_string_equal(pytorch_conf_env_setting("backend", "cudaMallocAsync"), "PYTORCH_CUDA_ALLOC_CONF");
+	assert_null(pytorch_conf_env_setting("backend", "native"));
+	setenv("PYTORCH_ALLOC_CONF", "backend:cudaMallocAsync", 1);
+	assert_string_equal(pytorch_conf_env_setting("backend", "cudaMallocAsync"), "PYTORCH_ALLOC_CONF");
+	/* A value longer than any the lookup holds matches nothing. */
+	setenv("PYTORCH_ALLOC_CONF", "backend:cudaMallocAsyncxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1);
+	assert_string_equal(pytorch_conf_env_setting("backend", "cudaMallocAsync"), "PYTORCH_CUDA_ALLOC_CONF");
+	unsetenv("PYTORCH_ALLOC_CONF");
+	unsetenv("PYTORCH_CUDA_ALLOC_CONF");
+}
+
 static void expandable_off_changes_only_those_values(void **state)
 {
 	static const char *const cases[][2] = {
@@ -68,6 +85,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(value_is_the_last_top_level_one),
 		cmocka_unit_test(expandable_is_true_only),
+		cmocka_unit_test(env_setting_names_the_first_variable),
 		cmocka_unit_test(expandable_off_changes_only_those_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
