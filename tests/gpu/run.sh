@@ -34,6 +34,11 @@ trace_counts() {
 	$B/umplan -q "$db" --json 2>/dev/null |
 		python3 -c 'import json,sys; t=json.load(sys.stdin)["trace"]; print(*(t[k] for k in sys.argv[1:]))' "$@" 2>&1
 }
+# DB [UMPLAN ARGS...]: the trace's live peak W in bytes, from umplan --json.
+live_peak() {
+	local db=$1; shift
+	$B/umplan "$db" --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])'
+}
 losses() { grep -E '^(step|iter) [0-9]+ loss ' "$1"; }
 # Whether two runs printed the same checksum and step lines.
 same_output() { diff <(grep -E '^(checksum|step) ' "$1") <(grep -E '^(checksum|step) ' "$2") >/dev/null; }
@@ -95,7 +100,7 @@ sys.exit(0 if json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["all
 replay_at_half() {
 	"${cmd[@]}" >"$WORK/$tag.plain" 2>&1
 	$B/umrec -q -o "$WORK/$tag.db" --max-managed $MAXM -- "${cmd[@]}" >"$WORK/$tag.rec" 2>&1
-	w=$($B/umplan "$WORK/$tag.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	w=$(live_peak "$WORK/$tag.db")
 	$B/umplan "$WORK/$tag.db" --capacity $((w / 2)) -o "$WORK/$tag.plan" >/dev/null
 	$B/umreplay --plan "$WORK/$tag.plan" --gpu-budget $((w / 2)) --max-managed $MAXM --stats "$WORK/$tag.json" \
 		-- "${cmd[@]}" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
@@ -242,7 +247,7 @@ WD=$BUILD/gpu-probes/wake_discard_probe
 timeout 60 $WD wake >"$WORK/wd.plain" 2>&1
 rc_plain=$?
 timeout 60 $B/umrec -q -o "$WORK/wd.eager.db" --max-managed $MAXM -- $WD eager >/dev/null 2>&1
-wdp=$($B/umplan "$WORK/wd.eager.db" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+wdp=$(live_peak "$WORK/wd.eager.db" 2>/dev/null)
 $B/umplan -q "$WORK/wd.eager.db" --capacity $((2 * wdp)) -o "$WORK/wd.idle.plan"
 timeout 60 $B/umreplay --plan "$WORK/wd.idle.plan" --gpu-budget $((wdp + wdp / 20)) --max-managed $MAXM \
 	--stats "$WORK/wd.json" -- $WD wake >"$WORK/wd.woken" 2>"$WORK/wd.woken.err"
@@ -578,7 +583,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 	# budget, and keeps the budget from then on; once with the cache on
 	# (the engine sees its segments), once with it off as the user may ask
 	# (PYTORCH_NO_CUDA_MEMORY_CACHING=1: it sees every tensor).
-	w=$($B/umplan "$WORK/mlp.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	w=$(live_peak "$WORK/mlp.db")
 	$B/umplan "$WORK/mlp.db" --capacity $((2 * w)) -o "$WORK/mlp.roomy.plan" >/dev/null
 	idle_flags() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["engine"]; print("started_idle=%d woke_at_alloc=%d launches=%d traffic=%s" % (e["started_idle"], e["woke_at_alloc"], e["launches"], d["measured"]["traffic_counted"].split()[-1]))' "$1"; }
 	for tag in mlp.idle mlp.woken mlp.woken.tensors; do
@@ -678,7 +683,7 @@ EOF
 traced=$?
 row "managed_probe, umrec: in the trace" "$(verdict "[ $rc -eq 0 ] && [ $traced -eq 0 ] && grep -q '^managed: ok' $WORK/managed.plain && [ \$(attaches $WORK/managed.plain | wc -l) -eq 7 ] && diff <(attaches $WORK/managed.plain) <(attaches $WORK/managed.umrec) >/dev/null && under_umkit $WORK/managed.umrec")" \
 	"$detail; $(attaches "$WORK/managed.umrec" | sed -n 7p)"
-w=$($B/umplan "$WORK/managed.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+w=$(live_peak "$WORK/managed.db")
 # The plan's discard_prefetch and prefetch ops, made from trace $1 into $2.
 births() { $B/umplan -q "$1" --capacity $((w / 2)) -o "$2" && $B/umplan --dump "$2" |
 	python3 -c 'import json,sys; k=[o["kind"] for o in json.load(sys.stdin)["ops"]]; print(k.count("discard_prefetch"), k.count("prefetch"))'; }
@@ -743,8 +748,7 @@ row "graphs: umrec losses identical" "$(verdict "[ $rc -eq 0 ] && [ -n \"\$(loss
 # kernel row is left for a captured launch (they never run then).
 row "graphs: a row per kernel a graph ran" "$(verdict "[ $(metric $j captured_launches) -gt 0 ] && [ $(metric $j graph_kernels) -eq \$(($(metric $j captured_launches) * replays)) ] && [ $(metric $j graph_launches) -eq $replays ] && [ $(metric $j kernels) -eq $(metric $j executed) ]")" \
 	"captured $(metric $j captured_launches), graph kernels $(metric $j graph_kernels) in $(metric $j graph_launches) launches, kernel rows $(metric $j kernels) (executed $(metric $j executed))"
-w=$($B/umplan "$WORK/graph.db" --json -o "$WORK/graph.full.plan" 2>"$WORK/graph.plan.err" |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+w=$(live_peak "$WORK/graph.db" -o "$WORK/graph.full.plan" 2>"$WORK/graph.plan.err")
 row "graphs: umplan warns" "$(verdict "grep -q 'kernels ran from CUDA graphs' $WORK/graph.plan.err")" "$(head -c 160 "$WORK/graph.plan.err")"
 $B/umplan "$WORK/graph.db" --capacity $((w / 2)) -o "$WORK/graph.plan" >/dev/null 2>&1
 row "graphs: trace and plan note the cache" "$(verdict "[ \"$(metric $j framework_cache)\" = 1 ] && [ \"$(metric $WORK/graph.nocache.db.json framework_cache)\" = 0 ] && $B/umplan --dump $WORK/graph.plan | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)[\"provenance\"][\"framework_cache\"] is True else 1)'")" \
@@ -768,7 +772,7 @@ done
 # fences' first query of the capture stream, it seems: see "capture on a
 # new stream" below): the replay wakes at a later allocation instead.
 $B/umrec -o "$WORK/graph.eager.db" --framework-cache --max-managed $MAXM -- python3 $PY/mlp.py --steps 8 >/dev/null 2>&1
-we=$($B/umplan "$WORK/graph.eager.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+we=$(live_peak "$WORK/graph.eager.db")
 $B/umplan "$WORK/graph.eager.db" --capacity $((2 * we)) -o "$WORK/graph.idle.plan" >/dev/null 2>&1
 $B/umreplay --plan "$WORK/graph.idle.plan" --gpu-budget $((we + we / 20)) --max-managed $MAXM \
 	--stats "$WORK/graph.woken.json" -- "${G[@]}" >"$WORK/graph.woken.out" 2>"$WORK/graph.woken.err"
@@ -801,8 +805,7 @@ done
 row "graphs: capture on a new stream" "$(verdict "[ $rc_plain -eq 0 ] && [ ${#bad[@]} -eq 0 ]")" \
 	"plain: $(tail -1 "$WORK/cw.plain"); ${bad[*]:-umrec and umreplay: capture: ok, same sums}"
 timeout 60 $B/umrec -q -o "$WORK/cw.eager.db" --max-managed $MAXM -- $CW eager >/dev/null 2>&1
-cwp=$($B/umplan "$WORK/cw.eager.db" --json -o "$WORK/cw.full.plan" 2>/dev/null |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+cwp=$(live_peak "$WORK/cw.eager.db" -o "$WORK/cw.full.plan" 2>/dev/null)
 $B/umplan -q "$WORK/cw.eager.db" --capacity $((2 * cwp)) -o "$WORK/cw.idle.plan"
 timeout 60 $B/umreplay --plan "$WORK/cw.idle.plan" --gpu-budget $((cwp + cwp / 20)) --max-managed $MAXM -- \
 	$CW capture >"$WORK/cw.woken" 2>"$WORK/cw.woken.err"
@@ -877,8 +880,7 @@ $B/umrec -o "$WORK/compile.db" --framework-cache --max-managed $MAXM -- "${C[@]}
 rc_rec=$?
 check_trace "$WORK/compile.db" >/dev/null
 j="$WORK/compile.db.json"
-wc=$($B/umplan "$WORK/compile.db" --json -o "$WORK/compile.full.plan" 2>/dev/null |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+wc=$(live_peak "$WORK/compile.db" -o "$WORK/compile.full.plan" 2>/dev/null)
 $B/umplan "$WORK/compile.db" --capacity $((wc / 2)) -o "$WORK/compile.plan" >/dev/null 2>&1
 $B/umreplay --plan "$WORK/compile.plan" --gpu-budget $((wc / 2)) --max-managed $MAXM \
 	--stats "$WORK/compile.json" -- "${C[@]}" >"$WORK/compile.replay" 2>"$WORK/compile.replay.err"
@@ -908,7 +910,7 @@ $B/umrec -o "$WORK/xs.own.db" --framework-cache --max-managed $MAXM \
 rc=$?
 row "cache: umrec, the program's own" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.own && grep -q 'the trace will hold no allocation of it' $WORK/xs.own.err")" \
 	"exit $rc; $(trace_counts "$WORK/xs.own.db" allocations) allocations recorded"
-xw=$($B/umplan "$WORK/xs.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+xw=$(live_peak "$WORK/xs.db")
 $B/umplan -q "$WORK/xs.db" --capacity $((2 * xw)) -o "$WORK/xs.plan"
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $B/umreplay --plan "$WORK/xs.plan" --max-managed $MAXM \
 	--stats "$WORK/xs.idle.json" -- "${E[@]}" >"$WORK/xs.idle" 2>"$WORK/xs.idle.err"
