@@ -24,6 +24,9 @@ struct um_alloc_stats {
 	uint64_t runtime_allocs, runtime_bytes; /* allocations the runtime served
 				    in the arena's stead (common/cuda/um_alloc.c
 				    says when), and their bytes */
+	uint64_t driver_allocs, driver_bytes; /* GPU memory the program got past
+				    the shim, through the driver
+				    (common/cuda/driver_allocs.h), and its bytes */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
 };

@@ -305,6 +305,10 @@ int report_text(const struct planner *pl, FILE *out)
 		fprintf(out, "             %" PRIu64 " allocations (%s) the runtime served in the arena's stead: "
 			"not in the trace, not planned\n",
 			t->runtime_allocs, size_str(t->runtime_alloc_bytes, a, sizeof a));
+	if (t->driver_allocs)
+		fprintf(out, "             %" PRIu64 " allocations (%s) made through the driver, past umkit's "
+			"allocator: not in the trace, not planned\n",
+			t->driver_allocs, size_str(t->driver_alloc_bytes, a, sizeof a));
 	if (t->framework_cache)
 		fprintf(out, "             recorded with PyTorch's caching allocator on: the allocations are "
 			"its segments, and umreplay keeps it on\n");
@@ -524,6 +528,8 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "managed_allocations", t->n_managed_allocs);
 	add_u64(o, "runtime_allocations", t->runtime_allocs);
 	add_u64(o, "runtime_allocation_bytes", t->runtime_alloc_bytes);
+	add_u64(o, "driver_allocations", t->driver_allocs);
+	add_u64(o, "driver_allocation_bytes", t->driver_alloc_bytes);
 	add_u64(o, "pointer_arguments", t->n_args);
 	add_u64(o, "htod_bytes", t->htod_bytes);
 	add_u64(o, "dtoh_bytes", t->dtoh_bytes);

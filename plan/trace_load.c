@@ -196,7 +196,9 @@ static int load_meta(struct loader *l)
 		t->framework_cache = buf[0] == '1';
 	}
 	if (meta_count(l, "runtime_allocs", &t->runtime_allocs) || meta_count(l, "runtime_alloc_bytes",
-										  &t->runtime_alloc_bytes))
+										  &t->runtime_alloc_bytes) ||
+	    meta_count(l, "driver_allocs", &t->driver_allocs) ||
+	    meta_count(l, "driver_alloc_bytes", &t->driver_alloc_bytes))
 		return -1;
 	/* A program on several GPUs launches kernels in other contexts than
 	 * the arena's: those are left out (load_kernels). */

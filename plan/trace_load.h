@@ -112,6 +112,10 @@ struct trace {
 				    served in the arena's stead: no alloc
 				    rows, so kernels' uses of them unknown
 				    (meta; 0 in traces before session 55) */
+	uint64_t driver_allocs, driver_alloc_bytes; /* allocations made
+				    through the driver, past the shim: the
+				    same (meta; 0 in traces before session
+				    66) */
 	int64_t arena_context_id; /* the CUPTI ID of the context the arena
 				     served; -1: unknown (traces before
 				     session 57), every kernel kept */

@@ -61,6 +61,8 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	out->captured_launches = meta_count(db, "captured_launches");
 	out->runtime_allocs = meta_count(db, "runtime_allocs");
 	out->runtime_alloc_bytes = meta_count(db, "runtime_alloc_bytes");
+	out->driver_allocs = meta_count(db, "driver_allocs");
+	out->driver_alloc_bytes = meta_count(db, "driver_alloc_bytes");
 	out->messages_not_kept = meta_count(db, "messages_not_kept");
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
@@ -165,7 +167,7 @@ static void add(char *buf, size_t len, size_t *used, const char *fmt, ...)
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len)
 {
-	char disk[32], time[32], htod[32], dtoh[32], fault[32], runtime[32];
+	char disk[32], time[32], htod[32], dtoh[32], fault[32], runtime[32], driver[32];
 	size_t used = 0;
 	if (len == 0)
 		return buf;
@@ -195,6 +197,10 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served in the arena's "
 		    "stead: not umkit's, not recorded", s->runtime_allocs,
 		    um_size_format(s->runtime_alloc_bytes, runtime, sizeof runtime));
+	if (s->driver_allocs)
+		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) made through the driver, past "
+		    "umkit's allocator: not umkit's, not recorded", s->driver_allocs,
+		    um_size_format(s->driver_alloc_bytes, driver, sizeof driver));
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
 		    s->dropped_records);

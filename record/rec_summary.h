@@ -26,6 +26,8 @@ struct rec_summary {
 	uint64_t captured_launches; /* meta.captured_launches: launches captured into graphs */
 	uint64_t runtime_allocs, runtime_alloc_bytes; /* meta.runtime_allocs, _bytes: the
 						    runtime's memory, not recorded */
+	uint64_t driver_allocs, driver_alloc_bytes; /* meta.driver_allocs, _bytes: memory
+						  got past the shim, not recorded */
 	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */
 	bool device_reset;          /* meta.device_reset_ns is set: the program's
 				       reset destroyed the arena's memory */

@@ -1,13 +1,63 @@
-/* cudart.c: resolve the real CUDA runtime entry points (see cudart.h). */
+/* cudart.c: resolve the real CUDA runtime entry points, marking the tools' own
+ * allocations made through them (see cudart.h). */
 #include "cudart.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 
-static struct cudart table;
+static struct cudart table, real;
 static int table_ok;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+/* The allocating calls the tools make, marked on the calling thread while
+ * they run (cudart_own_allocation): the table hands out these in the real
+ * functions' place. */
+static __thread unsigned own_depth;
+
+#define OWN(call)                          \
+	do {                               \
+		own_depth++;               \
+		cudaError_t err_ = (call); \
+		own_depth--;               \
+		return err_;               \
+	} while (0)
+
+static cudaError_t own_malloc(void **p, size_t size)
+{
+	OWN(real.Malloc(p, size));
+}
+
+static cudaError_t own_malloc_managed(void **p, size_t size, unsigned int flags)
+{
+	OWN(real.MallocManaged(p, size, flags));
+}
+
+static cudaError_t own_malloc_pitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+	OWN(real.MallocPitch(p, pitch, width, height));
+}
+
+static cudaError_t own_malloc_3d(struct cudaPitchedPtr *p, struct cudaExtent extent)
+{
+	OWN(real.Malloc3D(p, extent));
+}
+
+static cudaError_t own_malloc_async(void **p, size_t size, cudaStream_t stream)
+{
+	OWN(real.MallocAsync(p, size, stream));
+}
+
+static cudaError_t own_malloc_from_pool_async(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+	OWN(real.MallocFromPoolAsync(p, size, pool, stream));
+}
+#undef OWN
+
+bool cudart_own_allocation(void)
+{
+	return own_depth > 0;
+}
 
 static void *find(void *lib, const char *name)
 {
@@ -28,8 +78,8 @@ static void resolve(void)
 		lib = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
 
 #define RESOLVE(field, name) \
-	*(void **)&table.field = find(lib, name); \
-	if (!table.field) \
+	*(void **)&real.field = find(lib, name); \
+	if (!real.field) \
 		return;
 	RESOLVE(Malloc, "cudaMalloc")
 	RESOLVE(MallocManaged, "cudaMallocManaged")
@@ -54,6 +104,13 @@ static void resolve(void)
 	RESOLVE(GetLastError, "cudaGetLastError")
 	RESOLVE(PeekAtLastError, "cudaPeekAtLastError")
 #undef RESOLVE
+	table = real;
+	table.Malloc = own_malloc;
+	table.MallocManaged = own_malloc_managed;
+	table.MallocPitch = own_malloc_pitch;
+	table.Malloc3D = own_malloc_3d;
+	table.MallocAsync = own_malloc_async;
+	table.MallocFromPoolAsync = own_malloc_from_pool_async;
 	table_ok = 1;
 }
 

@@ -44,6 +44,12 @@ struct cudart {
  * (then nothing can have called the shim through it either). Thread-safe. */
 const struct cudart *cudart_get(void);
 
+/* Whether the calling thread is inside one of the table's allocating
+ * calls (Malloc, MallocManaged, MallocPitch, Malloc3D, MallocAsync,
+ * MallocFromPoolAsync): the driver calls the runtime makes there are the
+ * tools', not the program's (common/cuda/driver_allocs.h). */
+bool cudart_own_allocation(void);
+
 /* The tools' own runtime calls must not leave the program an error it did
  * not make. Asked before such a call: whether the calling thread's last
  * error is clean (cudaSuccess). */

@@ -34,6 +34,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "cudart.h"
+#include "driver_allocs.h"
 #include "log.h"
 #include "pitch.h"
 #include "pytorch_conf.h"
@@ -335,6 +336,7 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->last_resort_waits = as.last_resort_waits;
 	out->runtime_allocs = atomic_load(&runtime_allocs);
 	out->runtime_bytes = atomic_load(&runtime_bytes);
+	driver_allocs_get(&out->driver_allocs, &out->driver_bytes);
 	out->one_stream = !um_backend_multi_stream();
 }
 

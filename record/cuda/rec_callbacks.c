@@ -17,6 +17,7 @@
 #include "common/cuda/capture.h"
 #include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
+#include "common/cuda/driver_allocs.h"
 #include "common/cuda/launch_info.h"
 #include "common/cuda/stream_calls.h"
 #include "common/cuda/um_alloc.h"
@@ -231,7 +232,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		bool captured = stream_call_note(cbid, data);
-		if (launch_is_kernel_cbid(cbid))
+		if (driver_allocs_cbid(cbid))
+			driver_allocs_note(cbid, data);
+		else if (launch_is_kernel_cbid(cbid))
 			on_launch(cbid, data, captured);
 		else if (graph_cbid(cbid))
 			on_graph(cbid, data);
@@ -325,6 +328,8 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 		r = cbids_enable(*sub, stream_call_cbids, (size_t)stream_call_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(*sub, graph_cbids, (size_t)graph_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = driver_allocs_enable(*sub, "the trace holds none of it, so no plan can move it");
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_RESOURCE);
 	if (r == CUPTI_SUCCESS)

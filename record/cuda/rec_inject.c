@@ -93,6 +93,8 @@ static void finish(void)
 	um_alloc_get_stats(&as);
 	meta_u64("runtime_allocs", as.runtime_allocs);
 	meta_u64("runtime_alloc_bytes", as.runtime_bytes);
+	meta_u64("driver_allocs", as.driver_allocs);
+	meta_u64("driver_alloc_bytes", as.driver_bytes);
 	report_close(trace_writer_close(rec_writer, rec_now(), err, sizeof err), err);
 	rec_writer = NULL;
 }

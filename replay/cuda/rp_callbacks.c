@@ -31,6 +31,7 @@
 #include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
+#include "common/cuda/driver_allocs.h"
 #include "common/cuda/launch_info.h"
 #include "common/cuda/stream_calls.h"
 #include "common/cuda/um_alloc.h"
@@ -298,6 +299,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
+	if (driver_allocs_cbid(cbid)) {
+		driver_allocs_note(cbid, data);
+		return;
+	}
 	if (graph_cbid(cbid)) {
 		capture_note(cbid, data);
 		if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
@@ -368,6 +373,8 @@ static CUptiResult attach(void)
 		r = cbids_enable(subscriber, stream_call_cbids, (size_t)stream_call_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(subscriber, graph_cbids, (size_t)graph_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = driver_allocs_enable(subscriber, "the replay neither moves it nor counts it in the budget");
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 					CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING);

@@ -546,6 +546,19 @@ expect_out_has "3 allocations (12.00 MiB) the runtime served in the arena's stea
 run "$UMPLAN" "$SCRATCH/runtime.db" --json -q
 expect_json 't=d["trace"]; assert t["runtime_allocations"] == 3 and t["runtime_allocation_bytes"] == 12582912' \
 	"--json counts the runtime's memory"
+# Memory the program got through the driver, past the shim (umrec counts
+# it: meta.driver_allocs): counted in --report and --json, not warned of
+# (a PyTorch program's libraries make some in every run).
+cp "$fixture" "$SCRATCH/driver.db"
+sqlite3 "$SCRATCH/driver.db" "INSERT INTO meta VALUES ('driver_allocs', '2'), ('driver_alloc_bytes', '41943040')"
+run "$UMPLAN" "$SCRATCH/driver.db" --report -o "$SCRATCH/driver.plan"
+expect_status 0 "a trace with memory got through the driver plans"
+expect_err_lacks "through the driver" "umplan does not warn of memory got through the driver"
+expect_out_has "2 allocations (40.00 MiB) made through the driver, past umkit's allocator: not in the trace, not planned" \
+	"--report counts memory got through the driver"
+run "$UMPLAN" "$SCRATCH/driver.db" --json -q
+expect_json 't=d["trace"]; assert t["driver_allocations"] == 2 and t["driver_allocation_bytes"] == 41943040' \
+	"--json counts memory got through the driver"
 # Both directions share the one link the report gives: on the MLP at half
 # its peak they need more than the iteration.
 run "$UMPLAN" "$fixture" --report --capacity 240M
@@ -605,6 +618,8 @@ bad_row "INSERT INTO meta VALUES ('framework_cache', 'yes')" "meta framework_cac
 	"framework_cache yes: refused"
 bad_row "INSERT INTO meta VALUES ('runtime_allocs', 'three')" "meta runtime_allocs 'three' is not a count" \
 	"runtime_allocs three: refused"
+bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', '1e6')" "meta driver_alloc_bytes '1e6' is not a count" \
+	"driver_alloc_bytes 1e6: refused"
 bad_row "UPDATE alloc SET size = -1 WHERE id = 3" "allocation 3 has a negative size" "negative size: refused"
 bad_row "UPDATE alloc SET reserved = 1 << 62 WHERE id = 3" "allocation 3 has 2 MiB or more reserved" \
 	"huge reservation: refused"

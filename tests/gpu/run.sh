@@ -393,9 +393,10 @@ rows = db.execute("SELECT a.api, a.stream_id IS NOT NULL, count(k.alloc_id) FROM
                   "LEFT JOIN kernel_arg k ON k.alloc_id = a.id GROUP BY a.id").fetchall()
 named = [r for r in rows if r[0] == "cudaMallocFromPoolAsync"]
 current = [r for r in rows if r[0] == "cudaMallocAsync"]
-runtime = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('runtime_allocs', 'runtime_alloc_bytes')").fetchall())
+# The runtime's are the shim's own calls, not memory got past it.
+runtime = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('runtime_allocs', 'runtime_alloc_bytes', 'driver_allocs')").fetchall())
 ok = len(rows) == 5 and len(named) == 3 and len(current) == 2 and all(r[1] and r[2] for r in rows) and \
-     runtime == {"runtime_allocs": "3", "runtime_alloc_bytes": str(3 << 22)}
+     runtime == {"runtime_allocs": "3", "runtime_alloc_bytes": str(3 << 22), "driver_allocs": "0"}
 print(f"{len(named)} cudaMallocFromPoolAsync, {len(current)} cudaMallocAsync of {len(rows)} allocations; each with its stream: "
       f"{all(r[1] for r in rows)}, used by a kernel: {all(r[2] for r in rows)}; the runtime's: {runtime}")
 sys.exit(0 if ok else 1)
@@ -896,8 +897,13 @@ if section cache; then
 # calls, which umkit does not serve (common/pytorch_conf.h): with the
 # cache kept, the launchers turn them off, and the libraries warn when the
 # program turned them on itself (here: by env inside the command, past the
-# launcher).
+# launcher), or at run time (torch.cuda.memory._set_allocator_settings,
+# past both): then the tools count the memory mapped past them
+# (common/cuda/driver_allocs.h) and warn of it.
 E=(python3 $PY/mlp.py --steps 5)
+driver_meta() { python3 -c 'import sqlite3,sys; print(dict(sqlite3.connect(sys.argv[1]).execute("SELECT key, value FROM meta").fetchall()).get("driver_allocs", 0))' "$1" 2>&1; }
+mapped_past() { grep -q "mapped .* with cuMemCreate, past umkit's allocator" "$1"; }
+AT_RUN_TIME="import os, runpy, sys, torch; torch.cuda.memory._set_allocator_settings('expandable_segments:True'); sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(sys.argv[0])); runpy.run_path(sys.argv[0], run_name='__main__')"
 "${E[@]}" >"$WORK/xs.plain" 2>&1
 PYTORCH_ALLOC_CONF=expandable_segments:True $B/umrec -o "$WORK/xs.db" --framework-cache --max-managed $MAXM \
 	-- "${E[@]}" >"$WORK/xs.rec" 2>"$WORK/xs.rec.err"
@@ -908,8 +914,15 @@ row "cache: umrec, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output
 $B/umrec -o "$WORK/xs.own.db" --framework-cache --max-managed $MAXM \
 	-- env PYTORCH_ALLOC_CONF=expandable_segments:True "${E[@]}" >"$WORK/xs.own" 2>"$WORK/xs.own.err"
 rc=$?
-row "cache: umrec, the program's own" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.own && grep -q 'the trace will hold no allocation of it' $WORK/xs.own.err")" \
-	"exit $rc; $(trace_counts "$WORK/xs.own.db" allocations) allocations recorded"
+xs_driver=$(driver_meta "$WORK/xs.own.db")
+row "cache: umrec, the program's own" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.own && grep -q 'the trace will hold no allocation of it' $WORK/xs.own.err && [ '$xs_driver' -gt 0 ] 2>/dev/null && mapped_past $WORK/xs.own.err")" \
+	"exit $rc; $(trace_counts "$WORK/xs.own.db" allocations) allocations recorded, $xs_driver mapped past umkit counted"
+$B/umrec -o "$WORK/xs.rt.db" --framework-cache --max-managed $MAXM \
+	-- python3 -c "$AT_RUN_TIME" "${E[@]:1}" >"$WORK/xs.rt" 2>"$WORK/xs.rt.err"
+rc=$?
+xs_driver=$(driver_meta "$WORK/xs.rt.db")
+row "cache: umrec, set at run time" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.rt && [ '$xs_driver' -gt 0 ] 2>/dev/null && mapped_past $WORK/xs.rt.err")" \
+	"exit $rc; $xs_driver mapped past umkit counted"
 xw=$(live_peak "$WORK/xs.db")
 $B/umplan -q "$WORK/xs.db" --capacity $((2 * xw)) -o "$WORK/xs.plan"
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $B/umreplay --plan "$WORK/xs.plan" --max-managed $MAXM \
@@ -918,6 +931,14 @@ rc=$?
 xs_served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/xs.idle.json" 2>/dev/null)
 row "cache: idle umreplay, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.idle && [ '${xs_served:-0}' -gt 0 ] && grep -q 'expandable segments turned off for this run' $WORK/xs.idle.err")" \
 	"exit $rc; ${xs_served:-?} allocations served"
+# A plan that moves memory, so that the replay follows the program.
+$B/umplan -q "$WORK/xs.db" --capacity $((xw * 2 / 3)) -o "$WORK/xs.busy.plan"
+$B/umreplay --plan "$WORK/xs.busy.plan" --gpu-budget $((xw * 2 / 3)) --max-managed $MAXM --stats "$WORK/xs.rt.json" \
+	-- python3 -c "$AT_RUN_TIME" "${E[@]:1}" >"$WORK/xs.rtrep" 2>"$WORK/xs.rtrep.err"
+rc=$?
+xs_driver=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["driver_allocs"])' "$WORK/xs.rt.json" 2>&1)
+row "cache: umreplay, set at run time" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.rtrep && [ '$xs_driver' -gt 0 ] 2>/dev/null && mapped_past $WORK/xs.rtrep.err")" \
+	"exit $rc; $xs_driver mapped past umkit counted"
 fi
 
 if section demo; then

@@ -138,6 +138,14 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_non_null(strstr(text, "not served   3 allocations (12.00 MiB) the runtime served in the arena's "
 				     "stead: not umkit's, not recorded"));
 
+	/* Memory got through the driver, past the shim. */
+	reread_after(path, "INSERT INTO meta VALUES ('driver_allocs', '2');"
+			   "INSERT INTO meta VALUES ('driver_alloc_bytes', '41943040')", &s, text, sizeof text);
+	assert_int_equal(s.driver_allocs, 2);
+	assert_int_equal(s.driver_alloc_bytes, 41943040);
+	assert_non_null(strstr(text, "not served   2 allocations (40.00 MiB) made through the driver, past "
+				     "umkit's allocator: not umkit's, not recorded"));
+
 	/* A small buffer truncates cleanly. */
 	char tiny[16];
 	rec_summary_format(&s, path, 0, tiny, sizeof tiny);

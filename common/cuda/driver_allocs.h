@@ -1,0 +1,45 @@
+/*
+ * driver_allocs.h: GPU memory the program gets past the shim, seen as the
+ * driver calls that make it.
+ *
+ * The shim serves the runtime's allocation calls that the program imports
+ * dynamically (common/cuda/um_alloc.h). Memory can come from elsewhere:
+ * the driver API called directly (PyTorch's expandable segments map their
+ * memory with cuMemCreate, turned on at run time by
+ * torch.cuda.memory._set_allocator_settings, past both launchers' and
+ * libraries' checks of the environment), or a library's own static CUDA
+ * runtime, whose cudaMalloc calls cuMemAlloc. Such memory is plain device
+ * memory: not recorded, not managed, outside the budget. These calls are
+ * counted when CUPTI reports them (the tools subscribe to them; an idle
+ * replay, which has no subscription, sees none), for meta.driver_allocs
+ * and the replay's statistics; each is logged at debug level, and the
+ * first mapping with cuMemCreate is warned of.
+ *
+ * The tools' own runtime allocations (the arena's memory, those the shim
+ * hands to the runtime, which um_alloc counts apart) reach the driver too;
+ * they are told apart by cudart_own_allocation.
+ */
+#ifndef UMKIT_DRIVER_ALLOCS_H
+#define UMKIT_DRIVER_ALLOCS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+/* Enables subscriber's callbacks at the allocating driver calls.
+ * consequence completes the warning: what that memory costs the tool's
+ * run. */
+CUptiResult driver_allocs_enable(CUpti_SubscriberHandle subscriber, const char *consequence);
+
+/* Whether cbid is one of those calls (a driver-API callback id). */
+bool driver_allocs_cbid(CUpti_CallbackId cbid);
+
+/* At such a call's callback: at its exit, counts what it granted of the
+ * GPU's memory, unless the tools made it (cudart_own_allocation). */
+void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
+
+/* The allocations counted so far, and their bytes. */
+void driver_allocs_get(uint64_t *count, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * Unit tests for counting the GPU memory a program gets past the shim
+ * (common/cuda/driver_allocs.c), linked with fakes of the CUPTI call it
+ * makes and of the runtime table's mark of the tools' own allocations: no
+ * GPU, no CUPTI. Callbacks are made up as CUPTI hands them over.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "common/cuda/cudart.h"
+#include "common/cuda/driver_allocs.h"
+
+/* ---- the fakes ---- */
+
+static CUpti_CallbackId enabled[32];
+static size_t n_enabled;
+static bool own;
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
+				CUpti_CallbackId cbid)
+{
+	assert_int_equal(enable, 1);
+	assert_int_equal(domain, CUPTI_CB_DOMAIN_DRIVER_API);
+	if (n_enabled < sizeof enabled / sizeof enabled[0])
+		enabled[n_enabled++] = cbid;
+	return CUPTI_SUCCESS;
+}
+
+bool cudart_own_allocation(void)
+{
+	return own;
+}
+
+/* ---- helpers ---- */
+
+/* Makes the callback of a call with params that returned result, at site. */
+static void call(CUpti_CallbackId cbid, const char *name, const void *params, CUresult result,
+		 CUpti_ApiCallbackSite site)
+{
+	CUpti_CallbackData cb = { 0 };
+	cb.callbackSite = site;
+	cb.functionName = name;
+	cb.functionParams = params;
+	cb.functionReturnValue = &result;
+	driver_allocs_note(cbid, &cb);
+}
+
+static void granted(CUpti_CallbackId cbid, const char *name, const void *params)
+{
+	call(cbid, name, params, CUDA_SUCCESS, CUPTI_API_EXIT);
+}
+
+static void counted(uint64_t count, uint64_t bytes)
+{
+	uint64_t c, b;
+	driver_allocs_get(&c, &b);
+	assert_int_equal(c, count);
+	assert_int_equal(b, bytes);
+}
+
+/* stderr into a file while body runs; returns what was written. */
+static char *stderr_of(void (*body)(void))
+{
+	static char text[4096];
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fileno(f), 2);
+	body();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+#define D(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+/* ---- tests, in order: the counters are the process's ---- */
+
+
+static void test_subscribes_to_the_allocating_calls(void **state)
+{
+	assert_int_equal(driver_allocs_enable(NULL, "test"), CUPTI_SUCCESS);
+	assert_int_equal(n_enabled, 10);
+	for (size_t i = 0; i < n_enabled; i++)
+		assert_true(driver_allocs_cbid(enabled[i]));
+	assert_true(driver_allocs_cbid(D(cuMemCreate)));
+	assert_true(driver_allocs_cbid(D(cuMemAlloc_v2)));
+	assert_false(driver_allocs_cbid(D(cuLaunchKernel)));
+	assert_false(driver_allocs_cbid(D(cuMemAllocHost_v2))); /* host memory */
+	assert_false(driver_allocs_cbid(D(cuMemFree_v2)));
+}
+
+static CUdeviceptr dptr;
+
+static void first_allocation(void)
+{
+	cuMemAlloc_v2_params p = { &dptr, 4 << 20 };
+	call(D(cuMemAlloc_v2), "cuMemAlloc_v2", &p, CUDA_SUCCESS, CUPTI_API_ENTER); /* not yet granted */
+	call(D(cuMemAlloc_v2), "cuMemAlloc_v2", &p, CUDA_ERROR_OUT_OF_MEMORY, CUPTI_API_EXIT);
+	counted(0, 0);
+	granted(D(cuMemAlloc_v2), "cuMemAlloc_v2", &p);
+	counted(1, 4 << 20);
+	granted(D(cuMemAlloc_v2), "cuMemAlloc_v2", &p);
+	counted(2, 8 << 20);
+}
+
+/* Counted, not warned of: a PyTorch program's libraries make some. */
+static void test_counts_what_was_granted(void **state)
+{
+	assert_string_equal(stderr_of(first_allocation), "");
+}
+
+static void test_sizes_of_each_call(void **state)
+{
+	CUdeviceptr_v1 small;
+	unsigned int pitch_v1 = 512;
+	size_t pitch = 1024;
+	cuMemAlloc_params v1 = { &small, 1000 };
+	cuMemAllocPitch_params pitched_v1 = { &small, &pitch_v1, 500, 3, 4 };
+	cuMemAllocPitch_v2_params pitched = { &dptr, &pitch, 1000, 7, 4 };
+	cuMemAllocManaged_params managed = { &dptr, 3000, CU_MEM_ATTACH_GLOBAL };
+	cuMemAllocAsync_ptsz_params ordered = { &dptr, 5000, NULL };
+	cuMemAllocFromPoolAsync_params pooled = { &dptr, 6000, NULL, NULL };
+	counted(2, 8 << 20);
+	granted(D(cuMemAlloc), "cuMemAlloc", &v1);
+	granted(D(cuMemAllocPitch), "cuMemAllocPitch", &pitched_v1);
+	granted(D(cuMemAllocPitch_v2), "cuMemAllocPitch_v2", &pitched);
+	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &managed);
+	granted(D(cuMemAllocAsync_ptsz), "cuMemAllocAsync_ptsz", &ordered);
+	granted(D(cuMemAllocFromPoolAsync), "cuMemAllocFromPoolAsync", &pooled);
+	counted(8, (8 << 20) + 1000 + 512 * 3 + 1024 * 7 + 3000 + 5000 + 6000);
+}
+
+static void mappings(void)
+{
+	CUmemGenericAllocationHandle h;
+	CUmemAllocationProp on_device = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+					  .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUmemAllocationProp on_host = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+					.location = { CU_MEM_LOCATION_TYPE_HOST, 0 } };
+	cuMemCreate_params device_p = { &h, 2 << 20, &on_device, 0 }, host_p = { &h, 2 << 20, &on_host, 0 };
+	uint64_t c, b;
+	driver_allocs_get(&c, &b);
+	granted(D(cuMemCreate), "cuMemCreate", &host_p);
+	counted(c, b);
+	granted(D(cuMemCreate), "cuMemCreate", &device_p);
+	granted(D(cuMemCreate), "cuMemCreate", &device_p);
+	counted(c + 2, b + (4 << 20));
+}
+
+static void test_physical_memory_on_the_device_only(void **state)
+{
+	const char *err = stderr_of(mappings);
+	assert_non_null(strstr(err, "mapped 2.00 MiB with cuMemCreate, past umkit's allocator (PyTorch's expandable "
+				    "segments map their memory so): that memory is plain device memory, and test"));
+	assert_null(strstr(strstr(err, "cuMemCreate") + 1, "cuMemCreate,")); /* one warning */
+}
+
+
+static void test_the_tools_own_are_not_counted(void **state)
+{
+	uint64_t c, b;
+	cuMemAllocManaged_params arena_segment = { &dptr, 64 << 20, CU_MEM_ATTACH_GLOBAL };
+	driver_allocs_get(&c, &b);
+	own = true;
+	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &arena_segment);
+	own = false;
+	counted(c, b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_subscribes_to_the_allocating_calls),
+		cmocka_unit_test(test_counts_what_was_granted),
+		cmocka_unit_test(test_sizes_of_each_call),
+		cmocka_unit_test(test_physical_memory_on_the_device_only),
+		cmocka_unit_test(test_the_tools_own_are_not_counted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
