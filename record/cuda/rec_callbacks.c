@@ -232,10 +232,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		bool captured = stream_call_note(cbid, data);
-		if (driver_allocs_cbid(cbid))
-			driver_allocs_note(cbid, data);
-		else if (launch_is_kernel_cbid(cbid))
+		if (launch_is_kernel_cbid(cbid))
 			on_launch(cbid, data, captured);
+		else if (driver_allocs_cbid(cbid))
+			driver_allocs_note(cbid, data);
 		else if (graph_cbid(cbid))
 			on_graph(cbid, data);
 	}

@@ -299,7 +299,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	}
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || rp_exec_own_call())
 		return;
-	if (driver_allocs_cbid(cbid)) {
+	bool launch = launch_is_kernel_cbid(cbid);
+	if (!launch && driver_allocs_cbid(cbid)) {
 		driver_allocs_note(cbid, data);
 		return;
 	}
@@ -312,7 +313,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		stream_call_note(cbid, data);
 		return;
 	}
-	if (!launch_is_kernel_cbid(cbid)) {
+	if (!launch) {
 		stream_call_note(cbid, data);
 		on_write(cbid, data);
 		return;
