@@ -185,6 +185,19 @@ static void charge_faults(const struct rp_iteration_end *ends, size_t n_ends, st
 	free(ev);
 }
 
+/* The plan names allocations, and the shim served the program none: its
+ * memory came from elsewhere, which an idle replay, with no CUPTI
+ * subscription, cannot see (common/cuda/driver_allocs.h), or the plan is
+ * another program's. Either way nothing was followed. */
+static void warn_if_unserved(const struct um_alloc_stats *as)
+{
+	if (the_plan && the_plan->n_allocs && !as->allocs)
+		um_warn("umkit's allocator served none of the program's memory, where %s names %u allocations: the "
+			"program got it elsewhere (PyTorch's expandable segments turned on at run time, say), or the "
+			"plan is another program's; the replay moved none of it and kept no budget",
+			rp_plan_path, the_plan->n_allocs);
+}
+
 static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, size_t n)
 {
 	struct replay_measured m = { 0 };
@@ -233,6 +246,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.callback_ns = rp_callback_ns();
 	m.executor_ns = xs.exec_ns;
 	um_alloc_get_stats(&m.allocator);
+	warn_if_unserved(&m.allocator);
 	m.wall_ns = rp_now() - start_ns;
 	FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
 	if (stats_path && !f)

@@ -929,8 +929,15 @@ PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $B/umreplay --plan "$WORK/xs.pl
 	--stats "$WORK/xs.idle.json" -- "${E[@]}" >"$WORK/xs.idle" 2>"$WORK/xs.idle.err"
 rc=$?
 xs_served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/xs.idle.json" 2>/dev/null)
-row "cache: idle umreplay, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.idle && [ '${xs_served:-0}' -gt 0 ] && grep -q 'expandable segments turned off for this run' $WORK/xs.idle.err")" \
+row "cache: idle umreplay, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.idle && [ '${xs_served:-0}' -gt 0 ] && grep -q 'expandable segments turned off for this run' $WORK/xs.idle.err && ! grep -q 'served none of the program' $WORK/xs.idle.err")" \
 	"exit $rc; ${xs_served:-?} allocations served"
+# Turned on at run time, the idle replay (no CUPTI) sees none of it, and
+# says so at the exit.
+$B/umreplay --plan "$WORK/xs.plan" --max-managed $MAXM \
+	-- python3 -c "$AT_RUN_TIME" "${E[@]:1}" >"$WORK/xs.rtidle" 2>"$WORK/xs.rtidle.err"
+rc=$?
+row "cache: idle umreplay, set at run time" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.rtidle && grep -q 'served none of the program.s memory, where .* names [0-9]* allocations' $WORK/xs.rtidle.err")" \
+	"exit $rc; $(grep -o 'served none.*allocations' $WORK/xs.rtidle.err | head -1)"
 # A plan that moves memory, so that the replay follows the program.
 $B/umplan -q "$WORK/xs.db" --capacity $((xw * 2 / 3)) -o "$WORK/xs.busy.plan"
 $B/umreplay --plan "$WORK/xs.busy.plan" --gpu-budget $((xw * 2 / 3)) --max-managed $MAXM --stats "$WORK/xs.rt.json" \
