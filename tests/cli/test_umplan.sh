@@ -559,6 +559,11 @@ expect_out_has "2 allocations (40.00 MiB) made through the driver, past umkit's 
 run "$UMPLAN" "$SCRATCH/driver.db" --json -q
 expect_json 't=d["trace"]; assert t["driver_allocations"] == 2 and t["driver_allocation_bytes"] == 41943040' \
 	"--json counts memory got through the driver"
+# A real one: the MLP on the H200, whose cuBLAS made its workspaces with
+# its own runtime (tests/fixtures/README.md).
+run "$UMPLAN" "$(dirname "$fixture")/h200_mlp_past_shim.db" --json -q
+expect_json 't=d["trace"]; assert (t["driver_allocations"], t["driver_allocation_bytes"], t["allocations"]) == (4, 67110912, 548)' \
+	"--json counts the H200 MLP's cuBLAS workspaces, made past the shim"
 # Both directions share the one link the report gives: on the MLP at half
 # its peak they need more than the iteration.
 run "$UMPLAN" "$fixture" --report --capacity 240M
