@@ -87,7 +87,6 @@ static char *stderr_of(void (*body)(void))
 
 /* ---- tests, in order: the counters are the process's ---- */
 
-
 static void test_subscribes_to_the_allocating_calls(void **state)
 {
 	assert_int_equal(driver_allocs_enable(NULL, "test"), CUPTI_SUCCESS);
@@ -142,6 +141,7 @@ static void test_sizes_of_each_call(void **state)
 	counted(8, (8 << 20) + 1000 + 512 * 3 + 1024 * 7 + 3000 + 5000 + 6000);
 }
 
+/* Physical memory on the device counts, on the host not. */
 static void mappings(void)
 {
 	CUmemGenericAllocationHandle h;
@@ -159,14 +159,13 @@ static void mappings(void)
 	counted(c + 2, b + (4 << 20));
 }
 
-static void test_physical_memory_on_the_device_only(void **state)
+static void test_device_mappings_counted_and_warned_of_once(void **state)
 {
 	const char *err = stderr_of(mappings);
 	assert_non_null(strstr(err, "mapped 2.00 MiB with cuMemCreate, past umkit's allocator (PyTorch's expandable "
 				    "segments map their memory so): that memory is plain device memory, and test"));
 	assert_null(strstr(strstr(err, "cuMemCreate") + 1, "cuMemCreate,")); /* one warning */
 }
-
 
 static void test_the_tools_own_are_not_counted(void **state)
 {
@@ -185,7 +184,7 @@ int main(void)
 		cmocka_unit_test(test_subscribes_to_the_allocating_calls),
 		cmocka_unit_test(test_counts_what_was_granted),
 		cmocka_unit_test(test_sizes_of_each_call),
-		cmocka_unit_test(test_physical_memory_on_the_device_only),
+		cmocka_unit_test(test_device_mappings_counted_and_warned_of_once),
 		cmocka_unit_test(test_the_tools_own_are_not_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
