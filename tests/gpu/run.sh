@@ -901,7 +901,6 @@ if section cache; then
 # past both): then the tools count the memory mapped past them
 # (common/cuda/driver_allocs.h) and warn of it.
 E=(python3 $PY/mlp.py --steps 5)
-driver_meta() { python3 -c 'import sqlite3,sys; print(dict(sqlite3.connect(sys.argv[1]).execute("SELECT key, value FROM meta").fetchall()).get("driver_allocs", 0))' "$1" 2>&1; }
 mapped_past() { grep -q "mapped .* with cuMemCreate, past umkit's allocator" "$1"; }
 AT_RUN_TIME="import os, runpy, sys, torch; torch.cuda.memory._set_allocator_settings('expandable_segments:True'); sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(sys.argv[0])); runpy.run_path(sys.argv[0], run_name='__main__')"
 "${E[@]}" >"$WORK/xs.plain" 2>&1
@@ -914,13 +913,13 @@ row "cache: umrec, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output
 $B/umrec -o "$WORK/xs.own.db" --framework-cache --max-managed $MAXM \
 	-- env PYTORCH_ALLOC_CONF=expandable_segments:True "${E[@]}" >"$WORK/xs.own" 2>"$WORK/xs.own.err"
 rc=$?
-xs_driver=$(driver_meta "$WORK/xs.own.db")
+read -r own_allocs xs_driver <<<"$(trace_counts "$WORK/xs.own.db" allocations driver_allocations)"
 row "cache: umrec, the program's own" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.own && grep -q 'the trace will hold no allocation of it' $WORK/xs.own.err && [ '$xs_driver' -gt 0 ] 2>/dev/null && mapped_past $WORK/xs.own.err")" \
-	"exit $rc; $(trace_counts "$WORK/xs.own.db" allocations) allocations recorded, $xs_driver mapped past umkit counted"
+	"exit $rc; $own_allocs allocations recorded, $xs_driver mapped past umkit counted"
 $B/umrec -o "$WORK/xs.rt.db" --framework-cache --max-managed $MAXM \
 	-- python3 -c "$AT_RUN_TIME" "${E[@]:1}" >"$WORK/xs.rt" 2>"$WORK/xs.rt.err"
 rc=$?
-xs_driver=$(driver_meta "$WORK/xs.rt.db")
+xs_driver=$(trace_counts "$WORK/xs.rt.db" driver_allocations)
 row "cache: umrec, set at run time" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.rt && [ '$xs_driver' -gt 0 ] 2>/dev/null && mapped_past $WORK/xs.rt.err")" \
 	"exit $rc; $xs_driver mapped past umkit counted"
 xw=$(live_peak "$WORK/xs.db")
