@@ -27,6 +27,7 @@ struct um_alloc_stats {
 	uint64_t driver_allocs, driver_bytes; /* GPU memory the program got past
 				    the shim, through the driver
 				    (common/cuda/driver_allocs.h), and its bytes */
+	uint64_t driver_peak_bytes; /* the most of those bytes held at once */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
 };

@@ -64,7 +64,9 @@ static int schedule(struct planner *p, char *err, size_t errlen)
 	};
 	p->capacity_source = PLANNER_CAPACITY_OPTION;
 	if (!p->sched_opt.capacity && p->trace->device_memory) {
-		p->sched_opt.capacity = p->trace->device_memory;
+		/* What the program held past umkit (cuBLAS's workspaces) is
+		 * the device's memory, never the budget's. */
+		p->sched_opt.capacity = p->trace->device_memory - p->trace->driver_alloc_peak_bytes;
 		p->capacity_source = PLANNER_CAPACITY_DEVICE;
 	}
 	if (!p->sched_opt.capacity) {

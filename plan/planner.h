@@ -49,7 +49,8 @@ void planner_options_default(struct planner_options *o);
 
 enum planner_capacity_source {
 	PLANNER_CAPACITY_OPTION = 1, /* --capacity */
-	PLANNER_CAPACITY_DEVICE,     /* the trace's meta.device_memory */
+	PLANNER_CAPACITY_DEVICE,     /* the trace's meta.device_memory, less
+					meta.driver_alloc_peak_bytes */
 	PLANNER_CAPACITY_PEAK,       /* unknown: the unplanned peak */
 };
 

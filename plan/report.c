@@ -122,11 +122,17 @@ static const char *size_str(uint64_t bytes, char *buf, size_t len)
 	return um_size_format(bytes, buf, len);
 }
 
-static const char *capacity_source(const struct planner *pl)
+static const char *capacity_source(const struct planner *pl, char *buf, size_t len)
 {
+	char held[32];
 	switch (pl->capacity_source) {
 	case PLANNER_CAPACITY_OPTION: return "--capacity";
-	case PLANNER_CAPACITY_DEVICE: return "the trace's device memory (default)";
+	case PLANNER_CAPACITY_DEVICE:
+		if (!pl->trace->driver_alloc_peak_bytes)
+			return "the trace's device memory (default)";
+		snprintf(buf, len, "the trace's device memory less the %s the program held past umkit (default)",
+			 size_str(pl->trace->driver_alloc_peak_bytes, held, sizeof held));
+		return buf;
 	case PLANNER_CAPACITY_PEAK: return "unknown device memory: the unplanned peak (default)";
 	}
 	return "?";
@@ -387,7 +393,7 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "  (%llu distinct 2 MB blocks in use)\n", (unsigned long long)v->n_blocks);
 
 	fprintf(out, "\ncapacity     %s, from %s", size_str(plan->assume.capacity_bytes, a, sizeof a),
-		capacity_source(pl));
+		capacity_source(pl, words, sizeof words));
 	if (pl->budget > plan->assume.capacity_bytes)
 		fprintf(out, ": %s less %u %% headroom", size_str(pl->budget, b, sizeof b),
 			(unsigned)pl->opt.headroom_pct);
@@ -530,6 +536,7 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "runtime_allocation_bytes", t->runtime_alloc_bytes);
 	add_u64(o, "driver_allocations", t->driver_allocs);
 	add_u64(o, "driver_allocation_bytes", t->driver_alloc_bytes);
+	add_u64(o, "driver_allocation_peak_bytes", t->driver_alloc_peak_bytes);
 	add_u64(o, "pointer_arguments", t->n_args);
 	add_u64(o, "htod_bytes", t->htod_bytes);
 	add_u64(o, "dtoh_bytes", t->dtoh_bytes);

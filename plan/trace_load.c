@@ -198,8 +198,18 @@ static int load_meta(struct loader *l)
 	if (meta_count(l, "runtime_allocs", &t->runtime_allocs) || meta_count(l, "runtime_alloc_bytes",
 										  &t->runtime_alloc_bytes) ||
 	    meta_count(l, "driver_allocs", &t->driver_allocs) ||
-	    meta_count(l, "driver_alloc_bytes", &t->driver_alloc_bytes))
+	    meta_count(l, "driver_alloc_bytes", &t->driver_alloc_bytes) ||
+	    meta_count(l, "driver_alloc_peak_bytes", &t->driver_alloc_peak_bytes))
 		return -1;
+	const char *peak_wrong = t->driver_alloc_peak_bytes > t->driver_alloc_bytes ? "is more than driver_alloc_bytes"
+				 : t->device_memory && t->driver_alloc_peak_bytes >= t->device_memory
+					 ? "leaves none of device_memory"
+					 : NULL;
+	if (peak_wrong) {
+		um_errmsg(l->err, l->errlen, "%s: meta driver_alloc_peak_bytes %llu %s", t->path,
+			  (unsigned long long)t->driver_alloc_peak_bytes, peak_wrong);
+		return -1;
+	}
 	/* A program on several GPUs launches kernels in other contexts than
 	 * the arena's: those are left out (load_kernels). */
 	t->arena_context_id = -1;

@@ -116,6 +116,9 @@ struct trace {
 				    through the driver, past the shim: the
 				    same (meta; 0 in traces before session
 				    66) */
+	uint64_t driver_alloc_peak_bytes; /* the most of those held at once:
+				    device memory never the budget's (meta;
+				    0 in traces before session 67) */
 	int64_t arena_context_id; /* the CUPTI ID of the context the arena
 				     served; -1: unknown (traces before
 				     session 57), every kernel kept */

@@ -63,6 +63,7 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	out->runtime_alloc_bytes = meta_count(db, "runtime_alloc_bytes");
 	out->driver_allocs = meta_count(db, "driver_allocs");
 	out->driver_alloc_bytes = meta_count(db, "driver_alloc_bytes");
+	out->driver_alloc_peak_bytes = meta_count(db, "driver_alloc_peak_bytes");
 	out->messages_not_kept = meta_count(db, "messages_not_kept");
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
@@ -197,10 +198,14 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) the runtime served in the arena's "
 		    "stead: not umkit's, not recorded", s->runtime_allocs,
 		    um_size_format(s->runtime_alloc_bytes, runtime, sizeof runtime));
-	if (s->driver_allocs)
+	if (s->driver_allocs) {
 		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) made through the driver, past "
-		    "umkit's allocator: not umkit's, not recorded", s->driver_allocs,
-		    um_size_format(s->driver_alloc_bytes, driver, sizeof driver));
+		    "umkit's allocator", s->driver_allocs, um_size_format(s->driver_alloc_bytes, driver, sizeof driver));
+		if (s->driver_alloc_peak_bytes) /* a trace from before umkit kept it has none */
+			add(buf, len, &used, ", at most %s held at once",
+			    um_size_format(s->driver_alloc_peak_bytes, driver, sizeof driver));
+		add(buf, len, &used, ": not umkit's, not recorded");
+	}
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
 		    s->dropped_records);

@@ -28,6 +28,8 @@ struct rec_summary {
 						    runtime's memory, not recorded */
 	uint64_t driver_allocs, driver_alloc_bytes; /* meta.driver_allocs, _bytes: memory
 						  got past the shim, not recorded */
+	uint64_t driver_alloc_peak_bytes; /* meta.driver_alloc_peak_bytes: the most
+					     of it held at once */
 	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */
 	bool device_reset;          /* meta.device_reset_ns is set: the program's
 				       reset destroyed the arena's memory */

@@ -1,8 +1,10 @@
 /* driver_allocs.c: GPU memory got past the shim (see driver_allocs.h). */
 #include "driver_allocs.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <cuda.h>
 
@@ -17,21 +19,40 @@ static const CUpti_CallbackId alloc_cbids[] = {
 	D(cuMemAllocAsync), D(cuMemAllocAsync_ptsz), D(cuMemAllocFromPoolAsync),
 	D(cuMemAllocFromPoolAsync_ptsz), D(cuMemCreate),
 };
-#define N_CBIDS (sizeof alloc_cbids / sizeof alloc_cbids[0])
+static const CUpti_CallbackId free_cbids[] = {
+	D(cuMemFree), D(cuMemFree_v2), D(cuMemFreeAsync), D(cuMemFreeAsync_ptsz), D(cuMemRelease),
+};
+#define N_ALLOC (sizeof alloc_cbids / sizeof alloc_cbids[0])
+#define N_FREE (sizeof free_cbids / sizeof free_cbids[0])
 
 static const char *consequence = "";
 static atomic_uint_fast64_t n_allocs, n_bytes;
 static atomic_int told;
 
+/* What the program holds of the memory counted, for its peak: an
+ * allocation by its pointer, a mapping's physical memory by its handle.
+ * Such calls are few (three in a PyTorch program, one per expandable
+ * segment), so a list searched from the end will do; they come from any
+ * thread. */
+struct held {
+	uint64_t key, bytes;
+	bool handle;
+};
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held *held;
+static size_t n_held, held_cap;
+static uint64_t held_bytes, peak_bytes;
+
 CUptiResult driver_allocs_enable(CUpti_SubscriberHandle subscriber, const char *what_it_costs)
 {
 	consequence = what_it_costs;
-	return cbids_enable(subscriber, alloc_cbids, N_CBIDS);
+	CUptiResult r = cbids_enable(subscriber, alloc_cbids, N_ALLOC);
+	return r == CUPTI_SUCCESS ? cbids_enable(subscriber, free_cbids, N_FREE) : r;
 }
 
 bool driver_allocs_cbid(CUpti_CallbackId cbid)
 {
-	return cbid_index(alloc_cbids, N_CBIDS, cbid) >= 0;
+	return cbid_index(alloc_cbids, N_ALLOC, cbid) >= 0 || cbid_index(free_cbids, N_FREE, cbid) >= 0;
 }
 
 /* The GPU memory a successful call granted: 0 for physical memory
@@ -57,23 +78,111 @@ static uint64_t granted(CUpti_CallbackId cbid, const void *p)
 		return ((const cuMemAlloc_v2_params *)p)->bytesize;
 	}
 }
+
+/* What names a successful call's memory when it is given back: the
+ * pointer, or cuMemCreate's handle. */
+static struct held made(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+	case D(cuMemAlloc):
+		return (struct held){ .key = *((const cuMemAlloc_params *)p)->dptr };
+	case D(cuMemAllocPitch):
+		return (struct held){ .key = *((const cuMemAllocPitch_params *)p)->dptr };
+	case D(cuMemCreate):
+		return (struct held){ .key = *((const cuMemCreate_params *)p)->handle, .handle = true };
+	default: /* the rest start with a CUdeviceptr * */
+		return (struct held){ .key = **(CUdeviceptr *const *)p };
+	}
+}
+
+/* What a call giving memory back names. */
+static struct held given_back(CUpti_CallbackId cbid, const void *p)
+{
+	switch (cbid) {
+	case D(cuMemFree):
+		return (struct held){ .key = ((const cuMemFree_params *)p)->dptr };
+	case D(cuMemRelease):
+		return (struct held){ .key = ((const cuMemRelease_params *)p)->handle, .handle = true };
+	default: /* the rest start with the pointer */
+		return (struct held){ .key = *(const CUdeviceptr *)p };
+	}
+}
 #undef D
 _Static_assert(offsetof(cuMemAllocManaged_params, bytesize) == offsetof(cuMemAlloc_v2_params, bytesize) &&
 		       offsetof(cuMemAllocAsync_params, bytesize) == offsetof(cuMemAlloc_v2_params, bytesize) &&
 		       offsetof(cuMemAllocFromPoolAsync_ptsz_params, bytesize) ==
 			       offsetof(cuMemAlloc_v2_params, bytesize),
 	       "the sized allocation calls keep their size in one place");
+_Static_assert(offsetof(cuMemAlloc_v2_params, dptr) == 0 && offsetof(cuMemAllocPitch_v2_params, dptr) == 0 &&
+		       offsetof(cuMemAllocManaged_params, dptr) == 0 && offsetof(cuMemAllocAsync_params, dptr) == 0 &&
+		       offsetof(cuMemAllocAsync_ptsz_params, dptr) == 0 &&
+		       offsetof(cuMemAllocFromPoolAsync_params, dptr) == 0 &&
+		       offsetof(cuMemAllocFromPoolAsync_ptsz_params, dptr) == 0 &&
+		       offsetof(cuMemFree_v2_params, dptr) == 0 && offsetof(cuMemFreeAsync_params, dptr) == 0 &&
+		       offsetof(cuMemFreeAsync_ptsz_params, dptr) == 0,
+	       "the pointer comes first");
+
+static struct held *find(struct held key)
+{
+	for (size_t i = n_held; i-- > 0;)
+		if (held[i].key == key.key && held[i].handle == key.handle)
+			return &held[i];
+	return NULL;
+}
+
+/* Caller holds held_lock. */
+static void hold(struct held h)
+{
+	struct held *same = find(h);
+	if (same) { /* given back unseen: replaced */
+		held_bytes -= same->bytes;
+		*same = held[--n_held];
+	}
+	held_bytes += h.bytes;
+	if (held_bytes > peak_bytes)
+		peak_bytes = held_bytes;
+	if (n_held == held_cap) {
+		size_t cap = held_cap ? 2 * held_cap : 16;
+		struct held *more = realloc(held, cap * sizeof *more);
+		if (!more)
+			return; /* then held to the end: the peak errs high */
+		held = more;
+		held_cap = cap;
+	}
+	held[n_held++] = h;
+}
+
+static void give_back(struct held key)
+{
+	pthread_mutex_lock(&held_lock);
+	struct held *h = find(key);
+	if (h) { /* not the tools', nor from before the subscription */
+		held_bytes -= h->bytes;
+		*h = held[--n_held];
+	}
+	pthread_mutex_unlock(&held_lock);
+}
 
 void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
-	if (cb->callbackSite != CUPTI_API_EXIT || *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS ||
-	    cudart_own_allocation())
+	if (cb->callbackSite != CUPTI_API_EXIT || *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	if (cbid_index(free_cbids, N_FREE, cbid) >= 0) {
+		give_back(given_back(cbid, cb->functionParams));
+		return;
+	}
+	if (cudart_own_allocation())
 		return;
 	uint64_t bytes = granted(cbid, cb->functionParams);
 	if (!bytes)
 		return;
 	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
+	struct held h = made(cbid, cb->functionParams);
+	h.bytes = bytes;
+	pthread_mutex_lock(&held_lock);
+	hold(h);
+	pthread_mutex_unlock(&held_lock);
 	char size[32];
 	um_size_format(bytes, size, sizeof size);
 	um_debug("%s granted %s past umkit's allocator", cb->functionName, size);
@@ -88,8 +197,19 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			size, consequence);
 }
 
-void driver_allocs_get(uint64_t *count, uint64_t *bytes)
+void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak)
 {
 	*count = atomic_load(&n_allocs);
 	*bytes = atomic_load(&n_bytes);
+	pthread_mutex_lock(&held_lock);
+	*peak = peak_bytes;
+	pthread_mutex_unlock(&held_lock);
+}
+
+void driver_allocs_device_reset(void)
+{
+	pthread_mutex_lock(&held_lock);
+	n_held = 0;
+	held_bytes = 0;
+	pthread_mutex_unlock(&held_lock);
 }

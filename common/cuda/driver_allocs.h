@@ -13,7 +13,12 @@
  * counted when CUPTI reports them (the tools subscribe to them; an idle
  * replay, which has no subscription, sees none), for meta.driver_allocs
  * and the replay's statistics; each is logged at debug level, and the
- * first mapping with cuMemCreate is warned of.
+ * first mapping with cuMemCreate is warned of. The calls that give such
+ * memory back (cuMemFree*, cuMemRelease) are followed too, for the most
+ * of it the program held at once: GPU memory the budget never had
+ * (umplan's default capacity leaves it out). A pool's memory counts as
+ * given back at its free, a mapping's at its handle's release, though
+ * the pool may keep it reserved and the mapping keep it until unmapped.
  *
  * The tools' own runtime allocations (the arena's memory, those the shim
  * hands to the runtime, which um_alloc counts apart) reach the driver too;
@@ -27,7 +32,8 @@
 
 #include <cupti.h>
 
-/* Enables subscriber's callbacks at the allocating driver calls.
+/* Enables subscriber's callbacks at the allocating driver calls and at
+ * those that free.
  * consequence completes the warning: what that memory costs the tool's
  * run. */
 CUptiResult driver_allocs_enable(CUpti_SubscriberHandle subscriber, const char *consequence);
@@ -36,10 +42,15 @@ CUptiResult driver_allocs_enable(CUpti_SubscriberHandle subscriber, const char *
 bool driver_allocs_cbid(CUpti_CallbackId cbid);
 
 /* At such a call's callback: at its exit, counts what it granted of the
- * GPU's memory, unless the tools made it (cudart_own_allocation). */
+ * GPU's memory, unless the tools made it (cudart_own_allocation), or
+ * what it gave back of that. */
 void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
-/* The allocations counted so far, and their bytes. */
-void driver_allocs_get(uint64_t *count, uint64_t *bytes);
+/* The allocations counted so far, their bytes, and the most of those
+ * bytes held at once. */
+void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak);
+
+/* The device was reset: what the program held is gone with its context. */
+void driver_allocs_device_reset(void);
 
 #endif

@@ -336,7 +336,7 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->last_resort_waits = as.last_resort_waits;
 	out->runtime_allocs = atomic_load(&runtime_allocs);
 	out->runtime_bytes = atomic_load(&runtime_bytes);
-	driver_allocs_get(&out->driver_allocs, &out->driver_bytes);
+	driver_allocs_get(&out->driver_allocs, &out->driver_bytes, &out->driver_peak_bytes);
 	out->one_stream = !um_backend_multi_stream();
 }
 
@@ -718,7 +718,8 @@ static CUcontext context_reset(CUcontext current)
  * and one of another device's context leaves it alone. While they still
  * exist: the tool ends what uses its own (on_device_reset); each live
  * allocation is freed, as the reset frees it (on_free, so a trace says
- * when it died); the backend forgets its streams and events. */
+ * when it died); the backend forgets its streams and events; what the
+ * program held past the shim is gone too (one GPU per process). */
 static void context_resets(CUcontext ctx)
 {
 	CUcontext memory = atomic_load(&arena_context);
@@ -738,6 +739,7 @@ static void context_resets(CUcontext ctx)
 	}
 	if (lost || !memory)
 		um_backend_device_reset();
+	driver_allocs_device_reset();
 }
 
 /* From a reset that destroyed the arena's memory on, the runtime serves

@@ -95,6 +95,7 @@ static void finish(void)
 	meta_u64("runtime_alloc_bytes", as.runtime_bytes);
 	meta_u64("driver_allocs", as.driver_allocs);
 	meta_u64("driver_alloc_bytes", as.driver_bytes);
+	meta_u64("driver_alloc_peak_bytes", as.driver_peak_bytes);
 	report_close(trace_writer_close(rec_writer, rec_now(), err, sizeof err), err);
 	rec_writer = NULL;
 }

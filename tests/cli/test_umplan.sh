@@ -559,6 +559,18 @@ expect_out_has "2 allocations (40.00 MiB) made through the driver, past umkit's 
 run "$UMPLAN" "$SCRATCH/driver.db" --json -q
 expect_json 't=d["trace"]; assert t["driver_allocations"] == 2 and t["driver_allocation_bytes"] == 41943040' \
 	"--json counts memory got through the driver"
+# The most of it held at once is the device's, never the budget's: the
+# default capacity leaves it out; --capacity is taken as given.
+sqlite3 "$SCRATCH/driver.db" "INSERT INTO meta VALUES ('driver_alloc_peak_bytes', '33554432')"
+device=$(sqlite3 "$SCRATCH/driver.db" "SELECT value FROM meta WHERE key = 'device_memory'")
+run "$UMPLAN" "$SCRATCH/driver.db" --report -o "$SCRATCH/driver.plan"
+expect_out_has "from the trace's device memory less the 32.00 MiB the program held past umkit (default)" \
+	"--report says the default capacity leaves out what the program held past umkit"
+run "$UMPLAN" "$SCRATCH/driver.db" --json -q
+expect_json "t=d['trace']; p=d['plan']; assert t['driver_allocation_peak_bytes'] == 33554432 and p['capacity_before_headroom'] == $device - 33554432 and p['capacity_source'] == 'device'" \
+	"the default capacity is the device's memory less the peak held past umkit"
+run "$UMPLAN" "$SCRATCH/driver.db" --json -q --capacity 1G
+expect_json "assert d['plan']['capacity_before_headroom'] == 1 << 30" "--capacity is not reduced by it"
 # A real one: the MLP on the H200, whose cuBLAS made its workspaces with
 # its own runtime (tests/fixtures/README.md).
 run "$UMPLAN" "$(dirname "$fixture")/h200_mlp_past_shim.db" --json -q
@@ -625,6 +637,11 @@ bad_row "INSERT INTO meta VALUES ('runtime_allocs', 'three')" "meta runtime_allo
 	"runtime_allocs three: refused"
 bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', '1e6')" "meta driver_alloc_bytes '1e6' is not a count" \
 	"driver_alloc_bytes 1e6: refused"
+bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', '4096'), ('driver_alloc_peak_bytes', '8192')" \
+	"meta driver_alloc_peak_bytes 8192 is more than driver_alloc_bytes" "a peak above the bytes allocated: refused"
+bad_row "INSERT INTO meta SELECT 'driver_alloc_bytes', value FROM meta WHERE key = 'device_memory';
+	 INSERT INTO meta SELECT 'driver_alloc_peak_bytes', value FROM meta WHERE key = 'device_memory'" \
+	"meta driver_alloc_peak_bytes $device leaves none of device_memory" "a peak as large as the device: refused"
 bad_row "UPDATE alloc SET size = -1 WHERE id = 3" "allocation 3 has a negative size" "negative size: refused"
 bad_row "UPDATE alloc SET reserved = 1 << 62 WHERE id = 3" "allocation 3 has 2 MiB or more reserved" \
 	"huge reservation: refused"

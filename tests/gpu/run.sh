@@ -405,6 +405,28 @@ EOF
 traced=$?
 row "pool_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail"
 
+# GPU memory got through the driver and given back (tests/gpu/driver_probe.cu):
+# every line as plain under either tool, and the memory counted with its
+# frees followed: 3 allocations of 12 MiB and a granule, at most 8 MiB held
+# at once, in umrec's trace and umreplay's stats; umplan's default capacity
+# is the device's memory less those 8 MiB.
+driver_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3 granule counts want
+	granule=$(sed -n 's/^granule: //p' "$WORK/driver.plain")
+	want="3 $(((12 << 20) + ${granule:-0})) $((8 << 20))"
+	if [ $tool = umrec ]; then
+		counts=$(trace_counts "$WORK/driver.db" driver_allocations driver_allocation_bytes driver_allocation_peak_bytes)
+	else
+		counts=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print(a["driver_allocs"], a["driver_bytes"], a["driver_peak_bytes"])' "$WORK/driver.json" 2>&1)
+	fi
+	row "driver_probe, $tool: as plain, counted" "$(verdict "[ $rc -eq 0 ] && [ -n '$granule' ] && diff $WORK/driver.plain $WORK/driver.$tool >/dev/null && under_umkit $WORK/driver.$tool.err && [ '$served' = True ] && [ '$counts' = '$want' ]")" \
+		"allocations, bytes, most held: $counts (wanted $want)"
+}
+probe_under_tools driver driver_probe 1 driver_rows
+capacity=$($B/umplan -q "$WORK/driver.db" --json 2>&1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["trace"]["device_memory"] - d["plan"]["capacity_before_headroom"], d["plan"]["capacity_source"])' 2>&1)
+row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity' = '$((8 << 20)) device' ]")" \
+	"device memory less the default capacity, its source: $capacity"
+
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
 

@@ -57,10 +57,17 @@ static void granted(CUpti_CallbackId cbid, const char *name, const void *params)
 
 static void counted(uint64_t count, uint64_t bytes)
 {
-	uint64_t c, b;
-	driver_allocs_get(&c, &b);
+	uint64_t c, b, p;
+	driver_allocs_get(&c, &b, &p);
 	assert_int_equal(c, count);
 	assert_int_equal(b, bytes);
+}
+
+static uint64_t peak(void)
+{
+	uint64_t c, b, p;
+	driver_allocs_get(&c, &b, &p);
+	return p;
 }
 
 /* stderr into a file while body runs; returns what was written. */
@@ -90,14 +97,16 @@ static char *stderr_of(void (*body)(void))
 static void test_subscribes_to_the_allocating_calls(void **state)
 {
 	assert_int_equal(driver_allocs_enable(NULL, "test"), CUPTI_SUCCESS);
-	assert_int_equal(n_enabled, 10);
+	assert_int_equal(n_enabled, 15);
 	for (size_t i = 0; i < n_enabled; i++)
 		assert_true(driver_allocs_cbid(enabled[i]));
 	assert_true(driver_allocs_cbid(D(cuMemCreate)));
 	assert_true(driver_allocs_cbid(D(cuMemAlloc_v2)));
 	assert_false(driver_allocs_cbid(D(cuLaunchKernel)));
 	assert_false(driver_allocs_cbid(D(cuMemAllocHost_v2))); /* host memory */
-	assert_false(driver_allocs_cbid(D(cuMemFree_v2)));
+	assert_true(driver_allocs_cbid(D(cuMemFree_v2)));
+	assert_true(driver_allocs_cbid(D(cuMemRelease)));
+	assert_false(driver_allocs_cbid(D(cuMemFreeHost)));
 }
 
 static CUdeviceptr dptr;
@@ -150,8 +159,8 @@ static void mappings(void)
 	CUmemAllocationProp on_host = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
 					.location = { CU_MEM_LOCATION_TYPE_HOST, 0 } };
 	cuMemCreate_params device_p = { &h, 2 << 20, &on_device, 0 }, host_p = { &h, 2 << 20, &on_host, 0 };
-	uint64_t c, b;
-	driver_allocs_get(&c, &b);
+	uint64_t c, b, p;
+	driver_allocs_get(&c, &b, &p);
 	granted(D(cuMemCreate), "cuMemCreate", &host_p);
 	counted(c, b);
 	granted(D(cuMemCreate), "cuMemCreate", &device_p);
@@ -169,13 +178,78 @@ static void test_device_mappings_counted_and_warned_of_once(void **state)
 
 static void test_the_tools_own_are_not_counted(void **state)
 {
-	uint64_t c, b;
+	uint64_t c, b, p;
 	cuMemAllocManaged_params arena_segment = { &dptr, 64 << 20, CU_MEM_ATTACH_GLOBAL };
-	driver_allocs_get(&c, &b);
+	driver_allocs_get(&c, &b, &p);
 	own = true;
 	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &arena_segment);
 	own = false;
 	counted(c, b);
+	assert_int_equal(peak(), p);
+}
+
+/* A call's callback at its successful exit. The id is pasted here, not
+ * through D: cuda.h maps some names to their _v2 (cuMemAlloc, cuMemFree),
+ * and an argument passed on is expanded. */
+#define GRANTED(name, params) granted(CUPTI_DRIVER_TRACE_CBID_##name, #name, params)
+
+/* Each call's memory, by what gives it back. */
+static void test_the_peak_follows_what_is_given_back(void **state)
+{
+	driver_allocs_device_reset(); /* what the tests above left held */
+	const uint64_t mib = 1 << 20, big = peak() + 8 * mib; /* above every earlier peak */
+	CUdeviceptr a = 0x7f0000000000, b = 0x7f0000400000, c = 0x7f0000800000;
+	CUdeviceptr_v1 small = 0x1000;
+	CUmemGenericAllocationHandle h = 0x1000; /* a handle may equal a pointer */
+	CUmemAllocationProp on_device = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+					  .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	cuMemAlloc_v2_params alloc_a = { &a, big }, alloc_c = { &c, 3 * mib };
+	cuMemAllocAsync_params alloc_b = { &b, 2 * mib, NULL };
+	cuMemAlloc_params alloc_small = { &small, 4096 };
+	cuMemCreate_params map_h = { &h, 2 * mib, &on_device, 0 };
+	cuMemFree_v2_params free_a = { a }, free_c = { c }, unknown = { 0x5000 };
+	cuMemFreeAsync_ptsz_params free_b = { b, NULL };
+	cuMemFree_params free_small = { small };
+	cuMemRelease_params release_h = { h };
+
+	GRANTED(cuMemAlloc_v2, &alloc_a);
+	GRANTED(cuMemAllocAsync, &alloc_b);
+	assert_int_equal(peak(), big + 2 * mib);
+	call(D(cuMemFree_v2), "cuMemFree_v2", &free_a, CUDA_ERROR_INVALID_VALUE, CUPTI_API_EXIT); /* kept */
+	GRANTED(cuMemFree_v2, &free_a);
+	GRANTED(cuMemFree_v2, &free_a); /* given back once */
+	GRANTED(cuMemAlloc, &alloc_small);
+	GRANTED(cuMemCreate, &map_h);
+	assert_int_equal(peak(), big + 2 * mib); /* 4 MiB and 4 KiB held */
+	GRANTED(cuMemAlloc_v2, &alloc_a);
+	assert_int_equal(peak(), big + 4 * mib + 4096);
+
+	/* The mapping's 2 MiB, then the pointer's 4 KiB, with the same key. */
+	GRANTED(cuMemRelease, &release_h);
+	GRANTED(cuMemFree, &free_small);
+	GRANTED(cuMemAlloc_v2, &alloc_c); /* big + 2 MiB held before */
+	assert_int_equal(peak(), big + 5 * mib);
+
+	/* Memory not counted (from before the subscription, or the tools'
+	 * own) given back: nothing to take off. */
+	GRANTED(cuMemFree_v2, &unknown);
+	GRANTED(cuMemFree_v2, &free_a);
+	GRANTED(cuMemFreeAsync_ptsz, &free_b);
+	GRANTED(cuMemFree_v2, &free_c);
+	alloc_a.bytesize = big + 5 * mib;
+	GRANTED(cuMemAlloc_v2, &alloc_a); /* nothing else held */
+	assert_int_equal(peak(), big + 5 * mib);
+}
+
+/* A device reset takes what was held with its context. */
+static void test_a_device_reset_gives_everything_back(void **state)
+{
+	uint64_t top = peak(); /* all held now */
+	driver_allocs_device_reset();
+	CUdeviceptr a = 0x7e0000000000;
+	cuMemAlloc_v2_params alloc = { &a, (size_t)top };
+	GRANTED(cuMemAlloc_v2, &alloc);
+	assert_int_equal(peak(), top);
 }
 
 int main(void)
@@ -186,6 +260,8 @@ int main(void)
 		cmocka_unit_test(test_sizes_of_each_call),
 		cmocka_unit_test(test_device_mappings_counted_and_warned_of_once),
 		cmocka_unit_test(test_the_tools_own_are_not_counted),
+		cmocka_unit_test(test_the_peak_follows_what_is_given_back),
+		cmocka_unit_test(test_a_device_reset_gives_everything_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

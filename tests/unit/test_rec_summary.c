@@ -145,6 +145,10 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_equal(s.driver_alloc_bytes, 41943040);
 	assert_non_null(strstr(text, "not served   2 allocations (40.00 MiB) made through the driver, past "
 				     "umkit's allocator: not umkit's, not recorded"));
+	reread_after(path, "INSERT INTO meta VALUES ('driver_alloc_peak_bytes', '33554432')", &s, text, sizeof text);
+	assert_int_equal(s.driver_alloc_peak_bytes, 33554432);
+	assert_non_null(strstr(text, "not served   2 allocations (40.00 MiB) made through the driver, past "
+				     "umkit's allocator, at most 32.00 MiB held at once: not umkit's, not recorded"));
 
 	/* A small buffer truncates cleanly. */
 	char tiny[16];

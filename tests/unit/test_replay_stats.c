@@ -97,6 +97,7 @@ static void keys_and_values(void **state)
 	m.allocator.runtime_bytes = 8192;
 	m.allocator.driver_allocs = 5;
 	m.allocator.driver_bytes = 1 << 21;
+	m.allocator.driver_peak_bytes = 1 << 20;
 	m.allocator.one_stream = true;
 	const struct fault_source src[2] = {
 		{ .origin = PLAN_ALLOC_ITERATION, .ordinal = 12, .alloc_id = 345, .size = 3 << 20,
@@ -216,6 +217,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(alloc, "runtime_bytes"), 8192);
 	assert_int_equal(num(alloc, "driver_allocs"), 5);
 	assert_int_equal(num(alloc, "driver_bytes"), 1 << 21);
+	assert_int_equal(num(alloc, "driver_peak_bytes"), 1 << 20);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(alloc, "one_stream")));
 	const cJSON *calls = cJSON_GetObjectItem(host, "driver_calls");
 	for (int k = 0; k < 4; k++) {
