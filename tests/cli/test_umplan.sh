@@ -576,6 +576,8 @@ expect_json "assert d['plan']['capacity_before_headroom'] == 1 << 30" "--capacit
 run "$UMPLAN" "$(dirname "$fixture")/h200_mlp_past_shim.db" --json -q
 expect_json 't=d["trace"]; assert (t["driver_allocations"], t["driver_allocation_bytes"], t["allocations"]) == (4, 67110912, 548)' \
 	"--json counts the H200 MLP's cuBLAS workspaces, made past the shim"
+expect_json 't=d["trace"]; assert t["driver_allocation_peak_bytes"] == 67110912 and d["plan"]["capacity_before_headroom"] == t["device_memory"] - 67110912' \
+	"the H200 MLP's workspaces, held to the end, are left out of its default capacity"
 # Both directions share the one link the report gives: on the MLP at half
 # its peak they need more than the iteration.
 run "$UMPLAN" "$fixture" --report --capacity 240M
