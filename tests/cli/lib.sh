@@ -1,7 +1,9 @@
 # lib.sh: a tiny TAP-style harness for the command-line tests.
 # Each check prints "ok - what" or "not ok - what" (tests/run.sh counts them).
-# UMKIT_BUILD points at the build folder (set by tests/run.sh).
+# UMKIT_BUILD points at the build folder, UMKIT_FIXTURES at the unpacked
+# fixtures (both set by tests/run.sh; `make fixtures` unpacks them there).
 BIN=${UMKIT_BUILD:-build}/bin
+FIXTURES=${UMKIT_FIXTURES:-${UMKIT_BUILD:-build}/fixtures}
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/umkit-cli-XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
 failures=0

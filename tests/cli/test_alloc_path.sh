@@ -5,7 +5,7 @@
 # (status 2) and a missing trace or plan named (status 1).
 source "$(dirname "$0")/lib.sh"
 ALLOC_PATH=$(realpath "$BIN/../bench/alloc_path")
-trace=$UMKIT_FIXTURES/h100_dlrm.db
+trace=$FIXTURES/h100_dlrm.db
 plan=$SCRATCH/dlrm.plan
 "$BIN/umplan" "$trace" -q -o "$plan" || { not_ok "umplan planned the fixture"; finish; }
 events=$(sqlite3 "$trace" "SELECT count(*) + count(free_ns) FROM alloc")

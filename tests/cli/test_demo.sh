@@ -14,7 +14,7 @@ chmod +x "$SCRATCH/nogpu/nvidia-smi"
 run env PATH="$SCRATCH/nogpu:$PATH" DEMO_DIR="$SCRATCH/demo" bash "$ROOT/scripts/demo.sh" "${UMKIT_BUILD:-build}"
 expect_status 0 "the demo without a GPU succeeds"
 expect_out_has "no GPU here" "it says that it plans the bundled traces"
-fixtures=("$UMKIT_FIXTURES"/*.db)
+fixtures=("$FIXTURES"/*.db)
 [ ${#fixtures[@]} -ge 9 ] && [ -f "${fixtures[0]}" ] && ok "the fixtures are unpacked (${#fixtures[@]})" \
 	|| not_ok "the fixtures are unpacked (make fixtures): ${fixtures[*]}"
 for t in "${fixtures[@]}"; do

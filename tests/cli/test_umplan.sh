@@ -350,7 +350,7 @@ assert any(o["alloc"] == p[0]["index"] for o in d["ops"])' \
 # capacity at W/B 3 and 4) ondemand and deepum slow down from one ratio to
 # the next; a simulator that stayed over the capacity once a kernel pushed
 # it there predicted the same time at every ratio.
-sim_trace=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_train_sim.db
+sim_trace=$FIXTURES/h100_train_sim.db
 run "$UMPLAN" "$sim_trace" --simulate --json --ratios 1.5,2,3,4 -q
 if python3 -c '
 import json, sys
@@ -412,7 +412,7 @@ run "$UMPLAN" --dump "$plan" extra
 expect_status 2 "--dump with an extra argument is a usage error"
 
 # --simulate: the four policies on a committed fixture; --ratios checked.
-fixture=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_mlp.db
+fixture=$FIXTURES/h100_mlp.db
 run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 -q
 expect_status 0 "--simulate exits 0"
 for pol in ideal ondemand deepum plan; do
@@ -666,7 +666,7 @@ if [ "$status" -eq 0 ] && python3 -c 'import json,sys; sys.exit(json.loads(sys.a
 	ok "negative kernel times: those kernels count as untimed"
 else not_ok "negative kernel times: those kernels count as untimed"; fi
 
-bert=${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_bert_large.db
+bert=$FIXTURES/h100_bert_large.db
 "$UMPLAN" "$bert" --json --capacity 3G -o "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.json" 2>/dev/null
 "$UMPLAN" --dump "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.dump" # too large for an argument
 if python3 -c 'import json,sys
@@ -682,7 +682,7 @@ fi
 # The first iteration makes tensors that live on (optimizer state made at
 # the first step): the model ends them with the iteration, and --check
 # must agree with the scheduler (it counted them resident into the next).
-run "$UMPLAN" "${UMKIT_FIXTURES:-$(dirname "$0")/../fixtures}/h100_bert_large.db" --iteration 0 --capacity 1G --check -q
+run "$UMPLAN" "$FIXTURES/h100_bert_large.db" --iteration 0 --capacity 1G --check -q
 expect_status 0 "a plan of BERT-large's first iteration passes --check"
 run "$UMPLAN" "$trace" --simulate --ratios 1,0.5
 expect_status 2 "a ratio below 1 is a usage error"

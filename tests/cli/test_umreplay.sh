@@ -275,7 +275,7 @@ fi
 
 # ---- --dry-run: a fixture trace through the replayer, with no program, no
 # library and no driver (UMKIT_LIBDIR points nowhere) ----
-fixture=${UMKIT_FIXTURES:-tests/fixtures}/h100_mlp.db
+fixture=$FIXTURES/h100_mlp.db
 dry_plan=$SCRATCH/mlp.bin
 if [ -x "$UMPLAN" ] && "$UMPLAN" -q "$fixture" --capacity 228M -o "$dry_plan" 2>"$SCRATCH/umplan.err"; then
 	ok "umplan plans the MLP fixture for the dry runs"
@@ -318,7 +318,7 @@ expect_err_lacks "Traceback" "fault_report.py on a dry run's stats: no traceback
 # A plan of another program: none of the MLP's launches is placed, and
 # the summary says what that may mean.
 sim_plan=$SCRATCH/sim.bin
-"$UMPLAN" -q "${UMKIT_FIXTURES:-tests/fixtures}/h100_train_sim.db" --capacity 200M -o "$sim_plan" 2>/dev/null
+"$UMPLAN" -q "$FIXTURES/h100_train_sim.db" --capacity 200M -o "$sim_plan" 2>/dev/null
 run "$UMREPLAY" --dry-run "$fixture" --plan "$sim_plan" -q
 expect_status 0 "dry run, another program's plan: exits 0"
 expect_out_has "578 launches (0 matched, 0 by shape, 0 resynchronised, 578 lost), 0 iterations" \
