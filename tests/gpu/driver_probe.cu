@@ -14,22 +14,8 @@
 // Usage: driver_probe
 // Exits 0, or 2 when a call failed.
 #include <cstdio>
-#include <cstdlib>
-
-#include <cuda.h>
 
 #include "probe_check.h"
-
-#define DRV(call)                                                                    \
-	do {                                                                         \
-		CUresult r_ = (call);                                                \
-		if (r_ != CUDA_SUCCESS) {                                            \
-			const char *name_ = "?";                                     \
-			cuGetErrorName(r_, &name_);                                  \
-			printf("%s failed: %s\n", #call, name_);                      \
-			exit(2);                                                     \
-		}                                                                    \
-	} while (0)
 
 __global__ void fill(float *a, size_t n, float scale)
 {
@@ -68,16 +54,16 @@ int main()
 	cudaStream_t stream;
 	CHECK(cudaStreamCreate(&stream));
 	CUdevice dev;
-	DRV(cuCtxGetDevice(&dev));
+	CHECK_CU(cuCtxGetDevice(&dev));
 
 	CUdeviceptr a;
-	DRV(cuMemAlloc(&a, 8 << 20));
+	CHECK_CU(cuMemAlloc(&a, 8 << 20));
 	use("cuMemAlloc", a, 8 << 20, stream, 1);
-	DRV(cuMemFree(a));
+	CHECK_CU(cuMemFree(a));
 
-	DRV(cuMemAllocAsync(&a, 4 << 20, (CUstream)stream));
+	CHECK_CU(cuMemAllocAsync(&a, 4 << 20, (CUstream)stream));
 	use("cuMemAllocAsync", a, 4 << 20, stream, 2);
-	DRV(cuMemFreeAsync(a, (CUstream)stream));
+	CHECK_CU(cuMemFreeAsync(a, (CUstream)stream));
 	CHECK(cudaStreamSynchronize(stream));
 
 	CUmemAllocationProp prop = {};
@@ -85,20 +71,20 @@ int main()
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = dev;
 	size_t granule;
-	DRV(cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CHECK_CU(cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
 	printf("granule: %zu\n", granule);
 	CUmemGenericAllocationHandle h;
-	DRV(cuMemCreate(&h, granule, &prop, 0));
-	DRV(cuMemAddressReserve(&a, granule, 0, 0, 0));
-	DRV(cuMemMap(a, granule, 0, h, 0));
+	CHECK_CU(cuMemCreate(&h, granule, &prop, 0));
+	CHECK_CU(cuMemAddressReserve(&a, granule, 0, 0, 0));
+	CHECK_CU(cuMemMap(a, granule, 0, h, 0));
 	CUmemAccessDesc access = {};
 	access.location = prop.location;
 	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	DRV(cuMemSetAccess(a, granule, &access, 1));
+	CHECK_CU(cuMemSetAccess(a, granule, &access, 1));
 	use("cuMemCreate", a, granule, stream, 3);
-	DRV(cuMemUnmap(a, granule));
-	DRV(cuMemRelease(h));
-	DRV(cuMemAddressFree(a, granule));
+	CHECK_CU(cuMemUnmap(a, granule));
+	CHECK_CU(cuMemRelease(h));
+	CHECK_CU(cuMemAddressFree(a, granule));
 
 	CHECK(cudaStreamDestroy(stream));
 	CHECK(cudaFree(total));

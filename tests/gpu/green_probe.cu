@@ -14,21 +14,7 @@
 // the filled memory. Exits 0, or 2 when a call fails.
 #include <cstdio>
 
-#include <cuda.h>
-#include <cuda_runtime.h>
-
 #include "probe_check.h"
-
-#define CHECK_CU(call)                                                       \
-	do {                                                                 \
-		CUresult r_ = (call);                                        \
-		if (r_ != CUDA_SUCCESS) {                                    \
-			const char *name_ = "?";                             \
-			cuGetErrorName(r_, &name_);                          \
-			printf("%s failed: %s\n", #call, name_);             \
-			exit(2);                                             \
-		}                                                            \
-	} while (0)
 
 __global__ void fill(unsigned *p, size_t n)
 {
