@@ -60,6 +60,7 @@
 #include "log.h"
 #include "plan.h"
 #include "plan/trace_load.h"
+#include "replay/device_fit.h"
 #include "replay/dryrun.h"
 #include "replay/engine.h"
 #include "replay/stats.h"
@@ -399,6 +400,11 @@ static int dry_run(const struct umreplay_options *o)
 		um_error("%s", err);
 		goto done;
 	}
+	/* As the replay on the recording GPU would warn. */
+	if (device_fit_warning(o->plan, plan ? plan->assume.capacity_bytes : 0, o->gpu_budget,
+			       t->device_name[0] ? t->device_name : "the recording GPU", t->device_memory, err,
+			       sizeof err))
+		um_warn("%s", err);
 	struct engine_config cfg = { o->policy, o->gpu_budget, plan, .fault_sources = false,
 				     .framework_cache = t->framework_cache };
 	struct dryrun_result r;

@@ -111,6 +111,10 @@ bool rp_callbacks_stopped_at_reset(void);
 /* Launches in another CUDA context than the arena's (another GPU's, or
  * one the program made), which the replayer does not follow. */
 uint64_t rp_callbacks_other_context_launches(void);
+/* Warns, once, if the plan's capacity, or the budget, is more than the
+ * memory of the calling thread's current device (replay/device_fit.h):
+ * at the program's first allocation, in its context (rp_inject.c). */
+void rp_check_device_fits(void);
 /* Host time the program's threads spent in the replayer's launch callbacks. */
 uint64_t rp_callback_ns(void);
 /* Each completed iteration's end: the CPU time (rp_now) and the running

@@ -434,8 +434,10 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	if (!atomic_load(&rp_active))
 		return;
 	bool was_stopped = atomic_load(&stopped) != 0;
-	if (!was_stopped)
+	if (!was_stopped) {
 		rp_residency_start();
+		rp_check_device_fits();
+	}
 	/* The engine first: once it knows the range is live it queues no more
 	 * discards of it, so none can be added after the forgetting. Also once
 	 * stopped (it then adds nothing): its lock holds this allocation until

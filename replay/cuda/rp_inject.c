@@ -25,6 +25,7 @@
 #include "common/cuda/um_backend.h"
 #include "log.h"
 #include "plan.h"
+#include "replay/device_fit.h"
 #include "replay/stats.h"
 #include "rp.h"
 #include "size.h"
@@ -196,6 +197,26 @@ static void warn_if_unserved(const struct um_alloc_stats *as)
 			"program got it elsewhere (PyTorch's expandable segments turned on at run time, say), or the "
 			"plan is another program's; the replay moved none of it and kept no budget",
 			rp_plan_path, the_plan->n_allocs);
+}
+
+static void check_device_fits(void)
+{
+	CUdevice dev;
+	size_t total;
+	char name[128], msg[512];
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS || cuDeviceTotalMem(&total, dev) != CUDA_SUCCESS)
+		return;
+	if (cuDeviceGetName(name, sizeof name, dev) != CUDA_SUCCESS)
+		snprintf(name, sizeof name, "device %d", (int)dev);
+	uint64_t capacity = the_plan ? the_plan->assume.capacity_bytes : 0; /* none for a policy without one */
+	if (device_fit_warning(rp_plan_path, capacity, budget, name, total, msg, sizeof msg))
+		um_warn("%s", msg);
+}
+
+void rp_check_device_fits(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, check_device_fits);
 }
 
 static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, size_t n)

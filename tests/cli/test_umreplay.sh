@@ -295,6 +295,22 @@ else
 fi
 if [ -z "$err" ]; then ok "dry run: nothing on stderr"; else not_ok "dry run: nothing on stderr"; fi
 
+# A plan made for more memory than the recording GPU has (the fixture's
+# H100, 79.18 GiB): one warning naming the plan, the run as before; under
+# a budget within the GPU, none (replay/device_fit.h).
+"$UMPLAN" -q "$fixture" --capacity 100G -o "$SCRATCH/bigger.bin" 2>/dev/null
+run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/bigger.bin" -q
+expect_status 0 "dry run of a plan for a larger GPU: exits 0"
+expect_err_has "umreplay: warning: $SCRATCH/bigger.bin keeps residency under 97.00 GiB, more than the 79.18 GiB of NVIDIA H100 80GB HBM3 it runs on: the room the plan counts on is not there" \
+	"dry run of a plan for a larger GPU: warned of, naming the plan"
+if [ "$(grep -c 'keeps residency under' <<<"$err")" = 1 ]; then ok "dry run of a plan for a larger GPU: warned once"
+else not_ok "dry run of a plan for a larger GPU: warned once"; fi
+run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/bigger.bin" --gpu-budget 1G -q
+expect_err_lacks "more than the" "dry run of that plan under a budget within the GPU: no warning"
+run "$UMREPLAY" --dry-run "$fixture" --policy ondemand --gpu-budget 100G -q
+expect_err_has "--gpu-budget 100.00 GiB is more than the 79.18 GiB of NVIDIA H100 80GB HBM3: residency past the GPU's memory is evicted by the driver on demand, not by the plan" \
+	"dry run under a budget above the GPU: warned of"
+
 run "$UMREPLAY" --dry-run "$fixture" --plan "$dry_plan" --gpu-budget 220M -q
 expect_status 0 "dry run -q: exits 0"
 expect_out_has "umreplay --dry-run: $fixture under plan" "dry run -q: the summary"

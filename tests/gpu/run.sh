@@ -427,6 +427,23 @@ capacity=$($B/umplan -q "$WORK/driver.db" --json 2>&1 | python3 -c 'import json,
 row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity' = '$((8 << 20)) device' ]")" \
 	"device memory less the default capacity, its source: $capacity"
 
+# A plan made for a GPU larger than this one, its capacity 1 GiB above this
+# GPU's memory: the replay warns once, naming the plan, and runs as plain;
+# under a budget within the GPU, the limit that applies, it is quiet
+# (replay/device_fit.h; a budget above the GPU would need --max-managed
+# above it too, which these checks never ask for).
+bigger=$(($(trace_counts "$WORK/mlp.db" device_memory) + (1 << 30)))
+$B/umplan -q "$WORK/mlp.db" --capacity $bigger -o "$WORK/mlp.bigger.plan"
+for budget in "" 1G; do
+	$B/umreplay --plan "$WORK/mlp.bigger.plan" ${budget:+--gpu-budget $budget} --max-managed $MAXM \
+		-- python3 $PY/mlp.py --steps 6 >"$WORK/mlp.bigger$budget" 2>"$WORK/mlp.bigger$budget.err"
+	echo "exit $?" >>"$WORK/mlp.bigger$budget"
+done
+same_as_plain() { [ "$(tail -n 1 "$1")" = "exit 0" ] && diff <(losses $WORK/mlp.plain) <(losses "$1") >/dev/null; }
+fit_warnings() { grep -c "mlp.bigger.plan keeps residency under .*, more than the .* of .* it runs on" "$1"; }
+row "umreplay: a plan for a larger GPU" "$(verdict "same_as_plain $WORK/mlp.bigger && [ $(fit_warnings "$WORK/mlp.bigger.err") -eq 1 ] && same_as_plain $WORK/mlp.bigger1G && [ $(fit_warnings "$WORK/mlp.bigger1G.err") -eq 0 ]")" \
+	"$(tail -n 1 "$WORK/mlp.bigger"), $(grep -o 'keeps residency under [^:]*' "$WORK/mlp.bigger.err"); under --gpu-budget 1G: $(tail -n 1 "$WORK/mlp.bigger1G"), $(fit_warnings "$WORK/mlp.bigger1G.err") warnings"
+
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
 

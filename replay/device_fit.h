@@ -1,0 +1,26 @@
+/*
+ * device_fit.h: whether the GPU a replay runs on has the memory its plan
+ * keeps residency under.
+ *
+ * A plan is made for a capacity, by default the recording GPU's memory
+ * (umplan), and replayed under it or under --gpu-budget. Replayed on a
+ * smaller GPU (recorded on an H200, run on an H100), the room the plan
+ * counts on is not there: the driver evicts and faults on its own where
+ * the plan expected none. Slower, not wrong, so the replay goes on and
+ * says so once, at the program's first allocation (its context exists).
+ */
+#ifndef UMKIT_REPLAY_DEVICE_FIT_H
+#define UMKIT_REPLAY_DEVICE_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether the limit that applies, budget if set (non-zero), else the
+ * plan's capacity (0 without a plan), is more than device_bytes, the
+ * memory of device_name; if so, writes the warning, naming plan_path,
+ * into msg. */
+bool device_fit_warning(const char *plan_path, uint64_t capacity, uint64_t budget, const char *device_name,
+			uint64_t device_bytes, char *msg, size_t len);
+
+#endif
