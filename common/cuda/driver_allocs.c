@@ -79,19 +79,19 @@ static uint64_t granted(CUpti_CallbackId cbid, const void *p)
 	}
 }
 
-/* What names a successful call's memory when it is given back: the
- * pointer, or cuMemCreate's handle. */
-static struct held made(CUpti_CallbackId cbid, const void *p)
+/* A successful call's bytes, by what names them when they are given
+ * back: the pointer, or cuMemCreate's handle. */
+static struct held made(CUpti_CallbackId cbid, const void *p, uint64_t bytes)
 {
 	switch (cbid) {
 	case D(cuMemAlloc):
-		return (struct held){ .key = *((const cuMemAlloc_params *)p)->dptr };
+		return (struct held){ *((const cuMemAlloc_params *)p)->dptr, bytes, false };
 	case D(cuMemAllocPitch):
-		return (struct held){ .key = *((const cuMemAllocPitch_params *)p)->dptr };
+		return (struct held){ *((const cuMemAllocPitch_params *)p)->dptr, bytes, false };
 	case D(cuMemCreate):
-		return (struct held){ .key = *((const cuMemCreate_params *)p)->handle, .handle = true };
+		return (struct held){ *((const cuMemCreate_params *)p)->handle, bytes, true };
 	default: /* the rest start with a CUdeviceptr * */
-		return (struct held){ .key = **(CUdeviceptr *const *)p };
+		return (struct held){ **(CUdeviceptr *const *)p, bytes, false };
 	}
 }
 
@@ -100,11 +100,11 @@ static struct held given_back(CUpti_CallbackId cbid, const void *p)
 {
 	switch (cbid) {
 	case D(cuMemFree):
-		return (struct held){ .key = ((const cuMemFree_params *)p)->dptr };
+		return (struct held){ ((const cuMemFree_params *)p)->dptr, 0, false };
 	case D(cuMemRelease):
-		return (struct held){ .key = ((const cuMemRelease_params *)p)->handle, .handle = true };
+		return (struct held){ ((const cuMemRelease_params *)p)->handle, 0, true };
 	default: /* the rest start with the pointer */
-		return (struct held){ .key = *(const CUdeviceptr *)p };
+		return (struct held){ *(const CUdeviceptr *)p, 0, false };
 	}
 }
 #undef D
@@ -131,35 +131,40 @@ static struct held *find(struct held key)
 }
 
 /* Caller holds held_lock. */
+static void drop(struct held *h)
+{
+	held_bytes -= h->bytes;
+	*h = held[--n_held];
+}
+
 static void hold(struct held h)
 {
+	pthread_mutex_lock(&held_lock);
 	struct held *same = find(h);
-	if (same) { /* given back unseen: replaced */
-		held_bytes -= same->bytes;
-		*same = held[--n_held];
-	}
+	if (same) /* given back unseen */
+		drop(same);
 	held_bytes += h.bytes;
 	if (held_bytes > peak_bytes)
 		peak_bytes = held_bytes;
 	if (n_held == held_cap) {
 		size_t cap = held_cap ? 2 * held_cap : 16;
 		struct held *more = realloc(held, cap * sizeof *more);
-		if (!more)
-			return; /* then held to the end: the peak errs high */
-		held = more;
-		held_cap = cap;
+		if (more) {
+			held = more;
+			held_cap = cap;
+		}
 	}
-	held[n_held++] = h;
+	if (n_held < held_cap) /* else held to the end: the peak errs high */
+		held[n_held++] = h;
+	pthread_mutex_unlock(&held_lock);
 }
 
 static void give_back(struct held key)
 {
 	pthread_mutex_lock(&held_lock);
 	struct held *h = find(key);
-	if (h) { /* not the tools', nor from before the subscription */
-		held_bytes -= h->bytes;
-		*h = held[--n_held];
-	}
+	if (h) /* else not counted: the tools', or from before the subscription */
+		drop(h);
 	pthread_mutex_unlock(&held_lock);
 }
 
@@ -178,11 +183,7 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
-	struct held h = made(cbid, cb->functionParams);
-	h.bytes = bytes;
-	pthread_mutex_lock(&held_lock);
-	hold(h);
-	pthread_mutex_unlock(&held_lock);
+	hold(made(cbid, cb->functionParams, bytes));
 	char size[32];
 	um_size_format(bytes, size, sizeof size);
 	um_debug("%s granted %s past umkit's allocator", cb->functionName, size);
