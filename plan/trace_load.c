@@ -201,10 +201,11 @@ static int load_meta(struct loader *l)
 	    meta_count(l, "driver_alloc_bytes", &t->driver_alloc_bytes) ||
 	    meta_count(l, "driver_alloc_peak_bytes", &t->driver_alloc_peak_bytes))
 		return -1;
-	const char *peak_wrong = t->driver_alloc_peak_bytes > t->driver_alloc_bytes ? "is more than driver_alloc_bytes"
-				 : t->device_memory && t->driver_alloc_peak_bytes >= t->device_memory
-					 ? "leaves none of device_memory"
-					 : NULL;
+	const char *peak_wrong = NULL;
+	if (t->driver_alloc_peak_bytes > t->driver_alloc_bytes)
+		peak_wrong = "is more than driver_alloc_bytes";
+	else if (t->device_memory && t->driver_alloc_peak_bytes >= t->device_memory)
+		peak_wrong = "leaves none of device_memory"; /* the default capacity would be none */
 	if (peak_wrong) {
 		um_errmsg(l->err, l->errlen, "%s: meta driver_alloc_peak_bytes %llu %s", t->path,
 			  (unsigned long long)t->driver_alloc_peak_bytes, peak_wrong);
