@@ -31,7 +31,7 @@ static atomic_int told;
 
 /* What the program holds of the memory counted, for its peak: an
  * allocation by its pointer, a mapping's physical memory by its handle.
- * Such calls are few (three in a PyTorch program, one per expandable
+ * Such calls are few (four in a PyTorch program, one per expandable
  * segment), so a list searched from the end will do; they come from any
  * thread. */
 struct held {
