@@ -5,8 +5,8 @@
 //  - 4 MiB from cuMemAllocAsync on a stream, freed on it;
 //  - one granule of physical memory from cuMemCreate, mapped, used,
 //    unmapped and released.
-// A kernel fills each; the probe prints "<call>: <sum>" and, first, the
-// granule's size. Under either tool every line must read as plain, and
+// A kernel fills each; the probe prints "<call>: <sum>" for each, and
+// the granule's size before the mapping's. Under either tool every line must read as plain, and
 // the tools count 3 allocations of 12 MiB and a granule, at most 8 MiB
 // held at once. One buffer from cudaMalloc, where the sums are made, is
 // the arena's.
