@@ -428,8 +428,9 @@ row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity
 	"device memory less the default capacity, its source: $capacity"
 
 # A plan made for a GPU larger than this one, its capacity 1 GiB above this
-# GPU's memory (no headroom taken off it): the replay warns once, naming the plan, and runs as plain;
-# under a budget within the GPU, the limit that applies, it is quiet
+# GPU's memory (no headroom taken off it): the replay warns once, naming
+# the plan, and runs as plain; under a budget within the GPU, the limit
+# that applies, it is quiet
 # (replay/device_fit.h; a budget above the GPU would need --max-managed
 # above it too, which these checks never ask for).
 bigger=$(($(trace_counts "$WORK/mlp.db" device_memory) + (1 << 30)))
