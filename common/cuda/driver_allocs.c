@@ -26,19 +26,19 @@ static const CUpti_CallbackId free_cbids[] = {
 #define N_FREE (sizeof free_cbids / sizeof free_cbids[0])
 
 static const char *consequence = "";
-static atomic_uint_fast64_t n_allocs, n_bytes;
 static atomic_int told;
 
-/* What the program holds of the memory counted, for its peak: an
+/* The memory counted, and what the program holds of it, for its peak: an
  * allocation by its pointer, a mapping's physical memory by its handle.
  * Such calls are few (four in a PyTorch program, one per expandable
  * segment), so a list searched from the end will do; they come from any
- * thread. */
+ * thread, and all of it is under held_lock. */
 struct held {
 	uint64_t key, bytes;
 	bool handle;
 };
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t n_allocs, n_bytes;
 static struct held *held;
 static size_t n_held, held_cap;
 static uint64_t held_bytes, peak_bytes;
@@ -137,9 +137,12 @@ static void drop(struct held *h)
 	*h = held[--n_held];
 }
 
+/* Counts h's bytes and holds them until given back. */
 static void hold(struct held h)
 {
 	pthread_mutex_lock(&held_lock);
+	n_allocs++;
+	n_bytes += h.bytes;
 	struct held *same = find(h);
 	if (same) /* given back unseen */
 		drop(same);
@@ -181,8 +184,6 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	uint64_t bytes = granted(cbid, cb->functionParams);
 	if (!bytes)
 		return;
-	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&n_bytes, bytes, memory_order_relaxed);
 	hold(made(cbid, cb->functionParams, bytes));
 	char size[32];
 	um_size_format(bytes, size, sizeof size);
@@ -200,9 +201,9 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak)
 {
-	*count = atomic_load(&n_allocs);
-	*bytes = atomic_load(&n_bytes);
 	pthread_mutex_lock(&held_lock);
+	*count = n_allocs;
+	*bytes = n_bytes;
 	*peak = peak_bytes;
 	pthread_mutex_unlock(&held_lock);
 }
