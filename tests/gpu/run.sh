@@ -34,6 +34,12 @@ trace_counts() {
 	$B/umplan -q "$db" --json 2>/dev/null |
 		python3 -c 'import json,sys; t=json.load(sys.stdin)["trace"]; print(*(t[k] for k in sys.argv[1:]))' "$@" 2>&1
 }
+# STATS KEY...: umreplay's --stats counts of the program's allocations, its
+# measured.host.allocator object's KEYs, on one line.
+allocator_counts() {
+	local stats=$1; shift
+	python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print(*(a[k] for k in sys.argv[2:]))' "$stats" "$@" 2>&1
+}
 # DB [UMPLAN ARGS...]: the trace's live peak W in bytes, from umplan --json.
 live_peak() {
 	local db=$1; shift
@@ -417,7 +423,7 @@ driver_rows() { # TOOL RC SERVED
 	if [ $tool = umrec ]; then
 		counts=$(trace_counts "$WORK/driver.db" driver_allocations driver_allocation_bytes driver_allocation_peak_bytes)
 	else
-		counts=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print(a["driver_allocs"], a["driver_bytes"], a["driver_peak_bytes"])' "$WORK/driver.json" 2>&1)
+		counts=$(allocator_counts "$WORK/driver.json" driver_allocs driver_bytes driver_peak_bytes)
 	fi
 	row "driver_probe, $tool: as plain, counted" "$(verdict "[ $rc -eq 0 ] && [ -n '$granule' ] && diff $WORK/driver.plain $WORK/driver.$tool >/dev/null && under_umkit $WORK/driver.$tool.err && [ '$served' = True ] && [ '$counts' = '$want' ]")" \
 		"allocations, bytes, most held: $counts (wanted $want)"
@@ -967,7 +973,7 @@ $B/umplan -q "$WORK/xs.db" --capacity $((2 * xw)) -o "$WORK/xs.plan"
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $B/umreplay --plan "$WORK/xs.plan" --max-managed $MAXM \
 	--stats "$WORK/xs.idle.json" -- "${E[@]}" >"$WORK/xs.idle" 2>"$WORK/xs.idle.err"
 rc=$?
-xs_served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/xs.idle.json" 2>/dev/null)
+xs_served=$(allocator_counts "$WORK/xs.idle.json" allocs)
 row "cache: idle umreplay, expandable segments" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.idle && [ '${xs_served:-0}' -gt 0 ] && grep -q 'expandable segments turned off for this run' $WORK/xs.idle.err && ! grep -q 'served none of the program' $WORK/xs.idle.err")" \
 	"exit $rc; ${xs_served:-?} allocations served"
 # Turned on at run time, the idle replay (no CUPTI) sees none of it, and
@@ -982,7 +988,7 @@ $B/umplan -q "$WORK/xs.db" --capacity $((xw * 2 / 3)) -o "$WORK/xs.busy.plan"
 $B/umreplay --plan "$WORK/xs.busy.plan" --gpu-budget $((xw * 2 / 3)) --max-managed $MAXM --stats "$WORK/xs.rt.json" \
 	-- python3 -c "$AT_RUN_TIME" "${E[@]:1}" >"$WORK/xs.rtrep" 2>"$WORK/xs.rtrep.err"
 rc=$?
-xs_driver=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["driver_allocs"])' "$WORK/xs.rt.json" 2>&1)
+xs_driver=$(allocator_counts "$WORK/xs.rt.json" driver_allocs)
 row "cache: umreplay, set at run time" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/xs.plain $WORK/xs.rtrep && [ '$xs_driver' -gt 0 ] 2>/dev/null && mapped_past $WORK/xs.rtrep.err")" \
 	"exit $rc; $xs_driver mapped past umkit counted"
 fi
