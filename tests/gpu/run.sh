@@ -446,7 +446,7 @@ for budget in "" 1G; do
 		-- python3 $PY/mlp.py --steps 6 >"$WORK/mlp.bigger$budget" 2>"$WORK/mlp.bigger$budget.err"
 	echo "exit $?" >>"$WORK/mlp.bigger$budget"
 done
-same_as_plain() { [ "$(tail -n 1 "$1")" = "exit 0" ] && diff <(losses $WORK/mlp.plain) <(losses "$1") >/dev/null; }
+same_as_plain() { [ "$(tail -n 1 "$1")" = "exit 0" ] && same_output $WORK/mlp.plain "$1"; }
 fit_warnings() { grep -c "mlp.bigger.plan keeps residency under .*, more than the .* of .* it runs on" "$1"; }
 row "umreplay: a plan for a larger GPU" "$(verdict "same_as_plain $WORK/mlp.bigger && [ $(fit_warnings "$WORK/mlp.bigger.err") -eq 1 ] && same_as_plain $WORK/mlp.bigger1G && [ $(fit_warnings "$WORK/mlp.bigger1G.err") -eq 0 ]")" \
 	"$(tail -n 1 "$WORK/mlp.bigger"), $(grep -o 'keeps residency under [^:]*' "$WORK/mlp.bigger.err"); under --gpu-budget 1G: $(tail -n 1 "$WORK/mlp.bigger1G"), $(fit_warnings "$WORK/mlp.bigger1G.err") warnings"
