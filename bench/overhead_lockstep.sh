@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# bench/overhead_lockstep.sh: what replay costs when memory suffices, its
-# runs taking their steps in turn with plain ones (bench/lockstep.py).
+# bench/overhead_lockstep.sh: what replay costs, its runs taking their
+# steps in turn with the runs they are measured against (bench/lockstep.py).
 #
 # Usage, from the repository root on the GPU machine with the build present:
-#   BUILD=build bash bench/overhead_lockstep.sh MODEL OUTDIR [STEPS]
-# Records MODEL at its default batch and plans it for B = 1.25 W
-# (bench/models.sh, roomy_plan), then ROUNDS (10) rounds of three STEPS-step
-# runs (default 500) taking their steps in turn (bench/lockstep.py),
-# compared over the steps after the first SKIP (5):
+#   BUILD=build [RATIO=R] bash bench/overhead_lockstep.sh MODEL OUTDIR [STEPS]
+# Records MODEL at its default batch, then ROUNDS (10) rounds of three
+# STEPS-step runs (default 500) taking their steps in turn, compared over
+# the steps after the first SKIP (5). Without RATIO, what replay costs
+# when memory suffices: the plan made for B = 1.25 W (bench/models.sh,
+# roomy_plan), the runs
 #   plain    the program alone, the reference;
 #   plain2   the same again: what the method reads when nothing differs;
 #   plan     umreplay --policy plan under B, which memory suffices for, so
 #            the replay stays idle (issue 4's "replay with a budget above
 #            W").
-# Appends the table to OUTDIR/MODEL-lockstep.md and keeps the runs' outputs
-# in OUTDIR/MODEL-lockstep.tar.gz.
-# Safety: the replay's --max-managed is 2 W rounded up to whole GiB, and the
+# With RATIO, what the plan costs against ideal under B = W / RATIO (the
+# plan made at the calibrated link speed: bench/models.sh, record_and_plan;
+# issue 4's "90 % of ideal at W/B = 2"), the runs
+#   ideal    umreplay --policy ideal, no budget, the reference;
+#   ideal2   the same again;
+#   plan     umreplay --policy plan under B; the last round's --stats
+#            (stats/plan.json) say what migrated and faulted.
+# A run waiting for its turn leaves the GPU to the others, so a plan that
+# migrates in its steady steps gets link time for free: with RATIO the
+# comparison holds for a program whose steady steps migrate nothing (the
+# stats say), such as DLRM's, whose excess stays on the host.
+# Appends the table to OUTDIR/MODEL-lockstep.md (with RATIO,
+# MODEL-lockstep-wbR.md) and keeps the runs' outputs in the .tar.gz of
+# the same name.
+# Safety: the replays' --max-managed is 2 W rounded up to whole GiB, and the
 # command refuses to start with less than 40 GiB of the GPU free.
 set -uo pipefail
 MODEL=${1:?usage: bench/overhead_lockstep.sh MODEL OUTDIR [STEPS]}
 OUTDIR=${2:?usage: bench/overhead_lockstep.sh MODEL OUTDIR [STEPS]}
 STEPS=${3:-500}
+RATIO=${RATIO:-}
 SKIP=${SKIP:-5}
 ROUNDS=${ROUNDS:-10}
 BUILD=${BUILD:-build}
@@ -36,21 +50,48 @@ work=$(mktemp -d /tmp/umkit-lockstep.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$OUTDIR"
 
-roomy_plan "$BUILD/bin" "$MODEL" "$work" || exit 1
 read -ra cmd < <(model_command "$MODEL" "$batch")
 # The program bash would run: a Python launcher (pyenv's) may put its own
 # folder first in PATH for the processes bench/lockstep.py starts.
 cmd[0]=$(command -v "${cmd[0]}")
-plain="plain=${cmd[*]}"
-replay="plan=$BUILD/bin/umreplay -q --plan $work/$MODEL.plan --policy plan --gpu-budget $budget --max-managed $maxm -- ${cmd[*]}"
-report=$OUTDIR/$MODEL-lockstep.md
+umreplay="$BUILD/bin/umreplay -q"
+if [ -z "$RATIO" ]; then
+	roomy_plan "$BUILD/bin" "$MODEL" "$work" || exit 1
+	runs=("plain=${cmd[*]}" "plain2=${cmd[*]}")
+	plan=$work/$MODEL.plan name=$MODEL-lockstep heading=
+else
+	read -ra rec < <(STEPS=5 model_command "$MODEL" "$batch")
+	record_and_plan "$BUILD/bin" "$work" "$RATIO" 32G "${rec[@]}" || exit 1
+	maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
+	echo "W=$w budget=$budget max-managed=$maxm htod=$htod"
+	ideal="$umreplay --policy ideal --max-managed $maxm -- ${cmd[*]}"
+	runs=("ideal=$ideal" "ideal2=$ideal")
+	plan=$work/m.plan name=$MODEL-lockstep-wb$RATIO heading=", W/B $RATIO"
+	mkdir -p "$work/stats"
+	umreplay+=" --stats $work/stats/plan.json"
+fi
+replay="plan=$umreplay --plan $plan --policy plan --gpu-budget $budget --max-managed $maxm -- ${cmd[*]}"
+report=$OUTDIR/$name.md
 {
-	echo "## $MODEL, batch $batch, $STEPS steps, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(cat "$BUILD/COMMIT"), $(date -u +%Y-%m-%d)"
+	echo "## $MODEL$heading, batch $batch, $STEPS steps, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(cat "$BUILD/COMMIT"), $(date -u +%Y-%m-%d)"
 	echo
-	python3 bench/lockstep.py --rounds "$ROUNDS" --skip "$SKIP" "$work/runs" "$plain" "${plain/plain=/plain2=}" "$replay"
+	python3 bench/lockstep.py --rounds "$ROUNDS" --skip "$SKIP" "$work/runs" "${runs[@]}" "$replay"
 	rc=$?
 	echo
+	[ -z "$RATIO" ] || python3 - "$work/stats/plan.json" <<'EOF_STATS'
+import json, sys
+sys.path.insert(0, "tests/gpu")
+from replay_table import summarise
+try:
+    s = summarise(json.load(open(sys.argv[1])))
+except (OSError, ValueError, KeyError) as e:
+    sys.exit(f"the plan's stats: {e}")
+print(f"The plan's last run, steady medians per iteration: {s['faults_per_iter']:g} fault migrations, "
+      f"{s['htod_mb_per_iter']:.1f} MB HtoD, {s['dtoh_mb_per_iter']:.1f} MB DtoH; peak residency "
+      f"{s['peak_mb']:.0f} MB under a budget of {s['budget_mb']:.0f} MB.")
+print()
+EOF_STATS
 } >>"$report"
-tar -C "$work" -czf "$OUTDIR/$MODEL-lockstep.tar.gz" runs
+tar -C "$work" -czf "$OUTDIR/$name.tar.gz" runs $([ -z "$RATIO" ] || echo stats)
 cat "$report"
 exit $rc

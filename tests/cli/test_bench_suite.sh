@@ -10,7 +10,8 @@
 # the plain run, the tarballs, the overhead part's variants (with COMPARE
 # too), the busy times and KERNEL_TIMES, and its refusals (a build without
 # COMMIT, too little free GPU memory); bench/models.sh's record_and_plan;
-# and bench/overhead_lockstep.sh's runs, report and refusals.
+# and bench/overhead_lockstep.sh's runs, report and refusals, with RATIO
+# too.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1
@@ -52,7 +53,8 @@ EOF_REC
 case "$*" in
 *--report*) echo "iterations   5 found"; echo "planned      iteration 3" ;;
 *--json*) echo '{"memory": {"live_peak": 2000000000}}' ;;
-*) while [ "$1" != -o ]; do shift; done; echo plan >"$2" ;;
+*) [ -n "${FAKE_LOG:-}" ] && echo "umplan $*" >>"$FAKE_LOG"
+	while [ "$1" != -o ]; do shift; done; echo plan >"$2" ;;
 esac
 EOF_PLAN
 	cat >"$1/bin/umreplay" <<'EOF_REPLAY'
@@ -232,6 +234,25 @@ grep -q -- "--plan .*/dlrm.plan --policy plan --gpu-budget 2500000000 --max-mana
 	|| not_ok "overhead_lockstep: the replay under B = 1.25 W and --max-managed 2 W, the runs in turn"
 [ "$(tar -tzf "$SCRATCH/ls/dlrm-lockstep.tar.gz" | grep -c '^runs/round-[12]/plain2\?\.out$\|^runs/round-[12]/plan\.out$')" = 6 ] \
 	&& ok "overhead_lockstep: the six runs' outputs kept" || not_ok "overhead_lockstep: the six runs' outputs kept"
+rm -f "$SCRATCH/ls.log"
+RATIO=2 run lockstep dlrm "$SCRATCH/ls"
+expect_status 0 "overhead_lockstep, RATIO: exit 0"
+report=$(cat "$SCRATCH/ls/dlrm-lockstep-wb2.md" 2>/dev/null)
+grep -q "^## dlrm, W/B 2, batch 4096, 4 steps, Fake GPU, aaaa111, " <<<"$report" &&
+	grep -qF "| ideal2 | 0 |" <<<"$report" && grep -qE "^\| plan \| 0 \| .* \| yes \|$" <<<"$report" \
+	&& ok "overhead_lockstep, RATIO: ideal against ideal and against the plan, in a report of its own" \
+	|| not_ok "overhead_lockstep, RATIO: ideal against ideal and against the plan, in a report of its own (got: $report)"
+grep -qxF "The plan's last run, steady medians per iteration: 0 fault migrations, 0.0 MB HtoD, 0.0 MB DtoH; peak residency 1 MB under a budget of 0 MB." <<<"$report" \
+	&& ok "overhead_lockstep, RATIO: what the plan migrated and faulted, from its stats" \
+	|| not_ok "overhead_lockstep, RATIO: what the plan migrated and faulted, from its stats"
+grep -q -- "--policy ideal --max-managed 4G -- " "$SCRATCH/ls.log" &&
+	grep -q -- "--stats .*/stats/plan.json --plan .*/m.plan --policy plan --gpu-budget 1000000000 --max-managed 4G -- " "$SCRATCH/ls.log" &&
+	grep -q -- "--capacity 1000000000 --htod-bw 40 " "$SCRATCH/ls.log" \
+	&& ok "overhead_lockstep, RATIO: planned for W / RATIO at the calibrated speed, ideal without a budget, the plan under it" \
+	|| not_ok "overhead_lockstep, RATIO: planned for W / RATIO at the calibrated speed, ideal without a budget, the plan under it"
+[ "$(tar -tzf "$SCRATCH/ls/dlrm-lockstep-wb2.tar.gz" | grep -c '^runs/round-[12]/\(ideal2\?\|plan\)\.out$\|^stats/plan\.json$')" = 7 ] \
+	&& ok "overhead_lockstep, RATIO: the six runs' outputs and the plan's stats kept" \
+	|| not_ok "overhead_lockstep, RATIO: the six runs' outputs and the plan's stats kept"
 run lockstep nosuch "$SCRATCH/ls"
 expect_status 2 "overhead_lockstep: an unknown model exits 2"
 expect_err_has "unknown model 'nosuch'" "overhead_lockstep: the model is named"
