@@ -40,6 +40,13 @@ allocator_counts() {
 	local stats=$1; shift
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print(*(a[k] for k in sys.argv[2:]))' "$stats" "$@" 2>&1
 }
+# STATS EXPECTED KEY...: True when allocator_counts STATS KEY... prints
+# EXPECTED, else what it printed, for the row's detail.
+same_counts() {
+	local stats=$1 expected=$2 got; shift 2
+	got=$(allocator_counts "$stats" "$@")
+	[ "$got" = "$expected" ] && echo True || echo "$got"
+}
 # DB [UMPLAN ARGS...]: the trace's live peak W in bytes, from umplan --json.
 live_peak() {
 	local db=$1; shift
@@ -94,8 +101,7 @@ took_effect() {
 	case ${run[0]:-} in
 	"") true ;;
 	"$B/umrec") traced "$evidence" ;;
-	*) python3 -c 'import json, sys
-sys.exit(0 if json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] > 0 else 1)' "$evidence" 2>/dev/null ;;
+	*) [ "$(allocator_counts "$evidence" allocs)" -gt 0 ] 2>/dev/null ;;
 	esac
 }
 
@@ -135,7 +141,7 @@ probe_under_tools() { # NAME PROBE N CHECK
 		rc=$?
 		cat "$WORK/$name.$tool" "$WORK/$name.$tool.err"
 		served=$(traced "$WORK/$name.db" && echo True || echo False)
-		[ $tool = umreplay ] && served=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"] == int(sys.argv[2]))' "$WORK/$name.json" $n 2>&1)
+		[ $tool = umreplay ] && served=$(same_counts "$WORK/$name.json" "$n" allocs)
 		$check $tool $rc $served
 	done
 }
@@ -387,7 +393,7 @@ pool_types() { sed -n 's/^\([^:]*\): \(managed\|device\) .*/\1=\2/p' "$1" | tr '
 pool_served="default pool=managed created pool=managed created pool after=managed exportable pool=device capped pool=device current exportable pool=device current created pool=managed current default pool=managed "
 pool_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3
-	[ $tool = umreplay ] && [ "$served" = True ] && served=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print((a["runtime_allocs"], a["runtime_bytes"]) == (3, 3 << 22))' "$WORK/pool.json" 2>&1)
+	[ $tool = umreplay ] && [ "$served" = True ] && served=$(same_counts "$WORK/pool.json" "3 $((3 << 22))" runtime_allocs runtime_bytes)
 	row "pool_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [ \"\$(pool_types $WORK/pool.plain)\" = \"${pool_served//managed/device}\" ] && [ \"\$(pool_types $WORK/pool.$tool)\" = \"$pool_served\" ] && diff <(sed 's/: managed /: device /' $WORK/pool.plain) <(sed 's/: managed /: device /' $WORK/pool.$tool) >/dev/null && under_umkit $WORK/pool.$tool.err && [ '$served' = True ]")" \
 		"$(grep -cE ': managed ' "$WORK/pool.$tool") managed, $(grep -cE ': device ' "$WORK/pool.$tool") device; $(grep '^exported pointer' "$WORK/pool.$tool")"
 }
@@ -649,7 +655,7 @@ if [[ " $CASES " == *" mlp "* ]]; then
 		row "$tag: output same as plain" "$(verdict "[ $rc -eq 0 ] && same_output $ref $WORK/$tag.out")" "$flags"
 		cache=$(grep -c "caching allocator stays on" "$WORK/$tag.err")
 		row "$tag: PyTorch's cache $([ $tag = mlp.woken.tensors ] && echo off || echo on)" \
-			"$(verdict "[ $rc -eq 0 ] && [ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]["allocs"])' "$WORK/$tag.json" 2>/dev/null)"
+			"$(verdict "[ $rc -eq 0 ] && [ $cache = $([ $tag = mlp.woken.tensors ] && echo 0 || echo 1) ]")" "allocs=$(allocator_counts "$WORK/$tag.json" allocs)"
 		if [ $tag = mlp.idle ]; then
 			# Idle throughout: not attached to CUPTI, so no UM traffic counted.
 			row "$tag: launches not followed" "$(verdict "[ '$flags' = 'started_idle=1 woke_at_alloc=0 launches=0 traffic=throughout' ]")" "$flags"
@@ -1027,7 +1033,7 @@ devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2
 devices_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 plain
 	plain=$(devices_types "$WORK/devices.plain")
-	[ $tool = umreplay ] && [ "$served" = True ] && served=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["measured"]["host"]["allocator"]; print((a["runtime_allocs"], a["runtime_bytes"]) == (5, 5 << 22))' "$WORK/devices.json" 2>&1)
+	[ $tool = umreplay ] && [ "$served" = True ] && served=$(same_counts "$WORK/devices.json" "5 $((5 << 22))" runtime_allocs runtime_bytes)
 	row "devices_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [[ '$plain' == 'device on 0 device on 1 device on 1 device on 1 device on 0 managed on '[01]' ' ]] && [ \"\$(devices_types $WORK/devices.$tool)\" = 'managed on 0 ${plain#device on 0 }' ] && diff <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.plain) <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.$tool) >/dev/null && under_umkit $WORK/devices.$tool.err && [ '$served' = True ]")" \
 		"$(devices_types "$WORK/devices.$tool")"
 }
