@@ -52,7 +52,7 @@ roomy_plan() {
 # DIR/m.plan for B = W / RATIO, at the host-to-device speed
 # tests/gpu/calibrate.py measures (or $htod, if set). Sets w (W, the live
 # peak, in bytes), budget (B) and htod; the A/B scripts of bench/results
-# start with it.
+# start with it, and bench/overhead_lockstep.sh with RATIO.
 record_and_plan() {
 	local bin=$1 dir=$2 ratio=$3 maxm=$4
 	shift 4
