@@ -19,8 +19,11 @@
 # issue 4's "90 % of ideal at W/B = 2"), the runs
 #   ideal    umreplay --policy ideal, no budget, the reference;
 #   ideal2   the same again;
-#   plan     umreplay --policy plan under B; the last round's --stats
-#            (stats/plan.json) say what migrated and faulted.
+#   plan     umreplay --policy plan under B.
+# Each writes --stats (the last round's kept, stats/NAME.json), so all
+# three pay alike for them: the plan's say what migrated and faulted, and
+# the report gives the launch callbacks' time in a steady iteration under
+# ideal and under the plan.
 # A run waiting for its turn leaves the GPU to the others, so a plan that
 # migrates in its steady steps gets link time for free: with RATIO the
 # comparison holds for a program whose steady steps migrate nothing (the
@@ -64,10 +67,11 @@ else
 	record_and_plan "$BUILD/bin" "$work" "$RATIO" 32G "${rec[@]}" || exit 1
 	maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
 	echo "W=$w budget=$budget max-managed=$maxm htod=$htod"
-	ideal="$umreplay --policy ideal --max-managed $maxm -- ${cmd[*]}"
-	runs=("ideal=$ideal" "ideal2=$ideal")
-	plan=$work/m.plan name=$MODEL-lockstep-wb$RATIO heading=", W/B $RATIO"
 	mkdir -p "$work/stats"
+	ideal="--policy ideal --max-managed $maxm -- ${cmd[*]}"
+	runs=("ideal=$umreplay --stats $work/stats/ideal.json $ideal"
+	      "ideal2=$umreplay --stats $work/stats/ideal2.json $ideal")
+	plan=$work/m.plan name=$MODEL-lockstep-wb$RATIO heading=", W/B $RATIO"
 	umreplay+=" --stats $work/stats/plan.json"
 fi
 replay="plan=$umreplay --plan $plan --policy plan --gpu-budget $budget --max-managed $maxm -- ${cmd[*]}"
@@ -78,19 +82,21 @@ report=$OUTDIR/$name.md
 	python3 bench/lockstep.py --rounds "$ROUNDS" --skip "$SKIP" "$work/runs" "${runs[@]}" "$replay"
 	rc=$?
 	echo
-	[ -z "$RATIO" ] || python3 - "$work/stats/plan.json" <<'EOF_STATS'
+	[ -z "$RATIO" ] || python3 - "$work/stats/plan.json" "$work/stats/ideal.json" <<'EOF_STATS'
 import json, sys
 sys.path.insert(0, "tests/gpu")
 from replay_table import summarise
 try:
-    s = summarise(json.load(open(sys.argv[1])))
+    s, i = (summarise(json.load(open(path))) for path in sys.argv[1:])
 except (OSError, ValueError, KeyError) as e:
-    sys.exit(f"the plan's stats: {e}")
+    sys.exit(f"the stats: {e}")
 # The modelled peak: the measured one is the device's memory in use, which
 # counts the other runs' too.
 print(f"The plan's last run, steady medians per iteration: {s['faults_per_iter']:g} fault migrations, "
       f"{s['htod_mb_per_iter']:.1f} MB HtoD, {s['dtoh_mb_per_iter']:.1f} MB DtoH; modelled peak "
-      f"residency {s['modelled_peak_mb']:.0f} MB under a budget of {s['budget_mb']:.0f} MB.")
+      f"residency {s['modelled_peak_mb']:.0f} MB under a budget of {s['budget_mb']:.0f} MB. "
+      f"The launch callbacks: {s['steady_callback_ms']:.3f} ms of a steady iteration "
+      f"(ideal's last run: {i['steady_callback_ms']:.3f} ms).")
 print()
 EOF_STATS
 } >>"$report"

@@ -242,17 +242,17 @@ grep -q "^## dlrm, W/B 2, batch 4096, 4 steps, Fake GPU, aaaa111, " <<<"$report"
 	grep -qF "| ideal2 | 0 |" <<<"$report" && grep -qE "^\| plan \| 0 \| .* \| yes \|$" <<<"$report" \
 	&& ok "overhead_lockstep, RATIO: ideal against ideal and against the plan, in a report of its own" \
 	|| not_ok "overhead_lockstep, RATIO: ideal against ideal and against the plan, in a report of its own (got: $report)"
-grep -qxF "The plan's last run, steady medians per iteration: 0 fault migrations, 0.0 MB HtoD, 0.0 MB DtoH; modelled peak residency 1 MB under a budget of 0 MB." <<<"$report" \
-	&& ok "overhead_lockstep, RATIO: what the plan migrated and faulted, from its stats" \
-	|| not_ok "overhead_lockstep, RATIO: what the plan migrated and faulted, from its stats"
-grep -q -- "--policy ideal --max-managed 4G -- " "$SCRATCH/ls.log" &&
+grep -qxF "The plan's last run, steady medians per iteration: 0 fault migrations, 0.0 MB HtoD, 0.0 MB DtoH; modelled peak residency 1 MB under a budget of 0 MB. The launch callbacks: 0.000 ms of a steady iteration (ideal's last run: 0.000 ms)." <<<"$report" \
+	&& ok "overhead_lockstep, RATIO: what the plan migrated and faulted, and the callbacks' time beside ideal's, from the stats" \
+	|| not_ok "overhead_lockstep, RATIO: what the plan migrated and faulted, and the callbacks' time beside ideal's, from the stats"
+[ "$(grep -c -- "--stats .*/stats/ideal2\?\.json --policy ideal --max-managed 4G -- " "$SCRATCH/ls.log")" = 4 ] &&
 	grep -q -- "--stats .*/stats/plan.json --plan .*/m.plan --policy plan --gpu-budget 1000000000 --max-managed 4G -- " "$SCRATCH/ls.log" &&
 	grep -q -- "--capacity 1000000000 --htod-bw 40 " "$SCRATCH/ls.log" \
 	&& ok "overhead_lockstep, RATIO: planned for W / RATIO at the calibrated speed, ideal without a budget, the plan under it" \
 	|| not_ok "overhead_lockstep, RATIO: planned for W / RATIO at the calibrated speed, ideal without a budget, the plan under it"
-[ "$(tar -tzf "$SCRATCH/ls/dlrm-lockstep-wb2.tar.gz" | grep -c '^runs/round-[12]/\(ideal2\?\|plan\)\.out$\|^stats/plan\.json$')" = 7 ] \
-	&& ok "overhead_lockstep, RATIO: the six runs' outputs and the plan's stats kept" \
-	|| not_ok "overhead_lockstep, RATIO: the six runs' outputs and the plan's stats kept"
+[ "$(tar -tzf "$SCRATCH/ls/dlrm-lockstep-wb2.tar.gz" | grep -c '^runs/round-[12]/\(ideal2\?\|plan\)\.out$\|^stats/\(ideal2\?\|plan\)\.json$')" = 9 ] \
+	&& ok "overhead_lockstep, RATIO: the six runs' outputs and the three runs' last stats kept" \
+	|| not_ok "overhead_lockstep, RATIO: the six runs' outputs and the three runs' last stats kept"
 run lockstep nosuch "$SCRATCH/ls"
 expect_status 2 "overhead_lockstep: an unknown model exits 2"
 expect_err_has "unknown model 'nosuch'" "overhead_lockstep: the model is named"
