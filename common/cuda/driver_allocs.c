@@ -29,13 +29,15 @@ static const char *consequence = "";
 static atomic_int told;
 
 /* The memory counted, and what the program holds of it, for its peak: an
- * allocation by its pointer, a mapping's physical memory by its handle.
- * Such calls are few (four in a PyTorch program, one per expandable
- * segment), so a list searched from the end will do; they come from any
- * thread, and all of it is under held_lock. */
+ * allocation by its pointer, a mapping's physical memory by its handle,
+ * with the context whose destruction frees it (NULL for memory no
+ * context owns). Such calls are few (four in a PyTorch program, one per
+ * expandable segment), so a list searched from the end will do; they
+ * come from any thread, and all of it is under held_lock. */
 struct held {
 	uint64_t key, bytes;
 	bool handle;
+	CUcontext owner;
 };
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t n_allocs, n_bytes;
@@ -79,19 +81,37 @@ static uint64_t granted(CUpti_CallbackId cbid, const void *p)
 	}
 }
 
-/* A successful call's bytes, by what names them when they are given
- * back: the pointer, or cuMemCreate's handle. */
-static struct held made(CUpti_CallbackId cbid, const void *p, uint64_t bytes)
+/* Whether a context owns what the call makes, which its destruction then
+ * frees. The driver documents that it does not own stream-ordered
+ * allocations nor cuMemCreate's memory: they outlive a device reset. */
+static bool context_owned(CUpti_CallbackId cbid)
 {
 	switch (cbid) {
-	case D(cuMemAlloc):
-		return (struct held){ *((const cuMemAlloc_params *)p)->dptr, bytes, false };
-	case D(cuMemAllocPitch):
-		return (struct held){ *((const cuMemAllocPitch_params *)p)->dptr, bytes, false };
+	case D(cuMemAllocAsync):
+	case D(cuMemAllocAsync_ptsz):
+	case D(cuMemAllocFromPoolAsync):
+	case D(cuMemAllocFromPoolAsync_ptsz):
 	case D(cuMemCreate):
-		return (struct held){ *((const cuMemCreate_params *)p)->handle, bytes, true };
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* A successful call's bytes, by what names them when they are given
+ * back: the pointer, or cuMemCreate's handle; made in context. */
+static struct held made(CUpti_CallbackId cbid, const void *p, uint64_t bytes, CUcontext context)
+{
+	CUcontext owner = context_owned(cbid) ? context : NULL;
+	switch (cbid) {
+	case D(cuMemAlloc):
+		return (struct held){ *((const cuMemAlloc_params *)p)->dptr, bytes, false, owner };
+	case D(cuMemAllocPitch):
+		return (struct held){ *((const cuMemAllocPitch_params *)p)->dptr, bytes, false, owner };
+	case D(cuMemCreate):
+		return (struct held){ *((const cuMemCreate_params *)p)->handle, bytes, true, owner };
 	default: /* the rest start with a CUdeviceptr * */
-		return (struct held){ **(CUdeviceptr *const *)p, bytes, false };
+		return (struct held){ **(CUdeviceptr *const *)p, bytes, false, owner };
 	}
 }
 
@@ -100,11 +120,11 @@ static struct held given_back(CUpti_CallbackId cbid, const void *p)
 {
 	switch (cbid) {
 	case D(cuMemFree):
-		return (struct held){ ((const cuMemFree_params *)p)->dptr, 0, false };
+		return (struct held){ ((const cuMemFree_params *)p)->dptr, 0, false, NULL };
 	case D(cuMemRelease):
-		return (struct held){ ((const cuMemRelease_params *)p)->handle, 0, true };
+		return (struct held){ ((const cuMemRelease_params *)p)->handle, 0, true, NULL };
 	default: /* the rest start with the pointer */
-		return (struct held){ *(const CUdeviceptr *)p, 0, false };
+		return (struct held){ *(const CUdeviceptr *)p, 0, false, NULL };
 	}
 }
 #undef D
@@ -184,7 +204,7 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	uint64_t bytes = granted(cbid, cb->functionParams);
 	if (!bytes)
 		return;
-	hold(made(cbid, cb->functionParams, bytes));
+	hold(made(cbid, cb->functionParams, bytes, cb->context));
 	char size[32];
 	um_size_format(bytes, size, sizeof size);
 	um_debug("%s granted %s past umkit's allocator", cb->functionName, size);
@@ -208,10 +228,11 @@ void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak)
 	pthread_mutex_unlock(&held_lock);
 }
 
-void driver_allocs_device_reset(void)
+void driver_allocs_context_reset(CUcontext context)
 {
 	pthread_mutex_lock(&held_lock);
-	n_held = 0;
-	held_bytes = 0;
+	for (size_t i = n_held; i-- > 0;)
+		if (held[i].owner == context)
+			drop(&held[i]);
 	pthread_mutex_unlock(&held_lock);
 }

@@ -18,7 +18,8 @@
  * of it the program held at once: GPU memory the budget never had
  * (umplan's default capacity leaves it out). A pool's memory counts as
  * given back at its free, a mapping's at its handle's release, though
- * the pool may keep it reserved and the mapping keep it until unmapped.
+ * the pool may keep it reserved and the mapping keep it until unmapped;
+ * the rest at its context's destruction too.
  *
  * The tools' own runtime allocations (the arena's memory, those the shim
  * hands to the runtime, which um_alloc counts apart) reach the driver too;
@@ -30,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cuda.h>
 #include <cupti.h>
 
 /* Enables subscriber's callbacks at the allocating driver calls and at
@@ -50,7 +52,9 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
  * bytes held at once. */
 void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak);
 
-/* The device was reset: what the program held is gone with its context. */
-void driver_allocs_device_reset(void);
+/* context, not NULL, is destroyed (a primary one's reset): what it owned
+ * is gone with it. Memory no context owns, stream-ordered allocations'
+ * and cuMemCreate's, stays held, as do other contexts'. */
+void driver_allocs_context_reset(CUcontext context);
 
 #endif

@@ -719,7 +719,7 @@ static CUcontext context_reset(CUcontext current)
  * exist: the tool ends what uses its own (on_device_reset); each live
  * allocation is freed, as the reset frees it (on_free, so a trace says
  * when it died); the backend forgets its streams and events; what the
- * program held past the shim is gone too (one GPU per process). */
+ * program got past the shim in that context is gone too. */
 static void context_resets(CUcontext ctx)
 {
 	CUcontext memory = atomic_load(&arena_context);
@@ -739,7 +739,7 @@ static void context_resets(CUcontext ctx)
 	}
 	if (lost || !memory)
 		um_backend_device_reset();
-	driver_allocs_device_reset();
+	driver_allocs_context_reset(ctx);
 }
 
 /* From a reset that destroyed the arena's memory on, the runtime serves

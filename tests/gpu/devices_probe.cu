@@ -14,7 +14,14 @@
 //  - a buffer of device 0's freed with device 1 current while a kernel
 //    of device 0 is still to write it, then an allocation of its size
 //    zeroed: it must read zero (the arena's fence orders device 0's
-//    streams whatever device the freeing thread has current).
+//    streams whatever device the freeing thread has current);
+//  - last, memory got from the driver, past the tools' shim: 8 MiB
+//    with cuMemAlloc on device 0, 2 MiB with cuMemAlloc and 1 MiB with
+//    cuMemAllocAsync on device 1; then device 1 is reset, and device 0
+//    gets 4 MiB more. The reset frees device 1's cuMemAlloc memory
+//    alone (no context owns stream-ordered memory, and device 0's is
+//    another context's), so the tools, which count such memory, must
+//    see 13 MiB held at once; the probe prints "device 1 reset: ok".
 // Plain CUDA gives device memory in the first five cases; under the tools
 // only the first is managed, and every line else, the sums included, must
 // read as plain. (The device a managed allocation names is the runtime's
@@ -145,5 +152,19 @@ int main()
 		CHECK(cudaStreamSynchronize(streams[d]));
 		CHECK(cudaStreamDestroy(streams[d]));
 	}
-	return 0;
+
+	CUdeviceptr on0, on1, pooled, more;
+	CHECK(cudaSetDevice(0));
+	CHECK_CU(cuMemAlloc(&on0, 8 << 20));
+	CHECK(cudaSetDevice(1));
+	CHECK_CU(cuMemAlloc(&on1, 2 << 20));
+	CHECK_CU(cuMemAllocAsync(&pooled, 1 << 20, CU_STREAM_LEGACY));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaDeviceReset());
+	CHECK(cudaSetDevice(0));
+	CHECK_CU(cuMemAlloc(&more, 4 << 20));
+	printf("device 1 reset: ok\n");
+	CHECK_CU(cuMemFree(more));
+	CHECK_CU(cuMemFree(on0));
+	return 0; // the pooled MiB is left to the exit: device 1's pool outlived its reset
 }

@@ -38,12 +38,17 @@ bool cudart_own_allocation(void)
 
 /* ---- helpers ---- */
 
+/* The context current at the calls made up: two made-up handles. */
+static CUcontext const gpu0 = (CUcontext)0x1000, gpu1 = (CUcontext)0x2000;
+static CUcontext current = gpu0;
+
 /* Makes the callback of a call with params that returned result, at site. */
 static void call(CUpti_CallbackId cbid, const char *name, const void *params, CUresult result,
 		 CUpti_ApiCallbackSite site)
 {
 	CUpti_CallbackData cb = { 0 };
 	cb.callbackSite = site;
+	cb.context = current;
 	cb.functionName = name;
 	cb.functionParams = params;
 	cb.functionReturnValue = &result;
@@ -150,15 +155,16 @@ static void test_sizes_of_each_call(void **state)
 	counted(8, (8 << 20) + 1000 + 512 * 3 + 1024 * 7 + 3000 + 5000 + 6000);
 }
 
+static CUmemGenericAllocationHandle mapping;
+
 /* Physical memory on the device counts, on the host not. */
 static void mappings(void)
 {
-	CUmemGenericAllocationHandle h;
 	CUmemAllocationProp on_device = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
 					  .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
 	CUmemAllocationProp on_host = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
 					.location = { CU_MEM_LOCATION_TYPE_HOST, 0 } };
-	cuMemCreate_params device_p = { &h, 2 << 20, &on_device, 0 }, host_p = { &h, 2 << 20, &on_host, 0 };
+	cuMemCreate_params device_p = { &mapping, 2 << 20, &on_device, 0 }, host_p = { &mapping, 2 << 20, &on_host, 0 };
 	uint64_t c, b, p;
 	driver_allocs_get(&c, &b, &p);
 	granted(D(cuMemCreate), "cuMemCreate", &host_p);
@@ -196,7 +202,13 @@ static void test_the_tools_own_are_not_counted(void **state)
 /* Each call's memory, by what gives it back. */
 static void test_the_peak_follows_what_is_given_back(void **state)
 {
-	driver_allocs_device_reset(); /* what the tests above left held */
+	/* What the tests above left held: the stream-ordered and the mapped
+	 * memory by name, the rest with its context. */
+	cuMemFreeAsync_params free_pooled = { dptr, NULL };
+	cuMemRelease_params release_mapped = { mapping };
+	granted(D(cuMemFreeAsync), "cuMemFreeAsync", &free_pooled);
+	granted(D(cuMemRelease), "cuMemRelease", &release_mapped);
+	driver_allocs_context_reset(gpu0);
 	const uint64_t mib = 1 << 20, big = peak() + 8 * mib; /* above every earlier peak */
 	CUdeviceptr a = 0x7f0000000000, b = 0x7f0000400000, c = 0x7f0000800000;
 	CUdeviceptr_v1 small = 0x1000;
@@ -241,15 +253,39 @@ static void test_the_peak_follows_what_is_given_back(void **state)
 	assert_int_equal(peak(), big + 5 * mib);
 }
 
-/* A device reset takes what was held with its context. */
-static void test_a_device_reset_gives_everything_back(void **state)
+/* A context's reset takes what was held in it. */
+static void test_a_context_reset_gives_back_what_it_owned(void **state)
 {
-	uint64_t top = peak(); /* all held now */
-	driver_allocs_device_reset();
+	uint64_t top = peak(); /* all held now, in gpu0 */
+	driver_allocs_context_reset(gpu0);
 	CUdeviceptr a = 0x7e0000000000;
 	cuMemAlloc_v2_params alloc = { &a, (size_t)top };
 	GRANTED(cuMemAlloc_v2, &alloc);
 	assert_int_equal(peak(), top);
+}
+
+/* Another device's memory, and memory no context owns, outlive it. */
+static void test_a_context_reset_leaves_the_rest(void **state)
+{
+	const uint64_t mib = 1 << 20, top = peak(); /* held now, in gpu0 */
+	CUdeviceptr other = 0x7d0000000000, pooled = 0x7d0000100000, owned = 0x7d0000200000;
+	CUmemGenericAllocationHandle mapped = 0x3000;
+	CUmemAllocationProp on_device = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+					  .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	cuMemAlloc_v2_params alloc_other = { &other, mib }, alloc_owned = { &owned, top + 1 };
+	cuMemAllocFromPoolAsync_params alloc_pooled = { &pooled, mib, NULL, NULL };
+	cuMemCreate_params map = { &mapped, mib, &on_device, 0 };
+
+	current = gpu1;
+	GRANTED(cuMemAlloc_v2, &alloc_other);
+	current = gpu0;
+	GRANTED(cuMemAllocFromPoolAsync, &alloc_pooled);
+	GRANTED(cuMemCreate, &map);
+	assert_int_equal(peak(), top + 3 * mib);
+	driver_allocs_context_reset(gpu0);
+	/* 3 MiB held: top + 1 byte more reaches a new peak by that much. */
+	GRANTED(cuMemAlloc_v2, &alloc_owned);
+	assert_int_equal(peak(), top + 3 * mib + 1);
 }
 
 int main(void)
@@ -261,7 +297,8 @@ int main(void)
 		cmocka_unit_test(test_device_mappings_counted_and_warned_of_once),
 		cmocka_unit_test(test_the_tools_own_are_not_counted),
 		cmocka_unit_test(test_the_peak_follows_what_is_given_back),
-		cmocka_unit_test(test_a_device_reset_gives_everything_back),
+		cmocka_unit_test(test_a_context_reset_gives_back_what_it_owned),
+		cmocka_unit_test(test_a_context_reset_leaves_the_rest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
