@@ -1028,8 +1028,8 @@ if section devices; then
 # trace's stream rows place there, and umreplay follows none of their
 # launches. Device 1's reset at the probe's end takes only its context's
 # memory off what was got past the shim: both tools count 4 driver
-# allocations of 15 MiB, 13 MiB held at once (8 MiB, before session 69,
-# when any reset took everything off). A PyTorch program with a tensor on each device prints the
+# allocations of 15 MiB, 13 MiB held at once (before session 69, when any
+# reset took everything off, 11 MiB: the most before the reset). A PyTorch program with a tensor on each device prints the
 # same sums under both tools, and replayed with a plan that has work, the
 # engine places every launch of the steady steps in the plan.
 devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2/p' "$1" | tr '\n' ' '; }
