@@ -118,3 +118,11 @@ struct block *blocktab_find(blocktab *t, uint64_t no)
 	struct block *c = chunk_of(t, no >> CHUNK_SHIFT, 0);
 	return c ? &c[no & (CHUNK - 1)] : NULL;
 }
+
+struct block *blocktab_find_run(blocktab *t, uint64_t no, uint32_t *n)
+{
+	uint32_t in_chunk = CHUNK - (uint32_t)(no & (CHUNK - 1));
+	if (*n > in_chunk)
+		*n = in_chunk;
+	return blocktab_find(t, no);
+}

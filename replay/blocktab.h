@@ -75,4 +75,11 @@ struct block *blocktab_get(blocktab *t, uint64_t no);
  * live allocation, absent). */
 struct block *blocktab_find(blocktab *t, uint64_t no);
 
+/* blocktab_find of the run of blocks from no on: block no, and its
+ * successors up to *n of them, lie next to each other in memory as far as
+ * the returned pointer's *n (cut to where they do) says. NULL when no block
+ * near no was ever created; *n then counts the blocks skipped so. For a
+ * walk over an allocation's blocks with one lookup per run. */
+struct block *blocktab_find_run(blocktab *t, uint64_t no, uint32_t *n);
+
 #endif

@@ -48,6 +48,11 @@ struct block *residency_find(residency *r, uint64_t no)
 	return blocktab_find(r->blocks, no);
 }
 
+struct block *residency_find_run(residency *r, uint64_t no, uint32_t *n)
+{
+	return blocktab_find_run(r->blocks, no, n);
+}
+
 static void unlink_block(struct block *b)
 {
 	b->prev->next = b->next;

@@ -34,6 +34,8 @@ void residency_destroy(residency *r);
  * memory) / without creating it (NULL when unknown; see blocktab_find). */
 struct block *residency_block(residency *r, uint64_t no);
 struct block *residency_find(residency *r, uint64_t no);
+/* The run from no on, as blocktab_find_run. */
+struct block *residency_find_run(residency *r, uint64_t no, uint32_t *n);
 
 /* A live allocation now covers b / no longer does. live_drop returns true
  * when b has no live allocation left (its contents are dead). */

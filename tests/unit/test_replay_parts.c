@@ -405,6 +405,30 @@ static void blocktab_lookups(void **state)
 	blocktab_destroy(t);
 }
 
+/* Runs end where a chunk of 64 blocks does, and an absent chunk's is
+ * skipped whole. */
+static void blocktab_runs(void **state)
+{
+	blocktab *t = blocktab_create();
+	blocktab_get(t, 62)->live = 1;
+	blocktab_get(t, 65)->live = 2;
+	uint32_t n = 10;
+	struct block *b = blocktab_find_run(t, 60, &n);
+	assert_int_equal(n, 4); /* 60 .. 63 */
+	assert_true(b->no == 60 && b[2].no == 62 && b[2].live == 1);
+	n = 6;
+	b = blocktab_find_run(t, 64, &n);
+	assert_int_equal(n, 6);
+	assert_true(b[1].no == 65 && b[1].live == 2);
+	n = 3;
+	assert_non_null(blocktab_find_run(t, 10, &n));
+	assert_int_equal(n, 3);
+	n = 100;
+	assert_null(blocktab_find_run(t, 200, &n)); /* chunk 3 never made */
+	assert_int_equal(n, 56);                     /* 200 .. 255 */
+	blocktab_destroy(t);
+}
+
 static void residency_victims(void **state)
 {
 	residency *r = residency_create();
@@ -689,6 +713,7 @@ int main(void)
 		cmocka_unit_test(allocmap_lost_count_starts_the_next_iteration),
 		cmocka_unit_test(footprint_against_a_bitmap),
 		cmocka_unit_test(blocktab_lookups),
+		cmocka_unit_test(blocktab_runs),
 		cmocka_unit_test(residency_victims),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
 		cmocka_unit_test(marker_indexes),
