@@ -168,7 +168,6 @@ void engine_destroy(engine *e)
 	free(e);
 }
 
-/* Holds up to n_kb + 1 block pointers; false when out of memory. */
 /* Room in e->kb for n blocks more: false when memory ran out. */
 static bool kb_room(engine *e, uint32_t n)
 {
