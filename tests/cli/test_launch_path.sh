@@ -2,8 +2,8 @@
 # Command-line tests for bench/launch_path: on the DLRM fixture planned for
 # 2 GiB (its tables' tails in host memory, so no policy leaves the engine
 # idle), a line per policy with every launch of the trace followed and a
-# time per launch; usage errors (status 2) and a missing trace or plan
-# named (status 1).
+# time per launch, with and without memory touched between launches;
+# usage errors (status 2) and a missing trace or plan named (status 1).
 source "$(dirname "$0")/lib.sh"
 LAUNCH_PATH=$(realpath "$BIN/../bench/launch_path")
 trace=$FIXTURES/h100_dlrm.db
@@ -19,6 +19,15 @@ for policy in ideal ondemand deepum plan; do
 		|| not_ok "$policy: every launch followed and timed (got: $out)"
 done
 [ "$(grep -c . <<<"$out")" = 4 ] && ok "a line per policy, nothing else" || not_ok "a line per policy, nothing else"
+
+run "$LAUNCH_PATH" "$trace" "$plan" 2G 1 64 4096
+expect_status 0 "a run touching memory between launches exits 0"
+[ "$(grep -cE "^[a-z]+ +launches $kernels, [0-9]+\.[0-9]{3} us per launch$" <<<"$out")" = 4 ] \
+	&& ok "with memory touched between launches: the same four lines" \
+	|| not_ok "with memory touched between launches: the same four lines (got: $out)"
+run "$LAUNCH_PATH" "$trace" "$plan" 2G 1 64 0
+expect_status 2 "a zero stride is a usage error"
+expect_err_has "REPS and STRIDE must be positive" "the usage error says why"
 
 run "$LAUNCH_PATH" "$trace" "$plan"
 expect_status 2 "no budget is a usage error"
