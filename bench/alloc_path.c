@@ -11,9 +11,8 @@
  * (common/cuda/um_alloc.c) under umreplay --stats (which logs every
  * allocation for the fault sources). Allocations still live at the end of a
  * repetition are freed, untimed, before the next. Between two calls it
- * touches TOUCH_KB KiB of memory STRIDE bytes apart (default 0 and 64),
- * standing in for the program's own work, which cools the caches (stride
- * 64) or the TLB (stride 4096) that the path then finds cold.
+ * touches TOUCH_KB KiB of memory STRIDE bytes apart (bench/path_args.h),
+ * standing in for the program's own work.
  *
  * Prints one line: calls, the mean time per call, and the arena's part of
  * it; the rest is the engine's.
@@ -25,8 +24,8 @@
 
 #include "arena.h"
 #include "clock.h"
+#include "path_args.h"
 #include "plan.h"
-#include "size.h"
 #include "replay/engine.h"
 
 struct event {
@@ -109,44 +108,21 @@ static uint64_t marks;
 static uint64_t mark(void *ctx) { return ++marks; }
 static uint64_t now(void *ctx) { return um_now_ns(); }
 
-static volatile unsigned char *touched;
-static size_t touch_bytes, stride;
-
-static void cool(void)
-{
-	for (size_t i = 0; i < touch_bytes; i += stride)
-		touched[i]++;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc < 4 || argc > 7) {
-		fprintf(stderr, "usage: alloc_path TRACE PLAN BUDGET [REPS [TOUCH_KB [STRIDE]]]\n");
-		return 2;
-	}
-	uint64_t budget;
-	int size_status = um_size_parse(argv[3], &budget);
-	if (size_status != UM_SIZE_OK) {
-		fprintf(stderr, "alloc_path: BUDGET '%s' is %s\n", argv[3],
-			size_status == UM_SIZE_TOO_LARGE ? "too large" : "not a size");
-		return 2;
-	}
-	int reps = argc > 4 ? atoi(argv[4]) : 5;
-	touch_bytes = argc > 5 ? strtoull(argv[5], NULL, 10) * 1024 : 0;
-	stride = argc > 6 ? strtoull(argv[6], NULL, 10) : 64;
-	if (reps < 1 || !stride) {
-		fprintf(stderr, "alloc_path: REPS and STRIDE must be positive\n");
-		return 2;
-	}
+	struct path_args args;
+	int status = path_args_parse("alloc_path", argc, argv, &args);
+	if (status)
+		return status;
 	size_t n;
 	uint64_t max_id;
-	struct event *ev = read_events(argv[1], &n, &max_id);
+	struct event *ev = read_events(args.trace, &n, &max_id);
 	char err[256];
-	struct plan *plan = ev ? plan_load(argv[2], err, sizeof err) : NULL;
+	struct plan *plan = ev ? plan_load(args.plan, err, sizeof err) : NULL;
 	if (ev && !plan)
 		fprintf(stderr, "alloc_path: %s\n", err);
 	struct engine_executor x = { .issue = issue, .mark = mark, .now = now };
-	struct engine_config cfg = { ENGINE_PLAN, budget, plan, .fault_sources = true };
+	struct engine_config cfg = { ENGINE_PLAN, args.budget, plan, .fault_sources = true };
 	engine *e = plan ? engine_create(&cfg, &x, err, sizeof err) : NULL;
 	if (plan && !e)
 		fprintf(stderr, "alloc_path: %s\n", err);
@@ -154,8 +130,7 @@ int main(int argc, char **argv)
 					 .fence_done = fence_done, .fence_wait = fence_wait };
 	arena *a = arena_create(NULL, &backend);
 	uint64_t *address = calloc(max_id + 1, sizeof *address);
-	touched = touch_bytes ? calloc(1, touch_bytes) : NULL;
-	if (!e || !a || !address || (touch_bytes && !touched)) {
+	if (!e || !a || !address) {
 		if (e)
 			fprintf(stderr, "alloc_path: out of memory\n");
 		return 1;
@@ -163,10 +138,10 @@ int main(int argc, char **argv)
 	bool idle = !engine_follows_launches(e);
 
 	uint64_t calls = 0, total_ns = 0, arena_ns = 0;
-	for (int rep = 0; rep < reps; rep++) {
+	for (int rep = 0; rep < args.reps; rep++) {
 		for (size_t i = 0; i < n; i++) {
 			struct arena_alloc al;
-			cool();
+			path_args_cool(&args);
 			uint64_t t0 = um_now_ns();
 			if (!ev[i].is_free) {
 				if (arena_alloc(a, ev[i].size, &al) != ARENA_OK) {
@@ -179,7 +154,7 @@ int main(int argc, char **argv)
 				address[ev[i].trace_id] = al.address;
 			} else {
 				if (arena_free(a, address[ev[i].trace_id], &al) != ARENA_OK) {
-					fprintf(stderr, "alloc_path: %s frees allocation %llu, never made\n", argv[1],
+					fprintf(stderr, "alloc_path: %s frees allocation %llu, never made\n", args.trace,
 						(unsigned long long)ev[i].trace_id);
 					return 1;
 				}
@@ -204,7 +179,7 @@ int main(int argc, char **argv)
 	arena_destroy(a);
 	plan_destroy(plan);
 	free(address);
-	free((void *)touched);
+	path_args_free(&args);
 	free(ev);
 	return 0;
 }

@@ -13,9 +13,8 @@
  * with PLAN under BUDGET (a size: 2G, 2174628864). The fastest of REPS
  * (default 5) repetitions, each on a new engine, configured as umreplay
  * configures it without --stats. Before each launch it touches TOUCH_KB
- * KiB of memory STRIDE bytes apart (default 0 and 64), as
- * bench/alloc_path does, standing in for the program's own work between
- * launches: on the H200 the engine's part of a DLRM launch took 0.96-1.13
+ * KiB of memory STRIDE bytes apart (bench/path_args.h), standing in for
+ * the program's own work between launches: on the H200 the engine's part of a DLRM launch took 0.96-1.13
  * us in place, where this program, on the development machine's CPU,
  * reads 0.44 with nothing touched and 0.7-0.8 with 1-4 MiB (session 69).
  *
@@ -28,29 +27,22 @@
 #include <stdlib.h>
 
 #include "clock.h"
+#include "path_args.h"
 #include "plan.h"
-#include "size.h"
 #include "plan/trace_load.h"
 #include "replay/dryrun.h"
 #include "replay/oplog.h"
-
-static volatile unsigned char *touched;
-static size_t touch_bytes, stride;
-
-static void cool(void)
-{
-	for (size_t i = 0; i < touch_bytes; i += stride)
-		touched[i]++;
-}
 
 struct timing {
 	uint64_t launches, ns;
 };
 
-/* One repetition under cfg: the events ev[0 .. n) of t fed to a new engine.
- * Returns 0, or -1 with the error printed. */
+/* One repetition under cfg: the events ev[0 .. n) of t fed to a new engine,
+ * args' memory touched before each launch. Returns 0, or -1 with the error
+ * printed. */
 static int feed(const struct trace *t, const struct dryrun_event *ev, size_t n,
-		const struct engine_config *cfg, struct engine_access *acc, struct timing *out)
+		const struct engine_config *cfg, const struct path_args *args, struct engine_access *acc,
+		struct timing *out)
 {
 	char err[256];
 	oplog *log = oplog_create();
@@ -74,7 +66,7 @@ static int feed(const struct trace *t, const struct dryrun_event *ev, size_t n,
 			size_t m = 0;
 			for (uint32_t j = t->arg_first[k]; j < t->arg_first[k + 1]; j++)
 				acc[m++] = (struct engine_access){ t->allocs[t->arg_alloc[j]].id, 0 };
-			cool();
+			path_args_cool(args);
 			uint64_t t0 = um_now_ns();
 			engine_on_launch(e, t->kernels[k].exec_id, t->kernels[k].shape_id, acc, m);
 			engine_after_launch(e);
@@ -90,35 +82,17 @@ static int feed(const struct trace *t, const struct dryrun_event *ev, size_t n,
 
 int main(int argc, char **argv)
 {
-	if (argc < 4 || argc > 7) {
-		fprintf(stderr, "usage: launch_path TRACE PLAN BUDGET [REPS [TOUCH_KB [STRIDE]]]\n");
-		return 2;
-	}
-	uint64_t budget;
-	int size_status = um_size_parse(argv[3], &budget);
-	if (size_status != UM_SIZE_OK) {
-		fprintf(stderr, "launch_path: BUDGET '%s' is %s\n", argv[3],
-			size_status == UM_SIZE_TOO_LARGE ? "too large" : "not a size");
-		return 2;
-	}
-	int reps = argc > 4 ? atoi(argv[4]) : 5;
-	touch_bytes = argc > 5 ? strtoull(argv[5], NULL, 10) * 1024 : 0;
-	stride = argc > 6 ? strtoull(argv[6], NULL, 10) : 64;
-	if (reps < 1 || !stride) {
-		fprintf(stderr, "launch_path: REPS and STRIDE must be positive\n");
-		return 2;
-	}
-	touched = touch_bytes ? calloc(1, touch_bytes) : NULL;
-	if (touch_bytes && !touched) {
-		fprintf(stderr, "launch_path: out of memory\n");
-		return 1;
-	}
+	struct path_args args;
+	int status = path_args_parse("launch_path", argc, argv, &args);
+	if (status)
+		return status;
 	char err[512];
-	struct trace *t = trace_load(argv[1], err, sizeof err);
-	struct plan *p = t ? plan_load(argv[2], err, sizeof err) : NULL;
+	struct trace *t = trace_load(args.trace, err, sizeof err);
+	struct plan *p = t ? plan_load(args.plan, err, sizeof err) : NULL;
 	if (!p) {
 		fprintf(stderr, "launch_path: %s\n", err);
 		trace_free(t);
+		path_args_free(&args);
 		return 1;
 	}
 	size_t n = 0;
@@ -129,11 +103,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "launch_path: out of memory\n");
 	for (int policy = ENGINE_IDEAL; !rc && policy <= ENGINE_PLAN; policy++) {
 		bool ideal = policy == ENGINE_IDEAL;
-		struct engine_config cfg = { .policy = policy, .gpu_budget = ideal ? 0 : budget,
+		struct engine_config cfg = { .policy = policy, .gpu_budget = ideal ? 0 : args.budget,
 					     .plan = ideal ? NULL : p };
 		struct timing best = { 0, UINT64_MAX }, one;
-		for (int r = 0; !rc && r < reps; r++) {
-			rc = feed(t, ev, n, &cfg, acc, &one) ? 1 : 0;
+		for (int r = 0; !rc && r < args.reps; r++) {
+			rc = feed(t, ev, n, &cfg, &args, acc, &one) ? 1 : 0;
 			if (!rc && one.ns < best.ns)
 				best = one;
 		}
@@ -143,7 +117,7 @@ int main(int argc, char **argv)
 			       best.launches ? (double)best.ns / 1e3 / (double)best.launches : 0.0);
 	}
 	free(acc);
-	free((void *)touched);
+	path_args_free(&args);
 	free(ev);
 	plan_destroy(p);
 	trace_free(t);
