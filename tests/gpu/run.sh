@@ -47,6 +47,16 @@ same_counts() {
 	got=$(allocator_counts "$stats" "$@")
 	[ "$got" = "$expected" ] && echo True || echo "$got"
 }
+# NAME TOOL: the GPU memory probe_under_tools' run of NAME under TOOL got
+# past the shim, as "ALLOCATIONS BYTES MOST-HELD": umrec's trace, or
+# umreplay's stats.
+driver_counts() {
+	if [ "$2" = umrec ]; then
+		trace_counts "$WORK/$1.db" driver_allocations driver_allocation_bytes driver_allocation_peak_bytes
+	else
+		allocator_counts "$WORK/$1.json" driver_allocs driver_bytes driver_peak_bytes
+	fi
+}
 # DB [UMPLAN ARGS...]: the trace's live peak W in bytes, from umplan --json.
 live_peak() {
 	local db=$1; shift
@@ -426,11 +436,7 @@ driver_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 granule counts want
 	granule=$(sed -n 's/^granule: //p' "$WORK/driver.plain")
 	want="3 $(((12 << 20) + ${granule:-0})) $((8 << 20))"
-	if [ $tool = umrec ]; then
-		counts=$(trace_counts "$WORK/driver.db" driver_allocations driver_allocation_bytes driver_allocation_peak_bytes)
-	else
-		counts=$(allocator_counts "$WORK/driver.json" driver_allocs driver_bytes driver_peak_bytes)
-	fi
+	counts=$(driver_counts driver $tool)
 	row "driver_probe, $tool: as plain, counted" "$(verdict "[ $rc -eq 0 ] && [ -n '$granule' ] && diff $WORK/driver.plain $WORK/driver.$tool >/dev/null && under_umkit $WORK/driver.$tool.err && [ '$served' = True ] && [ '$counts' = '$want' ]")" \
 		"allocations, bytes, most held: $counts (wanted $want)"
 }
@@ -1036,12 +1042,8 @@ devices_types() { sed -n 's/^[^:]*: \(managed\|device\) on \([0-9]\) .*/\1 on \2
 devices_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 plain driver want="4 $((15 << 20)) $((13 << 20))"
 	plain=$(devices_types "$WORK/devices.plain")
-	if [ $tool = umrec ]; then
-		driver=$(trace_counts "$WORK/devices.db" driver_allocations driver_allocation_bytes driver_allocation_peak_bytes)
-	else
-		[ "$served" = True ] && served=$(same_counts "$WORK/devices.json" "5 $((5 << 22))" runtime_allocs runtime_bytes)
-		driver=$(allocator_counts "$WORK/devices.json" driver_allocs driver_bytes driver_peak_bytes)
-	fi
+	[ $tool = umreplay ] && [ "$served" = True ] && served=$(same_counts "$WORK/devices.json" "5 $((5 << 22))" runtime_allocs runtime_bytes)
+	driver=$(driver_counts devices $tool)
 	row "devices_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && [[ '$plain' == 'device on 0 device on 1 device on 1 device on 1 device on 0 managed on '[01]' ' ]] && [ \"\$(devices_types $WORK/devices.$tool)\" = 'managed on 0 ${plain#device on 0 }' ] && grep -qx 'device 1 reset: ok' $WORK/devices.plain && diff <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.plain) <(sed 's/: managed on 0 /: device on 0 /' $WORK/devices.$tool) >/dev/null && under_umkit $WORK/devices.$tool.err && [ '$served' = True ] && [ '$driver' = '$want' ]")" \
 		"$(devices_types "$WORK/devices.$tool"); driver allocations, bytes, most held: $driver (wanted $want)"
 }
