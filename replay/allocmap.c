@@ -219,9 +219,10 @@ struct alloc_rec *allocmap_add(allocmap *m, uint64_t id, uint64_t address, uint6
 		return NULL;
 	struct alloc_rec *r = &m->tab[i];
 	uint64_t last = address + (size ? size : 1) - 1;
+	uint32_t n_blocks = (uint32_t)((last >> BLOCK_SHIFT) - (address >> BLOCK_SHIFT) + 1);
 	*r = (struct alloc_rec){ .id = id, .address = address, .size = size,
 				 .first_block = address >> BLOCK_SHIFT,
-				 .n_blocks = (uint32_t)((last >> BLOCK_SHIFT) - (address >> BLOCK_SHIFT) + 1),
+				 .n_blocks = n_blocks, .gpu_blocks = n_blocks,
 				 .plan_pers = -1, .plan_iter = -1, .plan_prev = -1 };
 	m->used++;
 	if (m->plan)

@@ -46,6 +46,9 @@ struct alloc_rec {
 	uint64_t id, address, size;
 	uint64_t first_block; /* block number of the first byte */
 	uint32_t n_blocks;    /* blocks [address, address + size) overlaps */
+	uint32_t gpu_blocks;  /* of those, the ones before the tail the plan
+				 keeps in host memory (onhost.c): all of them
+				 unless that tail was placed there */
 	bool touched;         /* a kernel used it or the program wrote it since
 				 it was made: its contents may matter */
 	int32_t plan_pers, plan_iter; /* plan allocations mapped to it, or -1 */

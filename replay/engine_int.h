@@ -159,8 +159,9 @@ void pcorr_learn(engine *e, uint64_t exec_id);
 void pcorr_prefetch(engine *e, uint64_t exec_id);
 
 /* Allocation r was just made / is being freed: places it in host memory
- * when the plan keeps it there / releases it if it was placed. */
-void onhost_alloc(engine *e, const struct alloc_rec *r);
+ * when the plan keeps it there (setting r->gpu_blocks) / releases it if it
+ * was placed. */
+void onhost_alloc(engine *e, struct alloc_rec *r);
 void onhost_free(engine *e, const struct alloc_rec *r);
 
 #endif

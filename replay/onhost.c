@@ -11,7 +11,7 @@
  */
 #include "engine_int.h"
 
-void onhost_alloc(engine *e, const struct alloc_rec *r)
+void onhost_alloc(engine *e, struct alloc_rec *r)
 {
 	uint64_t offset;
 	if (e->policy != ENGINE_PLAN || e->foreign || !e->x.place || r->plan_pers < 0 ||
@@ -41,24 +41,14 @@ void onhost_alloc(engine *e, const struct alloc_rec *r)
 		return;
 	for (uint32_t i = first; i < r->n_blocks; i++)
 		residency_find(e->res, r->first_block + i)->host = 1;
+	r->gpu_blocks = first;
 	e->st.host_allocs++;
 	e->st.host_bytes += bytes;
 }
 
 void onhost_free(engine *e, const struct alloc_rec *r)
 {
-	if (r->plan_pers < 0 || !plan_on_host(e->plan, (uint32_t)r->plan_pers, NULL))
-		return;
-	/* Placed or not (onhost_alloc may have declined): the part on the
-	 * host is the allocation's tail, so its last block tells, and the
-	 * run of host blocks before it says where that part starts. */
-	uint32_t first = r->n_blocks;
-	while (first > 0) {
-		struct block *b = residency_find(e->res, r->first_block + first - 1);
-		if (!b || !b->host)
-			break;
-		first--;
-	}
+	uint32_t first = r->gpu_blocks;
 	if (first == r->n_blocks)
 		return;
 	uint64_t offset = (uint64_t)first * BLOCK_BYTES;
