@@ -14,9 +14,11 @@
  * (default 5) repetitions, each on a new engine, configured as umreplay
  * configures it without --stats. Before each launch it touches TOUCH_KB
  * KiB of memory STRIDE bytes apart (bench/path_args.h), standing in for
- * the program's own work between launches: on the H200 the engine's part of a DLRM launch took 0.96-1.13
- * us in place, where this program, on the development machine's CPU,
- * reads 0.44 with nothing touched and 0.7-0.8 with 1-4 MiB (session 69).
+ * the program's own work between launches: on the H200 the engine's part
+ * of a steady DLRM launch took 0.64-0.74 us in place, leaving out the few
+ * calls over 20 us (session 70), where this program, on the development
+ * machine's CPU, reads 0.44 with nothing touched and 0.7-0.8 with 1-4 MiB
+ * (session 69).
  *
  * Prints a line per policy: launches followed and the mean time per
  * launch. What it leaves out, which the program's thread pays too: CUPTI's
