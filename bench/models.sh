@@ -63,3 +63,18 @@ record_and_plan() {
 	htod=${htod:-$(python3 tests/gpu/calibrate.py 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["htod_gbps"])')}
 	$bin/umplan $dir/m.db --capacity $budget --htod-bw $htod -q -o $dir/m.plan
 }
+
+# dlrm_half_plan DIR STEPS: DLRM (batch 4096) recorded for 5 steps and
+# planned for B = W / 2 in DIR (record_and_plan), as sessions 69 and 70's
+# scripts in bench/results do. Sets what record_and_plan sets, maxm (2 W
+# rounded up to GiB, for --max-managed) and the array cmd, DLRM for STEPS
+# steps, and prints W, B and the host-to-device speed.
+dlrm_half_plan() {
+	local rec
+	mkdir -p "$1"
+	read -ra rec < <(STEPS=5 model_command dlrm 4096)
+	record_and_plan build/bin "$1" 2 32G "${rec[@]}" || return 1
+	maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
+	echo "W=$w budget=$budget htod=$htod"
+	read -ra cmd < <(STEPS=$2 model_command dlrm 4096)
+}

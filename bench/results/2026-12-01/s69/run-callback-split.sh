@@ -8,12 +8,7 @@
 # --kernel-times). The first run of session 69 had the plan's replay alone.
 #   bash bench/results/2026-12-01/s69/run-callback-split.sh [kernel-times]
 source bench/models.sh
-mkdir -p /tmp/w
-read -ra rec < <(STEPS=5 model_command dlrm 4096)
-record_and_plan build/bin /tmp/w 2 32G "${rec[@]}" || exit 1
-maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
-echo "W=$w budget=$budget htod=$htod"
-read -ra cmd < <(STEPS=200 model_command dlrm 4096)
+dlrm_half_plan /tmp/w 200 || exit 1
 # The plan's replay, then ideal's (no plan, no budget), then the plan's
 # again with the unpatched build and --kernel-times, for the GPU's busy
 # time per iteration.

@@ -9,12 +9,7 @@
 #   bash bench/results/2026-12-01/s70/run-callback-hist.sh
 echo "numa_balancing $(cat /proc/sys/kernel/numa_balancing 2>&1) thp $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1) cpus $(nproc)"
 source bench/models.sh
-mkdir -p /tmp/w
-read -ra rec < <(STEPS=5 model_command dlrm 4096)
-record_and_plan build/bin /tmp/w 2 32G "${rec[@]}" || exit 1
-maxm=$(((2 * w + (1 << 30) - 1) >> 30))G
-echo "W=$w budget=$budget htod=$htod"
-read -ra cmd < <(STEPS=200 model_command dlrm 4096)
+dlrm_half_plan /tmp/w 200 || exit 1
 runs=("plan --plan /tmp/w/m.plan --gpu-budget $budget" "ideal --policy ideal")
 for round in 1 2; do
 	for r in "${runs[@]}"; do
