@@ -3,7 +3,7 @@
 
 Usage: python3 bench/lockstep.py OUTDIR NAME=COMMAND [NAME=COMMAND ...]
                                  [--rounds R] [--skip N] [--timeout S]
-       python3 bench/lockstep.py --report NAME,NAME[,...] DIR [DIR ...] [--skip N]
+       python3 bench/lockstep.py --report NAME,NAME[,...] DIR|ARCHIVE ... [--skip N]
 
 Each COMMAND (split as a shell would, not run by one) is a program of
 examples/pytorch, directly or under umreplay; `--turn-fds R,W` is added to
@@ -27,7 +27,9 @@ OUTDIR/round-K/status), then prints a Markdown table, every run against
 the first, over the steps after the first N (--skip, default 5: warm-up)
 that both ran in a round. --report prints that table again for the runs
 NAME... of the rounds already run under each DIR (an OUTDIR), pooled: the
-rounds of several commands, each a comparison within itself.
+rounds of several commands, each a comparison within itself. An ARCHIVE
+(a .tar.gz that bench/overhead_lockstep.sh writes, its rounds under runs/)
+is read as the OUTDIR it holds, unpacked into a temporary folder.
   status            the runs' exit statuses, 0 when all were (? where a
                     round's status file is missing)
   steps             steps compared, over all rounds
@@ -50,6 +52,8 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -191,9 +195,30 @@ def round_dirs(outdir):
     return [os.path.join(outdir, d) for _, d in sorted(found)]
 
 
+def report_dirs(args, scratch):
+    """The OUTDIRs --report reads: each DIR itself, each ARCHIVE unpacked
+    under scratch (its runs/ folder)."""
+    dirs = []
+    for i, arg in enumerate(args):
+        if not arg.endswith(".tar.gz"):
+            dirs.append(arg)
+            continue
+        into = os.path.join(scratch, str(i))
+        try:
+            with tarfile.open(arg) as t:
+                t.extractall(into, filter="data")
+        except OSError as e:
+            sys.exit(f"lockstep: {arg}: {e.strerror}")
+        except tarfile.TarError:
+            sys.exit(f"lockstep: {arg}: not a .tar.gz archive")
+        dirs.append(os.path.join(into, "runs"))
+    return dirs
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("args", nargs="+", metavar="ARG", help="OUTDIR NAME=COMMAND...; with --report, DIR...")
+    ap.add_argument("args", nargs="+", metavar="ARG",
+                    help="OUTDIR NAME=COMMAND...; with --report, DIR or ARCHIVE...")
     ap.add_argument("--report", metavar="NAME,NAME", help="report the rounds already run under each DIR")
     ap.add_argument("--rounds", type=int, default=1, help="rings of fresh processes, each rotated one place")
     ap.add_argument("--skip", type=int, default=5, help="steps left out at the start of each run")
@@ -215,7 +240,9 @@ def main(argv):
         ap.error("two runs named alike, or a name empty")
 
     if a.report:
-        rounds = [read_round(d, names, a.skip) for outdir in a.args for d in round_dirs(outdir)]
+        with tempfile.TemporaryDirectory() as scratch:
+            rounds = [read_round(d, names, a.skip) for outdir in report_dirs(a.args, scratch)
+                      for d in round_dirs(outdir)]
     else:
         rounds = run_rounds(a.args[0], runs, a.rounds, a.skip, a.timeout)
     n = len(rounds)

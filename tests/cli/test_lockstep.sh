@@ -5,7 +5,7 @@
 # step strictly in turn, each round's ring one place further on; a step's
 # time is paired with the same step of the first run; the rounds' range
 # and interval, and the output check; --report on rounds already run, of
-# one folder or several pooled; a run that fails or hangs ends without the
+# one folder or several pooled, or packed in an archive; a run that fails or hangs ends without the
 # others hanging; a program that cannot run; usage errors.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
@@ -87,6 +87,16 @@ table=$out
 run python3 "$LOCKSTEP" --report a,b,c --skip 2 "$SCRATCH/o"
 [ "$status" = 0 ] && [ "$out" = "$table" ] && ok "--report: the rounds already run, the same table" \
 	|| not_ok "--report: the rounds already run, the same table (got: $out)"
+mkdir "$SCRATCH/packed" && cp -r "$SCRATCH/o" "$SCRATCH/packed/runs"
+tar -C "$SCRATCH/packed" -czf "$SCRATCH/o.tar.gz" runs
+run python3 "$LOCKSTEP" --report a,b,c --skip 2 "$SCRATCH/o.tar.gz"
+[ "$status" = 0 ] && [ "$out" = "$table" ] \
+	&& ok "--report: an archive as overhead_lockstep.sh packs the rounds, the same table" \
+	|| not_ok "--report: an archive as overhead_lockstep.sh packs the rounds, the same table (got: $out)"
+echo junk >"$SCRATCH/junk.tar.gz"
+run python3 "$LOCKSTEP" --report a,b "$SCRATCH/junk.tar.gz"
+expect_status 1 "--report: a file that is no archive: exit 1"
+expect_err_has "junk.tar.gz: not a .tar.gz archive" "which names the file"
 run python3 "$LOCKSTEP" "$SCRATCH/o2" --skip 2 --rounds 2 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
 grep -qE "^\| b \| 0 \| 20 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+%, [+-][0-9.]+% – [+-][0-9.]+% \| yes \|$" <<<"$(row b)" \
 	&& ok "two rounds: a range, no interval" || not_ok "two rounds: a range, no interval (got: $(row b))"
