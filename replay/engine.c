@@ -520,7 +520,7 @@ static void place(engine *e, uint64_t exec_id, uint64_t shape_id, const struct e
 /* Pins the kernel's blocks (whole allocations its arguments point into),
  * refreshes the resident ones and reserves room for the others. Blocks in
  * host memory are left alone, and the tail an allocation placed there is
- * not walked: DLRM's tables, 256 blocks each, have half theirs there at
+ * not walked: DLRM's tables, 245 blocks each, have half theirs there at
  * W/B 2. A host block can still turn up before it: the tail of the
  * allocation before, whose last block this one shares. */
 static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
@@ -532,7 +532,7 @@ static void kernel_begin(engine *e, const struct engine_access *acc, size_t n)
 		if (!r || !kb_room(e, r->gpu_blocks))
 			continue;
 		/* A lookup per run of blocks that lie together: launches touch
-		 * 73 blocks on average in DLRM's trace, 256 for a table. */
+		 * 73 blocks on average in DLRM's trace, 245 for a table. */
 		for (uint32_t j = 0, run; j < r->gpu_blocks; j += run) {
 			run = r->gpu_blocks - j;
 			struct block *b = residency_find_run(e->res, r->first_block + j, &run);
