@@ -1,5 +1,5 @@
 /*
- * grow.h: room for one more element in an array that doubles as it fills.
+ * grow.h: room for more elements in an array that doubles as it fills.
  */
 #ifndef UMKIT_GROW_H
 #define UMKIT_GROW_H
@@ -7,19 +7,28 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-/* v (n elements of size bytes, room for *cap) with room for element n: v
- * itself while n < *cap, else v moved by realloc with *cap doubled (first
- * when it was 0). NULL when memory ran out: v and *cap are left as they
- * were, and the caller decides what to give up. */
-static inline void *room_for_one(void *v, size_t n, size_t *cap, size_t size, size_t first)
+/* v (n elements of size bytes, room for *cap) with room for elements n ..
+ * n + more - 1: v itself while they fit, else v moved by realloc with *cap
+ * doubled until they do (from first, which is not 0, when *cap was 0).
+ * NULL when memory ran out: v and *cap are left as they were, and the
+ * caller decides what to give up. */
+static inline void *room_for(void *v, size_t n, size_t more, size_t *cap, size_t size, size_t first)
 {
-	if (n < *cap)
+	if (n + more <= *cap)
 		return v;
-	size_t grown = *cap ? 2 * *cap : first;
+	size_t grown = *cap ? *cap : first;
+	while (grown < n + more)
+		grown *= 2;
 	void *p = realloc(v, grown * size);
 	if (p)
 		*cap = grown;
 	return p;
+}
+
+/* room_for one element more. */
+static inline void *room_for_one(void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	return room_for(v, n, 1, cap, size, first);
 }
 
 #endif

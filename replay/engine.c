@@ -171,16 +171,10 @@ void engine_destroy(engine *e)
 /* Room in e->kb for n blocks more: false when memory ran out. */
 static bool kb_room(engine *e, uint32_t n)
 {
-	if (e->n_kb + n <= e->cap_kb)
-		return true;
-	size_t cap = e->cap_kb ? e->cap_kb : 256;
-	while (cap < e->n_kb + n)
-		cap *= 2;
-	struct block **p = realloc(e->kb, cap * sizeof *p);
+	struct block **p = room_for(e->kb, e->n_kb, n, &e->cap_kb, sizeof *p, 256);
 	if (!p)
 		return false;
 	e->kb = p;
-	e->cap_kb = cap;
 	return true;
 }
 

@@ -326,6 +326,28 @@ static void room_for_one_doubles_when_full(void **state)
 	free(v);
 }
 
+/* Room for several elements at once: the capacity doubles from the first
+ * until they all fit, and the array is handed back as it is when they
+ * already do. */
+static void room_for_doubles_until_all_fit(void **state)
+{
+	size_t cap = 0;
+	uint32_t *v = room_for(NULL, 0, 3, &cap, sizeof *v, 4);
+	assert_non_null(v);
+	assert_int_equal(cap, 4);
+	assert_ptr_equal(room_for(v, 1, 3, &cap, sizeof *v, 4), v);
+	assert_int_equal(cap, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		v[i] = i + 1;
+	uint32_t *p = room_for(v, 4, 13, &cap, sizeof *v, 4);
+	assert_non_null(p);
+	assert_int_equal(cap, 32); /* 4, 8, 16, 32 >= 17 */
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(p[i], i + 1);
+	assert_ptr_equal(room_for(p, 17, 15, &cap, sizeof *p, 4), p);
+	free(p);
+}
+
 /* Threads pass a gate in a loop, noting in `late` any pass made after
  * gate_close returned (closed_done set by the closer) and in `busy` any
  * call inside at that moment; both must stay 0, and no pass succeeds
@@ -513,6 +535,7 @@ int main(void)
 		cmocka_unit_test(execid_known_value),
 		cmocka_unit_test(search_bounds_match_a_scan),
 		cmocka_unit_test(room_for_one_doubles_when_full),
+		cmocka_unit_test(room_for_doubles_until_all_fit),
 		cmocka_unit_test(library_threads_take_no_signals),
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
