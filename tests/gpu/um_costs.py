@@ -20,6 +20,8 @@ from cudrv import (ADVISE_SET_ACCESSED_BY, ADVISE_SET_PREFERRED_LOCATION, ADVISE
                    blocks, timed)
 
 PARTS = 4
+BATCH_RANGES = (1, 16, 128)
+BATCH_REPS = 3
 
 
 def sync_ms(gpu, fn):
@@ -301,6 +303,40 @@ def discards(gpu, ptr, size, s):
     return out
 
 
+def batch_costs(gpu, ptr, size, s):
+    """ms of moving n ranges of equal size in one batch call, issued and
+    synchronised, against the same ranges in a call each: to the GPU and to
+    the host, for ranges of 64 KiB and 2 MB. Each range starts a 2 MB block
+    of its own and the block after it is left out, so no two can be merged
+    into one. Before each timing every range is on the other side. The
+    medians of BATCH_REPS. The simulator and the scheduler charge a call's
+    fixed cost per op (umplan --constants call_cost_us), the replayer makes
+    one batch call per launch and kind: this says what a range in a batch
+    costs."""
+    out = {}
+    for to_gpu in (True, False):
+        side = out["to_gpu" if to_gpu else "to_host"] = {}
+        for range_bytes, label in ((64 << 10, "64k"), (MB2, "2m")):
+            row = side[label] = {}
+            for n in BATCH_RANGES:
+                if 2 * n * MB2 > size:
+                    continue
+                ranges = [(ptr + 2 * i * MB2, range_bytes) for i in range(n)]
+
+                def timed_move(issue):
+                    times = []
+                    for _ in range(BATCH_REPS):
+                        gpu.prefetch(ptr, size, not to_gpu, s)
+                        gpu.sync()
+                        times.append(timed(lambda: (issue(), gpu.sync())))
+                    return ms(sorted(times)[len(times) // 2])
+
+                row[str(n)] = timed_move(lambda: gpu.prefetch_batch(ranges, to_gpu, s))
+                if n > 1:
+                    row[f"{n}_calls"] = timed_move(lambda: [gpu.prefetch(p, b, to_gpu, s) for p, b in ranges])
+    return out
+
+
 def round_trips(gpu, size, s):
     """ms of the ways data can leave the GPU and come back, each call
     synchronised, on a fresh allocation of size bytes written on the GPU:
@@ -535,6 +571,7 @@ def main():
              "duplex_ms": lambda: duplex(gpu, ptr, size, streams),
              "evict_states_ms": lambda: evict_states(gpu, ptr, size, streams),
              "discard_ms": lambda: discards(gpu, ptr, size, streams[0]),
+             "batch_ms": lambda: batch_costs(gpu, ptr, size, streams[0]),
              "round_trip_ms": lambda: round_trips(gpu, size, streams[0]),
              "read_mostly_ms": lambda: read_mostly(gpu, ptr, size, streams[0])}
     chosen = sys.argv[2].split(",") if len(sys.argv) > 2 else list(parts)
