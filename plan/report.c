@@ -450,7 +450,7 @@ int report_text(const struct planner *pl, FILE *out)
 		if (partial)
 			snprintf(words, sizeof words, "; of %u only the tail, the rest resident", partial);
 		fprintf(out, "\nhost         %u tensors (%s%s) stay in host memory, mapped for the GPU: "
-			"their kernels' passes add up to %.3f ms per iteration\n", plan->n_host,
+			"their kernels' passes cost at most about %.3f ms per iteration\n", plan->n_host,
 			size_str(pl->host_bytes, a, sizeof a), partial ? words : "",
 			(double)pl->host_ns / 1e6);
 		if (list_host(ts, v, out))

@@ -223,6 +223,7 @@ done
 run "$UMPLAN" "$brief" --report --capacity 5M
 expect_out_has "host         1 tensors (2.00 MiB; of 1 only the tail, the rest resident) stay in host memory" "--report lists the host tensors, the partial one"
 expect_out_has "  largest on the host:" "--report lists the tensors on the host"
+expect_out_has "passes cost at most about" "--report gives the passes' price as the ceiling it is"
 expect_out_has "2.00 MiB of 4.00 MiB from byte 2097152, 2 uses per iteration" \
 	"--report says how much of each is there, from where, and its uses"
 run "$UMPLAN" "$brief" -o "$SCRATCH/host.bin" --capacity 5M --check -q
