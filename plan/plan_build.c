@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "minmax.h"
 
 /* Blocks of an allocation of size bytes. */
 static uint64_t blocks_of(uint64_t size)
@@ -119,7 +120,7 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	pl->predict.prefetch_bytes = sr->prefetch_bytes;
 	pl->predict.evict_bytes = sr->evict_bytes;
 	pl->predict.discard_bytes = sr->discard_bytes;
-	pl->predict.iteration_ns = in->vital->cycle_ns + sr->stall_ns + in->host_ns;
+	pl->predict.iteration_ns = add_sat_u64(add_sat_u64(in->vital->cycle_ns, sr->stall_ns), in->host_ns);
 	if (fill_provenance(in, pl))
 		goto oom;
 

@@ -411,8 +411,12 @@ int report_text(const struct planner *pl, FILE *out)
 	double dtoh = 100.0 * sr->dtoh_busy_ns / v->cycle_ns, htod = 100.0 * sr->htod_busy_ns / v->cycle_ns;
 	fprintf(out, "             link busy %.1f%% of the iteration (DtoH %.1f%%, HtoD %.1f%%)%s\n", dtoh + htod,
 		dtoh, htod, dtoh + htod > 100 ? ": more than it can carry, expect stalls" : "");
-	fprintf(out, "             %zu evictions not hidden behind computation (stall about %.3f ms), %zu dropped as unnecessary\n",
-		sr->forced, sr->stall_ns / 1e6, sr->dropped);
+	if (sr->stall_ns == UINT64_MAX) /* a transfer that never ends (sched.c) */
+		snprintf(words, sizeof words, "stall without end: the links cannot carry a transfer");
+	else
+		snprintf(words, sizeof words, "stall about %.3f ms", sr->stall_ns / 1e6);
+	fprintf(out, "             %zu evictions not hidden behind computation (%s), %zu dropped as unnecessary\n",
+		sr->forced, words, sr->dropped);
 	if (f.prefetches_at_use)
 		fprintf(out, "             %zu prefetches (%s, %.0f%% of the bytes prefetched) issued at the kernel that needs them "
 			"(no room or link time earlier): it waits for the copy or faults on it\n",

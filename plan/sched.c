@@ -10,6 +10,7 @@
 #include "errmsg.h"
 #include "grow.h"
 #include "link.h"
+#include "minmax.h"
 
 /* One eviction candidate: an inactive period, and what has been decided for
  * it. Offsets count kernels from evict_at; offset i is position
@@ -72,13 +73,23 @@ static int64_t start_at(const struct ctx *x, uint64_t u)
 	return (int64_t)vital_start_ns(x->v, u);
 }
 
-/* A transfer's time; INT64_MAX / 4, "never", when there is no link or the
- * time would not fit the schedule's arithmetic. */
+/* A transfer that never ends: no link, or a time that would not fit the
+ * schedule's arithmetic. */
+#define NEVER_NS (INT64_MAX / 4)
+
+/* A transfer's time; NEVER_NS when there is no link or the time would not
+ * fit. */
 static int64_t transfer_ns(uint64_t bytes, uint64_t bytes_per_s, uint64_t call_ns)
 {
-	const int64_t never = INT64_MAX / 4;
-	double ns = bytes_per_s ? (double)call_ns + (double)bytes * 1e9 / (double)bytes_per_s : (double)never;
-	return ns < (double)never ? (int64_t)ns : never;
+	double ns = bytes_per_s ? (double)call_ns + (double)bytes * 1e9 / (double)bytes_per_s : (double)NEVER_NS;
+	return ns < (double)NEVER_NS ? (int64_t)ns : NEVER_NS;
+}
+
+/* total plus a time of d: forever (UINT64_MAX) once a transfer never
+ * ends, or where the sum would wrap. */
+static uint64_t add_time(uint64_t total, int64_t d)
+{
+	return d >= NEVER_NS ? UINT64_MAX : add_sat_u64(total, (uint64_t)d);
 }
 
 /* Adds delta to one model's residency over offsets [from, to) of c, keeping
@@ -382,10 +393,10 @@ static void count_prefetch(const struct ctx *x, const struct cand *c, uint32_t i
 			   uint64_t bytes, int64_t dp, struct sched_result *r)
 {
 	r->prefetch_bytes += bytes;
-	r->htod_busy_ns += (uint64_t)dp;
+	r->htod_busy_ns = add_time(r->htod_busy_ns, dp);
 	int64_t avail = start_at(x, U(x, c, needed)) - start_at(x, U(x, c, issued));
 	if (dp > avail) {
-		r->stall_ns += (uint64_t)(dp - avail);
+		r->stall_ns = add_time(r->stall_ns, dp >= NEVER_NS ? dp : dp - avail);
 		r->late_prefetches++;
 		r->late_prefetch_bytes += bytes;
 	}
@@ -516,7 +527,7 @@ static int emit_moves(struct ctx *x, struct op_buf *b, struct sched_result *r)
 			 PLAN_POS_NONE, whose, size))
 			return -1;
 		r->evict_bytes += size;
-		r->dtoh_busy_ns += (uint64_t)c->de;
+		r->dtoh_busy_ns = add_time(r->dtoh_busy_ns, c->de);
 		if (!c->prefetch)
 			continue;
 		whose = c->nr >= c->next_at ? c->next : c->tensor;
@@ -531,8 +542,10 @@ static int emit_moves(struct ctx *x, struct op_buf *b, struct sched_result *r)
  * least the difference, whatever their order. */
 static void stall_at_least_excess(const struct ctx *x, struct sched_result *r)
 {
-	uint64_t cycle = x->v->cycle_ns, busy = r->dtoh_busy_ns + r->htod_busy_ns;
-	if (busy > cycle && busy - cycle > r->stall_ns)
+	uint64_t cycle = x->v->cycle_ns, busy = add_sat_u64(r->dtoh_busy_ns, r->htod_busy_ns);
+	if (busy == UINT64_MAX)
+		r->stall_ns = UINT64_MAX;
+	else if (busy > cycle && busy - cycle > r->stall_ns)
 		r->stall_ns = busy - cycle;
 }
 

@@ -13,6 +13,7 @@
 #include "plan/link.h"
 #include "plan/plan_check.h"
 #include "plan/planner.h"
+#include "plan/report.h"
 #include "plan/synth.h"
 #include "trace_schema.h"
 
@@ -481,25 +482,44 @@ static void one_link_for_both_directions(void **state)
  * time was undefined behaviour before (UBSan's float-cast-overflow). */
 static void transfers_too_slow_to_time(void **state)
 {
-	struct synth_params sp;
-	char path[512];
-	synth_defaults(&sp);
-	sp.layers = 3;
-	sp.iterations = 3;
-	sp.min_bytes = sp.max_bytes = 32ULL << 30;
-	sp.device_memory = 1ULL << 40;
-	write_synth("slow_link.db", &sp, path, sizeof path);
-	struct planner_options o;
-	planner_options_default(&o);
-	o.capacity = test_unplanned_peak(path) / 2;
-	o.htod_bytes_per_s = o.dtoh_bytes_per_s = 1;
-	struct planner *p;
-	char err[512];
-	if (planner_run(path, &o, &p, err, sizeof err))
-		fail_msg("%s", err);
-	assert_true(p->plan->n_ops > 0);
-	assert_properties(p, "a link of 1 byte per second");
-	planner_free(p);
+	/* Every transfer takes "never" (sched.c, transfer_ns), so the stall
+	 * and the predicted iteration are forever, and --report says so:
+	 * summed as numbers, 8 layers' transfers wrapped past 2^64, and the
+	 * plan predicted an iteration shorter than the recorded one. */
+	static const uint32_t layers[] = { 3, 8 };
+	for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
+		struct synth_params sp;
+		char path[512], name[32];
+		synth_defaults(&sp);
+		sp.layers = layers[i];
+		sp.iterations = 3;
+		sp.min_bytes = sp.max_bytes = 32ULL << 30;
+		sp.device_memory = 1ULL << 40;
+		snprintf(name, sizeof name, "slow_link_%u.db", layers[i]);
+		write_synth(name, &sp, path, sizeof path);
+		struct planner_options o;
+		planner_options_default(&o);
+		o.capacity = test_unplanned_peak(path) / 2;
+		o.htod_bytes_per_s = o.dtoh_bytes_per_s = 1;
+		o.remote_bytes_per_s = 0; /* every tensor would stay on the host */
+		struct planner *p;
+		char err[512];
+		if (planner_run(path, &o, &p, err, sizeof err))
+			fail_msg("%s", err);
+		assert_true(p->plan->n_ops > 0);
+		assert_properties(p, "a link of 1 byte per second");
+		assert_int_equal(p->sched.stall_ns, UINT64_MAX);
+		assert_int_equal(p->plan->predict.iteration_ns, UINT64_MAX);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		assert_non_null(out);
+		assert_int_equal(report_text(p, out), 0);
+		fclose(out);
+		assert_non_null(strstr(text, "(stall without end: the links cannot carry a transfer)"));
+		free(text);
+		planner_free(p);
+	}
 }
 
 /* The prefetches the model has land late, recounted from the plan: a
