@@ -6,8 +6,10 @@
  *   rp_callbacks.c  kernel launches and allocations -> the engine
  *   rp_residency.c  the measured peak residency, sampled by a thread
  *   rp_exec.c       the engine's executor: the replayer's own stream,
- *                   markers (CUDA events) and the batch migration calls,
- *                   issued from a worker thread so the program never waits
+ *                   markers (CUDA events) and the batch migration calls:
+ *                   prefetches and evictions from a worker thread, so the
+ *                   program never waits for them; discards on the
+ *                   program's thread, its streams then ordered after them
  *   rp_activity.c   what the Unified Memory counters say actually moved
  */
 #ifndef UMKIT_RP_H
@@ -31,7 +33,8 @@ extern char *rp_plan_path;
 
 uint64_t rp_now(void);
 
-/* The executor (rp_exec.c). start creates the stream lazily on first use. */
+/* The executor (rp_exec.c). Its stream is made at its first call, in the
+ * calling thread's context. */
 const struct engine_executor *rp_exec_get(void);
 /* The stream of the launch the calling thread is making (for markers). */
 void rp_exec_set_launch_stream(CUstream s);
@@ -79,7 +82,8 @@ struct rp_exec_stats {
 				      prefetch: their blocks' latest free
 				      was still in the GPU's queue */
 	uint64_t discard_waits;    /* times the program's stream was ordered
-				      after the replayer's discards */
+				      after the replayer's discards (or the
+				      prefetches that stand in for them) */
 	uint64_t gate_waits;       /* launches ordered after a prefetch of
 				      their blocks still copying */
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had

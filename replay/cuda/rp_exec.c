@@ -4,9 +4,9 @@
  * Markers are CUDA events recorded on the program's stream right after a
  * launch, in a ring of events, reused: a migration waiting for a marker
  * whose event was reused since waits for the later marker instead, which
- * on one stream is only longer, and a discard does not trust such an event
- * (mark_done). Ops go on the replayer's own non-blocking stream, behind
- * the marker they name.
+ * on one stream is only longer (mark_done: a discard, too, takes the later
+ * marker's completion for its own there). Ops go on the replayer's own
+ * non-blocking stream, behind the marker they name.
  *
  * Prefetches and evictions only cost time if mistimed, so a worker thread
  * issues them and the program's thread never waits for the driver.
@@ -52,7 +52,8 @@
  * for markers recorded before them, so no cycle can form.
  *
  * The engine calls issue() and mark() with its lock held: the executor's
- * own state needs no lock except the worker queue.
+ * own state needs no lock but the worker queue's and the landing table's
+ * (landing_lock: allocating threads wait on it, rp_exec_wait_discards).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -347,13 +348,18 @@ static void call_all(enum engine_op op, const struct engine_range *r, size_t n, 
 	calls_split(r, n, call_bytes(op), &t);
 }
 
+/* Records *ev, a ring's slot, on stream, creating it on first use. */
+static CUresult record_event(CUevent *ev, CUstream stream)
+{
+	CUresult r = *ev ? CUDA_SUCCESS : cuEventCreate(ev, CU_EVENT_DISABLE_TIMING);
+	return r == CUDA_SUCCESS ? cuEventRecord(*ev, stream) : r;
+}
+
 /* On the worker, after the prefetch job of ticket was issued. */
 static void record_gate(uint64_t ticket)
 {
 	size_t slot = ticket % GATES;
-	if (!gate_ev[slot] && cuEventCreate(&gate_ev[slot], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-		return;
-	CUresult r = cuEventRecord(gate_ev[slot], mig_stream);
+	CUresult r = record_event(&gate_ev[slot], mig_stream);
 	check(r, "recording a prefetch");
 	if (r == CUDA_SUCCESS)
 		atomic_store_explicit(&gate_ticket[slot], ticket, memory_order_release);
@@ -454,8 +460,7 @@ static void call_batch(enum engine_op op, const struct engine_range *r, size_t n
 	CUevent *ev = &landing_ev[batch % LANDING_EVENTS];
 	if (*ev && batch > LANDING_EVENTS && cuEventQuery(*ev) == CUDA_SUCCESS)
 		landing_discards_landed(landing, batch - LANDING_EVENTS);
-	if ((!*ev && cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) ||
-	    cuEventRecord(*ev, mig_stream) != CUDA_SUCCESS)
+	if (record_event(ev, mig_stream) != CUDA_SUCCESS)
 		atomic_store(&landing_lost, true);
 	pthread_mutex_unlock(&landing_lock);
 }
@@ -592,24 +597,31 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	pthread_mutex_unlock(&queue_lock);
 }
 
+/* Marker 0 means nothing to wait for, and ops behind it (a discard of a
+ * freed range) go at once: where no marker can be recorded, make that
+ * true. A thread with no context current can wait for nothing; there
+ * the ops behind marker 0 go unordered, as they must. */
+static uint64_t no_mark(void)
+{
+	CUcontext current = NULL;
+	if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
+		check(cuCtxSynchronize(), "waiting for the GPU in place of a marker");
+	return 0;
+}
+
 static uint64_t record_mark(void)
 {
 	if (ensure_stream() != 0)
-		return 0;
+		return no_mark();
 	if (pending_discards_count(pending))
 		retry_pending();
 	uint64_t m = next_mark++;
 	CUevent *ev = &marks[m % MARKS];
 	uint64_t t0 = rp_now();
-	CUresult r = *ev ? CUDA_SUCCESS : cuEventCreate(ev, CU_EVENT_DISABLE_TIMING);
-	if (r == CUDA_SUCCESS)
-		r = cuEventRecord(*ev, program_stream());
+	CUresult r = record_event(ev, program_stream());
 	if (r != CUDA_SUCCESS) {
-		/* Marker 0 means nothing to wait for, and ops behind it (a
-		 * discard of a freed range) go at once: make that true. */
 		check(r, "recording a marker");
-		check(cuCtxSynchronize(), "waiting for the GPU in place of a marker");
-		m = 0;
+		m = no_mark();
 	}
 	atomic_fetch_add(&mark_ns, rp_now() - t0);
 	atomic_fetch_add(&n_marks, 1);

@@ -361,6 +361,14 @@ static void finish(void)
 	free(iter_ns);
 }
 
+/* The program runs without the replayer, which needs the plan no more. */
+static int run_plain(void)
+{
+	plan_destroy(the_plan);
+	the_plan = NULL;
+	return 1;
+}
+
 int InitializeInjection(void);
 int InitializeInjection(void)
 {
@@ -377,7 +385,7 @@ int InitializeInjection(void)
 	start_ns = rp_now();
 	if (parse_settings(err, sizeof err) != 0) {
 		um_warn("%s; %s", err, without_plan);
-		return 1;
+		return run_plain();
 	}
 	/* The allocation log behind --stats' fault sources only when there
 	 * are stats to write: it grows with the run. */
@@ -386,7 +394,7 @@ int InitializeInjection(void)
 	rp_engine = engine_create(&cfg, rp_exec_get(), err, sizeof err);
 	if (!rp_engine) {
 		um_warn("%s; %s", err, without_plan);
-		return 1;
+		return run_plain();
 	}
 	rp_activity_keep_records(stats_path != NULL);
 	CUptiResult r = rp_callbacks_start(kernel_times);
@@ -398,7 +406,7 @@ int InitializeInjection(void)
 			msg, without_plan);
 		engine_destroy(rp_engine);
 		rp_engine = NULL;
-		return 1;
+		return run_plain();
 	}
 	cupti_guard_hold("umreplay");
 	um_alloc_warn_unserved("the replay sees none of it, so it moves none of it and keeps no budget");

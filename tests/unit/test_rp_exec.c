@@ -36,7 +36,8 @@
 /* ---- the fake driver: a context, a device, and discards counted ---- */
 
 static bool marks_passed;    /* what a marker's event query answers */
-static size_t discard_calls, discarded_ranges;
+static bool no_streams;      /* cuStreamCreate fails */
+static size_t discard_calls, discarded_ranges, synchronizes;
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
 {
@@ -67,6 +68,7 @@ CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx)
 
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
+	synchronizes++;
 	return CUDA_SUCCESS;
 }
 
@@ -126,6 +128,8 @@ CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *si
 
 CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags)
 {
+	if (no_streams)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	*stream = (CUstream)(uintptr_t)0x5000;
 	return CUDA_SUCCESS;
 }
@@ -274,11 +278,30 @@ static void pending_discards_retried_on_a_small_stack(void **state)
 	test_in_child(pending_discards_retried);
 }
 
+/* Marker 0 tells the engine that nothing is left to wait for (a discard
+ * behind it goes at once), so where no marker can be recorded because the
+ * replayer's stream cannot be made, the executor waits for the GPU
+ * instead, as it does where the record itself fails. */
+static bool no_stream_no_marker(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	no_streams = true;
+	uint64_t mark = x->mark(x->ctx);
+	return said(mark == 0, "a marker without a stream") &&
+	       said(synchronizes == 1, "marker 0 given without waiting for the GPU");
+}
+
+static void marker_0_waits_for_the_gpu(void **state)
+{
+	test_in_child(no_stream_no_marker);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_full_discard_batch_fits_a_small_stack),
 		cmocka_unit_test(pending_discards_retried_on_a_small_stack),
+		cmocka_unit_test(marker_0_waits_for_the_gpu),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
