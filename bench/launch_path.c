@@ -67,7 +67,7 @@ static int feed(const struct trace *t, const struct dryrun_event *ev, size_t n,
 			uint32_t k = ev[i].index;
 			size_t m = 0;
 			for (uint32_t j = t->arg_first[k]; j < t->arg_first[k + 1]; j++)
-				acc[m++] = (struct engine_access){ t->allocs[t->arg_alloc[j]].id, 0 };
+				acc[m++] = (struct engine_access){ t->allocs[t->arg_alloc[j]].id };
 			path_args_cool(args);
 			uint64_t t0 = um_now_ns();
 			engine_on_launch(e, t->kernels[k].exec_id, t->kernels[k].shape_id, acc, m);

@@ -26,7 +26,8 @@ struct wait_ref act_use_wait(const engine *e, uint64_t seq)
 }
 
 /* What an op destroying block b's bytes must wait for: the marker of the
- * latest free that left b with at most one live allocation (blocktab.h), or
+ * latest free that left b dead or holding one unused allocation
+ * (blocktab.h), or
  * the latch marker for a free before it (dead_seq 0: freed before any
  * launch the engine followed, which the latch covers too). mark 0 with seq
  * not 0: unknown. {0, 0}: nothing to wait for, as when the free's marker

@@ -3,8 +3,9 @@
  *
  * Blocks live in chunks of CHUNK consecutive block numbers (128 MiB of
  * address space), allocated once and never moved; an open-addressing hash
- * maps a chunk number to its chunk. Allocations are 2 MB-aligned and packed
- * into the arena's segments, so a chunk is mostly used once created.
+ * maps a chunk number to its chunk. The arena packs allocations into its
+ * segments (the large ones 2 MB-aligned, the small ones sharing blocks),
+ * so a chunk is mostly used once created.
  */
 #include "blocktab.h"
 

@@ -33,15 +33,18 @@ struct block {
 	uint64_t use_seq;             /* launch sequence number of the last
 					 kernel that used it (0: none) */
 	uint64_t dead_seq, dead_mark; /* the marker recorded at the latest free
-					 that left it with at most one live
-					 allocation, and the launch it follows:
-					 a discard, or a discard-and-prefetch
-					 of the one left, waits for it */
+					 that left it dead, or holding only one
+					 allocation nothing has used yet
+					 (engine.c, destroyable), and the
+					 launch it follows: a discard, or a
+					 discard-and-prefetch of the one left,
+					 waits for it */
 	uint64_t pin;                 /* launch being prepared that needs it
 					 resident (no eviction for that one) */
 	uint64_t ticket;              /* the flush whose prefetch brought it
 					 (executor gate); 0: none since it
-					 was last evicted or discarded */
+					 was last evicted or discarded, or
+					 the launch that needed it was gated */
 	uint64_t keep;                /* prefetched for a kernel expected by
 					 this launch: room for other prefetches
 					 is not made by evicting it before */

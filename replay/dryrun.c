@@ -68,7 +68,7 @@ static bool launch(engine *e, const struct trace *t, uint32_t kp, struct engine_
 		return false;
 	size_t n = 0;
 	for (uint32_t j = t->arg_first[kp]; j < t->arg_first[kp + 1]; j++)
-		acc[n++] = (struct engine_access){ t->allocs[t->arg_alloc[j]].id, 0 };
+		acc[n++] = (struct engine_access){ t->allocs[t->arg_alloc[j]].id };
 	bool news = engine_on_launch(e, t->kernels[kp].exec_id, t->kernels[kp].shape_id, acc, n);
 	engine_after_launch(e);
 	return news;

@@ -62,6 +62,17 @@ static uint32_t *index_ops(const struct plan *p)
 	return start;
 }
 
+/* deepum's tables, learnt online from the program's launches (none
+ * without memory for them: -1). */
+static int learn_online(engine *e)
+{
+	struct corr_config c;
+	corr_config_default(&c);
+	e->online = corr_create(&c, NULL, 0);
+	e->tables = e->online;
+	return e->online ? 0 : -1;
+}
+
 static int create_parts(engine *e, const struct engine_config *cfg)
 {
 	const struct plan *plan = cfg->plan;
@@ -87,16 +98,10 @@ static int create_parts(engine *e, const struct engine_config *cfg)
 	if (e->policy == ENGINE_PLAN) {
 		e->tables = plan->corr;
 	} else if (e->policy == ENGINE_DEEPUM) {
-		if (plan && plan->corr) {
+		if (plan && plan->corr)
 			e->tables = plan->corr;
-		} else {
-			struct corr_config c;
-			corr_config_default(&c);
-			e->online = corr_create(&c, NULL, 0);
-			if (!e->online)
-				return -1;
-			e->tables = e->online;
-		}
+		else if (learn_online(e) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -432,12 +437,8 @@ static void become_foreign(engine *e)
 {
 	e->foreign = true;
 	e->st.signature_mismatch = 1;
-	if (e->policy == ENGINE_DEEPUM && !e->online) {
-		struct corr_config c;
-		corr_config_default(&c);
-		e->online = corr_create(&c, NULL, 0);
-		e->tables = e->online;
-	}
+	if (e->policy == ENGINE_DEEPUM && !e->online)
+		(void)learn_online(e); /* without memory for them, none */
 }
 
 static bool touches(const struct engine_access *acc, size_t n, uint64_t alloc_id)
@@ -490,10 +491,10 @@ static void place(engine *e, uint64_t exec_id, uint64_t shape_id, const struct e
 		e->st.shaped++;
 	else if (step->how == MATCH_RESYNCED)
 		e->st.resynced++;
-	else
+	else {
 		e->st.lost++;
-	if (step->how == MATCH_LOST)
 		lostids_count(e->lost, exec_id);
+	}
 	/* A place found again half an iteration back, too far into the
 	 * iteration to start one (match.h), starts one when the allocation
 	 * count began it while the matcher was lost: the program wrapped

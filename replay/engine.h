@@ -8,20 +8,23 @@
  * chosen policy, which it hands to an executor: the CUDA one queues them on
  * the replayer's own stream; tests use a fake that records them.
  *
- * Policies (design.md, "The four policies"):
+ * Policies (docs/replay.md, "Policies"):
  *   ideal     no ops, no budget: what the GPU does when everything fits;
  *   ondemand  no prefetch; under a budget, evict the least recently used
  *             blocks at kernel boundaries (what plain UM does when full);
  *   deepum    correlation-table prefetch of the blocks of the predicted next
  *             kernels, pre-eviction of blocks not predicted, discard of
- *             freed allocations;
+ *             freed allocations (under a budget, of those freed once it
+ *             has needed room: before, no marker is recorded at a free,
+ *             and the budget discards their dead blocks first when it
+ *             first needs room);
  *   plan      the plan's ops at their positions, correlation prefetch when
  *             the run drifts from the plan; the allocations the plan keeps
  *             in host memory placed there when they are made.
  * Under every policy but ideal a budget is a hard limit on modelled
  * residency: before a kernel, blocks are evicted (dead ones discarded first,
- * then LRU, never the kernel's own) until its blocks fit. A discarded block
- * is not resident. docs/replay.md describes the rules in full.
+ * but under ondemand, which cannot know them dead; then LRU, never the
+ * kernel's own) until its blocks fit. A discarded block is not resident. docs/replay.md describes the rules in full.
  *
  * Thread-safety: every engine_* call takes the engine's lock (but
  * engine_after_launch only when it records a marker); launches may come
@@ -67,11 +70,13 @@ struct engine_executor {
 		      uint64_t wait_mark, uint64_t ticket);
 	/* Records a marker behind the kernel just launched (the most recent
 	 * launch on the calling thread's stream); returns it (0: none could be
-	 * recorded). Called from engine_after_launch, and from engine_on_free
-	 * when the free leaves blocks without a live allocation: that marker
-	 * must cover every kernel queued so far that may use the freed memory,
-	 * since a later discard of it waits for that marker alone. Markers
-	 * increase: one recorded later has a larger value. */
+	 * recorded). Called from engine_after_launch; from engine_on_launch
+	 * the first time the budget needs room (a marker for every launch
+	 * before); and from engine_on_free when the free leaves blocks without
+	 * a live allocation, or holding only one nothing has used yet: that
+	 * marker must cover every kernel queued so far that may use the freed
+	 * memory, since a later discard of it waits for that marker alone.
+	 * Markers increase: one recorded later has a larger value. */
 	uint64_t (*mark)(void *ctx);
 	/* Monotonic time in ns (iteration timing); may be NULL (times read 0). */
 	uint64_t (*now)(void *ctx);
@@ -112,7 +117,6 @@ struct engine_config {
 /* One allocation a launch's arguments point into. */
 struct engine_access {
 	uint64_t alloc_id; /* the arena's ordinal (= trace alloc.id) */
-	uint64_t offset;   /* where the argument points */
 };
 
 /* Returns NULL with err set when the configuration is unusable (plan policy
@@ -182,8 +186,8 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 
 /* The kernel announced by the last engine_on_launch on this thread has been
  * queued: records a marker if a later op must wait for it (a plan position
- * some op names as `after`; every launch when a budget is set, for the
- * budget's evictions). Takes the lock only when it records. */
+ * some op names as `after`; every launch once a budget has needed room,
+ * for its evictions). Takes the lock only when it records. */
 void engine_after_launch(engine *e);
 
 struct engine_stats {

@@ -63,8 +63,9 @@ struct engine {
 	bool mark_frees;           /* a marker at frees that kill blocks */
 	/* Under a budget, markers behind every launch and at frees, but only
 	 * from the first time the budget needs room (act_room): before that
-	 * nothing waits for them, and each costs an event record on the
-	 * program's thread. The marker recorded then follows every launch
+	 * no eviction waits for them (deepum's discards at frees are left to
+	 * the budget's first need, engine.h), and each costs an event record
+	 * on the program's thread. The marker recorded then follows every launch
 	 * and free before it, so it stands in for their markers. */
 	bool mark_all;             /* a marker behind every launch */
 	struct wait_ref latch;     /* that first marker ({0, 0}: none yet) */
@@ -95,7 +96,7 @@ struct engine {
 	/* The launch being prepared. */
 	uint64_t seq;              /* its sequence number: 1, 2, ...; pins */
 	uint64_t reserved;         /* bytes of its own blocks not yet resident */
-	struct block **kb;         /* its blocks (also scratch for frees) */
+	struct block **kb;         /* its blocks */
 	size_t n_kb, cap_kb;
 
 	struct engine_stats st;

@@ -180,10 +180,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool 
 	const struct launch_info *li = &s->li;
 	rp_exec_set_launch_stream(li->stream);
 	note_launch();
-	for (uint32_t i = 0; i < li->nargs; i++) {
+	for (uint32_t i = 0; i < li->nargs; i++)
 		s->acc[i].alloc_id = li->args[i].alloc.id;
-		s->acc[i].offset = li->args[i].offset;
-	}
 	if (engine_on_launch(rp_engine, li->exec_id, li->shape_id, s->acc, li->nargs))
 		after_engine();
 }

@@ -368,7 +368,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 			size_t n_acc = 0;
 			for (uint32_t a = 0; a < v->n_acc; a++) {
 				uint32_t sl = v->acc[a];
-				acc[n_acc++] = (struct engine_access){ id_of[sl], 0 };
+				acc[n_acc++] = (struct engine_access){ id_of[sl] };
 				for (uint32_t b = blk(addr_of[sl]); b <= blk(addr_of[sl] + s->size[sl] - 1); b++)
 					c.kernel[b] = 1;
 			}
@@ -449,7 +449,7 @@ static void run(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t n)
 {
 	struct engine_access acc[8];
 	for (size_t i = 0; i < n; i++)
-		acc[i] = (struct engine_access){ ids[i], 0 };
+		acc[i] = (struct engine_access){ ids[i] };
 	engine_on_launch(r->e, exec_id, 0, acc, n);
 	engine_after_launch(r->e);
 }
@@ -707,7 +707,7 @@ static void idle_only_when_the_plan_has_nothing_to_do(void **state)
 	assert_int_equal(n, 0); /* no marker at the free while idle */
 	/* The first launch needs room for 6: a marker behind everything so
 	 * far, and the least recently counted block goes. */
-	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6, 0 } }, 1);
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6 } }, 1);
 	const struct oplog_entry *en = oplog_entries(log, &n);
 	assert_int_equal(n, 2);
 	assert_true(en[0].is_mark);
@@ -779,7 +779,7 @@ static void stopped_engine_does_nothing(void **state)
 	assert_non_null(e);
 	for (uint64_t id = 1; id <= 3; id++)
 		engine_on_alloc(e, id, BASE + id * BLK, BLK);
-	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 }, { 2, 0 } }, 2);
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1 }, { 2 } }, 2);
 	engine_after_launch(e);
 	size_t before;
 	oplog_entries(log, &before);
@@ -790,7 +790,7 @@ static void stopped_engine_does_nothing(void **state)
 	assert_false(engine_on_alloc(e, 4, BASE + 4 * BLK, BLK));
 	engine_on_write(e, 3);
 	engine_on_unknown_write(e);
-	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 3, 0 }, { 4, 0 } }, 2);
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 3 }, { 4 } }, 2);
 	engine_after_launch(e);
 	engine_on_free(e, 1);
 	engine_on_free(e, 2);
@@ -839,7 +839,7 @@ static void idle_wake_builds_the_model(void **state)
 	for (uint64_t k = 0; k < 4; k++) {
 		if (k)
 			engine_on_alloc(e, 7 + k, BASE + (5 + k) * BLK, BLK);
-		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 7 + k, 0 } }, 1);
+		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 7 + k } }, 1);
 		engine_after_launch(e);
 		const struct oplog_entry *en = oplog_entries(log, &n);
 		size_t ops = 0;
@@ -859,7 +859,7 @@ static void idle_wake_builds_the_model(void **state)
 	e = idle_engine(p, &x, NULL);
 	engine_on_alloc(e, 1, BASE, BLK);
 	assert_false(engine_follows_launches(e));
-	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1, 0 } }, 1);
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 1 } }, 1);
 	assert_true(engine_follows_launches(e));
 	engine_get_stats(e, &st);
 	assert_int_equal(st.launches, 1);
@@ -884,7 +884,7 @@ static void idle_blocks_count_as_used(void **state)
 		engine_on_alloc(e, id, BASE + id * BLK, BLK); /* the fifth wakes it */
 	const uint64_t used[] = { 5, 1 };
 	for (int i = 0; i < 2; i++) {
-		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { used[i], 0 } }, 1);
+		engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { used[i] } }, 1);
 		engine_after_launch(e);
 	}
 	struct engine_stats st;
@@ -893,7 +893,7 @@ static void idle_blocks_count_as_used(void **state)
 	engine_on_free(e, 2);                   /* block 2, evicted for 1 */
 	engine_on_alloc(e, 6, BASE + 2 * BLK, BLK);
 	oplog_clear(log);
-	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6, 0 } }, 1);
+	engine_on_launch(e, 0x500, 0, (const struct engine_access[]){ { 6 } }, 1);
 	size_t n, repopulated = 0;
 	const struct oplog_entry *en = oplog_entries(log, &n);
 	for (size_t i = 0; i < n; i++)
@@ -916,7 +916,7 @@ static void *work(void *arg)
 			engine_on_free(w->e, id);
 			engine_on_alloc(w->e, id, BASE + slot * BLK, BLK);
 		}
-		struct engine_access acc = { id, 0 };
+		struct engine_access acc = { id };
 		engine_on_launch(w->e, 0x100 + (uint64_t)(i % 8), 0, &acc, 1);
 		engine_after_launch(w->e);
 	}

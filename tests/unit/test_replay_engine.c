@@ -125,7 +125,7 @@ static bool launch(struct rig *r, uint64_t exec_id, const uint64_t *ids, size_t 
 {
 	struct engine_access acc[8];
 	for (size_t i = 0; i < n; i++)
-		acc[i] = (struct engine_access){ ids[i], 0 };
+		acc[i] = (struct engine_access){ ids[i] };
 	bool news = engine_on_launch(r->e, exec_id, 0, acc, n);
 	engine_after_launch(r->e);
 	return news;

@@ -185,7 +185,7 @@ static void replay(const struct trace *t, const struct plan *p, uint64_t budget,
 		memset(m->kernel, 0, m->n);
 		for (uint32_t j = t->arg_first[kp]; j < t->arg_first[kp + 1]; j++) {
 			const struct trace_alloc *a = &t->allocs[t->arg_alloc[j]];
-			acc[n_acc++] = (struct engine_access){ a->id, 0 };
+			acc[n_acc++] = (struct engine_access){ a->id };
 			for (size_t b = mblk(m, a->address); b <= mblk(m, a->address + (a->size ? a->size : 1) - 1);
 			     b++)
 				m->kernel[b] = 1;
