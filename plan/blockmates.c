@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "search.h"
 
 /* Whether x's footprint starts or ends inside a block; its first and last
  * block in *b0, *b1. */
@@ -53,15 +54,8 @@ void blockmates_free(struct blockmates *m)
 static bool live_in(const struct blockmates *m, const struct tensor_set *ts, uint64_t b, uint32_t t,
 		    uint32_t except, uint32_t from, uint32_t n)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->m[mid].block < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < m->n && m->m[i].block == b; i++) {
+	size_t first = lower_bound_u64(m->m, m->n, SEARCH_FIELD(struct blockmate, block), b);
+	for (size_t i = first; i < m->n && m->m[i].block == b; i++) {
 		uint32_t u = m->m[i].tensor;
 		if (u != t && u != except && tensor_live_within(ts, &ts->t[u], from, n))
 			return true;

@@ -28,6 +28,13 @@ static bool owns_blocks(const struct tensor *t)
 	return t->address % PLAN_BLOCK_SIZE == 0 && t->bytes % PLAN_BLOCK_SIZE == 0 && t->bytes > 0;
 }
 
+/* The most bytes the kernel at pos can have moved in its recorded time
+ * (0 without one). */
+static double most_moved(const struct vital *v, uint32_t pos)
+{
+	return (double)(v->end_ns[pos] - v->start_ns[pos]) * HOST_DEVICE_PEAK_BPS / 1e9;
+}
+
 /* The kernel at pos ran longer than HOST_MAX_REUSE passes over its
  * operands at the device's peak would take: it re-reads them (host.h). A
  * kernel with no recorded time, or operands unknown, is not taken for one. */
@@ -35,8 +42,7 @@ static bool rereads(const struct vital *v, uint32_t pos, const struct host_optio
 {
 	if (!o->operand_bytes || !o->operand_bytes[pos])
 		return false;
-	double ns = (double)(v->end_ns[pos] - v->start_ns[pos]);
-	return ns * HOST_DEVICE_PEAK_BPS / 1e9 > HOST_MAX_REUSE * (double)o->operand_bytes[pos];
+	return most_moved(v, pos) > HOST_MAX_REUSE * (double)o->operand_bytes[pos];
 }
 
 static bool eligible(const struct tensor_set *ts, const struct vital *v, size_t i,
@@ -131,9 +137,8 @@ uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct 
 /* What a use at position pos can have moved of a tensor of bytes. */
 static double touched(const struct vital *v, uint32_t pos, uint64_t bytes)
 {
-	uint64_t ns = v->end_ns[pos] - v->start_ns[pos];
-	double most = (double)ns * HOST_DEVICE_PEAK_BPS / 1e9;
-	return ns && most < (double)bytes ? most : (double)bytes;
+	double most = most_moved(v, pos);
+	return most > 0 && most < (double)bytes ? most : (double)bytes;
 }
 
 uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s)

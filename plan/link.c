@@ -57,7 +57,7 @@ int64_t link_latest(const struct link *l, int64_t t, int64_t d)
 		y = l->cycle_ns;
 		base -= l->cycle_ns;
 	}
-	/* Number of intervals starting before y: the last of them is hi - 1. */
+	/* Number of intervals starting before y: the last of them is lo - 1. */
 	size_t lo = lower_bound_i64(l->s, l->n, sizeof *l->s, 0, y);
 	int64_t cand = y; /* end of the free stretch being examined */
 	for (size_t j = 0; j <= l->n; j++) {
@@ -91,9 +91,7 @@ static int insert(struct link *l, int64_t s, int64_t e)
 		l->e = ne;
 		l->cap = cap;
 	}
-	size_t i = 0;
-	while (i < l->n && l->s[i] < s)
-		i++;
+	size_t i = lower_bound_i64(l->s, l->n, sizeof *l->s, 0, s);
 	/* Merge with touching neighbours to keep the list short. */
 	if (i > 0 && l->e[i - 1] == s) {
 		l->e[i - 1] = e;
@@ -123,7 +121,6 @@ int link_reserve(struct link *l, int64_t start, int64_t d)
 		return 0;
 	if (d > l->cycle_ns)
 		d = l->cycle_ns;
-	l->busy_ns += d;
 	int64_t x = mod(start, l->cycle_ns);
 	if (x + d <= l->cycle_ns)
 		return insert(l, x, x + d);

@@ -20,7 +20,6 @@ struct link {
 	int64_t cycle_ns;
 	size_t n, cap;
 	int64_t *s, *e; /* busy intervals [s, e) in [0, cycle_ns), sorted, disjoint */
-	int64_t busy_ns;
 };
 
 /* An idle link over a cycle of cycle_ns (> 0). */

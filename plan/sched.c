@@ -517,7 +517,7 @@ static int emit_moves(struct ctx *x, struct op_buf *b, struct sched_result *r)
 	for (size_t i = 0; i < x->nc; i++) {
 		const struct cand *c = &x->c[i];
 		uint64_t size = ts->t[c->tensor].size;
-		if (!c->selected || !size)
+		if (!c->selected)
 			continue;
 		r->evictions++;
 		r->forced += c->forced;
