@@ -41,6 +41,16 @@ static uint64_t idle_between(const struct vital *v, uint64_t from_end, uint64_t 
 	return to_start > from_end ? to_start - from_end : 0;
 }
 
+/* The stretch of per between the use at unwrapped position U1 (position
+ * from of p) and the next one, or the end, at U2. */
+static void stretch(const struct vital *v, struct vital_period *per, uint32_t from, uint64_t U1, uint64_t U2,
+		    uint32_t p)
+{
+	per->evict_at = (from + 1) % p;
+	per->len = (uint32_t)(U2 - U1 - 1);
+	per->idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
+}
+
 /* ns - base when ns is later, else 0: the difference of two int64 times
  * always fits a uint64, where their signed difference may overflow. */
 static uint64_t ns_since(int64_t ns, int64_t base)
@@ -197,9 +207,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 				per.kind = VITAL_GAP;
 				per.from = from;
 				per.to = to;
-				per.evict_at = (from + 1) % p;
-				per.len = (uint32_t)(U2 - U1 - 1);
-				per.idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
+				stretch(v, &per, from, U1, U2, p);
 				if (add_period(v, &cap, per))
 					return -1;
 			}
@@ -225,9 +233,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			per.kind = VITAL_GAP;
 			per.from = u[i];
 			per.to = u[i + 1];
-			per.evict_at = (u[i] + 1) % p;
-			per.len = (uint32_t)(U2 - U1 - 1);
-			per.idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
+			stretch(v, &per, u[i], U1, U2, p);
 			if (add_period(v, &cap, per))
 				return -1;
 		}
@@ -242,11 +248,9 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			per.kind = nv->n_uses ? VITAL_GAP : VITAL_TAIL;
 			per.from = u[m - 1];
 			per.to = nv->n_uses ? v->uses[nv->use_first] : VITAL_NONE;
-			per.evict_at = (u[m - 1] + 1) % p;
-			per.len = (uint32_t)(U2 - U1 - 1);
+			stretch(v, &per, u[m - 1], U1, U2, p);
 			per.next = nx;
 			per.next_at = (uint32_t)(p - U1 - 1);
-			per.idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
 			if (add_period(v, &cap, per))
 				return -1;
 			v->deaths += !nv->n_uses && ts->t[nx].freed;
@@ -255,9 +259,7 @@ static int build_periods(const struct tensor_set *ts, struct vital *v)
 			per.kind = VITAL_TAIL;
 			per.from = u[m - 1];
 			per.to = VITAL_NONE;
-			per.evict_at = (u[m - 1] + 1) % p;
-			per.len = (uint32_t)(U2 - U1 - 1);
-			per.idle_ns = idle_between(v, vital_end_ns(v, U1), vital_start_ns(v, U2));
+			stretch(v, &per, u[m - 1], U1, U2, p);
 			if (add_period(v, &cap, per))
 				return -1;
 			v->deaths += tx->freed;
