@@ -80,6 +80,17 @@ for f in "$SCRATCH/constants.fifo" /dev/zero; do
 done
 run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH"
 expect_err_has "Is a directory" "--constants naming a folder: says so"
+# Files too large to be what they are named as are refused by their
+# size, before a byte is read (sparse: nothing is written).
+truncate -s $((1 << 20 | 1)) "$SCRATCH/huge.json"
+run "$UMPLAN" "$trace" --simulate --constants "$SCRATCH/huge.json" -q
+expect_status 1 "--constants of 1 MiB and a byte: refused"
+expect_err_has "$SCRATCH/huge.json: larger than 1 MiB: not a constants file" "--constants of 1 MiB and a byte: says why"
+truncate -s $((1 << 36 | 65)) "$SCRATCH/huge.plan"
+run timeout 10 "$UMPLAN" --dump "$SCRATCH/huge.plan"
+expect_status 1 "--dump of a 64 GiB file: refused, nothing read"
+expect_err_has "$SCRATCH/huge.plan: not a umkit plan (68719476801 bytes is too large)" "--dump of a 64 GiB file: says why"
+rm -f "$SCRATCH/huge.json" "$SCRATCH/huge.plan"
 run "$UMPLAN" "$trace" --corr-ways 0
 expect_status 2 "an out-of-range table size is a usage error"
 run "$UMPLAN" "$trace" "$trace"
