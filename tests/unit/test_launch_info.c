@@ -110,11 +110,89 @@ static void another_contexts_words_change_nothing(void **state)
 	arena_destroy(a);
 }
 
+/* The launch forms other than cuLaunchKernel are read from their own
+ * parameter structs: cuLaunchKernelEx's shape and stream from its config,
+ * the cooperative launch's from its fields. Each names the launch as a
+ * cuLaunchKernel of the same shape and arguments would (the plan does not
+ * care how the program launched), and a _ptsz launch on stream 0 goes to
+ * the thread's default stream. */
+static void other_launch_forms_decoded(void **state)
+{
+	uint64_t next = SEGMENT_BASE;
+	arena *a = fake_arena(&next);
+	struct arena_alloc t;
+	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	uint64_t word = t.address + 64;
+	void *params[] = { &word };
+	struct launch_info plain = decode(a, CONTEXT_A, word), l;
+
+	CUlaunchConfig config = { .gridDimX = 4, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
+				  .blockDimZ = 1, .hStream = STREAM };
+	cuLaunchKernelEx_params ex = { .config = &config, .f = KERNEL, .kernelParams = params };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &ex,
+				  .symbolName = "scale_kernel", .context = CONTEXT_A };
+	assert_true(launch_is_kernel_cbid(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx));
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, &cb, a, NULL, &l));
+	assert_ptr_equal(l.stream, STREAM);
+	assert_int_equal(l.nargs, 1);
+	assert_int_equal(l.args[0].alloc.id, t.id);
+	assert_true(l.exec_id == plain.exec_id && l.shape_id == plain.shape_id);
+	config.hStream = NULL;
+	config.gridDimY = 2;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, &cb, a, NULL, &l));
+	assert_ptr_equal(l.stream, CU_STREAM_PER_THREAD);
+	assert_int_equal(l.grid[1], 2);
+	assert_true(l.shape_id != plain.shape_id);
+
+	cuLaunchCooperativeKernel_params coop = { .f = KERNEL, .gridDimX = 4, .gridDimY = 1, .gridDimZ = 1,
+						  .blockDimX = 128, .blockDimY = 1, .blockDimZ = 1,
+						  .sharedMemBytes = 512, .hStream = STREAM, .kernelParams = params };
+	cb.functionParams = &coop;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, &cb, a, NULL, &l));
+	assert_ptr_equal(l.stream, STREAM);
+	assert_int_equal(l.shared_mem, 512);
+	assert_int_equal(l.nargs, 1);
+	assert_int_equal(l.args[0].offset, 64);
+
+	/* Not a launch: nothing decoded. */
+	assert_false(launch_is_kernel_cbid(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2));
+	assert_false(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &cb, a, NULL, &l));
+	arena_destroy(a);
+}
+
+/* Parameters passed packed in one buffer (cuLaunchKernel's extra, no
+ * kernelParams) are scanned word by word: an arena address found at its
+ * offset in the buffer. */
+static void packed_parameters_scanned(void **state)
+{
+	uint64_t next = SEGMENT_BASE;
+	arena *a = fake_arena(&next);
+	struct arena_alloc t;
+	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	uint64_t buffer[3] = { 7, t.address + 128, 0 };
+	size_t size = sizeof buffer;
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			  CU_LAUNCH_PARAM_END };
+	cuLaunchKernel_params p = { .f = KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+				    .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+				  .symbolName = "packed_kernel", .context = CONTEXT_A };
+	struct launch_info l;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &l));
+	assert_int_equal(l.nargs, 1);
+	assert_int_equal(l.args[0].param_offset, 8);
+	assert_int_equal(l.args[0].alloc.id, t.id);
+	assert_int_equal(l.args[0].offset, 128);
+	arena_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_launch_decoded),
 		cmocka_unit_test(another_contexts_words_change_nothing),
+		cmocka_unit_test(other_launch_forms_decoded),
+		cmocka_unit_test(packed_parameters_scanned),
 	};
 	return cmocka_run_group_tests_name("launch_info", tests, NULL, NULL);
 }
