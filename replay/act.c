@@ -27,11 +27,11 @@ struct wait_ref act_use_wait(const engine *e, uint64_t seq)
 
 /* What an op destroying block b's bytes must wait for: the marker of the
  * latest free that left b dead or holding one unused allocation
- * (blocktab.h), or
- * the latch marker for a free before it (dead_seq 0: freed before any
- * launch the engine followed, which the latch covers too). mark 0 with seq
- * not 0: unknown. {0, 0}: nothing to wait for, as when the free's marker
- * could not be recorded and the executor waited for the GPU instead. */
+ * (blocktab.h), or the latch marker for a free before it (dead_seq 0:
+ * freed before any launch the engine followed, which the latch covers
+ * too). mark 0 with seq not 0: unknown. {0, 0}: nothing to wait for, as
+ * when the free's marker could not be recorded and the executor waited for
+ * the GPU instead. */
 static struct wait_ref dead_wait(const engine *e, const struct block *b)
 {
 	if (!b->dead_mark && latch_covers(e, b->dead_seq))

@@ -24,7 +24,8 @@
  * Under every policy but ideal a budget is a hard limit on modelled
  * residency: before a kernel, blocks are evicted (dead ones discarded first,
  * but under ondemand, which cannot know them dead; then LRU, never the
- * kernel's own) until its blocks fit. A discarded block is not resident. docs/replay.md describes the rules in full.
+ * kernel's own) until its blocks fit. A discarded block is not resident.
+ * docs/replay.md describes the rules in full.
  *
  * Thread-safety: every engine_* call takes the engine's lock (but
  * engine_after_launch only when it records a marker); launches may come

@@ -40,12 +40,15 @@ CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, 
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* An arena over addresses nothing maps (fake_arena.h): decoding only
- * looks them up. */
-static arena *fake_arena(uint64_t *next_base)
+/* An arena over addresses nothing maps (fake_arena.h), holding one 4 KiB
+ * allocation, *t: decoding only looks addresses up. */
+static arena *arena_holding_one(struct arena_alloc *t)
 {
-	arena *a = fake_arena_create(next_base);
+	static uint64_t next; /* the arena's backend keeps a pointer to it */
+	next = SEGMENT_BASE;
+	arena *a = fake_arena_create(&next);
 	assert_non_null(a);
+	assert_int_equal(arena_alloc(a, 4096, t), ARENA_OK);
 	return a;
 }
 
@@ -66,10 +69,8 @@ static struct launch_info decode(arena *a, CUcontext context, uint64_t word)
 
 static void a_launch_decoded(void **state)
 {
-	uint64_t next = SEGMENT_BASE;
-	arena *a = fake_arena(&next);
 	struct arena_alloc t;
-	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	arena *a = arena_holding_one(&t);
 	struct launch_info l = decode(a, CONTEXT_A, t.address + 64);
 	assert_string_equal(l.name, "scale_kernel");
 	assert_ptr_equal(l.stream, STREAM);
@@ -93,10 +94,8 @@ static void a_launch_decoded(void **state)
  * B's launches of the same function held in the same word. */
 static void another_contexts_words_change_nothing(void **state)
 {
-	uint64_t next = SEGMENT_BASE;
-	arena *a = fake_arena(&next);
 	struct arena_alloc t;
-	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	arena *a = arena_holding_one(&t);
 	struct launch_info first = decode(a, CONTEXT_A, t.address);
 	struct launch_info other = decode(a, CONTEXT_B, 0x1234); /* not an arena address */
 	struct launch_info again = decode(a, CONTEXT_A, t.address);
@@ -118,10 +117,8 @@ static void another_contexts_words_change_nothing(void **state)
  * the thread's default stream. */
 static void other_launch_forms_decoded(void **state)
 {
-	uint64_t next = SEGMENT_BASE;
-	arena *a = fake_arena(&next);
 	struct arena_alloc t;
-	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	arena *a = arena_holding_one(&t);
 	uint64_t word = t.address + 64;
 	void *params[] = { &word };
 	struct launch_info plain = decode(a, CONTEXT_A, word), l;
@@ -165,10 +162,8 @@ static void other_launch_forms_decoded(void **state)
  * offset in the buffer. */
 static void packed_parameters_scanned(void **state)
 {
-	uint64_t next = SEGMENT_BASE;
-	arena *a = fake_arena(&next);
 	struct arena_alloc t;
-	assert_int_equal(arena_alloc(a, 4096, &t), ARENA_OK);
+	arena *a = arena_holding_one(&t);
 	uint64_t buffer[3] = { 7, t.address + 128, 0 };
 	size_t size = sizeof buffer;
 	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
