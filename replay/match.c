@@ -111,6 +111,22 @@ static uint32_t distance(const match *m, uint32_t p)
 	return ahead < back ? ahead : back;
 }
 
+/* Whether a resync may move the matcher to p. Identical layers give
+ * identical histories, so on track a launch whose ID the plan holds in
+ * another layer (a kernel whose ID varies, one the program inserted) would
+ * score as well there as where the program is: on track the matcher moves
+ * at most MATCH_NEAR positions, ahead or back, from the expected position
+ * (from the entry, too, when the expected position is the plan's first),
+ * and farther only once its place is lost. */
+static bool may_move(const match *m, uint32_t p)
+{
+	if (!m->have_place || distance(m, p) <= MATCH_NEAR)
+		return true;
+	/* Past the iteration's last kernel, a program that enters the plan
+	 * after its first kernels goes on where it enters. */
+	return m->next == 0 && m->entry != PLAN_POS_NONE && p >= m->entry && p - m->entry <= MATCH_NEAR;
+}
+
 /* The best-supported position of exec_id, or false when none scores 2;
  * of equal scores the nearest, ahead or back (identical layers give
  * equal scores a layer apart: a kernel the program ran again a few
@@ -149,6 +165,8 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 			p = pb, d = db;
 			back = (back + count - 1) % count;
 		}
+		if (!may_move(m, p))
+			continue; /* on track, too far: never the place */
 		uint32_t s = score(m, p);
 		if (s > best_score || (s == best_score && d < best_distance)) {
 			best_score = s;
@@ -160,22 +178,6 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	    score(m, m->last) >= best_score)
 		*pos = m->last;
 	return best_score >= 2;
-}
-
-/* Whether a resync may move the matcher to p. Identical layers give
- * identical histories, so on track a launch whose ID the plan holds in
- * another layer (a kernel whose ID varies, one the program inserted) would
- * score as well there as where the program is: on track the matcher moves
- * at most MATCH_NEAR positions, ahead or back, from the expected position
- * (from the entry, too, when the expected position is the plan's first),
- * and farther only once its place is lost. */
-static bool may_move(const match *m, uint32_t p)
-{
-	if (!m->have_place || distance(m, p) <= MATCH_NEAR)
-		return true;
-	/* Past the iteration's last kernel, a program that enters the plan
-	 * after its first kernels goes on where it enters. */
-	return m->next == 0 && m->entry != PLAN_POS_NONE && p >= m->entry && p - m->entry <= MATCH_NEAR;
 }
 
 void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_step *out)
@@ -190,7 +192,7 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 	} else if (exec_id && m->launches == 0 && m->ids[0] == exec_id) {
 		out->how = MATCH_MATCHED;
 		supported = false;
-	} else if (exec_id && resync(m, exec_id, &p) && may_move(m, p)) {
+	} else if (exec_id && resync(m, exec_id, &p)) {
 		out->how = MATCH_RESYNCED;
 		/* Forward, and nearer ahead than back (distance() is the move
 		 * ahead): the iteration's last kernels run again after its first

@@ -805,6 +805,45 @@ static void allocations_rule(void **state)
 	sigcheck_destroy(s);
 }
 
+/* On track, a kernel the program dropped where another layer of the plan,
+ * more than MATCH_NEAR away, lacks that kernel: the far place's history
+ * agrees exactly (score 2r) and the near one's with one kernel of slack
+ * (2r - 1). The near place is where the program is and is allowed; the far
+ * one is not (on track). The launch must resync near, not be lost because
+ * the best-scoring candidate may not be moved to. */
+static void dropped_kernel_near_beats_far_variant(void **state)
+{
+	(void)state;
+	enum { C_ = 0x30, D_ = 0x31, E_ = 0x32, X_ = 0x33, K = 0x40 };
+	/* L_full = C D E X K0..K7 (12), twice; then L_noE = C D X K0..K7 (11). */
+	uint64_t ids[35];
+	int n = 0;
+	for (int l = 0; l < 3; l++) {
+		ids[n++] = C_;
+		ids[n++] = D_;
+		if (l < 2)
+			ids[n++] = E_;
+		ids[n++] = X_;
+		for (int k = 0; k < 8; k++)
+			ids[n++] = K + (uint64_t)k;
+	}
+	match *m = match_create(ids, NULL, (uint32_t)n);
+	/* The first layer, then the second's C D (positions 0 .. 13). */
+	for (int p = 0; p < 14; p++) {
+		struct match_step st;
+		match_launch(m, ids[p], 0, &st);
+		assert_int_equal(st.position, p);
+	}
+	/* E (position 14) dropped: X is at position 15. */
+	struct match_step st;
+	match_launch(m, X_, 0, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 15);
+	match_launch(m, K, 0, &st);
+	assert_int_equal(st.position, 16);
+	match_destroy(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +858,7 @@ int main(void)
 		cmocka_unit_test(rerun_kernels_resync_back_past_the_candidates),
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
+		cmocka_unit_test(dropped_kernel_near_beats_far_variant),
 		cmocka_unit_test(iterations_without_the_first_kernels),
 		cmocka_unit_test(unsupported_first_match_is_no_entry),
 		cmocka_unit_test(joined_midway_starts_at_the_first_kernel),
