@@ -173,6 +173,27 @@ static size_t matching_ranges(const struct trace *t, const char *name, size_t *o
 	return n;
 }
 
+/* The kernels of range i of the m in ranges: from its start to the next
+ * one's (the last to its end); n = 0 when it holds none. */
+static struct iter_span range_span(const struct trace *t, const size_t *ranges, size_t m, size_t i)
+{
+	const struct trace_nvtx *rg = &t->nvtx[ranges[i]];
+	size_t first = trace_position_at(t, rg->start_ns);
+	size_t end = i + 1 < m ? trace_position_at(t, t->nvtx[ranges[i + 1]].start_ns)
+	                       : (rg->end_ns == TRACE_NS_NEVER ? t->n_kernels
+	                                                       : trace_position_at(t, rg->end_ns));
+	return (struct iter_span){ first, end > first ? end - first : 0 };
+}
+
+/* How many of the m ranges hold a kernel: the iterations they make. */
+static size_t spans_with_kernels(const struct trace *t, const size_t *ranges, size_t m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m; i++)
+		n += range_span(t, ranges, m, i).n > 0;
+	return n;
+}
+
 static int spans_from_ranges(const struct trace *t, const size_t *ranges, size_t m,
 			     struct iter_result *r)
 {
@@ -181,13 +202,9 @@ static int spans_from_ranges(const struct trace *t, const size_t *ranges, size_t
 		return -1;
 	r->n_iters = 0;
 	for (size_t i = 0; i < m; i++) {
-		const struct trace_nvtx *rg = &t->nvtx[ranges[i]];
-		size_t first = trace_position_at(t, rg->start_ns);
-		size_t end = i + 1 < m ? trace_position_at(t, t->nvtx[ranges[i + 1]].start_ns)
-		                       : (rg->end_ns == TRACE_NS_NEVER ? t->n_kernels
-		                                                       : trace_position_at(t, rg->end_ns));
-		if (end > first)
-			r->iters[r->n_iters++] = (struct iter_span){ first, end - first };
+		struct iter_span s = range_span(t, ranges, m, i);
+		if (s.n)
+			r->iters[r->n_iters++] = s;
 	}
 	return 0;
 }
@@ -448,15 +465,20 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 		}
 		snprintf(r->nvtx_name, sizeof r->nvtx_name, "%s", o->nvtx_name);
 	} else {
+		/* The name whose ranges make the most iterations, at least
+		 * two: ranges that hold no kernel (a loader's, before the
+		 * first launch) make none, and the period is looked for. */
+		size_t best = 0;
 		for (size_t i = 0; i < sizeof auto_names / sizeof auto_names[0]; i++) {
 			size_t c = matching_ranges(t, auto_names[i], ranges);
-			if (c >= 2 && c > m) {
-				m = c;
+			size_t k = c >= 2 ? spans_with_kernels(t, ranges, c) : 0;
+			if (k >= 2 && k > best) {
+				best = k;
 				snprintf(r->nvtx_name, sizeof r->nvtx_name, "%s", auto_names[i]);
 			}
 		}
-		if (m)
-			matching_ranges(t, r->nvtx_name, ranges);
+		if (best)
+			m = matching_ranges(t, r->nvtx_name, ranges);
 	}
 	if (m) {
 		r->method = ITER_BY_NVTX;
@@ -508,8 +530,6 @@ int iter_detect(const struct trace *t, const struct iter_options *o, struct iter
 				break;
 			}
 		}
-		if (r->method == ITER_BY_PERIOD && r->n_iters >= 2)
-			r->chosen = r->n_iters - 2;
 	}
 	struct iter_span c = r->iters[r->chosen];
 	if (r->chosen > 0)

@@ -10,6 +10,7 @@
 #include "plan/iter.h"
 #include "plan/synth.h"
 #include "plan/trace_load.h"
+#include "sql_trace.h"
 
 /* Appends reps copies of pat[0..n) to seq at *len. */
 static void repeat(uint64_t *seq, size_t *len, const uint64_t *pat, size_t n, size_t reps)
@@ -330,6 +331,39 @@ static void ring_not_found_keeps_the_ids_period(void **state)
 	iter_result_free(&it);
 }
 
+/* Two 'batch' ranges made before the first launch (a loader filling its
+ * queue) hold no kernel: automatic detection finds the period of the IDs,
+ * which repeat every 4 kernels, where it took the name with the most
+ * ranges and refused the trace ("the NVTX ranges named 'batch' contain no
+ * kernels"). */
+static void auto_nvtx_without_kernels_falls_back_to_the_period(void **state)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_memory', '1073741824');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'batch');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 10);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000,"
+		"  (n + 1) * 1000 + 10, (n + 1) * 1000 + 500 FROM g;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel;"
+		"INSERT INTO nvtx_range VALUES (1, 5, 1, 100, 200), (2, 5, 1, 300, 400);";
+	char path[512], err[512];
+	write_sql_trace(test_path(path, sizeof path, "nvtx_empty.db"), rows);
+	struct trace *t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	struct iter_result r;
+	detect(t, "auto", &r);
+	assert_int_equal(r.method, ITER_BY_PERIOD);
+	assert_int_equal(r.period, 4);
+	iter_result_free(&r);
+	trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +380,7 @@ int main(void)
 		cmocka_unit_test(whole_trace_when_nothing_repeats),
 		cmocka_unit_test(ring_of_buffers_is_the_period),
 		cmocka_unit_test(ring_not_found_keeps_the_ids_period),
+		cmocka_unit_test(auto_nvtx_without_kernels_falls_back_to_the_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
