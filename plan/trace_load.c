@@ -146,14 +146,15 @@ static char *dup_text(const unsigned char *s)
 }
 
 /* A meta value that must be a number the recorder wrote: decimal digits
- * alone, at most INT64_MAX (anything else is refused rather than read as
- * exabytes: strtoull takes "-1"). */
+ * alone, at most INT64_MAX, no leading zero (anything else is refused
+ * rather than read as exabytes: strtoull takes "-1"; and a value padded
+ * with zeros past the caller's buffer would be read cut short). */
 static bool meta_number(const char *buf, uint64_t *v)
 {
 	char *end;
 	errno = 0;
 	unsigned long long n = strtoull(buf, &end, 10);
-	if (buf[0] < '0' || buf[0] > '9' || *end || errno || n > INT64_MAX)
+	if (buf[0] < '0' || buf[0] > '9' || (buf[0] == '0' && buf[1]) || *end || errno || n > INT64_MAX)
 		return false;
 	*v = n;
 	return true;

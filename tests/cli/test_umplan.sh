@@ -651,6 +651,9 @@ bad_row "INSERT INTO meta VALUES ('runtime_allocs', 'three')" "meta runtime_allo
 	"runtime_allocs three: refused"
 bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', '1e6')" "meta driver_alloc_bytes '1e6' is not a count" \
 	"driver_alloc_bytes 1e6: refused"
+# Padded past the loader's buffer, it would be read cut short: 429 bytes.
+bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', printf('%.60d%d', 0, 4294967296))" \
+	"meta driver_alloc_bytes '000000" "driver_alloc_bytes padded with zeros: refused"
 bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', '4096'), ('driver_alloc_peak_bytes', '8192')" \
 	"meta driver_alloc_peak_bytes 8192 is more than driver_alloc_bytes" "a peak above the bytes allocated: refused"
 bad_row "INSERT INTO meta SELECT 'driver_alloc_bytes', value FROM meta WHERE key = 'device_memory';
