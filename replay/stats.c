@@ -1,8 +1,12 @@
 /* stats.c: the statistics file (see stats.h; keys in docs/replay.md). */
 #include "stats.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "errmsg.h"
+#include "replace_file.h"
 
 #define STATS_FORMAT_VERSION 1
 
@@ -190,17 +194,25 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	fputs(have ? "\n    ]\n  }\n" : "]\n  }\n", f);
 }
 
+bool replay_stats_median(const uint64_t *v, size_t n, uint64_t *out)
+{
+	uint64_t *sorted = n ? malloc(n * sizeof *sorted) : NULL;
+	if (!sorted)
+		return false;
+	memcpy(sorted, v, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, by_u64);
+	*out = sorted[n / 2];
+	free(sorted);
+	return true;
+}
+
 int replay_stats_write_json(FILE *f, const char *policy, const struct engine_stats *s,
 			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m)
 {
-	uint64_t *sorted = NULL;
-	if (n_iters) {
-		sorted = malloc(n_iters * sizeof *sorted);
-		if (!sorted)
-			return -1;
-		memcpy(sorted, iter_ns, n_iters * sizeof *sorted);
-		qsort(sorted, n_iters, sizeof *sorted, by_u64);
-	}
+	uint64_t median;
+	bool have_median = replay_stats_median(iter_ns, n_iters, &median);
+	if (n_iters && !have_median)
+		return -1;
 	fprintf(f, "{\n  \"format\": \"" REPLAY_STATS_FORMAT "\", \"format_version\": %d,\n"
 		   "  \"umkit_version\": ",
 		STATS_FORMAT_VERSION);
@@ -211,12 +223,27 @@ int replay_stats_write_json(FILE *f, const char *policy, const struct engine_sta
 	put_engine(f, s);
 	fputs("  \"iteration_ns\": ", f);
 	put_array(f, iter_ns, n_iters);
-	if (sorted)
-		fprintf(f, ",\n  \"iteration_median_ns\": %llu,\n", (unsigned long long)sorted[n_iters / 2]);
+	if (have_median)
+		fprintf(f, ",\n  \"iteration_median_ns\": %llu,\n", (unsigned long long)median);
 	else
 		fputs(",\n  \"iteration_median_ns\": null,\n", f);
 	put_measured(f, m);
 	fputs("}\n", f);
-	free(sorted);
 	return fflush(f) != 0 || ferror(f) ? -1 : 0;
+}
+
+int replay_stats_write_file(const char *path, const char *policy, const struct engine_stats *s,
+			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m, char *err,
+			    size_t errlen)
+{
+	struct replace_file r;
+	if (replace_file_begin(&r, path, err, errlen))
+		return -1;
+	errno = 0;
+	if (replay_stats_write_json(r.f, policy, s, iter_ns, n_iters, m)) {
+		um_errmsg(err, errlen, "%s: cannot write: %s", path, errno ? strerror(errno) : "out of memory");
+		replace_file_abandon(&r);
+		return -1;
+	}
+	return replace_file_commit(&r, err, errlen);
 }

@@ -113,4 +113,16 @@ struct replay_measured {
 int replay_stats_write_json(FILE *f, const char *policy, const struct engine_stats *s,
 			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m);
 
+/* As replay_stats_write_json, to the file path, whole or not at all
+ * (common/replace_file.h): a write that fails (a full disk) leaves nothing
+ * there that reads as this run's. 0, or -1 with err naming path and the
+ * problem. */
+int replay_stats_write_file(const char *path, const char *policy, const struct engine_stats *s,
+			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m, char *err,
+			    size_t errlen);
+
+/* The upper median of v[0 .. n) in *out, as the file's iteration_median_ns:
+ * false when n is 0 or memory ran out (*out untouched). */
+bool replay_stats_median(const uint64_t *v, size_t n, uint64_t *out);
+
 #endif

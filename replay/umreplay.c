@@ -364,13 +364,11 @@ static int check_plan(const char *plan, uint64_t budget, char path[PATH_MAX], st
  * nothing measured. Returns 0, or -1 with the error printed. */
 static int write_dry_stats(const char *path, enum engine_policy policy, const struct dryrun_result *r)
 {
-	FILE *f = fopen(path, "w");
-	int rc = f ? replay_stats_write_json(f, engine_policy_name(policy), &r->stats, r->iteration_ns,
-					     r->n_iteration_ns, NULL) : -1;
-	if (f && fclose(f) != 0)
-		rc = -1;
+	char err[PATH_MAX + 128];
+	int rc = replay_stats_write_file(path, engine_policy_name(policy), &r->stats, r->iteration_ns,
+					 r->n_iteration_ns, NULL, err, sizeof err);
 	if (rc != 0)
-		um_error("cannot write %s: %s", path, strerror(errno));
+		um_error("%s", err);
 	return rc;
 }
 

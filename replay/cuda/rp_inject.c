@@ -9,6 +9,7 @@
  * and a plain run.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,12 +118,6 @@ static bool claim_run(void)
  * been preloaded and keeps serving the program. */
 static const char without_plan[] = "running the program without a plan (its allocations still come from "
 				   "managed memory; no budget is kept and no stats are written)";
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
 
 /* The measurements per completed iteration (ends[0 .. n_ends)): the UM
  * counters binned by the iterations' end times, and the differences of the
@@ -269,29 +264,16 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	um_alloc_get_stats(&m.allocator);
 	warn_if_unserved(&m.allocator);
 	m.wall_ns = rp_now() - start_ns;
-	FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
-	if (stats_path && !f)
-		um_error("cannot write %s: %s", stats_path, strerror(errno));
-	if (f) {
-		errno = 0;
-		int written = replay_stats_write_json(f, engine_policy_name(policy), st, iter_ns, n, &m);
-		if (fclose(f) != 0 || written != 0)
-			um_error("cannot write %s: %s", stats_path, errno ? strerror(errno) : "write failed");
-	}
+	char err[PATH_MAX + 128];
+	if (stats_path && replay_stats_write_file(stats_path, engine_policy_name(policy), st, iter_ns, n, &m, err,
+						  sizeof err) != 0)
+		um_error("%s", err);
 	free(per);
 	free(ends);
 
 	char peak[32], cap[32], modelled[32], in[32], out[32], budget_text[96] = "";
 	uint64_t median = 0;
-	if (n) {
-		uint64_t *sorted = malloc(n * sizeof *sorted);
-		if (sorted) {
-			memcpy(sorted, iter_ns, n * sizeof *sorted);
-			qsort(sorted, n, sizeof *sorted, cmp_u64);
-			median = sorted[n / 2];
-			free(sorted);
-		}
-	}
+	replay_stats_median(iter_ns, n, &median);
 	/* Under a budget the residency that counts is the model's: evictions
 	 * do not lower the device memory in use that the sampler reads. */
 	if (budget)

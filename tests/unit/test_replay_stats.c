@@ -2,9 +2,12 @@
  * Unit tests for the replay statistics file (replay/stats.c): the JSON
  * parses (with cJSON, here only: the writer itself uses none), has every
  * key docs/replay.md lists with the values given, escapes strings, and a
- * failed write is reported.
+ * failed write is reported and leaves no file.
  */
 #include "testutil.h"
+
+#include <signal.h>
+#include <sys/resource.h>
 
 #include <cjson/cJSON.h>
 
@@ -303,12 +306,55 @@ static void write_failure_is_reported(void **state)
 	fclose(f);
 }
 
+/* A file that may not grow (a full disk, as RLIMIT_FSIZE makes it): the
+ * error names the file, and nothing is left there, not even the temporary,
+ * where a file cut short would read as this run's stats. */
+static void failed_file_write_leaves_nothing(void **state)
+{
+	char path[512], err[1024], pattern[600];
+	test_path(path, sizeof path, "full.json");
+	unlink(path);
+	struct engine_stats s = { 0 };
+	struct rlimit old;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &(struct rlimit){ 0, old.rlim_max }), 0);
+	int rc = replay_stats_write_file(path, "plan", &s, (const uint64_t[]){ 3 }, 1, NULL, err, sizeof err);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(err, path));
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(pattern, sizeof pattern, "%s.tmp.*", path);
+	glob_t g;
+	assert_int_equal(glob(pattern, 0, NULL, &g), GLOB_NOMATCH);
+
+	/* With room, the file is whole, its median the upper one. */
+	assert_int_equal(replay_stats_write_file(path, "plan", &s, (const uint64_t[]){ 9, 3, 5, 7 }, 4, NULL, err,
+						 sizeof err),
+			 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char text[4096];
+	text[fread(text, 1, sizeof text - 1, f)] = '\0';
+	fclose(f);
+	cJSON *j = cJSON_Parse(text);
+	assert_non_null(j);
+	assert_int_equal(num(j, "iteration_median_ns"), 7);
+	cJSON_Delete(j);
+	uint64_t median = 0;
+	assert_false(replay_stats_median(NULL, 0, &median));
+	assert_true(replay_stats_median((const uint64_t[]){ 4, 1, 2 }, 3, &median));
+	assert_int_equal(median, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keys_and_values),
 		cmocka_unit_test(empty_run_and_no_measurements),
 		cmocka_unit_test(write_failure_is_reported),
+		cmocka_unit_test(failed_file_write_leaves_nothing),
 	};
 	return cmocka_run_group_tests_name("replay_stats", tests, NULL, NULL);
 }
