@@ -47,8 +47,10 @@ static struct ev *push(trace_writer *w, enum ev_kind kind)
 	return e;
 }
 
-/* Locks mu for appending n events, waiting while the queue is full. Returns
- * -1 (nothing locked) in a forked child or once close has begun. */
+/* Locks mu for appending n events, waiting while the queue is full (the
+ * writer still runs then: close stops it only once no call is inside the
+ * gate). Returns -1 (nothing locked) in a forked child or once close has
+ * begun. */
 static int enter(trace_writer *w, size_t n)
 {
 	if (trace_writer_foreign(w))
@@ -56,13 +58,13 @@ static int enter(trace_writer *w, size_t n)
 	if (!gate_enter(&w->gate))
 		return -1;
 	pthread_mutex_lock(&w->mu);
-	if (w->cur.n > 0 && w->cur.n + n > w->max_queued && !w->stop) {
+	if (w->cur.n > 0 && w->cur.n + n > w->max_queued) {
 		w->stats.stalls++;
 		w->kicked = 1;
 		pthread_cond_signal(&w->wake);
 		do
 			pthread_cond_wait(&w->space, &w->mu);
-		while (w->cur.n > 0 && w->cur.n + n > w->max_queued && !w->stop);
+		while (w->cur.n > 0 && w->cur.n + n > w->max_queued);
 	}
 	return 0;
 }

@@ -233,7 +233,6 @@ static int close_as(trace_writer *w, const char *status, uint64_t end_ns, char *
 	pthread_mutex_lock(&w->mu);
 	w->stop = 1;
 	pthread_cond_signal(&w->wake);
-	pthread_cond_broadcast(&w->space);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
 

@@ -23,7 +23,7 @@
 #include "grow.h"
 #include "trace_writer_int.h"
 
-#define KEEP_FREE_CHUNKS 64 /* chunks kept for reuse after a burst (~5 MB) */
+#define KEEP_FREE_CHUNKS 64 /* chunks kept for reuse after a burst (~6 MB) */
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_META] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
@@ -35,10 +35,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 		      "created_ns = excluded.created_ns",
 	[ST_STREAM_SEEN] = "INSERT INTO stream(id, context_id) VALUES (?1, ?2) "
 			   "ON CONFLICT(id) DO NOTHING",
-	/* The activity record may have created the row first (a launch
-	 * reported at API exit can lose the race with a buffer flush). The
-	 * WHERE makes a second launch of one correlation ID change nothing,
-	 * which the writer reports. The stream comes from the activity record:
+	/* The writer takes a launch and its activity record in either order,
+	 * so the record may have created the row first (the recorder reports
+	 * launches at API entry, before the kernel can run, so in practice it
+	 * does not). The WHERE makes a second launch of one correlation ID
+	 * change nothing, which the writer reports. The stream comes from the activity record:
 	 * a kernel whose record never came (a killed run) has none. */
 	[ST_LAUNCH] = "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, "
 		      "grid_z, block_x, block_y, block_z, shared_mem, thread_id, "
@@ -423,6 +424,9 @@ static int commit(trace_writer *w, struct batch *b)
 			}
 			if (in_txn && sqlite3_get_autocommit(w->db)) {
 				note_lost(w, events, errors_at_begin);
+				/* The stream rows written so far went with it:
+				 * the rest of the batch must write them again. */
+				w->n_streams = streams_before;
 				whole = 0;
 				events = 0;
 				errors_at_begin = w->stats.write_errors;
@@ -478,7 +482,7 @@ void *trace_writer_main(void *arg)
 			deadline.tv_sec++;
 			deadline.tv_nsec -= 1000000000L;
 		}
-		while (!w->stop && w->cur.n < w->batch_events)
+		while (!w->stop && !w->kicked && w->cur.n < w->batch_events)
 			if (pthread_cond_timedwait(&w->wake, &w->mu, &deadline) == ETIMEDOUT)
 				break;
 		if (w->cur.n == 0 && w->stop && w->n_rewrite) {

@@ -359,6 +359,35 @@ static void backpressure_bounds_queue(void **state)
 	sqlite3_close(db);
 }
 
+/* A producer that waits for room kicks the writer, which must take the
+ * queue then, not at its next flush (a minute here). batch_events =
+ * max_queued: 4000 queued, a launch with 200 arguments does not fit. */
+static void stalled_producer_wakes_the_writer(void **state)
+{
+	char path[512];
+	struct trace_writer_options opt = { .flush_interval_ms = 60000, .batch_events = 4096,
+					    .max_queued = 4096 };
+	trace_writer *w = open_writer(path, sizeof path, "stall.db", &opt);
+	int64_t name = trace_writer_intern(w, "k");
+	for (uint32_t c = 1; c <= 3999; c++) {
+		struct trace_launch l = { .correlation_id = c, .seq = c, .name_id = name };
+		trace_writer_launch(w, &l);
+	}
+	static struct trace_kernel_arg args[200];
+	for (int i = 0; i < 200; i++)
+		args[i] = (struct trace_kernel_arg){ (uint32_t)(8 * i), 1, 0 };
+	struct trace_launch big = { .correlation_id = 5000, .seq = 5000, .name_id = name,
+				    .args = args, .nargs = 200 };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	trace_writer_launch(w, &big);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double waited_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	print_message("producer waited %.0f ms for room\n", waited_ms);
+	close_ok(w, 1);
+	assert_true(waited_ms < 30000);
+}
+
 /* ---- a hand-made run and the views over it ---- */
 
 static void launch(trace_writer *w, uint32_t corr, uint64_t seq, int64_t name, uint64_t launch_ns,
@@ -1144,6 +1173,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(threads_exact_counts),
 		cmocka_unit_test(backpressure_bounds_queue),
+		cmocka_unit_test(stalled_producer_wakes_the_writer),
 		cmocka_unit_test(views_on_hand_made_trace),
 		cmocka_unit_test(activity_without_launch),
 		cmocka_unit_test(activity_without_times_stays_untimed),
