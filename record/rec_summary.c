@@ -99,8 +99,8 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	/* Before the reset: the device's context after it is a new one. */
 	if (trace_schema_meta(db, "arena_context_id", value, sizeof value) == 1) {
 		snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel k JOIN stream s ON s.id = k.stream_id "
-			 "WHERE k.seq IS NOT NULL AND s.context_id != %lld AND (k.launch_ns IS NULL OR "
-			 "k.launch_ns < %lld)", strtoll(value, NULL, 10), reset_ns);
+			 "WHERE k.seq IS NOT NULL AND s.context_id != %lld AND k.launch_ns < %lld",
+			 strtoll(value, NULL, 10), reset_ns);
 		if (query_row(db, sql, (uint64_t *const[]){ &out->other_context_kernels }, 1) != 0)
 			goto failed;
 	}

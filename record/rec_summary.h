@@ -61,10 +61,10 @@ const char *rec_summary_problem(const struct rec_summary *s, bool killed);
  * Writes the summary as newline-separated lines, without a trailing newline,
  * into buf: the path, status, size on disk and elapsed_ns (the run's wall
  * time), then one line each for kernels, allocations, migrations, faults,
- * NVTX ranges, when any CUDA graphs, when a device reset, when any kernels
- * of another context, when any allocations the runtime served and when
- * any dropped records. Returns
- * buf.
+ * NVTX ranges (with the messages not kept, when any), when any CUDA
+ * graphs, when a device reset, when any kernels of another context, when
+ * any allocations the runtime served, when any memory got through the
+ * driver and when any dropped records. Returns buf.
  */
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len);

@@ -30,6 +30,8 @@ extern struct gate rec_gate;
 uint64_t rec_now(void);
 /* The calling thread's OS id. */
 uint32_t rec_tid(void);
+/* meta.key = v, in decimal. */
+void rec_meta_u64(const char *key, uint64_t v);
 
 /* Subscribes the callbacks (rec_callbacks.c). Returns 0 or a CUPTI error. */
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);

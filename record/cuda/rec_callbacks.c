@@ -128,17 +128,15 @@ uint64_t rec_callbacks_captured_launches(void)
 static void write_device_meta(CUcontext ctx)
 {
 	CUdevice dev;
-	char name[256], buf[32];
+	char name[256];
 	size_t mem = 0;
 	if (cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
 		return;
 	if (cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
 		if (cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS)
 			trace_writer_meta(rec_writer, "device_name", name);
-		if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS) {
-			snprintf(buf, sizeof buf, "%zu", mem);
-			trace_writer_meta(rec_writer, "device_memory", buf);
-		}
+		if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS)
+			rec_meta_u64("device_memory", mem);
 	}
 	cuCtxPopCurrent(&ctx);
 }
@@ -268,14 +266,16 @@ static void note_arena_context(void)
 {
 	static atomic_bool noted;
 	uint32_t id;
-	char buf[16];
 	CUcontext ctx;
 	if (atomic_load(&noted) || !(ctx = um_alloc_context()) || atomic_exchange(&noted, true))
 		return;
-	if (cuptiGetContextId(ctx, &id) == CUPTI_SUCCESS) {
-		snprintf(buf, sizeof buf, "%u", id);
-		trace_writer_meta(rec_writer, "arena_context_id", buf);
-	}
+	if (cuptiGetContextId(ctx, &id) == CUPTI_SUCCESS)
+		rec_meta_u64("arena_context_id", id);
+	/* The device the first context was made on may not be the arena's
+	 * (a program that touches GPU 0 and trains on GPU 1): its name and
+	 * memory, which umplan's default capacity starts from, are the
+	 * arena's. */
+	write_device_meta(ctx);
 }
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
@@ -304,14 +304,11 @@ static void on_free(const struct arena_alloc *a)
  * recorded. */
 static void on_device_reset(bool arena_lost)
 {
-	char buf[32];
 	if (!gate_enter(&rec_gate))
 		return;
 	rec_activity_hand_over();
-	if (arena_lost) {
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)rec_now());
-		trace_writer_meta(rec_writer, "device_reset_ns", buf);
-	}
+	if (arena_lost)
+		rec_meta_u64("device_reset_ns", rec_now());
 	gate_leave(&rec_gate);
 }
 

@@ -48,7 +48,7 @@ uint32_t rec_tid(void)
 	return tid;
 }
 
-static void meta_u64(const char *key, uint64_t v)
+void rec_meta_u64(const char *key, uint64_t v)
 {
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
@@ -87,15 +87,15 @@ static void finish(void)
 	arena *a = um_alloc_arena();
 	if (a)
 		arena_foreach_live(a, mark_live, NULL);
-	meta_u64("dropped_records", rec_activity_dropped());
-	meta_u64("captured_launches", rec_callbacks_captured_launches());
+	rec_meta_u64("dropped_records", rec_activity_dropped());
+	rec_meta_u64("captured_launches", rec_callbacks_captured_launches());
 	struct um_alloc_stats as;
 	um_alloc_get_stats(&as);
-	meta_u64("runtime_allocs", as.runtime_allocs);
-	meta_u64("runtime_alloc_bytes", as.runtime_bytes);
-	meta_u64("driver_allocs", as.driver_allocs);
-	meta_u64("driver_alloc_bytes", as.driver_bytes);
-	meta_u64("driver_alloc_peak_bytes", as.driver_peak_bytes);
+	rec_meta_u64("runtime_allocs", as.runtime_allocs);
+	rec_meta_u64("runtime_alloc_bytes", as.runtime_bytes);
+	rec_meta_u64("driver_allocs", as.driver_allocs);
+	rec_meta_u64("driver_alloc_bytes", as.driver_bytes);
+	rec_meta_u64("driver_alloc_peak_bytes", as.driver_peak_bytes);
 	report_close(trace_writer_close(rec_writer, rec_now(), err, sizeof err), err);
 	rec_writer = NULL;
 }
@@ -124,14 +124,14 @@ static void write_run_meta(void)
 	/* With the cache on, a PyTorch program's allocations are its segments:
 	 * the replay must run it so too (the plan carries this). */
 	trace_writer_meta(rec_writer, "framework_cache", capture_pytorch_cache_off() ? "0" : "1");
-	meta_u64("pid", (uint64_t)getpid());
-	meta_u64("start_ns", rec_now());
+	rec_meta_u64("pid", (uint64_t)getpid());
+	rec_meta_u64("start_ns", rec_now());
 	uint32_t v = 0;
 	if (cuptiGetVersion(&v) == CUPTI_SUCCESS)
-		meta_u64("cupti_version", v);
+		rec_meta_u64("cupti_version", v);
 	int dv = 0;
 	if (cuDriverGetVersion(&dv) == CUDA_SUCCESS)
-		meta_u64("driver_version", (uint64_t)dv);
+		rec_meta_u64("driver_version", (uint64_t)dv);
 }
 
 int InitializeInjection(void);
