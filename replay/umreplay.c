@@ -179,13 +179,21 @@ struct umreplay_options {
 
 /* Parses a size option's value into *out (> 0). Returns 0, or -1 with the
  * message printed. */
-static int parse_size(const char *option, const char *value, uint64_t *out)
+/* A size option's value, m as launch_option_value returned it, into *out
+ * and its text into *text. 0, or -1 with the error printed. */
+static int size_option(const char *option, int m, const char *value, uint64_t *out, const char **text)
 {
 	char err[256];
-	if (um_memory_size_parse(option, value, out, err, sizeof err) == 0)
-		return 0;
-	um_error("%s", err);
-	return -1;
+	if (m < 0) {
+		um_error("option '%s' needs a size (e.g. 40G)", option);
+		return -1;
+	}
+	if (um_memory_size_parse(option, value, out, err, sizeof err) != 0) {
+		um_error("%s", err);
+		return -1;
+	}
+	*text = value;
+	return 0;
 }
 
 /* The valid policy names, for the message about an unknown one. */
@@ -248,21 +256,11 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 				goto usage;
 			}
 		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--gpu-budget", &value)) != 0) {
-			if (m < 0) {
-				um_error("option '--gpu-budget' needs a size (e.g. 40G)");
+			if (size_option("--gpu-budget", m, value, &o->gpu_budget, &o->gpu_budget_text) != 0)
 				goto usage;
-			}
-			if (parse_size("--gpu-budget", value, &o->gpu_budget) != 0)
-				goto usage;
-			o->gpu_budget_text = value;
 		} else if ((m = launch_option_value(argc, argv, &i, NULL, "--max-managed", &value)) != 0) {
-			if (m < 0) {
-				um_error("option '--max-managed' needs a size (e.g. 60G)");
+			if (size_option("--max-managed", m, value, &o->max_managed, &o->max_managed_text) != 0)
 				goto usage;
-			}
-			if (parse_size("--max-managed", value, &o->max_managed) != 0)
-				goto usage;
-			o->max_managed_text = value;
 		} else {
 			um_error("unknown option '%s'", a);
 			goto usage;
