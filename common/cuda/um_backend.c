@@ -19,8 +19,9 @@
 #include "launch_view.h"
 #include "log.h"
 
-/* Non-blocking streams tracked: a fence's events, one each and one on the
- * legacy stream. */
+/* Streams tracked (every stream the program queued work on, blocking or
+ * not, of any context): a fence's events, one each and one on the legacy
+ * stream. */
 #define MAX_STREAMS (FENCE_RING_EVENTS - 1)
 
 static struct fence_ring ring;
@@ -543,7 +544,16 @@ static bool sync_context(void *ctx)
 	static bool reported;
 	if (capture_seen_under_way() || (!last_resort && !capture_mode_global()))
 		return false;
+	/* In the arena's context, whatever the calling thread has current: a
+	 * synchronize made with a green context current waits for that green
+	 * context's work alone, not for the primary context's streams, and
+	 * an allocating thread may have one current (only the primary
+	 * context's synchronize waits for its green contexts too). */
+	CUcontext served = atomic_load(&served_context), was;
+	bool pushed = served && cuCtxPushCurrent(served) == CUDA_SUCCESS;
 	CUresult r = cuCtxSynchronize();
+	if (pushed)
+		cuCtxPopCurrent(&was);
 	if (r == CUDA_SUCCESS)
 		return true;
 	if (!reported) {

@@ -131,21 +131,31 @@ static CUstream waited_stream;                /* the last cuStreamWaitEvent's */
 static CUresult record_answer = CUDA_SUCCESS; /* cuEventRecord's */
 static int host_waits;                        /* calls of count_host_wait */
 
+/* The calling thread's context stack: current_ctx on top of pushed. */
+static CUcontext current_ctx, pushed[8];
+static int npushed;
+
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
 {
+	pushed[npushed++] = current_ctx;
+	current_ctx = ctx;
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *ctx)
 {
+	*ctx = current_ctx;
+	current_ctx = npushed ? pushed[--npushed] : NULL;
 	return CUDA_SUCCESS;
 }
 
-static int syncs; /* cuCtxSynchronize calls */
+static int syncs;            /* cuCtxSynchronize calls */
+static CUcontext synced_ctx; /* the context current at the last one */
 
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
 	syncs++;
+	synced_ctx = current_ctx;
 	return CUDA_SUCCESS;
 }
 
@@ -380,6 +390,37 @@ static void a_capture_seen_while_waking_keeps_its_stream(void **state)
 	test_in_child(capture_begun_while_waking);
 }
 
+/* A thread with a green context of the arena's device current allocates
+ * (its allocations are the arena's since session 62) a range whose fence
+ * waits for a synchronize (launches unseen: an idle replay). A synchronize
+ * made with the green context current waits for that green context's work
+ * alone (cuCtxSynchronize: only the primary context's also waits for its
+ * green contexts), not for the kernels the primary context's streams still
+ * run on the range. */
+#define PRIMARY ((CUcontext)(uintptr_t)0x77)
+#define GREEN ((CUcontext)(uintptr_t)0x88)
+
+static bool green_thread_waits(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_serve_context(PRIMARY);
+	current_ctx = PRIMARY; /* the free, made in the arena's context */
+	uint64_t token = b.fence_record(NULL);
+	EXPECT(!b.fence_done(NULL, token), "a fence made while launches go unseen was done at once");
+	current_ctx = GREEN; /* the allocation that needs the range */
+	b.fence_wait(NULL, token);
+	EXPECT(syncs == 1, "the fence was not waited for by a synchronize");
+	EXPECT(synced_ctx == PRIMARY, "the fence's synchronize was made in the green context, which does not "
+				      "wait for the primary context's streams");
+	return failures == 0;
+}
+
+static void a_green_contexts_wait_synchronizes_the_arenas_context(void **state)
+{
+	test_in_child(green_thread_waits);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +431,7 @@ int main(void)
 		cmocka_unit_test(a_stream_destroyed_while_idle_is_forgotten),
 		cmocka_unit_test(a_handle_seen_while_idle_is_asked_again),
 		cmocka_unit_test(a_capture_seen_while_waking_keeps_its_stream),
+		cmocka_unit_test(a_green_contexts_wait_synchronizes_the_arenas_context),
 	};
 	return cmocka_run_group_tests_name("um_backend", tests, NULL, NULL);
 }
