@@ -62,6 +62,9 @@ static _Atomic(CUcontext) arena_context;
  * one could not be noted (out of memory), any allocation may. */
 static struct addr_set managed_allocs = ADDR_SET_INIT;
 static atomic_bool managed_allocs_partial;
+/* A free since the program's own managed memory last waited for the
+ * default stream (wait_for_freed_ranges). */
+static atomic_bool freed_unwaited;
 /* The live allocations the runtime served in the arena's stead, so that a
  * kernel's parameter word pointing there is known for a pointer
  * (common/param_scan.h); one that could not be noted (out of memory) is
@@ -133,7 +136,7 @@ struct addr_set *um_alloc_foreign(void)
  * *ptr, which foreign_allocs notes and the stats count. */
 static cudaError_t runtime_served(cudaError_t err, void *const *ptr, size_t size)
 {
-	if (err != cudaSuccess || !ptr || !*ptr || !size)
+	if (err != cudaSuccess || !ptr || !*ptr || !size || atomic_load(&forked))
 		return err;
 	(void)addr_set_add(&foreign_allocs, (uint64_t)(uintptr_t)*ptr, size);
 	atomic_fetch_add_explicit(&runtime_allocs, 1, memory_order_relaxed);
@@ -143,10 +146,13 @@ static cudaError_t runtime_served(cudaError_t err, void *const *ptr, size_t size
 
 /* The runtime is about to free ptr, which may be its own: out of
  * foreign_allocs first, as the address may be handed out again at once.
- * Returns whether it was there, with its size in *size. */
+ * Returns whether it was there, with its size in *size. Never in a forked
+ * child (nor runtime_served): the set's lock may have been held at the
+ * fork by a parent's thread (a launch's parameter scan), which the child
+ * does not have, and the child's CUDA is not its parent's anyway. */
 static bool runtime_frees(void *ptr, uint64_t *size)
 {
-	return addr_set_remove(&foreign_allocs, (uint64_t)(uintptr_t)ptr, size);
+	return !atomic_load(&forked) && addr_set_remove(&foreign_allocs, (uint64_t)(uintptr_t)ptr, size);
 }
 
 /* Returns err, the runtime's answer to that free: a refused one leaves the
@@ -319,6 +325,7 @@ static bool release(void *ptr)
 		return false;
 	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&served_ns, um_now_ns() - t0, memory_order_relaxed);
+	atomic_store_explicit(&freed_unwaited, true, memory_order_relaxed);
 	return true;
 }
 
@@ -458,6 +465,31 @@ static bool concurrent_managed_access(void)
 	return k == 1;
 }
 
+/* The host may write the program's own managed memory as soon as the
+ * program has it, in no stream's order. In the one stream order a freed
+ * range goes to the next allocation at once (its fence is done:
+ * um_backend.c), since whatever uses it next is queued behind the old
+ * owner's kernels; the host's writes are not, and could reach what those
+ * kernels still read (tests/gpu/fence_probe.cu, managed-host-write). A
+ * plain cudaFree waits for the GPU; here the allocation waits for the
+ * default stream instead, and only when something was freed since it
+ * last did. Not where a synchronize could break a capture under way. */
+static void wait_for_freed_ranges(void)
+{
+	if (!atomic_exchange(&freed_unwaited, false))
+		return;
+	if (!um_backend_may_synchronize()) {
+		atomic_store(&freed_unwaited, true);
+		return;
+	}
+	CUstreamCaptureMode mode;
+	bool relaxed = capture_relaxed_begin(&mode);
+	bool entered = um_alloc_enter_context();
+	(void)cuStreamSynchronize(CU_STREAM_LEGACY);
+	um_alloc_leave_context(entered);
+	capture_relaxed_end(relaxed, mode);
+}
+
 /* The program's own managed memory, served alike: the arena's memory is
  * managed too, attached to every stream as cudaMemAttachGlobal attaches
  * it. Not with UMKIT_NO_MANAGED, whose device memory the host cannot
@@ -472,8 +504,11 @@ cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 	    !in_arena_context() || !concurrent_managed_access())
 		return runtime_served(cudart_get()->MallocManaged(ptr, size, flags), ptr, size);
 	cudaError_t err = serve(ptr, size, TRACE_API_MANAGED, NULL);
-	if (err == cudaSuccess && addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr, size) != 0)
+	if (err != cudaSuccess)
+		return err;
+	if (addr_set_add(&managed_allocs, (uint64_t)(uintptr_t)*ptr, size) != 0)
 		atomic_store(&managed_allocs_partial, true);
+	wait_for_freed_ranges();
 	return err;
 }
 
@@ -750,12 +785,16 @@ static void context_resets(CUcontext ctx)
 cudaError_t cudaDeviceReset(void)
 {
 	um_alloc_arena();
-	if (!atomic_load(&forked) && !atomic_load(&arena_lost)) {
+	if (!atomic_load(&forked)) {
 		/* Every time: a thread with no context current resets the
-		 * primary one of its device, which binding names. */
+		 * primary one of its device, which binding names. Once the
+		 * arena is lost, what the program got past the shim since
+		 * still goes with each reset. */
 		CUcontext ctx = context_reset(bind_if_unbound());
-		if (ctx)
+		if (ctx && !atomic_load(&arena_lost))
 			context_resets(ctx);
+		else if (ctx)
+			driver_allocs_context_reset(ctx);
 	}
 	return cudart_get()->DeviceReset();
 }

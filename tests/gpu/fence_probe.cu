@@ -9,7 +9,7 @@
 //
 // Usage: fence_probe CASE, CASE one of copy-only, many-streams,
 // reused-handle, two-threads, double-free, stream-churn, relaxed-churn,
-// value-write.
+// value-write, ptsz-async, managed-host-write.
 // Prints "CASE: ok" or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets
 // every case right.
 #include <cstdio>
@@ -369,6 +369,31 @@ static int ptsz_async()
 	return !ok;
 }
 
+// The program's own managed memory, on the default stream alone: a kernel
+// held behind the host function reads A; A is freed, B allocated (A's
+// range again under umkit) and written by the host at once, in no
+// stream's order. A plain cudaFree waits for the kernel; under umkit the
+// free does not, so the allocation must.
+static int managed_host_write()
+{
+	u8 *a, *b, *to, *h;
+	CHECK(cudaMalloc(&to, N));
+	CHECK(cudaMallocManaged(&a, N));
+	memset(a, 0x11, N);
+	CHECK(cudaLaunchHostFunc(0, sleep_200ms, NULL));
+	copy<<<264, 256>>>(a, to, N);
+	CHECK(cudaFree(a));
+	CHECK(cudaMallocManaged(&b, N));
+	memset(b, 0x22, N);
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMallocHost(&h, N));
+	CHECK(cudaMemcpy(h, to, N, cudaMemcpyDefault));
+	size_t good = count(h, N, 0x11);
+	printf("managed-host-write: %s (a %p, b %p: %zu of %zu bytes read 0x11)\n", good == N ? "ok" : "BAD",
+	       (void *)a, (void *)b, good, N);
+	return good == N ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -378,11 +403,12 @@ int main(int argc, char **argv)
 		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
 		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
 		{ "relaxed-churn", relaxed_churn }, { "value-write", value_write }, { "ptsz-async", ptsz_async },
+		{ "managed-host-write", managed_host_write },
 	};
 	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
 		if (strcmp(argv[1], cases[i].name) == 0)
 			return cases[i].run();
 	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn|"
-			"relaxed-churn|value-write|ptsz-async\n");
+			"relaxed-churn|value-write|ptsz-async|managed-host-write\n");
 	return 2;
 }

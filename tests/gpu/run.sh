@@ -252,14 +252,15 @@ for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.i
 	esac
 	bad=()
 	[ "$tool" != "idle umreplay" ] || [ -s "$WORK/fence.idle.plan" ] || bad+=("no plan")
-	for c in copy-only many-streams reused-handle two-threads double-free stream-churn relaxed-churn ptsz-async; do
+	for c in copy-only many-streams reused-handle two-threads double-free stream-churn relaxed-churn ptsz-async \
+		managed-host-write; do
 		timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
 		rc=$?
 		cat "$WORK/fence.$c.out"
 		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" && under_umkit "$WORK/fence.$c.out" &&
 			took_effect || bad+=("$c")
 	done
-	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-8 of 8 cases ok}"
+	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-9 of 9 cases ok}"
 done
 # An idle replay that wakes must not discard memory freed while it
 # followed nothing, which work queued then on another stream still reads
