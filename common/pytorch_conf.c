@@ -3,6 +3,7 @@
  */
 #include "pytorch_conf.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ static bool punctuation(char c)
 /* The word at or after *p, which moves past it; false at the end. */
 static bool next_word(const char **p, struct word *w)
 {
-	while (**p == ' ')
+	while (isspace((unsigned char)**p))
 		(*p)++;
 	if (!**p)
 		return false;
@@ -31,7 +32,7 @@ static bool next_word(const char **p, struct word *w)
 	if (punctuation(**p))
 		(*p)++;
 	else
-		while (**p && **p != ' ' && !punctuation(**p))
+		while (**p && !isspace((unsigned char)**p) && !punctuation(**p))
 			(*p)++;
 	w->len = (size_t)(*p - w->at);
 	return true;

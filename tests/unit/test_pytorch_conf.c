@@ -80,6 +80,26 @@ static void expandable_off_changes_only_those_values(void **state)
 	}
 }
 
+/* PyTorch's tokenizer drops every white space character, so a tab or a
+ * line break around the words (a setting written over several lines) is
+ * no part of them: each of these turns expandable segments on. */
+static void whitespace_other_than_space_does_not_count(void **state)
+{
+	static const char *const on[] = {
+		"expandable_segments:True\n",
+		"expandable_segments:\tTrue",
+		"max_split_size_mb:128,\nexpandable_segments:True",
+		"expandable_segments:True\r\n",
+	};
+	for (size_t i = 0; i < sizeof on / sizeof *on; i++) {
+		assert_true(pytorch_conf_expandable(on[i]));
+		char *off = pytorch_conf_expandable_off(on[i]);
+		assert_non_null(off);
+		assert_false(pytorch_conf_expandable(off));
+		free(off);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -87,6 +107,7 @@ int main(void)
 		cmocka_unit_test(expandable_is_true_only),
 		cmocka_unit_test(env_setting_names_the_first_variable),
 		cmocka_unit_test(expandable_off_changes_only_those_values),
+		cmocka_unit_test(whitespace_other_than_space_does_not_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
