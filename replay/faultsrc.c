@@ -26,6 +26,8 @@ struct noted {
 struct faultsrc {
 	struct noted *v;
 	size_t n, cap;
+	uint64_t unnoted_from; /* the time of the first allocation left
+				  unnoted (log full, or out of memory); 0: none */
 };
 
 /* One allocation in one block. */
@@ -58,11 +60,14 @@ void faultsrc_note(faultsrc *f, uint64_t t_ns, const struct alloc_rec *r)
 {
 	if (!f)
 		return;
-	if (f->n == FAULTSRC_MAX_ALLOCS)
+	struct noted *v = f->n < FAULTSRC_MAX_ALLOCS ? room_for_one(f->v, f->n, &f->cap, sizeof *v, 1024) : NULL;
+	if (!v) {
+		/* From here on the log cannot say who holds an address: a
+		 * noted allocation there may long be freed. */
+		if (!f->unnoted_from)
+			f->unnoted_from = t_ns ? t_ns : 1;
 		return;
-	struct noted *v = room_for_one(f->v, f->n, &f->cap, sizeof *v, 1024);
-	if (!v)
-		return;
+	}
 	f->v = v;
 	struct noted *x = &f->v[f->n++];
 	*x = (struct noted){ .t_ns = t_ns, .id = r->id, .address = r->address, .size = r->size,
@@ -184,6 +189,9 @@ size_t faultsrc_attribute(const faultsrc *f, const struct fault_event *ev, size_
 			tot->owner_changed += at_launch != h;
 			h = at_launch;
 		}
+		uint64_t when = ev[i].launch_ns ? ev[i].launch_ns : ev[i].t_ns;
+		if (f->unnoted_from && when >= f->unnoted_from)
+			h = -1;
 		if (h < 0) {
 			tot->unattributed++;
 			continue;

@@ -31,7 +31,8 @@
 struct alloc_rec; /* allocmap.h */
 
 /* Allocations noted at most: past this (64 MB of log) later ones go
- * unnoted, and faults on them unattributed. */
+ * unnoted, and faults from the first of them on unattributed (a noted
+ * allocation's range may be an unnoted one's by then). */
 #define FAULTSRC_MAX_ALLOCS (1u << 20)
 
 /* One on-demand migration: when it started, where, how many bytes; and

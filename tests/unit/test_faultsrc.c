@@ -187,6 +187,31 @@ static void nothing_noted(void **state)
 	faultsrc_destroy(f);
 }
 
+/* Past FAULTSRC_MAX_ALLOCS the log cannot say who holds an address: a
+ * migration from the first allocation left unnoted on is unattributed, not
+ * charged to a noted allocation there freed long before (a PyTorch run of
+ * 2,000 allocations a step reaches the cap near step 520). */
+static void past_the_cap_faults_are_unattributed(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	note(f, 10, 1, BASE, 4 * MB, 0, 3);
+	struct alloc_rec r = rec_at(2, BASE + 64 * MB, 2 * MB);
+	for (uint64_t i = 1; i < FAULTSRC_MAX_ALLOCS; i++) {
+		r.id = 1 + i;
+		faultsrc_note(f, 10 + i, &r);
+	}
+	uint64_t t = 20 + FAULTSRC_MAX_ALLOCS;
+	note(f, t, 2 * FAULTSRC_MAX_ALLOCS, BASE, 4 * MB, 0, -1); /* unnoted, where 1 was */
+	struct fault_event ev[] = { { 15, BASE + 4096, 4096, 0 }, { t + 100, BASE + 4096, 4096, 0 } };
+	struct fault_source s[8];
+	struct fault_totals tot;
+	assert_int_equal(charge(f, ev, 2, s, &tot), 1);
+	assert_int_equal(s[0].alloc_id, 1); /* the fault before the cap */
+	assert_int_equal(tot.unattributed, 1);
+	faultsrc_destroy(f);
+}
+
 static void early_reuse_goes_to_the_faulting_kernels_owner(void **state)
 {
 	(void)state;
@@ -264,6 +289,7 @@ int main(void)
 		cmocka_unit_test(iteration_instances_are_one_source),
 		cmocka_unit_test(most_bytes_first_within_the_room),
 		cmocka_unit_test(nothing_noted),
+		cmocka_unit_test(past_the_cap_faults_are_unattributed),
 		cmocka_unit_test(early_reuse_goes_to_the_faulting_kernels_owner),
 		cmocka_unit_test(concurrent_kernels_date_by_the_latest_launch),
 	};
