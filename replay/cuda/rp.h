@@ -146,6 +146,11 @@ uint64_t rp_residency_stop(void);
  * (rp_activity_by_iteration and rp_activity_faults see none otherwise).
  * Set before the callbacks start. */
 void rp_activity_keep_records(bool keep);
+/* From ns on (the last iteration end the stats can hold), records and
+ * launches are no longer kept, only counted: rp_activity_by_iteration and
+ * the fault window would drop them, and a long run's would fill memory
+ * (an ondemand step makes some 150,000 records). */
+void rp_activity_keep_until(uint64_t ns);
 /* Starts collecting the counters; with kernel_times also every kernel's
  * time on the GPU (CUPTI kernel activity). Before it (an idle replay),
  * nothing is collected and flush does nothing. */

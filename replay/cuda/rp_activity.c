@@ -46,8 +46,10 @@ static struct um_event *events;
 static size_t n_events, cap_events;
 static atomic_bool started;
 static atomic_uint_fast64_t dropped; /* records CUPTI dropped */
-/* The records, for --stats (rp_activity_keep_records). */
+/* The records, for --stats (rp_activity_keep_records), those that start
+ * before keep_until (rp_activity_keep_until). */
 static atomic_bool keeping;
+static atomic_uint_fast64_t keep_until = UINT64_MAX;
 /* The launches' times (rp_activity_note_launch), kernel times only. */
 static pthread_mutex_t launches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct launch_time *launches;
@@ -59,7 +61,8 @@ static void keep(struct um_event ev)
 {
 	pthread_mutex_lock(&events_lock);
 	add(&totals, &ev);
-	struct um_event *v = atomic_load(&keeping) ? room_for_one(events, n_events, &cap_events, sizeof *v, 4096) : NULL;
+	bool wanted = atomic_load(&keeping) && ev.start_ns < atomic_load(&keep_until);
+	struct um_event *v = wanted ? room_for_one(events, n_events, &cap_events, sizeof *v, 4096) : NULL;
 	if (v) {
 		events = v;
 		events[n_events++] = ev;
@@ -119,6 +122,11 @@ void rp_activity_keep_records(bool keep)
 	atomic_store(&keeping, keep);
 }
 
+void rp_activity_keep_until(uint64_t ns)
+{
+	atomic_store(&keep_until, ns);
+}
+
 CUptiResult rp_activity_start(bool kernel_times)
 {
 	const struct cupti_real *cr = cupti_real();
@@ -136,6 +144,8 @@ void rp_activity_note_launch(uint32_t correlation)
 	if (!atomic_load(&keeping))
 		return;
 	struct launch_time x = { correlation, rp_now() };
+	if (x.ns >= atomic_load(&keep_until))
+		return;
 	pthread_mutex_lock(&launches_lock);
 	struct launch_time *v = room_for_one(launches, n_launches, &cap_launches, sizeof *v, 4096);
 	if (v) {

@@ -84,12 +84,14 @@ static void after_engine(void)
 	pthread_mutex_lock(&ends_lock);
 	while (seen_iterations < st.iterations) {
 		seen_iterations++;
-		if (n_iteration_ends < RP_MAX_ITERATIONS)
-			iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
-				.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
-				.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost,
-				.refault_blocks = st.refault_blocks,
-				.unissued_blocks = st.unissued_blocks };
+		if (n_iteration_ends == RP_MAX_ITERATIONS)
+			continue;
+		iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
+			.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
+			.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost,
+			.refault_blocks = st.refault_blocks, .unissued_blocks = st.unissued_blocks };
+		if (n_iteration_ends == RP_MAX_ITERATIONS)
+			rp_activity_keep_until(iteration_ends[n_iteration_ends - 1].ns);
 	}
 	pthread_mutex_unlock(&ends_lock);
 	if (st.signature_mismatch && atomic_exchange(&mismatch_warned, 1) == 0)
