@@ -59,6 +59,13 @@ struct engine_range {
 	uint64_t address, bytes;
 };
 
+/* Whether two ranges share a byte, for ends up to 2^64. */
+static inline bool engine_ranges_overlap(const struct engine_range *a, const struct engine_range *b)
+{
+	return a->address >= b->address ? a->address - b->address < b->bytes
+					 : b->address - a->address < a->bytes;
+}
+
 enum engine_op { ENGINE_OP_PREFETCH, ENGINE_OP_EVICT, ENGINE_OP_DISCARD, ENGINE_OP_DISCARD_PREFETCH };
 
 struct engine_executor {

@@ -7,7 +7,8 @@
 #include <string.h>
 
 struct landing {
-	uint64_t address, bytes, batch;
+	struct engine_range range;
+	uint64_t batch;
 };
 
 struct landing_discards {
@@ -40,12 +41,6 @@ void landing_discards_destroy(landing_discards *l)
 	free(l);
 }
 
-/* Whether [a, a + an) and [b, b + bn) overlap, for ends up to 2^64. */
-static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
-{
-	return a >= b ? a - b < bn : b - a < an;
-}
-
 /* Drops the k oldest ranges; the lock held. */
 static void drop(landing_discards *l, size_t k)
 {
@@ -71,7 +66,7 @@ uint64_t landing_discards_issued(landing_discards *l, const struct engine_range 
 		drop(l, k);
 	}
 	for (size_t i = 0; i < n; i++)
-		l->r[l->n++] = (struct landing){ r[i].address, r[i].bytes, batch };
+		l->r[l->n++] = (struct landing){ r[i], batch };
 	pthread_mutex_unlock(&l->lock);
 	return batch;
 }
@@ -81,7 +76,7 @@ uint64_t landing_discards_wait_for(landing_discards *l, uint64_t address, uint64
 	pthread_mutex_lock(&l->lock);
 	uint64_t need = l->forgotten > l->landed ? l->forgotten : 0;
 	for (size_t i = l->n; i-- > 0 && l->r[i].batch > need;)
-		if (overlap(address, bytes, l->r[i].address, l->r[i].bytes))
+		if (engine_ranges_overlap(&(struct engine_range){ address, bytes }, &l->r[i].range))
 			need = l->r[i].batch;
 	pthread_mutex_unlock(&l->lock);
 	return need;

@@ -66,8 +66,7 @@ static size_t filter(pending_discards *p, bool (*keep)(const struct pending *, v
 
 static bool disjoint(const struct pending *it, void *arg)
 {
-	const struct engine_range *r = arg;
-	return it->range.address + it->range.bytes <= r->address || r->address + r->bytes <= it->range.address;
+	return !engine_ranges_overlap(&it->range, arg);
 }
 
 size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes)
