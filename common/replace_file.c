@@ -2,12 +2,14 @@
 #include "replace_file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "minmax.h"
 
 static void release(struct replace_file *r)
 {
@@ -18,8 +20,9 @@ static void release(struct replace_file *r)
 
 int replace_file_begin(struct replace_file *r, const char *path, char *err, size_t errlen)
 {
+	static const char suffix[] = ".tmp.XXXXXX";
 	*r = (struct replace_file){ 0 };
-	size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
+	size_t len = strlen(path) + sizeof suffix;
 	r->path = strdup(path);
 	r->tmp = malloc(len);
 	if (!r->path || !r->tmp) {
@@ -27,7 +30,12 @@ int replace_file_begin(struct replace_file *r, const char *path, char *err, size
 		release(r);
 		return -1;
 	}
-	snprintf(r->tmp, len, "%s.tmp.XXXXXX", path);
+	/* The file name cut to leave room for the suffix within NAME_MAX: a
+	 * name the file system takes may be too long with it. */
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t keep = min_u64(strlen(base), NAME_MAX - (sizeof suffix - 1));
+	snprintf(r->tmp, len, "%.*s%.*s%s", (int)(base - path), path, (int)keep, base, suffix);
 	int fd = mkstemp(r->tmp);
 	if (fd < 0) {
 		um_errmsg(err, errlen, "%s: cannot create: %s", path, strerror(errno));

@@ -2,6 +2,7 @@
 #include "set_aside.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "minmax.h"
 #include "log.h"
 
 /* path + suffix i of set into out; -1 with err when too long. */
@@ -79,7 +81,9 @@ int set_aside(const char *path, const struct file_set *set, char *aside, size_t 
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	char folder[4096];
-	if ((size_t)snprintf(folder, sizeof folder, "%.*s.%s.earlier-XXXXXX", (int)(base - path), path, base) >=
+	/* Its name holds the file's, cut to fit NAME_MAX. */
+	int keep = (int)min_u64(strlen(base), NAME_MAX - (sizeof "..earlier-XXXXXX" - 1));
+	if ((size_t)snprintf(folder, sizeof folder, "%.*s.%.*s.earlier-XXXXXX", (int)(base - path), path, keep, base) >=
 		    sizeof folder ||
 	    (size_t)snprintf(aside, asidelen, "%s/%s", folder, base) >= asidelen) {
 		um_errmsg(err, errlen, "%s: path too long", path);

@@ -2,6 +2,7 @@
  * execution IDs. */
 #include "testutil.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -12,7 +13,9 @@
 #include "grow.h"
 #include "launch_view.h"
 #include "pitch.h"
+#include "replace_file.h"
 #include "search.h"
+#include "set_aside.h"
 #include "size.h"
 #include "thread.h"
 #include "thread_scratch.h"
@@ -516,6 +519,32 @@ static void thread_scratch_is_each_threads_own(void **state)
 	pthread_attr_destroy(&small);
 }
 
+/* A file whose name is as long as the file system takes (NAME_MAX) is
+ * replaced and set aside all the same: the temporary's and the folder's
+ * names, which add to the file's, are cut to fit. */
+static void longest_file_name_replaced_and_set_aside(void **state)
+{
+	(void)state;
+	char dir[512], path[1024], aside[4096], err[512];
+	test_path(dir, sizeof dir, "");
+	snprintf(path, sizeof path, "%s%0*d", dir, NAME_MAX, 0);
+	struct replace_file r;
+	if (replace_file_begin(&r, path, err, sizeof err))
+		fail_msg("%s", err);
+	fputs("whole\n", r.f);
+	if (replace_file_commit(&r, err, sizeof err))
+		fail_msg("%s", err);
+	assert_int_equal(access(path, F_OK), 0);
+	static const char *const alone[] = { "" };
+	static const struct file_set one = { alone, 1, "file" };
+	if (set_aside(path, &one, aside, sizeof aside, err, sizeof err))
+		fail_msg("%s", err);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(aside, F_OK), 0);
+	assert_int_equal(set_aside_drop(aside, &one, err, sizeof err), 0);
+	assert_int_equal(access(aside, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +569,7 @@ int main(void)
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
 		cmocka_unit_test(thread_scratch_is_each_threads_own),
+		cmocka_unit_test(longest_file_name_replaced_and_set_aside),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
