@@ -3,8 +3,12 @@
 #include "cudart.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 static struct cudart table, real;
 static int table_ok;
@@ -67,15 +71,34 @@ static void *find(void *lib, const char *name)
 	return fn;
 }
 
+/* dl_iterate_phdr's callback: the path of the first object loaded whose
+ * file name starts libcudart, into data (PATH_MAX bytes). */
+static int runtime_path(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const char *slash = strrchr(info->dlpi_name, '/');
+	const char *base = slash ? slash + 1 : info->dlpi_name;
+	if (strncmp(base, "libcudart", strlen("libcudart")) != 0)
+		return 0;
+	return snprintf(data, PATH_MAX, "%s", info->dlpi_name) < PATH_MAX;
+}
+
 static void resolve(void)
 {
 	/* A runtime loaded with RTLD_LOCAL (e.g. by a Python extension) is not
 	 * in the global scope RTLD_NEXT searches; RTLD_NOLOAD finds it without
-	 * loading anything new. */
+	 * loading anything new. By its usual names first, then under any
+	 * name it was loaded with (a wheel's libcudart-1a2b3c4d.so.12, an older
+	 * libcudart.so.11.0), whose calls of the shim would otherwise find
+	 * no runtime to pass on to. Opened once the loader's list is walked:
+	 * dlopen is not to be called from inside that walk. */
 	static const char *names[] = { "libcudart.so.13", "libcudart.so.12", "libcudart.so" };
 	void *lib = NULL;
 	for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++)
 		lib = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
+	char path[PATH_MAX];
+	if (!lib && dl_iterate_phdr(runtime_path, path))
+		lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 
 #define RESOLVE(field, name) \
 	*(void **)&real.field = find(lib, name); \

@@ -41,7 +41,8 @@ struct cudart {
 };
 
 /* The resolved table, or NULL when no CUDA runtime is loaded in the process
- * (then nothing can have called the shim through it either). Thread-safe. */
+ * under a file name starting libcudart (then nothing can have called the
+ * shim through it either). Thread-safe. */
 const struct cudart *cudart_get(void);
 
 /* Whether the calling thread is inside one of the table's allocating
