@@ -314,9 +314,11 @@ static bool release(void *ptr)
 	uint64_t t0 = um_now_ns();
 	bind_context();
 	bool entered = um_alloc_enter_context();
-	/* Out of the set first: once freed, the range may be handed out at
-	 * once, to another thread's allocation. */
+	/* Out of the set, and the managed allocations told to wait, first:
+	 * once freed, the range may be handed out at once, to another
+	 * thread's allocation (wait_for_freed_ranges). */
 	addr_set_remove(&managed_allocs, (uint64_t)(uintptr_t)ptr, NULL);
+	atomic_store(&freed_unwaited, true);
 	bool freed = arena_free(the_arena, (uint64_t)(uintptr_t)ptr, &a) == ARENA_OK;
 	if (freed && hooks.on_free)
 		hooks.on_free(&a);
@@ -325,7 +327,6 @@ static bool release(void *ptr)
 		return false;
 	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&served_ns, um_now_ns() - t0, memory_order_relaxed);
-	atomic_store_explicit(&freed_unwaited, true, memory_order_relaxed);
 	return true;
 }
 
