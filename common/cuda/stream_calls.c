@@ -30,7 +30,8 @@
 	X(cuStreamWriteValue64, stream) X(cuStreamWriteValue64_v2, stream)                   \
 	X(cuStreamWaitValue32, stream) X(cuStreamWaitValue32_v2, stream)                     \
 	X(cuStreamWaitValue64, stream) X(cuStreamWaitValue64_v2, stream)                     \
-	X(cuStreamBatchMemOp, stream) X(cuStreamBatchMemOp_v2, stream)
+	X(cuStreamBatchMemOp, stream) X(cuStreamBatchMemOp_v2, stream)                       \
+	X(cuMemBatchDecompressAsync, stream)
 
 #define CBIDS(name, field) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz,
 #define OFFSETS(name, field) offsetof(name##_params, field), offsetof(name##_ptsz_params, field),
