@@ -19,7 +19,10 @@
  * (umplan's default capacity leaves it out). A pool's memory counts as
  * given back at its free, a mapping's at its handle's release, though
  * the pool may keep it reserved and the mapping keep it until unmapped;
- * the rest at its context's destruction too.
+ * the rest at its context's destruction too. CUDA arrays
+ * (cuArrayCreate, cuArray3DCreate, cuMipmappedArrayCreate, behind
+ * cudaMallocArray and its kin) are not counted: their bytes are the
+ * driver's layout of a texture, which no call reports.
  *
  * The tools' own runtime allocations (the arena's memory, those the shim
  * hands to the runtime, which um_alloc counts apart) reach the driver too;
