@@ -21,8 +21,9 @@
  * the pool may keep it reserved and the mapping keep it until unmapped;
  * the rest at its context's destruction too. CUDA arrays
  * (cuArrayCreate, cuArray3DCreate, cuMipmappedArrayCreate, behind
- * cudaMallocArray and its kin) are not counted: their bytes are the
- * driver's layout of a texture, which no call reports.
+ * cudaMallocArray and its kin) are not counted: their size is the
+ * driver's layout, which the creating call does not report (it would take
+ * a cuArrayGetMemoryRequirements per array).
  *
  * The tools' own runtime allocations (the arena's memory, those the shim
  * hands to the runtime, which um_alloc counts apart) reach the driver too;
