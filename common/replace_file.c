@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,25 @@
 
 #include "errmsg.h"
 #include "minmax.h"
+
+/* The mode the new contents get: the earlier file's where there is one,
+ * else what creating the file would give, 0666 less the umask. The umask
+ * is read from /proc (022 where it cannot be): umask() answers only by
+ * setting it, which the program's other threads would see meanwhile. */
+static mode_t new_mode(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0)
+		return st.st_mode & 07777;
+	unsigned mask = 022;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f) && sscanf(line, "Umask: %o", &mask) != 1)
+		;
+	if (f)
+		fclose(f);
+	return 0666 & ~(mode_t)mask;
+}
 
 static void release(struct replace_file *r)
 {
@@ -43,7 +63,7 @@ int replace_file_begin(struct replace_file *r, const char *path, char *err, size
 		return -1;
 	}
 	/* mkstemp creates 0600. */
-	if (fchmod(fd, 0644) != 0 || !(r->f = fdopen(fd, "w"))) {
+	if (fchmod(fd, new_mode(path)) != 0 || !(r->f = fdopen(fd, "w"))) {
 		um_errmsg(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		close(fd);
 		unlink(r->tmp);

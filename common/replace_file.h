@@ -17,8 +17,9 @@ struct replace_file {
 	char *tmp;  /* the temporary, path.tmp.XXXXXX */
 };
 
-/* Creates the temporary for path, mode 0644 (an ordinary, shareable
- * file). 0, or -1 with err naming path and the problem. */
+/* Creates the temporary for path, with the earlier file's mode, or where
+ * there is none the mode creating it would give (0666 less the umask). 0,
+ * or -1 with err naming path and the problem. */
 int replace_file_begin(struct replace_file *r, const char *path, char *err, size_t errlen);
 
 /* Flushes the temporary to the disk and closes it, for a caller that

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdatomic.h>
 
 #include "addr_set.h"
@@ -545,6 +546,30 @@ static void longest_file_name_replaced_and_set_aside(void **state)
 	assert_int_equal(access(aside, F_OK), -1);
 }
 
+/* The new contents keep the earlier file's mode (a user's chmod 600), and
+ * a new file gets what creating it would give: under umask 077, 0600,
+ * where both were 0644. */
+static void replaced_file_keeps_its_mode(void **state)
+{
+	(void)state;
+	char path[512], err[512];
+	struct stat st;
+	test_path(path, sizeof path, "mode.out");
+	unlink(path);
+	mode_t old = umask(077);
+	struct replace_file r;
+	if (replace_file_begin(&r, path, err, sizeof err) || replace_file_commit(&r, err, sizeof err))
+		fail_msg("%s", err);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(chmod(path, 0640), 0);
+	if (replace_file_begin(&r, path, err, sizeof err) || replace_file_commit(&r, err, sizeof err))
+		fail_msg("%s", err);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +595,7 @@ int main(void)
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
 		cmocka_unit_test(thread_scratch_is_each_threads_own),
 		cmocka_unit_test(longest_file_name_replaced_and_set_aside),
+		cmocka_unit_test(replaced_file_keeps_its_mode),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }
