@@ -1,6 +1,7 @@
 /* set_aside.c: an earlier output kept while a program starts (see set_aside.h). */
 #include "set_aside.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -66,6 +67,17 @@ static int remove_folder(const char *aside, char *err, size_t errlen)
 	return -1;
 }
 
+/* The folder set_aside makes for path's files, its name less the
+ * mkdtemp suffix, into out: ".NAME.earlier-" next to path, NAME cut to fit
+ * NAME_MAX. False when it does not fit len. */
+static bool folder_stem(const char *path, char *out, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int keep = (int)min_u64(strlen(base), NAME_MAX - (sizeof "..earlier-XXXXXX" - 1));
+	return (size_t)snprintf(out, len, "%.*s.%.*s.earlier-", (int)(base - path), path, keep, base) < len;
+}
+
 int set_aside(const char *path, const struct file_set *set, char *aside, size_t asidelen, char *err,
 	      size_t errlen)
 {
@@ -81,15 +93,13 @@ int set_aside(const char *path, const struct file_set *set, char *aside, size_t 
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	char folder[4096];
-	/* Its name holds the file's, cut to fit NAME_MAX. */
-	int keep = (int)min_u64(strlen(base), NAME_MAX - (sizeof "..earlier-XXXXXX" - 1));
-	if ((size_t)snprintf(folder, sizeof folder, "%.*s.%.*s.earlier-XXXXXX", (int)(base - path), path, keep, base) >=
-		    sizeof folder ||
-	    (size_t)snprintf(aside, asidelen, "%s/%s", folder, base) >= asidelen) {
+	if (!folder_stem(path, folder, sizeof folder - strlen("XXXXXX")) ||
+	    (size_t)snprintf(aside, asidelen, "%sXXXXXX/%s", folder, base) >= asidelen) {
 		um_errmsg(err, errlen, "%s: path too long", path);
 		aside[0] = '\0';
 		return -1;
 	}
+	strcat(folder, "XXXXXX");
 	if (!mkdtemp(folder)) {
 		um_errmsg(err, errlen, "cannot make %s to keep the earlier %s %s in: %s", folder, set->what, path,
 			  strerror(errno));
@@ -126,11 +136,33 @@ int set_aside_drop(const char *aside, const struct file_set *set, char *err, siz
 	return remove_folder(aside, err, errlen);
 }
 
+/* Names the folders of earlier files set aside for path that a run
+ * killed before it dropped or put them back left behind: nothing else
+ * points to them. */
+static void warn_left_aside(const char *path, const struct file_set *set)
+{
+	char stem[4096], dir[4096];
+	if (!folder_stem(path, stem, sizeof stem))
+		return;
+	const char *slash = strrchr(stem, '/');
+	const char *prefix = slash ? slash + 1 : stem;
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - stem) + 1 : 1, slash ? stem : ".");
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			um_warn("%.*s%s holds an earlier %s of %s, set aside by a run killed before it dropped it "
+				"or put it back: it is left to you", (int)(prefix - stem), stem, e->d_name, set->what,
+				path);
+	if (d)
+		closedir(d);
+}
+
 int kept_output_begin(struct kept_output *k, const char *path, const struct file_set *set, char *err,
 		      size_t errlen)
 {
 	k->path = path;
 	k->set = set;
+	warn_left_aside(path, set);
 	return set_aside(path, set, k->aside, sizeof k->aside, err, errlen);
 }
 

@@ -570,6 +570,43 @@ static void replaced_file_keeps_its_mode(void **state)
 	assert_int_equal(st.st_mode & 0777, 0640);
 }
 
+/* A run killed between setting the earlier output aside and dropping it
+ * or putting it back leaves its folder, which nothing else points to: the
+ * next run's start names it. */
+static char left_path[512], left_aside[4096];
+static struct kept_output left_kept;
+static const char *const left_alone[] = { "" };
+static const struct file_set left_one = { left_alone, 1, "plan" };
+
+static void begin_over_a_left_folder(void)
+{
+	char err[512];
+	if (kept_output_begin(&left_kept, left_path, &left_one, err, sizeof err))
+		fail_msg("%s", err);
+}
+
+static void folder_left_by_a_killed_run_named(void **state)
+{
+	(void)state;
+	char err[512], folder[4096];
+	test_path(left_path, sizeof left_path, "left.bin");
+	FILE *f = fopen(left_path, "w");
+	assert_non_null(f);
+	fclose(f);
+	if (set_aside(left_path, &left_one, left_aside, sizeof left_aside, err, sizeof err))
+		fail_msg("%s", err);
+	f = fopen(left_path, "w"); /* the killed run's own output */
+	assert_non_null(f);
+	fclose(f);
+	snprintf(folder, sizeof folder, "%s", left_aside);
+	*strrchr(folder, '/') = '\0';
+	const char *said = stderr_of(begin_over_a_left_folder);
+	assert_non_null(strstr(said, folder));
+	assert_non_null(strstr(said, "set aside by a run killed"));
+	kept_output_end(&left_kept);
+	assert_int_equal(set_aside_drop(left_aside, &left_one, err, sizeof err), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +633,7 @@ int main(void)
 		cmocka_unit_test(thread_scratch_is_each_threads_own),
 		cmocka_unit_test(longest_file_name_replaced_and_set_aside),
 		cmocka_unit_test(replaced_file_keeps_its_mode),
+		cmocka_unit_test(folder_left_by_a_killed_run_named),
 	};
 	return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

@@ -75,26 +75,6 @@ static uint64_t peak(void)
 	return p;
 }
 
-/* stderr into a file while body runs; returns what was written. */
-static char *stderr_of(void (*body)(void))
-{
-	static char text[4096];
-	FILE *f = tmpfile();
-	assert_non_null(f);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fileno(f), 2);
-	body();
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(f);
-	size_t n = fread(text, 1, sizeof text - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	return text;
-}
-
 #define D(name) CUPTI_DRIVER_TRACE_CBID_##name
 
 /* ---- tests, in order: the counters are the process's ---- */
