@@ -50,7 +50,7 @@ def main():
     fs = measured["fault_sources"]
     print(f"on-demand migrations in the steady iterations: {fs['migrations']} "
           f"({fs['unattributed']} unattributed) from {fs['sources']} allocations")
-    if fs.get("by_launch"):
+    if fs.get("by_launch") or (measured.get("kernel_times") and "by_launch" in fs):
         print(f"charged as of their kernel's launch: {fs['by_launch']} "
               f"({fs['owner_changed']} whose range had a new owner by the migration)")
     else:

@@ -129,7 +129,7 @@ def pct(x):
 def row(i, name, rounds):
     """The table's row of run i over the rounds, each a list (per run) of
     (status, steps, result)."""
-    statuses = sorted({r[i][0] for r in rounds if r[i][0] != 0}) or [0]
+    statuses = sorted({r[i][0] for r in rounds if r[i][0] != 0}, key=str) or [0]   # ints and "?"
     pooled = [x for r in rounds for x in r[i][1]]
     median = f"{statistics.median(pooled):.2f}" if pooled else "–"
     if not i:
@@ -189,7 +189,11 @@ def run_rounds(outdir, runs, rounds, skip, timeout):
 
 def round_dirs(outdir):
     """OUTDIR's round-K folders, by K."""
-    found = [(int(d[6:]), d) for d in os.listdir(outdir) if d.startswith("round-") and d[6:].isdigit()]
+    try:
+        listed = os.listdir(outdir)
+    except OSError as e:
+        sys.exit(f"lockstep: {outdir}: {e.strerror}")
+    found = [(int(d[6:]), d) for d in listed if d.startswith("round-") and d[6:].isdigit()]
     if not found:
         sys.exit(f"lockstep: {outdir}: no round-K folders")
     return [os.path.join(outdir, d) for _, d in sorted(found)]
@@ -239,6 +243,10 @@ def main(argv):
     if len(set(names)) != len(names) or not all(names):
         ap.error("two runs named alike, or a name empty")
 
+    if not a.report and os.path.isdir(a.args[0]) and any(
+            d.startswith("round-") for d in os.listdir(a.args[0])):
+        # --report would pool the old rounds with the new ones.
+        ap.error(f"{a.args[0]} holds rounds already run: give a new OUTDIR")
     if a.report:
         with tempfile.TemporaryDirectory() as scratch:
             rounds = [read_round(d, names, a.skip) for outdir in report_dirs(a.args, scratch)

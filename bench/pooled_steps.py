@@ -8,7 +8,8 @@ the runs' .out files. Every run prints `per_step_ms` (examples/pytorch); the
 first N steps of each run (default 5: warm-up) are dropped and the rest
 pooled per variant (experiment, ratio, policy, build). Against the
 reference (--ref: plain by default; ideal for the grid, where a policy's
-throughput is judged against ideal's), two views:
+throughput is judged against ideal's) of the variant's own experiment (the
+overhead-* variants: overhead's; one without: the grid's), two views:
   pooled: the variant's pooled median over the reference's;
   paired: per repetition, the variant's median over the reference run of
           the same repetition (run next to it), then the median of those
@@ -84,23 +85,35 @@ def main(argv):
                 and (k[0] == a.experiment or k[2] == a.ref)}
     if not runs:
         sys.exit(f"{a.outputs}: no run with per_step_ms")
-    is_ref = lambda k: k[2] == a.ref and k[1] == 0 and k[3] == ""
-    ref_key = next((k for k in sorted(runs) if is_ref(k)), None)
-    if not ref_key:
+    # One reference per experiment: a variant is compared with its own
+    # experiment's (the overhead-* variants with overhead's), else the
+    # grid's, else the first: a command's parts differ in steps and order.
+    refs = {}
+    for k in sorted(runs):
+        if k[2] == a.ref and k[1] == 0 and k[3] == "":
+            refs.setdefault(k[0], k)
+    if not refs:
         sys.exit(f"{a.outputs}: no {a.ref} run to compare with")
-    ref = runs[ref_key]
-    ref_pool = [x for steps in ref.values() for x in steps[a.skip:]]
+
+    def ref_of(key):
+        exp = key[0]
+        if exp not in refs and exp.startswith("overhead-"):
+            exp = "overhead"
+        return refs.get(exp) or refs.get("grid") or next(iter(refs.values()))
     print(f"Steps after the first {a.skip} of each run, pooled over the repetitions.\n")
     print(f"| variant | runs | steps | p10 ms | median ms | pooled vs {a.ref} | paired vs {a.ref}: median (min–max) "
           f"| paired: 95 % interval of the mean |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
-    for key in sorted(runs, key=lambda k: (k != ref_key, k)):
+    for key in sorted(runs, key=lambda k: (k not in refs.values(), k)):
         reps = runs[key]
         pool = [x for steps in reps.values() for x in steps[a.skip:]]
         if not pool:
             continue
         name = " ".join(str(p) for p in key if p != "")
         pooled = paired = interval = "–"
+        ref_key = ref_of(key)
+        ref = runs[ref_key]
+        ref_pool = [x for steps in ref.values() for x in steps[a.skip:]]
         if ref_pool and key != ref_key:
             pooled = f"{statistics.median(pool) / statistics.median(ref_pool) - 1:+.1%}"
             ratios = [statistics.median(reps[r][a.skip:]) / statistics.median(ref[r][a.skip:])

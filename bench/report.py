@@ -17,11 +17,17 @@ def replay_table(path, calib):
         d = dict(x.split("=", 1) for x in kv)
         name, *ratio, policy = tag.split(".")
         rows.append((name, ".".join(ratio), policy, d))
-    ideal = {(n, r): float(d["iter_ms"]) for n, r, p, d in rows if p == "ideal"}
+    # A replay that failed (rc not 0) has no figures, or none to trust.
+    ok = lambda d: d.get("rc", "0") == "0" and "iter_ms" in d
+    ideal = {(n, r): float(d["iter_ms"]) for n, r, p, d in rows if p == "ideal" and ok(d)}
     out = ["| workload | W/B | policy | iteration ms | % of ideal | faults / iter | HtoD MB / iter "
            "| DtoH MB / iter | lower bound ms | x bound | modelled peak MB | budget MB |",
            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, ratio, policy, d in rows:
+        if not ok(d) or (name, ratio) not in ideal:
+            why = f"failed (rc {d.get('rc', '?')})" if not ok(d) else "ideal failed"
+            out.append(f"| {name} | {ratio} | {policy} | {why} |" + " – |" * 8)
+            continue
         it, h, dd = float(d["iter_ms"]), float(d["htod_mb_per_iter"]), float(d["dtoh_mb_per_iter"])
         base = ideal[(name, ratio)]
         # MB / (GB/s) = ms

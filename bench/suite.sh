@@ -209,9 +209,15 @@ if part base || part grid; then
 		done
 	fi
 	# Outputs are compared with the first plain run (made here when base is
-	# not run).
+	# not run, under a name that is no run's: bench/pooled_steps.py would
+	# take it for the grid's plain, run cold before the warm-up).
 	ref=$work/grid.b$batch0.r0.plain.1.out
-	part base || { read -ra cmd < <(model_command "$MODEL" "$batch0"); "${cmd[@]}" >"$ref" 2>/dev/null; }
+	if ! part base; then
+		ref=$work/reference.b$batch0.out
+		read -ra cmd < <(model_command "$MODEL" "$batch0")
+		timeout "$RUN_LIMIT_S" "${cmd[@]}" >"$ref" 2>"$work/reference.err" ||
+			{ echo "bench/suite.sh: the plain reference run failed (exit $?)" >&2; tail -3 "$work/reference.err" >&2; exit 1; }
+	fi
 	if part grid; then
 		read -ra ratios <<<"$RATIOS"
 		warm_up "${ratios[-1]}" "${budget[${ratios[-1]}]}"

@@ -242,4 +242,18 @@ expect_err_has "$SCRATCH/bad/alpha.csv: header" "the CSV with the wrong header i
 [ "$(wc -l <<<"$err")" -eq 1 ] && ! grep -q Traceback <<<"$err" && ok "the error is one line, no traceback" \
 	|| not_ok "the error is one line, no traceback"
 
+# bench/report.py (tests/gpu/run.sh's replay.txt): a replay that failed
+# leaves "TAG rc=N" and no figures; its row says so, the others stand.
+rp=$SCRATCH/replay-report
+mkdir -p "$rp"
+echo '{"htod_gbps": 40, "dtoh_gbps": 10, "used_drop_after_evict_bytes": 1}' >"$rp/calib.json"
+cat >"$rp/replay.txt" <<'EOF_RT'
+mlp.2.ideal rc=0 iter_ms=10.0 htod_mb_per_iter=0 dtoh_mb_per_iter=0 faults_per_iter=0 modelled_peak_mb=1 budget_mb=0
+mlp.2.ondemand rc=0 iter_ms=30.0 htod_mb_per_iter=100 dtoh_mb_per_iter=100 faults_per_iter=50 modelled_peak_mb=1 budget_mb=5
+mlp.2.plan rc=139
+EOF_RT
+run python3 "$ROOT/bench/report.py" "$rp"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | failed (rc 139) |" <<<"$out" && grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 |" <<<"$out" \
+	&& ok "report.py: a failed replay's row says so, the others stand" \
+	|| not_ok "report.py: a failed replay's row says so, the others stand (status $status: $(tail -1 <<<"$err"))"
 finish

@@ -109,6 +109,14 @@ rm "$SCRATCH/o2/round-1/status"
 run python3 "$LOCKSTEP" --report a,b --skip 2 "$SCRATCH/o2"
 grep -qF "| b | ? |" <<<"$(row b)" && [ "$status" = 0 ] && ok "--report: a status not kept reads ?, not a failure" \
 	|| not_ok "--report: a status not kept reads ?, not a failure (got: $(row b))"
+echo "b 3" >"$SCRATCH/o2/round-2/status"
+run python3 "$LOCKSTEP" --report a,b --skip 2 "$SCRATCH/o2"
+grep -qF "| b | 3,? |" <<<"$(row b)" && [ "$status" = 1 ] \
+	&& ok "--report: a failed round beside one whose status was not kept: both statuses, exit 1" \
+	|| not_ok "--report: a failed round beside one whose status was not kept: both statuses, exit 1 (status $status, got: $(row b); $err)"
+run python3 "$LOCKSTEP" --report a,b "$SCRATCH/no-such-dir"
+expect_status 1 "--report: a folder that is not there: exit 1"
+expect_err_has "no-such-dir: No such file or directory" "which names it, no traceback"
 run python3 "$LOCKSTEP" --report a,x "$SCRATCH/o2"
 expect_status 1 "--report: a run that is not there: exit 1"
 expect_err_has "o2/round-1: no output of x" "which names the folder and the run"
@@ -121,11 +129,11 @@ grep -qE "^\| b \| 0 \| 10 \| [0-9.]+ \| [+-][0-9.]+% \| [+-][0-9.]+% \| yes \|$
 
 rm -f "$log"
 start=$SECONDS
-run python3 "$LOCKSTEP" "$SCRATCH/o" "a=python3 $fake a $log 1" "b=python3 $fake b $log 1 --fail-at 4"
+run python3 "$LOCKSTEP" "$SCRATCH/o-fail" "a=python3 $fake a $log 1" "b=python3 $fake b $log 1 --fail-at 4"
 expect_status 1 "a run that fails: exit 1"
 grep -qF "| b | 3 |" <<<"$(row b)" && grep -qF "| a | 0 | 7 |" <<<"$(row a)" \
 	&& ok "its status in the table; the other ran every step (7 after the skip)" || not_ok "its status in the table; the other ran every step (7 after the skip)"
-run python3 "$LOCKSTEP" "$SCRATCH/o" --timeout 3 "a=python3 $fake a $log 1 --hang-at 3" "b=python3 $fake b $log 1"
+run python3 "$LOCKSTEP" "$SCRATCH/o-hang" --timeout 3 "a=python3 $fake a $log 1 --hang-at 3" "b=python3 $fake b $log 1"
 expect_status 1 "a run that hangs: exit 1"
 grep -qF "| a | 124 |" <<<"$(row a)" && ok "killed at the timeout, status 124" \
 	|| not_ok "killed at the timeout, status 124 (got: $(row a))"
@@ -133,12 +141,15 @@ grep -qF "| a | 124 |" <<<"$(row a)" && ok "killed at the timeout, status 124" \
 	|| not_ok "neither case waits for more than the timeout ($((SECONDS - start)) s)"
 
 # a, with 1 s steps, would outlive the check unless stopped.
-run python3 "$LOCKSTEP" "$SCRATCH/o" "a=python3 $fake a $log 1000" "b=$SCRATCH/no-such-program"
+run python3 "$LOCKSTEP" "$SCRATCH/o-norun" "a=python3 $fake a $log 1000" "b=$SCRATCH/no-such-program"
 expect_status 1 "a program that cannot run: exit 1"
 expect_err_has "lockstep: b: cannot run $SCRATCH/no-such-program: No such file or directory" \
 	"the run and the program named, and why"
 [ -z "$(pgrep -f "$fake a $log 1000")" ] && ok "the runs already started are stopped" \
 	|| not_ok "the runs already started are stopped"
+run python3 "$LOCKSTEP" "$SCRATCH/o1" --skip 2 "a=python3 $fake a $log 1" "b=python3 $fake b $log 1"
+expect_status 2 "an OUTDIR with rounds already run: usage error (--report would pool them with the new)"
+expect_err_has "holds rounds already run" "which says so"
 run python3 "$LOCKSTEP" "$SCRATCH/o" "python3 $fake a $log 1"
 expect_status 2 "a run without a name: usage error"
 expect_err_has "not NAME=COMMAND" "which says what a run is"

@@ -85,6 +85,23 @@ if [ -z "$(row "warmup 3.0 plan")" ] && [ -n "$(row "overhead 0.8 plan")" ]; the
 	ok "--experiment overhead: the warm-up runs left out"
 else not_ok "--experiment overhead: the warm-up runs left out"; fi
 
+# One command's parts ("overhead grid"): each experiment has its own plain
+# runs, of other lengths and at other times; a variant is compared with
+# its own experiment's, not with the grid's (which sorts first).
+mixed=$SCRATCH/mixed
+mkdir -p "$mixed"
+for rep in 1 2 3; do
+	printf 'per_step_ms 99,20,20,20\n' >"$mixed/grid.b8.r0.plain.$rep.out"
+	printf 'per_step_ms 99,10,10,10\n' >"$mixed/overhead.b8.r0.plain.$rep.out"
+	printf 'per_step_ms 99,11,11,11\n' >"$mixed/overhead.b8.r0.8.plan.$rep.out"
+	printf 'per_step_ms 99,11,11,11\n' >"$mixed/overhead-noplan.b8.r0.ideal.$rep.out"
+done
+run python3 "$POOLED" "$mixed" --skip 1
+grep -qF "| +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs |" <<<"$(row "overhead 0.8 plan")" \
+	&& grep -qF "| +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs |" <<<"$(row "overhead-noplan 0.0 ideal")" \
+	&& ok "two parts in one command: each variant against its own experiment's plain" \
+	|| not_ok "two parts in one command: each variant against its own experiment's plain (got: $(row "overhead 0.8 plan"))"
+
 mkdir -p "$SCRATCH/empty"
 run python3 "$POOLED" "$SCRATCH/empty"
 expect_status 1 "a folder without runs: exit 1"
