@@ -7,7 +7,8 @@
  * first record whose key is at least key (lower bound) or greater than key
  * (upper bound); n when there is none. The n records of size bytes start at
  * base, and the key is the field at offset bytes into each record (0 and
- * the element size for a plain array), unsigned or signed.
+ * the element size for a plain array), unsigned or signed. compare_u64
+ * sorts a plain array of unsigned keys so, with qsort.
  */
 #ifndef UMKIT_SEARCH_H
 #define UMKIT_SEARCH_H
@@ -66,6 +67,13 @@ static inline size_t lower_bound_i64(const void *base, size_t n, size_t size, si
 static inline size_t upper_bound_i64(const void *base, size_t n, size_t size, size_t offset, int64_t key)
 {
 	return search_bound(base, n, size, offset, (uint64_t)key, SEARCH_SIGNED, true);
+}
+
+/* qsort's comparison of two uint64_t, in ascending order. */
+static inline int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
 }
 
 #endif

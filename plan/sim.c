@@ -55,12 +55,6 @@ void sim_out_of_memory(const char *trace_path, char *err, size_t errlen)
 	um_errmsg(err, errlen, "%s: --simulate: out of memory", trace_path);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Index of block number bn, which the table holds. */
 static size_t block_index(const struct sim_ctx *c, uint64_t bn)
 {
@@ -198,7 +192,7 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 		for (uint64_t b = b0; b <= b1; b++)
 			c->block[c->n_blocks++] = b;
 	}
-	qsort(c->block, c->n_blocks, sizeof *c->block, cmp_u64);
+	qsort(c->block, c->n_blocks, sizeof *c->block, compare_u64);
 	size_t u = 0;
 	for (size_t i = 0; i < c->n_blocks; i++)
 		if (!u || c->block[u - 1] != c->block[i])

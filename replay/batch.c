@@ -5,6 +5,7 @@
 
 #include "blocktab.h"
 #include "grow.h"
+#include "search.h"
 
 #define KINDS 4
 
@@ -51,18 +52,12 @@ int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
 	return 0;
 }
 
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Sorts l's blocks and turns them into coalesced ranges; returns how many.
  * The ranges never outnumber the blocks, and the buffer is sized for that. */
 static size_t coalesce(struct list *l, struct engine_range *out)
 {
 	size_t n = 0;
-	qsort(l->no, l->n, sizeof *l->no, by_u64);
+	qsort(l->no, l->n, sizeof *l->no, compare_u64);
 	for (size_t i = 0; i < l->n; i++) {
 		uint64_t addr = l->no[i] << BLOCK_SHIFT;
 		if (n && out[n - 1].address + out[n - 1].bytes == addr)

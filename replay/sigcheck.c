@@ -1,5 +1,6 @@
 /* sigcheck.c: the foreign-plan rule (see sigcheck.h). */
 #include "grow.h"
+#include "search.h"
 #include "sigcheck.h"
 
 #include <stdlib.h>
@@ -25,12 +26,6 @@ struct sigcheck {
 	uint32_t tries;            /* complete iterations compared */
 };
 
-static int by_size(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 sigcheck *sigcheck_create(const struct plan_signature *sig, bool allocations)
 {
 	sigcheck *s = calloc(1, sizeof *s);
@@ -47,7 +42,7 @@ sigcheck *sigcheck_create(const struct plan_signature *sig, bool allocations)
 	}
 	if (sig->n_alloc_sizes) {
 		memcpy(s->want, sig->alloc_sizes, sig->n_alloc_sizes * sizeof *s->want);
-		qsort(s->want, sig->n_alloc_sizes, sizeof *s->want, by_size);
+		qsort(s->want, sig->n_alloc_sizes, sizeof *s->want, compare_u64);
 	}
 	return s;
 }
@@ -114,7 +109,7 @@ static bool iteration_agrees(sigcheck *s)
 	if (s->overflow)
 		return false;
 	if (s->n_got)
-		qsort(s->got, s->n_got, sizeof *s->got, by_size);
+		qsort(s->got, s->n_got, sizeof *s->got, compare_u64);
 	size_t i = 0, j = 0, shared = 0, n_want = s->sig->n_alloc_sizes;
 	while (i < s->n_got && j < n_want) {
 		if (s->got[i] == s->want[j])

@@ -7,6 +7,7 @@
 
 #include "errmsg.h"
 #include "replace_file.h"
+#include "search.h"
 
 #define STATS_FORMAT_VERSION 1
 
@@ -39,12 +40,6 @@ static void put_array(FILE *f, const uint64_t *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
 	fputc(']', f);
-}
-
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
 }
 
 static void put_engine(FILE *f, const struct engine_stats *s)
@@ -200,7 +195,7 @@ bool replay_stats_median(const uint64_t *v, size_t n, uint64_t *out)
 	if (!sorted)
 		return false;
 	memcpy(sorted, v, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, by_u64);
+	qsort(sorted, n, sizeof *sorted, compare_u64);
 	*out = sorted[n / 2];
 	free(sorted);
 	return true;
