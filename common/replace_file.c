@@ -2,7 +2,6 @@
 #include "replace_file.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "minmax.h"
+#include "path_split.h"
 
 /* The mode the new contents get: the earlier file's where there is one,
  * else what creating the file would give, 0666 less the umask. The umask
@@ -50,12 +49,8 @@ int replace_file_begin(struct replace_file *r, const char *path, char *err, size
 		release(r);
 		return -1;
 	}
-	/* The file name cut to leave room for the suffix within NAME_MAX: a
-	 * name the file system takes may be too long with it. */
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	size_t keep = min_u64(strlen(base), NAME_MAX - (sizeof suffix - 1));
-	snprintf(r->tmp, len, "%.*s%.*s%s", (int)(base - path), path, (int)keep, base, suffix);
+	struct path_split p = path_split(path, sizeof suffix - 1);
+	snprintf(r->tmp, len, "%.*s%.*s%s", p.dir_len, path, p.base_len, p.base, suffix);
 	int fd = mkstemp(r->tmp);
 	if (fd < 0) {
 		um_errmsg(err, errlen, "%s: cannot create: %s", path, strerror(errno));

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
-#include "minmax.h"
+#include "path_split.h"
 #include "log.h"
 
 /* path + suffix i of set into out; -1 with err when too long. */
@@ -67,15 +67,14 @@ static int remove_folder(const char *aside, char *err, size_t errlen)
 	return -1;
 }
 
-/* The folder set_aside makes for path's files, its name less the
- * mkdtemp suffix, into out: ".NAME.earlier-" next to path, NAME cut to fit
- * NAME_MAX. False when it does not fit len. */
-static bool folder_stem(const char *path, char *out, size_t len)
+/* The name of the folder set_aside makes next to path, less its mkdtemp
+ * suffix, into prefix (NAME_MAX + 1 bytes): ".NAME.earlier-", NAME path's
+ * file name cut to fit. Returns path's parts. */
+static struct path_split folder_prefix(const char *path, char *prefix)
 {
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	int keep = (int)min_u64(strlen(base), NAME_MAX - (sizeof "..earlier-XXXXXX" - 1));
-	return (size_t)snprintf(out, len, "%.*s.%.*s.earlier-", (int)(base - path), path, keep, base) < len;
+	struct path_split p = path_split(path, sizeof "..earlier-XXXXXX" - 1);
+	snprintf(prefix, NAME_MAX + 1, ".%.*s.earlier-", p.base_len, p.base);
+	return p;
 }
 
 int set_aside(const char *path, const struct file_set *set, char *aside, size_t asidelen, char *err,
@@ -90,23 +89,21 @@ int set_aside(const char *path, const struct file_set *set, char *aside, size_t 
 		return -1;
 	}
 	/* A folder of its own, so that nothing in it can be overwritten. */
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	char folder[4096];
-	if (!folder_stem(path, folder, sizeof folder - strlen("XXXXXX")) ||
-	    (size_t)snprintf(aside, asidelen, "%sXXXXXX/%s", folder, base) >= asidelen) {
+	char prefix[NAME_MAX + 1], folder[4096];
+	struct path_split p = folder_prefix(path, prefix);
+	if ((size_t)snprintf(folder, sizeof folder, "%.*s%sXXXXXX", p.dir_len, path, prefix) >= sizeof folder ||
+	    (size_t)snprintf(aside, asidelen, "%s/%s", folder, p.base) >= asidelen) {
 		um_errmsg(err, errlen, "%s: path too long", path);
 		aside[0] = '\0';
 		return -1;
 	}
-	strcat(folder, "XXXXXX");
 	if (!mkdtemp(folder)) {
 		um_errmsg(err, errlen, "cannot make %s to keep the earlier %s %s in: %s", folder, set->what, path,
 			  strerror(errno));
 		aside[0] = '\0';
 		return -1;
 	}
-	snprintf(aside, asidelen, "%s/%s", folder, base);
+	snprintf(aside, asidelen, "%s/%s", folder, p.base);
 	if (move_set(path, aside, set, err, errlen) != 0) {
 		char ignored[512];
 		move_set(aside, path, set, ignored, sizeof ignored);
@@ -141,18 +138,15 @@ int set_aside_drop(const char *aside, const struct file_set *set, char *err, siz
  * points to them. */
 static void warn_left_aside(const char *path, const struct file_set *set)
 {
-	char stem[4096], dir[4096];
-	if (!folder_stem(path, stem, sizeof stem))
-		return;
-	const char *slash = strrchr(stem, '/');
-	const char *prefix = slash ? slash + 1 : stem;
-	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - stem) + 1 : 1, slash ? stem : ".");
+	char prefix[NAME_MAX + 1], dir[4096];
+	struct path_split p = folder_prefix(path, prefix);
+	size_t n = strlen(prefix);
+	snprintf(dir, sizeof dir, "%.*s", p.dir_len ? p.dir_len : 1, p.dir_len ? path : ".");
 	DIR *d = opendir(dir);
 	for (struct dirent *e; d && (e = readdir(d));)
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+		if (strncmp(e->d_name, prefix, n) == 0)
 			um_warn("%.*s%s holds an earlier %s of %s, set aside by a run killed before it dropped it "
-				"or put it back: it is left to you", (int)(prefix - stem), stem, e->d_name, set->what,
-				path);
+				"or put it back: it is left to you", p.dir_len, path, e->d_name, set->what, path);
 	if (d)
 		closedir(d);
 }
