@@ -466,6 +466,18 @@ static bool concurrent_managed_access(void)
 	return k == 1;
 }
 
+/* Waits for stream's work, in the relaxed capture mode: in the global
+ * one the driver may count the call among those it refuses while another
+ * thread captures, breaking that capture. The caller has asked
+ * um_backend_may_synchronize. */
+static void synchronize_relaxed(CUstream stream)
+{
+	CUstreamCaptureMode mode;
+	bool relaxed = capture_relaxed_begin(&mode);
+	(void)cuStreamSynchronize(stream);
+	capture_relaxed_end(relaxed, mode);
+}
+
 /* The host may write the program's own managed memory as soon as the
  * program has it, in no stream's order. In the one stream order a freed
  * range goes to the next allocation at once (its fence is done:
@@ -483,12 +495,9 @@ static void wait_for_freed_ranges(void)
 		atomic_store(&freed_unwaited, true);
 		return;
 	}
-	CUstreamCaptureMode mode;
-	bool relaxed = capture_relaxed_begin(&mode);
 	bool entered = um_alloc_enter_context();
-	(void)cuStreamSynchronize(CU_STREAM_LEGACY);
+	synchronize_relaxed(CU_STREAM_LEGACY);
 	um_alloc_leave_context(entered);
-	capture_relaxed_end(relaxed, mode);
 }
 
 /* The program's own managed memory, served alike: the arena's memory is
@@ -643,17 +652,10 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		 * (um_backend_may_synchronize): a capture on a blocking stream
 		 * of that context leaves its legacy stream unusable, which
 		 * into_capture's query does not tell; the range then goes on
-		 * at once, as it did before. In the relaxed capture mode: in
-		 * the global one the driver may count the call among those it
-		 * refuses while another thread captures, breaking that
-		 * capture. */
+		 * at once, as it did before. */
 		bool ours = stream_in_arena_context(stream);
-		if (!ours && um_backend_may_synchronize()) {
-			CUstreamCaptureMode mode;
-			bool relaxed = capture_relaxed_begin(&mode);
-			(void)cuStreamSynchronize((CUstream)stream);
-			capture_relaxed_end(relaxed, mode);
-		}
+		if (!ours && um_backend_may_synchronize())
+			synchronize_relaxed((CUstream)stream);
 		/* In the arena's context, as release() is made: the note may mark
 		 * the end of the one stream order on the legacy stream. */
 		bool entered = um_alloc_enter_context();
