@@ -6,8 +6,8 @@
  * The settings are KEY:VALUE pairs separated by commas, where a value may
  * be a bracketed list holding commas and colons of its own
  * ("roundup_power2_divisions:[256:1,>:8]"), and white space around the
- * punctuation (spaces, tabs, line breaks) does not count; PyTorch reads the pairs in order, so a key set
- * twice keeps its last value.
+ * punctuation (spaces, tabs, line breaks) does not count; PyTorch reads
+ * the pairs in order, so a key set twice keeps its last value.
  *
  * Why umkit cares: with PyTorch's cache kept, the cache's segments are
  * the allocations umkit serves, through cudaMalloc. With

@@ -107,7 +107,8 @@ struct trace_writer {
 	size_t n_rewrite, cap_rewrite;
 
 	pthread_mutex_t mu;  /* everything below */
-	pthread_cond_t wake; /* to the writer: a full batch, a producer waiting for room, or stop */
+	pthread_cond_t wake; /* to the writer: a full batch, a producer
+				waiting for room, or stop */
 	pthread_cond_t space; /* to producers: the queue was taken */
 	struct batch cur;
 	struct chunk *free_chunks;

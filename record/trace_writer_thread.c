@@ -39,8 +39,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 * so the record may have created the row first (the recorder reports
 	 * launches at API entry, before the kernel can run, so in practice it
 	 * does not). The WHERE makes a second launch of one correlation ID
-	 * change nothing, which the writer reports. The stream comes from the activity record:
-	 * a kernel whose record never came (a killed run) has none. */
+	 * change nothing, which the writer reports. The stream comes from the
+	 * activity record: a kernel whose record never came (a killed run)
+	 * has none. */
 	[ST_LAUNCH] = "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, "
 		      "grid_z, block_x, block_y, block_z, shared_mem, thread_id, "
 		      "launch_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
