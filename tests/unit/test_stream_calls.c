@@ -13,6 +13,9 @@
 #include "common/cuda/stream_calls.h"
 #include "common/cuda/um_backend.h"
 
+/* What noted() answers for a call that noted no stream. */
+#define NOT_NOTED ((CUstream)(uintptr_t)0xdead)
+
 static CUstream begun, queued;
 static int n_begun, n_queued;
 
@@ -48,17 +51,17 @@ CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, 
 }
 
 /* Notes cbid with params at its entry and exit; returns the stream noted
- * at both (NULL also when none was). */
+ * at both, NOT_NOTED when none was. */
 static CUstream noted(CUpti_CallbackId cbid, void *params)
 {
 	n_begun = n_queued = 0;
-	begun = queued = (CUstream)(uintptr_t)0xdead;
+	begun = queued = NOT_NOTED;
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = params };
 	stream_call_note(cbid, &cb);
 	cb.callbackSite = CUPTI_API_EXIT;
 	stream_call_note(cbid, &cb);
 	if (!n_begun && !n_queued)
-		return (CUstream)(uintptr_t)0xdead;
+		return NOT_NOTED;
 	assert_int_equal(n_begun, 1);
 	assert_int_equal(n_queued, 1);
 	assert_ptr_equal(begun, queued);
@@ -77,7 +80,7 @@ static void the_stream_each_call_names(void **state)
 	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2, &wait), s);
 	/* Not a stream-ordered call: nothing noted. */
 	cuMemAlloc_v2_params alloc = { 0 };
-	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &alloc), (CUstream)(uintptr_t)0xdead);
+	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &alloc), NOT_NOTED);
 }
 
 /* Stream 0: the legacy default stream in the plain form, the thread's own
