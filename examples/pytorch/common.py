@@ -145,8 +145,7 @@ def train(args, model, optimizer, batches, compute_loss):
         compute_loss = torch.compile(compute_loss, mode=args.compile)
     times = []
     turn = turns.Turns(args.turn_fds)
-    for step in range(args.steps):
-        turn.wait()
+    for step in turn.steps(args.steps):
         if nvtx:
             torch.cuda.nvtx.range_push("iteration")
         t0 = time.perf_counter()
@@ -167,7 +166,6 @@ def train(args, model, optimizer, batches, compute_loss):
             optimizer.step()
         value = loss.item()  # waits for the step's kernels
         times.append(time.perf_counter() - t0)
-        turn.done()
         if nvtx:
             torch.cuda.nvtx.range_pop()
         print("step %d loss %r" % (step, value), flush=True)

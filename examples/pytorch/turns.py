@@ -4,9 +4,12 @@ Runs that share a GPU and a host, each running its steps only when given
 the turn, see the same drift of the host's speed (its clocks, other
 tenants) step by step, so step N of one can be compared with step N of
 the other. The turn is a byte on a pipe: read one from fd R before a step,
-write one to fd W after it. A pipe that ends (the run before this one
-exited) stops the waiting, and a reader that is gone (the next run
-exited) stops the writing: a run never hangs on another's failure.
+write one to fd W after it. The last step's turn is not written: it passes
+when this run exits and its end of the pipe closes, so the next run's last
+step is not taken beside this one's checksum and teardown. A pipe that
+ends (the run before this one exited) stops the waiting, and a reader
+that is gone (the next run exited) stops the writing: a run never hangs
+on another's failure.
 
 No torch here, so the tests without a GPU use the same code.
 """
@@ -23,17 +26,24 @@ def parse_fds(text):
 
 
 class Turns:
-    """wait() before a step, done() after it; with fds None, both return
-    at once."""
+    """steps(n) yields the steps, each when this run has the turn; with
+    fds None, at once."""
 
     def __init__(self, fds=None):
         self.r, self.w = fds if fds else (None, None)
 
-    def wait(self):
+    def steps(self, n):
+        for step in range(n):
+            self._wait()
+            yield step
+            if step + 1 < n:
+                self._done()
+
+    def _wait(self):
         if self.r is not None and not os.read(self.r, 1):
             self.r = None
 
-    def done(self):
+    def _done(self):
         if self.w is None:
             return
         try:

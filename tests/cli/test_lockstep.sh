@@ -14,7 +14,8 @@ export PYTHONDONTWRITEBYTECODE=1
 
 # fake.py NAME LOG MS [--loss X] [--fail-at N] [--hang-at N] --turn-fds R,W:
 # 12 steps of MS milliseconds each (a sleep), each logged to LOG as
-# "NAME STEP" when it starts; prints what the examples print.
+# "NAME STEP" when it starts; prints what the examples print, then logs
+# "NAME end" 50 ms later (a checksum and teardown).
 fake=$SCRATCH/fake.py
 cat >"$fake" <<PY
 import argparse, sys, time
@@ -28,8 +29,7 @@ ap.add_argument("--turn-fds", type=turns.parse_fds)
 a = ap.parse_args()
 turn = turns.Turns(a.turn_fds)
 times = []
-for step in range(12):
-    turn.wait()
+for step in turn.steps(12):
     with open(a.log, "a") as f:
         f.write("%s %d\n" % (a.name, step))
     if step == a.fail_at:
@@ -39,16 +39,18 @@ for step in range(12):
     t0 = time.perf_counter()
     time.sleep(a.ms / 1e3)
     times.append(time.perf_counter() - t0)
-    turn.done()
     print("step %d loss %s" % (step, a.loss))
 print("per_step_ms " + ",".join("%.3f" % (1e3 * t) for t in times))
 print("checksum 00ff")
+time.sleep(0.05)  # the checksum's and the teardown's time
+with open(a.log, "a") as f:
+    f.write("%s end\n" % a.name)
 PY
 log=$SCRATCH/log
 row() { grep -F "| $1 |" <<<"$out"; }
 
 run python3 "$fake" solo "$SCRATCH/solo.log" 1
-[ "$status" = 0 ] && [ "$(wc -l <"$SCRATCH/solo.log")" = 12 ] && ok "turns.py: without --turn-fds a run takes every step alone" \
+[ "$status" = 0 ] && [ "$(wc -l <"$SCRATCH/solo.log")" = 13 ] && ok "turns.py: without --turn-fds a run takes every step alone" \
 	|| not_ok "turns.py: without --turn-fds a run takes every step alone"
 run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3
 expect_status 2 "turns.py: --turn-fds without two descriptors is a usage error"
@@ -57,11 +59,14 @@ expect_err_has "--turn-fds" "which names the option"
 run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --rounds 3 \
 	"a=python3 $fake a $log 10" "b=python3 $fake b $log 20" "c=python3 $fake c $log 10 --loss 0.25"
 expect_status 0 "three runs, three rounds: exit 0"
-python3 - "$log" <<'PY' && ok "the runs step strictly in turn, each round's ring one place on" \
-	|| not_ok "the runs step strictly in turn, each round's ring one place on (log: $(tr '\n' ' ' <"$log"))"
+python3 - "$log" <<'PY' && ok "the runs step strictly in turn, each round's ring one place on, a run's last step after the one before it ended" \
+	|| not_ok "the runs step strictly in turn, each round's ring one place on, a run's last step after the one before it ended (log: $(tr '\n' ' ' <"$log"))"
 import sys
 got = open(sys.argv[1]).read().split("\n")[:-1]
-want = [f"{n} {s}" for ring in ("abc", "bca", "cab") for s in range(12) for n in ring]
+want = []
+for ring in ("abc", "bca", "cab"):
+    want += [f"{n} {s}" for s in range(11) for n in ring]
+    want += [line for n in ring for line in (f"{n} 11", f"{n} end")]
 sys.exit(got != want)
 PY
 expect_out_has "3 rounds; steps after the first 2, each paired with the same step of a in its round." \
