@@ -188,11 +188,9 @@ bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream
 	default:
 		return false;
 	}
-	/* A _ptsz launch on stream 0 goes to the thread's own default stream. */
-	if (!*out && (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-		      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
-		      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz))
-		*out = CU_STREAM_PER_THREAD;
+	*out = named_stream(*out, cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+					  cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+					  cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz);
 	return true;
 }
 

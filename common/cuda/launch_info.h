@@ -37,9 +37,17 @@ bool launch_is_kernel_cbid(CUpti_CallbackId cbid);
 extern const CUpti_CallbackId launch_cbids[];
 extern const int launch_ncbids;
 
-/* The stream a launch goes to (CU_STREAM_PER_THREAD for a _ptsz launch on
- * stream 0), at its entry or its exit. Returns false when cbid is not a
- * kernel launch. */
+/* The stream that a call's stream argument s names. A call's _ptsz form
+ * is what a program built for per-thread default streams calls, and its
+ * stream 0 is the calling thread's own default stream, not the legacy
+ * one: the two order work differently. */
+static inline CUstream named_stream(CUstream s, bool ptsz)
+{
+	return !s && ptsz ? CU_STREAM_PER_THREAD : s;
+}
+
+/* The stream a launch goes to (named_stream), at its entry or its exit.
+ * Returns false when cbid is not a kernel launch. */
 bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out);
 
 /* Decodes a launch at API_ENTER. a may be NULL (no arena: no args);

@@ -40,17 +40,15 @@ const CUpti_CallbackId stream_call_cbids[] = { STREAM_CALLS(CBIDS) };
 static const size_t stream_at[] = { STREAM_CALLS(OFFSETS) };
 const int stream_call_ncbids = (int)(sizeof stream_call_cbids / sizeof stream_call_cbids[0]);
 
-/* The stream the call cbid with parameters params names; false when cbid
- * is not one of stream_call_cbids. A _ptsz form's (the odd entries) stream
- * 0 is the thread's own default stream, as for a launch (launch_stream). */
+/* The stream the call cbid with parameters params names (named_stream;
+ * the _ptsz forms are the odd entries); false when cbid is not one of
+ * stream_call_cbids. */
 static bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstream *out)
 {
 	int i = cbid_index(stream_call_cbids, (size_t)stream_call_ncbids, cbid);
 	if (i < 0)
 		return false;
-	*out = *(const CUstream *)((const char *)params + stream_at[i]);
-	if (!*out && i % 2)
-		*out = CU_STREAM_PER_THREAD;
+	*out = named_stream(*(const CUstream *)((const char *)params + stream_at[i]), i % 2);
 	return true;
 }
 
