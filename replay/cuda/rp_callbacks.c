@@ -198,6 +198,7 @@ static const CUpti_CallbackId write_cbids[] = {
 	W(cuMemsetD8Async), W(cuMemsetD16Async), W(cuMemsetD32Async),
 	W(cuMemsetD8Async_ptsz), W(cuMemsetD16Async_ptsz), W(cuMemsetD32Async_ptsz),
 	W(cuMemsetD2D8_v2), W(cuMemsetD2D16_v2), W(cuMemsetD2D32_v2),
+	W(cuMemsetD2D8_v2_ptds), W(cuMemsetD2D16_v2_ptds), W(cuMemsetD2D32_v2_ptds),
 	W(cuMemsetD2D8Async), W(cuMemsetD2D16Async), W(cuMemsetD2D32Async),
 	W(cuMemsetD2D8Async_ptsz), W(cuMemsetD2D16Async_ptsz), W(cuMemsetD2D32Async_ptsz),
 	W(cuMemcpyHtoD_v2), W(cuMemcpyHtoD_v2_ptds), W(cuMemcpyHtoDAsync_v2), W(cuMemcpyHtoDAsync_v2_ptsz),
