@@ -671,9 +671,16 @@ static bool place(void *unused, uint64_t address, uint64_t bytes, bool on_host)
 	CUresult r = cuMemAdvise((CUdeviceptr)address, bytes,
 				 on_host ? CU_MEM_ADVISE_SET_PREFERRED_LOCATION : CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
 				 host);
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
 		r = cuMemAdvise((CUdeviceptr)address, bytes,
 				on_host ? CU_MEM_ADVISE_SET_ACCESSED_BY : CU_MEM_ADVISE_UNSET_ACCESSED_BY, gpu);
+		/* A placement not made is undone: the engine counts the blocks
+		 * as GPU memory and its free releases nothing, so a host
+		 * preference left here would hold for the range's next
+		 * tenants. */
+		if (r != CUDA_SUCCESS && on_host)
+			cuMemAdvise((CUdeviceptr)address, bytes, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, host);
+	}
 	check(r, on_host ? "placing an allocation in host memory (cuMemAdvise)"
 			 : "releasing an allocation from host memory (cuMemAdvise)");
 	return r == CUDA_SUCCESS;

@@ -100,8 +100,31 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str)
 	return CUDA_SUCCESS;
 }
 
+/* The advice in force on the one range the cases advise: whether the host
+ * is its preferred location, and whether the GPU maps it; the GPU's
+ * mapping refused when refuse_accessed_by. */
+static bool prefers_host, accessed_by, refuse_accessed_by;
+
 CUresult CUDAAPI cuMemAdvise(CUdeviceptr ptr, size_t count, CUmem_advise advice, CUmemLocation location)
 {
+	switch (advice) {
+	case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+		prefers_host = location.type == CU_MEM_LOCATION_TYPE_HOST;
+		break;
+	case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+		prefers_host = false;
+		break;
+	case CU_MEM_ADVISE_SET_ACCESSED_BY:
+		if (refuse_accessed_by)
+			return CUDA_ERROR_INVALID_DEVICE;
+		accessed_by = true;
+		break;
+	case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+		accessed_by = false;
+		break;
+	default:
+		break;
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -296,12 +319,31 @@ static void marker_0_waits_for_the_gpu(void **state)
 	test_in_child(no_stream_no_marker);
 }
 
+/* A placement the driver refuses half of is not made at all: the engine
+ * then counts the allocation on the GPU and never releases it, and a host
+ * preference left behind would outlive it, for the range's next tenants. */
+static bool half_refused_placement(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	refuse_accessed_by = true;
+	bool placed = x->place(x->ctx, SEGMENT_BASE, 4 * MB, true);
+	return said(!placed, "a placement the driver refused reported as made") &&
+	       said(!prefers_host, "the host preference of a refused placement left in force") &&
+	       said(!accessed_by, "the GPU's mapping of a refused placement left in force");
+}
+
+static void a_half_refused_placement_is_undone(void **state)
+{
+	test_in_child(half_refused_placement);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_full_discard_batch_fits_a_small_stack),
 		cmocka_unit_test(pending_discards_retried_on_a_small_stack),
 		cmocka_unit_test(marker_0_waits_for_the_gpu),
+		cmocka_unit_test(a_half_refused_placement_is_undone),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
