@@ -29,9 +29,10 @@ struct wait_ref act_use_wait(const engine *e, uint64_t seq)
  * latest free that left b dead or holding one unused allocation
  * (blocktab.h), or the latch marker for a free before it (dead_seq 0:
  * freed before any launch the engine followed, which the latch covers
- * too). mark 0 with seq not 0: unknown. {0, 0}: nothing to wait for, as
- * when the free's marker could not be recorded and the executor waited for
- * the GPU instead. */
+ * too). When the free's marker could not be recorded the executor waited
+ * for the GPU instead, yet only a free before any launch reads {0, 0},
+ * nothing to wait for; after one, mark 0 with seq not 0 reads unknown,
+ * and the op is refused. */
 static struct wait_ref dead_wait(const engine *e, const struct block *b)
 {
 	if (!b->dead_mark && latch_covers(e, b->dead_seq))
