@@ -133,6 +133,18 @@ static const char *origin_word(const struct tensor *x)
 	return plan_alloc_origin_name(x->origin);
 }
 
+/* "kernel K", or "no kernel" for PLAN_POS_NONE (an op's `after` that waits
+ * for nothing, the last use of an allocation no kernel uses), which would
+ * otherwise read as kernel 4294967295. */
+static const char *kernel_words(uint32_t k, char *buf, size_t len)
+{
+	if (k == PLAN_POS_NONE)
+		snprintf(buf, len, "no kernel");
+	else
+		snprintf(buf, len, "kernel %u", k);
+	return buf;
+}
+
 static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
 {
 	const struct plan_op *op = &s->pl->ops[i];
@@ -153,11 +165,14 @@ static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
 				  "op %zu: discard at kernel %u of %s allocation %llu, which the "
 				  "program does not free there", i, k, origin_word(x),
 				  (unsigned long long)x->ordinal);
-		else if (op->after != (tv->n_uses ? tv->last_use : PLAN_POS_NONE))
+		else if (op->after != (tv->n_uses ? tv->last_use : PLAN_POS_NONE)) {
+			char waits[32], last[32];
 			violation(s, &o->discard_violations,
 				  "op %zu: discard at kernel %u of %s allocation %llu waits for "
-				  "kernel %u, but its last use is kernel %u", i, k, origin_word(x),
-				  (unsigned long long)x->ordinal, op->after, tv->last_use);
+				  "%s, but its last use is %s", i, k, origin_word(x),
+				  (unsigned long long)x->ordinal, kernel_words(op->after, waits, sizeof waits),
+				  kernel_words(tv->n_uses ? tv->last_use : PLAN_POS_NONE, last, sizeof last));
+		}
 		return;
 	}
 	if (s->state[t] == ABSENT) {
