@@ -605,6 +605,18 @@ static void kernels_rule(void **state)
 	sigcheck_launch(s, false);
 	assert_true(sigcheck_foreign(s));
 	sigcheck_destroy(s);
+	/* The same, but the window that the last of those launches closes
+	 * agrees: a window agreed within them, so the plan is not foreign. */
+	s = sigcheck_create(&sig, true);
+	for (int i = 0; i < 10 * 10 + SIGCHECK_NO_HIT_SLACK - 10; i++)
+		sigcheck_launch(s, i % 10 < 4);
+	for (int i = 0; i < 10; i++)
+		sigcheck_launch(s, true);
+	assert_false(sigcheck_foreign(s));
+	for (int i = 0; i < no_hit; i++)
+		sigcheck_launch(s, false); /* judged already */
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
 	/* A warm-up kernel the plan also holds opens a window that fails; the
 	 * iteration's launches open the next, which agrees. */
 	s = sigcheck_create(&sig, true);
