@@ -182,19 +182,20 @@ size_t faultsrc_attribute(const faultsrc *f, const struct fault_event *ev, size_
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
-		long h = holder(f, e, n_entries, ev[i].t_ns, ev[i].address);
-		if (ev[i].launch_ns) {
-			long at_launch = holder(f, e, n_entries, ev[i].launch_ns, ev[i].address);
-			tot->by_launch++;
-			tot->owner_changed += at_launch != h;
-			h = at_launch;
-		}
+		long at_start = holder(f, e, n_entries, ev[i].t_ns, ev[i].address), h = at_start;
+		if (ev[i].launch_ns)
+			h = holder(f, e, n_entries, ev[i].launch_ns, ev[i].address);
 		uint64_t when = ev[i].launch_ns ? ev[i].launch_ns : ev[i].t_ns;
 		if (f->unnoted_from && when >= f->unnoted_from)
 			h = -1;
 		if (h < 0) {
 			tot->unattributed++;
 			continue;
+		}
+		/* Counted among the charged only (faultsrc.h). */
+		if (ev[i].launch_ns) {
+			tot->by_launch++;
+			tot->owner_changed += h != at_start;
 		}
 		c[n_charges++] = (struct charge){ f->v[h].ordinal, f->v[h].origin, (uint32_t)h, ev[i].bytes };
 	}

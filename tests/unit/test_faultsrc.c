@@ -249,6 +249,28 @@ static void early_reuse_goes_to_the_faulting_kernels_owner(void **state)
 	faultsrc_destroy(f);
 }
 
+/* by_launch and owner_changed count charged migrations only: one whose
+ * address no allocation held at its kernel's launch is unattributed, and
+ * charged as of nothing. */
+static void unattributed_is_not_charged_by_launch(void **state)
+{
+	(void)state;
+	faultsrc *f = faultsrc_create();
+	note(f, 100, 1, BASE, 2 * MB, 0, -1);
+	struct fault_event ev[] = {
+		{ 200, BASE + 4096, 4096, 50 },  /* launched before A was made */
+		{ 300, BASE + 8192, 4096, 150 }, /* A's */
+	};
+	struct fault_source s[8];
+	struct fault_totals tot;
+	assert_int_equal(charge(f, ev, 2, s, &tot), 1);
+	assert_int_equal(tot.unattributed, 1);
+	assert_int_equal(tot.by_launch, 1);
+	assert_int_equal(tot.owner_changed, 0);
+	assert_int_equal(s[0].migrations, 1);
+	faultsrc_destroy(f);
+}
+
 static void concurrent_kernels_date_by_the_latest_launch(void **state)
 {
 	(void)state;
@@ -290,6 +312,7 @@ int main(void)
 		cmocka_unit_test(most_bytes_first_within_the_room),
 		cmocka_unit_test(nothing_noted),
 		cmocka_unit_test(past_the_cap_faults_are_unattributed),
+		cmocka_unit_test(unattributed_is_not_charged_by_launch),
 		cmocka_unit_test(early_reuse_goes_to_the_faulting_kernels_owner),
 		cmocka_unit_test(concurrent_kernels_date_by_the_latest_launch),
 	};
