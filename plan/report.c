@@ -435,12 +435,19 @@ int report_text(const struct planner *pl, FILE *out)
 	for (size_t i = 0; i < n_listed; i++) {
 		const struct plan_op *op = &plan->ops[idx[i]];
 		const struct plan_alloc *al = &plan->allocs[op->alloc];
+		/* Across the iteration's end (plan.h): an eviction after a
+		 * kernel at or past its own position waits for that kernel's
+		 * launch in the previous iteration, and a prefetch for one
+		 * before it is for the next iteration's. */
 		char when[64];
-		if (op->kind == PLAN_OP_EVICT)
-			snprintf(when, sizeof when, op->after == PLAN_POS_NONE ? "(unused)" : "after kernel %u",
-				 op->after);
+		if (op->kind == PLAN_OP_EVICT && op->after == PLAN_POS_NONE)
+			snprintf(when, sizeof when, "(unused)");
+		else if (op->kind == PLAN_OP_EVICT)
+			snprintf(when, sizeof when, "after kernel %u%s", op->after,
+				 op->after >= op->position ? " of the previous iteration" : "");
 		else
-			snprintf(when, sizeof when, "for kernel %u", op->deadline);
+			snprintf(when, sizeof when, "for kernel %u%s", op->deadline,
+				 op->deadline < op->position ? " of the next iteration" : "");
 		fprintf(out, "    kernel %6u %-9s %10s  %s allocation %llu  %s\n", op->position,
 			plan_op_kind_name(op->kind), size_str(op->bytes, a, sizeof a),
 			plan_alloc_origin_name(al->origin), (unsigned long long)al->ordinal, when);

@@ -57,10 +57,10 @@ int sim_sensitivity_print(const struct sim_sensitivity *s, size_t n, double frac
 	fprintf(out, "\nsensitivity: plan made from the recorded kernel durations, run with each scaled by\n"
 		     "a factor in [%.2f, %.2f] (%d draws): plan's %% of ideal\n",
 		1 - fraction, 1 + fraction, SIM_SENS_DRAWS);
-	fprintf(out, "%6s %10s %8s %8s %8s %14s\n", "W/B", "recorded", "min", "median", "max",
-		"worst drop");
+	fprintf(out, "%6s %10s %8s %8s %8s %19s\n", "W/B", "recorded", "min", "median", "max",
+		"worst drop (points)");
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%6.2f %10.1f %8.1f %8.1f %8.1f %13.1f%%\n", s[i].ratio, s[i].recorded_pct,
+		fprintf(out, "%6.2f %10.1f %8.1f %8.1f %8.1f %19.1f\n", s[i].ratio, s[i].recorded_pct,
 			s[i].min_pct, s[i].median_pct, s[i].max_pct,
 			s[i].recorded_pct > s[i].min_pct ? s[i].recorded_pct - s[i].min_pct : 0.0);
 	return ferror(out) ? -1 : 0;

@@ -425,6 +425,14 @@ expect_status 2 "--dump with an extra argument is a usage error"
 
 # --simulate: the four policies on a committed fixture; --ratios checked.
 fixture=$FIXTURES/h100_mlp.db
+# The largest transfers across the iteration's end say so (plan.h: after
+# at or past the position, deadline before it).
+run "$UMPLAN" "$fixture" --report --capacity 100M
+expect_out_has "evict      16.00 MiB  persistent allocation 89  after kernel 70 of the previous iteration" \
+	"--report: an eviction at kernel 0 waits for the previous iteration's last kernel"
+run "$UMPLAN" "$FIXTURES/h200_reset_probe.db" --report --capacity 150M
+expect_out_has "prefetch   64.00 MiB  persistent allocation 1  for kernel 0 of the next iteration" \
+	"--report: a prefetch late in the iteration is for the next one's first kernel"
 run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 -q
 expect_status 0 "--simulate exits 0"
 for pol in ideal ondemand deepum plan; do
@@ -768,6 +776,9 @@ run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 --perturb 20 -q
 expect_status 0 "--simulate --perturb exits 0"
 expect_out_has "sensitivity: plan made from the recorded kernel durations" "--perturb prints the study"
 expect_out_has "[0.80, 1.20]" "--perturb 20 scales durations within +-20 %"
+grep -A2 "worst drop (points)" <<<"$out" | tail -n +2 | grep -qvE "%|^$" \
+	&& ok "the worst drop is in points of the percentage, not itself a percentage" \
+	|| not_ok "the worst drop is in points of the percentage, not itself a percentage (got: $out)"
 run "$UMPLAN" "$fixture" --simulate --ratios 2 --perturb 10 --json -q
 expect_json 's=d["sensitivity"]; assert len(s) == 1 and s[0]["perturbation"] == 0.1 and s[0]["min_pct_ideal"] <= s[0]["max_pct_ideal"]' "--perturb adds the study to --json"
 for bad in 0 100 -5 abc; do
