@@ -6,7 +6,8 @@
  *  - NVTX ranges: named by --iteration nvtx:NAME, or one of the usual names
  *    ("iteration", "iter", "step", "train_step", "training_step",
  *    "ProfilerStep", "batch"); a name matches a range whose text is the name
- *    or the name followed by a non-letter ("step 3", "ProfilerStep#3").
+ *    or the name followed by a non-letter, in any case ("step 3",
+ *    "ProfilerStep#3", "Step 3").
  *    Iteration i is every kernel launched from range i's start to range
  *    i+1's start (the last one: to its end), so kernels between ranges stay
  *    in the cycle.

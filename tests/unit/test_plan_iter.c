@@ -191,6 +191,23 @@ static void synthetic_trace_by_nvtx(void **state)
 	trace_free(t);
 }
 
+/* The usual names match in any case: "Step" is "step". */
+static void nvtx_names_match_in_any_case(void **state)
+{
+	struct synth_params sp;
+	synth_defaults(&sp);
+	snprintf(sp.nvtx, sizeof sp.nvtx, "Step");
+	sp.iterations = 4;
+	struct trace *t = synth_trace("nvtx_case.db", &sp);
+	struct iter_result r;
+	detect(t, "auto", &r);
+	assert_int_equal(r.method, ITER_BY_NVTX);
+	assert_string_equal(r.nvtx_name, "step");
+	assert_int_equal(r.n_iters, 4);
+	iter_result_free(&r);
+	trace_free(t);
+}
+
 /* PyTorch's AdamW kernels can differ in ID from one iteration to the next
  * (stale tensor-list slots): with no steady iteration, the latest that has
  * a successor is planned, never the last, whose allocations run into the
@@ -376,6 +393,7 @@ int main(void)
 		cmocka_unit_test(options_parse),
 		cmocka_unit_test(synthetic_trace_by_period),
 		cmocka_unit_test(synthetic_trace_by_nvtx),
+		cmocka_unit_test(nvtx_names_match_in_any_case),
 		cmocka_unit_test(no_steady_iteration),
 		cmocka_unit_test(whole_trace_when_nothing_repeats),
 		cmocka_unit_test(ring_of_buffers_is_the_period),
