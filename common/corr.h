@@ -140,7 +140,9 @@ struct corr_stats {
 	uint64_t exec_evictions;   /* keys pushed out of a full set while building */
 	uint64_t block_lists;      /* execution IDs with a block list */
 	uint64_t block_entries;    /* blocks over all lists */
-	uint64_t blocks_dropped;   /* blocks left out by the caps */
+	uint64_t blocks_dropped;   /* blocks left out by the caps (of those
+				      given: umplan cuts a kernel's list at
+				      max_blocks_per_exec first) */
 };
 void corr_get_stats(const corr_tables *t, struct corr_stats *out);
 
