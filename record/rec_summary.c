@@ -133,7 +133,9 @@ const char *rec_summary_problem(const struct rec_summary *s, bool killed)
 		       "meta.error): nothing was recorded";
 	if (strcmp(s->status, "complete") != 0)
 		return "the trace has no valid status: it was not finished by libumrec";
-	if (s->kernels == 0 && s->allocs == 0 && s->migrations == 0)
+	/* The kernels CUDA graphs ran are activity too: a program may run
+	 * all its kernels from graphs, on memory umkit does not serve. */
+	if (s->kernels == 0 && s->graph_kernels == 0 && s->allocs == 0 && s->migrations == 0)
 		return "no CUDA activity was recorded: did the program use the GPU?";
 	return NULL;
 }

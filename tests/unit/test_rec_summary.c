@@ -220,6 +220,29 @@ static void summary_flags_an_empty_trace(void **state)
 	assert_string_equal(rec_summary_problem(&s, false), "no CUDA activity was recorded: did the program use the GPU?");
 }
 
+/* A program whose kernels all ran from CUDA graphs, on memory umkit did not
+ * serve, has no kernel or alloc row: its graph_kernel rows are activity
+ * all the same, and the summary must not ask whether it used the GPU. */
+static void summary_graph_kernels_are_activity(void **state)
+{
+	char path[512];
+	test_path(path, sizeof path, "graphs_only.db");
+	make_trace(path, "complete", 0);
+	struct rec_summary s;
+	char text[2048];
+	reread_after(path,
+		     "INSERT INTO string VALUES (1, 'gemm');"
+		     "INSERT INTO graph_kernel (correlation_id, graph_id, graph_node_id, name_id, grid_x, grid_y,"
+		     " grid_z, block_x, block_y, block_z, shared_mem, stream_id, start_ns, end_ns) VALUES"
+		     " (20, 1, 1, 1, 1, 1, 1, 32, 1, 1, 0, 7, 11, 12)",
+		     &s, text, sizeof text);
+	assert_int_equal(s.kernels, 0);
+	assert_int_equal(s.allocs, 0);
+	assert_int_equal(s.graph_kernels, 1);
+	assert_non_null(strstr(text, "CUDA graphs  1 kernels run from graphs"));
+	assert_null(rec_summary_problem(&s, false));
+}
+
 static void summary_missing_and_foreign_files(void **state)
 {
 	char path[512], err[512] = "";
@@ -260,6 +283,7 @@ int main(void)
 		cmocka_unit_test(summary_counts_a_complete_trace),
 		cmocka_unit_test(summary_reads_a_killed_recording),
 		cmocka_unit_test(summary_flags_an_empty_trace),
+		cmocka_unit_test(summary_graph_kernels_are_activity),
 		cmocka_unit_test(summary_missing_and_foreign_files),
 	};
 	return cmocka_run_group_tests_name("rec_summary", tests, NULL, NULL);
