@@ -342,7 +342,9 @@ static bool destroyable(uint32_t live, uint32_t fresh)
  * holding only one fresh allocation, gets the free's marker (one marker per
  * free, only then): a discard of the block, or a discard-and-prefetch of
  * that allocation, destroys the freed bytes and must wait for it. Blocks
- * left dead are discarded at once under deepum. */
+ * left dead are discarded at once under deepum when the free is marked;
+ * under a budget before its first need they wait for it (engine.h), and
+ * are not counted refused. */
 static void free_blocks(engine *e, struct alloc_rec *r)
 {
 	touch(e, r);
@@ -366,7 +368,8 @@ static void free_blocks(engine *e, struct alloc_rec *r)
 		}
 		b->dead_seq = e->st.launches;
 		b->dead_mark = mark;
-		if (dies && e->policy == ENGINE_DEEPUM && act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
+		if (dies && marking && e->policy == ENGINE_DEEPUM &&
+		    act_discard(e, b, (struct wait_ref){ 0, 0 }) == ACT_REFUSED)
 			e->st.skipped_discards++;
 	}
 	act_flush(e);

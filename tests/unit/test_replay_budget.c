@@ -623,6 +623,31 @@ static void deepum_prefetches_after_learning(void **state)
 	rig_stop(&r);
 }
 
+/* Under a budget deepum's frees record no marker until the budget first
+ * needs room, so their dead blocks wait for it (engine.h): nothing is
+ * refused for safety, and skipped_discards stays 0. The budget then
+ * discards the dead block first, behind the marker it records. */
+static void deepum_frees_wait_for_the_budget(void **state)
+{
+	struct rig r;
+	char t[256];
+	rig_start(&r, ENGINE_DEEPUM, 3, 4);
+	run(&r, 1, (const uint64_t[]){ 1 }, 1);
+	run(&r, 2, (const uint64_t[]){ 2 }, 1);
+	engine_on_free(r.e, 2); /* no room needed yet: no marker, no discard */
+	assert_string_equal(ops_text(&r, t, sizeof t), "");
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.skipped_discards, 0);
+	run(&r, 3, (const uint64_t[]){ 3 }, 1);
+	run(&r, 4, (const uint64_t[]){ 4 }, 1); /* room for 4: the dead 2 goes */
+	assert_string_equal(ops_text(&r, t, sizeof t), "D2;");
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.skipped_discards, 0);
+	assert_int_equal(st.budget_evictions, 1);
+	rig_stop(&r);
+}
+
 /* Launches, allocations and frees from several threads (the forward and
  * autograd threads of a framework): the engine's lock keeps the counts and
  * the budget whole. */
@@ -962,6 +987,7 @@ int main(void)
 		cmocka_unit_test(own_blocks_never_evicted),
 		cmocka_unit_test(dead_blocks_go_first),
 		cmocka_unit_test(deepum_prefetches_after_learning),
+		cmocka_unit_test(deepum_frees_wait_for_the_budget),
 		cmocka_unit_test(concurrent_threads),
 		cmocka_unit_test(idle_only_when_the_plan_has_nothing_to_do),
 		cmocka_unit_test(idle_wake_builds_the_model),
