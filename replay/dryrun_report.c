@@ -44,19 +44,24 @@ static void put_summary(FILE *f, const struct trace *t, const struct engine_conf
 			const struct dryrun_result *r)
 {
 	const struct engine_stats *st = &r->stats;
-	char budget[48] = "no budget", size[32], peak[32], recorded[32] = "", placed[160] = "";
+	char budget[48] = "no budget", size[32], peak[48] = "no residency model", recorded[32] = "",
+	     placed[160] = "";
 	if (cfg->gpu_budget && cfg->policy != ENGINE_IDEAL) /* ideal migrates nothing: no budget */
 		snprintf(budget, sizeof budget, "budget %s", um_size_format(cfg->gpu_budget, size, sizeof size));
+	/* ideal keeps no model (everything resident): its peak reads 0, which
+	 * is no residency at all. */
+	if (cfg->policy != ENGINE_IDEAL)
+		snprintf(peak, sizeof peak, "modelled peak %s",
+			 um_size_format(st->modelled_peak_bytes, size, sizeof size));
 	if (st->launches != t->n_kernels)
 		snprintf(recorded, sizeof recorded, " of %zu", t->n_kernels);
 	if (cfg->plan) /* only a plan places launches */
 		snprintf(placed, sizeof placed, " (%" PRIu64 " matched, %" PRIu64 " by shape, %" PRIu64
 			 " resynchronised, %" PRIu64 " lost)", st->matched, st->shaped, st->resynced, st->lost);
 	fprintf(f, "umreplay --dry-run: %s under %s (%s%s), %s: %" PRIu64 "%s launches%s, %" PRIu64
-		   " iterations, modelled peak %s\n",
+		   " iterations, %s\n",
 		t->path, engine_policy_name(cfg->policy), plan_path ? "plan " : "no plan", plan_path ? plan_path : "",
-		budget, st->launches, recorded, placed, st->iterations,
-		um_size_format(st->modelled_peak_bytes, peak, sizeof peak));
+		budget, st->launches, recorded, placed, st->iterations, peak);
 	if (!cfg->plan)
 		fputs("no plan: iterations are passes over a plan's kernels, so none are counted\n", f);
 	else if (st->launches && st->launches == st->lost)

@@ -321,6 +321,9 @@ expect_out_lacks "recorded_ms" "dry run -q: no table"
 run "$UMREPLAY" --dry-run "$fixture" --policy ideal --gpu-budget 220M -q
 expect_status 0 "dry run under ideal with a budget: exits 0"
 expect_out_has "under ideal (no plan), no budget: 578 launches" "dry run under ideal: says no budget applies"
+# ideal keeps no residency model: the summary says so, not a peak of 0 B.
+expect_out_has "0 iterations, no residency model" "dry run under ideal: says it keeps no residency model"
+expect_out_lacks "modelled peak" "dry run under ideal: no modelled peak claimed"
 
 # bench/fault_report.py on a dry run's stats (measured null): a clear
 # refusal naming the file, not a traceback.
