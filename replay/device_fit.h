@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 /* Whether the limit that applies, budget if set (non-zero), else the
- * plan's capacity (0 without a plan), is more than device_bytes, the
+ * plan's capacity (0 without a plan, or under a policy other than plan,
+ * which keeps no residency under it), is more than device_bytes, the
  * memory of device_name; if so, writes the warning, naming plan_path,
  * into msg. */
 bool device_fit_warning(const char *plan_path, uint64_t capacity, uint64_t budget, const char *device_name,
