@@ -124,20 +124,38 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* Whether getopt_long's '?' was for an unknown short option: optopt then
+ * holds its letter, which is no option's, where a long option given a
+ * value it takes none of leaves that option's own value (0 for a long
+ * option unknown or ambiguous). */
+static bool unknown_short_option(const struct option *longopts)
+{
+	if (!optopt)
+		return false;
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->has_arg == no_argument && o->val == optopt)
+			return false;
+	return true;
+}
+
 /* The usage error for what getopt_long refused: c is what it returned
  * (':' a missing value, '?' anything else), word the argument it was
- * reading. getopt says which short option in optopt, and a long option's
- * own value when one that takes none was given one; a long option word
- * that it does not name is unknown or names several. */
+ * reading when it finished that word. getopt says which short option in
+ * optopt, and a long option's own value when one that takes none was
+ * given one; a long option word that it does not name is unknown or names
+ * several. */
 static int option_error(int c, const char *word, const struct option *longopts)
 {
 	char name[3] = { '-', (char)optopt, '\0' };
-	/* From the word, not optopt: --output and -o share the value 'o'. */
+	/* An unknown letter inside a cluster ("-xq") leaves getopt inside its
+	 * word, so word is the one before: judged by optopt instead. */
+	if (c == '?' && unknown_short_option(longopts))
+		return usage_error("unknown option '%s'", name);
+	/* From the word, not optopt: --output and -o share the value 'o'. A
+	 * value is missing only at a word's end, so word is the right one. */
 	bool is_long = word[0] == '-' && word[1] == '-';
 	if (c == ':')
 		return usage_error("%s needs a value", is_long ? word : name);
-	if (!is_long)
-		return usage_error("unknown option '%s'", name);
 	size_t len = strcspn(word + 2, "=");
 	if (optopt) {
 		char flag[64];

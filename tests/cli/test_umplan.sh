@@ -24,6 +24,12 @@ expect_err_has "no trace given" "no trace says so"
 run "$UMPLAN" "$trace" --frobnicate
 expect_status 2 "an unknown option is a usage error"
 expect_err_has "--frobnicate" "the unknown option is named"
+# Inside a cluster of short options getopt has not moved past the word:
+# the word before it (here a long option) is not the one refused.
+run "$UMPLAN" --report -xq "$trace"
+expect_status 2 "an unknown short option in a cluster is a usage error"
+expect_err_has "unknown option '-x'" "the unknown short option in a cluster is named"
+expect_err_lacks "takes no value" "the long option before the cluster is not blamed"
 run "$UMPLAN" "$trace" --capacity lots
 expect_status 2 "a bad size is a usage error"
 expect_err_has "lots" "the bad size is named"
