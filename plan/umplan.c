@@ -180,6 +180,15 @@ static int parse_gbps(const char *text, uint64_t *out)
 	return 0;
 }
 
+/* --host-bw's off switch: 0 written any way a bandwidth may be ("0.0",
+ * as a script that prints floats writes it), not only "0". */
+static bool is_zero(const char *text)
+{
+	char *end;
+	double v = strtod(text, &end);
+	return end != text && !*end && v == 0;
+}
+
 /* Microseconds from 0 to 10^6, decimals allowed: tests/gpu/calibrate.py
  * prints call_cost_us as one, and --constants reads it so. */
 static int parse_us(const char *text, uint64_t *ns)
@@ -354,7 +363,7 @@ int main(int argc, char **argv)
 				return usage_error("--dtoh-bw: '%s' is not a bandwidth from 0.001 to 1e6 GB/s", arg);
 			break;
 		case OPT_HOST:
-			if (strcmp(arg, "0") == 0)
+			if (is_zero(arg))
 				o.remote_bytes_per_s = 0;
 			else if (parse_gbps(arg, &o.remote_bytes_per_s))
 				return usage_error("--host-bw: '%s' is not a bandwidth from 0.001 to 1e6 GB/s (or 0)", arg);

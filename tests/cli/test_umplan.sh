@@ -232,7 +232,7 @@ make_trace "$brief" "UPDATE kernel SET end_ns = start_ns + 2000;"
 run "$UMPLAN" "$brief" --json --capacity 5M
 expect_status 0 "--json with host placement exits 0"
 expect_json 'p=d["plan"]; assert p["host_tensors"] == 1 and p["host_bytes"] == 2*2**20 and p["evict"] == 0 and p["prefetch"] == 0; assert 0 < p["host_pass_ns"] < p["predicted_iteration_ns"]' "--json: the weight's last block stays on the host, nothing migrates, its passes priced"
-for bw in 0 1; do
+for bw in 0 0.0 1; do
 	run "$UMPLAN" "$brief" --json --capacity 5M --host-bw "$bw"
 	expect_status 0 "--host-bw $bw exits 0"
 	expect_json 'p=d["plan"]; assert p["host_tensors"] == 0 and p["host_bytes"] == 0 and p["host_pass_ns"] == 0 and p["evict"] > 0' "--host-bw $bw: nothing on the host, the weight migrates"
