@@ -245,7 +245,10 @@ static int try_path_list(const char *list, const char *origin, const char *const
 
 int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, size_t errlen)
 {
-	char tried[2048] = "";
+	/* The message with this list must fit one line of common/log.c (1024
+	 * bytes), or a long LD_LIBRARY_PATH cuts off its end, the way out:
+	 * past this the list ends in "...". */
+	char tried[768] = "";
 	struct elf_deps deps;
 	read_elf_deps(library, &deps); /* on failure deps stays empty */
 	/* Without the library's own DT_NEEDED: CUDA 13's soname, then the

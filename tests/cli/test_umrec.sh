@@ -112,6 +112,20 @@ mkdir -p "$SCRATCH/lib" "$SCRATCH/cupti"
 UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=/nonexistent run "$UMREC" true
 expect_status 3 "libcupti missing: setup error"
 expect_err_has "UMKIT_CUPTI=/nonexistent" "libcupti missing: names what was looked for"
+# A libcupti found nowhere along a long LD_LIBRARY_PATH (a module system's):
+# the folders looked in are cut short, not the way out at the message's end.
+mkdir -p "$SCRATCH/needs-cupti"
+echo 'void umkit_stand_in(void) {}' >"$SCRATCH/needs-cupti/c.c"
+${CC:-cc} -shared -o "$SCRATCH/needs-cupti/libcupti.so.99" -Wl,-soname,libcupti.so.99 "$SCRATCH/needs-cupti/c.c"
+${CC:-cc} -shared -o "$SCRATCH/needs-cupti/libumrec.so" "$SCRATCH/needs-cupti/c.c" -Wl,--no-as-needed \
+	-L"$SCRATCH/needs-cupti" -l:libcupti.so.99
+rm "$SCRATCH/needs-cupti/libcupti.so.99"
+long_path=$(for i in $(seq 30); do printf '/opt/modules/some-library/version-%02d/lib64:' "$i"; done)
+UMKIT_LIBDIR=$SCRATCH/needs-cupti LD_LIBRARY_PATH=$long_path run "$UMREC" true
+expect_status 3 "libcupti nowhere along a long LD_LIBRARY_PATH: setup error"
+expect_err_has "cannot find libcupti.so.99 (looked in /opt/modules/some-library/version-01/lib64" \
+	"libcupti nowhere along a long LD_LIBRARY_PATH: names it and where it was looked for"
+expect_err_has "): set UMKIT_CUPTI to its path" "libcupti nowhere along a long LD_LIBRARY_PATH: the way out survives"
 
 # Where a driver is installed (a GPU developer's make test), its absence
 # cannot be shown: that the check finds it can.
