@@ -224,7 +224,7 @@ static bool stdout_written(void)
 
 static int dump(const char *path)
 {
-	char err[512];
+	char err[1024];
 	struct plan *p = plan_load(path, err, sizeof err);
 	if (!p) {
 		um_error("%s", err);

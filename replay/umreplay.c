@@ -178,8 +178,6 @@ struct umreplay_options {
 	int command; /* argv index of the command; == argc when missing */
 };
 
-/* Parses a size option's value into *out (> 0). Returns 0, or -1 with the
- * message printed. */
 /* A size option's value, m as launch_option_value returned it, into *out
  * and its text into *text. 0, or -1 with the error printed. */
 static int size_option(const char *option, int m, const char *value, uint64_t *out, const char **text)

@@ -278,7 +278,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	replay_stats_median(iter_ns, n, &median);
 	/* Under a budget the residency that counts is the model's: evictions
 	 * do not lower the device memory in use that the sampler reads. */
-	if (budget)
+	if (budget && policy != ENGINE_IDEAL) /* ideal keeps no model and no budget */
 		snprintf(budget_text, sizeof budget_text, "modelled residency peaked at %s (budget %s); ",
 			 um_size_format(st->modelled_peak_bytes, modelled, sizeof modelled),
 			 um_size_format(budget, cap, sizeof cap));
