@@ -449,20 +449,27 @@ row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity
 # A plan made for a GPU larger than this one, its capacity 1 GiB above this
 # GPU's memory (no headroom taken off it): the replay warns once, naming
 # the plan, and runs as plain; under a budget within the GPU, the limit
-# that applies, it is quiet
+# that applies, it is quiet, and so under ondemand, which keeps nothing
+# under the plan's capacity (the plan only places its launches). Under
+# ideal with a budget the summary names no budget: ideal keeps none
 # (replay/device_fit.h; a budget above the GPU would need --max-managed
 # above it too, which these checks never ask for).
 bigger=$(($(trace_counts "$WORK/mlp.db" device_memory) + (1 << 30)))
 $B/umplan -q "$WORK/mlp.db" --capacity $bigger --headroom 0 -o "$WORK/mlp.bigger.plan"
-for budget in "" 1G; do
-	$B/umreplay --plan "$WORK/mlp.bigger.plan" ${budget:+--gpu-budget $budget} --max-managed $MAXM \
-		-- python3 $PY/mlp.py --steps 6 >"$WORK/mlp.bigger$budget" 2>"$WORK/mlp.bigger$budget.err"
-	echo "exit $?" >>"$WORK/mlp.bigger$budget"
+for run in plan: plan:1G ondemand: ideal:1G; do
+	policy=${run%%:*} budget=${run#*:}
+	$B/umreplay --plan "$WORK/mlp.bigger.plan" --policy $policy ${budget:+--gpu-budget $budget} --max-managed $MAXM \
+		-- python3 $PY/mlp.py --steps 6 >"$WORK/mlp.bigger-$run" 2>"$WORK/mlp.bigger-$run.err"
+	echo "exit $?" >>"$WORK/mlp.bigger-$run"
 done
 same_as_plain() { [ "$(tail -n 1 "$1")" = "exit 0" ] && same_output $WORK/mlp.plain "$1"; }
 fit_warnings() { grep -c "mlp.bigger.plan keeps residency under .*, more than the .* of .* it runs on" "$1"; }
-row "umreplay: a plan for a larger GPU" "$(verdict "same_as_plain $WORK/mlp.bigger && [ $(fit_warnings "$WORK/mlp.bigger.err") -eq 1 ] && same_as_plain $WORK/mlp.bigger1G && [ $(fit_warnings "$WORK/mlp.bigger1G.err") -eq 0 ]")" \
-	"$(tail -n 1 "$WORK/mlp.bigger"), $(grep -o 'keeps residency under [^:]*' "$WORK/mlp.bigger.err"); under --gpu-budget 1G: $(tail -n 1 "$WORK/mlp.bigger1G"), $(fit_warnings "$WORK/mlp.bigger1G.err") warnings"
+fits_quietly() { same_as_plain "$WORK/mlp.bigger-$1" && [ "$(fit_warnings "$WORK/mlp.bigger-$1.err")" -eq 0 ]; }
+row "umreplay: a plan for a larger GPU" "$(verdict "same_as_plain $WORK/mlp.bigger-plan: && [ $(fit_warnings "$WORK/mlp.bigger-plan:.err") -eq 1 ] && fits_quietly plan:1G && fits_quietly ondemand:")" \
+	"$(tail -n 1 "$WORK/mlp.bigger-plan:"), $(grep -o 'keeps residency under [^:]*' "$WORK/mlp.bigger-plan:.err"); warnings under --gpu-budget 1G: $(fit_warnings "$WORK/mlp.bigger-plan:1G.err"), under ondemand: $(fit_warnings "$WORK/mlp.bigger-ondemand:.err")"
+summary=$(grep ": policy ideal: " "$WORK/mlp.bigger-ideal:1G.err")
+row "umreplay ideal --gpu-budget: no budget named" "$(verdict "same_as_plain $WORK/mlp.bigger-ideal:1G && [ -n '$summary' ] && ! grep -q budget <<<'$summary'")" \
+	"${summary:0:160}"
 
 for f in sim mlp; do cp "$WORK/$f.db" "$OUTDIR/$f.db"; done
 fi
