@@ -245,9 +245,8 @@ static int try_path_list(const char *list, const char *origin, const char *const
 
 int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, size_t errlen)
 {
-	/* The message with this list must fit one line of common/log.c (1024
-	 * bytes), or a long LD_LIBRARY_PATH cuts off its end, the way out:
-	 * past this the list ends in "...". */
+	/* A long LD_LIBRARY_PATH must not crowd the message's end, the way
+	 * out: past this the list ends in "...". */
 	char tried[768] = "";
 	struct elf_deps deps;
 	read_elf_deps(library, &deps); /* on failure deps stays empty */

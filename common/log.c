@@ -34,7 +34,10 @@ static enum um_log_level um_log_level(void)
 
 static void vlog(enum um_log_level level, const char *tag, const char *fmt, va_list ap)
 {
-	char line[1024];
+	/* Room for the longest message the tools build (their error buffers
+	 * hold PATH_MAX and more), so that none loses its end, where the
+	 * reason and the way out are. */
+	char line[8192];
 	if (level > um_log_level())
 		return;
 	/* One write per message so lines from several threads do not interleave. */

@@ -13,6 +13,7 @@
 #include "gate.h"
 #include "grow.h"
 #include "launch_view.h"
+#include "log.h"
 #include "pitch.h"
 #include "replace_file.h"
 #include "search.h"
@@ -607,10 +608,27 @@ static void folder_left_by_a_killed_run_named(void **state)
 	assert_int_equal(set_aside_drop(left_aside, &left_one, err, sizeof err), 0);
 }
 
+/* A message as long as the tools' error buffers keeps its end. */
+static void say_long(void)
+{
+	char path[3001];
+	memset(path, 'd', sizeof path - 1);
+	path[sizeof path - 1] = '\0';
+	um_error("%s: cannot open: set UMKIT_X to its path", path);
+}
+
+static void long_messages_keep_their_end(void **state)
+{
+	(void)state;
+	const char *said = stderr_of(say_long);
+	assert_non_null(strstr(said, "ddd: cannot open: set UMKIT_X to its path\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(size_parses_units),
+		cmocka_unit_test(long_messages_keep_their_end),
 		cmocka_unit_test(size_takes_only_decimal_numbers),
 		cmocka_unit_test(size_too_large_is_its_own_error),
 		cmocka_unit_test(memory_size_says_too_large),
