@@ -245,9 +245,9 @@ static int try_path_list(const char *list, const char *origin, const char *const
 
 int launch_find_cupti(const char *library, char *out, size_t outlen, char *err, size_t errlen)
 {
-	/* A long LD_LIBRARY_PATH must not crowd the message's end, the way
-	 * out: past this the list ends in "...". */
-	char tried[768] = "";
+	/* Past this the list ends in "...": with the rest of the message it
+	 * fits the callers' err (4096 bytes) and one line of common/log.c. */
+	char tried[2048] = "";
 	struct elf_deps deps;
 	read_elf_deps(library, &deps); /* on failure deps stays empty */
 	/* Without the library's own DT_NEEDED: CUDA 13's soname, then the

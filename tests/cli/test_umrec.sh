@@ -113,7 +113,7 @@ UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=/nonexistent run "$UMREC" true
 expect_status 3 "libcupti missing: setup error"
 expect_err_has "UMKIT_CUPTI=/nonexistent" "libcupti missing: names what was looked for"
 # A libcupti found nowhere along a long LD_LIBRARY_PATH (a module system's):
-# the folders looked in are cut short, not the way out at the message's end.
+# the message keeps its end, the way out, after the folders looked in.
 mkdir -p "$SCRATCH/needs-cupti"
 echo 'void umkit_stand_in(void) {}' >"$SCRATCH/needs-cupti/c.c"
 ${CC:-cc} -shared -o "$SCRATCH/needs-cupti/libcupti.so.99" -Wl,-soname,libcupti.so.99 "$SCRATCH/needs-cupti/c.c"
