@@ -16,9 +16,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Whether the limit that applies, budget if set (non-zero), else the
- * plan's capacity (0 without a plan, or under a policy other than plan,
- * which keeps no residency under it), is more than device_bytes, the
+#include "engine.h"
+#include "plan.h"
+
+/* The capacity a replay under policy keeps residency under: plan's under
+ * the plan policy; 0 without a plan, or under another policy, which uses
+ * a plan only to place launches (deepum its tables too). */
+static inline uint64_t device_fit_capacity(const struct plan *plan, enum engine_policy policy)
+{
+	return plan && policy == ENGINE_PLAN ? plan->assume.capacity_bytes : 0;
+}
+
+/* Whether the limit that applies, budget if set (non-zero), else capacity
+ * (device_fit_capacity), is more than device_bytes, the
  * memory of device_name; if so, writes the warning, naming plan_path,
  * into msg. */
 bool device_fit_warning(const char *plan_path, uint64_t capacity, uint64_t budget, const char *device_name,

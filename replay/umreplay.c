@@ -396,8 +396,7 @@ static int dry_run(const struct umreplay_options *o)
 		goto done;
 	}
 	/* As the replay on the recording GPU would warn. */
-	if (device_fit_warning(o->plan, plan && o->policy == ENGINE_PLAN ? plan->assume.capacity_bytes : 0,
-			       o->gpu_budget,
+	if (device_fit_warning(o->plan, device_fit_capacity(plan, o->policy), o->gpu_budget,
 			       t->device_name[0] ? t->device_name : "the recording GPU", t->device_memory, err,
 			       sizeof err))
 		um_warn("%s", err);

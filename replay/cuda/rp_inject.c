@@ -203,10 +203,8 @@ static void check_device_fits(void)
 		return;
 	if (cuDeviceGetName(name, sizeof name, dev) != CUDA_SUCCESS)
 		snprintf(name, sizeof name, "device %d", (int)dev);
-	/* Only the plan policy keeps residency under the plan's capacity: the
-	 * others use a plan to place launches (deepum its tables too). */
-	uint64_t capacity = the_plan && policy == ENGINE_PLAN ? the_plan->assume.capacity_bytes : 0;
-	if (device_fit_warning(rp_plan_path, capacity, budget, name, total, msg, sizeof msg))
+	if (device_fit_warning(rp_plan_path, device_fit_capacity(the_plan, policy), budget, name, total, msg,
+			       sizeof msg))
 		um_warn("%s", msg);
 }
 
