@@ -1,6 +1,7 @@
 /* log.c: prefixed, levelled messages on stderr (see log.h). */
 #include "log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,3 +62,11 @@ DEFINE_LOG(um_error, UM_LOG_ERROR, "error: ")
 DEFINE_LOG(um_warn, UM_LOG_WARN, "warning: ")
 DEFINE_LOG(um_info, UM_LOG_INFO, "")
 DEFINE_LOG(um_debug, UM_LOG_DEBUG, "debug: ")
+
+bool um_stdout_flushed(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return true;
+	um_error("writing to standard output failed: %s", strerror(errno));
+	return false;
+}

@@ -10,6 +10,8 @@
 #ifndef UMKIT_LOG_H
 #define UMKIT_LOG_H
 
+#include <stdbool.h>
+
 enum um_log_level { UM_LOG_ERROR = 0, UM_LOG_WARN = 1, UM_LOG_INFO = 2, UM_LOG_DEBUG = 3 };
 
 /* Sets the prefix printed before every message ("umrec", "umplan", ...). */
@@ -21,5 +23,10 @@ void um_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void um_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void um_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void um_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether everything written to stdout got there, saying why when not: a
+ * write that failed inside printf (output past stdio's buffer, a full
+ * disk) shows only in the stream's error flag, not at the final flush. */
+bool um_stdout_flushed(void);
 
 #endif

@@ -211,17 +211,6 @@ static int parse_u32(const char *text, uint32_t *out)
 	return 0;
 }
 
-/* Whether everything written to stdout got there: a write that failed
- * inside printf (output past stdio's buffer, a full disk) shows only in
- * the stream's error flag. Says why when not. */
-static bool stdout_written(void)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return true;
-	um_error("writing to standard output failed: %s", strerror(errno));
-	return false;
-}
-
 static int dump(const char *path)
 {
 	char err[1024];
@@ -238,7 +227,7 @@ static int dump(const char *path)
 	}
 	fputs(text, stdout);
 	free(text);
-	return stdout_written() ? 0 : 1;
+	return um_stdout_flushed() ? 0 : 1;
 }
 
 /* umplan --simulate: the sweep (and with perturb > 0 the sensitivity study)
@@ -408,8 +397,12 @@ int main(int argc, char **argv)
 				return usage_error("--corr-successors: '%s' is not a number", arg);
 			break;
 		case 'q': um_log_set_level(UM_LOG_WARN); break;
-		case 'h': fputs(usage_text, stdout); fputs("\n", stdout); fputs(help_text, stdout); return 0;
-		case 'V': printf("umplan %s\n", UMKIT_VERSION); return 0;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs("\n", stdout);
+			fputs(help_text, stdout);
+			return um_stdout_flushed() ? 0 : 1;
+		case 'V': printf("umplan %s\n", UMKIT_VERSION); return um_stdout_flushed() ? 0 : 1;
 		default: return option_error(c, argv[optind - 1], longopts);
 		}
 	}
@@ -557,7 +550,7 @@ int main(int argc, char **argv)
 		}
 	}
 	planner_free(pl);
-	if (!stdout_written())
+	if (!um_stdout_flushed())
 		rc = 1;
 	return rc;
 }

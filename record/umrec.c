@@ -76,9 +76,9 @@ static const char usage_text[] =
 	"  UMKIT_LOG      the recorder's verbosity: quiet, info or debug\n"
 	"\n"
 	"Exit status: the command's (128+N if signal N killed it; 126 if it could\n"
-	"not be executed, 127 if not found); 2 for bad usage; 3 if the recording\n"
-	"could not be set up (no GPU driver, libumrec.so or libcupti missing, the\n"
-	"trace cannot be written).\n";
+	"not be executed, 127 if not found); 1 if --help or --version could not\n"
+	"write; 2 for bad usage; 3 if the recording could not be set up (no GPU\n"
+	"driver, libumrec.so or libcupti missing, the trace cannot be written).\n";
 
 struct umrec_options {
 	const char *output;
@@ -89,7 +89,8 @@ struct umrec_options {
 };
 
 /* Parses umrec's options. Returns -1 to run, or the exit status (0 after
- * --help and --version, EXIT_USAGE with the message printed). */
+ * --help and --version, EXIT_FAILURE when they could not be written,
+ * EXIT_USAGE with the message printed). */
 static int parse_options(int argc, char **argv, struct umrec_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -101,7 +102,7 @@ static int parse_options(int argc, char **argv, struct umrec_options *o)
 		o->options_end = i;
 		enum launch_word w = launch_option_word(a, "umrec", usage_text, stdout);
 		if (w == LAUNCH_WORD_EXIT)
-			return 0;
+			return um_stdout_flushed() ? 0 : EXIT_FAILURE;
 		if (w == LAUNCH_WORD_SEPARATOR)
 			i++;
 		if (w != LAUNCH_WORD_OPTION)

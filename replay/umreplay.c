@@ -158,12 +158,12 @@ static const char usage_text[] =
 	"                 serve the memory such segments map\n"
 	"\n"
 	"Exit status: the command's (128+N if signal N killed it; 126 if it could\n"
-	"not be executed, 127 if not found); 2 for bad usage; 3 if the replay\n"
-	"could not be set up (no GPU driver, libumreplay.so missing, the stats\n"
-	"file cannot be written). With a plan that cannot be used the command runs\n"
-	"without umkit and its status is returned. With --dry-run: 0; 1 if the\n"
-	"trace or the plan cannot be used or the stats cannot be written; 2 for bad\n"
-	"usage.\n";
+	"not be executed, 127 if not found); 1 if --help or --version could not\n"
+	"write; 2 for bad usage; 3 if the replay could not be set up (no GPU\n"
+	"driver, libumreplay.so missing, the stats file cannot be written). With a\n"
+	"plan that cannot be used the command runs without umkit and its status\n"
+	"is returned. With --dry-run: 0; 1 if the trace or the plan cannot be used\n"
+	"or the stats cannot be written; 2 for bad usage.\n";
 
 struct umreplay_options {
 	const char *plan;        /* NULL: none given */
@@ -206,7 +206,8 @@ static void policy_names(char *buf, size_t len)
 }
 
 /* Parses umreplay's options. Returns -1 to run, or the exit status (0 after
- * --help and --version, EXIT_USAGE with the message printed). */
+ * --help and --version, EXIT_FAILURE when they could not be written,
+ * EXIT_USAGE with the message printed). */
 static int parse_options(int argc, char **argv, struct umreplay_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -217,7 +218,7 @@ static int parse_options(int argc, char **argv, struct umreplay_options *o)
 		int m;
 		enum launch_word w = launch_option_word(a, "umreplay", usage_text, stdout);
 		if (w == LAUNCH_WORD_EXIT)
-			return 0;
+			return um_stdout_flushed() ? 0 : EXIT_FAILURE;
 		if (w == LAUNCH_WORD_SEPARATOR)
 			i++;
 		if (w != LAUNCH_WORD_OPTION)

@@ -800,7 +800,8 @@ expect_status 2 "--perturb without --simulate is a usage error"
 # flush has nothing left to fail on.
 if [ -w /dev/full ]; then
 	"$UMPLAN" "$fixture" --capacity 200M -q -o "$SCRATCH/full.plan"
-	for args in "--dump $SCRATCH/full.plan" "$fixture --json -q" "$fixture --simulate --json -q --ratios 2"; do
+	for args in "--dump $SCRATCH/full.plan" "$fixture --json -q" "$fixture --simulate --json -q --ratios 2" \
+		--help --version; do
 		# shellcheck disable=SC2086
 		"$UMPLAN" $args >/dev/full 2>"$SCRATCH/full.err"
 		status=$? err=$(cat "$SCRATCH/full.err")

@@ -15,6 +15,14 @@ run "$UMREC" --version
 expect_status 0 "--version exits 0"
 expect_out_has "umrec (umkit) $(cat VERSION)" "--version prints the version"
 
+# Help that cannot be written (a full disk: /dev/full) is an error.
+for opt in --help --version; do
+	"$UMREC" $opt >/dev/full 2>"$SCRATCH/full.err"
+	status=$? err=$(cat "$SCRATCH/full.err")
+	expect_status 1 "umrec $opt > /dev/full: exit 1"
+	expect_err_has "writing to standard output failed: No space left on device" "umrec $opt > /dev/full: says so"
+done
+
 run "$UMREC"
 expect_status 2 "no arguments: usage error"
 expect_err_has "no command given" "no arguments: says the command is missing"

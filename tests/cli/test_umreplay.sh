@@ -21,6 +21,14 @@ run "$UMREPLAY" --version
 expect_status 0 "--version exits 0"
 expect_out_has "umreplay (umkit) $(cat VERSION)" "--version prints the version"
 
+# Help that cannot be written (a full disk: /dev/full) is an error.
+for opt in --help --version; do
+	"$UMREPLAY" $opt >/dev/full 2>"$SCRATCH/full.err"
+	status=$? err=$(cat "$SCRATCH/full.err")
+	expect_status 1 "umreplay $opt > /dev/full: exit 1"
+	expect_err_has "writing to standard output failed: No space left on device" "umreplay $opt > /dev/full: says so"
+done
+
 # ---- usage errors (2), all before anything is looked at ----
 run "$UMREPLAY"
 expect_status 2 "no arguments: usage error"
