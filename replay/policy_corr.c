@@ -77,11 +77,13 @@ struct prediction {
  * link corr_build made from the plan's last kernel to its first
  * (corr_config.wrap): next begins the next iteration. Where the two also
  * follow each other inside the iteration the tables cannot tell which is
- * meant, and the end is assumed. Learnt tables have no plan to tell the
- * end by, nor instances to choose (they name blocks by address). */
+ * meant, and the end is assumed. Tables built without the wrap have no
+ * such link: every link of theirs is inside the iteration. Learnt tables
+ * have no plan to tell the end by, nor instances to choose (they name
+ * blocks by address). */
 static bool crosses_iteration_end(const engine *e, uint64_t exec_id, uint64_t next)
 {
-	if (online(e))
+	if (online(e) || !corr_config_of(e->tables)->wrap)
 		return false;
 	const struct plan_signature *sg = &e->plan->signature;
 	return exec_id == sg->exec_ids[sg->n_kernels - 1] && next == sg->exec_ids[0];

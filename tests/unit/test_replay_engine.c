@@ -1237,6 +1237,65 @@ static void lookahead_past_iteration_end_prefetches_previous_instance(void **sta
 }
 
 /*
+ * Tables built without the wrap (corr_config.wrap false) hold no link from
+ * the plan's last kernel to its first: where the last kernel's ID is
+ * followed by the first's, that is inside the iteration. Here K5 (the last)
+ * runs at position 2 too, followed by K0 again, which reads the PREVIOUS
+ * activation. Lost at K1, the tables predict K5, K0 and K2: that K0 runs in
+ * this iteration, so its activation is the one the iteration before made
+ * (at BASE, evicted), not this iteration's (at BASE + 8 MiB, evicted too).
+ * Before the wrap flag was asked, K5 -> K0 was taken for the iteration's
+ * end and this iteration's activation was prefetched.
+ */
+static void lookahead_without_wrap_stays_in_the_iteration(void **state)
+{
+	const uint64_t ids[6] = { K0, K1, K5, K0, K2, K5 };
+	const uint64_t sizes[1] = { 4 * MB };
+	struct plan *p = new_plan(ids, 6, sizes, 1);
+	const uint64_t before[6] = { 0, 1, 1, 1, 1, 1 };
+	set_alloc_before(p, before);
+	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
+	uint32_t newer = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 4 * MB);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, newer, 0, 4 * MB);
+	const struct corr_block k0[2] = { { older, 0 }, { older, 1 } };
+	const struct corr_block k1[2] = { { newer, 0 }, { newer, 1 } };
+	const struct corr_kernel_blocks kb[6] = { { k0, 2 }, { k1, 2 }, { NULL, 0 }, { k0, 2 } };
+	struct corr_config cc;
+	corr_config_default(&cc);
+	cc.wrap = false;
+	p->corr = corr_build(&cc, ids, 6, kb, NULL, 0);
+	assert_non_null(p->corr);
+	finish_plan(p);
+
+	struct rig r;
+	const struct oplog_entry *e[8];
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	for (uint64_t i = 0; i < 2; i++) {
+		uint64_t id = 10 + i;
+		launch(&r, K0, NULL, 0);
+		engine_on_alloc(r.e, id, BASE + 8 * MB * i, 4 * MB);
+		launch(&r, K1, (const uint64_t[]){ id }, 1);
+		launch(&r, K5, NULL, 0);
+		if (i == 0) {
+			launch(&r, K0, NULL, 0);
+			launch(&r, K2, NULL, 0);
+			launch(&r, K5, NULL, 0);
+		}
+	}
+	for (uint64_t i = 0; i < MATCH_LOST_AFTER; i++)
+		launch(&r, U + i, NULL, 0);
+	batches(&r, e, 8);
+	launch(&r, K1, NULL, 0);
+	assert_int_equal(batches(&r, e, 8), 1);
+	expect_batch(e[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE, 4 * MB } }, 1);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.corr_launches, 2); /* the last U and K1 */
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/*
  * The replay stays lost across the program's own iteration start: the
  * activation is made after K0 and written by K1 (ITERATION), evicted by
  * the plan at K2, and read by the next iteration's K3 (PREVIOUS), whose
@@ -2143,6 +2202,7 @@ int main(void)
 		cmocka_unit_test(foreign_by_kernels),
 		cmocka_unit_test(lost_falls_back_to_correlation),
 		cmocka_unit_test(lookahead_past_iteration_end_prefetches_previous_instance),
+		cmocka_unit_test(lookahead_without_wrap_stays_in_the_iteration),
 		cmocka_unit_test(lost_across_iteration_start_resolves_the_new_iteration),
 		cmocka_unit_test(lost_across_iteration_start_found_mid_iteration_counts_it),
 		cmocka_unit_test(lost_across_iteration_start_found_near_it_judged_with_it),
