@@ -73,7 +73,8 @@ size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max)
 
 /* After a launch that completed an iteration or brought the foreign verdict:
  * note iteration boundaries with the running totals (for binning the
- * counters; the launch that ends an iteration counts in the next) and warn
+ * counters; taken after the launch that starts the next iteration, so that
+ * launch counts in the iteration it completes, as dryrun.h says) and warn
  * once if the engine decided the plan is for another program. */
 static void after_engine(void)
 {
