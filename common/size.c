@@ -34,15 +34,30 @@ static bool digits_value(const char *p, const char *end, uint64_t *value)
 	return true;
 }
 
-/* The fraction's digits [p, end) as the value of 0.DIGITS. Taken from the
- * last digit up, so that any number of digits stays below 1 but for
- * rounding, and no digit is lost to an integer's range. */
-static double fraction_value(const char *p, const char *end)
+/* The fraction's digits [p, end) in bytes of scale, a power of two of
+ * at most 2^40: 0.DIGITS × scale with its fraction of a byte dropped,
+ * exactly (a double of the digits rounds, a byte up at times: 0.806286T).
+ * Each bit is the carry out of doubling the digits. The first 40 digits
+ * decide them all: with N >= log2(scale) digits, 0.D1..DN × scale moves
+ * in steps of scale / 10^N, a whole number of which make a byte, and
+ * the digits after add less than one step. */
+static uint64_t fraction_bytes(const char *p, const char *end, uint64_t scale)
 {
-	double f = 0;
-	while (end > p)
-		f = (f + (*--end - '0')) / 10;
-	return f;
+	unsigned char digit[40];
+	size_t n = (size_t)(end - p) < sizeof digit ? (size_t)(end - p) : sizeof digit;
+	for (size_t i = 0; i < n; i++)
+		digit[i] = (unsigned char)(p[i] - '0');
+	uint64_t bytes = 0;
+	for (uint64_t bit = scale; bit > 1; bit /= 2) {
+		unsigned carry = 0;
+		for (size_t i = n; i-- > 0;) {
+			unsigned twice = digit[i] * 2u + carry;
+			digit[i] = (unsigned char)(twice % 10);
+			carry = twice / 10;
+		}
+		bytes = bytes * 2 + carry;
+	}
+	return bytes;
 }
 
 /* The bytes a suffix stands for; false when it is not one. */
@@ -87,8 +102,7 @@ int um_size_parse(const char *text, uint64_t *out)
 	uint64_t whole;
 	if (!digits_value(text, whole_end, &whole) || whole > UINT64_MAX / scale)
 		return UM_SIZE_TOO_LARGE;
-	/* Below scale (at most 2^40 bytes): a double holds it to well under a byte. */
-	uint64_t part = (uint64_t)(fraction_value(fraction, fraction_end) * (double)scale);
+	uint64_t part = fraction_bytes(fraction, fraction_end, scale);
 	if (part > UINT64_MAX - whole * scale)
 		return UM_SIZE_TOO_LARGE;
 	*out = whole * scale + part;

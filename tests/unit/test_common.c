@@ -68,6 +68,35 @@ static void size_takes_only_decimal_numbers(void **state)
 	assert_int_equal(v, 2ULL << 30);
 }
 
+/* A fraction of a byte is dropped, never rounded up into a byte more:
+ * exactly so for any digits (a double of them was a byte over for
+ * 0.806286T, whose 886520832312.9 bytes it made ...313). */
+static void size_drops_a_fraction_of_a_byte(void **state)
+{
+	uint64_t v;
+	const struct {
+		const char *text;
+		uint64_t bytes;
+	} cases[] = {
+		{ "0.806286T", 886520832312ULL },
+		{ "0.99999999999999999999", 0 },
+		{ "1.99999999999999999999", 1 },
+		{ "0.49999999999999999999999999999999999999999999K", 511 },
+		{ "0.5K", 512 },
+		{ "0.0009765625K", 1 },
+		{ "0.00097656249999999999999999999999999999999999999999K", 0 },
+		{ "1.3T", 1429365116108ULL },
+		{ "16777215.99999999999999999999T", UINT64_MAX },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (um_size_parse(cases[i].text, &v) != UM_SIZE_OK)
+			fail_msg("'%s' is not taken", cases[i].text);
+		if (v != cases[i].bytes)
+			fail_msg("'%s' is %llu bytes, not %llu", cases[i].text, (unsigned long long)v,
+				 (unsigned long long)cases[i].bytes);
+	}
+}
+
 /* A size past 2^64 - 1 bytes is a size, too large: not "not a size". */
 static void size_too_large_is_its_own_error(void **state)
 {
@@ -630,6 +659,7 @@ int main(void)
 		cmocka_unit_test(size_parses_units),
 		cmocka_unit_test(long_messages_keep_their_end),
 		cmocka_unit_test(size_takes_only_decimal_numbers),
+		cmocka_unit_test(size_drops_a_fraction_of_a_byte),
 		cmocka_unit_test(size_too_large_is_its_own_error),
 		cmocka_unit_test(memory_size_says_too_large),
 		cmocka_unit_test(size_rejects_junk),
