@@ -21,7 +21,7 @@ launch_env *launch_env_create(char *const *base);
 void launch_env_destroy(launch_env *e);
 
 /* Sets name=value, replacing every earlier value. Returns 0, or -1 when
- * out of memory (name is then unset). */
+ * out of memory (name then keeps its old value, or is unset). */
 int launch_env_set(launch_env *e, const char *name, const char *value);
 /* Removes name, every copy of it, if present. */
 void launch_env_unset(launch_env *e, const char *name);
