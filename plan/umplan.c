@@ -402,7 +402,7 @@ int main(int argc, char **argv)
 			fputs("\n", stdout);
 			fputs(help_text, stdout);
 			return um_stdout_flushed() ? 0 : 1;
-		case 'V': printf("umplan %s\n", UMKIT_VERSION); return um_stdout_flushed() ? 0 : 1;
+		case 'V': printf("umplan (umkit) %s\n", UMKIT_VERSION); return um_stdout_flushed() ? 0 : 1;
 		default: return option_error(c, argv[optind - 1], longopts);
 		}
 	}

@@ -18,6 +18,10 @@ for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --host-bw --itera
 done
 expect_out_has "  --host-bw GB/s " "--help explains --host-bw"
 
+run "$UMPLAN" --version
+expect_status 0 "--version exits 0"
+expect_out_has "umplan (umkit) $(cat VERSION)" "--version prints the version as umrec and umreplay do"
+
 run "$UMPLAN"
 expect_status 2 "no trace is a usage error"
 expect_err_has "no trace given" "no trace says so"
