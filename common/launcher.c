@@ -114,9 +114,11 @@ static int file_status(const char *file, int *why)
 
 /* file_status, and for a script ("#!" first) its interpreter's: execve
  * fails with the interpreter's errno when that is missing or not
- * runnable. */
-static int program_status(const char *file, int *why)
+ * runnable. culprit (PATH_MAX bytes) gets the interpreter's name when it
+ * is the cause, else "". */
+static int program_status(const char *file, int *why, char *culprit)
 {
+	culprit[0] = '\0';
 	int status = file_status(file, why);
 	FILE *f = status ? NULL : fopen(file, "r");
 	char line[PATH_MAX + 3];
@@ -128,18 +130,21 @@ static int program_status(const char *file, int *why)
 		return 0;
 	char *interpreter = line + 2 + strspn(line + 2, " \t");
 	interpreter[strcspn(interpreter, " \t\r\n")] = '\0';
-	return *interpreter ? file_status(interpreter, why) : 0;
+	status = *interpreter ? file_status(interpreter, why) : 0;
+	if (status)
+		snprintf(culprit, PATH_MAX, "%s", interpreter);
+	return status;
 }
 
 int launch_check_program(const char *program, char *err, size_t errlen)
 {
-	char file[PATH_MAX];
+	char file[PATH_MAX], culprit[PATH_MAX] = "";
 	int status, why;
 	if (!*program) {
 		status = 127; /* as execvp says of an empty name */
 		why = ENOENT;
 	} else if (strchr(program, '/')) {
-		status = program_status(program, &why);
+		status = program_status(program, &why, culprit);
 	} else {
 		/* execvp's search: PATH's entries in order (an empty one is the
 		 * current folder); a file found but not runnable is remembered
@@ -152,25 +157,47 @@ int launch_check_program(const char *program, char *err, size_t errlen)
 		for (const char *dir = path;; dir++) {
 			size_t n = strcspn(dir, ":");
 			int found_why;
+			char found_culprit[PATH_MAX];
 			if (n)
 				snprintf(file, sizeof file, "%.*s/%s", (int)n, dir, program);
 			else
 				snprintf(file, sizeof file, "./%s", program);
-			int found = program_status(file, &found_why);
+			int found = program_status(file, &found_why, found_culprit);
 			if (found == 0)
 				return 0;
 			if (found == 126) {
 				status = 126;
 				why = found_why;
+				memcpy(culprit, found_culprit, sizeof culprit);
+			} else if (status == 127 && !culprit[0]) {
+				/* execvp goes on past a script whose interpreter
+				 * is missing too: named if nothing else is found. */
+				memcpy(culprit, found_culprit, sizeof culprit);
 			}
 			dir += n;
 			if (!*dir)
 				break;
 		}
 	}
-	if (status)
+	if (status && culprit[0])
+		um_errmsg(err, errlen, "cannot run '%s': its interpreter '%s': %s", program, culprit, strerror(why));
+	else if (status)
 		um_errmsg(err, errlen, "cannot run '%s': %s", program, strerror(why));
 	return status;
+}
+
+/* Says why the exec of program failed with errno why, naming what was
+ * missing: the check names the program or a script's interpreter; a
+ * missing file it does not see is the loader an ELF program names. */
+static void exec_failure(const char *program, int why, char *err, size_t errlen)
+{
+	if (launch_check_program(program, err, errlen) != 0)
+		return;
+	if (why == ENOENT)
+		um_errmsg(err, errlen, "cannot run '%s': the ELF interpreter it names (its dynamic loader): %s",
+			  program, strerror(why));
+	else
+		um_errmsg(err, errlen, "cannot run '%s': %s", program, strerror(why));
 }
 
 void launch_die_like(int sig)
@@ -283,7 +310,7 @@ int launch_run(char *const argv[], char *const envp[], void (*started)(void *ctx
 	if (exec_failed) {
 		/* Shell convention: 127 not found, 126 found but not runnable. */
 		status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
-		um_errmsg(err, errlen, "cannot run '%s': %s", argv[0], strerror(exec_errno));
+		exec_failure(argv[0], exec_errno, err, errlen);
 	} else if (w < 0) {
 		um_errmsg(err, errlen, "cannot wait for '%s': %s", argv[0], strerror(errno));
 	} else if (WIFEXITED(ws)) {

@@ -297,6 +297,8 @@ printf '#!/umkit/no-such-shell\n' >"$SCRATCH/orphan.sh"
 chmod +x "$SCRATCH/orphan.sh"
 fake_umrec ./orphan.sh
 expect_status 127 "a script whose interpreter is missing: 127"
+expect_err_has "cannot run './orphan.sh': its interpreter '/umkit/no-such-shell': No such file or directory" \
+	"a script whose interpreter is missing: names it"
 if [ -f "$SCRATCH/trace.db" ]; then ok "a script whose interpreter is missing: the earlier trace is kept"
 else not_ok "a script whose interpreter is missing: the earlier trace is kept"; fi
 # An ELF program whose interpreter (PT_INTERP) is missing passes every
@@ -306,7 +308,8 @@ echo 'int main(void) { return 0; }' | ${CC:-cc} -x c - -o "$SCRATCH/no-loader" \
 	-Wl,--dynamic-linker=/umkit/no-such-ld.so
 fake_umrec ./no-loader
 expect_status 127 "an ELF program whose interpreter is missing: 127"
-expect_err_has "cannot run './no-loader': No such file or directory" "an ELF program whose interpreter is missing: says so"
+expect_err_has "cannot run './no-loader': the ELF interpreter it names (its dynamic loader): No such file or directory" \
+	"an ELF program whose interpreter is missing: says so"
 if [ "$(sqlite3 "$SCRATCH/trace.db" "SELECT count(*) FROM sqlite_master WHERE name = 'kernel'")" = 1 ]; then
 	ok "an ELF program whose interpreter is missing: the earlier trace is kept"
 else
