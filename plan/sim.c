@@ -275,6 +275,7 @@ struct eng {
 	uint64_t *lru;       /* last use (or arrival), for LRU */
 	uint32_t *pin;       /* == pin_stamp: needed now, never a victim */
 	uint32_t pin_stamp;
+	bool over;           /* the kernel at hand has more blocks than cap */
 	size_t occupied;     /* B_RES + B_EVICTING blocks: what holds GPU memory */
 	size_t n_evicting;
 	uint64_t link_free, clock; /* migrations, both ways, one at a time */
@@ -394,12 +395,17 @@ static void evict(struct eng *e, size_t b, uint64_t t)
 		e->r->dtoh_bytes += SIM_BLOCK_BYTES;
 }
 
+/* room()'s answer when every block on the GPU is pinned and none is
+ * leaving. */
+#define NO_ROOM UINT64_MAX
+
 /* The time, from t, at which one more block fits; takes that room. While
  * full: the eviction in flight that ends first, else the driver's LRU
  * victim among unpinned blocks, evicted now; as many as it takes, since a
- * kernel larger than the capacity may have left it over. A kernel whose
- * own blocks exceed the capacity gets its room anyway (the model
- * oversubscribes there). */
+ * kernel larger than the capacity may have left it over. NO_ROOM when
+ * only pinned blocks are left: a kernel whose own blocks exceed the
+ * capacity takes its room anyway (the model oversubscribes there), and
+ * fetch() says when a prefetch may. */
 static uint64_t room(struct eng *e, uint64_t t)
 {
 	reclaim(e, t);
@@ -408,7 +414,7 @@ static uint64_t room(struct eng *e, uint64_t t)
 		if (v == SIZE_MAX) {
 			v = lru_victim(e);
 			if (v == SIZE_MAX)
-				return t;
+				return NO_ROOM;
 			evict(e, v, t);
 		}
 		e->st[v] = B_NONE;
@@ -442,14 +448,23 @@ static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
 }
 
 /* Prefetch (copy) or populate (no copy) block b, issued at t, on the link
- * behind the room it needs. A discarded block has nothing to copy: the
- * replayer repopulates it by a discard-and-prefetch (docs/replay.md). */
+ * behind the room it needs. Where the GPU holds only pinned blocks
+ * (room()), none, unless the kernel now running is itself larger than
+ * the capacity: the model oversubscribes there. A discarded block has
+ * nothing to copy: the replayer repopulates it by a discard-and-prefetch
+ * (docs/replay.md). */
 static void fetch(struct eng *e, size_t b, uint64_t t, bool copy)
 {
 	if (e->st[b] == B_RES)
 		return;
 	copy &= e->st[b] != B_DEAD;
-	uint64_t start = max_u64(room(e, settle(e, b, t)), e->link_free);
+	uint64_t left = settle(e, b, t), fits = room(e, left);
+	if (fits == NO_ROOM) {
+		if (!e->over)
+			return;
+		fits = left;
+	}
+	uint64_t start = max_u64(fits, e->link_free);
 	e->link_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
 	arrive(e, b, e->link_free, copy);
 }
@@ -506,7 +521,10 @@ static uint64_t run_kernel(struct eng *e, uint32_t k, uint64_t t0)
 			t += e->o->fault_batch_ns;
 		faulted = true;
 		bool copy = e->st[b] != B_DEAD; /* a discarded block: fresh pages */
-		t = room(e, settle(e, b, t));
+		t = settle(e, b, t);
+		uint64_t fits = room(e, t);
+		if (fits != NO_ROOM)
+			t = fits;
 		if (copy)
 			t += xfer_ns(SIM_BLOCK_BYTES, e->o->fault_bytes_per_s);
 		arrive(e, b, t, copy);
@@ -567,7 +585,9 @@ static void plan_ops(struct eng *e, const struct sched_result *sr, const size_t 
 }
 
 /* DeepUM before kernel k at t: discard what died, prefetch the next
- * kernels' blocks (one call per target kernel that needs any). */
+ * kernels' blocks (one call per target kernel that needs any); then only
+ * k's own blocks stay pinned, so that its faults may take the room of
+ * blocks prefetched for later. */
 static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 {
 	const struct sim_ctx *c = e->c;
@@ -588,6 +608,8 @@ static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 			fetch(e, b, t, true);
 		}
 	}
+	e->pin_stamp++;
+	pin_kernel(e, k);
 }
 
 static int cmp_op(const void *a, const void *b)
@@ -711,6 +733,7 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 			uint64_t t0 = t + c->gap[k];
 			e.pin_stamp++;
 			pin_kernel(&e, k);
+			e.over = c->k_first[k + 1] - c->k_first[k] > e.cap;
 			if (policy == SIM_PLAN)
 				plan_ops(&e, &sr, op_at, k, t0);
 			else if (policy == SIM_DEEPUM)

@@ -20,8 +20,9 @@
  *  - deepum: at each kernel, the blocks of the next SIM_DEEPUM_LOOKAHEAD
  *    kernels are prefetched (a perfect correlation predictor, since the
  *    iteration repeats), making room by evicting LRU blocks the current and
- *    target kernels do not use; blocks of tensors freed there that no live
- *    tensor shares are discarded.
+ *    target kernels do not use (none issued where only theirs are left);
+ *    the kernel's faults may take the prefetched blocks' room; blocks of
+ *    tensors freed there that no live tensor shares are discarded.
  *  - plan: the ops sched_run makes for that capacity, issued before their
  *    kernel on the links; a kernel waits for blocks still arriving, and
  *    faults (with LRU eviction) for the others. A discard drops only blocks

@@ -188,6 +188,51 @@ static void evictions_spare_the_kernels_blocks(void **state)
 	planner_free(pl);
 }
 
+/* Two kernels in turn, each on a 4 MiB tensor of its own: at a capacity
+ * of one tensor, DeepUM's prefetch of the next kernel finds only the two
+ * kernels' pinned blocks. It used to take its room anyway and, the next
+ * kernel's blocks still pinned while the kernel ran, keep them: all four
+ * blocks stayed resident in room for two, and deepum was predicted at
+ * ideal's time with nothing moved. Now its residency keeps to the
+ * capacity, and the prefetch that finds no room is not issued. */
+static void deepum_keeps_to_the_capacity(void **state)
+{
+	static const char rows[] =
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
+		"  (2, 8589934592, 4194304, 4194304, 'cudaMalloc', 1000);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 11)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 2, 1 + n % 2, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq % 2, 0 FROM kernel;";
+	char path[512], err[512];
+	write_sql_trace(test_path(path, sizeof path, "two_kernels.db"), rows);
+	struct planner *pl = test_plan(path, 0);
+	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+	if (!c)
+		fail_msg("%s", err);
+	assert_int_equal(sim_blocks(c), 4);
+	struct sim_options o;
+	sim_options_default(&pl->opt, &o);
+	const uint64_t cap = 2 * SIM_BLOCK_BYTES;
+	struct sim_result dm;
+	if (sim_run(c, SIM_DEEPUM, cap, &o, &dm, err, sizeof err))
+		fail_msg("%s", err);
+	assert_result(&dm, SIM_DEEPUM, path);
+	if (dm.resident_end > 2)
+		fail_msg("deepum ended with %llu blocks resident in room for 2",
+			 (unsigned long long)dm.resident_end);
+	assert_true(dm.time_ns > dm.ideal_ns);
+	assert_true(dm.htod_bytes > 0);
+	sim_ctx_free(c);
+	planner_free(pl);
+}
+
 static void ratio_lists(void **state)
 {
 	double *r;
@@ -245,6 +290,7 @@ int main(void)
 		cmocka_unit_test(synthetic_traces),
 		cmocka_unit_test(every_fixture),
 		cmocka_unit_test(evictions_spare_the_kernels_blocks),
+		cmocka_unit_test(deepum_keeps_to_the_capacity),
 		cmocka_unit_test(ratio_lists),
 		cmocka_unit_test(constants_file),
 	};
