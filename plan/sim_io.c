@@ -131,6 +131,17 @@ int sim_csv_dir_check(const char *dir, char *err, size_t errlen)
 			  S_ISDIR(st.st_mode) ? strerror(errno) : "not a folder");
 		return -1;
 	}
+	/* A folder under either name cannot be renamed over: found at the
+	 * second rename, it would leave the first file replaced alone. */
+	static const char *const names[] = { "throughput.csv", "pressure.csv" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char path[4096];
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path &&
+		    lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			um_errmsg(err, errlen, "--sim-csv %s: %s: %s", dir, path, strerror(EISDIR));
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -780,6 +780,22 @@ if [ "$left" = "pressure.csv throughput.csv" ] && [ "$kept" = "earlier earlier" 
 else
 	not_ok "--sim-csv whose pressure.csv cannot be written: the earlier pair kept, no temporary, not: $left ($kept)"
 fi
+# A folder where pressure.csv goes cannot be replaced by a file: found
+# before the simulation runs, not at the rename after throughput.csv's,
+# which left a new throughput.csv beside no pressure.csv of its run.
+mkdir -p "$SCRATCH/csv-folder/pressure.csv"
+echo earlier >"$SCRATCH/csv-folder/throughput.csv"
+run "$UMPLAN" "$fixture" --simulate --ratios 2 --sim-csv "$SCRATCH/csv-folder"
+expect_status 1 "--sim-csv with a folder named pressure.csv: refused"
+expect_err_has "$SCRATCH/csv-folder/pressure.csv: Is a directory" \
+	"--sim-csv with a folder named pressure.csv: names it and says why"
+left=$(ls -A "$SCRATCH/csv-folder" | paste -sd " ")
+if [ -z "$out" ] && [ "$left" = "pressure.csv throughput.csv" ] &&
+	[ "$(cat "$SCRATCH/csv-folder/throughput.csv")" = earlier ]; then
+	ok "--sim-csv with a folder named pressure.csv: nothing simulated, throughput.csv kept"
+else
+	not_ok "--sim-csv with a folder named pressure.csv: nothing simulated, throughput.csv kept, not: $left"
+fi
 
 # --perturb: the sensitivity study, as a table and in the JSON.
 run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 --perturb 20 -q
