@@ -9,11 +9,12 @@
  * tensors in its access set (access.h); the GPU holds at most capacity bytes
  * in whole blocks. One link carries one transfer at a time, in either
  * direction at that direction's bandwidth (the UVM driver migrates one way
- * at a time: sched.h); each planned or prefetch call adds call_cost. A kernel
- * touching a block that is not resident faults: the kernel waits for one
- * fault-batch cost per faulting kernel plus each block's transfer at the
- * fault bandwidth, after any eviction the fault needs (LRU, the driver's,
- * copied DtoH while the kernel waits). Discard frees a block without a
+ * at a time: sched.h); each planned call but a discard, and each deepum
+ * prefetch call, adds call_cost. A kernel touching a block that is not
+ * resident faults: the kernel waits for one fault-batch cost per faulting
+ * kernel plus each block's transfer at the fault bandwidth, after any
+ * eviction the fault needs (LRU, the driver's, copied DtoH while the
+ * kernel waits). Discard frees a block without a
  * copy. Two iterations are run from an empty GPU; the second is measured.
  *  - ideal: everything resident: the recorded cycle time.
  *  - ondemand: faults and LRU eviction only.
