@@ -126,7 +126,9 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "dtoh_bytes", m->dtoh_bytes, ",\n    ");
 	put_u64(f, "fault_migrations", m->fault_migrations, ", ");
 	put_u64(f, "fault_bytes", m->fault_bytes, ", ");
-	put_u64(f, "fault_records", m->fault_records, ",\n");
+	put_u64(f, "fault_records", m->fault_records, ",\n    ");
+	put_u64(f, "speculative_migrations", m->speculative_migrations, ", ");
+	put_u64(f, "speculative_bytes", m->speculative_bytes, ",\n");
 	put_fault_sources(f, m);
 	put_lost_kernels(f, m);
 	fputs("    ", f);
@@ -171,6 +173,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		const struct replay_iteration *it = &m->iterations[i];
 		fprintf(f, "%s\n      {", i ? "," : "");
 		put_u64(f, "fault_migrations", it->fault_migrations, ", ");
+		put_u64(f, "speculative_migrations", it->speculative_migrations, ", ");
 		put_u64(f, "htod_bytes", it->htod_bytes, ", ");
 		put_u64(f, "dtoh_bytes", it->dtoh_bytes, ", ");
 		put_u64(f, "callback_ns", it->callback_ns, ", ");

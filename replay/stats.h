@@ -18,6 +18,7 @@
 /* One completed iteration's share of what the CUDA side measured. */
 struct replay_iteration {
 	uint64_t fault_migrations, htod_bytes, dtoh_bytes; /* UM counters */
+	uint64_t speculative_migrations; /* replay_measured's, in the iteration */
 	uint64_t callback_ns;      /* in the launch callbacks */
 	uint64_t allocator_ns;     /* serving allocations (um_alloc_stats.ns) */
 	uint64_t resynced, lost;   /* launches placed by resynchronisation, and
@@ -43,6 +44,10 @@ struct replay_measured {
 	uint64_t fault_migrations;     /* HtoD migrations caused by page faults */
 	uint64_t fault_bytes;          /* their bytes */
 	uint64_t fault_records;        /* GPU page-fault records (a sample) */
+	/* HtoD migrations the driver made on its own around a fault, of pages
+	 * not touched yet (CUPTI's cause PREFETCH; the replayer's own are
+	 * USER): traffic faults bring in beyond fault_bytes, but no faults. */
+	uint64_t speculative_migrations, speculative_bytes;
 	uint64_t peak_residency_bytes; /* measured device memory use above the
 					  baseline at the first launch or
 					  allocation */

@@ -166,6 +166,7 @@ enum rp_busy { RP_BUSY_HTOD, RP_BUSY_DTOH, RP_BUSY_KERNELS, RP_BUSY_KINDS };
 struct rp_traffic {
 	uint64_t htod_bytes, dtoh_bytes;
 	uint64_t fault_migrations, fault_bytes; /* HtoD migrations with cause 'fault' */
+	uint64_t speculative_migrations, speculative_bytes; /* and 'prefetch': the driver's */
 	uint64_t fault_records;                 /* GPU page-fault records (a sample) */
 	/* Per iteration only: how long the migrations of each direction and
 	 * the kernels kept the GPU busy within its window (replay/busy.h);

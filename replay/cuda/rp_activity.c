@@ -28,6 +28,12 @@
 #define BUFFER_BYTES (4u << 20)
 #define FLUSH_PERIOD_MS 500
 
+/* Why an HtoD migration was made, as the stats tell them apart: a page
+ * a processor touched (CUPTI's COHERENCE), the driver's speculative
+ * prefetch around it (PREFETCH), or anything else (the replayer's own
+ * prefetches are USER). */
+enum migration_cause { MIGRATION_OTHER, MIGRATION_FAULT, MIGRATION_SPECULATIVE };
+
 /* One record, as much as the stats need. The first three kinds are
  * rp_traffic's busy_ns indexes (enum rp_busy). */
 enum event_kind { EV_HTOD = RP_BUSY_HTOD, EV_DTOH = RP_BUSY_DTOH, EV_KERNEL = RP_BUSY_KERNELS, EV_FAULT_RECORD };
@@ -36,7 +42,7 @@ struct um_event {
 	uint64_t bytes;
 	uint64_t address; /* migrations: the first byte moved */
 	uint8_t kind; /* enum event_kind */
-	uint8_t on_demand;
+	uint8_t cause; /* HtoD: enum migration_cause */
 	uint32_t correlation; /* kernels: CUPTI's correlation ID */
 };
 
@@ -93,7 +99,9 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 		struct um_event ev = { u->start, u->end, u->value, u->address, EV_HTOD, 0, 0 };
 		switch (u->counterKind) {
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
-			ev.on_demand = u->flags == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
+			ev.cause = u->flags == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE ? MIGRATION_FAULT
+				 : u->flags == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_PREFETCH ? MIGRATION_SPECULATIVE
+				 : MIGRATION_OTHER;
 			break;
 		case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
 			ev.kind = EV_DTOH;
@@ -166,9 +174,12 @@ static void add(struct rp_traffic *t, const struct um_event *ev)
 	switch ((enum event_kind)ev->kind) {
 	case EV_HTOD:
 		t->htod_bytes += ev->bytes;
-		if (ev->on_demand) {
+		if (ev->cause == MIGRATION_FAULT) {
 			t->fault_migrations++;
 			t->fault_bytes += ev->bytes;
+		} else if (ev->cause == MIGRATION_SPECULATIVE) {
+			t->speculative_migrations++;
+			t->speculative_bytes += ev->bytes;
 		}
 		break;
 	case EV_DTOH:
@@ -220,7 +231,7 @@ static void add_busy(enum rp_busy kind, const uint64_t *ends, size_t n, struct r
 
 static bool fault_within(const struct um_event *x, uint64_t from_ns, uint64_t to_ns)
 {
-	return x->kind == EV_HTOD && x->on_demand && x->start_ns >= from_ns && x->start_ns < to_ns;
+	return x->kind == EV_HTOD && x->cause == MIGRATION_FAULT && x->start_ns >= from_ns && x->start_ns < to_ns;
 }
 
 /* Dates faults v[0 .. n) by their kernel's launch, where the kernel

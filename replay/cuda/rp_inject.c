@@ -138,6 +138,7 @@ static struct replay_iteration *measure_iterations(const struct rp_iteration_end
 		for (size_t i = 0; i < n_ends; i++) {
 			per[i] = (struct replay_iteration){
 				.fault_migrations = traffic[i].fault_migrations,
+				.speculative_migrations = traffic[i].speculative_migrations,
 				.htod_bytes = traffic[i].htod_bytes,
 				.dtoh_bytes = traffic[i].dtoh_bytes,
 				.callback_ns = ends[i].callback_ns - prev.callback_ns,
@@ -237,6 +238,8 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.fault_migrations = total.fault_migrations;
 	m.fault_bytes = total.fault_bytes;
 	m.fault_records = total.fault_records;
+	m.speculative_migrations = total.speculative_migrations;
+	m.speculative_bytes = total.speculative_bytes;
 	m.counted = !st->started_idle ? TRAFFIC_WHOLE_RUN : st->woke_at_alloc ? TRAFFIC_FROM_WAKE : TRAFFIC_NONE;
 	m.peak_residency_bytes = rp_residency_stop();
 	m.budget_bytes = budget;

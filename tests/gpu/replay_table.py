@@ -34,6 +34,9 @@ def summarise(s):
         "iter_ms": steady([t / 1e6 for t in s["iteration_ns"]]),
         "iterations": e["iterations"],
         "faults_per_iter": steady([i["fault_migrations"] for i in per]),
+        # The driver's speculative prefetches around those faults (older
+        # stats: unknown).
+        "speculative_per_iter": steady_count(per, "speculative_migrations"),
         "htod_mb_per_iter": steady([i["htod_bytes"] / 1e6 for i in per]),
         "dtoh_mb_per_iter": steady([i["dtoh_bytes"] / 1e6 for i in per]),
         "peak_mb": m["peak_residency_bytes"] / 1e6,
@@ -61,7 +64,7 @@ def summarise(s):
     # A replay idle throughout counted no traffic (docs/replay.md, "Idle"):
     # unknown, not 0.
     if m.get("traffic_counted", "whole run").startswith("none"):
-        for k in ("faults_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter"):
+        for k in ("faults_per_iter", "speculative_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter"):
             out[k] = None
     # Per iteration with the warm-up spread over them: the callbacks, and
     # the driver calls of each op kind.

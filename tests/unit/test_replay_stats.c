@@ -70,14 +70,15 @@ static void keys_and_values(void **state)
 	s.wake_deferrals = 4;
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
-		{ .fault_migrations = 5, .htod_bytes = 1 << 20, .callback_ns = 900, .resynced = 2, .lost = 30,
-		  .refault_blocks = 8, .unissued_blocks = 6 },
+		{ .fault_migrations = 5, .speculative_migrations = 19, .htod_bytes = 1 << 20, .callback_ns = 900,
+		  .resynced = 2, .lost = 30, .refault_blocks = 8, .unissued_blocks = 6 },
 		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .allocator_ns = 650, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
 		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
 	};
 	struct replay_measured m = { .wall_ns = 123456789, .counted = TRAFFIC_FROM_WAKE, .htod_bytes = 1 << 30, .dtoh_bytes = 1 << 29,
 				     .fault_migrations = 6, .fault_bytes = 6 << 16, .fault_records = 2,
+				     .speculative_migrations = 21, .speculative_bytes = 21 << 16,
 				     .peak_residency_bytes = (uint64_t)5 << 30,
 				     .budget_bytes = (uint64_t)8 << 30, .dropped_discards = 7, .fresh_prefetched = 5, .failed_driver_calls = 2, .dropped_records = 9, .n_iterations = 3,
 				     .iterations = per_it, .callback_ns = 4242, .discard_waits = 9,
@@ -166,6 +167,8 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(me, "fault_migrations"), 6);
 	assert_int_equal(num(me, "fault_bytes"), 6 << 16);
 	assert_int_equal(num(me, "fault_records"), 2);
+	assert_int_equal(num(me, "speculative_migrations"), 21);
+	assert_int_equal(num(me, "speculative_bytes"), 21 << 16);
 	const cJSON *fs = cJSON_GetObjectItem(me, "fault_sources");
 	assert_int_equal(num(fs, "migrations"), 6);
 	assert_int_equal(num(fs, "unattributed"), 1);
@@ -244,6 +247,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(me, "other_context_launches"), 0);
 	const cJSON *first = cJSON_GetArrayItem(per, 0);
 	assert_int_equal(num(first, "fault_migrations"), 5);
+	assert_int_equal(num(first, "speculative_migrations"), 19);
 	assert_int_equal(num(first, "resynced"), 2);
 	assert_int_equal(num(first, "lost"), 30);
 	assert_int_equal(num(first, "refault_blocks"), 8);
