@@ -93,6 +93,8 @@ except (OSError, ValueError, KeyError) as e:
     sys.exit(f"the stats: {e}")
 # The modelled peak: the measured one is the device's memory in use, which
 # counts the other runs' too.
+if s["faults_per_iter"] is None or s["steady_callback_ms"] is None:
+    sys.exit("The plan's last run completed no iteration, or counted no traffic: no steady medians.")
 print(f"The plan's last run, steady medians per iteration: {s['faults_per_iter']:g} fault migrations, "
       f"{s['htod_mb_per_iter']:.1f} MB HtoD, {s['dtoh_mb_per_iter']:.1f} MB DtoH; modelled peak "
       f"residency {s['modelled_peak_mb']:.0f} MB under a budget of {s['budget_mb']:.0f} MB. "

@@ -25,7 +25,9 @@ def replay_table(path, calib):
            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, ratio, policy, d in rows:
         if not ok(d) or (name, ratio) not in ideal:
-            why = f"failed (rc {d.get('rc', '?')})" if not ok(d) else "ideal failed"
+            # rc 0 without a time: it completed no iteration.
+            why = ("ideal failed" if ok(d) else "no steady iteration" if d.get("rc", "0") == "0"
+                   else f"failed (rc {d.get('rc', '?')})")
             out.append(f"| {name} | {ratio} | {policy} | {why} |" + " – |" * 8)
             continue
         it, h, dd = float(d["iter_ms"]), float(d["htod_mb_per_iter"]), float(d["dtoh_mb_per_iter"])

@@ -225,6 +225,26 @@ want="faults_per_iter= htod_mb_per_iter= dtoh_mb_per_iter= peak_mb=3.000 steady_
 [ "$row" = "$want" ] && ok "measure.py: an idle replay's traffic is unknown, not 0" \
 	|| not_ok "measure.py: an idle replay's traffic is unknown, not 0 (got: $row)"
 
+# A replay that followed the program but completed no iteration (as the
+# GPU checks' mlp.woken: 112,985 fault migrations, engine.iterations 0)
+# measured no steady one: its per-iteration figures are unknown, not 0,
+# and its whole-run callback time is no iteration's.
+cat >"$SCRATCH/noiter.json" <<'EOF_STATS'
+{"engine": {"iterations": 0, "matched": 0, "resynced": 0, "lost": 1777, "signature_mismatch": false,
+  "modelled_peak_bytes": 2000000},
+ "iteration_ns": [],
+ "measured": {"traffic_counted": "whole run", "peak_residency_bytes": 3000000, "budget_bytes": 4000000,
+  "host": {"callback_ns": 143000000, "driver_calls": {"evict": {"calls": 391, "ns": 600}}}, "iterations": []}}
+EOF_STATS
+run python3 "$MEASURE" "$SCRATCH/noiter.csv" --out "$SCRATCH/plan.out" --stats "$SCRATCH/noiter.json" \
+	build=b1 model=alpha policy=plan rep=1
+expect_status 0 "measure.py with the stats of a replay without iterations exits 0"
+row=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1]))); print(" ".join(f"{k}={r[k]}" for k in
+	("faults_per_iter","htod_mb_per_iter","dtoh_mb_per_iter","steady_callback_ms","steady_lost","callback_ms_per_iter","lost")))' "$SCRATCH/noiter.csv")
+want="faults_per_iter= htod_mb_per_iter= dtoh_mb_per_iter= steady_callback_ms= steady_lost= callback_ms_per_iter= lost=1777"
+[ "$row" = "$want" ] && ok "measure.py: no iteration completed, no per-iteration figure" \
+	|| not_ok "measure.py: no iteration completed, no per-iteration figure (got: $row)"
+
 # Bad input: one line naming the file, exit 2, no traceback.
 run python3 "$REPORT" "$SCRATCH/absent"
 expect_status 2 "a missing directory exits 2"
@@ -256,4 +276,12 @@ run python3 "$ROOT/bench/report.py" "$rp"
 [ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | failed (rc 139) |" <<<"$out" && grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 |" <<<"$out" \
 	&& ok "report.py: a failed replay's row says so, the others stand" \
 	|| not_ok "report.py: a failed replay's row says so, the others stand (status $status: $(tail -1 <<<"$err"))"
+# A replay that exits 0 having completed no iteration, its line as
+# tests/gpu/run.sh writes it (replay_table.py's summary): no figures to
+# read, its row says why.
+echo "mlp.2.deepum rc=0 $(python3 "$ROOT/tests/gpu/replay_table.py" "$SCRATCH/noiter.json")" >>"$rp/replay.txt"
+run python3 "$ROOT/bench/report.py" "$rp"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | deepum | no steady iteration |" <<<"$out" && grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 |" <<<"$out" \
+	&& ok "report.py: a replay without iterations says so, the others stand" \
+	|| not_ok "report.py: a replay without iterations says so, the others stand (status $status: $(tail -1 <<<"$err"))"
 finish

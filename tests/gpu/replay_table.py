@@ -8,8 +8,11 @@ import sys
 
 
 def steady(values):
+    """The median without the first (all of them when two or fewer); None
+    when there is none: a replay that completed no iteration measured no
+    steady one, which 0 would claim."""
     vals = values[1:] if len(values) > 2 else values
-    return statistics.median(vals) if vals else 0
+    return statistics.median(vals) if vals else None
 
 
 def steady_count(per, key):
@@ -67,13 +70,14 @@ def summarise(s):
         for k in ("faults_per_iter", "speculative_per_iter", "htod_mb_per_iter", "dtoh_mb_per_iter"):
             out[k] = None
     # Per iteration with the warm-up spread over them: the callbacks, and
-    # the driver calls of each op kind.
+    # the driver calls of each op kind (none without an iteration: the
+    # whole run's would read as one iteration's).
     host = m["host"]
-    n = max(e["iterations"], 1)
-    out["callback_ms_per_iter"] = host["callback_ns"] / 1e6 / n
+    n = e["iterations"]
+    out["callback_ms_per_iter"] = host["callback_ns"] / 1e6 / n if n else None
     for kind, c in host["driver_calls"].items():
-        out[f"{kind}_calls_per_iter"] = c["calls"] / n
-        out[f"{kind}_host_ms_per_iter"] = c["ns"] / 1e6 / n
+        out[f"{kind}_calls_per_iter"] = c["calls"] / n if n else None
+        out[f"{kind}_host_ms_per_iter"] = c["ns"] / 1e6 / n if n else None
     return out
 
 
