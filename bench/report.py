@@ -34,13 +34,13 @@ def replay_table(path, calib):
         base = ideal[(name, ratio)]
         # MB / (GB/s) = ms
         bound = max(base, dd / calib["dtoh_gbps"], h / calib["htod_gbps"])
-        peak = float(d["modelled_peak_mb"])
-        budget = float(d["budget_mb"])
+        # ideal keeps no budget, so no modelled peak under one; its faults
+        # and bound are read as every policy's.
+        peak, budget = (("–", "none") if policy == "ideal" else
+                        (f"{float(d['modelled_peak_mb']):.0f}", f"{float(d['budget_mb']):.0f}"))
         out.append(f"| {name} | {ratio} | {policy} | {it:.1f} | {100 * base / it:.1f} | "
                    f"{float(d['faults_per_iter']):.0f} | {h:.0f} | {dd:.0f} | {bound:.1f} | "
-                   f"{it / bound:.2f} | {peak:.0f} | {budget:.0f} |" if policy != "ideal" else
-                   f"| {name} | {ratio} | ideal | {it:.1f} | 100.0 | 0 | {h:.0f} | {dd:.0f} | "
-                   f"{it:.1f} | 1.00 | – | none |")
+                   f"{it / bound:.2f} | {peak} | {budget} |")
     return "\n".join(out)
 
 

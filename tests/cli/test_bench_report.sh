@@ -284,4 +284,14 @@ run python3 "$ROOT/bench/report.py" "$rp"
 [ "$status" = 0 ] && grep -qF "| mlp | 2 | deepum | no steady iteration |" <<<"$out" && grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 |" <<<"$out" \
 	&& ok "report.py: a replay without iterations says so, the others stand" \
 	|| not_ok "report.py: a replay without iterations says so, the others stand (status $status: $(tail -1 <<<"$err"))"
+# ideal's row reads its own figures as the others do: its faults and
+# traffic as measured, its bound max(10, 0 / 10, 800 / 40) = 20 ms.
+rp2=$SCRATCH/replay-ideal
+mkdir -p "$rp2"
+cp "$rp/calib.json" "$rp2/"
+echo "mlp.2.ideal rc=0 iter_ms=10.0 htod_mb_per_iter=800 dtoh_mb_per_iter=0 faults_per_iter=7 modelled_peak_mb=1 budget_mb=0" >"$rp2/replay.txt"
+run python3 "$ROOT/bench/report.py" "$rp2"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 | 100.0 | 7 | 800 | 0 | 20.0 | 0.50 | – | none |" <<<"$out" \
+	&& ok "report.py: ideal's faults and bound as measured" \
+	|| not_ok "report.py: ideal's faults and bound as measured (got: $(grep '| ideal |' <<<"$out"))"
 finish
