@@ -6,10 +6,11 @@ Usage: python3 bench/pooled_steps.py OUTPUTS [--skip N] [--experiment E] [--ref 
 OUTPUTS is a MODEL-outputs.tar.gz that bench/suite.sh wrote, or a folder of
 the runs' .out files. Every run prints `per_step_ms` (examples/pytorch); the
 first N steps of each run (default 5: warm-up) are dropped and the rest
-pooled per variant (experiment, ratio, policy, build). Against the
+pooled per variant (experiment, batch, ratio, policy, build). Against the
 reference (--ref: plain by default; ideal for the grid, where a policy's
-throughput is judged against ideal's) of the variant's own experiment (the
-overhead-* variants: overhead's; one without: the grid's), two views:
+throughput is judged against ideal's) of the variant's own experiment and
+batch (the overhead-* variants: overhead's; one without: the grid's), two
+views:
   pooled: the variant's pooled median over the reference's;
   paired: per repetition, the variant's median over the reference run of
           the same repetition (run next to it), then the median of those
@@ -36,7 +37,9 @@ RUN = re.compile(r"(?P<exp>[\w-]+)\.b(?P<batch>\d+)\.r(?P<ratio>[\d.]+)\."
 
 
 def read_runs(path):
-    """{(exp, ratio, policy, build): {rep: [ms, ...]}} from the .out files."""
+    """{(exp, batch, ratio, policy, build): {rep: [ms, ...]}} from the .out
+    files. The batch keeps maxbatch's batches apart: each is run once, as
+    rep 1, so without it one batch's runs replace another's."""
     texts = {}
     if os.path.isdir(path):
         for name in os.listdir(path):
@@ -53,7 +56,7 @@ def read_runs(path):
         steps = [line.split()[1] for line in text.splitlines() if line.startswith("per_step_ms ")]
         if not m or not steps:
             continue
-        key = (m["exp"], float(m["ratio"]), m["policy"], m["build"] or "")
+        key = (m["exp"], int(m["batch"]), float(m["ratio"]), m["policy"], m["build"] or "")
         runs.setdefault(key, {})[int(m["rep"])] = [float(x) for x in steps[-1].split(",")]
     return runs
 
@@ -82,15 +85,17 @@ def main(argv):
     runs = read_runs(a.outputs)
     if a.experiment:
         runs = {k: v for k, v in runs.items() if k[0] in (a.experiment, "overhead", "grid")
-                and (k[0] == a.experiment or k[2] == a.ref)}
+                and (k[0] == a.experiment or k[3] == a.ref)}
     if not runs:
         sys.exit(f"{a.outputs}: no run with per_step_ms")
-    # One reference per experiment: a variant is compared with its own
-    # experiment's (the overhead-* variants with overhead's), else the
-    # grid's, else the first: a command's parts differ in steps and order.
+    # One reference per experiment and batch: a variant is compared with its
+    # own experiment's at its batch (the overhead-* variants with
+    # overhead's), else at another batch, else the grid's, else the first:
+    # a command's parts differ in steps and order.
     refs = {}
     for k in sorted(runs):
-        if k[2] == a.ref and k[1] == 0 and k[3] == "":
+        if k[3] == a.ref and k[2] == 0 and k[4] == "":
+            refs.setdefault(k[:2], k)
             refs.setdefault(k[0], k)
     if not refs:
         sys.exit(f"{a.outputs}: no {a.ref} run to compare with")
@@ -99,7 +104,8 @@ def main(argv):
         exp = key[0]
         if exp not in refs and exp.startswith("overhead-"):
             exp = "overhead"
-        return refs.get(exp) or refs.get("grid") or next(iter(refs.values()))
+        return (refs.get((exp, key[1])) or refs.get(exp) or refs.get("grid")
+                or next(iter(refs.values())))
     print(f"Steps after the first {a.skip} of each run, pooled over the repetitions.\n")
     print(f"| variant | runs | steps | p10 ms | median ms | pooled vs {a.ref} | paired vs {a.ref}: median (min–max) "
           f"| paired: 95 % interval of the mean |")
@@ -109,7 +115,7 @@ def main(argv):
         pool = [x for steps in reps.values() for x in steps[a.skip:]]
         if not pool:
             continue
-        name = " ".join(str(p) for p in key if p != "")
+        name = " ".join([key[0], f"b{key[1]}"] + [str(p) for p in key[2:] if p != ""])
         pooled = paired = interval = "–"
         ref_key = ref_of(key)
         ref = runs[ref_key]

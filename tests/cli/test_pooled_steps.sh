@@ -35,11 +35,11 @@ row() { grep -F "| $1 |" <<<"$out"; }
 run python3 "$POOLED" "$runs" --skip 1
 expect_status 0 "a folder of runs: exit 0"
 expect_out_has "Steps after the first 1 of each run" "the steps skipped are said"
-plan=$(row "overhead 0.8 plan")
+plan=$(row "overhead b8 0.8 plan")
 grep -qF "| 3 | 9 | 11.00 | 11.00 | +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs | +10.0% – +10.0% |" <<<"$plan" \
 	&& ok "plan: runs, steps, p10, median, pooled, paired and the interval against plain" \
 	|| not_ok "plan: runs, steps, p10, median, pooled, paired and the interval against plain (got: $plan)"
-ideal=$(row "overhead 0.0 ideal")
+ideal=$(row "overhead b8 0.0 ideal")
 grep -qF "| +0.0% | -25.0% (-50.0% – +0.0%), 2 pairs | – |" <<<"$ideal" \
 	&& ok "two pairs: a paired median and range, no interval" \
 	|| not_ok "two pairs: a paired median and range, no interval (got: $ideal)"
@@ -50,10 +50,10 @@ for rep in 1 2 3; do
 	steps "overhead.b8.r0.8.plan.$rep.out" 99 "$(plain_ms $rep $ratio)"
 done
 run python3 "$POOLED" "$runs" --skip 1
-first=$(row "overhead 0.8 plan")
+first=$(row "overhead b8 0.8 plan")
 run python3 "$POOLED" "$runs" --skip 1
-interval=$(row "overhead 0.8 plan" | awk -F'|' '{print $9}')
-[ -n "$first" ] && [ "$first" = "$(row "overhead 0.8 plan")" ] && ok "the interval is the same on every run (a fixed seed)" \
+interval=$(row "overhead b8 0.8 plan" | awk -F'|' '{print $9}')
+[ -n "$first" ] && [ "$first" = "$(row "overhead b8 0.8 plan")" ] && ok "the interval is the same on every run (a fixed seed)" \
 	|| not_ok "the interval is the same on every run (a fixed seed)"
 python3 - "$interval" <<'PY' && ok "the interval holds the pairs' geometric mean and lies within their range" \
 	|| not_ok "the interval holds the pairs' geometric mean and lies within their range (got: $interval)"
@@ -65,23 +65,23 @@ PY
 
 tar -czf "$SCRATCH/outputs.tar.gz" -C "$runs" .
 run python3 "$POOLED" "$SCRATCH/outputs.tar.gz" --skip 1
-[ "$(row "overhead 0.8 plan")" = "$first" ] && ok "a tarball reads as the folder" \
+[ "$(row "overhead b8 0.8 plan")" = "$first" ] && ok "a tarball reads as the folder" \
 	|| not_ok "a tarball reads as the folder"
 run python3 "$POOLED" "$runs"
 expect_out_has "Steps after the first 5 of each run" "--skip defaults to 5"
 run python3 "$POOLED" "$runs" --skip 1 --ref ideal
-grep -qF "| overhead 0.0 plain | 3 | 9 | 10.00 | 10.00 | +0.0% | +50.0% (+0.0% – +100.0%), 2 pairs | – |" <<<"$out" \
+grep -qF "| overhead b8 0.0 plain | 3 | 9 | 10.00 | 10.00 | +0.0% | +50.0% (+0.0% – +100.0%), 2 pairs | – |" <<<"$out" \
 	&& ok "--ref ideal: plain against ideal, paired where ideal ran" \
-	|| not_ok "--ref ideal: plain against ideal, paired where ideal ran (got: $(row "overhead 0.0 plain"))"
+	|| not_ok "--ref ideal: plain against ideal, paired where ideal ran (got: $(row "overhead b8 0.0 plain"))"
 
 # --experiment: that experiment's rows and the reference's runs, no other.
 steps warmup.b8.r3.plan.1.out 99 30 30 30
 run python3 "$POOLED" "$runs" --skip 1 --experiment warmup
-if [ -n "$(row "warmup 3.0 plan")" ] && [ -n "$(row "overhead 0.0 plain")" ] && [ -z "$(row "overhead 0.8 plan")" ]; then
+if [ -n "$(row "warmup b8 3.0 plan")" ] && [ -n "$(row "overhead b8 0.0 plain")" ] && [ -z "$(row "overhead b8 0.8 plan")" ]; then
 	ok "--experiment warmup: its runs against plain, the other experiment's left out"
 else not_ok "--experiment warmup: its runs against plain, the other experiment's left out"; fi
 run python3 "$POOLED" "$runs" --skip 1 --experiment overhead
-if [ -z "$(row "warmup 3.0 plan")" ] && [ -n "$(row "overhead 0.8 plan")" ]; then
+if [ -z "$(row "warmup b8 3.0 plan")" ] && [ -n "$(row "overhead b8 0.8 plan")" ]; then
 	ok "--experiment overhead: the warm-up runs left out"
 else not_ok "--experiment overhead: the warm-up runs left out"; fi
 
@@ -97,10 +97,27 @@ for rep in 1 2 3; do
 	printf 'per_step_ms 99,11,11,11\n' >"$mixed/overhead-noplan.b8.r0.ideal.$rep.out"
 done
 run python3 "$POOLED" "$mixed" --skip 1
-grep -qF "| +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs |" <<<"$(row "overhead 0.8 plan")" \
-	&& grep -qF "| +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs |" <<<"$(row "overhead-noplan 0.0 ideal")" \
+grep -qF "| +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs |" <<<"$(row "overhead b8 0.8 plan")" \
+	&& grep -qF "| +10.0% | +10.0% (+10.0% – +10.0%), 3 pairs |" <<<"$(row "overhead-noplan b8 0.0 ideal")" \
 	&& ok "two parts in one command: each variant against its own experiment's plain" \
-	|| not_ok "two parts in one command: each variant against its own experiment's plain (got: $(row "overhead 0.8 plan"))"
+	|| not_ok "two parts in one command: each variant against its own experiment's plain (got: $(row "overhead b8 0.8 plan"))"
+
+# maxbatch runs each batch once (rep 1) under every policy, ideal at W/B 0
+# at each: a batch's runs are its own variant, compared with its own
+# batch's ideal, none dropped for another batch's.
+mb=$SCRATCH/maxbatch
+mkdir -p "$mb"
+printf 'per_step_ms 99,20,20\n' >"$mb/maxbatch.b8.r0.ideal.1.out"
+printf 'per_step_ms 99,22,22\n' >"$mb/maxbatch.b8.r2.5.plan.1.out"
+printf 'per_step_ms 99,30,30\n' >"$mb/maxbatch.b12.r0.ideal.1.out"
+printf 'per_step_ms 99,45,45\n' >"$mb/maxbatch.b12.r3.75.plan.1.out"
+run python3 "$POOLED" "$mb" --skip 1 --ref ideal
+if grep -qF "| maxbatch b8 0.0 ideal | 1 | 2 | 20.00 | 20.00 |" <<<"$out" &&
+	grep -qF "| maxbatch b12 0.0 ideal | 1 | 2 | 30.00 | 30.00 |" <<<"$out" &&
+	grep -qF "| maxbatch b8 2.5 plan | 1 | 2 | 22.00 | 22.00 | +10.0% |" <<<"$out" &&
+	grep -qF "| maxbatch b12 3.75 plan | 1 | 2 | 45.00 | 45.00 | +50.0% |" <<<"$out"; then
+	ok "maxbatch: each batch's runs kept apart, against that batch's ideal"
+else not_ok "maxbatch: each batch's runs kept apart, against that batch's ideal"; fi
 
 mkdir -p "$SCRATCH/empty"
 run python3 "$POOLED" "$SCRATCH/empty"
