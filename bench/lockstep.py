@@ -64,8 +64,9 @@ def parse_run(text):
     name, sep, command = text.partition("=")
     if not sep or not name or not command.strip():
         raise argparse.ArgumentTypeError("not NAME=COMMAND: %r" % text)
-    if "/" in name or name.startswith("."):
-        raise argparse.ArgumentTypeError("a run's name is a file name in OUTDIR: %r" % name)
+    # A word, too: each round's status file holds "NAME STATUS" lines.
+    if "/" in name or name.startswith(".") or any(c.isspace() for c in name):
+        raise argparse.ArgumentTypeError("a run's name is one word, a file name in OUTDIR: %r" % name)
     return name, shlex.split(command)
 
 

@@ -162,4 +162,10 @@ run python3 "$LOCKSTEP" "$SCRATCH/o" "a=python3 $fake a $log 1" "a=python3 $fake
 expect_status 2 "two runs named alike: usage error"
 run python3 "$LOCKSTEP" "$SCRATCH/o" "../a=python3 $fake a $log 1"
 expect_status 2 "a name that is not a file name in OUTDIR: usage error"
+# The round's status file holds "NAME STATUS" lines: a name with a space
+# would be read back as three words, after every round had run.
+run python3 "$LOCKSTEP" "$SCRATCH/o-space" --skip 2 "a b=python3 $fake a $log 1"
+expect_status 2 "a name with a space: usage error, before any round runs"
+[ ! -e "$SCRATCH/o-space/round-1" ] && ! grep -q Traceback <<<"$err" && ok "no round run, no traceback" \
+	|| not_ok "no round run, no traceback"
 finish
