@@ -20,6 +20,12 @@ PY=examples/pytorch
 MAXM=8G
 export PYTHONUNBUFFERED=1
 rows=()
+# A misspelt section would check nothing and pass.
+for s in $SECTIONS; do
+	case $s in record | reset | graphs | cache | replay | demo | devices) ;;
+	*) echo "gpu: unknown section '$s' (record reset graphs cache replay demo devices)" >&2; exit 2 ;;
+	esac
+done
 
 row() { # row NAME VERDICT DETAIL
 	rows+=("$(printf '%-34s %-4s %s' "$1" "$2" "$3")")
@@ -1164,4 +1170,4 @@ echo "umkit GPU checks on $(nvidia-smi --query-gpu=name --format=csv,noheader | 
 printf '%s\n' "${rows[@]}"
 fails=$(printf '%s\n' "${rows[@]}" | grep -c ' FAIL ')
 echo "gpu: $(printf '%s\n' "${rows[@]}" | grep -c ' PASS ') passed, $fails failed"
-[ "$fails" -eq 0 ]
+[ "$fails" -eq 0 ] && [ ${#rows[@]} -gt 0 ]
