@@ -595,7 +595,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			# again: the engine's model must expect them back.
 			if [ $policy = ondemand ]; then
 				row "$tag: model expects refaults" \
-					"$(verdict "grep -qE ' steady_refault_blocks=[1-9]' <<<'$summary'")" \
+					"$(verdict "grep -qE ' steady_refault_blocks=(0\.[0-9]*[1-9]|[1-9])' <<<'$summary'")" \
 					"$(grep -oE '(steady_refault_blocks|faults_per_iter)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
 			fi
 			if [ $policy = plan ]; then
