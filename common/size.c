@@ -144,7 +144,9 @@ const char *um_size_format(uint64_t bytes, char *buf, size_t len)
 	static const char *names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double v = (double)bytes;
 	size_t i = 0;
-	while (v >= 1024 && i + 1 < sizeof names / sizeof names[0]) {
+	/* Printed to two decimals, anything from 1023.995 up reads 1024.00:
+	 * that is the next unit's 1.00. */
+	while (v >= 1023.995 && i + 1 < sizeof names / sizeof names[0]) {
 		v /= 1024;
 		i++;
 	}

@@ -136,6 +136,10 @@ static void size_formats(void **state)
 	char buf[32];
 	assert_string_equal(um_size_format(512, buf, sizeof buf), "512 B");
 	assert_string_equal(um_size_format(3ULL << 29, buf, sizeof buf), "1.50 GiB");
+	/* Just under a unit rounds up into it, not to 1024.00 of the one below. */
+	assert_string_equal(um_size_format(1023, buf, sizeof buf), "1023 B");
+	assert_string_equal(um_size_format((1ULL << 20) - 1, buf, sizeof buf), "1.00 MiB");
+	assert_string_equal(um_size_format((1ULL << 20) - 6000, buf, sizeof buf), "1018.14 KiB");
 }
 
 static void pitched_rows_round_up_to_the_alignment(void **state)
@@ -380,6 +384,21 @@ static void room_for_doubles_until_all_fit(void **state)
 		assert_int_equal(p[i], i + 1);
 	assert_ptr_equal(room_for(p, 17, 15, &cap, sizeof *p, 4), p);
 	free(p);
+}
+
+/* A count or a byte size past size_t is no room, and the array is kept,
+ * where the sums wrapped: n + more wrapping below *cap handed v back as if
+ * it fit, and grown * size wrapping asked realloc for a few bytes. */
+static void room_for_refuses_sizes_past_size_t(void **state)
+{
+	size_t cap = 4;
+	uint32_t *v = malloc(cap * sizeof *v);
+	assert_non_null(v);
+	assert_null(room_for(v, 2, SIZE_MAX - 1, &cap, sizeof *v, 4));
+	assert_null(room_for(v, 4, SIZE_MAX / 2, &cap, sizeof *v, 4));
+	assert_null(room_for(v, 4, SIZE_MAX / 8, &cap, sizeof *v, 4));
+	assert_int_equal(cap, 4);
+	free(v);
 }
 
 /* Threads pass a gate in a loop, noting in `late` any pass made after
@@ -675,6 +694,7 @@ int main(void)
 		cmocka_unit_test(search_bounds_match_a_scan),
 		cmocka_unit_test(room_for_one_doubles_when_full),
 		cmocka_unit_test(room_for_doubles_until_all_fit),
+		cmocka_unit_test(room_for_refuses_sizes_past_size_t),
 		cmocka_unit_test(library_threads_take_no_signals),
 		cmocka_unit_test(gate_close_waits_for_calls_inside),
 		cmocka_unit_test(launch_view_never_undoes_a_later_change),
