@@ -33,12 +33,22 @@ void *umkit_managed_malloc(ssize_t size, int device, cudaStream_t stream)
 	return p;
 }
 
-/* cudaFree waits for the device, so no stream can still use the memory. */
+/* cudaFree waits for the device, so no stream can still use the memory.
+ * It fails when the context has failed (an earlier kernel's illegal
+ * address, say): the program's results are already lost then, so it ends
+ * here with the reason, as PyTorch's own allocator raises, where a quiet
+ * return let it run on. At the interpreter's exit the runtime may be
+ * unloading first: the memory goes with the process, and that is no
+ * failure. */
 void umkit_managed_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
 {
-	(void)size;
 	(void)device;
 	(void)stream;
-	if (ptr)
-		cudaFree(ptr);
+	if (!ptr)
+		return;
+	cudaError_t err = cudaFree(ptr);
+	if (err != cudaSuccess && err != cudaErrorCudartUnloading) {
+		fprintf(stderr, "cudaFree of %zd bytes at %p: %s\n", size, ptr, cudaGetErrorString(err));
+		exit(2);
+	}
 }
