@@ -94,9 +94,10 @@ static void usage(FILE *f)
         "\n"
         "Output (stdout): a 'config ...' line, then 'iter N loss X' per iteration\n"
         "(N from 0, X printed with %%.9g), 'peak_alloc_bytes N', 'time_per_iter_ms X'\n"
-        "(mean over the iterations after the first) and last 'checksum HEX' (FNV-1a 64\n"
-        "of the final weights and biases). Exit status: 0 ok, 1 CUDA error, 2 out of\n"
-        "memory, 64 bad usage.\n");
+        "(mean over the iterations after the first; the first's alone with --iters 1,\n"
+        "no line with --iters 0) and last 'checksum HEX' (FNV-1a 64 of the final\n"
+        "weights and biases). Exit status: 0 ok, 1 CUDA error, 2 out of memory, 64 bad\n"
+        "usage.\n");
 }
 
 static void die_usage(const char *msg, const char *arg)
