@@ -31,7 +31,7 @@ def main():
                         vocab_size=args.vocab_size, max_position_embeddings=args.seq_len)
     with device:  # initialised where it trains: a CPU init of every weight is slow
         model = BertForMaskedLM(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    optimizer = common.adamw(args, model)
 
     def make_batch(g):
         ids = torch.randint(MASK_ID + 1, args.vocab_size, (args.batch_size, args.seq_len),

@@ -86,6 +86,14 @@ def check_positive(parser, args, *names):
             parser.error("--%s must be at least 1" % name.replace("_", "-"))
 
 
+def adamw(args, model):
+    """AdamW over the model's parameters at --lr. With --cuda-graph its step
+    is captured in the graph, which PyTorch allows only of a capturable
+    AdamW (its step counts kept on the GPU): made so then, not otherwise,
+    where the eager runs' arithmetic stays PyTorch's default."""
+    return torch.optim.AdamW(model.parameters(), lr=args.lr, capturable=bool(args.cuda_graph))
+
+
 def setup(args):
     """Seed and make everything deterministic; returns the device."""
     if args.managed_allocator:

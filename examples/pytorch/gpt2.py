@@ -25,7 +25,7 @@ def main():
                         use_cache=False)  # training: keep no key/value cache
     with device:  # initialised where it trains: a CPU init of every weight is slow
         model = GPT2LMHeadModel(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    optimizer = common.adamw(args, model)
 
     def make_batch(g):
         return (torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len), generator=g),)

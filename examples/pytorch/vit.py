@@ -4,7 +4,6 @@ labels."""
 import common  # first: sets CUBLAS_WORKSPACE_CONFIG before torch loads
 
 import timm
-import torch
 
 
 def main():
@@ -20,7 +19,7 @@ def main():
     with device:  # initialised where it trains: a CPU init of every weight is slow
         model = timm.create_model(args.arch, pretrained=False, num_classes=args.classes,
                                   img_size=args.image_size)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    optimizer = common.adamw(args, model)
     common.train_classifier(args, model, optimizer, (3, args.image_size, args.image_size), args.classes)
 
 
