@@ -23,6 +23,13 @@ static void resolve(void)
 	*(void **)&real.ActivityRegisterCallbacks = dlsym(RTLD_NEXT, "cuptiActivityRegisterCallbacks");
 	*(void **)&real.ActivityEnable = dlsym(RTLD_NEXT, "cuptiActivityEnable");
 	*(void **)&real.ActivityDisable = dlsym(RTLD_NEXT, "cuptiActivityDisable");
+	*(void **)&real.ActivityEnableContext = dlsym(RTLD_NEXT, "cuptiActivityEnableContext");
+	*(void **)&real.ActivityDisableContext = dlsym(RTLD_NEXT, "cuptiActivityDisableContext");
+	*(void **)&real.ActivityConfigureUnifiedMemoryCounter =
+		dlsym(RTLD_NEXT, "cuptiActivityConfigureUnifiedMemoryCounter");
+	*(void **)&real.ActivityFlushPeriod = dlsym(RTLD_NEXT, "cuptiActivityFlushPeriod");
+	*(void **)&real.ActivityRegisterTimestampCallback = dlsym(RTLD_NEXT, "cuptiActivityRegisterTimestampCallback");
+	*(void **)&real.ActivityEnableHWTrace = dlsym(RTLD_NEXT, "cuptiActivityEnableHWTrace");
 	*(void **)&real.Finalize = dlsym(RTLD_NEXT, "cuptiFinalize");
 }
 
@@ -66,4 +73,16 @@ GUARDED(cuptiActivityRegisterCallbacks, ActivityRegisterCallbacks,
 	(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done), (req, done))
 GUARDED(cuptiActivityEnable, ActivityEnable, (CUpti_ActivityKind kind), (kind))
 GUARDED(cuptiActivityDisable, ActivityDisable, (CUpti_ActivityKind kind), (kind))
+GUARDED(cuptiActivityEnableContext, ActivityEnableContext, (CUcontext c, CUpti_ActivityKind kind), (c, kind))
+/* A context's setting overrides the process's: umkit's kinds would stop
+ * there. */
+GUARDED(cuptiActivityDisableContext, ActivityDisableContext, (CUcontext c, CUpti_ActivityKind kind), (c, kind))
+/* The counters are the process's: a new set would drop the fault records. */
+GUARDED(cuptiActivityConfigureUnifiedMemoryCounter, ActivityConfigureUnifiedMemoryCounter,
+	(CUpti_ActivityUnifiedMemoryCounterConfig *config, uint32_t count), (config, count))
+GUARDED(cuptiActivityFlushPeriod, ActivityFlushPeriod, (uint32_t ms), (ms))
+/* The records' times must stay on the clock umkit's own times are on. */
+GUARDED(cuptiActivityRegisterTimestampCallback, ActivityRegisterTimestampCallback,
+	(CUpti_TimestampCallbackFunc fn), (fn))
+GUARDED(cuptiActivityEnableHWTrace, ActivityEnableHWTrace, (uint8_t enable), (enable))
 GUARDED(cuptiFinalize, Finalize, (void), ())

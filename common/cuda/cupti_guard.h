@@ -5,7 +5,10 @@
  * CUPTI allows one subscriber and one set of activity-buffer callbacks per
  * process. The injected library defines the CUPTI entry points that would
  * replace or tear down umkit's (cuptiSubscribe, cuptiActivityRegisterCallbacks,
- * cuptiActivityEnable/Disable, cuptiFinalize, ...): once umkit holds CUPTI,
+ * cuptiActivityEnable/Disable, cuptiFinalize, ...) or change what its
+ * records hold and when they come (the kinds per context, the Unified
+ * Memory counters, the flush period, the timestamps' source, hardware
+ * tracing): once umkit holds CUPTI,
  * a call from the program fails with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
  * and one clear warning, and the program goes on without its profiler data.
  * umkit's own calls go to the real functions through cupti_real().
@@ -22,6 +25,12 @@ struct cupti_real {
 						 CUpti_BuffersCallbackCompleteFunc);
 	CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
 	CUptiResult (*ActivityDisable)(CUpti_ActivityKind);
+	CUptiResult (*ActivityEnableContext)(CUcontext, CUpti_ActivityKind);
+	CUptiResult (*ActivityDisableContext)(CUcontext, CUpti_ActivityKind);
+	CUptiResult (*ActivityConfigureUnifiedMemoryCounter)(CUpti_ActivityUnifiedMemoryCounterConfig *, uint32_t);
+	CUptiResult (*ActivityFlushPeriod)(uint32_t);
+	CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
+	CUptiResult (*ActivityEnableHWTrace)(uint8_t);
 	CUptiResult (*Finalize)(void);
 };
 

@@ -28,7 +28,7 @@ static CUptiResult configure(int with_faults)
 		{ CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE,
 		  CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 0, 1 },
 	};
-	return cuptiActivityConfigureUnifiedMemoryCounter(um, with_faults ? 3 : 2);
+	return cupti_real()->ActivityConfigureUnifiedMemoryCounter(um, with_faults ? 3 : 2);
 }
 
 static const char *text(CUptiResult r)

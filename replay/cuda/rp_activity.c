@@ -142,7 +142,7 @@ CUptiResult rp_activity_start(bool kernel_times)
 	if (r == CUPTI_SUCCESS && kernel_times)
 		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	if (r == CUPTI_SUCCESS)
-		cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+		cr->ActivityFlushPeriod(FLUSH_PERIOD_MS);
 	atomic_store(&started, r == CUPTI_SUCCESS);
 	return r;
 }

@@ -14,7 +14,9 @@ cudaDeviceReset cudaFree cudaFreeAsync cudaFreeAsync_ptsz cudaMalloc cudaMalloc3
 cudaMallocAsync_ptsz cudaMallocFromPoolAsync cudaMallocFromPoolAsync_ptsz cudaMallocManaged
 cudaMallocPitch cudaMemPoolCreate cudaMemPoolDestroy cudaMemPoolSetAccess cudaStreamAttachMemAsync
 cudaStreamAttachMemAsync_ptsz
-cuptiActivityDisable cuptiActivityEnable cuptiActivityRegisterCallbacks cuptiFinalize cuptiSubscribe
+cuptiActivityConfigureUnifiedMemoryCounter cuptiActivityDisable cuptiActivityDisableContext
+cuptiActivityEnable cuptiActivityEnableContext cuptiActivityEnableHWTrace cuptiActivityFlushPeriod
+cuptiActivityRegisterCallbacks cuptiActivityRegisterTimestampCallback cuptiFinalize cuptiSubscribe
 cuptiUnsubscribe"
 want=$(tr ' ' '\n' <<<"$WANT" | sort)
 for so in libumrec.so libumreplay.so; do

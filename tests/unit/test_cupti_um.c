@@ -39,17 +39,19 @@ static CUptiResult fake_enable(CUpti_ActivityKind kind)
 	return CUPTI_ERROR_NOT_SUPPORTED;
 }
 
-static const struct cupti_real fake_real = { .ActivityEnable = fake_enable };
+static CUptiResult fake_configure(CUpti_ActivityUnifiedMemoryCounterConfig *config, uint32_t count)
+{
+	return on_first() ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_READY;
+}
+
+static const struct cupti_real fake_real = {
+	.ActivityEnable = fake_enable,
+	.ActivityConfigureUnifiedMemoryCounter = fake_configure,
+};
 
 const struct cupti_real *cupti_real(void)
 {
 	return &fake_real;
-}
-
-CUptiResult CUPTIAPI cuptiActivityConfigureUnifiedMemoryCounter(CUpti_ActivityUnifiedMemoryCounterConfig *config,
-								  uint32_t count)
-{
-	return on_first() ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_READY;
 }
 
 /* The first thread waits here while the second calls in. */

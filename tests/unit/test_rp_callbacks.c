@@ -118,7 +118,7 @@ static CUptiResult unsubscribe(CUpti_SubscriberHandle s)
 
 const struct cupti_real *cupti_real(void)
 {
-	static const struct cupti_real real = { subscribe, unsubscribe, NULL, NULL, NULL, NULL };
+	static const struct cupti_real real = { .Subscribe = subscribe, .Unsubscribe = unsubscribe };
 	return &real;
 }
 
