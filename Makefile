@@ -150,6 +150,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h) $(F
 $(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
 $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
 $(BUILD)/tests/test_cupti_guard: $(call obj,common/cuda/cupti_guard.c)
+$(BUILD)/tests/test_rec_activity: $(call obj,record/cuda/rec_activity.c)
 $(BUILD)/tests/test_driver_allocs: $(call obj,common/cuda/driver_allocs.c)
 $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)

@@ -41,7 +41,8 @@ uint64_t rec_callbacks_captured_launches(void);
 /* Writes the NVTX ranges still open, as never closed; the exit path calls
  * it once the gate is shut. */
 void rec_callbacks_finish(void);
-/* Registers buffers and enables the activity kinds that need no context. */
+/* Registers buffers and enables the activity kinds that need no context;
+ * where one fails, those it enabled are disabled again. */
 CUptiResult rec_activity_start(void);
 /* Enables the Unified Memory counters once CUPTI accepts them (cupti_um.h)
  * and notes the outcome in the trace's meta.um_counters; call it from every

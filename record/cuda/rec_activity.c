@@ -171,16 +171,24 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 
 CUptiResult rec_activity_start(void)
 {
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+		CUPTI_ACTIVITY_KIND_MEMCPY,
+		CUPTI_ACTIVITY_KIND_MEMSET,
+	};
 	const struct cupti_real *cr = cupti_real();
 	CUptiResult r = cr->ActivityRegisterCallbacks(buffer_requested, buffer_completed);
-	if (r == CUPTI_SUCCESS)
-		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	if (r == CUPTI_SUCCESS)
-		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	if (r == CUPTI_SUCCESS)
-		r = cr->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-	if (r != CUPTI_SUCCESS)
+	size_t on = 0;
+	while (r == CUPTI_SUCCESS && on < sizeof kinds / sizeof *kinds)
+		if ((r = cr->ActivityEnable(kinds[on])) == CUPTI_SUCCESS)
+			on++;
+	if (r != CUPTI_SUCCESS) {
+		/* The run goes on unrecorded: CUPTI is not to go on timing its
+		 * kernels for buffers nobody reads. */
+		while (on > 0)
+			cr->ActivityDisable(kinds[--on]);
 		return r;
+	}
 	/* Timed by the monotonic clock: a step of the wall clock neither
 	 * stalls nor hurries the flushes. */
 	pthread_condattr_t ca;
