@@ -48,6 +48,7 @@ static void keys_and_values(void **state)
 	s.shaped = 37;
 	s.resynced = 60;
 	s.lost = 40;
+	s.ring_moves = 23;
 	s.iterations = 3;
 	for (int k = 0; k < 4; k++) {
 		s.ops[k] = 10 + (uint64_t)k;
@@ -129,6 +130,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "matched_by_shape"), 37);
 	assert_int_equal(num(e, "resynced"), 60);
 	assert_int_equal(num(e, "lost"), 40);
+	assert_int_equal(num(e, "ring_moves"), 23);
 	assert_int_equal(num(e, "iterations"), 3);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "signature_mismatch")));
 	const char *kinds[4] = { "prefetch", "evict", "discard", "discard_prefetch" };
