@@ -258,6 +258,46 @@ static void allocmap_previous_as_of_next_iteration(void **state)
 	plan_destroy(p);
 }
 
+/* Plan as in allocmap_previous_as_of_next_iteration. A program whose
+ * first allocation of an iteration is not the plan's size (it drifted)
+ * maps it to neither plan allocation of that ordinal: not as this
+ * iteration's instance, nor as the previous one of the next iteration
+ * (a wrong size is never mapped, allocmap.h). The previous iteration's
+ * instance, of the plan's size, is still the PREVIOUS one. */
+static void allocmap_previous_of_another_size(void **state)
+{
+	const uint64_t sizes[1] = { 10 };
+	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_PREVIOUS, 1, 10 },
+					      { PLAN_ALLOC_ITERATION, 1, 10 },
+					      { PLAN_ALLOC_PERSISTENT, 1, 5 } };
+	struct plan *p = allocmap_plan(sizes, 1, NULL, 0, allocs, 3);
+	allocmap *m = allocmap_create(p);
+	struct allocmap_where w;
+	struct alloc_rec r;
+
+	allocmap_iteration_start(m, 0);
+	struct alloc_rec *a = allocmap_add(m, 2, 0x2000, 10);
+	assert_true(a->plan_iter == 1 && a->plan_prev == 0);
+
+	allocmap_iteration_start(m, 0);
+	a = allocmap_add(m, 3, 0x2000, 11);
+	assert_true(a->plan_iter == -1 && a->plan_prev == -1);
+	allocmap_resolve_next(m, 0, &w);
+	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
+	allocmap_resolve(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 2);
+	/* Freeing the drifted one leaves the PREVIOUS one alone; freeing
+	 * that one is seen. */
+	assert_true(allocmap_remove(m, 3, &r));
+	allocmap_resolve(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_LIVE && w.rec->id == 2);
+	assert_true(allocmap_remove(m, 2, &r));
+	allocmap_resolve(m, 0, &w);
+	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x2000 && w.size == 10);
+	allocmap_destroy(m);
+	plan_destroy(p);
+}
+
 /* Plan of 3 kernels: iteration ordinals 1 (10 B) before kernel 1, 2 (20 B)
  * and 3 (30 B) before kernel 2. */
 static void allocmap_start_counts_from_the_plan(void **state)
@@ -709,6 +749,7 @@ int main(void)
 		cmocka_unit_test(allocmap_blocks),
 		cmocka_unit_test(allocmap_resolution),
 		cmocka_unit_test(allocmap_previous_as_of_next_iteration),
+		cmocka_unit_test(allocmap_previous_of_another_size),
 		cmocka_unit_test(allocmap_start_counts_from_the_plan),
 		cmocka_unit_test(allocmap_lost_count_starts_the_next_iteration),
 		cmocka_unit_test(footprint_against_a_bitmap),
