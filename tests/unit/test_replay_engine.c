@@ -1528,7 +1528,10 @@ static void ideal_counts_only(void **state)
 }
 
 /* A long run keeps the times of its first ENGINE_ITERATION_TIMES
- * iterations and stops growing; the count goes on. */
+ * iterations and stops growing; the count goes on. Each iteration takes
+ * its own time (launch i at i^2 ns: iteration k takes 2k + 1), so a time
+ * past the cap that took a kept one's slot, or kept times out of order,
+ * shows. */
 static void iteration_times_capped(void **state)
 {
 	const uint64_t ids[1] = { K0 };
@@ -1537,16 +1540,25 @@ static void iteration_times_capped(void **state)
 	struct rig r;
 	rig_start(&r, ENGINE_IDEAL, 0, p);
 	const int runs = ENGINE_ITERATION_TIMES + 100;
+	static uint64_t t[ENGINE_ITERATION_TIMES + 100];
 	for (int i = 0; i <= runs; i++) {
-		oplog_set_time(r.log, 10 * (uint64_t)i);
+		oplog_set_time(r.log, (uint64_t)i * (uint64_t)i);
 		launch(&r, K0, NULL, 0);
+		if (i == ENGINE_ITERATION_TIMES) { /* just full */
+			assert_int_equal(engine_iteration_times(r.e, t, runs), ENGINE_ITERATION_TIMES);
+			assert_int_equal(t[ENGINE_ITERATION_TIMES - 1], 2 * ENGINE_ITERATION_TIMES - 1);
+		}
 	}
 	struct engine_stats st;
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.iterations, runs);
-	static uint64_t t[ENGINE_ITERATION_TIMES + 100];
-	assert_int_equal(engine_iteration_times(r.e, t, ENGINE_ITERATION_TIMES + 100), ENGINE_ITERATION_TIMES);
-	assert_int_equal(t[ENGINE_ITERATION_TIMES - 1], 10);
+	memset(t, 0, sizeof t);
+	assert_int_equal(engine_iteration_times(r.e, t, runs), ENGINE_ITERATION_TIMES);
+	for (uint64_t k = 0; k < ENGINE_ITERATION_TIMES; k++)
+		if (t[k] != 2 * k + 1)
+			fail_msg("iteration %llu: %llu ns, not %llu", (unsigned long long)k,
+				 (unsigned long long)t[k], (unsigned long long)(2 * k + 1));
+	assert_int_equal(t[ENGINE_ITERATION_TIMES], 0); /* nothing copied past them */
 	rig_stop(&r);
 	plan_destroy(p);
 }
