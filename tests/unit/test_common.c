@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <stdatomic.h>
 
@@ -304,6 +305,67 @@ static void execid_known_value(void **state)
 {
 	/* Pinned so that traces and plans from different builds agree. */
 	assert_int_equal(execid_fnv1a(EXECID_FNV_SEED, "a", 1), 0xaf63dc4c8601ec8cULL);
+}
+
+/* The IDs of a real recording (tests/fixtures/h100_train_sim.db, made on
+ * an H100 by umrec) are what execid_of gives for its kernel rows: the
+ * name, grid, block and shared memory, and each kernel_arg row (in
+ * parameter order) with its allocation's size. Its small kernels' words
+ * are all steady, so every argument row counts. A change to the hash
+ * (the mixing, the order, the finish) would break every plan made from an
+ * existing trace: this is the known answer for all of it. */
+static void execid_matches_a_recording(void **state)
+{
+	char path[512];
+	sqlite3 *db;
+	test_fixture(path, sizeof path, "h100_train_sim.db");
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", path, sqlite3_errmsg(db));
+	sqlite3_stmt *k, *a;
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT k.correlation_id, k.exec_id, s.value, k.grid_x, k.grid_y,"
+					    " k.grid_z, k.block_x, k.block_y, k.block_z, k.shared_mem"
+					    " FROM kernel k JOIN string s ON s.id = k.name_id"
+					    " WHERE k.exec_id IS NOT NULL ORDER BY k.seq",
+					    -1, &k, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db,
+					    "SELECT g.param_offset, a.size, g.offset FROM kernel_arg g"
+					    " JOIN alloc a ON a.id = g.alloc_id"
+					    " WHERE g.correlation_id = ? ORDER BY g.param_offset",
+					    -1, &a, NULL),
+			 SQLITE_OK);
+	size_t kernels = 0, with_args = 0;
+	while (sqlite3_step(k) == SQLITE_ROW) {
+		struct execid_arg args[64];
+		size_t n = 0;
+		sqlite3_bind_int64(a, 1, sqlite3_column_int64(k, 0));
+		while (sqlite3_step(a) == SQLITE_ROW) {
+			assert_true(n < 64);
+			args[n++] = (struct execid_arg){ (uint32_t)sqlite3_column_int64(a, 0),
+							 (uint64_t)sqlite3_column_int64(a, 1),
+							 (uint64_t)sqlite3_column_int64(a, 2) };
+		}
+		sqlite3_reset(a);
+		struct execid_launch l = { (const char *)sqlite3_column_text(k, 2), 0, { 0 }, { 0 }, 0, args, n };
+		for (int d = 0; d < 3; d++) {
+			l.grid[d] = (uint32_t)sqlite3_column_int64(k, 3 + d);
+			l.block[d] = (uint32_t)sqlite3_column_int64(k, 6 + d);
+		}
+		l.shared_mem = (uint32_t)sqlite3_column_int64(k, 9);
+		uint64_t recorded = (uint64_t)sqlite3_column_int64(k, 1), got = execid_of(&l, NULL);
+		if (got != recorded)
+			fail_msg("kernel %lld (%s, %zu args): recorded %016llx, execid_of %016llx",
+				 (long long)sqlite3_column_int64(k, 0), l.name, n,
+				 (unsigned long long)recorded, (unsigned long long)got);
+		kernels++;
+		with_args += n > 0;
+	}
+	sqlite3_finalize(a);
+	sqlite3_finalize(k);
+	sqlite3_close(db);
+	assert_int_equal(kernels, 200); /* tests/fixtures/README.md */
+	assert_int_equal(with_args, 200); /* each names its buffers */
 }
 
 /* Lower and upper bounds agree with a linear scan, signed keys across zero
@@ -691,6 +753,7 @@ int main(void)
 		cmocka_unit_test(execid_shape_ignores_arguments),
 		cmocka_unit_test(execid_precomputed_name_state_gives_the_same_id),
 		cmocka_unit_test(execid_known_value),
+		cmocka_unit_test(execid_matches_a_recording),
 		cmocka_unit_test(search_bounds_match_a_scan),
 		cmocka_unit_test(room_for_one_doubles_when_full),
 		cmocka_unit_test(room_for_doubles_until_all_fit),
