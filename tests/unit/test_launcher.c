@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -442,6 +443,50 @@ static void run_keeps_ignored_signals_ignored(void **state)
 	sigaction(SIGUSR1, &old, NULL);
 }
 
+/* A signal the launcher ignores is not passed on, even to a child that
+ * takes it (env --default-signal resets it there, as a program that sets
+ * its own handler would): a launcher under nohup, or started with SIGUSR1
+ * ignored, keeps the ignoring to itself. Passed on, SIGUSR1 would kill the
+ * child (exit 138). */
+static void run_does_not_forward_ignored_signals(void **state)
+{
+	char ready[512], sent[512], script[2048], err[256];
+	test_path(ready, sizeof ready, "usr1-ready");
+	test_path(sent, sizeof sent, "usr1-sent");
+	unlink(ready);
+	unlink(sent);
+	/* Exits 5 a while after the signal was sent, 9 if it never was. */
+	snprintf(script, sizeof script,
+		 ": > '%s'; i=0; while [ ! -e '%s' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
+		 "[ -e '%s' ] || exit 9; sleep 0.3; exit 5",
+		 ready, sent, sent);
+	struct sigaction ign, old;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGUSR1, &ign, &old);
+	pid_t sender = fork();
+	assert_true(sender >= 0);
+	if (sender == 0) {
+		for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)
+			usleep(10000);
+		kill(getppid(), SIGUSR1); /* to the launcher, not the child */
+		close(open(sent, O_WRONLY | O_CREAT, 0644));
+		_exit(0);
+	}
+	char *argv[] = { "env", "--default-signal=USR1", "sh", "-c", script, NULL };
+	int killed_by = -1;
+	err[0] = '\0';
+	int status = launch_run(argv, environ, NULL, NULL, &killed_by, err, sizeof err);
+	waitpid(sender, NULL, 0);
+	struct sigaction now;
+	sigaction(SIGUSR1, NULL, &now);
+	sigaction(SIGUSR1, &old, NULL);
+	assert_string_equal(err, "");
+	assert_int_equal(status, 5);
+	assert_int_equal(killed_by, 0);
+	assert_true(now.sa_handler == SIG_IGN);
+}
+
 static void find_library_in_libdir(void **state)
 {
 	char dir[512], file[600], out[PATH_MAX], err[1024] = "";
@@ -685,6 +730,7 @@ int main(void)
 		cmocka_unit_test(run_passes_env_and_argv),
 		cmocka_unit_test(run_forwards_signals),
 		cmocka_unit_test(run_keeps_ignored_signals_ignored),
+		cmocka_unit_test(run_does_not_forward_ignored_signals),
 		cmocka_unit_test(find_library_in_libdir),
 		cmocka_unit_test(find_cupti_from_env),
 		cmocka_unit_test(find_cupti_through_runpath),
