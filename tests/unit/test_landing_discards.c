@@ -4,7 +4,8 @@
  * discarded any of it, and for nothing once that batch has landed; ranges
  * dropped to keep the table bounded (half of it at a time, or a whole
  * batch larger than it) make every query wait for the newest batch they
- * belonged to until it lands; ranges at the top of the address space.
+ * belonged to until it lands; ranges at the top of the address space; a
+ * batch said landed after a newer one was.
  */
 #include "testutil.h"
 
@@ -97,12 +98,50 @@ static void a_batch_larger_than_the_table_is_forgotten(void **state)
 	landing_discards_destroy(l);
 }
 
+/* Batches are found landed out of order: two allocating threads wait for
+ * different batches, and the one that waited for the newer may say so
+ * first (replay/cuda/rp_exec.c, wait_landed), or the issuing thread says
+ * an old one landed (call_batch). The late word on an older batch changes
+ * nothing: what the newer one dropped stays dropped, a forgotten batch
+ * older than it is not waited for again, and a batch issued since still
+ * is. */
+static void a_late_older_batch_changes_nothing(void **state)
+{
+	landing_discards *l = table();
+	const struct engine_range a = { 0, 2 * MB }, c = { 4 * MB, 2 * MB }, d = { 6 * MB, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, &a, 1), 1);
+	struct engine_range *big = calloc(LANDING_MAX_RANGES + 1, sizeof *big);
+	assert_non_null(big);
+	for (size_t i = 0; i < LANDING_MAX_RANGES + 1; i++)
+		big[i] = (struct engine_range){ (UINT64_C(1) << 40) + i * 2 * MB, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, big, LANDING_MAX_RANGES + 1), 2); /* forgotten */
+	free(big);
+	assert_int_equal(landing_discards_issued(l, &c, 1), 3);
+	assert_int_equal(landing_discards_wait_for(l, c.address, 1), 3);
+	assert_int_equal(landing_discards_wait_for(l, 1 << 30, 1), 2);
+
+	landing_discards_landed(l, 3);
+	landing_discards_landed(l, 1); /* late */
+	assert_int_equal(landing_discards_wait_for(l, a.address, 1), 0);
+	assert_int_equal(landing_discards_wait_for(l, c.address, 1), 0);
+	assert_int_equal(landing_discards_wait_for(l, 1 << 30, 1), 0);
+
+	assert_int_equal(landing_discards_issued(l, &d, 1), 4);
+	landing_discards_landed(l, 2); /* late too */
+	assert_int_equal(landing_discards_wait_for(l, d.address, 1), 4);
+	assert_int_equal(landing_discards_wait_for(l, c.address, 1), 0);
+	landing_discards_landed(l, 4);
+	assert_int_equal(landing_discards_wait_for(l, d.address, 1), 0);
+	landing_discards_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_range_waits_for_its_newest_batch),
 		cmocka_unit_test(forgotten_ranges_wait_for_their_batch),
 		cmocka_unit_test(a_batch_larger_than_the_table_is_forgotten),
+		cmocka_unit_test(a_late_older_batch_changes_nothing),
 	};
 	return cmocka_run_group_tests_name("landing_discards", tests, NULL, NULL);
 }
