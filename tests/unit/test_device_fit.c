@@ -40,7 +40,14 @@ static void test_the_budget_decides(void **state)
 	assert_true(device_fit_warning(NULL, 0, 100 * GIB, "NVIDIA H100", 80 * GIB, msg, sizeof msg));
 	assert_string_equal(msg, "--gpu-budget 100.00 GiB is more than the 80.00 GiB of NVIDIA H100: residency "
 				 "past the GPU's memory is evicted by the driver on demand, not by the plan");
+	/* With a plan, the budget over the GPU is what is warned of: its
+	 * size, not the plan's capacity, whether that fits or not. */
+	const char *over = "--gpu-budget 100.00 GiB is more than the 80.00 GiB of NVIDIA H100: residency past the "
+			   "GPU's memory is evicted by the driver on demand, not by the plan";
 	assert_true(device_fit_warning("plan.bin", 40 * GIB, 100 * GIB, "NVIDIA H100", 80 * GIB, msg, sizeof msg));
+	assert_string_equal(msg, over);
+	assert_true(device_fit_warning("plan.bin", 134 * GIB, 100 * GIB, "NVIDIA H100", 80 * GIB, msg, sizeof msg));
+	assert_string_equal(msg, over);
 }
 
 /* A short buffer gets a cut, terminated warning. */
