@@ -13,15 +13,30 @@ on another's failure.
 
 No torch here, so the tests without a GPU use the same code.
 """
+import argparse
+import fcntl
 import os
 
 
 def parse_fds(text):
-    """'R,W' -> (R, W), for argparse's type=."""
+    """'R,W' -> (R, W), for argparse's type=: two descriptors this process
+    has open, R for reading and W for writing (a run that would fail at
+    its first step's turn is refused before it builds its model)."""
     try:
         r, w = (int(x) for x in text.split(","))
     except ValueError:
-        raise ValueError("not two file descriptors R,W: %r" % text) from None
+        raise argparse.ArgumentTypeError(
+            "%r is not two file descriptors R,W (as in 3,4)" % text) from None
+    for fd, use, modes in ((r, "reading", (os.O_RDONLY, os.O_RDWR)),
+                           (w, "writing", (os.O_WRONLY, os.O_RDWR))):
+        try:
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL) if fd >= 0 else None
+        except OSError:
+            flags = None
+        if flags is None:
+            raise argparse.ArgumentTypeError("file descriptor %d (for %s) is not open" % (fd, use))
+        if flags & os.O_ACCMODE not in modes:
+            raise argparse.ArgumentTypeError("file descriptor %d is not open for %s" % (fd, use))
     return r, w
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command-line tests for bench/lockstep.py, with a stand-in for the
 # examples that takes its turns through examples/pytorch/turns.py (the
-# module the examples use): a run alone and a bad --turn-fds; the runs
+# module the examples use): a run alone and a bad --turn-fds (not two
+# numbers, a descriptor not open or open the wrong way); the runs
 # step strictly in turn, each round's ring one place further on; a step's
 # time is paired with the same step of the first run; the rounds' range
 # and interval, and the output check; --report on rounds already run, of
@@ -55,6 +56,19 @@ run python3 "$fake" solo "$SCRATCH/solo.log" 1
 run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3
 expect_status 2 "turns.py: --turn-fds without two descriptors is a usage error"
 expect_err_has "--turn-fds" "which names the option"
+expect_err_has "'3' is not two file descriptors R,W" "and says what it wants"
+expect_err_lacks "Traceback" "without a traceback"
+run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3,9 3</dev/null
+expect_status 2 "turns.py: a descriptor that is not open is a usage error"
+expect_err_has "file descriptor 9 (for writing) is not open" "which names the descriptor"
+run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds=-1,4 4>/dev/null
+expect_status 2 "turns.py: a negative descriptor is a usage error"
+expect_err_has "file descriptor -1 (for reading) is not open" "which names it"
+run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 4,3 3</dev/null 4>/dev/null
+expect_status 2 "turns.py: descriptors open the wrong way round are a usage error"
+expect_err_has "file descriptor 4 is not open for reading" "which says which way"
+[ "$(wc -l <"$SCRATCH/solo.log")" = 13 ] && ok "turns.py: a refused --turn-fds takes no step" \
+	|| not_ok "turns.py: a refused --turn-fds takes no step"
 
 run python3 "$LOCKSTEP" "$SCRATCH/o" --skip 2 --rounds 3 \
 	"a=python3 $fake a $log 10" "b=python3 $fake b $log 20" "c=python3 $fake c $log 10 --loss 0.25"
