@@ -41,9 +41,26 @@ DATA_BATCHES = 4
 GRAPH_WARMUP_STEPS = 3
 
 
+class ExampleParser(argparse.ArgumentParser):
+    """The examples' parser: parse_args also refuses the options that do
+    not go together."""
+
+    def parse_args(self, args=None, namespace=None):
+        a = super().parse_args(args, namespace)
+        # A CUDA graph's capture (--cuda-graph, and torch.compile's
+        # reduce-overhead) allocates from a private pool of PyTorch's
+        # caching allocator, which a pluggable allocator of plain malloc
+        # and free does not have; and cudaMallocManaged is not allowed
+        # while a stream captures. --compile default captures no graph, but
+        # has not been run with the managed allocator: refused as well.
+        if a.managed_allocator is not None and (a.cuda_graph or a.compile):
+            self.error("--managed-allocator does not go with --cuda-graph or --compile")
+        return a
+
+
 def make_parser(description, batch_size, lr, steps=10):
     """The options every example takes; scripts add their size knobs."""
-    p = argparse.ArgumentParser(
+    p = ExampleParser(
         description=description,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--steps", type=int, default=steps,
@@ -97,8 +114,6 @@ def adamw(args, model):
 def setup(args):
     """Seed and make everything deterministic; returns the device."""
     if args.managed_allocator:
-        if args.cuda_graph or args.compile:
-            sys.exit("error: --managed-allocator does not go with --cuda-graph or --compile")
         # Before the first allocation, which fixes the allocator.
         torch.cuda.memory.change_current_allocator(torch.cuda.memory.CUDAPluggableAllocator(
             args.managed_allocator, "umkit_managed_malloc", "umkit_managed_free"))

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Command-line tests for the PyTorch examples (examples/pytorch) without
+# torch or a GPU: a stand-in torch package on PYTHONPATH lets a script parse
+# its arguments and set up; building the model ends the run (status 0, the
+# line "stand-in torch: model built"). Checked: options that do not go
+# together are usage errors.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(realpath "$(dirname "$0")/../..")
+EX=$ROOT/examples/pytorch
+export PYTHONDONTWRITEBYTECODE=1
+# The interpreter itself, once: a python3 that is a version manager's shim
+# takes most of a second to start, and this test starts dozens.
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+# The stand-in: torch.device parses as torch's does (RuntimeError on a bad
+# string); STANDIN_GPUS CUDA devices (default none); the pluggable allocator
+# loads its library with ctypes, as torch's does.
+mkdir -p "$SCRATCH/standin/torch"
+cat >"$SCRATCH/standin/torch/__init__.py" <<'PY'
+import ctypes, os, re, sys, types
+
+
+class device:
+    def __init__(self, spec):
+        m = re.fullmatch(r"(cpu|cuda|meta)(?::(\d+))?", str(spec))
+        if not m:
+            raise RuntimeError("Invalid device string: '%s'" % spec)
+        self.type, self.index = m[1], None if m[2] is None else int(m[2])
+
+    def __str__(self):
+        return self.type if self.index is None else "%s:%d" % (self.type, self.index)
+
+
+class OutOfMemoryError(RuntimeError):
+    pass
+
+
+class _PluggableAllocator:
+    def __init__(self, path, alloc, free):
+        lib = ctypes.CDLL(path)
+        getattr(lib, alloc), getattr(lib, free)
+
+
+def _gpus():
+    return int(os.environ.get("STANDIN_GPUS", "0"))
+
+
+cuda = types.SimpleNamespace(
+    is_available=lambda: _gpus() > 0, device_count=_gpus, OutOfMemoryError=OutOfMemoryError,
+    memory=types.SimpleNamespace(CUDAPluggableAllocator=_PluggableAllocator,
+                                 change_current_allocator=lambda a: None))
+backends = types.SimpleNamespace(cudnn=types.SimpleNamespace())
+
+
+def manual_seed(seed):
+    pass
+
+
+def use_deterministic_algorithms(on):
+    pass
+
+
+def no_grad():
+    return lambda f: f
+PY
+cat >"$SCRATCH/standin/torch/nn.py" <<'PY'
+import sys
+
+
+class Module:
+    def __init__(self, *args, **kwargs):
+        print("stand-in torch: model built", flush=True)
+        sys.exit(0)
+
+
+Linear = ReLU = Sequential = ModuleList = EmbeddingBag = Module
+CrossEntropyLoss = BCEWithLogitsLoss = Module
+PY
+export PYTHONPATH=$SCRATCH/standin
+# A library with the two functions --managed-allocator looks up.
+printf 'void *umkit_managed_malloc(void) { return 0; }\nvoid umkit_managed_free(void) {}\n' >"$SCRATCH/alloc.c"
+cc -shared -fPIC -o "$SCRATCH/alloc.so" "$SCRATCH/alloc.c" || { status=-; out=; err=; not_ok "cc built a stand-in allocator library"; finish; }
+LIB=$SCRATCH/alloc.so
+
+# built SCRIPT DESC: the script parsed its arguments, set up, and built its model.
+built() {
+	if [ "$status" -eq 0 ] && grep -qxF "stand-in torch: model built" <<<"$out"; then ok "$1"; else not_ok "$1"; fi
+}
+# refused DESC TEXT: a usage error (status 2) saying TEXT, no traceback.
+refused() {
+	if [ "$status" -eq 2 ] && grep -qF -- "$2" <<<"$err" && ! grep -q Traceback <<<"$err"; then ok "$1"
+	else not_ok "$1 (wanted status 2 and '$2')"; fi
+}
+
+run "$PY" "$EX/mlp.py" --device cpu
+built "mlp.py: the stand-in torch takes a script to its model"
+run "$PY" "$EX/dlrm.py" --device cpu
+built "dlrm.py: the stand-in torch takes a script to its model"
+
+# --managed-allocator: PyTorch's graph capture allocates from its caching
+# allocator's private pools, which a pluggable allocator does not have.
+run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$LIB"
+built "--managed-allocator alone is taken"
+run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$LIB" --cuda-graph
+refused "--managed-allocator with --cuda-graph is a usage error" \
+	"--managed-allocator does not go with --cuda-graph or --compile"
+run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$LIB" --compile reduce-overhead
+refused "--managed-allocator with --compile is a usage error" \
+	"--managed-allocator does not go with --cuda-graph or --compile"
+run "$PY" "$EX/dlrm.py" --device cpu --compile default --managed-allocator "$LIB"
+refused "--managed-allocator after --compile default: the same, in another script" \
+	"--managed-allocator does not go with --cuda-graph or --compile"
+run "$PY" "$EX/mlp.py" --device cpu --cuda-graph --compile default
+refused "--cuda-graph with --compile is a usage error" "not allowed with argument"
+run "$PY" "$EX/mlp.py" --device cpu --cuda-graph
+built "--cuda-graph alone is taken"
+run "$PY" "$EX/mlp.py" --device cpu --compile reduce-overhead
+built "--compile alone is taken"
+finish
