@@ -7,6 +7,8 @@ frequent ids first (as in a frequency-ranked vocabulary), so some rows are
 hot and most are cold."""
 import common  # first: sets CUBLAS_WORKSPACE_CONFIG before torch loads
 
+import argparse
+
 import torch
 from torch import nn
 
@@ -46,7 +48,15 @@ class DLRM(nn.Module):
 
 
 def sizes(text):
-    return [int(s) for s in text.split(",") if s]
+    """'512,256' -> [512, 256], for argparse's type=; '' is no hidden layer."""
+    try:
+        layers = [int(s) for s in text.split(",")] if text else []
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "%r is not layer sizes N,N,... (as in 512,256)" % text) from None
+    if any(n < 1 for n in layers):
+        raise argparse.ArgumentTypeError("%r: a layer's size must be at least 1" % text)
+    return layers
 
 
 def main():
@@ -59,8 +69,10 @@ def main():
                    help="id = rows * u**skew for u uniform in [0,1): 1 is uniform, "
                         "larger concentrates on the first rows")
     p.add_argument("--dense-features", type=int, default=13, help="dense input features")
-    p.add_argument("--bottom-mlp", type=sizes, default=[512, 256], help="bottom MLP hidden sizes")
-    p.add_argument("--top-mlp", type=sizes, default=[512, 256], help="top MLP hidden sizes")
+    p.add_argument("--bottom-mlp", type=sizes, default=[512, 256],
+                   help="bottom MLP hidden sizes ('' for none)")
+    p.add_argument("--top-mlp", type=sizes, default=[512, 256],
+                   help="top MLP hidden sizes ('' for none)")
     p.add_argument("--dense-grads", action="store_true",
                    help="dense embedding gradients (the whole table is written each step)")
     args = p.parse_args()

@@ -3,7 +3,7 @@
 # torch or a GPU: a stand-in torch package on PYTHONPATH lets a script parse
 # its arguments and set up; building the model ends the run (status 0, the
 # line "stand-in torch: model built"). Checked: options that do not go
-# together are usage errors.
+# together and dlrm.py's MLP sizes below 1 are usage errors.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
@@ -116,4 +116,14 @@ run "$PY" "$EX/mlp.py" --device cpu --cuda-graph
 built "--cuda-graph alone is taken"
 run "$PY" "$EX/mlp.py" --device cpu --compile reduce-overhead
 built "--compile alone is taken"
+
+# dlrm.py's MLP sizes: each layer at least 1 wide.
+for bad in 512,0 -3 512,,256 wide; do
+	run "$PY" "$EX/dlrm.py" --device cpu --bottom-mlp=$bad
+	refused "dlrm.py: --bottom-mlp $bad is a usage error" "argument --bottom-mlp: '$bad'"
+done
+run "$PY" "$EX/dlrm.py" --device cpu --top-mlp 0
+refused "dlrm.py: --top-mlp 0 is a usage error" "argument --top-mlp: '0': a layer's size must be at least 1"
+run "$PY" "$EX/dlrm.py" --device cpu --bottom-mlp 1,2,3 --top-mlp ''
+built "dlrm.py: sizes of 1 and up, or none, are taken"
 finish
