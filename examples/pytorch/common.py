@@ -150,7 +150,9 @@ def host_batches(args, make_batch):
 def print_config(args, model):
     n = sum(p.numel() for p in model.parameters())
     nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    opts = " ".join("%s=%s" % (k, ",".join(map(str, v)) if isinstance(v, list) else v)
+    # A list or tuple (dlrm's MLP sizes, --turn-fds) as the option takes
+    # it, 3,4: no space, which would split the key=value.
+    opts = " ".join("%s=%s" % (k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
                     for k, v in vars(args).items())
     print("config script=%s %s params=%d param_bytes=%d"
           % (os.path.basename(sys.argv[0]), opts, n, nbytes), flush=True)

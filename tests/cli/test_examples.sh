@@ -3,7 +3,8 @@
 # torch or a GPU: a stand-in torch package on PYTHONPATH lets a script parse
 # its arguments and set up; building the model ends the run (status 0, the
 # line "stand-in torch: model built"). Checked: options that do not go
-# together and dlrm.py's MLP sizes below 1 are usage errors.
+# together, a --turn-fds descriptor not open and dlrm.py's MLP sizes below
+# 1 are usage errors; the config line prints --turn-fds as 3,4.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
@@ -116,6 +117,28 @@ run "$PY" "$EX/mlp.py" --device cpu --cuda-graph
 built "--cuda-graph alone is taken"
 run "$PY" "$EX/mlp.py" --device cpu --compile reduce-overhead
 built "--compile alone is taken"
+
+# config NAME ARGS...: the config line print_config makes of ARGS (a model
+# without parameters), as script NAME.
+config() {
+	local name=$1
+	shift
+	run "$PY" -c 'import sys; sys.argv[0] = sys.argv.pop(1); sys.path.insert(0, sys.argv.pop(1))
+import common
+class Model:
+    def parameters(self): return []
+common.print_config(common.make_parser("x", 8, 0.1).parse_args(), Model())' "$name" "$EX" "$@"
+}
+config mlp.py --turn-fds 3,4 3</dev/null 4>/dev/null
+expect_out_has " turn_fds=3,4 " "the config line prints --turn-fds as it was given"
+stray=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | grep -v '^[a-z_]*=')
+[ -z "$stray" ] && ok "every word of the config line is a key=value" \
+	|| not_ok "every word of the config line is a key=value (not: $stray)"
+config mlp.py
+expect_out_has " turn_fds=None " "and without --turn-fds, None as other options not given"
+run "$PY" "$EX/mlp.py" --device cpu --turn-fds 3,9 3</dev/null
+refused "a script: --turn-fds with a descriptor not open is a usage error" \
+	"argument --turn-fds: file descriptor 9 (for writing) is not open"
 
 # dlrm.py's MLP sizes: each layer at least 1 wide.
 for bad in 512,0 -3 512,,256 wide; do
