@@ -136,6 +136,10 @@ stray=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | grep -v '^[a-z_]*=')
 	|| not_ok "every word of the config line is a key=value (not: $stray)"
 config mlp.py
 expect_out_has " turn_fds=None " "and without --turn-fds, None as other options not given"
+keys=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | cut -d= -f1 | tr '\n' ' ')
+[ "$keys" = "script steps batch_size lr seed device nvtx no_checksum managed_allocator copy_stream turn_fds cuda_graph compile params param_bytes " ] \
+	&& ok "the config line's common keys, in the order examples/README.md gives" \
+	|| not_ok "the config line's common keys, in the order examples/README.md gives (got: $keys)"
 run "$PY" "$EX/mlp.py" --device cpu --turn-fds 3,9 3</dev/null
 refused "a script: --turn-fds with a descriptor not open is a usage error" \
 	"argument --turn-fds: file descriptor 9 (for writing) is not open"
