@@ -43,8 +43,9 @@ def read_runs(path):
     texts = {}
     if os.path.isdir(path):
         for name in os.listdir(path):
-            with open(os.path.join(path, name), errors="replace") as f:
-                texts[name] = f.read()
+            if os.path.isfile(os.path.join(path, name)):
+                with open(os.path.join(path, name), errors="replace") as f:
+                    texts[name] = f.read()
     else:
         with tarfile.open(path) as tar:
             for m in tar.getmembers():
@@ -82,7 +83,15 @@ def main(argv):
     ap.add_argument("--ref", default="plain",
                     help="the policy compared against: plain, or ideal (this build's, without a budget)")
     a = ap.parse_args(argv)
-    runs = read_runs(a.outputs)
+    if a.skip < 0:
+        ap.error(f"--skip {a.skip}: the steps dropped are 0 or more")
+    try:
+        runs = read_runs(a.outputs)
+    except OSError as e:
+        ap.error(f"{e.filename or a.outputs}: {e.strerror or e}")
+    except (tarfile.TarError, EOFError):
+        ap.error(f"{a.outputs}: neither a folder nor a readable tar archive "
+                 "(bench/suite.sh's MODEL-outputs.tar.gz)")
     if a.experiment:
         runs = {k: v for k, v in runs.items() if k[0] in (a.experiment, "overhead", "grid")
                 and (k[0] == a.experiment or k[3] == a.ref)}

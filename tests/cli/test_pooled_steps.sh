@@ -3,8 +3,9 @@
 # times of a small synthetic set of runs (a folder of .out files and the
 # same as a tarball), the bootstrap interval of the pairs' mean ratio
 # (given with 3 or more pairs, the same on every run, holding the
-# ratio the pairs share), --skip, --ref and --experiment, and the errors
-# for a folder without runs and a reference that did not run.
+# ratio the pairs share), --skip, --ref and --experiment, the errors
+# for a folder without runs and a reference that did not run, and the usage
+# errors for a negative --skip and OUTPUTS missing or not runs.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 POOLED=$ROOT/bench/pooled_steps.py
@@ -126,4 +127,22 @@ expect_err_has "no run with per_step_ms" "it says so, naming the folder"
 run python3 "$POOLED" "$runs" --ref deepum
 expect_status 1 "a reference that did not run: exit 1"
 expect_err_has "no deepum run to compare with" "it says which"
+
+# Usage errors (status 2), naming what is wrong, no traceback.
+run python3 "$POOLED" "$runs" --skip -1
+expect_status 2 "a negative --skip is a usage error"
+expect_err_has "--skip -1: the steps dropped are 0 or more" "it says so"
+run python3 "$POOLED" "$SCRATCH/none"
+expect_status 2 "OUTPUTS that is not there is a usage error"
+expect_err_has "$SCRATCH/none: No such file or directory" "it names it"
+run python3 "$POOLED" "$runs/overhead.b8.r0.plain.1.out"
+expect_status 2 "OUTPUTS that is a file but no tar archive is a usage error"
+expect_err_has "overhead.b8.r0.plain.1.out: neither a folder nor a readable tar archive" "it names it"
+head -c 200 "$SCRATCH/outputs.tar.gz" >"$SCRATCH/cut.tar.gz"
+run python3 "$POOLED" "$SCRATCH/cut.tar.gz"
+expect_status 2 "an archive cut short is a usage error"
+expect_err_lacks "Traceback" "without a traceback"
+mkdir -p "$runs/sub.out"
+run python3 "$POOLED" "$runs" --skip 1
+expect_status 0 "a folder inside OUTPUTS is passed over"
 finish
