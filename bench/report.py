@@ -3,20 +3,62 @@
 replay.txt and calib.json (tests/gpu/run.sh) and overhead.csv
 (bench/record_overhead.sh). Nothing is computed that the files do not say.
 
-Usage: python3 bench/report.py DIR   (DIR holds the three files)"""
+Usage: python3 bench/report.py DIR
+DIR holds replay.txt and calib.json (the replay table), overhead.csv (the
+overhead table), or all three. A file missing or not as these programs
+write it is named, with what is wrong, on one line (exit 1)."""
+import argparse
 import csv
 import json
 import os
 import sys
 
+CALIB_KEYS = ("htod_gbps", "dtoh_gbps", "used_drop_after_evict_bytes")
+REPLAY_KEYS = ("iter_ms", "htod_mb_per_iter", "dtoh_mb_per_iter", "faults_per_iter",
+               "modelled_peak_mb", "budget_mb")
+OVERHEAD_KEYS = ("model", "steps", "plain_ms", "plain_uncached_ms", "umrec_ms", "umrec_cache_ms",
+                 "umrec_over_plain")
 
-def replay_table(path, calib):
+
+class BadFile(Exception):
+    """A file that is not as tests/gpu/run.sh or record_overhead.sh writes it."""
+
+
+def read_calib(path):
+    try:
+        with open(path) as f:
+            calib = json.load(f)
+    except json.JSONDecodeError as e:
+        raise BadFile(f"{path}: not JSON ({e})") from None
+    missing = [k for k in CALIB_KEYS if not isinstance(calib, dict)
+               or not isinstance(calib.get(k), (int, float))]
+    if missing:
+        raise BadFile(f"{path}: no number {', '.join(missing)}")
+    return calib
+
+
+def read_replay(path):
+    """[(name, ratio, policy, {key: value})] from replay.txt's lines, each
+    NAME.RATIO.POLICY key=value ..."""
     rows = []
-    for line in open(path):
-        tag, *kv = line.split()
-        d = dict(x.split("=", 1) for x in kv)
-        name, *ratio, policy = tag.split(".")
-        rows.append((name, ".".join(ratio), policy, d))
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            tag, *kv = line.split()
+            if "." not in tag or any("=" not in x for x in kv):
+                raise BadFile(f"{path}:{n}: not NAME.RATIO.POLICY key=value ...")
+            d = dict(x.split("=", 1) for x in kv)
+            # Figures only where the replay completed (rc 0, an iter_ms).
+            missing = [k for k in REPLAY_KEYS if "iter_ms" in d and k not in d]
+            if missing:
+                raise BadFile(f"{path}:{n}: no {', '.join(missing)}")
+            name, *ratio, policy = tag.split(".")
+            rows.append((name, ".".join(ratio), policy, d))
+    return rows
+
+
+def replay_table(rows, calib):
     # A replay that failed (rc not 0) has no figures, or none to trust.
     ok = lambda d: d.get("rc", "0") == "0" and "iter_ms" in d
     ideal = {(n, r): float(d["iter_ms"]) for n, r, p, d in rows if p == "ideal" and ok(d)}
@@ -48,23 +90,56 @@ def overhead_table(path):
     out = ["| model | steps | plain ms | plain, cache off ms | umrec ms | umrec --framework-cache ms "
            "| umrec / plain |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in csv.DictReader(open(path)):
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [k for k in OVERHEAD_KEYS if k not in (reader.fieldnames or ())]
+        if missing:
+            raise BadFile(f"{path}: no {', '.join(missing)} column")
+        rows = list(reader)
+    for r in rows:
         out.append(f"| {r['model']} | {r['steps']} | {float(r['plain_ms']):.2f} | "
                    f"{float(r['plain_uncached_ms']):.2f} | {float(r['umrec_ms']):.2f} | "
                    f"{float(r['umrec_cache_ms']):.2f} | {float(r['umrec_over_plain']):.2f}x |")
     return "\n".join(out)
 
 
-def main(d):
-    calib = json.load(open(os.path.join(d, "calib.json")))
-    print(f"Measured link bandwidths (tests/gpu/calibrate.py, 1 GiB): HtoD prefetch "
-          f"{calib['htod_gbps']} GB/s, DtoH eviction {calib['dtoh_gbps']} GB/s; device memory "
-          f"in use dropped by {calib['used_drop_after_evict_bytes']} bytes after evicting 1 GiB.\n")
-    print(replay_table(os.path.join(d, "replay.txt"), calib))
-    if os.path.exists(os.path.join(d, "overhead.csv")):
-        print()
-        print(overhead_table(os.path.join(d, "overhead.csv")))
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir", metavar="DIR",
+                    help="holds replay.txt and calib.json (tests/gpu/run.sh), overhead.csv "
+                         "(bench/record_overhead.sh), or all three")
+    d = ap.parse_args(argv).dir
+    replay, calib, overhead = (os.path.join(d, f) for f in ("replay.txt", "calib.json", "overhead.csv"))
+    if not os.path.isdir(d):
+        sys.exit(f"report.py: {d}: {'not a folder' if os.path.exists(d) else 'No such folder'}")
+    if not os.path.exists(replay) and not os.path.exists(overhead):
+        sys.exit(f"report.py: {d}: neither replay.txt nor overhead.csv")
+    # Both tables made before either is printed: a bad file prints nothing
+    # but its error.
+    tables = []
+    try:
+        if os.path.exists(replay):
+            where = replay
+            rows = read_replay(replay)
+            where = calib
+            c = read_calib(calib)
+            where = replay
+            tables.append(
+                f"Measured link bandwidths (tests/gpu/calibrate.py, 1 GiB): HtoD prefetch "
+                f"{c['htod_gbps']} GB/s, DtoH eviction {c['dtoh_gbps']} GB/s; device memory in "
+                f"use dropped by {c['used_drop_after_evict_bytes']} bytes after evicting 1 GiB."
+                f"\n\n{replay_table(rows, c)}")
+        if os.path.exists(overhead):
+            where = overhead
+            tables.append(overhead_table(overhead))
+    except OSError as e:
+        sys.exit(f"report.py: {e.filename}: {e.strerror}")
+    except BadFile as e:
+        sys.exit(f"report.py: {e}")
+    except ValueError as e:  # a figure that is not a number
+        sys.exit(f"report.py: {where}: {e}")
+    print("\n\n".join(tables))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

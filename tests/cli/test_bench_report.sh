@@ -5,7 +5,8 @@
 # text between its markers, --img writing three PNGs, and exit status 2 with
 # the file named for a missing directory, one without CSVs and a bad header;
 # a CSV from before the busy-time columns read alike;
-# measure.py's steady medians from a --stats file.
+# measure.py's steady medians from a --stats file; bench/report.py's
+# tables, and its errors for DIR or a file missing or malformed.
 # The suite: models alpha (batch 4, W = 2 GB, HtoD 40 GB/s, DtoH 10 GB/s) and
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
 # (alpha's plain rows written by bench/measure.py itself), one repetition cut
@@ -294,4 +295,52 @@ run python3 "$ROOT/bench/report.py" "$rp2"
 [ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 | 100.0 | 7 | 800 | 0 | 20.0 | 0.50 | – | none |" <<<"$out" \
 	&& ok "report.py: ideal's faults and bound as measured" \
 	|| not_ok "report.py: ideal's faults and bound as measured (got: $(grep '| ideal |' <<<"$out"))"
+
+# report.py's errors: no DIR is a usage error; a folder or file missing,
+# or not as the GPU run writes it, is named on one line (exit 1).
+# report_fails DESC TEXT: exit 1, stderr one line holding TEXT, no table.
+report_fails() {
+	if [ "$status" -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qF -- "$2" <<<"$err" && [ -z "$out" ]; then
+		ok "$1"
+	else not_ok "$1 (wanted exit 1 and one line with '$2')"; fi
+}
+run python3 "$ROOT/bench/report.py"
+expect_status 2 "report.py: no DIR is a usage error"
+expect_err_has "usage: report.py" "report.py: the usage is printed"
+expect_err_lacks "Traceback" "report.py: no DIR, no traceback"
+run python3 "$ROOT/bench/report.py" "$SCRATCH/nothing"
+report_fails "report.py: a folder that is not there is named" "report.py: $SCRATCH/nothing: No such folder"
+rp3=$SCRATCH/replay-bad
+mkdir -p "$rp3"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: a folder with neither replay.txt nor overhead.csv says so" "$rp3: neither replay.txt nor overhead.csv"
+cp "$rp2/replay.txt" "$rp3/"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: replay.txt without calib.json names calib.json" "$rp3/calib.json: No such file or directory"
+echo '{"htod_gbps": 40}' >"$rp3/calib.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: a calib.json without a bandwidth names what it lacks" "$rp3/calib.json: no number dtoh_gbps"
+echo 'not json' >"$rp3/calib.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: a calib.json that is not JSON says so" "$rp3/calib.json: not JSON"
+cp "$rp2/calib.json" "$rp3/"
+echo "mlp.2.plan rc=0 iter_ms=12.0" >>"$rp3/replay.txt"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: a replay.txt line without its figures names the line" "$rp3/replay.txt:2: no htod_mb_per_iter"
+echo "mlp.2.ideal rc=0 iter_ms=fast htod_mb_per_iter=0 dtoh_mb_per_iter=0 faults_per_iter=0 modelled_peak_mb=1 budget_mb=0" >"$rp3/replay.txt"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: a figure that is not a number names the file" "$rp3/replay.txt: could not convert string to float: 'fast'"
+cp "$rp2/replay.txt" "$rp3/"
+echo "model,steps" >"$rp3/overhead.csv"
+run python3 "$ROOT/bench/report.py" "$rp3"
+report_fails "report.py: an overhead.csv without its columns names them" "$rp3/overhead.csv: no plain_ms,"
+printf 'model,steps,plain_ms,plain_uncached_ms,umrec_ms,umrec_cache_ms,umrec_over_plain,umrec_over_uncached\nmlp,20,10,11,12,12,1.2,1.09\n' >"$rp3/overhead.csv"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 |" <<<"$out" && grep -qF "| mlp | 20 | 10.00 | 11.00 | 12.00 | 12.00 | 1.20x |" <<<"$out" \
+	&& ok "report.py: both tables from the three files" || not_ok "report.py: both tables from the three files"
+rm "$rp3/replay.txt" "$rp3/calib.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 0 ] && grep -qF "| mlp | 20 | 10.00 |" <<<"$out" && ! grep -q "Measured link" <<<"$out" \
+	&& ok "report.py: a folder with overhead.csv only, its table (docs/benchmarks.md's overhead command)" \
+	|| not_ok "report.py: a folder with overhead.csv only, its table (docs/benchmarks.md's overhead command)"
 finish
