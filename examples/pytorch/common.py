@@ -58,6 +58,18 @@ class ExampleParser(argparse.ArgumentParser):
         return a
 
 
+def device_arg(text):
+    """--device's type=: a torch device string of a CUDA device or the CPU."""
+    try:
+        kind = torch.device(text).type
+    except RuntimeError:  # what torch.device raises on a string it cannot read
+        raise argparse.ArgumentTypeError(
+            "%r is not a torch device (cuda, cuda:1, cpu)" % text) from None
+    if kind not in ("cuda", "cpu"):
+        raise argparse.ArgumentTypeError("%r: the examples run on cuda or cpu" % text)
+    return text
+
+
 def make_parser(description, batch_size, lr, steps=10):
     """The options every example takes; scripts add their size knobs."""
     p = ExampleParser(
@@ -69,7 +81,8 @@ def make_parser(description, batch_size, lr, steps=10):
                    help="samples per step")
     p.add_argument("--lr", type=float, default=lr, help="learning rate")
     p.add_argument("--seed", type=int, default=0, help="seed of model and data")
-    p.add_argument("--device", default="cuda", help="torch device (cuda, cuda:1, cpu)")
+    p.add_argument("--device", type=device_arg, default="cuda",
+                   help="torch device (cuda, cuda:1, cpu)")
     p.add_argument("--nvtx", action="store_true",
                    help='wrap each step in an NVTX range named "iteration"')
     p.add_argument("--no-checksum", action="store_true",
@@ -132,6 +145,10 @@ def setup(args):
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit("error: no CUDA device available (try --device cpu)")
+    if device.type == "cuda" and device.index is not None \
+            and device.index >= torch.cuda.device_count():
+        sys.exit("error: --device %s: no such CUDA device (%d visible)"
+                 % (args.device, torch.cuda.device_count()))
     return device
 
 

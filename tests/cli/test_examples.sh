@@ -3,8 +3,9 @@
 # torch or a GPU: a stand-in torch package on PYTHONPATH lets a script parse
 # its arguments and set up; building the model ends the run (status 0, the
 # line "stand-in torch: model built"). Checked: options that do not go
-# together, a --turn-fds descriptor not open and dlrm.py's MLP sizes below
-# 1 are usage errors; the config line prints --turn-fds as 3,4.
+# together, a --turn-fds descriptor not open, a --device that is not cuda
+# or cpu and dlrm.py's MLP sizes below 1 are usage errors; a CUDA device
+# not there is named; the config line prints --turn-fds as 3,4.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
@@ -143,6 +144,22 @@ keys=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | cut -d= -f1 | tr '\n' ' ')
 run "$PY" "$EX/mlp.py" --device cpu --turn-fds 3,9 3</dev/null
 refused "a script: --turn-fds with a descriptor not open is a usage error" \
 	"argument --turn-fds: file descriptor 9 (for writing) is not open"
+
+# --device: a string torch cannot read, or a device the examples do not
+# run on, is a usage error; a CUDA device that is not there is named.
+for bad in gpu cuda:x cuda:-1 meta; do
+	run "$PY" "$EX/mlp.py" --device=$bad
+	refused "--device $bad is a usage error" "argument --device: '$bad'"
+done
+run "$PY" "$EX/mlp.py"
+expect_status 1 "--device cuda without a GPU: exit 1"
+expect_err_has "error: no CUDA device available (try --device cpu)" "it says so"
+STANDIN_GPUS=1 run "$PY" "$EX/mlp.py" --device cuda:1
+expect_status 1 "--device cuda:1 with one GPU: exit 1"
+expect_err_has "error: --device cuda:1: no such CUDA device (1 visible)" "it names the device"
+expect_err_lacks "Traceback" "no traceback"
+STANDIN_GPUS=2 run "$PY" "$EX/dlrm.py" --device cuda:1
+built "--device cuda:1 with two GPUs is taken"
 
 # dlrm.py's MLP sizes: each layer at least 1 wide.
 for bad in 512,0 -3 512,,256 wide; do
