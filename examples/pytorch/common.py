@@ -126,10 +126,17 @@ def adamw(args, model):
 
 def setup(args):
     """Seed and make everything deterministic; returns the device."""
-    if args.managed_allocator:
+    if args.managed_allocator is not None:
+        # ctypes loads LIB and looks up the two functions: OSError (no such
+        # file, not a library for this machine), AttributeError (a function
+        # missing); either names LIB.
+        try:
+            allocator = torch.cuda.memory.CUDAPluggableAllocator(
+                args.managed_allocator, "umkit_managed_malloc", "umkit_managed_free")
+        except (OSError, AttributeError) as e:
+            sys.exit("error: --managed-allocator: %s" % e)
         # Before the first allocation, which fixes the allocator.
-        torch.cuda.memory.change_current_allocator(torch.cuda.memory.CUDAPluggableAllocator(
-            args.managed_allocator, "umkit_managed_malloc", "umkit_managed_free"))
+        torch.cuda.memory.change_current_allocator(allocator)
     torch.manual_seed(args.seed)
     torch.use_deterministic_algorithms(True)
     # Deterministic mode also fills every new tensor with NaN, one extra

@@ -5,7 +5,8 @@
 # line "stand-in torch: model built"). Checked: options that do not go
 # together, a --turn-fds descriptor not open, a --device that is not cuda
 # or cpu and dlrm.py's MLP sizes below 1 are usage errors; a CUDA device
-# not there is named; the config line prints --turn-fds as 3,4.
+# not there, and a --managed-allocator library missing or without its
+# functions, are named; the config line prints --turn-fds as 3,4.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
@@ -114,6 +115,15 @@ refused "--managed-allocator after --compile default: the same, in another scrip
 	"--managed-allocator does not go with --cuda-graph or --compile"
 run "$PY" "$EX/mlp.py" --device cpu --cuda-graph --compile default
 refused "--cuda-graph with --compile is a usage error" "not allowed with argument"
+run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$SCRATCH/none.so"
+expect_status 1 "--managed-allocator LIB that is not there: exit 1"
+expect_err_has "error: --managed-allocator: $SCRATCH/none.so: cannot open shared object file" "it names LIB"
+expect_err_lacks "Traceback" "no traceback"
+echo 'int umkit_managed_malloc;' >"$SCRATCH/other.c"
+cc -shared -fPIC -o "$SCRATCH/other.so" "$SCRATCH/other.c"
+run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$SCRATCH/other.so"
+expect_status 1 "--managed-allocator LIB without umkit_managed_free: exit 1"
+expect_err_has "error: --managed-allocator: $SCRATCH/other.so: undefined symbol: umkit_managed_free" "it names LIB and the function"
 run "$PY" "$EX/mlp.py" --device cpu --cuda-graph
 built "--cuda-graph alone is taken"
 run "$PY" "$EX/mlp.py" --device cpu --compile reduce-overhead
