@@ -47,6 +47,7 @@ class ExampleParser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None):
         a = super().parse_args(args, namespace)
+        check_positive(self, a, "steps")
         # A CUDA graph's capture (--cuda-graph, and torch.compile's
         # reduce-overhead) allocates from a private pool of PyTorch's
         # caching allocator, which a pluggable allocator of plain malloc

@@ -3,10 +3,11 @@
 # torch or a GPU: a stand-in torch package on PYTHONPATH lets a script parse
 # its arguments and set up; building the model ends the run (status 0, the
 # line "stand-in torch: model built"). Checked: options that do not go
-# together, a --turn-fds descriptor not open, a --device that is not cuda
-# or cpu and dlrm.py's MLP sizes below 1 are usage errors; a CUDA device
-# not there, and a --managed-allocator library missing or without its
-# functions, are named; the config line prints --turn-fds as 3,4.
+# together, --steps below 1, a --turn-fds descriptor not open, a --device
+# that is not cuda or cpu and dlrm.py's MLP sizes below 1 are usage errors;
+# a CUDA device not there, and a --managed-allocator library missing or
+# without its functions, are named; the config line prints --turn-fds as
+# 3,4, and its common keys in the order examples/README.md gives.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
@@ -170,6 +171,11 @@ expect_err_has "error: --device cuda:1: no such CUDA device (1 visible)" "it nam
 expect_err_lacks "Traceback" "no traceback"
 STANDIN_GPUS=2 run "$PY" "$EX/dlrm.py" --device cuda:1
 built "--device cuda:1 with two GPUs is taken"
+
+for steps in 0 -2; do
+	run "$PY" "$EX/mlp.py" --device cpu --steps=$steps
+	refused "--steps $steps is a usage error" "--steps must be at least 1"
+done
 
 # dlrm.py's MLP sizes: each layer at least 1 wide.
 for bad in 512,0 -3 512,,256 wide; do
