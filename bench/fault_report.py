@@ -20,8 +20,14 @@ import sys
 
 
 def plan_index(plan_path, umplan):
-    dump = json.loads(subprocess.run([umplan, "--dump", plan_path], check=True,
-                                     capture_output=True, text=True).stdout)
+    try:
+        r = subprocess.run([umplan, "--dump", plan_path], capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"{umplan}: cannot run it: {e.strerror} (--umplan names umplan)")
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no message"])[-1]
+        sys.exit(f"{plan_path}: umplan --dump failed (exit {r.returncode}): {last}")
+    dump = json.loads(r.stdout)
     ops = collections.defaultdict(collections.Counter)
     for op in dump["ops"]:
         ops[op["alloc"]][op["kind"]] += 1
@@ -41,11 +47,29 @@ def main():
     p.add_argument("--trace")
     p.add_argument("--umplan", default="build/bin/umplan")
     a = p.parse_args()
-    with open(a.stats) as f:
-        measured = json.load(f)["measured"]
+    try:
+        with open(a.stats) as f:
+            stats = json.load(f)
+    except OSError as e:
+        sys.exit(f"{a.stats}: {e.strerror}")
+    except ValueError as e:
+        sys.exit(f"{a.stats}: not JSON ({e})")
+    if not isinstance(stats, dict) or stats.get("format") != "umkit-replay-stats" \
+            or "measured" not in stats:
+        sys.exit(f"{a.stats}: not umreplay --stats output")
+    measured = stats["measured"]
     if measured is None:
         sys.exit(f"{a.stats}: no measured figures (the stats of a dry run): no faults to report")
+    if "fault_sources" not in measured or "lost_kernels" not in measured:
+        sys.exit(f"{a.stats}: no fault_sources or lost_kernels (the stats of an older umreplay)")
     host, ops = plan_index(a.plan, a.umplan) if a.plan else (set(), {})
+    db = None
+    if a.trace:
+        try:
+            db = sqlite3.connect(f"file:{a.trace}?mode=ro", uri=True)
+            db.execute("SELECT 1 FROM kernel, string LIMIT 1").fetchall()
+        except sqlite3.Error as e:
+            sys.exit(f"{a.trace}: not a trace umrec wrote ({e})")
 
     fs = measured["fault_sources"]
     print(f"on-demand migrations in the steady iterations: {fs['migrations']} "
@@ -69,7 +93,6 @@ def main():
 
     lk = measured["lost_kernels"]
     print(f"\nlaunches lost in the steady iterations: {lk['launches']} ({lk['distinct']} execution IDs)")
-    db = sqlite3.connect(f"file:{a.trace}?mode=ro", uri=True) if a.trace else None
     for k in lk["top"]:
         line = f"{k['exec_id']}  {k['launches']:>6}"
         if db:

@@ -347,6 +347,33 @@ expect_status 1 "fault_report.py on a dry run's stats: exits 1"
 expect_err_has "$SCRATCH/dry.json: no measured figures (the stats of a dry run)" \
 	"fault_report.py on a dry run's stats: names the file and why"
 expect_err_lacks "Traceback" "fault_report.py on a dry run's stats: no traceback"
+# ... and on a stats file missing or not umreplay's, a trace missing, an
+# umplan that cannot run: each named on one line, exit 1.
+FAULT_REPORT=$(dirname "$0")/../../bench/fault_report.py
+# fault_report_fails DESC TEXT ARGS...
+fault_report_fails() {
+	local desc=$1 text=$2
+	shift 2
+	run python3 "$FAULT_REPORT" "$@"
+	if [ "$status" -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qF -- "$text" <<<"$err"; then ok "$desc"
+	else not_ok "$desc (wanted exit 1 and one line with '$text')"; fi
+}
+fault_report_fails "fault_report.py: a stats file that is not there is named" \
+	"$SCRATCH/none.json: No such file or directory" "$SCRATCH/none.json"
+echo 'not json' >"$SCRATCH/bad.json"
+fault_report_fails "fault_report.py: a stats file that is not JSON says so" "$SCRATCH/bad.json: not JSON" "$SCRATCH/bad.json"
+echo '{"format": "umkit-replay-stats"}' >"$SCRATCH/bad.json"
+fault_report_fails "fault_report.py: JSON that is not umreplay's stats says so" \
+	"$SCRATCH/bad.json: not umreplay --stats output" "$SCRATCH/bad.json"
+echo '{"format": "umkit-replay-stats", "measured": {"fault_sources": {"migrations": 0, "unattributed": 0, "sources": 0, "top": []}, "lost_kernels": {"launches": 0, "distinct": 0, "top": []}}}' >"$SCRATCH/few.json"
+run python3 "$FAULT_REPORT" "$SCRATCH/few.json"
+expect_status 0 "fault_report.py: stats with no faults and no lost launches: exit 0"
+fault_report_fails "fault_report.py: a --trace that is not there is named" \
+	"$SCRATCH/none.db: not a trace umrec wrote" "$SCRATCH/few.json" --trace "$SCRATCH/none.db"
+fault_report_fails "fault_report.py: an --umplan that cannot run is named" \
+	"$SCRATCH/no-umplan: cannot run it" "$SCRATCH/few.json" --plan "$plan" --umplan "$SCRATCH/no-umplan"
+fault_report_fails "fault_report.py: a --plan umplan cannot read is named" \
+	"$SCRATCH/none.plan: umplan --dump failed" "$SCRATCH/few.json" --plan "$SCRATCH/none.plan" --umplan "$UMPLAN"
 
 # A plan of another program: none of the MLP's launches is placed, and
 # the summary says what that may mean.
