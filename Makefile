@@ -39,12 +39,16 @@ LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_RPATH
 
 # The flags objects are compiled with, kept in BUILD/FLAGS: a build with
 # other ones (`make test`'s WERROR=1, another OPT or SAN) compiles every
-# object again, as make would not for flags alone.
+# object again, as make would not for flags alone. Written by a rule, only
+# when a target that compiles needs it: written as the makefile was read,
+# any make (`make test`'s own, without WERROR, ahead of its WERROR=1 sub-make;
+# make -n) set it to its own flags, and the next build compiled everything.
 FLAGS_STAMP := $(BUILD)/FLAGS
 FLAGS_NOW := $(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS)
 ifneq ($(file < $(FLAGS_STAMP)),$(FLAGS_NOW))
-$(shell mkdir -p $(BUILD))
-$(file > $(FLAGS_STAMP),$(FLAGS_NOW))
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' > $@
 endif
 
 MODULES := common record plan replay

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test_makefile.sh: the Makefile's bookkeeping, in a build folder of its
+# own, mostly with make -n and -q (nothing compiled): the flags stamp
+# (BUILD/FLAGS) and what it makes stale.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$SCRATCH/build
+# The make that runs these tests (make test) passes its flags and
+# variables down in MAKEFLAGS; these makes are the Makefile's defaults.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$ROOT" BUILD="$B" "$@"; }
+
+# The stamp, written by its rule; then up to date for the same flags, and
+# stale for others.
+run mk -s "$B/FLAGS"
+expect_status 0 "make BUILD/FLAGS writes the stamp"
+stamp=$(cat "$B/FLAGS" 2>/dev/null)
+if grep -qF -- "-std=c11" <<<"$stamp"; then ok "the stamp holds the compile flags"; else not_ok "the stamp holds the compile flags (it has '$stamp')"; fi
+run mk -q "$B/FLAGS"
+expect_status 0 "the stamp is up to date for the same flags"
+run mk -q WERROR=1 "$B/FLAGS"
+expect_status 1 "the stamp is stale for other flags"
+
+# A make that compiles nothing leaves it as it is: make test's own make
+# (no WERROR) runs before its WERROR=1 build, which else compiled
+# everything again each time; a dry run changes nothing.
+mk -q OPT=-O0 deps >/dev/null 2>&1
+mk -n WERROR=1 all >/dev/null 2>&1
+if [ "$(cat "$B/FLAGS")" = "$stamp" ]; then ok "a make that compiles nothing leaves the stamp"; else not_ok "a make that compiles nothing leaves the stamp"; fi
+finish
