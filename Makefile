@@ -188,8 +188,8 @@ $(BUILD)/examples/%: examples/%.cu
 # --managed-allocator): plain C over the shared runtime, which the
 # injected libraries interpose. It needs PyTorch's CUDA major version
 # (libcudart.so.13 here): the runtime PyTorch loaded is then the one it
-# binds to.
-$(BUILD)/examples/libmanaged_alloc.so: examples/pytorch/managed_alloc.c
+# binds to. Compiled with CFLAGS_ALL, so the flags stamp's too.
+$(BUILD)/examples/libmanaged_alloc.so: examples/pytorch/managed_alloc.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(CFLAGS_ALL) $(CUDA_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart
 $(BUILD)/bench/%: bench/%.cu bench/trials.h

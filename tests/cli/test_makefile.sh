@@ -26,4 +26,14 @@ expect_status 1 "the stamp is stale for other flags"
 mk -q OPT=-O0 deps >/dev/null 2>&1
 mk -n WERROR=1 all >/dev/null 2>&1
 if [ "$(cat "$B/FLAGS")" = "$stamp" ]; then ok "a make that compiles nothing leaves the stamp"; else not_ok "a make that compiles nothing leaves the stamp"; fi
+
+# What is compiled with CFLAGS_ALL is stale when the flags change: here
+# the PyTorch allocator, built straight from its source (not from an
+# object), made as if built with these flags.
+so=$B/examples/libmanaged_alloc.so
+mkdir -p "$B/examples" && touch "$so"
+run mk -q "$so"
+expect_status 0 "libmanaged_alloc.so is up to date for the same flags"
+run mk -q OPT=-O0 "$so"
+expect_status 1 "libmanaged_alloc.so is stale for other flags"
 finish
