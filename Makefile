@@ -146,10 +146,12 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PORTABLE_LIBS)
 
 # Unit tests link every portable library and cmocka; no GPU, no driver. A
 # test of CUDA-side code links that code's object, named below, and fakes
-# the driver and runtime calls it makes (the CUDA headers suffice).
-$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(wildcard tests/unit/*.h) $(FLAGS_STAMP)
+# the driver and runtime calls it makes (the CUDA headers suffice). The
+# headers a test includes are listed in BUILD/tests/test_*.d, as an
+# object's are: a change to one builds the test again.
+$(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -Itests/unit -o $@ $< $(filter %.o,$^) $(PORTABLE_LIBS) $(PORTABLE_LIBS) \
+	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -Itests/unit -MMD -MP -o $@ $< $(filter %.o,$^) $(PORTABLE_LIBS) $(PORTABLE_LIBS) \
 		-lcmocka -lcjson $(LDLIBS_PORTABLE)
 $(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
 $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
@@ -243,4 +245,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null) $(wildcard $(BUILD)/tests/*.d)

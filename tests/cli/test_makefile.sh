@@ -36,4 +36,20 @@ run mk -q "$so"
 expect_status 0 "libmanaged_alloc.so is up to date for the same flags"
 run mk -q OPT=-O0 "$so"
 expect_status 1 "libmanaged_alloc.so is stale for other flags"
+
+# A unit test is compiled with -MMD -MP, and the header list that writes
+# (BUILD/tests/test_*.d) is read: a header it names, newer than the test,
+# makes the test stale. The libraries are taken as built (make -o).
+t=$B/tests/test_common
+libs_built=()
+for m in common record plan replay; do libs_built+=(-o "$B/lib/libumkit_$m.a"); done
+run mk -n "${libs_built[@]}" "$t"
+if grep -- "-o $t " <<<"$out" | grep -q -- "-MMD -MP"; then ok "a unit test is compiled with -MMD -MP"; else not_ok "a unit test is compiled with -MMD -MP"; fi
+mkdir -p "$B/tests" && touch "$t"
+run mk -q "${libs_built[@]}" "$t"
+expect_status 0 "a unit test is up to date, its libraries built"
+touch "$SCRATCH/included.h"
+echo "$t: $SCRATCH/included.h" >"$t.d"
+run mk -q "${libs_built[@]}" "$t"
+expect_status 1 "a unit test is stale when a header its .d names changes"
 finish
