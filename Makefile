@@ -11,8 +11,11 @@
 
 CUDA_HOME ?= /usr/local/cuda
 CUPTI_HOME ?= $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI) $(CUDA_HOME))
-CUPTI_LIBDIR ?= $(firstword $(wildcard $(CUPTI_HOME)/lib64/libcupti.so) $(wildcard $(CUDA_HOME)/targets/x86_64-linux/lib/libcupti.so))
-CUPTI_LIBDIR := $(patsubst %/,%,$(dir $(CUPTI_LIBDIR)))
+# The folder libcupti.so is in: the first of these that holds it, else
+# CUPTI_HOME/lib64, so that the link says libcupti is not found (an empty
+# one made -L take the next word). Given, it is used as it is.
+CUPTI_LIBDIR ?= $(patsubst %/libcupti.so,%,$(firstword $(wildcard $(CUPTI_HOME)/lib64/libcupti.so \
+	$(CUDA_HOME)/targets/x86_64-linux/lib/libcupti.so) $(CUPTI_HOME)/lib64/libcupti.so))
 CUDA_LIBDIR ?= $(CUDA_HOME)/lib64
 CUDA_STUBS ?= $(CUDA_LIBDIR)/stubs
 PREFIX ?= /usr/local

@@ -52,4 +52,31 @@ touch "$SCRATCH/included.h"
 echo "$t: $SCRATCH/included.h" >"$t.d"
 run mk -q "${libs_built[@]}" "$t"
 expect_status 1 "a unit test is stale when a header its .d names changes"
+
+# CUPTI_LIBDIR names a folder: by default the one with libcupti.so, and
+# as given, from the command line or the environment, in the link too.
+var() { mk -s --eval 'print-%: ; @echo $($*)' "${@:2}" "print-$1"; }
+dir=$(var CUPTI_LIBDIR)
+if [ -n "$dir" ] && [ -e "$dir/libcupti.so" ]; then ok "CUPTI_LIBDIR is the folder with libcupti.so"; else not_ok "CUPTI_LIBDIR is the folder with libcupti.so (it is '$dir')"; fi
+for how in "command line" environment; do
+	if [ "$how" = environment ]; then
+		got=$(CUPTI_LIBDIR=/opt/cupti/lib64 var CUPTI_LIBDIR); link=$(CUPTI_LIBDIR=/opt/cupti/lib64 var LDLIBS_CUDA)
+	else
+		got=$(var CUPTI_LIBDIR CUPTI_LIBDIR=/opt/cupti/lib64); link=$(var LDLIBS_CUDA CUPTI_LIBDIR=/opt/cupti/lib64)
+	fi
+	if [ "$got" = /opt/cupti/lib64 ] && grep -qF -- "-L/opt/cupti/lib64 " <<<"$link"; then
+		ok "CUPTI_LIBDIR from the $how is the folder linked from"
+	else
+		not_ok "CUPTI_LIBDIR from the $how is the folder linked from (it is '$got'; link: $link)"
+	fi
+done
+got=$(var CUPTI_LIBDIR CUDA_HOME="$SCRATCH/no-cuda")
+if [ "$got" = "$SCRATCH/no-cuda/lib64" ]; then ok "CUPTI_LIBDIR without a libcupti.so is CUPTI_HOME/lib64"; else not_ok "CUPTI_LIBDIR without a libcupti.so is CUPTI_HOME/lib64 (it is '$got')"; fi
+
+# The README's table has every variable that says where CUDA's parts are.
+vars=$(grep -oE '^(CUDA|CUPTI)_[A-Z]+ \?=' "$ROOT/Makefile" | cut -d' ' -f1)
+[ "$(wc -w <<<"$vars")" -ge 5 ] || not_ok "the Makefile's CUDA variables are found (found: $vars)"
+for v in $vars; do
+	if grep -qF -- "| \`$v\` |" "$ROOT/README.md"; then ok "README documents $v"; else not_ok "README documents $v"; fi
+done
 finish
