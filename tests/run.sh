@@ -3,7 +3,9 @@
 # given, again from a sanitizer build SAN_BUILD/tests) and the command-line
 # tests in tests/cli. Prints one summary line per suite and a final
 # "N passed, M failed"; exits non-zero if anything failed. A skipped test
-# counts as failed: CI must not pass on what it did not run.
+# counts as failed: CI must not pass on what it did not run. So does a
+# unit test not built or that printed no summary, and a CLI test that
+# printed no ok line.
 # Usage: tests/run.sh [BUILD] [SAN_BUILD]
 set -uo pipefail
 build=${1:-build}
@@ -23,27 +25,43 @@ count() { # count FILE PATTERN: the number in the first line matching PATTERN
 	grep -m1 -E "$2" "$1" | grep -oE '[0-9]+' | head -1
 }
 
-unit_tests=("$root/$build"/tests/test_*)
-[ -n "$san_build" ] && unit_tests+=("$root/$san_build"/tests/test_*)
-for t in "${unit_tests[@]}"; do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
-	# A binary whose source is gone (a reverted test, left in a local
-	# build folder) tests nothing that exists.
-	[ -f "$root/tests/unit/$name.c" ] || continue
-	case $t in "$root/$san_build"/*) [ -n "$san_build" ] && name="asan:$name" ;; esac
-	(cd "$root" && "$t") >"$log_dir/$name.log" 2>&1
-	rc=$?
-	p=$(count "$log_dir/$name.log" '^\[  PASSED  \]'); p=${p:-0}
-	f=$(count "$log_dir/$name.log" '^\[  FAILED  \] [0-9]+ test'); f=${f:-0}
-	s=$(count "$log_dir/$name.log" '^\[  SKIPPED \] [0-9]+ test'); f=$((f + ${s:-0}))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # crashed before its summary
-	passed=$((passed + p)); failed=$((failed + f))
-	if [ "$f" -ne 0 ]; then
-		failed_names+=("$name"); cat "$log_dir/$name.log"
-	fi
-	printf '%-28s %3d passed, %d failed\n' "$name" "$p" "$f"
-done
+# run_units DIR PREFIX: every test of tests/unit, its binary in DIR/tests,
+# reported as PREFIX and its name. A test not built (a failed or forgotten
+# build) or that printed no summary (it stopped before cmocka ran) fails:
+# either ran nothing, and CI must not pass without it. A binary whose
+# source is gone (a reverted test, left in a local build folder) tests
+# nothing that exists, and is not run.
+run_units() {
+	local src name t log rc p f s
+	for src in "$root"/tests/unit/test_*.c; do
+		[ -f "$src" ] || continue
+		t=$root/$1/tests/$(basename "$src" .c)
+		name=$2$(basename "$t")
+		log=$log_dir/$name.log
+		if [ -x "$t" ]; then
+			(cd "$root" && "$t") >"$log" 2>&1
+			rc=$?
+		else
+			echo "run.sh: $t is not built" >"$log"
+			rc=1
+		fi
+		p=$(count "$log" '^\[  PASSED  \]')
+		f=$(count "$log" '^\[  FAILED  \] [0-9]+ test'); f=${f:-0}
+		s=$(count "$log" '^\[  SKIPPED \] [0-9]+ test'); f=$((f + ${s:-0}))
+		if [ -z "$p" ]; then
+			[ -x "$t" ] && echo "run.sh: $name printed no summary" >>"$log"
+			p=0 f=$((f > 0 ? f : 1))
+		fi
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # failed after its summary
+		passed=$((passed + p)); failed=$((failed + f))
+		if [ "$f" -ne 0 ]; then
+			failed_names+=("$name"); cat "$log"
+		fi
+		printf '%-28s %3d passed, %d failed\n' "$name" "$p" "$f"
+	done
+}
+run_units "$build" ""
+[ -n "$san_build" ] && run_units "$san_build" "asan:"
 
 for t in "$root"/tests/cli/test_*.sh; do
 	[ -f "$t" ] || continue
@@ -53,6 +71,10 @@ for t in "$root"/tests/cli/test_*.sh; do
 	p=$(grep -c '^ok ' "$log_dir/$name.log"); f=$(grep -c '^not ok ' "$log_dir/$name.log")
 	s=$(grep -c '^ok .*# SKIP' "$log_dir/$name.log"); p=$((p - s)); f=$((f + s))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	# One that checked nothing (it stopped before its first check) fails.
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		f=1; echo "run.sh: $name printed no ok line" >>"$log_dir/$name.log"
+	fi
 	passed=$((passed + p)); failed=$((failed + f))
 	if [ "$f" -ne 0 ]; then
 		failed_names+=("$name"); cat "$log_dir/$name.log"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# test_ci_runner.sh: tests/run.sh fails CI on a test that did not run: a
+# unit test not built (in the build or the sanitizer build), a unit binary
+# that prints no cmocka summary, a CLI test that prints no ok line. run.sh
+# runs on a tree of its own here: a copy of it, with one fake unit test
+# and one fake CLI test. Each case is the healthy tree, which must pass,
+# with one thing broken, and must fail naming that thing with the other
+# tests' counts intact: a run.sh that did not run at all, or that counted
+# nothing, fails every case.
+source "$(dirname "$0")/lib.sh"
+RUN_SH=$(cd "$(dirname "$0")/.." && pwd)/run.sh
+T=$SCRATCH/tree
+
+# fake_unit PATH OUTPUT: a unit-test binary that prints OUTPUT, exits 0.
+fake_unit() {
+	printf '#!/bin/sh\ncat <<"END"\n%s\nEND\n' "$2" >"$1"
+	chmod +x "$1"
+}
+PASSED_2='[==========] Running 2 test(s).
+[==========] 2 test(s) run.
+[  PASSED  ] 2 test(s).'
+
+# healthy: run.sh, unit test test_a built in build/ and asan/ (2 passed
+# each), CLI test test_c (1 ok): 5 passed.
+healthy() {
+	rm -rf "$T"
+	mkdir -p "$T/tests/unit" "$T/tests/cli" "$T/build/tests" "$T/asan/tests"
+	cp "$RUN_SH" "$T/tests/run.sh"
+	: >"$T/tests/unit/test_a.c"
+	fake_unit "$T/build/tests/test_a" "$PASSED_2"
+	fake_unit "$T/asan/tests/test_a" "$PASSED_2"
+	echo 'echo "ok - c"' >"$T/tests/cli/test_c.sh"
+}
+run_tree() { run bash "$T/tests/run.sh" build asan; }
+
+healthy
+run_tree
+expect_status 0 "the healthy tree passes"
+expect_out_has "total: 5 passed, 0 failed" "the healthy tree counts every test"
+
+healthy
+rm "$T/build/tests/test_a"
+run_tree
+expect_status 1 "a unit test not built fails"
+expect_out_has "failed: test_a" "a unit test not built is named"
+expect_out_has "total: 3 passed, 1 failed" "a unit test not built counts one failure"
+
+healthy
+rm "$T/asan/tests/test_a"
+run_tree
+expect_status 1 "a unit test not built in the sanitizer build fails"
+expect_out_has "failed: asan:test_a" "a unit test not built in the sanitizer build is named"
+expect_out_has "total: 3 passed, 1 failed" "a unit test not built in the sanitizer build counts one failure"
+
+healthy
+fake_unit "$T/build/tests/test_a" "[==========] Running 2 test(s)."
+run_tree
+expect_status 1 "a unit binary that prints no summary fails"
+expect_out_has "failed: test_a" "a unit binary that prints no summary is named"
+expect_out_has "total: 3 passed, 1 failed" "a unit binary that prints no summary counts one failure"
+
+healthy
+echo 'echo "checked c"' >"$T/tests/cli/test_c.sh"
+run_tree
+expect_status 1 "a CLI test that prints no ok line fails"
+expect_out_has "failed: test_c" "a CLI test that prints no ok line is named"
+expect_out_has "total: 4 passed, 1 failed" "a CLI test that prints no ok line counts one failure"
+
+# A binary whose source is gone (left in a local build folder) is still
+# not run.
+healthy
+fake_unit "$T/build/tests/test_gone" "[  FAILED  ] 1 test(s), listed below:"
+run_tree
+expect_status 0 "a unit binary without its source is not run"
+expect_out_has "total: 5 passed, 0 failed" "a unit binary without its source counts nothing"
+finish
