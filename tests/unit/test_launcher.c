@@ -399,6 +399,24 @@ static void run_passes_env_and_argv(void **state)
 	assert_int_equal(launch_run(argv2, envp, NULL, NULL, &killed_by, err, sizeof err), 0);
 }
 
+
+/* A process that sends sig to this one (the launcher, not its child) once
+ * the file ready exists (about 5 s at most), then creates sent, where not
+ * NULL: waitpid it. */
+static pid_t signal_when_ready(const char *ready, int sig, const char *sent)
+{
+	pid_t sender = fork();
+	assert_true(sender >= 0);
+	if (sender == 0) {
+		for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)
+			usleep(10000);
+		kill(getppid(), sig);
+		if (sent)
+			close(open(sent, O_WRONLY | O_CREAT, 0644));
+		_exit(0);
+	}
+	return sender;
+}
 static void run_forwards_signals(void **state)
 {
 	char ready[512], script[1024], err[256];
@@ -408,14 +426,7 @@ static void run_forwards_signals(void **state)
 	snprintf(script, sizeof script,
 		 "trap 'exit 42' TERM; : > '%s'; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 9",
 		 ready);
-	pid_t sender = fork();
-	assert_true(sender >= 0);
-	if (sender == 0) {
-		for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)
-			usleep(10000);
-		kill(getppid(), SIGTERM); /* to the launcher, not the child */
-		_exit(0);
-	}
+	pid_t sender = signal_when_ready(ready, SIGTERM, NULL);
 	int killed_by;
 	int status = run_sh(script, &killed_by, err, sizeof err);
 	waitpid(sender, NULL, 0);
@@ -464,15 +475,7 @@ static void run_does_not_forward_ignored_signals(void **state)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGUSR1, &ign, &old);
-	pid_t sender = fork();
-	assert_true(sender >= 0);
-	if (sender == 0) {
-		for (int i = 0; i < 500 && access(ready, F_OK) != 0; i++)
-			usleep(10000);
-		kill(getppid(), SIGUSR1); /* to the launcher, not the child */
-		close(open(sent, O_WRONLY | O_CREAT, 0644));
-		_exit(0);
-	}
+	pid_t sender = signal_when_ready(ready, SIGUSR1, sent);
 	char *argv[] = { "env", "--default-signal=USR1", "sh", "-c", script, NULL };
 	int killed_by = -1;
 	err[0] = '\0';

@@ -210,17 +210,23 @@ static void allocmap_resolution(void **state)
 }
 
 /* Plan: iteration ordinal 1 (10 B), also as the previous iteration's
- * instance (PREVIOUS), and persistent ordinal 1 (5 B). Within an
- * iteration the PREVIOUS one is the instance of the iteration before;
- * as of the next iteration's start (allocmap_resolve_next) it is this
- * iteration's, and the others resolve as now. */
-static void allocmap_previous_as_of_next_iteration(void **state)
+ * instance (PREVIOUS), and persistent ordinal 1 (5 B). */
+static struct plan *previous_plan(void)
 {
 	const uint64_t sizes[1] = { 10 };
 	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_PREVIOUS, 1, 10 },
 					      { PLAN_ALLOC_ITERATION, 1, 10 },
 					      { PLAN_ALLOC_PERSISTENT, 1, 5 } };
-	struct plan *p = allocmap_plan(sizes, 1, NULL, 0, allocs, 3);
+	return allocmap_plan(sizes, 1, NULL, 0, allocs, 3);
+}
+
+/* previous_plan. Within an iteration the PREVIOUS one is the instance of
+ * the iteration before;
+ * as of the next iteration's start (allocmap_resolve_next) it is this
+ * iteration's, and the others resolve as now. */
+static void allocmap_previous_as_of_next_iteration(void **state)
+{
+	struct plan *p = previous_plan();
 	allocmap *m = allocmap_create(p);
 	struct allocmap_where w;
 	struct alloc_rec r;
@@ -258,7 +264,7 @@ static void allocmap_previous_as_of_next_iteration(void **state)
 	plan_destroy(p);
 }
 
-/* Plan as in allocmap_previous_as_of_next_iteration. A program whose
+/* previous_plan. A program whose
  * first allocation of an iteration is not the plan's size (it drifted)
  * maps it to neither plan allocation of that ordinal: not as this
  * iteration's instance, nor as the previous one of the next iteration
@@ -266,11 +272,7 @@ static void allocmap_previous_as_of_next_iteration(void **state)
  * instance, of the plan's size, is still the PREVIOUS one. */
 static void allocmap_previous_of_another_size(void **state)
 {
-	const uint64_t sizes[1] = { 10 };
-	const struct plan_alloc allocs[3] = { { PLAN_ALLOC_PREVIOUS, 1, 10 },
-					      { PLAN_ALLOC_ITERATION, 1, 10 },
-					      { PLAN_ALLOC_PERSISTENT, 1, 5 } };
-	struct plan *p = allocmap_plan(sizes, 1, NULL, 0, allocs, 3);
+	struct plan *p = previous_plan();
 	allocmap *m = allocmap_create(p);
 	struct allocmap_where w;
 	struct alloc_rec r;
