@@ -399,7 +399,6 @@ static void run_passes_env_and_argv(void **state)
 	assert_int_equal(launch_run(argv2, envp, NULL, NULL, &killed_by, err, sizeof err), 0);
 }
 
-
 /* A process that sends sig to this one (the launcher, not its child) once
  * the file ready exists (about 5 s at most), then creates sent, where not
  * NULL: waitpid it. */
