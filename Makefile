@@ -71,7 +71,7 @@ INJECTED := $(if $(wildcard record/cuda/*.c),$(BUILD)/lib/libumrec.so) \
 	$(if $(wildcard replay/cuda/*.c),$(BUILD)/lib/libumreplay.so)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: FORCE all tools injected examples bench gpu-probes fixtures fuzz test unit-tests deps demo install clean check-cuda
+.PHONY: FORCE all tools injected examples bench gpu-probes fixtures fuzz test unit-tests deps demo install clean
 all: tools injected examples bench gpu-probes $(BUILD)/COMMIT
 
 # The source the build came from, for benchmark rows (bench/measure.py's
@@ -210,7 +210,6 @@ $(BUILD)/gpu-probes/%: tests/gpu/%.cu $(wildcard tests/gpu/*.h)
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC := $(foreach m,common plan replay,$(call src_portable,$(m))) $(SCHEMA_C)
-FUZZ_HARNESSES := $(wildcard tests/fuzz/*_input.h)
 fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c)) $(BUILD)/fuzz/plan_sections fixtures
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/%_input.h $(FUZZ_SRC) \
 		$(wildcard $(foreach m,common plan replay,$(m)/*.h))
@@ -220,7 +219,6 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/%_input.h $(FUZZ_SRC) \
 $(BUILD)/fuzz/plan_sections: $(call obj,tests/fuzz/plan_sections.c) $(BUILD)/lib/libumkit_common.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_PORTABLE)
-$(BUILD)/tests/test_fuzz_corpus: $(FUZZ_HARNESSES)
 
 # The README's commands. Both install what they need first.
 deps:
