@@ -34,6 +34,10 @@ def read_calib(path):
                or not isinstance(calib.get(k), (int, float))]
     if missing:
         raise BadFile(f"{path}: no number {', '.join(missing)}")
+    # The lower bound divides by them.
+    stalled = [k for k in ("htod_gbps", "dtoh_gbps") if calib[k] <= 0]
+    if stalled:
+        raise BadFile(f"{path}: {', '.join(stalled)} is not above 0")
     return calib
 
 
