@@ -182,12 +182,17 @@ examples: $(if $(wildcard examples/train_sim.cu),$(BUILD)/examples/train_sim) \
 	$(if $(wildcard $(CUDA_LIBDIR)/libcudart.so),$(BUILD)/examples/libmanaged_alloc.so)
 bench: $(patsubst bench/%.cu,$(BUILD)/bench/%,$(wildcard bench/*.cu))
 gpu-probes: $(patsubst tests/gpu/%.cu,$(BUILD)/gpu-probes/%,$(wildcard tests/gpu/*.cu))
+# Their host code is held to the C code's warnings (those C++ has), and to
+# -Werror under WERROR=1; a change of WERROR, in the flags stamp, builds
+# them again.
+comma := ,
+NVCC_WARN := -Xcompiler -Wall,-Wextra,-Wshadow,-Wno-unused-parameter$(if $(filter 1,$(WERROR)),$(comma)-Werror)
 define nvcc_program
 	@mkdir -p $(dir $@)
-	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 -cudart shared -arch=sm_90 -o $@ $< $(NVCC_LDLIBS); \
+	@if [ -x "$(NVCC)" ]; then $(NVCC) -O2 $(NVCC_WARN) -cudart shared -arch=sm_90 -o $@ $< $(NVCC_LDLIBS); \
 	 else echo "note: $(NVCC) not found, $@ not built"; fi
 endef
-$(BUILD)/examples/%: examples/%.cu
+$(BUILD)/examples/%: examples/%.cu $(FLAGS_STAMP)
 	$(nvcc_program)
 # PyTorch's allocator on Unified Memory (examples/pytorch/common.py
 # --managed-allocator): plain C over the shared runtime, which the
@@ -197,11 +202,11 @@ $(BUILD)/examples/%: examples/%.cu
 $(BUILD)/examples/libmanaged_alloc.so: examples/pytorch/managed_alloc.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(CFLAGS_ALL) $(CUDA_CFLAGS) -o $@ $< -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart
-$(BUILD)/bench/%: bench/%.cu bench/trials.h
+$(BUILD)/bench/%: bench/%.cu bench/trials.h $(FLAGS_STAMP)
 	$(nvcc_program)
 # Probes may call the driver API as well.
 $(BUILD)/gpu-probes/%: NVCC_LDLIBS = -L$(CUDA_STUBS) -lcuda
-$(BUILD)/gpu-probes/%: tests/gpu/%.cu $(wildcard tests/gpu/*.h)
+$(BUILD)/gpu-probes/%: tests/gpu/%.cu $(wildcard tests/gpu/*.h) $(FLAGS_STAMP)
 	$(nvcc_program)
 
 # The fuzzers (tests/fuzz/README.md): libFuzzer, so clang; not part of

@@ -1,5 +1,5 @@
 /*
- * trials.h: what the CUDA benchmark programs (bench/*.cu) share: their
+ * trials.h: what the CUDA benchmark programs (bench's .cu files) share: their
  * first two arguments, COUNT and TRIALS; a check of each CUDA call; a
  * monotonic clock; and the fastest and median of a set of timed trials.
  */

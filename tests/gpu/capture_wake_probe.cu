@@ -100,11 +100,11 @@ static void *allocate_meanwhile(void *)
 int main(int argc, char **argv)
 {
 	bool capture = argc >= 2 && strcmp(argv[1], "capture") == 0;
-	const char *b = argc == 3 ? argv[2] : "malloc";
-	b_alloc = strcmp(b, "managed") == 0 ? B_MANAGED : strcmp(b, "none") == 0 ? B_NONE :
-		  strcmp(b, "stream") == 0 ? B_STREAM : strcmp(b, "nothing") == 0 ? B_NOTHING : B_MALLOC;
+	const char *b_kind = argc == 3 ? argv[2] : "malloc";
+	b_alloc = strcmp(b_kind, "managed") == 0 ? B_MANAGED : strcmp(b_kind, "none") == 0 ? B_NONE :
+		  strcmp(b_kind, "stream") == 0 ? B_STREAM : strcmp(b_kind, "nothing") == 0 ? B_NOTHING : B_MALLOC;
 	if (argc < 2 || argc > 3 || (!capture && (argc != 2 || strcmp(argv[1], "eager") != 0)) ||
-	    (b_alloc == B_MALLOC && strcmp(b, "malloc") != 0)) {
+	    (b_alloc == B_MALLOC && strcmp(b_kind, "malloc") != 0)) {
 		fprintf(stderr, "usage: capture_wake_probe eager | capture [malloc | managed | none | stream | nothing]\n");
 		return 64;
 	}

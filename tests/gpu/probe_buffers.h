@@ -18,7 +18,7 @@ __global__ void bump(unsigned *p, size_t n, unsigned by)
 		p[i] = p[i] * 3 + by;
 }
 
-static void bump_on(cudaStream_t s, unsigned *p, unsigned by)
+static inline void bump_on(cudaStream_t s, unsigned *p, unsigned by)
 {
 	bump<<<256, 256, 0, s>>>(p, PROBE_BUFFER_WORDS, by);
 }

@@ -1,5 +1,5 @@
 /*
- * probe_check.h: what the GPU checks' CUDA probes (tests/gpu/*.cu) share:
+ * probe_check.h: what the GPU checks' CUDA probes (tests/gpu's .cu files) share:
  * CHECK(call), which prints the failed call and its error and exits 2, so
  * that a probe's own set-up failing is never read as the case it tests
  * (CHECK_CU for the driver's calls);
@@ -36,7 +36,7 @@
 		}                                                                    \
 	} while (0)
 
-static void CUDART_CB sleep_200ms(void *)
+static inline void CUDART_CB sleep_200ms(void *)
 {
 	usleep(200000);
 }
