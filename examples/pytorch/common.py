@@ -118,11 +118,14 @@ def check_positive(parser, args, *names):
 
 
 def adamw(args, model):
-    """AdamW over the model's parameters at --lr. With --cuda-graph its step
-    is captured in the graph, which PyTorch allows only of a capturable
-    AdamW (its step counts kept on the GPU): made so then, not otherwise,
-    where the eager runs' arithmetic stays PyTorch's default."""
-    return torch.optim.AdamW(model.parameters(), lr=args.lr, capturable=bool(args.cuda_graph))
+    """AdamW over the model's parameters at --lr. With --cuda-graph on a GPU
+    its step is captured in the graph, which PyTorch allows only of a
+    capturable AdamW (its step counts kept on the GPU): made so then, not
+    otherwise, where the eager runs' arithmetic stays PyTorch's default. On
+    the CPU, where train() captures nothing, PyTorch refuses a capturable
+    one."""
+    on_gpu = torch.device(args.device).type == "cuda"
+    return torch.optim.AdamW(model.parameters(), lr=args.lr, capturable=bool(args.cuda_graph) and on_gpu)
 
 
 def setup(args):

@@ -7,7 +7,8 @@
 # that is not cuda or cpu and dlrm.py's MLP sizes below 1 are usage errors;
 # a CUDA device not there, and a --managed-allocator library missing or
 # without its functions, are named; the config line prints --turn-fds as
-# 3,4, and its common keys in the order examples/README.md gives.
+# 3,4, and its common keys in the order examples/README.md gives; the
+# AdamW the transformer examples make is capturable only for a GPU graph.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
@@ -66,6 +67,14 @@ def use_deterministic_algorithms(on):
 
 def no_grad():
     return lambda f: f
+
+
+class optim:
+    class AdamW:
+        """Prints how it was made; PyTorch asserts at the first step that
+        a capturable one is on a GPU."""
+        def __init__(self, params, **kwargs):
+            print("AdamW %s" % " ".join("%s=%s" % kv for kv in sorted(kwargs.items())))
 PY
 cat >"$SCRATCH/standin/torch/nn.py" <<'PY'
 import sys
@@ -186,4 +195,19 @@ run "$PY" "$EX/dlrm.py" --device cpu --top-mlp 0
 refused "dlrm.py: --top-mlp 0 is a usage error" "argument --top-mlp: '0': a layer's size must be at least 1"
 run "$PY" "$EX/dlrm.py" --device cpu --bottom-mlp 1,2,3 --top-mlp ''
 built "dlrm.py: sizes of 1 and up, or none, are taken"
+
+# common.adamw (gpt2, bert, vit): capturable only where --cuda-graph
+# captures its step, on a GPU; PyTorch refuses a capturable AdamW on the CPU.
+# adamw ARGS...: the AdamW made for the examples' options ARGS.
+adamw() {
+	run "$PY" -c 'import sys, types; sys.path.insert(0, sys.argv[1]); import common
+args = common.make_parser("t", batch_size=1, lr=0.5).parse_args(sys.argv[2:])
+common.adamw(args, types.SimpleNamespace(parameters=list))' "$EX" "$@"
+}
+adamw --device cuda --cuda-graph
+expect_out_has "AdamW capturable=True lr=0.5" "adamw: capturable under --cuda-graph on a GPU"
+adamw --device cuda
+expect_out_has "AdamW capturable=False lr=0.5" "adamw: PyTorch's default without --cuda-graph"
+adamw --device cpu --cuda-graph
+expect_out_has "AdamW capturable=False lr=0.5" "adamw: not capturable on the CPU, where nothing is captured"
 finish
