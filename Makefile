@@ -48,11 +48,14 @@ LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_RPATH
 # make -n) set it to its own flags, and the next build compiled everything.
 FLAGS_STAMP := $(BUILD)/FLAGS
 FLAGS_NOW := $(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS)
+# The rule is there for the same flags too, for a stamp that goes after
+# the makefile was read (make clean all).
 ifneq ($(file < $(FLAGS_STAMP)),$(FLAGS_NOW))
 $(FLAGS_STAMP): FORCE
+endif
+$(FLAGS_STAMP):
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' > $@
-endif
 
 MODULES := common record plan replay
 MAINS := record/umrec.c plan/umplan.c replay/umreplay.c

@@ -20,6 +20,12 @@ expect_status 0 "the stamp is up to date for the same flags"
 run mk -q WERROR=1 "$B/FLAGS"
 expect_status 1 "the stamp is stale for other flags"
 
+# A stamp removed after the makefile was read, the flags being the same,
+# is written again: make clean all stopped at "No rule to make target".
+run mk -s clean "$B/FLAGS"
+if [ "$status" -eq 0 ] && [ "$(cat "$B/FLAGS" 2>/dev/null)" = "$stamp" ]; then ok "make clean BUILD/FLAGS writes it again"
+else not_ok "make clean BUILD/FLAGS writes it again (status $status: $err)"; fi
+
 # A make that compiles nothing leaves it as it is: make test's own make
 # (no WERROR) runs before its WERROR=1 build, which else compiled
 # everything again each time; a dry run changes nothing.
