@@ -399,6 +399,10 @@ static void run_passes_env_and_argv(void **state)
 	assert_int_equal(launch_run(argv2, envp, NULL, NULL, &killed_by, err, sizeof err), 0);
 }
 
+/* This binary's first argument to run the rest with SIGUSR1 at its
+ * default (main). */
+#define DEFAULT_USR1 "--default-usr1"
+
 /* A process that sends sig to this one (the launcher, not its child) once
  * the file ready exists (about 5 s at most), then creates sent, where not
  * NULL: waitpid it. */
@@ -454,10 +458,10 @@ static void run_keeps_ignored_signals_ignored(void **state)
 }
 
 /* A signal the launcher ignores is not passed on, even to a child that
- * takes it (env --default-signal resets it there, as a program that sets
- * its own handler would): a launcher under nohup, or started with SIGUSR1
- * ignored, keeps the ignoring to itself. Passed on, SIGUSR1 would kill the
- * child (exit 138). */
+ * takes it (this binary, run as DEFAULT_USR1, resets it there, as a
+ * program that sets its own handler would): a launcher under nohup, or
+ * started with SIGUSR1 ignored, keeps the ignoring to itself. Passed on,
+ * SIGUSR1 would kill the child (exit 138). */
 static void run_does_not_forward_ignored_signals(void **state)
 {
 	char ready[512], sent[512], script[2048], err[256];
@@ -475,7 +479,7 @@ static void run_does_not_forward_ignored_signals(void **state)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGUSR1, &ign, &old);
 	pid_t sender = signal_when_ready(ready, SIGUSR1, sent);
-	char *argv[] = { "env", "--default-signal=USR1", "sh", "-c", script, NULL };
+	char *argv[] = { "/proc/self/exe", DEFAULT_USR1, "sh", "-c", script, NULL };
 	int killed_by = -1;
 	err[0] = '\0';
 	int status = launch_run(argv, environ, NULL, NULL, &killed_by, err, sizeof err);
@@ -714,8 +718,16 @@ static void output_path_spares_other_files(void **state)
 	rmdir(dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* What run_does_not_forward_ignored_signals starts: the rest of the
+	 * command with SIGUSR1 at its default (coreutils' env
+	 * --default-signal, which older ones lack). */
+	if (argc > 2 && strcmp(argv[1], DEFAULT_USR1) == 0) {
+		signal(SIGUSR1, SIG_DFL);
+		execvp(argv[2], argv + 2);
+		_exit(127);
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(env_edits_a_copy),
 		cmocka_unit_test(inject_sets_the_variables),
