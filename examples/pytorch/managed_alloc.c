@@ -5,6 +5,7 @@
  * (examples/pytorch/common.py --managed-allocator). The functions have the
  * signatures PyTorch calls them with.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -39,16 +40,19 @@ void *umkit_managed_malloc(ssize_t size, int device, cudaStream_t stream)
  * here with the reason, as PyTorch's own allocator raises, where a quiet
  * return let it run on. At the interpreter's exit the runtime may be
  * unloading first: the memory goes with the process, and that is no
- * failure. */
+ * failure. Once ending, the frees exit() itself makes (destructors that
+ * hold tensors) fail alike, and return: exit() is not to be called again
+ * from inside it. */
 void umkit_managed_free(void *ptr, ssize_t size, int device, cudaStream_t stream)
 {
+	static atomic_flag ending = ATOMIC_FLAG_INIT;
 	(void)device;
 	(void)stream;
 	if (!ptr)
 		return;
 	cudaError_t err = cudaFree(ptr);
-	if (err != cudaSuccess && err != cudaErrorCudartUnloading) {
-		fprintf(stderr, "cudaFree of %zd bytes at %p: %s\n", size, ptr, cudaGetErrorString(err));
-		exit(2);
-	}
+	if (err == cudaSuccess || err == cudaErrorCudartUnloading || atomic_flag_test_and_set(&ending))
+		return;
+	fprintf(stderr, "cudaFree of %zd bytes at %p: %s\n", size, ptr, cudaGetErrorString(err));
+	exit(2);
 }

@@ -106,6 +106,44 @@ static void a_failed_free_ends_the_program(void **state)
 	assert_int_equal(child_status(cudaErrorIllegalAddress, false), 2);
 }
 
+/* The frees made while the program ends (here by an exit handler, as by
+ * destructors holding tensors) fail as well: one line, one exit, where
+ * each called exit() again from inside it. */
+static void free_again(void)
+{
+	umkit_managed_free(block, 16, 0, NULL);
+	umkit_managed_free(block, 8, 0, NULL);
+}
+
+static void a_failed_free_ends_the_program_once(void **state)
+{
+	char path[512];
+	test_path(path, sizeof path, "free.err");
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		answer = cudaErrorIllegalAddress;
+		if (!freopen(path, "w", stderr))
+			_exit(99);
+		atexit(free_again);
+		umkit_managed_free(block, 32, 0, NULL);
+		_exit(100);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 2);
+	char text[512] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	assert_non_null(strstr(text, "cudaFree of 32 bytes at "));
+	assert_ptr_equal(strchr(text, '\n'), text + n - 1); /* one line */
+}
+
 /* At the interpreter's exit the runtime may unload before the tensors are
  * freed: no failure, the memory goes with the process. */
 static void a_free_while_the_runtime_unloads_is_no_failure(void **state)
@@ -123,6 +161,7 @@ int main(void)
 		cmocka_unit_test_setup(tensors_come_from_managed_memory_and_go_back, setup),
 		cmocka_unit_test_setup(a_refused_allocation_ends_the_program, setup),
 		cmocka_unit_test_setup(a_failed_free_ends_the_program, setup),
+		cmocka_unit_test_setup(a_failed_free_ends_the_program_once, setup),
 		cmocka_unit_test_setup(a_free_while_the_runtime_unloads_is_no_failure, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
