@@ -57,6 +57,9 @@ def read_replay(path):
             missing = [k for k in REPLAY_KEYS if "iter_ms" in d and k not in d]
             if missing:
                 raise BadFile(f"{path}:{n}: no {', '.join(missing)}")
+            # Divided by (% of ideal, x bound).
+            if "iter_ms" in d and not float(d["iter_ms"]) > 0:
+                raise BadFile(f"{path}:{n}: iter_ms is not above 0")
             name, *ratio, policy = tag.split(".")
             rows.append((name, ".".join(ratio), policy, d))
     return rows
@@ -100,7 +103,9 @@ def overhead_table(path):
         if missing:
             raise BadFile(f"{path}: no {', '.join(missing)} column")
         rows = list(reader)
-    for r in rows:
+    for n, r in enumerate(rows, 2):
+        if None in r.values():
+            raise BadFile(f"{path}:{n}: fewer fields than the header's")
         out.append(f"| {r['model']} | {r['steps']} | {float(r['plain_ms']):.2f} | "
                    f"{float(r['plain_uncached_ms']):.2f} | {float(r['umrec_ms']):.2f} | "
                    f"{float(r['umrec_cache_ms']):.2f} | {float(r['umrec_over_plain']):.2f}x |")
