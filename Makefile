@@ -144,8 +144,12 @@ $(INJECTED): common/cuda/exports.map
 		$(filter %.a,$^) -Wl,--as-needed $(LDLIBS_CUDA) $(LDLIBS_PORTABLE) -Wl,--no-undefined \
 		-Wl,--version-script=common/cuda/exports.map
 
-# Benchmark programs (bench/*.c): portable, linked like the tools.
+# Benchmark programs (bench/*.c): portable, linked like the tools. Their
+# objects are kept: made by a pattern, make deleted them as intermediates,
+# and the next make, finding them named in their .d files, built them and
+# the programs again.
 bench: $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+.SECONDARY: $(patsubst bench/%.c,$(BUILD)/obj/bench/%.o,$(wildcard bench/*.c))
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PORTABLE_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(PORTABLE_LIBS) $(PORTABLE_LIBS) -Wl,--as-needed -lcjson $(LDLIBS_PORTABLE) -Wl,-rpath,'$$ORIGIN/../lib'

@@ -59,6 +59,16 @@ echo "$t: $SCRATCH/included.h" >"$t.d"
 run mk -q "${libs_built[@]}" "$t"
 expect_status 1 "a unit test is stale when a header its .d names changes"
 
+# A bench program made from a pattern's object is up to date without the
+# object (an intermediate), though its .d file names it, as the first
+# build leaves it: else every second make built it again.
+bp=$B/bench/alloc_path
+mkdir -p "$B/bench" "$B/obj/bench"
+echo "$B/obj/bench/alloc_path.o: bench/alloc_path.c" >"$B/obj/bench/alloc_path.d"
+touch "$bp"
+run mk -q "${libs_built[@]}" "$bp"
+expect_status 0 "a bench program is up to date without the object its .d names"
+
 # CUPTI_LIBDIR names a folder: by default the one with libcupti.so, and
 # as given, from the command line or the environment, in the link too.
 var() { mk -s --eval 'print-%: ; @echo $($*)' "${@:2}" "print-$1"; }
