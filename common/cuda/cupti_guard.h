@@ -5,12 +5,14 @@
  * CUPTI allows one subscriber and one set of activity-buffer callbacks per
  * process. The injected library defines the CUPTI entry points that would
  * replace or tear down umkit's (cuptiSubscribe, cuptiActivityRegisterCallbacks,
- * cuptiActivityEnable/Disable, cuptiFinalize, ...) or change what its
- * records hold and when they come (the kinds per context, the Unified
- * Memory counters, the flush period, the timestamps' source, hardware
- * tracing): once umkit holds CUPTI,
- * a call from the program fails with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
- * and one clear warning, and the program goes on without its profiler data.
+ * cuptiActivityEnable/Disable, cuptiFinalize, ...) or change the settings
+ * its records depend on (the kinds per context, the Unified Memory
+ * counters, the flush period, the timestamps' source, hardware tracing);
+ * calls that only add records umkit passes over (the driver and runtime
+ * API kinds, latency timestamps) or size its buffers are let through.
+ * Once umkit holds CUPTI, a call from the program fails with
+ * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and one clear warning,
+ * and the program goes on without its profiler data.
  * umkit's own calls go to the real functions through cupti_real().
  */
 #ifndef UMKIT_CUPTI_GUARD_H
