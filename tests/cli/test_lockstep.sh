@@ -58,7 +58,7 @@ expect_status 2 "turns.py: --turn-fds without two descriptors is a usage error"
 expect_err_has "--turn-fds" "which names the option"
 expect_err_has "'3' is not two file descriptors R,W" "and says what it wants"
 expect_err_lacks "Traceback" "without a traceback"
-run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3,9 3</dev/null
+run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3,9 3</dev/null 9>&-
 expect_status 2 "turns.py: a descriptor that is not open is a usage error"
 expect_err_has "file descriptor 9 (for writing) is not open" "which names the descriptor"
 run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds=-1,4 4>/dev/null

@@ -282,7 +282,7 @@ static void allocmap_previous_of_another_size(void **state)
 	assert_true(a->plan_iter == 1 && a->plan_prev == 0);
 
 	allocmap_iteration_start(m, 0);
-	a = allocmap_add(m, 3, 0x2000, 11);
+	a = allocmap_add(m, 3, 0x3000, 11);
 	assert_true(a->plan_iter == -1 && a->plan_prev == -1);
 	allocmap_resolve_next(m, 0, &w);
 	assert_int_equal(w.state, ALLOCMAP_UNSEEN);
