@@ -19,6 +19,10 @@ run mk -q "$B/FLAGS"
 expect_status 0 "the stamp is up to date for the same flags"
 run mk -q WERROR=1 "$B/FLAGS"
 expect_status 1 "the stamp is stale for other flags"
+for folder in CUPTI_LIBDIR CUDA_STUBS CUDA_LIBDIR; do
+	run mk -q $folder=/elsewhere "$B/FLAGS"
+	expect_status 1 "the stamp is stale for another $folder (the libraries link from it)"
+done
 
 # A stamp removed after the makefile was read, the flags being the same,
 # is written again: make clean all stopped at "No rule to make target".
