@@ -13,9 +13,6 @@ source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
 export PYTHONDONTWRITEBYTECODE=1
-# The interpreter itself, once: a python3 that is a version manager's shim
-# takes most of a second to start, and this test starts dozens.
-PY=$(python3 -c 'import sys; print(sys.executable)')
 
 # The stand-in: torch.device parses as torch's does (RuntimeError on a bad
 # string); STANDIN_GPUS CUDA devices (default none); the pluggable allocator
@@ -105,38 +102,38 @@ refused() {
 	else not_ok "$1 (wanted status 2 and '$2')"; fi
 }
 
-run "$PY" "$EX/mlp.py" --device cpu
+run python3 "$EX/mlp.py" --device cpu
 built "mlp.py: the stand-in torch takes a script to its model"
-run "$PY" "$EX/dlrm.py" --device cpu
+run python3 "$EX/dlrm.py" --device cpu
 built "dlrm.py: the stand-in torch takes a script to its model"
 
 # --managed-allocator: PyTorch's graph capture allocates from its caching
 # allocator's private pools, which a pluggable allocator does not have.
-run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$LIB"
+run python3 "$EX/mlp.py" --device cpu --managed-allocator "$LIB"
 built "--managed-allocator alone is taken"
-run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$LIB" --cuda-graph
+run python3 "$EX/mlp.py" --device cpu --managed-allocator "$LIB" --cuda-graph
 refused "--managed-allocator with --cuda-graph is a usage error" \
 	"--managed-allocator does not go with --cuda-graph or --compile"
-run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$LIB" --compile reduce-overhead
+run python3 "$EX/mlp.py" --device cpu --managed-allocator "$LIB" --compile reduce-overhead
 refused "--managed-allocator with --compile is a usage error" \
 	"--managed-allocator does not go with --cuda-graph or --compile"
-run "$PY" "$EX/dlrm.py" --device cpu --compile default --managed-allocator "$LIB"
+run python3 "$EX/dlrm.py" --device cpu --compile default --managed-allocator "$LIB"
 refused "--managed-allocator after --compile default: the same, in another script" \
 	"--managed-allocator does not go with --cuda-graph or --compile"
-run "$PY" "$EX/mlp.py" --device cpu --cuda-graph --compile default
+run python3 "$EX/mlp.py" --device cpu --cuda-graph --compile default
 refused "--cuda-graph with --compile is a usage error" "not allowed with argument"
-run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$SCRATCH/none.so"
+run python3 "$EX/mlp.py" --device cpu --managed-allocator "$SCRATCH/none.so"
 expect_status 1 "--managed-allocator LIB that is not there: exit 1"
 expect_err_has "error: --managed-allocator: $SCRATCH/none.so: cannot open shared object file" "it names LIB"
 expect_err_lacks "Traceback" "no traceback"
 echo 'int umkit_managed_malloc;' >"$SCRATCH/other.c"
 cc -shared -fPIC -o "$SCRATCH/other.so" "$SCRATCH/other.c"
-run "$PY" "$EX/mlp.py" --device cpu --managed-allocator "$SCRATCH/other.so"
+run python3 "$EX/mlp.py" --device cpu --managed-allocator "$SCRATCH/other.so"
 expect_status 1 "--managed-allocator LIB without umkit_managed_free: exit 1"
 expect_err_has "error: --managed-allocator: $SCRATCH/other.so: undefined symbol: umkit_managed_free" "it names LIB and the function"
-run "$PY" "$EX/mlp.py" --device cpu --cuda-graph
+run python3 "$EX/mlp.py" --device cpu --cuda-graph
 built "--cuda-graph alone is taken"
-run "$PY" "$EX/mlp.py" --device cpu --compile reduce-overhead
+run python3 "$EX/mlp.py" --device cpu --compile reduce-overhead
 built "--compile alone is taken"
 
 # config NAME ARGS...: the config line print_config makes of ARGS (a model
@@ -144,7 +141,7 @@ built "--compile alone is taken"
 config() {
 	local name=$1
 	shift
-	run "$PY" -c 'import sys; sys.argv[0] = sys.argv.pop(1); sys.path.insert(0, sys.argv.pop(1))
+	run python3 -c 'import sys; sys.argv[0] = sys.argv.pop(1); sys.path.insert(0, sys.argv.pop(1))
 import common
 class Model:
     def parameters(self): return []
@@ -161,46 +158,46 @@ keys=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | cut -d= -f1 | tr '\n' ' ')
 [ "$keys" = "script steps batch_size lr seed device nvtx no_checksum managed_allocator copy_stream turn_fds cuda_graph compile params param_bytes " ] \
 	&& ok "the config line's common keys, in the order examples/README.md gives" \
 	|| not_ok "the config line's common keys, in the order examples/README.md gives (got: $keys)"
-run "$PY" "$EX/mlp.py" --device cpu --turn-fds 3,9 3</dev/null
+run python3 "$EX/mlp.py" --device cpu --turn-fds 3,9 3</dev/null
 refused "a script: --turn-fds with a descriptor not open is a usage error" \
 	"argument --turn-fds: file descriptor 9 (for writing) is not open"
 
 # --device: a string torch cannot read, or a device the examples do not
 # run on, is a usage error; a CUDA device that is not there is named.
 for bad in gpu cuda:x cuda:-1 meta; do
-	run "$PY" "$EX/mlp.py" --device=$bad
+	run python3 "$EX/mlp.py" --device=$bad
 	refused "--device $bad is a usage error" "argument --device: '$bad'"
 done
-run "$PY" "$EX/mlp.py"
+run python3 "$EX/mlp.py"
 expect_status 1 "--device cuda without a GPU: exit 1"
 expect_err_has "error: no CUDA device available (try --device cpu)" "it says so"
-STANDIN_GPUS=1 run "$PY" "$EX/mlp.py" --device cuda:1
+STANDIN_GPUS=1 run python3 "$EX/mlp.py" --device cuda:1
 expect_status 1 "--device cuda:1 with one GPU: exit 1"
 expect_err_has "error: --device cuda:1: no such CUDA device (1 visible)" "it names the device"
 expect_err_lacks "Traceback" "no traceback"
-STANDIN_GPUS=2 run "$PY" "$EX/dlrm.py" --device cuda:1
+STANDIN_GPUS=2 run python3 "$EX/dlrm.py" --device cuda:1
 built "--device cuda:1 with two GPUs is taken"
 
 for steps in 0 -2; do
-	run "$PY" "$EX/mlp.py" --device cpu --steps=$steps
+	run python3 "$EX/mlp.py" --device cpu --steps=$steps
 	refused "--steps $steps is a usage error" "--steps must be at least 1"
 done
 
 # dlrm.py's MLP sizes: each layer at least 1 wide.
 for bad in 512,0 -3 512,,256 wide; do
-	run "$PY" "$EX/dlrm.py" --device cpu --bottom-mlp=$bad
+	run python3 "$EX/dlrm.py" --device cpu --bottom-mlp=$bad
 	refused "dlrm.py: --bottom-mlp $bad is a usage error" "argument --bottom-mlp: '$bad'"
 done
-run "$PY" "$EX/dlrm.py" --device cpu --top-mlp 0
+run python3 "$EX/dlrm.py" --device cpu --top-mlp 0
 refused "dlrm.py: --top-mlp 0 is a usage error" "argument --top-mlp: '0': a layer's size must be at least 1"
-run "$PY" "$EX/dlrm.py" --device cpu --bottom-mlp 1,2,3 --top-mlp ''
+run python3 "$EX/dlrm.py" --device cpu --bottom-mlp 1,2,3 --top-mlp ''
 built "dlrm.py: sizes of 1 and up, or none, are taken"
 
 # common.adamw (gpt2, bert, vit): capturable only where --cuda-graph
 # captures its step, on a GPU; PyTorch refuses a capturable AdamW on the CPU.
 # adamw ARGS...: the AdamW made for the examples' options ARGS.
 adamw() {
-	run "$PY" -c 'import sys, types; sys.path.insert(0, sys.argv[1]); import common
+	run python3 -c 'import sys, types; sys.path.insert(0, sys.argv[1]); import common
 args = common.make_parser("t", batch_size=1, lr=0.5).parse_args(sys.argv[2:])
 common.adamw(args, types.SimpleNamespace(parameters=list))' "$EX" "$@"
 }
