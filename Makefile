@@ -43,10 +43,10 @@ LDLIBS_CUDA := -L$(CUDA_STUBS) -lcuda -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_RPATH
 # The flags objects are compiled and linked with, kept in BUILD/FLAGS: a
 # build with other ones (`make test`'s WERROR=1, another OPT or SAN, other
 # CUDA or CUPTI folders) compiles every object again, as make would not
-# for flags alone. Written by a rule, only
-# when a target that compiles needs it: written as the makefile was read,
-# any make (`make test`'s own, without WERROR, ahead of its WERROR=1 sub-make;
-# make -n) set it to its own flags, and the next build compiled everything.
+# for flags alone. Written by a rule, only when a target that compiles
+# needs it: written as the makefile was read, any make (`make test`'s own,
+# without WERROR, ahead of its WERROR=1 sub-make; make -n) set it to its
+# own flags, and the next build compiled everything.
 FLAGS_STAMP := $(BUILD)/FLAGS
 FLAGS_NOW := $(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) $(LDLIBS_CUDA) -L$(CUDA_LIBDIR)
 # The rule is there for the same flags too, for a stamp that goes after
