@@ -420,6 +420,7 @@ static pid_t signal_when_ready(const char *ready, int sig, const char *sent)
 	}
 	return sender;
 }
+
 static void run_forwards_signals(void **state)
 {
 	char ready[512], script[1024], err[256];
