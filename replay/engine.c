@@ -430,6 +430,7 @@ static void iteration_start(engine *e, uint32_t position)
 	/* The launches lost in an iteration count once it completes, and
 	 * only from the second: the first holds the warm-up. */
 	lostids_iteration_end(e->lost, e->st.iterations >= 2);
+	e->ops_from = 0;
 	e->timing = true;
 	e->iter_start_ns = now;
 }

@@ -99,6 +99,9 @@ struct engine {
 	struct block **kb;         /* its blocks */
 	size_t n_kb, cap_kb;
 
+	uint32_t ops_from;         /* the first position of this pass whose
+				      ops are not issued yet (policy_plan.c) */
+
 	struct engine_stats st;
 	bool timing;               /* an iteration start has been seen */
 	uint64_t iter_start_ns;

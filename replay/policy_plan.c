@@ -149,7 +149,20 @@ void pplan_ops(engine *e, const struct match_step *step)
 		from = 0;
 	else if (step->skipped <= PLAN_REPLAY_SKIPPED)
 		from -= step->skipped;
-	for (uint32_t q = from; q < step->position; q++)
+	/* Kernels the program runs in another order than the plan (two
+	 * swapped) send the matcher back a position or two, then ahead again:
+	 * the ops of the positions between were issued already, and issued
+	 * again an eviction and a prefetch of one range would move it out and
+	 * in twice. A move back farther is the program running those kernels
+	 * again, which want their ops again. A pass ends at the plan's last
+	 * position (two kernels swapped across it get the ops of the one
+	 * placed first twice). */
+	if (step->position + MATCH_NEAR < e->ops_from)
+		e->ops_from = step->position;
+	if (from < e->ops_from)
+		from = e->ops_from;
+	for (uint32_t q = from; q <= step->position; q++)
 		plan_position(e, q, step->position);
-	plan_position(e, step->position, step->position);
+	if (e->ops_from <= step->position)
+		e->ops_from = (step->position + 1) % sg->n_kernels;
 }

@@ -6,7 +6,9 @@
  * waits; discards never on live memory (a block shared with a live small
  * allocation, a reused range, a written fresh allocation); iteration
  * allocations resolved by ordinal, previous instances in every iteration;
- * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; a foreign
+ * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; each op
+ * once where two kernels run swapped, again where the program runs a
+ * stretch again; a foreign
  * plan detected and then left alone; correlation fallback when lost (past
  * the iteration's end, previous instances as the next iteration's; lost
  * across the program's own iteration start, the new iteration's instances,
@@ -785,6 +787,54 @@ static void skipped_position_ops(void **state)
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.matched, 2);
 	assert_int_equal(st.resynced, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* K2 and K3 swapped in the program: K3 resyncs one ahead, with K2's ops;
+ * K2 then resyncs back, and a later launch ahead again over K3. Each op is
+ * issued once in the pass: an eviction at 2 and a prefetch of the same
+ * range at 3 done again would move it out and in twice. A jump back
+ * farther than MATCH_NEAR (the program runs positions 14 on again, found
+ * after being lost) is no reordering: their ops are issued again. */
+static void reordered_kernels_issue_each_op_once(void **state)
+{
+	enum { N = 40 };
+	uint64_t ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x1000 + (uint64_t)i;
+	struct plan *p = new_plan(ids, N, NULL, 0);
+	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_op(p, 2, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
+	add_op(p, 3, PLAN_OP_PREFETCH, PLAN_POS_NONE, 20, a, 0, 2 * MB);
+	add_op(p, 14, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
+	add_op(p, 15, PLAN_OP_PREFETCH, PLAN_POS_NONE, 20, a, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	struct engine_stats st;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	const uint64_t uses_a[] = { 1 };
+	launch(&r, ids[0], uses_a, 1);
+	static const int order[] = { 1, 3, 2, 4, 5 };
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+		launch(&r, ids[order[i]], NULL, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 3);
+	assert_int_equal(count_kind(&r, ENGINE_OP_EVICT), 1);
+	assert_int_equal(count_kind(&r, ENGINE_OP_PREFETCH), 1);
+
+	for (int i = 6; i < 30; i++)
+		launch(&r, ids[i], NULL, 0);
+	assert_int_equal(count_kind(&r, ENGINE_OP_EVICT), 2);
+	assert_int_equal(count_kind(&r, ENGINE_OP_PREFETCH), 2);
+	uint64_t lost = st.lost;
+	for (int i = 10; i < 25; i++)
+		launch(&r, ids[i], NULL, 0);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.lost - lost, MATCH_LOST_AFTER); /* 10 .. 13 */
+	assert_int_equal(count_kind(&r, ENGINE_OP_EVICT), 3);
+	assert_int_equal(count_kind(&r, ENGINE_OP_PREFETCH), 3);
 	rig_stop(&r);
 	plan_destroy(p);
 }
@@ -2205,6 +2255,7 @@ int main(void)
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
+		cmocka_unit_test(reordered_kernels_issue_each_op_once),
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
 		cmocka_unit_test(resync_past_the_skipped_cap_drops_their_ops),
 		cmocka_unit_test(previous_instance_resolved_in_every_iteration),
