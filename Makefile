@@ -172,6 +172,7 @@ $(BUILD)/tests/test_driver_allocs: $(call obj,common/cuda/driver_allocs.c)
 $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)
 $(BUILD)/tests/test_rp_callbacks: $(call obj,replay/cuda/rp_callbacks.c)
+$(BUILD)/tests/test_rp_activity: $(call obj,replay/cuda/rp_activity.c)
 $(BUILD)/tests/test_stream_calls: $(call obj,common/cuda/stream_calls.c common/cuda/launch_info.c)
 $(BUILD)/tests/test_cudart: $(call obj,common/cuda/cudart.c) $(BUILD)/tests/libcudart-0a1b2c3d.so.12
 # A runtime named as a wheel names its copy (tests/unit/fake_cudart.c).

@@ -307,6 +307,15 @@ void um_alloc_leave_context(bool entered)
 		cuCtxPopCurrent(&was);
 }
 
+void um_alloc_wait_for_gpu(void)
+{
+	bool entered = um_alloc_enter_context();
+	cuCtxSynchronize();
+	um_alloc_leave_context(entered);
+	if (entered)
+		cuCtxSynchronize();
+}
+
 /* Returns true if ptr was the arena's and is now released. */
 static bool release(void *ptr)
 {

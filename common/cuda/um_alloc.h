@@ -59,6 +59,14 @@ CUcontext um_alloc_context(void);
 bool um_alloc_enter_context(void);
 void um_alloc_leave_context(bool entered);
 
+/* Waits for the GPU's work in the arena's context, whichever context the
+ * calling thread has current (at exit perhaps none, where another thread
+ * trained), and in the current one too, which may be another GPU's. A
+ * torn-down context has nothing to wait for. Before a forced flush of
+ * CUPTI's activity records: kernels still queued would be handed over
+ * without their times, and CUPTI never sends them again. */
+void um_alloc_wait_for_gpu(void);
+
 /* True when allocations are served from managed memory. */
 bool um_alloc_managed(void);
 

@@ -227,16 +227,7 @@ void rec_activity_flush(void)
 
 void rec_activity_hand_over(void)
 {
-	/* Kernels still queued would be handed over without their times: the
-	 * arena's context is waited for, whichever the calling thread has
-	 * current (at exit perhaps none, where another thread trained), and
-	 * the current one too, which may be another GPU's. A torn-down
-	 * context has nothing to wait for. */
-	bool entered = um_alloc_enter_context();
-	cuCtxSynchronize();
-	um_alloc_leave_context(entered);
-	if (entered)
-		cuCtxSynchronize();
+	um_alloc_wait_for_gpu();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 

@@ -158,7 +158,10 @@ CUptiResult rp_activity_start(bool kernel_times);
 /* A launch the replayer follows was made now (kernel times and kept
  * records only: it dates the faults of its kernel, rp_activity_faults). */
 void rp_activity_note_launch(uint32_t correlation);
-void rp_activity_flush(void);
+/* Hands over every record CUPTI holds, once the GPU's work is done
+ * (um_alloc_wait_for_gpu): at exit, and before a device reset destroys
+ * the context. */
+void rp_activity_hand_over(void);
 /* Activity records CUPTI dropped (its buffers full): the counts below are
  * short by them. */
 uint64_t rp_activity_dropped(void);

@@ -18,6 +18,7 @@
 
 #include "common/cuda/cupti_dropped.h"
 #include "common/cuda/cupti_guard.h"
+#include "common/cuda/um_alloc.h"
 #include "grow.h"
 #include "log.h"
 #include "search.h"
@@ -163,10 +164,12 @@ void rp_activity_note_launch(uint32_t correlation)
 	pthread_mutex_unlock(&launches_lock);
 }
 
-void rp_activity_flush(void)
+void rp_activity_hand_over(void)
 {
-	if (atomic_load(&started))
-		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (!atomic_load(&started))
+		return;
+	um_alloc_wait_for_gpu();
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 static void add(struct rp_traffic *t, const struct um_event *ev)

@@ -353,8 +353,7 @@ static void on_device_reset(bool arena_lost)
 	 * stream goes. */
 	engine_stop(rp_engine);
 	rp_exec_end();
-	cuCtxSynchronize();
-	rp_activity_flush();
+	rp_activity_hand_over();
 	rp_residency_stop();
 }
 

@@ -317,7 +317,6 @@ static void finish(void)
 {
 	if (!rp_engine || getpid() != owner)
 		return;
-	rp_activity_flush();
 	/* Before the callbacks stop noting the program's calls on streams:
 	 * a free from here on follows no stream, and waits for the whole
 	 * context instead. */
@@ -333,7 +332,7 @@ static void finish(void)
 	atomic_store(&rp_active, false);
 	rp_callbacks_stop();
 	rp_exec_drain();
-	rp_activity_flush();
+	rp_activity_hand_over();
 
 	/* The iteration times off the stack (32 KiB): the exit runs on the
 	 * thread that called exit(), whose stack the program may have made

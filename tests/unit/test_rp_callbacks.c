@@ -189,7 +189,7 @@ void um_backend_launches_unseen(void) {}
 uint64_t rp_now(void) { return 0; }
 CUptiResult rp_activity_start(bool kernel_times) { return CUPTI_SUCCESS; }
 void rp_activity_note_launch(uint32_t correlation) {}
-void rp_activity_flush(void) {}
+void rp_activity_hand_over(void) {}
 void rp_activity_keep_until(uint64_t ns) {}
 void rp_check_device_fits(void) {}
 void rp_exec_end(void) {}
