@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "replay/blocktab.h"
+
 struct pending {
 	uint64_t mark;
 	struct engine_range range;
@@ -64,20 +66,44 @@ static size_t filter(pending_discards *p, bool (*keep)(const struct pending *, v
 	return n - kept;
 }
 
-static bool disjoint(const struct pending *it, void *arg)
+static bool not_empty(const struct pending *it, void *arg)
 {
-	return !engine_ranges_overlap(&it->range, arg);
+	return it->range.bytes != 0;
+}
+
+/* Cuts [from, to) out of it: the part before stays in its place, the part
+ * after takes its place or, where both are left, a free slot at the end
+ * (none free: that part goes undiscarded). Nothing left: empty. */
+static void cut(pending_discards *p, struct pending *it, uint64_t from, uint64_t to)
+{
+	uint64_t start = it->range.address, end = start + it->range.bytes;
+	struct engine_range after = { to, end > to ? end - to : 0 };
+	if (start >= from) {
+		it->range = after;
+		return;
+	}
+	it->range.bytes = from - start;
+	if (after.bytes && p->n < p->cap)
+		p->items[p->n++] = (struct pending){ it->mark, after };
 }
 
 size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes)
 {
-	struct engine_range r = { address, bytes };
 	if (!bytes || !atomic_load(&p->count))
 		return 0;
+	uint64_t from = address & ~(BLOCK_BYTES - 1), to = ((address + bytes - 1) | (BLOCK_BYTES - 1)) + 1;
+	size_t cut_n = 0;
 	pthread_mutex_lock(&p->lock);
-	size_t gone = filter(p, disjoint, &r);
+	for (size_t i = 0, n = p->n; i < n; i++) {
+		const struct engine_range *r = &p->items[i].range;
+		if (r->address < to && r->address + r->bytes > from) {
+			cut(p, &p->items[i], from, to);
+			cut_n++;
+		}
+	}
+	filter(p, not_empty, NULL);
 	pthread_mutex_unlock(&p->lock);
-	return gone;
+	return cut_n;
 }
 
 struct take {

@@ -6,10 +6,12 @@
  * executor keeps such discards here and takes the ready ones at later calls.
  *
  * A pending discard belongs to the range's *previous* owner. If the range
- * is allocated again meanwhile, it is forgotten, even if the new owner is
- * freed before the old marker completes: the old marker says nothing about
- * the new owner's kernels, which may still be reading the range. (Issuing
- * it then changed ViT-B/16's losses under capacity emulation on the H100.)
+ * is allocated again meanwhile, the 2 MB blocks the new owner touches are
+ * forgotten, even if the new owner is freed before the old marker
+ * completes: the old marker says nothing about the new owner's kernels,
+ * which may still be reading the range. (Issuing it then changed
+ * ViT-B/16's losses under capacity emulation on the H100.) The rest of the
+ * range, blocks freed together with them, is still discarded.
  *
  * Thread-safe: allocations arrive on any of the program's threads.
  */
@@ -32,8 +34,11 @@ void pending_discards_destroy(pending_discards *p);
  * not made: discards only save work). */
 bool pending_discards_add(pending_discards *p, uint64_t mark, struct engine_range r);
 
-/* Forgets every pending discard overlapping [address, address + bytes):
- * the range has a new owner. Returns how many were forgotten. */
+/* Forgets the pending discards of the 2 MB blocks [address, address +
+ * bytes) overlaps: they have a new owner. The other blocks of a discard
+ * stay pending (a discard cut in two takes a second slot; with none free,
+ * its part after them is forgotten too). Returns how many discards lost
+ * blocks. */
 size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes);
 
 /* Moves up to max discards whose marker done() says completed into out;

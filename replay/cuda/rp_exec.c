@@ -69,6 +69,7 @@
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
 #include "log.h"
+#include "replay/blocktab.h"
 #include "replay/calls.h"
 #include "replay/landing_discards.h"
 #include "replay/pending_discards.h"
@@ -465,29 +466,66 @@ static void call_batch(enum engine_op op, const struct engine_range *r, size_t n
 	pthread_mutex_unlock(&landing_lock);
 }
 
+/* The ranges of one op being issued, a driver call's worth at a time. */
+struct issuing {
+	enum engine_op op;
+	size_t n, issued; /* in program_room.idle; issued in calls so far */
+};
+
+static void issue_range(struct issuing *is, struct engine_range r)
+{
+	program_room.idle[is->n++] = r;
+	if (is->n == CALLS_MAX_RANGES) {
+		call_batch(is->op, program_room.idle, is->n);
+		is->issued += is->n;
+		is->n = 0;
+	}
+}
+
+/* Whether nothing lives in the 2 MB block at address, within [address, end). */
+static bool block_idle(arena *a, uint64_t address, uint64_t end)
+{
+	uint64_t block_end = (address | (BLOCK_BYTES - 1)) + 1;
+	return a && arena_range_idle(a, address, (block_end < end ? block_end : end) - address);
+}
+
+/* Issues the discard of the blocks of r nothing lives in: blocks freed
+ * together, and so coalesced into one range, may have been handed out
+ * again in part while it waited for the free's marker. Each run of blocks
+ * in use is a dropped discard. */
+static void issue_idle_blocks(struct issuing *is, arena *a, struct engine_range r)
+{
+	for (uint64_t at = r.address, end = r.address + r.bytes; at < end;) {
+		uint64_t from = at;
+		bool idle = block_idle(a, at, end);
+		do
+			at = (at | (BLOCK_BYTES - 1)) + 1;
+		while (at < end && block_idle(a, at, end) == idle);
+		if (at > end)
+			at = end;
+		if (idle)
+			issue_range(is, (struct engine_range){ from, at - from });
+		else
+			atomic_fetch_add(&n_dropped_discards, 1);
+	}
+}
+
 /* Issues the ranges of r nothing lives in (all of them for
  * discard-and-prefetch and prefetch, the fresh allocation the engine
  * named), and orders the program's streams after them. */
 static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n)
 {
-	struct engine_range *idle = program_room.idle;
-	size_t k = 0, issued = 0;
+	struct issuing is = { op, 0, 0 };
 	arena *a = um_alloc_arena();
 	for (size_t i = 0; i < n; i++) {
-		if (op == ENGINE_OP_DISCARD && (!a || !arena_range_idle(a, r[i].address, r[i].bytes))) {
-			atomic_fetch_add(&n_dropped_discards, 1);
-			continue;
-		}
-		idle[k++] = r[i];
-		if (k == CALLS_MAX_RANGES) {
-			call_batch(op, idle, k);
-			issued += k;
-			k = 0;
-		}
+		if (op == ENGINE_OP_DISCARD)
+			issue_idle_blocks(&is, a, r[i]);
+		else
+			issue_range(&is, r[i]);
 	}
-	if (k)
-		call_batch(op, idle, k);
-	if (!issued && !k)
+	if (is.n)
+		call_batch(op, program_room.idle, is.n);
+	if (!is.issued && !is.n)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
 	uint64_t t0 = rp_now();

@@ -1,9 +1,9 @@
 /*
  * test_pending_discards.c: discards waiting for their markers
  * (replay/pending_discards.c): taken only once their marker completed, in
- * order, at most as many as asked; forgotten when their range gets a new
- * owner, even one freed again before the old marker completes; a full
- * queue refuses.
+ * order, at most as many as asked; forgotten, 2 MB block by block, where
+ * their range gets a new owner, even one freed again before the old marker
+ * completes; a full queue refuses.
  */
 #include "testutil.h"
 
@@ -63,8 +63,10 @@ static void take_at_most_max(void **state)
 /* The race the H100 showed: A freed (discard pending behind A's marker),
  * B allocated in the same range, B's kernels queued, B freed; A's marker
  * completes while B's kernels still read the range. Allocating B must
- * have forgotten the discard. */
-static void new_owner_forgets(void **state)
+ * have forgotten the discard of the 2 MB block B is in, and only that:
+ * the block before it, freed with A, is still discarded (the whole range
+ * was forgotten until session 77). */
+static void new_owner_forgets_its_block(void **state)
 {
 	pending_discards *p = queue(8);
 	struct engine_range out[8];
@@ -73,8 +75,37 @@ static void new_owner_forgets(void **state)
 	/* B overlaps the first range's last byte only. */
 	assert_int_equal(pending_discards_forget(p, 14 * MB - 1, 512), 1);
 	completed = 1;
-	assert_int_equal(pending_discards_take_ready(p, done, out, 8), 1);
-	assert_int_equal(out[0].address, 20 * MB);
+	assert_int_equal(pending_discards_take_ready(p, done, out, 8), 2);
+	assert_int_equal(out[0].address, 10 * MB);
+	assert_int_equal(out[0].bytes, 2 * MB);
+	assert_int_equal(out[1].address, 20 * MB);
+	pending_discards_destroy(p);
+}
+
+/* A new owner in the middle of a pending range cuts it in two, the part
+ * after it in a slot of its own; with no slot free, that part is
+ * forgotten too. One covering the whole range forgets it. */
+static void new_owner_in_the_middle(void **state)
+{
+	for (size_t cap = 1; cap <= 2; cap++) {
+		pending_discards *p = queue(cap);
+		struct engine_range out[2];
+		assert_true(pending_discards_add(p, 1, (struct engine_range){ 0, 8 * MB }));
+		assert_int_equal(pending_discards_forget(p, 4 * MB + 4096, 512), 1);
+		completed = 1;
+		assert_int_equal(pending_discards_take_ready(p, done, out, 2), cap);
+		assert_int_equal(out[0].address, 0);
+		assert_int_equal(out[0].bytes, 4 * MB);
+		if (cap == 2) {
+			assert_int_equal(out[1].address, 6 * MB);
+			assert_int_equal(out[1].bytes, 2 * MB);
+		}
+		pending_discards_destroy(p);
+	}
+	pending_discards *p = queue(2);
+	assert_true(pending_discards_add(p, 1, (struct engine_range){ 2 * MB, 4 * MB }));
+	assert_int_equal(pending_discards_forget(p, 1 * MB, 6 * MB), 1);
+	assert_int_equal(pending_discards_count(p), 0);
 	pending_discards_destroy(p);
 }
 
@@ -105,7 +136,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(taken_when_marker_completes),
 		cmocka_unit_test(take_at_most_max),
-		cmocka_unit_test(new_owner_forgets),
+		cmocka_unit_test(new_owner_forgets_its_block),
+		cmocka_unit_test(new_owner_in_the_middle),
 		cmocka_unit_test(neighbours_kept),
 		cmocka_unit_test(full_refuses),
 	};

@@ -38,6 +38,7 @@
 static bool marks_passed;    /* what a marker's event query answers */
 static bool no_streams;      /* cuStreamCreate fails */
 static size_t discard_calls, discarded_ranges, synchronizes;
+static struct engine_range last_discards[4]; /* the first of the last call's ranges */
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
 {
@@ -139,6 +140,8 @@ CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t
 {
 	discard_calls++;
 	discarded_ranges += count;
+	for (size_t i = 0; i < count && i < 4; i++)
+		last_discards[i] = (struct engine_range){ ptrs[i], sizes[i] };
 	return CUDA_SUCCESS;
 }
 
@@ -301,6 +304,38 @@ static void pending_discards_retried_on_a_small_stack(void **state)
 	test_in_child(pending_discards_retried);
 }
 
+/* Four blocks freed together, discarded as one range, of which the arena
+ * has handed out the third again: the two before it and the one after are
+ * discarded, the reused one dropped (the whole range was, until session
+ * 77). */
+static bool reused_block_left_out(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct arena_alloc first_two, third;
+	if (!said(free_arena_memory(), "no arena") ||
+	    !said(arena_alloc(the_arena, 2 * 2 * MB, &first_two) == ARENA_OK &&
+			  arena_alloc(the_arena, 2 * MB, &third) == ARENA_OK &&
+			  arena_free(the_arena, first_two.address, NULL) == ARENA_OK &&
+			  third.address == freed[2].address,
+		  "the arena did not hand out the third block"))
+		return false;
+	const struct engine_range whole = { freed[0].address, 4 * 2 * MB };
+	struct rp_exec_stats st;
+	x->issue(x->ctx, ENGINE_OP_DISCARD, &whole, 1, 0, 1);
+	rp_exec_get_stats(&st);
+	return said(discard_calls == 1 && discarded_ranges == 2, "not two ranges discarded in one call") &&
+	       said(last_discards[0].address == freed[0].address && last_discards[0].bytes == 2 * 2 * MB,
+		    "not the two blocks before the reused one") &&
+	       said(last_discards[1].address == freed[3].address && last_discards[1].bytes == 2 * MB,
+		    "not the block after the reused one") &&
+	       said(st.dropped_discards == 1, "the reused block not counted dropped");
+}
+
+static void a_reused_block_is_left_out_of_its_discard(void **state)
+{
+	test_in_child(reused_block_left_out);
+}
+
 /* Marker 0 tells the engine that nothing is left to wait for (a discard
  * behind it goes at once), so where no marker can be recorded because the
  * replayer's stream cannot be made, the executor waits for the GPU
@@ -342,6 +377,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_full_discard_batch_fits_a_small_stack),
 		cmocka_unit_test(pending_discards_retried_on_a_small_stack),
+		cmocka_unit_test(a_reused_block_is_left_out_of_its_discard),
 		cmocka_unit_test(marker_0_waits_for_the_gpu),
 		cmocka_unit_test(a_half_refused_placement_is_undone),
 	};
