@@ -49,7 +49,8 @@ CUptiResult rec_activity_start(void);
  * launch, it is cheap once done. */
 void rec_activity_enable_um(void);
 /* Stops the periodic flush and makes CUPTI hand over every buffered
- * record (the exit path). */
+ * record (the exit path); notes in meta.um_counters that the Unified
+ * Memory counters were never enabled, where they were not. */
 void rec_activity_flush(void);
 /* Makes CUPTI hand over every buffered record now, once the work queued
  * has run (before the device's reset, which destroys the context). */

@@ -200,12 +200,14 @@ CUptiResult rec_activity_start(void)
 	return CUPTI_SUCCESS;
 }
 
+/* Whether meta.um_counters is written. */
+static atomic_int um_noted;
+
 void rec_activity_enable_um(void)
 {
-	static atomic_int noted;
 	const char *why;
 	enum cupti_um_state st = cupti_um_enable(&why);
-	if (st == CUPTI_UM_TRYING || atomic_exchange(&noted, 1))
+	if (st == CUPTI_UM_TRYING || atomic_exchange(&um_noted, 1))
 		return;
 	trace_writer_meta(rec_writer, "um_counters",
 			  st == CUPTI_UM_ENABLED_WITH_FAULTS ? "migrations,faults"
@@ -222,6 +224,12 @@ void rec_activity_flush(void)
 		pthread_join(flusher, NULL);
 		flusher_running = false;
 	}
+	/* A run that launched no kernel outside a CUDA graph's capture never
+	 * enabled the counters: the trace says so, rather than nothing. */
+	if (!atomic_exchange(&um_noted, 1))
+		trace_writer_meta(rec_writer, "um_counters",
+				  "none: not enabled by the end of the run (they are enabled at the first kernel "
+				  "launched outside a CUDA graph's capture)");
 	rec_activity_hand_over();
 }
 

@@ -1,7 +1,9 @@
 /*
  * Unit tests for the recorder's activity set-up (record/cuda/rec_activity.c),
  * linked with fakes of the CUPTI calls it makes: no GPU, no CUPTI. The fake
- * keeps the set of activity kinds enabled, as CUPTI would.
+ * keeps the set of activity kinds enabled, as CUPTI would. The exit's
+ * forced flush comes after the wait for the GPU, and notes counters never
+ * enabled in the trace it writes.
  */
 #include "testutil.h"
 
@@ -12,6 +14,8 @@
 #include "common/cuda/cupti_um.h"
 #include "common/cuda/um_alloc.h"
 #include "record/cuda/rec.h"
+#include "record/trace_writer.h"
+#include <sqlite3.h>
 
 /* ---- what the recorder's other parts define ---- */
 
@@ -104,6 +108,37 @@ static int kinds_on(void)
 	return n;
 }
 
+/* The trace the exit path writes to, at path. */
+static bool open_rec_writer(char *path, size_t len, const char *name)
+{
+	char err[512];
+	test_path(path, len, name);
+	rec_writer = trace_writer_open(path, NULL, err, sizeof err);
+	return rec_writer != NULL;
+}
+
+static bool close_rec_writer(void)
+{
+	char err[512];
+	int rc = trace_writer_close(rec_writer, 1, err, sizeof err);
+	rec_writer = NULL;
+	return rc == 0;
+}
+
+/* meta's value of key in the trace at path starts with prefix. */
+static bool meta_starts(const char *path, const char *key, const char *prefix)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	bool found = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+		     sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) == SQLITE_OK &&
+		     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+		     strncmp((const char *)sqlite3_column_text(st, 0), prefix, strlen(prefix)) == 0;
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return found;
+}
+
 /* ---- the tests ---- */
 
 /* Kernels, copies and memsets are recorded; the exit path's flush is
@@ -115,8 +150,29 @@ static void every_kind_is_enabled(void **state)
 	assert_true(enabled[CUPTI_ACTIVITY_KIND_MEMCPY]);
 	assert_true(enabled[CUPTI_ACTIVITY_KIND_MEMSET]);
 	assert_int_equal(kinds_on(), 3);
+	char path[512];
+	assert_true(open_rec_writer(path, sizeof path, "kinds.db"));
 	rec_activity_flush();
+	assert_true(close_rec_writer());
 	assert_int_equal(forced_flushes, 1);
+}
+
+/* A run that never launched a kernel outside a graph's capture never
+ * enabled the Unified Memory counters: the exit notes that in
+ * meta.um_counters, which stayed absent until session 77. In a child:
+ * the note is made once per process, and the other tests flush too. */
+static bool never_enabled_noted(void)
+{
+	char path[512];
+	if (!open_rec_writer(path, sizeof path, "um_never.db") || rec_activity_start() != CUPTI_SUCCESS)
+		return false;
+	rec_activity_flush();
+	return close_rec_writer() && meta_starts(path, "um_counters", "none: not enabled");
+}
+
+static void counters_never_enabled_noted(void **state)
+{
+	test_in_child(never_enabled_noted);
 }
 
 /* A kind CUPTI refuses fails the set-up, and the run goes on unrecorded
@@ -143,6 +199,9 @@ static void refused_buffers_enable_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: its child starts from this process's state, and no
+		 * exit path may have noted the counters yet. */
+		cmocka_unit_test_setup(counters_never_enabled_noted, setup),
 		cmocka_unit_test_setup(a_refused_kind_leaves_none_on, setup),
 		cmocka_unit_test_setup(refused_buffers_enable_nothing, setup),
 		cmocka_unit_test_setup(every_kind_is_enabled, setup),
