@@ -163,11 +163,15 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(PORTABLE_LIBS)
 $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -Itests/unit -MMD -MP -o $@ $< $(filter %.o,$^) $(PORTABLE_LIBS) $(PORTABLE_LIBS) \
-		-lcmocka -lcjson $(LDLIBS_PORTABLE)
+		-lcmocka -lcjson $(LDLIBS_PORTABLE) $(TEST_LDFLAGS)
 $(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
 $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
 $(BUILD)/tests/test_cupti_guard: $(call obj,common/cuda/cupti_guard.c)
 $(BUILD)/tests/test_rec_activity: $(call obj,record/cuda/rec_activity.c)
+$(BUILD)/tests/test_rec_callbacks: $(call obj,record/cuda/rec_callbacks.c)
+# Its wrappers of nvtx_open_create and _destroy count the NVTX tables
+# rec_callbacks_start makes and frees.
+$(BUILD)/tests/test_rec_callbacks: TEST_LDFLAGS := -Wl,--wrap=nvtx_open_create,--wrap=nvtx_open_destroy
 $(BUILD)/tests/test_driver_allocs: $(call obj,common/cuda/driver_allocs.c)
 $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)

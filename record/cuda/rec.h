@@ -33,7 +33,9 @@ uint32_t rec_tid(void);
 /* meta.key = v, in decimal. */
 void rec_meta_u64(const char *key, uint64_t v);
 
-/* Subscribes the callbacks (rec_callbacks.c). Returns 0 or a CUPTI error. */
+/* Subscribes the callbacks and installs the allocator's hooks
+ * (rec_callbacks.c). Returns 0 or a CUPTI error; a failed start leaves
+ * nothing subscribed, hooked or allocated. */
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);
 /* Kernel launches captured into CUDA graphs so far: they ran nothing and
  * have no kernel row. */

@@ -319,7 +319,7 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 		return CUPTI_ERROR_OUT_OF_MEMORY;
 	CUptiResult r = cupti_real()->Subscribe(sub, on_callback, NULL);
 	if (r != CUPTI_SUCCESS)
-		return r;
+		goto fail;
 	r = cbids_enable(*sub, launch_cbids, (size_t)launch_ncbids);
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(*sub, stream_call_cbids, (size_t)stream_call_ncbids);
@@ -331,9 +331,14 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_RESOURCE);
 	if (r == CUPTI_SUCCESS)
 		r = cuptiEnableDomain(1, *sub, CUPTI_CB_DOMAIN_NVTX);
-	if (r == CUPTI_SUCCESS)
-		um_alloc_set_hooks(&hooks);
-	else
+	if (r != CUPTI_SUCCESS) {
 		cupti_real()->Unsubscribe(*sub); /* CUPTI's one place, for the program's own profiler */
+		goto fail;
+	}
+	um_alloc_set_hooks(&hooks);
+	return CUPTI_SUCCESS;
+fail:
+	nvtx_open_destroy(nvtx);
+	nvtx = NULL;
 	return r;
 }
