@@ -25,6 +25,7 @@ import os
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import argparse  # noqa: E402
+import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -175,13 +176,19 @@ def host_batches(args, make_batch):
     return batches
 
 
+def config_value(v):
+    """An option's value as one word of the config line: a list or tuple
+    (dlrm's MLP sizes, --turn-fds) as the option takes it, 3,4; a string
+    with a space (a --managed-allocator path) quoted as the shell would."""
+    if isinstance(v, (list, tuple)):
+        return ",".join(map(str, v))
+    return shlex.quote(v) if isinstance(v, str) else str(v)
+
+
 def print_config(args, model):
     n = sum(p.numel() for p in model.parameters())
     nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    # A list or tuple (dlrm's MLP sizes, --turn-fds) as the option takes
-    # it, 3,4: no space, which would split the key=value.
-    opts = " ".join("%s=%s" % (k, ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
-                    for k, v in vars(args).items())
+    opts = " ".join("%s=%s" % (k, config_value(v)) for k, v in vars(args).items())
     print("config script=%s %s params=%d param_bytes=%d"
           % (os.path.basename(sys.argv[0]), opts, n, nbytes), flush=True)
 

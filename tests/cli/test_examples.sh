@@ -152,6 +152,8 @@ expect_out_has " turn_fds=3,4 " "the config line prints --turn-fds as it was giv
 stray=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | grep -v '^[a-z_]*=')
 [ -z "$stray" ] && ok "every word of the config line is a key=value" \
 	|| not_ok "every word of the config line is a key=value (not: $stray)"
+config mlp.py --managed-allocator "/opt/my libs/lib.so"
+expect_out_has " managed_allocator='/opt/my libs/lib.so' " "a path with a space is quoted, one word to the shell"
 config mlp.py
 expect_out_has " turn_fds=None " "and without --turn-fds, None as other options not given"
 keys=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | cut -d= -f1 | tr '\n' ' ')
