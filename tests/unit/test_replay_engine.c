@@ -4,7 +4,8 @@
  * (replay/oplog.c): ops at their positions in kind order, behind the right
  * markers, widened to 2 MB blocks and coalesced; markers only where an op
  * waits; discards never on live memory (a block shared with a live small
- * allocation, a reused range, a written fresh allocation); iteration
+ * allocation, a reused range, a written fresh allocation) nor behind a
+ * free whose marker could not be recorded; iteration
  * allocations resolved by ordinal, previous instances in every iteration;
  * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; each op
  * once where two kernels run swapped, again where the program runs a
@@ -680,6 +681,38 @@ static void discard_before_first_launch_waits_for_the_free(void **state)
 			discards += en[i].n;
 		}
 		assert_true(discards > 0);
+		rig_stop(&r);
+	}
+}
+
+static uint64_t no_marker(void *ctx)
+{
+	return 0;
+}
+
+/* A free after a launch whose marker could not be recorded (the executor
+ * gave 0): the GPU may still read the freed memory, so deepum's discard
+ * at the free is refused, not issued waiting for nothing. With markers,
+ * the same free's discard goes behind its marker. */
+static void discard_refused_without_its_frees_marker(void **state)
+{
+	for (int marking = 0; marking < 2; marking++) {
+		struct rig r;
+		struct engine_config cfg = { ENGINE_DEEPUM, 0, NULL, true, false, NULL };
+		char err[256];
+		r.log = oplog_create();
+		assert_non_null(r.log);
+		r.x = oplog_executor(r.log);
+		if (!marking)
+			r.x.mark = no_marker;
+		r.e = engine_create(&cfg, &r.x, err, sizeof err);
+		if (!r.e)
+			fail_msg("%s", err);
+		r.seen = 0;
+		engine_on_alloc(r.e, 1, BASE, 8 * MB);
+		launch(&r, K0, (const uint64_t[]){ 1 }, 1);
+		engine_on_free(r.e, 1);
+		assert_int_equal(count_kind(&r, ENGINE_OP_DISCARD), marking);
 		rig_stop(&r);
 	}
 }
@@ -2252,6 +2285,7 @@ int main(void)
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
 		cmocka_unit_test(discard_before_first_launch_waits_for_the_free),
+		cmocka_unit_test(discard_refused_without_its_frees_marker),
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
