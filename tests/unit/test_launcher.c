@@ -442,20 +442,34 @@ static void run_forwards_signals(void **state)
 	assert_true(sa.sa_handler == SIG_DFL);
 }
 
+/* Ignores SIGUSR1, as nohup would another signal; *old gets what was. */
+static void ignore_usr1(struct sigaction *old)
+{
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGUSR1, &ign, old);
+}
+
+/* Puts SIGUSR1's old action back; returns whether it was still ignored. */
+static bool restore_usr1(const struct sigaction *old)
+{
+	struct sigaction now;
+	sigaction(SIGUSR1, NULL, &now);
+	sigaction(SIGUSR1, old, NULL);
+	return now.sa_handler == SIG_IGN;
+}
+
 static void run_keeps_ignored_signals_ignored(void **state)
 {
 	char err[256];
-	struct sigaction ign, old;
-	memset(&ign, 0, sizeof ign);
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGUSR1, &ign, &old);
+	struct sigaction old;
+	ignore_usr1(&old);
 	/* Like nohup: the child inherits the ignoring and survives. */
 	int killed_by;
-	assert_int_equal(run_sh("kill -USR1 $$; exit 5", &killed_by, err, sizeof err), 5);
-	struct sigaction now;
-	sigaction(SIGUSR1, NULL, &now);
-	assert_true(now.sa_handler == SIG_IGN);
-	sigaction(SIGUSR1, &old, NULL);
+	int status = run_sh("kill -USR1 $$; exit 5", &killed_by, err, sizeof err);
+	assert_true(restore_usr1(&old));
+	assert_int_equal(status, 5);
 }
 
 /* A signal the launcher ignores is not passed on, even to a child that
@@ -475,23 +489,18 @@ static void run_does_not_forward_ignored_signals(void **state)
 		 ": > '%s'; i=0; while [ ! -e '%s' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
 		 "[ -e '%s' ] || exit 9; sleep 0.3; exit 5",
 		 ready, sent, sent);
-	struct sigaction ign, old;
-	memset(&ign, 0, sizeof ign);
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGUSR1, &ign, &old);
+	struct sigaction old;
+	ignore_usr1(&old);
 	pid_t sender = signal_when_ready(ready, SIGUSR1, sent);
 	char *argv[] = { "/proc/self/exe", DEFAULT_USR1, "sh", "-c", script, NULL };
 	int killed_by = -1;
 	err[0] = '\0';
 	int status = launch_run(argv, environ, NULL, NULL, &killed_by, err, sizeof err);
 	waitpid(sender, NULL, 0);
-	struct sigaction now;
-	sigaction(SIGUSR1, NULL, &now);
-	sigaction(SIGUSR1, &old, NULL);
+	assert_true(restore_usr1(&old));
 	assert_string_equal(err, "");
 	assert_int_equal(status, 5);
 	assert_int_equal(killed_by, 0);
-	assert_true(now.sa_handler == SIG_IGN);
 }
 
 static void find_library_in_libdir(void **state)
