@@ -28,6 +28,10 @@ struct um_alloc_stats {
 				    the shim, through the driver
 				    (common/cuda/driver_allocs.h), and its bytes */
 	uint64_t driver_peak_bytes; /* the most of those bytes held at once */
+	uint64_t driver_managed_allocs, driver_managed_bytes; /* managed memory
+				    got so (cuMemAllocManaged), not in the
+				    three above, and its bytes */
+	uint64_t driver_managed_peak_bytes; /* the most of those bytes held at once */
 	bool one_stream;         /* all work so far in one stream order: fences
 				    complete at once (um_backend.c, multi_stream) */
 };

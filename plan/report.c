@@ -315,6 +315,12 @@ int report_text(const struct planner *pl, FILE *out)
 		fprintf(out, "             %" PRIu64 " allocations (%s) made through the driver, past umkit's "
 			"allocator: not in the trace, not planned\n",
 			t->driver_allocs, size_str(t->driver_alloc_bytes, a, sizeof a));
+	if (t->driver_managed_allocs)
+		fprintf(out, "             %" PRIu64 " allocations (%s) of managed memory made through the driver, "
+			"past umkit's allocator, at most %s held at once: not in the trace, not planned, not taken "
+			"off the capacity\n",
+			t->driver_managed_allocs, size_str(t->driver_managed_alloc_bytes, a, sizeof a),
+			size_str(t->driver_managed_alloc_peak_bytes, b, sizeof b));
 	if (t->framework_cache)
 		fprintf(out, "             recorded with PyTorch's caching allocator on: the allocations are "
 			"its segments, and umreplay keeps it on\n");
@@ -548,6 +554,9 @@ cJSON *report_json(const struct planner *pl)
 	add_u64(o, "driver_allocations", t->driver_allocs);
 	add_u64(o, "driver_allocation_bytes", t->driver_alloc_bytes);
 	add_u64(o, "driver_allocation_peak_bytes", t->driver_alloc_peak_bytes);
+	add_u64(o, "driver_managed_allocations", t->driver_managed_allocs);
+	add_u64(o, "driver_managed_allocation_bytes", t->driver_managed_alloc_bytes);
+	add_u64(o, "driver_managed_allocation_peak_bytes", t->driver_managed_alloc_peak_bytes);
 	add_u64(o, "pointer_arguments", t->n_args);
 	add_u64(o, "htod_bytes", t->htod_bytes);
 	add_u64(o, "dtoh_bytes", t->dtoh_bytes);

@@ -200,8 +200,17 @@ static int load_meta(struct loader *l)
 										  &t->runtime_alloc_bytes) ||
 	    meta_count(l, "driver_allocs", &t->driver_allocs) ||
 	    meta_count(l, "driver_alloc_bytes", &t->driver_alloc_bytes) ||
-	    meta_count(l, "driver_alloc_peak_bytes", &t->driver_alloc_peak_bytes))
+	    meta_count(l, "driver_alloc_peak_bytes", &t->driver_alloc_peak_bytes) ||
+	    meta_count(l, "driver_managed_allocs", &t->driver_managed_allocs) ||
+	    meta_count(l, "driver_managed_alloc_bytes", &t->driver_managed_alloc_bytes) ||
+	    meta_count(l, "driver_managed_alloc_peak_bytes", &t->driver_managed_alloc_peak_bytes))
 		return -1;
+	if (t->driver_managed_alloc_peak_bytes > t->driver_managed_alloc_bytes) {
+		um_errmsg(l->err, l->errlen, "%s: meta driver_managed_alloc_peak_bytes %llu is more than "
+			  "driver_managed_alloc_bytes", t->path,
+			  (unsigned long long)t->driver_managed_alloc_peak_bytes);
+		return -1;
+	}
 	const char *peak_wrong = NULL;
 	if (t->driver_alloc_peak_bytes > t->driver_alloc_bytes)
 		peak_wrong = "is more than driver_alloc_bytes";

@@ -119,6 +119,13 @@ struct trace {
 	uint64_t driver_alloc_peak_bytes; /* the most of those held at once:
 				    device memory never the budget's (meta;
 				    0 in traces before session 67) */
+	uint64_t driver_managed_allocs, driver_managed_alloc_bytes; /* managed
+				    memory made so (cuMemAllocManaged), not
+				    in the three above: the driver migrates
+				    it, so it is not taken off the capacity
+				    (meta; 0 in traces before session 77,
+				    which counted it with the above) */
+	uint64_t driver_managed_alloc_peak_bytes; /* the most of it held at once */
 	int64_t arena_context_id; /* the CUPTI ID of the context the arena
 				     served; -1: unknown (traces before
 				     session 57), every kernel kept */

@@ -45,9 +45,10 @@ static const char help_text[] =
 	"                      --json or --check is given without -o: then no plan is written);\n"
 	"                      an existing PLAN must be a plan (or empty): nothing else is replaced\n"
 	"  --capacity SIZE     GPU memory the plan keeps residency under (e.g. 40G, 512MiB);\n"
-	"                      default: the trace's device memory less the most the program\n"
-	"                      held at once past umkit's allocator, or the peak without a\n"
-	"                      plan when the trace does not record it (--report says which)\n"
+	"                      default: the trace's device memory less the most device memory\n"
+	"                      the program held at once past umkit's allocator, or the peak\n"
+	"                      without a plan when the trace does not record it (--report\n"
+	"                      says which)\n"
 	"  --headroom PCT      whole percent of the capacity the plan leaves free (default 3,\n"
 	"                      at most 50; not applied to the unplanned peak): the replayer's\n"
 	"                      residency counts whole 2 MB blocks, and what the plan did not\n"
@@ -492,6 +493,11 @@ int main(int argc, char **argv)
 			"the trace: the plan does not know which kernels used them, and never moves them (umrec's "
 			"warnings at the recording said why)",
 			trace_path, pl->trace->runtime_allocs);
+	if (pl->trace->driver_managed_allocs)
+		um_warn("%s: %" PRIu64 " of the program's allocations were managed memory made through the driver "
+			"(cuMemAllocManaged), past umkit's allocator, and are not in the trace: the plan neither moves "
+			"them nor leaves room for them; the driver migrates them as the program touches them",
+			trace_path, pl->trace->driver_managed_allocs);
 	if (pl->trace->after_reset_kernels)
 		um_warn("%s: the program reset the device (cudaDeviceReset); the %zu kernels launched after it "
 			"used memory umkit did not manage and are not planned: the plan covers the %zu before it, "

@@ -64,6 +64,9 @@ int rec_summary_read(const char *path, struct rec_summary *out, char *err, size_
 	out->driver_allocs = meta_count(db, "driver_allocs");
 	out->driver_alloc_bytes = meta_count(db, "driver_alloc_bytes");
 	out->driver_alloc_peak_bytes = meta_count(db, "driver_alloc_peak_bytes");
+	out->driver_managed_allocs = meta_count(db, "driver_managed_allocs");
+	out->driver_managed_alloc_bytes = meta_count(db, "driver_managed_alloc_bytes");
+	out->driver_managed_alloc_peak_bytes = meta_count(db, "driver_managed_alloc_peak_bytes");
 	out->messages_not_kept = meta_count(db, "messages_not_kept");
 
 	static const char alloc_sql[] = "SELECT count(*), count(free_ns), sum(live_at_exit) FROM alloc";
@@ -170,7 +173,7 @@ static void add(char *buf, size_t len, size_t *used, const char *fmt, ...)
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len)
 {
-	char disk[32], time[32], htod[32], dtoh[32], fault[32], runtime[32], driver[32];
+	char disk[32], time[32], htod[32], dtoh[32], fault[32], runtime[32], driver[32], managed_peak[32];
 	size_t used = 0;
 	if (len == 0)
 		return buf;
@@ -208,6 +211,11 @@ const char *rec_summary_format(const struct rec_summary *s, const char *path, ui
 			    um_size_format(s->driver_alloc_peak_bytes, driver, sizeof driver));
 		add(buf, len, &used, ": not umkit's, not recorded");
 	}
+	if (s->driver_managed_allocs)
+		add(buf, len, &used, "\n  not served   %" PRIu64 " allocations (%s) of managed memory made through the "
+		    "driver, past umkit's allocator, at most %s held at once: not recorded, not planned",
+		    s->driver_managed_allocs, um_size_format(s->driver_managed_alloc_bytes, driver, sizeof driver),
+		    um_size_format(s->driver_managed_alloc_peak_bytes, managed_peak, sizeof managed_peak));
 	if (s->dropped_records)
 		add(buf, len, &used, "\n  dropped      %" PRIu64 " activity records (CUPTI ran out of buffers)",
 		    s->dropped_records);

@@ -30,6 +30,11 @@ struct rec_summary {
 						  got past the shim, not recorded */
 	uint64_t driver_alloc_peak_bytes; /* meta.driver_alloc_peak_bytes: the most
 					     of it held at once */
+	uint64_t driver_managed_allocs, driver_managed_alloc_bytes; /* meta.driver_managed_allocs,
+						  _alloc_bytes: managed memory got so,
+						  not recorded, not planned */
+	uint64_t driver_managed_alloc_peak_bytes; /* meta.driver_managed_alloc_peak_bytes:
+						     the most of it held at once */
 	uint64_t dropped_records; /* meta.dropped_records: activity CUPTI lost */
 	bool device_reset;          /* meta.device_reset_ns is set: the program's
 				       reset destroyed the arena's memory */
@@ -63,8 +68,9 @@ const char *rec_summary_problem(const struct rec_summary *s, bool killed);
  * time), then one line each for kernels, allocations, migrations, faults,
  * NVTX ranges (with the messages not kept, when any), when any CUDA
  * graphs, when a device reset, when any kernels of another context, when
- * any allocations the runtime served, when any memory got through the
- * driver and when any dropped records. Returns buf.
+ * any allocations the runtime served, when any device memory got through
+ * the driver, when any managed memory got so and when any dropped
+ * records. Returns buf.
  */
 const char *rec_summary_format(const struct rec_summary *s, const char *path, uint64_t elapsed_ns, char *buf,
 			       size_t len);

@@ -163,6 +163,9 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "driver_allocs", m->allocator.driver_allocs, ", ");
 	put_u64(f, "driver_bytes", m->allocator.driver_bytes, ", ");
 	put_u64(f, "driver_peak_bytes", m->allocator.driver_peak_bytes, ", ");
+	put_u64(f, "driver_managed_allocs", m->allocator.driver_managed_allocs, ", ");
+	put_u64(f, "driver_managed_bytes", m->allocator.driver_managed_bytes, ", ");
+	put_u64(f, "driver_managed_peak_bytes", m->allocator.driver_managed_peak_bytes, ", ");
 	fprintf(f, "\"one_stream\": %s},\n      \"driver_calls\": {", m->allocator.one_stream ? "true" : "false");
 	for (int k = 0; k < 4; k++)
 		fprintf(f, "%s\n        \"%s\": {\"calls\": %llu, \"ns\": %llu}", k ? "," : "", op_keys[k],

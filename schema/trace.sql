@@ -20,9 +20,12 @@
 -- (the program's reset destroyed the arena's memory), runtime_allocs and
 -- runtime_alloc_bytes (allocations the runtime served instead of the
 -- arena: not recorded), driver_allocs, driver_alloc_bytes and
--- driver_alloc_peak_bytes (memory got through the driver past the arena:
--- not recorded), messages_not_kept, error (CUPTI could not be set up),
--- write_errors (set at close when some rows could not be written).
+-- driver_alloc_peak_bytes (device memory got through the driver past the
+-- arena: not recorded), driver_managed_allocs, driver_managed_alloc_bytes
+-- and driver_managed_alloc_peak_bytes (managed memory got so:
+-- cuMemAllocManaged, not recorded), messages_not_kept, error (CUPTI could
+-- not be set up), write_errors (set at close when some rows could not be
+-- written).
 CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT

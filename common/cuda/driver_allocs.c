@@ -26,24 +26,28 @@ static const CUpti_CallbackId free_cbids[] = {
 #define N_FREE (sizeof free_cbids / sizeof free_cbids[0])
 
 static const char *consequence = "";
-static atomic_int told;
+static atomic_int told_mapped, told_managed;
 
 /* The memory counted, and what the program holds of it, for its peak: an
  * allocation by its pointer, a mapping's physical memory by its handle,
- * with the context whose destruction frees it (NULL for memory no
- * context owns). Such calls are few (four in a PyTorch program, one per
- * expandable segment), so a list searched from the end will do; they
- * come from any thread, and all of it is under held_lock. */
+ * with its kind and the context whose destruction frees it (NULL for
+ * memory no context owns). Such calls are few (four in a PyTorch
+ * program, one per expandable segment), so a list searched from the end
+ * will do; they come from any thread, and all of it is under held_lock. */
 struct held {
 	uint64_t key, bytes;
 	bool handle;
+	enum driver_mem kind;
 	CUcontext owner;
 };
+/* Each kind's allocations, their bytes, those held now and the most held. */
+struct tally {
+	uint64_t allocs, bytes, held, peak;
+};
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t n_allocs, n_bytes;
+static struct tally tallies[DRIVER_MEM_KINDS];
 static struct held *held;
 static size_t n_held, held_cap;
-static uint64_t held_bytes, peak_bytes;
 
 CUptiResult driver_allocs_enable(CUpti_SubscriberHandle subscriber, const char *what_it_costs)
 {
@@ -102,29 +106,31 @@ static bool context_owned(CUpti_CallbackId cbid)
  * back: the pointer, or cuMemCreate's handle; made in context. */
 static struct held made(CUpti_CallbackId cbid, const void *p, uint64_t bytes, CUcontext context)
 {
+	enum driver_mem kind = cbid == D(cuMemAllocManaged) ? DRIVER_MEM_MANAGED : DRIVER_MEM_DEVICE;
 	CUcontext owner = context_owned(cbid) ? context : NULL;
 	switch (cbid) {
 	case D(cuMemAlloc):
-		return (struct held){ *((const cuMemAlloc_params *)p)->dptr, bytes, false, owner };
+		return (struct held){ *((const cuMemAlloc_params *)p)->dptr, bytes, false, kind, owner };
 	case D(cuMemAllocPitch):
-		return (struct held){ *((const cuMemAllocPitch_params *)p)->dptr, bytes, false, owner };
+		return (struct held){ *((const cuMemAllocPitch_params *)p)->dptr, bytes, false, kind, owner };
 	case D(cuMemCreate):
-		return (struct held){ *((const cuMemCreate_params *)p)->handle, bytes, true, owner };
+		return (struct held){ *((const cuMemCreate_params *)p)->handle, bytes, true, kind, owner };
 	default: /* the rest start with a CUdeviceptr * */
-		return (struct held){ **(CUdeviceptr *const *)p, bytes, false, owner };
+		return (struct held){ **(CUdeviceptr *const *)p, bytes, false, kind, owner };
 	}
 }
 
-/* What a call giving memory back names. */
+/* What a call giving memory back names: a pointer or a handle; the
+ * memory held under it says its kind. */
 static struct held given_back(CUpti_CallbackId cbid, const void *p)
 {
 	switch (cbid) {
 	case D(cuMemFree):
-		return (struct held){ ((const cuMemFree_params *)p)->dptr, 0, false, NULL };
+		return (struct held){ .key = ((const cuMemFree_params *)p)->dptr };
 	case D(cuMemRelease):
-		return (struct held){ ((const cuMemRelease_params *)p)->handle, 0, true, NULL };
+		return (struct held){ .key = ((const cuMemRelease_params *)p)->handle, .handle = true };
 	default: /* the rest start with the pointer */
-		return (struct held){ *(const CUdeviceptr *)p, 0, false, NULL };
+		return (struct held){ .key = *(const CUdeviceptr *)p };
 	}
 }
 #undef D
@@ -153,22 +159,23 @@ static struct held *find(struct held key)
 /* Caller holds held_lock. */
 static void drop(struct held *h)
 {
-	held_bytes -= h->bytes;
+	tallies[h->kind].held -= h->bytes;
 	*h = held[--n_held];
 }
 
-/* Counts h's bytes and holds them until given back. */
+/* Counts h's bytes in its kind and holds them until given back. */
 static void hold(struct held h)
 {
 	pthread_mutex_lock(&held_lock);
-	n_allocs++;
-	n_bytes += h.bytes;
+	struct tally *t = &tallies[h.kind];
+	t->allocs++;
+	t->bytes += h.bytes;
 	struct held *same = find(h);
 	if (same) /* given back unseen */
 		drop(same);
-	held_bytes += h.bytes;
-	if (held_bytes > peak_bytes)
-		peak_bytes = held_bytes;
+	t->held += h.bytes;
+	if (t->held > t->peak)
+		t->peak = t->held;
 	if (n_held == held_cap) {
 		size_t cap = held_cap ? 2 * held_cap : 16;
 		struct held *more = realloc(held, cap * sizeof *more);
@@ -212,19 +219,23 @@ void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * allocations in every PyTorch program (64 MiB on an H200, session
 	 * 66), which the exit's counts tell; memory mapped with cuMemCreate
 	 * is a framework's allocator working past umkit, which the user can
-	 * turn off. */
-	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemCreate && !atomic_exchange(&told, 1))
+	 * turn off; managed memory made past umkit competes with the arena's
+	 * for the GPU, unplanned. */
+	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemCreate && !atomic_exchange(&told_mapped, 1))
 		um_warn("the program mapped %s with cuMemCreate, past umkit's allocator (PyTorch's expandable "
 			"segments map their memory so): that memory is plain device memory, and %s",
 			size, consequence);
+	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged && !atomic_exchange(&told_managed, 1))
+		um_warn("the program allocated %s of managed memory with cuMemAllocManaged, past umkit's "
+			"allocator: the driver migrates and evicts that memory on its own, and %s", size, consequence);
 }
 
-void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak)
+void driver_allocs_get(enum driver_mem kind, uint64_t *count, uint64_t *bytes, uint64_t *peak)
 {
 	pthread_mutex_lock(&held_lock);
-	*count = n_allocs;
-	*bytes = n_bytes;
-	*peak = peak_bytes;
+	*count = tallies[kind].allocs;
+	*bytes = tallies[kind].bytes;
+	*peak = tallies[kind].peak;
 	pthread_mutex_unlock(&held_lock);
 }
 

@@ -9,17 +9,21 @@
  * torch.cuda.memory._set_allocator_settings, past both launchers' and
  * libraries' checks of the environment), or a library's own static CUDA
  * runtime, whose cudaMalloc calls cuMemAlloc. Such memory is plain device
- * memory: not recorded, not managed, outside the budget. These calls are
- * counted when CUPTI reports them (the tools subscribe to them; an idle
- * replay, which has no subscription, sees none), for meta.driver_allocs
- * and the replay's statistics; each is logged at debug level, and the
- * first mapping with cuMemCreate is warned of. The calls that give such
- * memory back (cuMemFree*, cuMemRelease) are followed too, for the most
- * of it the program held at once: GPU memory the budget never had
- * (umplan's default capacity leaves it out). A pool's memory counts as
- * given back at its free, a mapping's at its handle's release, though
- * the pool may keep it reserved and the mapping keep it until unmapped;
- * the rest at its context's destruction too. CUDA arrays
+ * memory: not recorded, not managed, outside the budget. Managed memory
+ * from cuMemAllocManaged is counted apart: the driver migrates and evicts
+ * it as it does the arena's, so it holds none of the GPU for good, but
+ * umkit neither records nor plans it. These calls are counted when CUPTI
+ * reports them (the tools subscribe to them; an idle replay, which has no
+ * subscription, sees none), for meta.driver_allocs and
+ * meta.driver_managed_allocs and the replay's statistics; each is logged
+ * at debug level, and the first mapping with cuMemCreate and the first
+ * managed allocation are warned of. The calls that give such memory back
+ * (cuMemFree*, cuMemRelease) are followed too, for the most of each kind
+ * the program held at once: the device memory's is GPU memory the budget
+ * never had (umplan's default capacity leaves it out). A pool's memory
+ * counts as given back at its free, a mapping's at its handle's release,
+ * though the pool may keep it reserved and the mapping keep it until
+ * unmapped; the rest at its context's destruction too. CUDA arrays
  * (cuArrayCreate, cuArray3DCreate, cuMipmappedArrayCreate, behind
  * cudaMallocArray and its kin) are not counted: their size is the
  * driver's layout, which the creating call does not report (it would take
@@ -40,7 +44,7 @@
 
 /* Enables subscriber's callbacks at the allocating driver calls and at
  * those that free.
- * consequence completes the warning: what that memory costs the tool's
+ * consequence completes the warnings: what that memory costs the tool's
  * run. */
 CUptiResult driver_allocs_enable(CUpti_SubscriberHandle subscriber, const char *consequence);
 
@@ -52,9 +56,16 @@ bool driver_allocs_cbid(CUpti_CallbackId cbid);
  * what it gave back of that. */
 void driver_allocs_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
-/* The allocations counted so far, their bytes, and the most of those
- * bytes held at once. */
-void driver_allocs_get(uint64_t *count, uint64_t *bytes, uint64_t *peak);
+/* The kinds of memory counted, each apart. */
+enum driver_mem {
+	DRIVER_MEM_DEVICE,  /* plain device memory */
+	DRIVER_MEM_MANAGED, /* cuMemAllocManaged's */
+	DRIVER_MEM_KINDS
+};
+
+/* The allocations of kind counted so far, their bytes, and the most of
+ * those bytes held at once. */
+void driver_allocs_get(enum driver_mem kind, uint64_t *count, uint64_t *bytes, uint64_t *peak);
 
 /* context, not NULL, is destroyed (a primary one's reset): what it owned
  * is gone with it. Memory no context owns, stream-ordered allocations'

@@ -353,7 +353,9 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->last_resort_waits = as.last_resort_waits;
 	out->runtime_allocs = atomic_load(&runtime_allocs);
 	out->runtime_bytes = atomic_load(&runtime_bytes);
-	driver_allocs_get(&out->driver_allocs, &out->driver_bytes, &out->driver_peak_bytes);
+	driver_allocs_get(DRIVER_MEM_DEVICE, &out->driver_allocs, &out->driver_bytes, &out->driver_peak_bytes);
+	driver_allocs_get(DRIVER_MEM_MANAGED, &out->driver_managed_allocs, &out->driver_managed_bytes,
+			  &out->driver_managed_peak_bytes);
 	out->one_stream = !um_backend_multi_stream();
 }
 

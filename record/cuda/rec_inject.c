@@ -96,6 +96,9 @@ static void finish(void)
 	rec_meta_u64("driver_allocs", as.driver_allocs);
 	rec_meta_u64("driver_alloc_bytes", as.driver_bytes);
 	rec_meta_u64("driver_alloc_peak_bytes", as.driver_peak_bytes);
+	rec_meta_u64("driver_managed_allocs", as.driver_managed_allocs);
+	rec_meta_u64("driver_managed_alloc_bytes", as.driver_managed_bytes);
+	rec_meta_u64("driver_managed_alloc_peak_bytes", as.driver_managed_peak_bytes);
 	report_close(trace_writer_close(rec_writer, rec_now(), err, sizeof err), err);
 	rec_writer = NULL;
 }

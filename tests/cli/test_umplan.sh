@@ -601,6 +601,24 @@ expect_json "t=d['trace']; p=d['plan']; assert t['driver_allocation_peak_bytes']
 	"the default capacity is the device's memory less the peak held past umkit"
 run "$UMPLAN" "$SCRATCH/driver.db" --json -q --capacity 1G
 expect_json "assert d['plan']['capacity_before_headroom'] == 1 << 30" "--capacity is not reduced by it"
+# Managed memory got so (cuMemAllocManaged) is counted apart: the driver
+# migrates it, so the default capacity keeps it; warned of, as the
+# runtime's is, for the plan knows nothing of it. The trace above, which
+# lacks the keys, counted none.
+expect_json 't=d["trace"]; assert (t["driver_managed_allocations"], t["driver_managed_allocation_bytes"], t["driver_managed_allocation_peak_bytes"]) == (0, 0, 0)' \
+	"--json counts no managed memory got through the driver in a trace without the keys"
+sqlite3 "$SCRATCH/driver.db" "INSERT INTO meta VALUES ('driver_managed_allocs', '3'), ('driver_managed_alloc_bytes', '12582912'), ('driver_managed_alloc_peak_bytes', '8388608')"
+run "$UMPLAN" "$SCRATCH/driver.db" --report -o "$SCRATCH/driver.plan"
+expect_status 0 "a trace with managed memory got through the driver plans"
+expect_err_has "3 of the program's allocations were managed memory made through the driver (cuMemAllocManaged), past umkit's allocator, and are not in the trace" \
+	"umplan warns of managed memory got through the driver"
+expect_out_has "3 allocations (12.00 MiB) of managed memory made through the driver, past umkit's allocator, at most 8.00 MiB held at once: not in the trace, not planned, not taken off the capacity" \
+	"--report counts managed memory got through the driver"
+expect_out_has "from the trace's device memory less the 32.00 MiB the program held past umkit (default)" \
+	"--report's default capacity leaves out the device memory alone"
+run "$UMPLAN" "$SCRATCH/driver.db" --json -q
+expect_json "t=d['trace']; assert (t['driver_managed_allocations'], t['driver_managed_allocation_bytes'], t['driver_managed_allocation_peak_bytes']) == (3, 12582912, 8388608) and t['driver_allocation_peak_bytes'] == 33554432 and d['plan']['capacity_before_headroom'] == $device - 33554432" \
+	"--json counts managed memory got through the driver apart, and the default capacity keeps it"
 # A real one: the MLP on the H200, whose cuBLAS made its workspaces with
 # its own runtime (tests/fixtures/README.md).
 run "$UMPLAN" "$(dirname "$fixture")/h200_mlp_past_shim.db" --json -q
@@ -677,6 +695,11 @@ bad_row "INSERT INTO meta VALUES ('driver_alloc_bytes', '4096'), ('driver_alloc_
 bad_row "INSERT INTO meta SELECT 'driver_alloc_bytes', value FROM meta WHERE key = 'device_memory';
 	 INSERT INTO meta SELECT 'driver_alloc_peak_bytes', value FROM meta WHERE key = 'device_memory'" \
 	"meta driver_alloc_peak_bytes $device leaves none of device_memory" "a peak as large as the device: refused"
+bad_row "INSERT INTO meta VALUES ('driver_managed_allocs', 'two')" "meta driver_managed_allocs 'two' is not a count" \
+	"driver_managed_allocs two: refused"
+bad_row "INSERT INTO meta VALUES ('driver_managed_alloc_bytes', '4096'), ('driver_managed_alloc_peak_bytes', '8192')" \
+	"meta driver_managed_alloc_peak_bytes 8192 is more than driver_managed_alloc_bytes" \
+	"a managed peak above the managed bytes allocated: refused"
 bad_row "UPDATE alloc SET size = -1 WHERE id = 3" "allocation 3 has a negative size" "negative size: refused"
 bad_row "UPDATE alloc SET reserved = 1 << 62 WHERE id = 3" "allocation 3 has 2 MiB or more reserved" \
 	"huge reservation: refused"

@@ -60,19 +60,30 @@ static void granted(CUpti_CallbackId cbid, const char *name, const void *params)
 	call(cbid, name, params, CUDA_SUCCESS, CUPTI_API_EXIT);
 }
 
-static void counted(uint64_t count, uint64_t bytes)
+static void counted_of(enum driver_mem kind, uint64_t count, uint64_t bytes)
 {
 	uint64_t c, b, p;
-	driver_allocs_get(&c, &b, &p);
+	driver_allocs_get(kind, &c, &b, &p);
 	assert_int_equal(c, count);
 	assert_int_equal(b, bytes);
 }
 
-static uint64_t peak(void)
+static uint64_t peak_of(enum driver_mem kind)
 {
 	uint64_t c, b, p;
-	driver_allocs_get(&c, &b, &p);
+	driver_allocs_get(kind, &c, &b, &p);
 	return p;
+}
+
+/* The device memory's, which most tests follow. */
+static void counted(uint64_t count, uint64_t bytes)
+{
+	counted_of(DRIVER_MEM_DEVICE, count, bytes);
+}
+
+static uint64_t peak(void)
+{
+	return peak_of(DRIVER_MEM_DEVICE);
 }
 
 #define D(name) CUPTI_DRIVER_TRACE_CBID_##name
@@ -122,17 +133,46 @@ static void test_sizes_of_each_call(void **state)
 	cuMemAlloc_params v1 = { &small, 1000 };
 	cuMemAllocPitch_params pitched_v1 = { &small, &pitch_v1, 500, 3, 4 };
 	cuMemAllocPitch_v2_params pitched = { &dptr, &pitch, 1000, 7, 4 };
-	cuMemAllocManaged_params managed = { &dptr, 3000, CU_MEM_ATTACH_GLOBAL };
 	cuMemAllocAsync_ptsz_params ordered = { &dptr, 5000, NULL };
 	cuMemAllocFromPoolAsync_params pooled = { &dptr, 6000, NULL, NULL };
 	counted(2, 8 << 20);
 	granted(D(cuMemAlloc), "cuMemAlloc", &v1);
 	granted(D(cuMemAllocPitch), "cuMemAllocPitch", &pitched_v1);
 	granted(D(cuMemAllocPitch_v2), "cuMemAllocPitch_v2", &pitched);
-	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &managed);
 	granted(D(cuMemAllocAsync_ptsz), "cuMemAllocAsync_ptsz", &ordered);
 	granted(D(cuMemAllocFromPoolAsync), "cuMemAllocFromPoolAsync", &pooled);
-	counted(8, (8 << 20) + 1000 + 512 * 3 + 1024 * 7 + 3000 + 5000 + 6000);
+	counted(7, (8 << 20) + 1000 + 512 * 3 + 1024 * 7 + 5000 + 6000);
+}
+
+static void managed_allocations(void)
+{
+	CUdeviceptr managed_ptr = 0x7a0000000000;
+	cuMemAllocManaged_params managed = { &managed_ptr, 3000, CU_MEM_ATTACH_GLOBAL };
+	uint64_t c, b, p;
+	driver_allocs_get(DRIVER_MEM_DEVICE, &c, &b, &p);
+	counted_of(DRIVER_MEM_MANAGED, 0, 0);
+	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &managed);
+	counted_of(DRIVER_MEM_MANAGED, 1, 3000);
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), 3000);
+	managed.bytesize = 5000;
+	managed_ptr += 4096; /* another allocation */
+	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &managed);
+	counted_of(DRIVER_MEM_MANAGED, 2, 8000);
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), 8000);
+	/* None of it is device memory. */
+	counted(c, b);
+	assert_int_equal(peak(), p);
+}
+
+/* Managed memory is counted apart from the device memory, and warned of
+ * once: umkit neither records nor plans it. */
+static void test_managed_memory_counted_apart_and_warned_of_once(void **state)
+{
+	const char *err = stderr_of(managed_allocations);
+	const char *warned = strstr(err, "allocated 2.93 KiB of managed memory with cuMemAllocManaged, past umkit's "
+					 "allocator: the driver migrates and evicts that memory on its own, and test");
+	assert_non_null(warned);
+	assert_null(strstr(warned + 1, "allocated ")); /* one warning */
 }
 
 static CUmemGenericAllocationHandle mapping;
@@ -146,7 +186,7 @@ static void mappings(void)
 					.location = { CU_MEM_LOCATION_TYPE_HOST, 0 } };
 	cuMemCreate_params device_p = { &mapping, 2 << 20, &on_device, 0 }, host_p = { &mapping, 2 << 20, &on_host, 0 };
 	uint64_t c, b, p;
-	driver_allocs_get(&c, &b, &p);
+	driver_allocs_get(DRIVER_MEM_DEVICE, &c, &b, &p);
 	granted(D(cuMemCreate), "cuMemCreate", &host_p);
 	counted(c, b);
 	granted(D(cuMemCreate), "cuMemCreate", &device_p);
@@ -164,14 +204,19 @@ static void test_device_mappings_counted_and_warned_of_once(void **state)
 
 static void test_the_tools_own_are_not_counted(void **state)
 {
-	uint64_t c, b, p;
+	uint64_t c, b, p, mc, mb, mp;
 	cuMemAllocManaged_params arena_segment = { &dptr, 64 << 20, CU_MEM_ATTACH_GLOBAL };
-	driver_allocs_get(&c, &b, &p);
+	cuMemAlloc_v2_params device_segment = { &dptr, 64 << 20 };
+	driver_allocs_get(DRIVER_MEM_DEVICE, &c, &b, &p);
+	driver_allocs_get(DRIVER_MEM_MANAGED, &mc, &mb, &mp);
 	own = true;
 	granted(D(cuMemAllocManaged), "cuMemAllocManaged", &arena_segment);
+	granted(D(cuMemAlloc_v2), "cuMemAlloc_v2", &device_segment);
 	own = false;
 	counted(c, b);
 	assert_int_equal(peak(), p);
+	counted_of(DRIVER_MEM_MANAGED, mc, mb);
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), mp);
 }
 
 /* A call's callback at its successful exit. The id is pasted here, not
@@ -268,17 +313,78 @@ static void test_a_context_reset_leaves_the_rest(void **state)
 	assert_int_equal(peak(), top + 3 * mib + 1);
 }
 
+/* Managed and device memory mixed: each freed by its pointer, what a free
+ * gives back comes off the kind that pointer was allocated as. */
+static void test_managed_memory_given_back_apart(void **state)
+{
+	driver_allocs_context_reset(gpu0);
+	driver_allocs_context_reset(gpu1);
+	/* Held now: no managed memory (the tests above made it in gpu0), and
+	 * 2 MiB of device memory no context owns, the pooled and the mapped
+	 * of the test above. */
+	uint64_t c, b, dev, mc, mb, mp;
+	driver_allocs_get(DRIVER_MEM_DEVICE, &c, &b, &dev);
+	driver_allocs_get(DRIVER_MEM_MANAGED, &mc, &mb, &mp);
+	const uint64_t mib = 1 << 20, big = mp + dev + 8 * mib; /* above either peak */
+	/* Each allocation at a pointer of its own: one made again at a
+	 * pointer still held would give that back unseen. */
+	CUdeviceptr m[3] = { 0x7c0000000000, 0x7c0100000000, 0x7c0200000000 }, n[2] = { 0x7c0300000000, 0x7c0400000000 },
+		    d[2] = { 0x7c0500000000, 0x7c0600000000 };
+	cuMemAllocManaged_params alloc_m[3], alloc_n[2];
+	cuMemAlloc_v2_params alloc_d[2];
+	for (int i = 0; i < 3; i++)
+		alloc_m[i] = (cuMemAllocManaged_params){ &m[i], big, CU_MEM_ATTACH_GLOBAL };
+	for (int i = 0; i < 2; i++) {
+		alloc_n[i] = (cuMemAllocManaged_params){ &n[i], mib, CU_MEM_ATTACH_HOST };
+		alloc_d[i] = (cuMemAlloc_v2_params){ &d[i], dev };
+	}
+	cuMemFree_v2_params free_m = { m[0] }, free_d = { d[0] };
+	cuMemFreeAsync_params free_n = { n[0], NULL };
+
+	GRANTED(cuMemAllocManaged, &alloc_m[0]);
+	GRANTED(cuMemAlloc_v2, &alloc_d[0]);
+	assert_int_equal(peak(), dev + 2 * mib); /* big not among it */
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), big);
+
+	/* Freed, each comes off its own kind: the device memory held is 2 MiB
+	 * again, not big less than that, and the managed memory none. */
+	GRANTED(cuMemFree_v2, &free_d);
+	GRANTED(cuMemFree_v2, &free_m);
+	GRANTED(cuMemAlloc_v2, &alloc_d[1]);
+	assert_int_equal(peak(), dev + 2 * mib);
+	GRANTED(cuMemAllocManaged, &alloc_n[0]);
+	GRANTED(cuMemAllocManaged, &alloc_m[1]);
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), big + mib);
+
+	/* A stream-ordered free gives it back too, and so does its context's
+	 * reset. */
+	GRANTED(cuMemFreeAsync, &free_n);
+	GRANTED(cuMemAllocManaged, &alloc_n[1]);
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), big + mib);
+	driver_allocs_context_reset(gpu0);
+	alloc_m[2].bytesize = big + mib;
+	GRANTED(cuMemAllocManaged, &alloc_m[2]);
+	assert_int_equal(peak_of(DRIVER_MEM_MANAGED), big + mib);
+	assert_int_equal(peak(), dev + 2 * mib);
+
+	/* Each allocation counted once, in its kind; the frees count none. */
+	counted(c + 2, b + 2 * dev);
+	counted_of(DRIVER_MEM_MANAGED, mc + 5, mb + 3 * big + 3 * mib);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_subscribes_to_the_allocating_calls),
 		cmocka_unit_test(test_counts_what_was_granted),
 		cmocka_unit_test(test_sizes_of_each_call),
+		cmocka_unit_test(test_managed_memory_counted_apart_and_warned_of_once),
 		cmocka_unit_test(test_device_mappings_counted_and_warned_of_once),
 		cmocka_unit_test(test_the_tools_own_are_not_counted),
 		cmocka_unit_test(test_the_peak_follows_what_is_given_back),
 		cmocka_unit_test(test_a_context_reset_gives_back_what_it_owned),
 		cmocka_unit_test(test_a_context_reset_leaves_the_rest),
+		cmocka_unit_test(test_managed_memory_given_back_apart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

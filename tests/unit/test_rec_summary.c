@@ -149,6 +149,19 @@ static void summary_counts_a_complete_trace(void **state)
 	assert_int_equal(s.driver_alloc_peak_bytes, 33554432);
 	assert_non_null(strstr(text, "not served   2 allocations (40.00 MiB) made through the driver, past "
 				     "umkit's allocator, at most 32.00 MiB held at once: not umkit's, not recorded"));
+	assert_null(strstr(text, "managed memory"));
+
+	/* Managed memory got so, on a line of its own. */
+	reread_after(path, "INSERT INTO meta VALUES ('driver_managed_allocs', '3');"
+			   "INSERT INTO meta VALUES ('driver_managed_alloc_bytes', '12582912');"
+			   "INSERT INTO meta VALUES ('driver_managed_alloc_peak_bytes', '8388608')", &s, text, sizeof text);
+	assert_int_equal(s.driver_managed_allocs, 3);
+	assert_int_equal(s.driver_managed_alloc_bytes, 12582912);
+	assert_int_equal(s.driver_managed_alloc_peak_bytes, 8388608);
+	assert_non_null(strstr(text, "not served   2 allocations (40.00 MiB) made through the driver, past "
+				     "umkit's allocator, at most 32.00 MiB held at once: not umkit's, not recorded\n"
+				     "  not served   3 allocations (12.00 MiB) of managed memory made through the driver, "
+				     "past umkit's allocator, at most 8.00 MiB held at once: not recorded, not planned"));
 
 	/* A small buffer truncates cleanly. */
 	char tiny[16];

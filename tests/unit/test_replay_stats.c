@@ -103,6 +103,9 @@ static void keys_and_values(void **state)
 	m.allocator.driver_allocs = 5;
 	m.allocator.driver_bytes = 1 << 21;
 	m.allocator.driver_peak_bytes = 1 << 20;
+	m.allocator.driver_managed_allocs = 6;
+	m.allocator.driver_managed_bytes = 3 << 20;
+	m.allocator.driver_managed_peak_bytes = 3 << 19;
 	m.allocator.one_stream = true;
 	const struct fault_source src[2] = {
 		{ .origin = PLAN_ALLOC_ITERATION, .ordinal = 12, .alloc_id = 345, .size = 3 << 20,
@@ -226,6 +229,9 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(alloc, "driver_allocs"), 5);
 	assert_int_equal(num(alloc, "driver_bytes"), 1 << 21);
 	assert_int_equal(num(alloc, "driver_peak_bytes"), 1 << 20);
+	assert_int_equal(num(alloc, "driver_managed_allocs"), 6);
+	assert_int_equal(num(alloc, "driver_managed_bytes"), 3 << 20);
+	assert_int_equal(num(alloc, "driver_managed_peak_bytes"), 3 << 19);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(alloc, "one_stream")));
 	const cJSON *calls = cJSON_GetObjectItem(host, "driver_calls");
 	for (int k = 0; k < 4; k++) {
