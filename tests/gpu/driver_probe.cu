@@ -4,12 +4,13 @@
 //  - 8 MiB from cuMemAlloc, freed with cuMemFree;
 //  - 4 MiB from cuMemAllocAsync on a stream, freed on it;
 //  - one granule of physical memory from cuMemCreate, mapped, used,
-//    unmapped and released.
+//    unmapped and released;
+//  - 16 MiB of managed memory from cuMemAllocManaged, freed with cuMemFree.
 // A kernel fills each; the probe prints "<call>: <sum>" for each, and
 // the granule's size before the mapping's. Under either tool every line must read as plain, and
-// the tools count 3 allocations of 12 MiB and a granule, at most 8 MiB
-// held at once. One buffer from cudaMalloc, where the sums are made, is
-// the arena's.
+// the tools count 3 allocations of device memory, 12 MiB and a granule, at
+// most 8 MiB held at once, and apart from them 1 of managed memory, 16 MiB.
+// One buffer from cudaMalloc, where the sums are made, is the arena's.
 //
 // Usage: driver_probe
 // Exits 0, or 2 when a call failed.
@@ -85,6 +86,10 @@ int main()
 	CHECK_CU(cuMemUnmap(a, granule));
 	CHECK_CU(cuMemRelease(h));
 	CHECK_CU(cuMemAddressFree(a, granule));
+
+	CHECK_CU(cuMemAllocManaged(&a, 16 << 20, CU_MEM_ATTACH_GLOBAL));
+	use("cuMemAllocManaged", a, 16 << 20, stream, 4);
+	CHECK_CU(cuMemFree(a));
 
 	CHECK(cudaStreamDestroy(stream));
 	CHECK(cudaFree(total));

@@ -63,6 +63,15 @@ driver_counts() {
 		allocator_counts "$WORK/$1.json" driver_allocs driver_bytes driver_peak_bytes
 	fi
 }
+# NAME TOOL: the same of managed memory (cuMemAllocManaged), counted apart.
+driver_managed_counts() {
+	if [ "$2" = umrec ]; then
+		trace_counts "$WORK/$1.db" driver_managed_allocations driver_managed_allocation_bytes \
+			driver_managed_allocation_peak_bytes
+	else
+		allocator_counts "$WORK/$1.json" driver_managed_allocs driver_managed_bytes driver_managed_peak_bytes
+	fi
+}
 # DB [UMPLAN ARGS...]: the trace's live peak W in bytes, from umplan --json.
 live_peak() {
 	local db=$1; shift
@@ -436,16 +445,18 @@ row "pool_probe, umrec: in the trace" "$(verdict "[ $traced -eq 0 ]")" "$detail"
 
 # GPU memory got through the driver and given back (tests/gpu/driver_probe.cu):
 # every line as plain under either tool, and the memory counted with its
-# frees followed: 3 allocations of 12 MiB and a granule, at most 8 MiB held
-# at once, in umrec's trace and umreplay's stats; umplan's default capacity
-# is the device's memory less those 8 MiB.
+# frees followed: 3 allocations of device memory, 12 MiB and a granule, at
+# most 8 MiB held at once, and apart from them one of 16 MiB of managed
+# memory, warned of, in umrec's trace and umreplay's stats; umplan's
+# default capacity is the device's memory less those 8 MiB alone.
 driver_rows() { # TOOL RC SERVED
-	local tool=$1 rc=$2 served=$3 granule counts want
+	local tool=$1 rc=$2 served=$3 granule counts want managed want_managed="1 $((16 << 20)) $((16 << 20))"
 	granule=$(sed -n 's/^granule: //p' "$WORK/driver.plain")
 	want="3 $(((12 << 20) + ${granule:-0})) $((8 << 20))"
 	counts=$(driver_counts driver $tool)
-	row "driver_probe, $tool: as plain, counted" "$(verdict "[ $rc -eq 0 ] && [ -n '$granule' ] && diff $WORK/driver.plain $WORK/driver.$tool >/dev/null && under_umkit $WORK/driver.$tool.err && [ '$served' = True ] && [ '$counts' = '$want' ]")" \
-		"allocations, bytes, most held: $counts (wanted $want)"
+	managed=$(driver_managed_counts driver $tool)
+	row "driver_probe, $tool: as plain, counted" "$(verdict "[ $rc -eq 0 ] && [ -n '$granule' ] && diff $WORK/driver.plain $WORK/driver.$tool >/dev/null && under_umkit $WORK/driver.$tool.err && [ '$served' = True ] && [ '$counts' = '$want' ] && [ '$managed' = '$want_managed' ] && grep -q 'allocated 16.00 MiB of managed memory with cuMemAllocManaged' $WORK/driver.$tool.err")" \
+		"allocations, bytes, most held: $counts (wanted $want); managed: $managed (wanted $want_managed)"
 }
 probe_under_tools driver driver_probe 1 driver_rows
 capacity=$($B/umplan -q "$WORK/driver.db" --json 2>&1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["trace"]["device_memory"] - d["plan"]["capacity_before_headroom"], d["plan"]["capacity_source"])' 2>&1)
