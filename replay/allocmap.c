@@ -152,17 +152,16 @@ static long find_pers(const allocmap *m, uint64_t id)
 }
 
 /* This iteration's instances become the previous ones, and ordinals count
- * on from made. */
+ * on from made. One this iteration did not map leaves none, not the
+ * iteration before's (allocmap.h). */
 static void next_iteration(allocmap *m, uint64_t made)
 {
 	m->counting = true;
 	m->ordinal = made;
 	for (size_t i = 0; i < m->n_iter; i++) {
 		struct pslot *s = &m->slots[m->iter_list[i]];
-		if (s->cur.state != ALLOCMAP_UNSEEN) {
-			s->prev = s->cur;
-			s->cur.state = ALLOCMAP_UNSEEN;
-		}
+		s->prev = s->cur;
+		s->cur.state = ALLOCMAP_UNSEEN;
 	}
 }
 

@@ -31,7 +31,12 @@
  * kernel to the next), and starts its instances as a start would. When the
  * matcher then finds the start of that iteration, its instances stay.
  * A plan allocation is mapped only when the sizes agree (a program that
- * drifted from the plan gets fewer ops, never ops on the wrong sizes).
+ * drifted from the plan gets fewer ops, never ops on the wrong sizes). An
+ * iteration that did not map an iteration ordinal leaves the next one no
+ * previous instance of it (UNSEEN), to stand in or as the previous one,
+ * never an older one: the arena has likely handed that one's range out
+ * again, and an op meant for the previous instance would land on whatever
+ * holds it now.
  * Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_ALLOCMAP_H

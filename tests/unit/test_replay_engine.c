@@ -6,7 +6,9 @@
  * waits; discards never on live memory (a block shared with a live small
  * allocation, a reused range, a written fresh allocation) nor behind a
  * free whose marker could not be recorded; iteration
- * allocations resolved by ordinal, previous instances in every iteration;
+ * allocations resolved by ordinal, previous instances in every iteration,
+ * and none after an iteration that drifted from the plan (no discard of
+ * the range of the instance before, live again or dead);
  * ops of a skipped position, and none past PLAN_REPLAY_SKIPPED; each op
  * once where two kernels run swapped, again where the program runs a
  * stretch again; a foreign
@@ -1022,6 +1024,61 @@ static void previous_instance_resolved_in_every_iteration(void **state)
 	engine_get_stats(r.e, &st);
 	assert_int_equal(st.ops[ENGINE_OP_EVICT], 2 * ITERATIONS - 1);
 	rig_stop(&r);
+	plan_destroy(p);
+}
+
+/* An activation freed after its successor is made, as above; the plan
+ * discards the previous instance at K2, behind its free after K1. The
+ * third iteration's activation drifted from the plan (6 MiB, not 4), so
+ * the fourth has no previous instance to discard: not the second
+ * iteration's either, freed and discarded a whole iteration before, whose
+ * range the program has handed to R since. With R still live at the
+ * fourth K2, a discard there would destroy its data; with R freed by
+ * then, it would discard what the plan did not name. The fifth iteration,
+ * after one of the plan's size, discards its previous instance again. */
+static void no_previous_instance_after_a_drifted_iteration(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	const uint64_t sizes[1] = { 4 * MB };
+	const uint64_t before[3] = { 0, 1, 1 };
+	struct plan *p = new_plan(ids, 3, sizes, 1);
+	set_alloc_before(p, before);
+	uint32_t older = add_alloc(p, PLAN_ALLOC_PREVIOUS, 1, 4 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD, 1, PLAN_POS_NONE, older, 0, 4 * MB);
+	finish_plan(p);
+	enum { R = 99 };
+	/* The range each iteration's K2 discards (0: none). */
+	const uint64_t discarded[5] = { 0, BASE, BASE + 8 * MB, 0, BASE + 24 * MB };
+	for (int r_freed = 0; r_freed < 2; r_freed++) {
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		for (uint64_t i = 0; i < 5; i++) {
+			uint64_t id = 10 + i;
+			const struct oplog_entry *b[4];
+			launch(&r, K0, (const uint64_t[]){ id - 1, R }, i == 0 ? 0 : i == 3 ? 2 : 1);
+			engine_on_alloc(r.e, id, BASE + i * 8 * MB, i == 2 ? 6 * MB : 4 * MB);
+			launch(&r, K1, (const uint64_t[]){ id }, 1);
+			if (i > 0)
+				engine_on_free(r.e, id - 1);
+			if (i == 3 && r_freed)
+				engine_on_free(r.e, R);
+			batches(&r, b, 4); /* K0 brings R at its first use */
+			launch(&r, K2, NULL, 0);
+			if (!discarded[i]) {
+				assert_int_equal(batches(&r, b, 4), 0);
+			} else {
+				assert_int_equal(batches(&r, b, 4), 1);
+				expect_batch(b[0], ENGINE_OP_DISCARD, b[0]->mark,
+					     (const struct engine_range[]){ { discarded[i], 4 * MB } }, 1);
+			}
+			if (i == 2)
+				engine_on_alloc(r.e, R, BASE + 8 * MB, 4 * MB);
+		}
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.skipped_discards, 2);
+		rig_stop(&r);
+	}
 	plan_destroy(p);
 }
 
@@ -2293,6 +2350,7 @@ int main(void)
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
 		cmocka_unit_test(resync_past_the_skipped_cap_drops_their_ops),
 		cmocka_unit_test(previous_instance_resolved_in_every_iteration),
+		cmocka_unit_test(no_previous_instance_after_a_drifted_iteration),
 		cmocka_unit_test(previous_only_instance_charged_to_its_plan_allocation),
 		cmocka_unit_test(resync_counts_allocations_on),
 		cmocka_unit_test(foreign_by_allocations),

@@ -1,7 +1,8 @@
 /*
  * Unit tests for the replay engine's small modules: the allocation map
  * (churn against a reference; persistent and iteration resolution with the
- * previous iteration standing in; sizes that disagree; previous instances
+ * previous iteration standing in; sizes that disagree, and no instance
+ * from before an iteration that drifted so; previous instances
  * as of the next iteration; iterations begun by the count while the
  * matcher is lost), an idle engine's
  * footprint (against a bitmap), the block table,
@@ -209,6 +210,16 @@ static void allocmap_resolution(void **state)
 	plan_destroy(p);
 }
 
+/* The state, address and live id of plan allocation index now. */
+static void expect_resolved(allocmap *m, uint32_t index, enum allocmap_state state, uint64_t id)
+{
+	struct allocmap_where w;
+	allocmap_resolve(m, index, &w);
+	assert_int_equal(w.state, state);
+	if (state == ALLOCMAP_LIVE)
+		assert_int_equal(w.rec->id, id);
+}
+
 /* Plan: iteration ordinal 1 (10 B), also as the previous iteration's
  * instance (PREVIOUS), and persistent ordinal 1 (5 B). */
 static struct plan *previous_plan(void)
@@ -269,7 +280,9 @@ static void allocmap_previous_as_of_next_iteration(void **state)
  * maps it to neither plan allocation of that ordinal: not as this
  * iteration's instance, nor as the previous one of the next iteration
  * (a wrong size is never mapped, allocmap.h). The previous iteration's
- * instance, of the plan's size, is still the PREVIOUS one. */
+ * instance, of the plan's size, is still the PREVIOUS one; in the
+ * iteration after the drifted one there is none, nor a stand-in for this
+ * iteration's, until an iteration makes the plan's size again. */
 static void allocmap_previous_of_another_size(void **state)
 {
 	struct plan *p = previous_plan();
@@ -296,6 +309,17 @@ static void allocmap_previous_of_another_size(void **state)
 	assert_true(allocmap_remove(m, 2, &r));
 	allocmap_resolve(m, 0, &w);
 	assert_true(w.state == ALLOCMAP_FREED && w.address == 0x2000 && w.size == 10);
+
+	/* Instance 2 is two iterations old now, and its range is 4's. */
+	allocmap_iteration_start(m, 0);
+	expect_resolved(m, 0, ALLOCMAP_UNSEEN, 0);
+	expect_resolved(m, 1, ALLOCMAP_UNSEEN, 0);
+	allocmap_add(m, 4, 0x2000, 10);
+	expect_resolved(m, 0, ALLOCMAP_UNSEEN, 0);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 4);
+	allocmap_iteration_start(m, 0);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 4);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 4);
 	allocmap_destroy(m);
 	plan_destroy(p);
 }
@@ -342,16 +366,6 @@ static void allocmap_start_counts_from_the_plan(void **state)
 	assert_int_equal(allocmap_add(m, 7, 0x7000, 20)->iter_ordinal, 2);
 	allocmap_destroy(m);
 	plan_destroy(p);
-}
-
-/* The state, address and live id of plan allocation index now. */
-static void expect_resolved(allocmap *m, uint32_t index, enum allocmap_state state, uint64_t id)
-{
-	struct allocmap_where w;
-	allocmap_resolve(m, index, &w);
-	assert_int_equal(w.state, state);
-	if (state == ALLOCMAP_LIVE)
-		assert_int_equal(w.rec->id, id);
 }
 
 /* Plan of 3 kernels: iteration ordinal 1 (10 B) before kernel 1, also as
@@ -424,7 +438,9 @@ static void allocmap_lost_count_starts_the_next_iteration(void **state)
 	allocmap_place_lost(m, true);
 	assert_int_equal(allocmap_add(m, 12, 0xc000, 20)->iter_ordinal, 2);
 	expect_resolved(m, 2, ALLOCMAP_LIVE, 12);
-	expect_resolved(m, 0, ALLOCMAP_LIVE, 9);
+	/* Not 11, nor 9: the iteration begun at kernel 1 mapped no ordinal 1
+	 * of its own, so none stands in. */
+	expect_resolved(m, 0, ALLOCMAP_UNSEEN, 0);
 	allocmap_destroy(m);
 	plan_destroy(p);
 }
