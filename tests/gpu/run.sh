@@ -459,9 +459,11 @@ driver_rows() { # TOOL RC SERVED
 		"allocations, bytes, most held: $counts (wanted $want); managed: $managed (wanted $want_managed)"
 }
 probe_under_tools driver driver_probe 1 driver_rows
-capacity=$($B/umplan -q "$WORK/driver.db" --json 2>&1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["trace"]["device_memory"] - d["plan"]["capacity_before_headroom"], d["plan"]["capacity_source"])' 2>&1)
-row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity' = '$((8 << 20)) device' ]")" \
-	"device memory less the default capacity, its source: $capacity"
+# umplan's warnings (the managed allocation's among them) go to stderr, apart
+# from the JSON.
+capacity=$($B/umplan -q "$WORK/driver.db" --json 2>"$WORK/driver.umplan.err" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["trace"]["device_memory"] - d["plan"]["capacity_before_headroom"], d["plan"]["capacity_source"])' 2>&1)
+row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity' = '$((8 << 20)) device' ] && grep -q '1 of the program.s allocations were managed memory made through the driver' $WORK/driver.umplan.err")" \
+	"device memory less the default capacity, its source: $capacity; the managed allocation warned of: $(grep -c 'managed memory made through the driver' "$WORK/driver.umplan.err")"
 
 # A plan made for a GPU larger than this one, its capacity 1 GiB above this
 # GPU's memory (no headroom taken off it): the replay warns once, naming
