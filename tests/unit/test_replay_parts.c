@@ -210,7 +210,7 @@ static void allocmap_resolution(void **state)
 	plan_destroy(p);
 }
 
-/* The state, address and live id of plan allocation index now. */
+/* The state of plan allocation index now, and its live id where live. */
 static void expect_resolved(allocmap *m, uint32_t index, enum allocmap_state state, uint64_t id)
 {
 	struct allocmap_where w;
