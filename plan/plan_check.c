@@ -74,16 +74,13 @@ static bool simulated(const struct tensor *x)
 }
 
 /* Whether x leaves the GPU every cycle at tensor_free_pos: freed there, or
- * an allocation of the iteration that the trace does not free within the
- * next one, which the tensor model, and so the scheduler, ends with the
- * iteration (a real one made every iteration would pile up), or whose
- * memory goes on as the next iteration's PREVIOUS tensor (made at the
- * first launch, it is live at every position). */
-static bool ends(const struct tensor_set *ts, const struct tensor *x)
+ * an allocation of the iteration not freed in it, which the tensor model,
+ * and so the scheduler, ends with the iteration (a real one made every
+ * iteration would pile up), or whose memory goes on as the next
+ * iteration's PREVIOUS tensor. */
+static bool ends(const struct tensor *x)
 {
-	return simulated(x) &&
-	       (x->freed || (x->origin == PLAN_ALLOC_ITERATION && x->live_len < ts->n_pos) ||
-		tensor_hands_on_memory(ts, x));
+	return simulated(x) && (x->freed || x->origin == PLAN_ALLOC_ITERATION);
 }
 
 /* Whether the allocation event of x happens every cycle at alloc_pos. */
@@ -109,7 +106,7 @@ static int events(const struct tensor_set *ts, bool frees, uint32_t **first, uin
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t t = 0; t < ts->n; t++) {
 			const struct tensor *x = &ts->t[t];
-			bool has = frees ? ends(ts, x) : allocates(ts, x);
+			bool has = frees ? ends(x) : allocates(ts, x);
 			if (!has)
 				continue;
 			uint32_t k = frees ? tensor_free_pos(ts, x) : x->alloc_pos;

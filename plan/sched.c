@@ -411,9 +411,7 @@ static int births(struct ctx *x, struct op_buf *b, struct sched_result *r)
 	for (size_t t = 0; t < ts->n; t++) {
 		const struct tensor *tx = &ts->t[t];
 		const struct vital_tensor *tv = &x->v->tv[t];
-		/* A tensor live the whole cycle is already counted resident
-		 * everywhere (resident_span). */
-		if (tx->origin != PLAN_ALLOC_ITERATION || !tv->n_uses || !tx->size || tensor_whole_cycle(ts, tx))
+		if (tx->origin != PLAN_ALLOC_ITERATION || !tv->n_uses || !tx->size)
 			continue;
 		uint32_t age = tensor_age(ts, tx, tv->first_use);
 		/* A pseudo-candidate walks the ages from the allocation. */

@@ -135,11 +135,13 @@ static inline bool tensor_hands_on_memory(const struct tensor_set *s, const stru
 }
 
 /* Whether x is live the whole cycle: from one iteration into the next
- * under its name, never made anew (one that hands its memory on is made
- * anew at the first launch, while the memory goes on as its twin). */
+ * under its name, never made anew. An ITERATION tensor is made anew at
+ * its allocation every iteration, even one made at the first launch and
+ * not freed in the iteration, live at every position: its memory ends
+ * with the iteration (tensor_build), or goes on as its twin. */
 static inline bool tensor_whole_cycle(const struct tensor_set *s, const struct tensor *x)
 {
-	return x->live_len >= s->n_pos && !x->freed && !x->hands_on;
+	return x->live_len >= s->n_pos && !x->freed && x->origin != PLAN_ALLOC_ITERATION;
 }
 
 /* Frees what tensor_build filled and zeroes s. */

@@ -761,6 +761,78 @@ static void newer_instance_ends_with_the_iteration_when_frees_drift(void **state
 	planner_free(p);
 }
 
+/* Four kernels per iteration (NVTX ranges), six iterations: allocation 1
+ * (4 MiB, persistent) used by the even kernels; allocation 2 (2 MiB, the
+ * optimizer state of a first step, say) made exactly at the first launch
+ * of the planned iteration (the fifth), used by its second kernel, and
+ * never freed. Written with SQLite, as umrec would. */
+static void write_kept_from_the_first_launch(const char *path)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES"
+		"  (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
+		"  (2, 8589934592, 2097152, 2097152, 'cudaMalloc', 16990000);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel WHERE seq % 2 = 0;"
+		"INSERT INTO kernel_arg VALUES (117, 0, 2, 0);"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
+		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+	write_sql_trace(path, rows);
+}
+
+/* An iteration's allocation made at its first launch and not freed in
+ * the iteration is live at every position, yet made anew at the next
+ * first launch, where its memory ends (tensor.c): no data of it crosses
+ * the iteration's end, as --check has it. Planned as live the whole
+ * cycle, it was counted resident before its first use and prefetched
+ * back by its ordinal, the next iteration's fresh instance. */
+static void kept_from_the_first_launch_is_made_anew(void **state)
+{
+	char path[512];
+	write_kept_from_the_first_launch(test_path(path, sizeof path, "kept_first_launch.db"));
+	struct planner *p = test_plan_full(path, 5 << 20, PLANNER_REMOTE_BPS, 0);
+	const struct tensor_set *ts = &p->tensors;
+	assert_int_equal(ts->n_iteration, 1);
+	const struct tensor *kept = &ts->t[ts->n - 1];
+	assert_int_equal(kept->alloc_pos, 0);
+	assert_int_equal(kept->live_len, ts->n_pos);
+	assert_false(kept->freed);
+	assert_int_equal(kept->twin, TENSOR_NONE);
+	assert_properties(p, path);
+	/* Evicted after its last use, never brought back. */
+	uint32_t it = plan_alloc_of(p->plan, PLAN_ALLOC_ITERATION);
+	size_t evictions = 0;
+	for (uint64_t i = 0; i < p->plan->n_ops; i++) {
+		const struct plan_op *op = &p->plan->ops[i];
+		if (op->alloc != it)
+			continue;
+		if (op->kind == PLAN_OP_PREFETCH)
+			fail_msg("op %llu prefetches the allocation at kernel %u for kernel %u, as if "
+				 "its data outlived the iteration", (unsigned long long)i, op->position,
+				 op->deadline);
+		evictions += op->kind == PLAN_OP_EVICT && op->after == 1;
+	}
+	assert_int_equal(evictions, 1);
+	planner_free(p);
+
+	/* Without a plan, resident from its first use: kernel 0 holds
+	 * allocation 1 alone, as the checker counts it. */
+	p = test_plan_full(path, 1 << 30, PLANNER_REMOTE_BPS, 0);
+	assert_int_equal(p->sched.residency[0], 4 << 20);
+	assert_int_equal(p->sched.residency[1], 6 << 20);
+	assert_properties(p, path);
+	planner_free(p);
+}
+
 /* The eviction of allocation 1 (packed_trace.h), idle from kernel 1 to
  * the next kernel 0, where the capacity binds only at kernel 4. Alone in
  * its block it leaves as its idle stretch begins, at kernel 1 (G10: the
@@ -799,6 +871,7 @@ int main(void)
 		cmocka_unit_test(checker_catches_broken_plans),
 		cmocka_unit_test(newer_instance_made_at_the_first_launch),
 		cmocka_unit_test(newer_instance_ends_with_the_iteration_when_frees_drift),
+		cmocka_unit_test(kept_from_the_first_launch_is_made_anew),
 		cmocka_unit_test(same_trace_same_plan),
 		cmocka_unit_test(plans_read_back_keep_the_properties),
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
