@@ -20,6 +20,12 @@
 #define BLOCK_SHIFT 21
 #define BLOCK_BYTES ((uint64_t)1 << BLOCK_SHIFT) /* one UM block: 2 MiB */
 
+/* The end of the block address lies in: the next block's first byte. */
+static inline uint64_t block_end(uint64_t address)
+{
+	return (address | (BLOCK_BYTES - 1)) + 1;
+}
+
 enum block_state {
 	BLOCK_ABSENT = 0,   /* not on the GPU (never touched, or evicted) */
 	BLOCK_RESIDENT = 1, /* on the GPU: counts against the budget */

@@ -91,7 +91,7 @@ size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t b
 {
 	if (!bytes || !atomic_load(&p->count))
 		return 0;
-	uint64_t from = address & ~(BLOCK_BYTES - 1), to = ((address + bytes - 1) | (BLOCK_BYTES - 1)) + 1;
+	uint64_t from = address & ~(BLOCK_BYTES - 1), to = block_end(address + bytes - 1);
 	size_t cut_n = 0;
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0, n = p->n; i < n; i++) {

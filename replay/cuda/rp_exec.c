@@ -69,6 +69,7 @@
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
 #include "log.h"
+#include "minmax.h"
 #include "replay/blocktab.h"
 #include "replay/calls.h"
 #include "replay/landing_discards.h"
@@ -485,8 +486,7 @@ static void issue_range(struct issuing *is, struct engine_range r)
 /* Whether nothing lives in the 2 MB block at address, within [address, end). */
 static bool block_idle(arena *a, uint64_t address, uint64_t end)
 {
-	uint64_t block_end = (address | (BLOCK_BYTES - 1)) + 1;
-	return a && arena_range_idle(a, address, (block_end < end ? block_end : end) - address);
+	return a && arena_range_idle(a, address, min_u64(block_end(address), end) - address);
 }
 
 /* Issues the discard of the blocks of r nothing lives in: blocks freed
@@ -499,10 +499,8 @@ static void issue_idle_blocks(struct issuing *is, arena *a, struct engine_range 
 		uint64_t from = at;
 		bool idle = block_idle(a, at, end);
 		do
-			at = (at | (BLOCK_BYTES - 1)) + 1;
+			at = min_u64(block_end(at), end);
 		while (at < end && block_idle(a, at, end) == idle);
-		if (at > end)
-			at = end;
 		if (idle)
 			issue_range(is, (struct engine_range){ from, at - from });
 		else
