@@ -8,14 +8,13 @@
 #include "testutil.h"
 
 #include <cupti.h>
+#include <sqlite3.h>
 
-#include "common/cuda/cupti_dropped.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
-#include "common/cuda/um_alloc.h"
+#include "fake_hand_over.h"
 #include "record/cuda/rec.h"
 #include "record/trace_writer.h"
-#include <sqlite3.h>
 
 /* ---- what the recorder's other parts define ---- */
 
@@ -28,8 +27,6 @@ static bool enabled[CUPTI_ACTIVITY_KIND_COUNT];
 static int refuse_enable_call; /* the nth ActivityEnable fails (from 1); 0: none */
 static int enable_calls;
 static bool refuse_register;
-static int forced_flushes;
-static bool gpu_waited;
 
 static CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done)
 {
@@ -61,32 +58,14 @@ const struct cupti_real *cupti_real(void)
 	return &real;
 }
 
-CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
-{
-	if (flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
-		assert_true(gpu_waited); /* kernels still queued would lose their times */
-		forced_flushes++;
-	}
-	return CUPTI_SUCCESS;
-}
-
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
 {
 	return CUPTI_ERROR_MAX_LIMIT_REACHED;
 }
 
-void cupti_count_dropped(CUcontext ctx, uint32_t stream_id, atomic_uint_fast64_t *count, const char *consequence)
-{
-}
-
 enum cupti_um_state cupti_um_enable(const char **why)
 {
 	return CUPTI_UM_TRYING;
-}
-
-void um_alloc_wait_for_gpu(void)
-{
-	gpu_waited = true;
 }
 
 static int setup(void **state)

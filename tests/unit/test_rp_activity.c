@@ -10,9 +10,8 @@
 
 #include <cupti.h>
 
-#include "common/cuda/cupti_dropped.h"
 #include "common/cuda/cupti_guard.h"
-#include "common/cuda/um_alloc.h"
+#include "fake_hand_over.h"
 #include "replay/cuda/rp.h"
 
 /* ---- what the replayer's other parts define ---- */
@@ -26,8 +25,6 @@ uint64_t rp_now(void)
 
 static CUpti_BuffersCallbackRequestFunc requested;
 static CUpti_BuffersCallbackCompleteFunc completed;
-static bool gpu_waited;
-static int forced_flushes;
 static CUpti_Activity *const *records; /* what the next buffer holds */
 static size_t n_records, next_record;
 
@@ -58,30 +55,12 @@ const struct cupti_real *cupti_real(void)
 	return &real;
 }
 
-CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
-{
-	if (flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
-		assert_true(gpu_waited); /* kernels still queued would lose their times */
-		forced_flushes++;
-	}
-	return CUPTI_SUCCESS;
-}
-
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
 {
 	if (next_record == n_records)
 		return CUPTI_ERROR_MAX_LIMIT_REACHED;
 	*record = records[next_record++];
 	return CUPTI_SUCCESS;
-}
-
-void cupti_count_dropped(CUcontext ctx, uint32_t stream_id, atomic_uint_fast64_t *count, const char *consequence)
-{
-}
-
-void um_alloc_wait_for_gpu(void)
-{
-	gpu_waited = true;
 }
 
 /* CUPTI delivers a buffer holding v[0 .. n). */
