@@ -7,8 +7,9 @@
 # that is not cuda or cpu and dlrm.py's MLP sizes below 1 are usage errors;
 # a CUDA device not there, and a --managed-allocator library missing or
 # without its functions, are named; the config line prints --turn-fds as
-# 3,4, and its common keys in the order examples/README.md gives; the
-# AdamW the transformer examples make is capturable only for a GPU graph.
+# 3,4, a value with a space quoted, and its common keys in the order
+# examples/README.md gives; the AdamW the transformer examples make is
+# capturable only for a GPU graph.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 EX=$ROOT/examples/pytorch
