@@ -273,8 +273,11 @@ static void test_the_peak_follows_what_is_given_back(void **state)
 	GRANTED(cuMemFree_v2, &free_a);
 	GRANTED(cuMemFreeAsync_ptsz, &free_b);
 	GRANTED(cuMemFree_v2, &free_c);
-	alloc_a.bytesize = big + 5 * mib;
-	GRANTED(cuMemAlloc_v2, &alloc_a); /* nothing else held */
+	/* At a pointer none of them had, so that a free not taken off
+	 * cannot pass as an allocation made again in its place. */
+	CUdeviceptr d = 0x7f0000c00000;
+	cuMemAlloc_v2_params alloc_d = { &d, big + 5 * mib };
+	GRANTED(cuMemAlloc_v2, &alloc_d); /* nothing else held */
 	assert_int_equal(peak(), big + 5 * mib);
 }
 
