@@ -37,6 +37,11 @@ void rec_meta_u64(const char *key, uint64_t v);
  * (rec_callbacks.c). Returns 0 or a CUPTI error; a failed start leaves
  * nothing subscribed, hooked or allocated. */
 CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub);
+/* Undoes a start that the gate never opened after (the activity's start
+ * failed): gives the subscription back and frees the NVTX table. The
+ * allocator's hooks stay, doing nothing behind the shut gate: replacing
+ * them could tear a read on a thread already allocating. */
+void rec_callbacks_stop(CUpti_SubscriberHandle sub);
 /* Kernel launches captured into CUDA graphs so far: they ran nothing and
  * have no kernel row. */
 uint64_t rec_callbacks_captured_launches(void);

@@ -342,3 +342,10 @@ fail:
 	nvtx = NULL;
 	return r;
 }
+
+void rec_callbacks_stop(CUpti_SubscriberHandle sub)
+{
+	cupti_real()->Unsubscribe(sub); /* CUPTI's one place, for the program's own profiler */
+	nvtx_open_destroy(nvtx);
+	nvtx = NULL;
+}

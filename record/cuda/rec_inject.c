@@ -168,7 +168,7 @@ int InitializeInjection(void)
 	um_alloc_warn_unserved("the trace will hold no allocation of it, so no plan can move it");
 	CUptiResult r = rec_callbacks_start(&subscriber);
 	if (r == CUPTI_SUCCESS && (r = rec_activity_start()) != CUPTI_SUCCESS)
-		cupti_real()->Unsubscribe(subscriber); /* the hooks stay, behind the shut gate */
+		rec_callbacks_stop(subscriber);
 	if (r != CUPTI_SUCCESS) {
 		const char *msg = "?";
 		cuptiGetResultString(r, &msg);

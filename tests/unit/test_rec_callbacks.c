@@ -420,6 +420,23 @@ static void a_refused_enable_leaves_nothing(void **state)
 	}
 }
 
+/* A start undone (the activity's start failed, before the gate opened):
+ * the subscription given back, the NVTX table freed, and a start after it
+ * works. */
+static void a_stop_undoes_a_start(void **state)
+{
+	CUpti_SubscriberHandle sub;
+	assert_int_equal(rec_callbacks_start(&sub), CUPTI_SUCCESS);
+	rec_callbacks_stop(sub);
+	assert_int_equal(unsubscribes, 1);
+	assert_null(subscribed);
+	assert_int_equal(tables_made, 1);
+	assert_int_equal(tables_freed, 1);
+	assert_int_equal(rec_callbacks_start(&sub), CUPTI_SUCCESS);
+	assert_int_equal(tables_made, 2);
+	assert_int_equal(tables_freed, 1);
+}
+
 /* ---- NVTX ---- */
 
 /* A pop closes the newest range its own thread pushed, and writes it; a
@@ -529,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup(a_start_enables_every_callback, setup),
 		cmocka_unit_test_setup(a_refused_subscription_leaves_nothing, setup),
 		cmocka_unit_test_setup(a_refused_enable_leaves_nothing, setup),
+		cmocka_unit_test_setup(a_stop_undoes_a_start, setup),
 		cmocka_unit_test_setup(pushed_ranges_nest_per_thread, setup_started),
 		cmocka_unit_test_setup(started_ranges_end_by_id, setup_started),
 		cmocka_unit_test_setup(ex_ranges_are_named_by_ascii_only, setup_started),
