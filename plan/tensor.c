@@ -19,22 +19,18 @@ static size_t rel_pos(const struct trace *t, size_t first, int64_t ns)
 	return k >= first ? k - first : 0;
 }
 
-/* Allocation indices whose alloc_ns lies in (from, to], in ordinal order:
- * those of the iteration whose first launch is at from, the next one's at
- * to. One made at the very time of a launch counts as made before it
- * (trace_position_at), as the replayer sees it: it starts an iteration at
- * the first launch's callback, after the allocation call has returned. */
+/* Allocation indices whose alloc_ns lies in [from, to), in ordinal order. */
 static size_t window_allocs(const struct trace *t, int64_t from, int64_t to, size_t **out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->n_allocs; i++)
-		n += t->allocs[i].alloc_ns > from && t->allocs[i].alloc_ns <= to;
+		n += t->allocs[i].alloc_ns >= from && t->allocs[i].alloc_ns < to;
 	*out = malloc((n ? n : 1) * sizeof **out);
 	if (!*out)
 		return SIZE_MAX;
 	n = 0;
 	for (size_t i = 0; i < t->n_allocs; i++)
-		if (t->allocs[i].alloc_ns > from && t->allocs[i].alloc_ns <= to)
+		if (t->allocs[i].alloc_ns >= from && t->allocs[i].alloc_ns < to)
 			(*out)[n++] = i;
 	return n;
 }
@@ -204,7 +200,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	size_t n_pers = 0;
 	for (size_t i = 0; i < t->n_allocs; i++) {
 		const struct trace_alloc *a = &t->allocs[i];
-		if (a->alloc_ns <= t0 && matched[i] != PREV_MATCHED && rel_pos(t, first, a->free_ns) > 0)
+		if (a->alloc_ns < t0 && matched[i] != PREV_MATCHED && rel_pos(t, first, a->free_ns) > 0)
 			n_pers++;
 	}
 	s->t = calloc(n_pers + n_cur ? n_pers + n_cur : 1, sizeof *s->t);
@@ -215,7 +211,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 	size_t n = 0;
 	for (size_t i = 0; i < t->n_allocs; i++) {
 		const struct trace_alloc *a = &t->allocs[i];
-		if (a->alloc_ns <= t0 && !matched[i] && rel_pos(t, first, a->free_ns) > 0)
+		if (a->alloc_ns < t0 && !matched[i] && rel_pos(t, first, a->free_ns) > 0)
 			add_before(s, t, first, i, PLAN_ALLOC_PERSISTENT, a->id, touched[i], n++);
 	}
 	/* The previous instances freed after their successors, by ordinal. */
