@@ -627,10 +627,6 @@ static void not_a_trace_is_named(void **state)
 	assert_non_null(strstr(err, path));
 }
 
-/* Every kernel's shape ID is execid_shape_of its row (name, grid, block,
- * shared memory); on the ViT fixture the launches whose execution IDs
- * differ from the iteration before keep their shapes, and the plan carries
- * the planned iteration's shapes. */
 /* Each kernel of the plan follows the iteration's allocations made at or
  * before its launch: counted here from the trace's times alone. */
 static void allocations_before_each_kernel(void **state)
@@ -656,6 +652,10 @@ static void allocations_before_each_kernel(void **state)
 	planner_free(pl);
 }
 
+/* Every kernel's shape ID is execid_shape_of its row (name, grid, block,
+ * shared memory); on the ViT fixture the launches whose execution IDs
+ * differ from the iteration before keep their shapes, and the plan carries
+ * the planned iteration's shapes. */
 static void shape_ids_from_the_kernel_rows(void **state)
 {
 	char path[512], err[512];
