@@ -199,8 +199,17 @@ static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
 void plan_check(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
 		const struct plan *pl, struct plan_check_result *out)
 {
+	plan_check_residency(ts, a, v, pl, out, NULL);
+}
+
+void plan_check_residency(const struct tensor_set *ts, const struct access_set *a,
+			  const struct vital *v, const struct plan *pl, struct plan_check_result *out,
+			  uint64_t *residency)
+{
 	memset(out, 0, sizeof *out);
 	const uint32_t p = ts->n_pos;
+	if (residency)
+		memset(residency, 0, (size_t)p * sizeof *residency);
 	struct sim s = { .ts = ts, .v = v, .pl = pl, .out = out };
 	uint32_t *map = malloc((pl->n_allocs ? pl->n_allocs : 1) * sizeof *map);
 	uint32_t *op_first = calloc((size_t)p + 1, sizeof *op_first);
@@ -308,6 +317,8 @@ void plan_check(const struct tensor_set *ts, const struct access_set *a, const s
 					  (unsigned long long)limit);
 			if (s.checking && s.resident > out->peak)
 				out->peak = s.resident;
+			if (s.checking && residency)
+				residency[k] = s.resident;
 		}
 	}
 	free(op_list);

@@ -45,4 +45,13 @@ struct plan_check_result {
 void plan_check(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
 		const struct plan *pl, struct plan_check_result *out);
 
+/* As plan_check, and fills residency[k] (OUT, ts->n_pos entries) with the
+ * bytes resident during kernel k of the second cycle: after the ops at k
+ * and k's uses, what the capacity is checked against, the quantity the
+ * scheduler models as sched_result.residency. All zero where the check
+ * could not simulate (out of memory, a plan for another kernel count). */
+void plan_check_residency(const struct tensor_set *ts, const struct access_set *a,
+			  const struct vital *v, const struct plan *pl, struct plan_check_result *out,
+			  uint64_t *residency);
+
 #endif

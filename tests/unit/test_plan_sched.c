@@ -4,7 +4,9 @@
  * randomised synthetic traces over several seeds and capacities; the
  * checker catching broken plans; byte-identical plans for equal inputs;
  * kernels that cannot fit; evictions of tensors sharing a block issued
- * where the capacity needs them; and every committed fixture trace.
+ * where the capacity needs them; every committed fixture trace; and,
+ * wherever the properties are checked, the checker's residency equal to
+ * the scheduler's model of it at every kernel.
  */
 #include "testutil.h"
 #include "testplan.h"
@@ -103,17 +105,46 @@ static const char *write_synth(const char *name, const struct synth_params *sp, 
 	return path;
 }
 
+/* The checker's residency (sim, the second cycle) is the scheduler's
+ * model of it, kernel by kernel: both count the bytes resident while
+ * kernel k runs, after the ops at k and the kernel's uses; a tensor from
+ * the start if resident then, else from its first use or the op that
+ * brings it in, to its free (a discard there counts as the free), less
+ * the stretches the plan evicts; host bytes never. The properties alone
+ * miss a model that counts more than the checker: the scheduler once
+ * counted an iteration tensor made at the first launch resident from
+ * kernel 0, where the checker started it empty (c3cf68b, 2 MiB more at
+ * kernel 0 of kept_from_the_first_launch). The one difference by design: an
+ * eviction spanning an iteration tensor and its PREVIOUS twin takes off
+ * the smaller footprint of the two (sched.c, setup), so the model would
+ * hold more than the checker where their footprints differ; the traces
+ * tested have no such twins, which is checked first. */
+static void assert_same_residency(const struct planner *p, const uint64_t *sim, const char *what)
+{
+	const struct tensor_set *ts = &p->tensors;
+	for (size_t t = ts->n_persistent - ts->n_previous; t < ts->n_persistent; t++)
+		if (ts->t[t].bytes != ts->t[ts->t[t].twin].bytes)
+			fail_msg("%s: previous allocation %llu and its twin differ in footprint: the "
+				 "models differ there by design", what, (unsigned long long)ts->t[t].ordinal);
+	for (uint32_t k = 0; k < ts->n_pos; k++)
+		if (sim[k] != p->sched.residency[k])
+			fail_msg("%s: at kernel %u the checker holds %llu bytes, the scheduler's model %llu",
+				 what, k, (unsigned long long)sim[k], (unsigned long long)p->sched.residency[k]);
+}
+
 static void assert_properties(const struct planner *p, const char *what)
 {
 	struct plan_check_result r;
-	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	uint64_t *sim = calloc(p->tensors.n_pos ? p->tensors.n_pos : 1, sizeof *sim);
+	assert_non_null(sim);
+	plan_check_residency(&p->tensors, &p->access, &p->vital, p->plan, &r, sim);
 	if (r.violations)
 		fail_msg("%s: %zu violations, first: %s", what, r.violations, r.first);
 	assert_int_equal(p->sched.over, 0);
-	/* The simulation never holds more than the scheduler's model. */
-	assert_true(r.peak <= p->sched.peak);
+	assert_same_residency(p, sim, what);
 	if (!p->sched.n_unfit)
 		assert_true(r.peak <= p->plan->assume.capacity_bytes);
+	free(sim);
 }
 
 static void properties_on_random_traces(void **state)
@@ -587,6 +618,31 @@ static void every_fixture_plans(void **state)
 	globfree(&g);
 }
 
+/* The checker's residency is the scheduler's (assert_same_residency) on
+ * every fixture at 1/1.5, 1/2 and 1/3 of its unplanned peak, with host
+ * placement and without, which leaves more for the migrations to do. */
+static void checker_residency_is_the_schedulers(void **state)
+{
+	static const double ratios[] = { 1.5, 2, 3 };
+	glob_t g;
+	test_glob_fixtures(&g);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *path = g.gl_pathv[i];
+		uint64_t peak = test_unplanned_peak(path);
+		for (size_t j = 0; j < sizeof ratios / sizeof *ratios; j++)
+			for (int host = 0; host < 2; host++) {
+				char what[600];
+				snprintf(what, sizeof what, "%s at 1/%.1f of its peak%s", path, ratios[j],
+					 host ? ", host placement" : "");
+				struct planner *p = test_plan_host(path, (uint64_t)((double)peak / ratios[j]),
+								   host ? PLANNER_REMOTE_BPS : 0);
+				assert_properties(p, what);
+				planner_free(p);
+			}
+	}
+	globfree(&g);
+}
+
 /* The two-GPU fixture frees three of each iteration's allocations only
  * after making their next instances: each older instance is a tensor of
  * its own, after the persistent ones, named by its successor's ordinal and
@@ -882,6 +938,7 @@ int main(void)
 		cmocka_unit_test(late_prefetches_counted),
 		cmocka_unit_test(shared_blocks_evicted_where_needed),
 		cmocka_unit_test(every_fixture_plans),
+		cmocka_unit_test(checker_residency_is_the_schedulers),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
