@@ -288,21 +288,43 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor)
 	return NULL;
 }
 
+/* The allocations counted as ordinals (from, to] were made in the
+ * iteration that starts now: none is a previous instance. */
+static void drop_previous(allocmap *m, uint64_t from, uint64_t to)
+{
+	for (size_t i = 0; i < m->n_iter; i++) {
+		uint32_t index = m->iter_list[i];
+		uint64_t ordinal = m->plan->allocs[index].ordinal;
+		if (ordinal > from && ordinal <= to)
+			m->slots[index].prev.state = ALLOCMAP_UNSEEN;
+	}
+}
+
 uint64_t allocmap_iteration_start(allocmap *m, uint32_t pos)
 {
 	if (!m->plan)
 		return 0;
 	const uint64_t *before = m->plan->signature.alloc_before;
-	uint64_t made = before ? before[pos] : 0;
+	uint64_t made = before ? before[pos] : 0, counted = m->ordinal;
+	bool by_count = m->by_count;
 	/* The start of the iteration the count began while the matcher was
 	 * lost, found again, unless the count is nearer a whole iteration
 	 * past the plan's count at pos than at it: then the program went on
-	 * into the next iteration and has not allocated there yet. */
-	bool begun = m->by_count && (int64_t)(m->ordinal - made) <= (int64_t)(m->n_iter_ords / 2);
+	 * into the next iteration. The allocations it made there before pos
+	 * (the plan's `made`) are the last the count took, after the
+	 * iteration before's own: that one made fewer than the plan's, or
+	 * they would have begun another count. Counted as its later
+	 * ordinals, they are no instance of it (on track they count past the
+	 * plan's, as none). Where the program did not make them, the
+	 * instances so left out are the iteration before's: their ops are
+	 * lost, none lands on the wrong tensor. */
+	bool begun = by_count && (int64_t)(counted - made) <= (int64_t)(m->n_iter_ords / 2);
 	m->by_count = false;
 	if (begun)
 		return m->ordinal;
 	next_iteration(m, made);
+	if (by_count)
+		drop_previous(m, counted - made, counted);
 	return 0;
 }
 

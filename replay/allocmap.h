@@ -29,7 +29,9 @@
  * iteration has made all of the plan's iteration allocations is the next
  * iteration's first (the plan counts them from one launch of its first
  * kernel to the next), and starts its instances as a start would. When the
- * matcher then finds the start of that iteration, its instances stay.
+ * matcher then finds the start of that iteration, its instances stay; when
+ * it finds the next one's, the allocations the program made there before
+ * it are no instances of the iteration before.
  * A plan allocation is mapped only when the sizes agree (a program that
  * drifted from the plan gets fewer ops, never ops on the wrong sizes). An
  * iteration that did not map an iteration ordinal leaves the next one no
@@ -106,7 +108,9 @@ struct alloc_rec *allocmap_next_live(allocmap *m, size_t *cursor);
  * the matcher was lost (allocmap_place_lost) and its allocations since are
  * nearer the plan's count at pos than a whole iteration past it, the
  * iteration is that one: its instances stay, and the count runs on, as
- * within an iteration.
+ * within an iteration. Where they are farther, the program went on into
+ * the next iteration: the last allocations counted, as many as the plan
+ * made before pos, were made in it, and become no previous instance.
  * Returns how many allocations the program made in this iteration before
  * its start was found, which it keeps as this iteration's (those the count
  * took past the plan's before the loss was noticed included): 0 but where

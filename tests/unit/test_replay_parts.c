@@ -4,7 +4,8 @@
  * previous iteration standing in; sizes that disagree, and no instance
  * from before an iteration that drifted so; previous instances
  * as of the next iteration; iterations begun by the count while the
- * matcher is lost), an idle engine's
+ * matcher is lost, and the next one's allocations made before a start
+ * found past its first kernel), an idle engine's
  * footprint (against a bitmap), the block table,
  * the residency model's victim order, batch coalescing and kind order, the
  * marker indexes, the cutting of ranges into driver calls, the GPU's
@@ -445,6 +446,61 @@ static void allocmap_lost_count_starts_the_next_iteration(void **state)
 	plan_destroy(p);
 }
 
+/* Plan of 5 kernels: three iteration allocations of 10 B, before kernels
+ * 2, 3 and 4; ordinal 3 also as the previous iteration's instance
+ * (PREVIOUS). While the matcher is lost the count begins an iteration,
+ * and the matcher then starts one past kernel 0, nearer a whole iteration
+ * past the plan's count there than at it: the program went on into the
+ * next iteration. At kernel 1 (none made before it) the count's instances
+ * are the previous ones. At kernel 2, after an iteration that made one
+ * allocation fewer than the plan, the count put the new iteration's first
+ * (made before kernel 2) after that iteration's own, as ordinal 3: it is
+ * this iteration's, never the previous instance of ordinal 3, which the
+ * iteration before did not make. */
+static void allocmap_late_start_after_a_lost_count(void **state)
+{
+	const uint64_t sizes[3] = { 10, 10, 10 }, before[5] = { 0, 0, 1, 2, 3 };
+	const struct plan_alloc allocs[2] = { { PLAN_ALLOC_ITERATION, 3, 10 },
+					      { PLAN_ALLOC_PREVIOUS, 3, 10 } };
+	struct plan *p = allocmap_plan(sizes, 3, before, 5, allocs, 2);
+	allocmap *m = allocmap_create(p);
+
+	allocmap_iteration_start(m, 0);
+	for (uint64_t id = 1; id <= 3; id++)
+		allocmap_add(m, id, id << 12, 10);
+	/* Lost through an iteration of the plan's three, found at the next
+	 * one's kernel 1 before it allocates. */
+	allocmap_place_lost(m, true);
+	for (uint64_t id = 4; id <= 6; id++)
+		allocmap_add(m, id, id << 12, 10);
+	assert_int_equal(allocmap_iteration_start(m, 1), 0);
+	allocmap_place_lost(m, false);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 6);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 6); /* the previous stands in */
+	for (uint64_t id = 7; id <= 9; id++)
+		allocmap_add(m, id, id << 12, 10);
+
+	/* Lost through an iteration of two; the next one makes its first
+	 * before kernel 2, where it is found. */
+	allocmap_place_lost(m, true);
+	allocmap_add(m, 10, 0xa000, 10);
+	allocmap_add(m, 11, 0xb000, 10);
+	assert_int_equal(allocmap_add(m, 12, 0xc000, 10)->iter_ordinal, 3);
+	assert_int_equal(allocmap_iteration_start(m, 2), 0);
+	allocmap_place_lost(m, false);
+	/* Not 12, this iteration's own: the one before made no ordinal 3. */
+	expect_resolved(m, 1, ALLOCMAP_UNSEEN, 0);
+	expect_resolved(m, 0, ALLOCMAP_UNSEEN, 0);
+	assert_int_equal(allocmap_add(m, 13, 0xd000, 10)->iter_ordinal, 2);
+	allocmap_add(m, 14, 0xe000, 10);
+	expect_resolved(m, 0, ALLOCMAP_LIVE, 14);
+	expect_resolved(m, 1, ALLOCMAP_UNSEEN, 0);
+	allocmap_iteration_start(m, 0);
+	expect_resolved(m, 1, ALLOCMAP_LIVE, 14);
+	allocmap_destroy(m);
+	plan_destroy(p);
+}
+
 static void blocktab_lookups(void **state)
 {
 	blocktab *t = blocktab_create();
@@ -770,6 +826,7 @@ int main(void)
 		cmocka_unit_test(allocmap_previous_of_another_size),
 		cmocka_unit_test(allocmap_start_counts_from_the_plan),
 		cmocka_unit_test(allocmap_lost_count_starts_the_next_iteration),
+		cmocka_unit_test(allocmap_late_start_after_a_lost_count),
 		cmocka_unit_test(footprint_against_a_bitmap),
 		cmocka_unit_test(blocktab_lookups),
 		cmocka_unit_test(blocktab_runs),
