@@ -73,18 +73,24 @@ static bool not_empty(const struct pending *it, void *arg)
 
 /* Cuts [from, to) out of it: the part before stays in its place, the part
  * after takes its place or, where both are left, a free slot at the end
- * (none free: that part goes undiscarded). Nothing left: empty. */
-static void cut(pending_discards *p, struct pending *it, uint64_t from, uint64_t to)
+ * (none free: that part goes undiscarded). Nothing left: empty. Returns
+ * the runs of blocks left undiscarded: 1, or 2 where the part after found
+ * no slot. */
+static size_t cut(pending_discards *p, struct pending *it, uint64_t from, uint64_t to)
 {
 	uint64_t start = it->range.address, end = start + it->range.bytes;
 	struct engine_range after = { to, end > to ? end - to : 0 };
 	if (start >= from) {
 		it->range = after;
-		return;
+		return 1;
 	}
 	it->range.bytes = from - start;
-	if (after.bytes && p->n < p->cap)
-		p->items[p->n++] = (struct pending){ it->mark, after };
+	if (!after.bytes)
+		return 1;
+	if (p->n == p->cap)
+		return 2;
+	p->items[p->n++] = (struct pending){ it->mark, after };
+	return 1;
 }
 
 size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes)
@@ -92,18 +98,16 @@ size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t b
 	if (!bytes || !atomic_load(&p->count))
 		return 0;
 	uint64_t from = address & ~(BLOCK_BYTES - 1), to = block_end(address + bytes - 1);
-	size_t cut_n = 0;
+	size_t runs = 0;
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0, n = p->n; i < n; i++) {
 		const struct engine_range *r = &p->items[i].range;
-		if (r->address < to && r->address + r->bytes > from) {
-			cut(p, &p->items[i], from, to);
-			cut_n++;
-		}
+		if (r->address < to && r->address + r->bytes > from)
+			runs += cut(p, &p->items[i], from, to);
 	}
 	filter(p, not_empty, NULL);
 	pthread_mutex_unlock(&p->lock);
-	return cut_n;
+	return runs;
 }
 
 struct take {

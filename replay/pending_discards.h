@@ -37,8 +37,9 @@ bool pending_discards_add(pending_discards *p, uint64_t mark, struct engine_rang
 /* Forgets the pending discards of the 2 MB blocks [address, address +
  * bytes) overlaps: they have a new owner. The other blocks of a discard
  * stay pending (a discard cut in two takes a second slot; with none free,
- * its part after them is forgotten too). Returns how many discards lost
- * blocks. */
+ * its part after them is forgotten too). Returns how many runs of blocks
+ * go undiscarded: one per discard that lost blocks, two where its part
+ * after them was forgotten too. */
 size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t bytes);
 
 /* Moves up to max discards whose marker done() says completed into out;

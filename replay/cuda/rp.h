@@ -46,8 +46,8 @@ void rp_exec_stream_destroyed(void);
  * are not the program's, and its stream is outside the arena's fences
  * (docs/design.md, "Freed memory and the GPU"). */
 bool rp_exec_own_call(void);
-/* The range has a new owner: discards still waiting for its previous
- * owner's marker are not made. */
+/* The range has a new owner: discards of its 2 MB blocks still waiting
+ * for its previous owner's marker are not made. */
 void rp_exec_forget_discards(uint64_t address, uint64_t bytes);
 /* Waits until the discards issued so far onto [address, address + bytes)
  * have landed (replay/landing_discards.h), as the program's own managed
@@ -76,8 +76,10 @@ struct rp_exec_stats {
 	uint64_t failed_calls;     /* driver calls that failed (check: the
 				      first is warned of) */
 	uint64_t marks;
-	uint64_t dropped_discards; /* ranges not discarded: reused, or in use
-				      again when their marker completed */
+	uint64_t dropped_discards; /* runs of 2 MB blocks of a discard not
+				      made: reused, or in use again when
+				      their marker completed, or no room
+				      to wait (docs/replay.md, Stats JSON) */
 	uint64_t fresh_prefetched; /* discard-and-prefetch ranges made a plain
 				      prefetch: their blocks' latest free
 				      was still in the GPU's queue */

@@ -84,14 +84,15 @@ static void new_owner_forgets_its_block(void **state)
 
 /* A new owner in the middle of a pending range cuts it in two, the part
  * after it in a slot of its own; with no slot free, that part is
- * forgotten too. One covering the whole range forgets it. */
+ * forgotten too, a second run of blocks left undiscarded (it went
+ * uncounted). One covering the whole range forgets it. */
 static void new_owner_in_the_middle(void **state)
 {
 	for (size_t cap = 1; cap <= 2; cap++) {
 		pending_discards *p = queue(cap);
 		struct engine_range out[2];
 		assert_true(pending_discards_add(p, 1, (struct engine_range){ 0, 8 * MB }));
-		assert_int_equal(pending_discards_forget(p, 4 * MB + 4096, 512), 1);
+		assert_int_equal(pending_discards_forget(p, 4 * MB + 4096, 512), cap == 1 ? 2 : 1);
 		completed = 1;
 		assert_int_equal(pending_discards_take_ready(p, done, out, 2), cap);
 		assert_int_equal(out[0].address, 0);

@@ -336,6 +336,36 @@ static void a_reused_block_is_left_out_of_its_discard(void **state)
 	test_in_child(reused_block_left_out);
 }
 
+/* The table of discards waiting for their markers is full, and a new
+ * owner takes the middle block of a pending range of three: the block
+ * before it stays pending, the block after it finds no slot and is
+ * forgotten too. Both are runs not discarded, and each counts (the block
+ * after went uncounted). */
+static bool full_pending_table_counts_both_runs(void)
+{
+	enum { PENDING_MAX = 4096 }; /* rp_exec.c's */
+	const struct engine_executor *x = rp_exec_get();
+	static struct engine_range ranges[PENDING_MAX];
+	uint64_t free_mark = x->mark(x->ctx);
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		ranges[i] = (struct engine_range){ SEGMENT_BASE + i * 8 * MB, 2 * MB };
+	ranges[0].bytes = 3 * 2 * MB;
+	x->issue(x->ctx, ENGINE_OP_DISCARD, ranges, PENDING_MAX, free_mark, 1);
+	struct rp_exec_stats st;
+	rp_exec_get_stats(&st);
+	if (!said(free_mark && discarded_ranges == 0 && st.dropped_discards == 0,
+		  "the discards did not all wait for the free's marker"))
+		return false;
+	rp_exec_forget_discards(SEGMENT_BASE + 2 * MB + 4096, 512);
+	rp_exec_get_stats(&st);
+	return said(st.dropped_discards == 2, "not two runs counted dropped");
+}
+
+static void a_full_pending_table_counts_both_runs(void **state)
+{
+	test_in_child(full_pending_table_counts_both_runs);
+}
+
 /* Marker 0 tells the engine that nothing is left to wait for (a discard
  * behind it goes at once), so where no marker can be recorded because the
  * replayer's stream cannot be made, the executor waits for the GPU
@@ -378,6 +408,7 @@ int main(void)
 		cmocka_unit_test(a_full_discard_batch_fits_a_small_stack),
 		cmocka_unit_test(pending_discards_retried_on_a_small_stack),
 		cmocka_unit_test(a_reused_block_is_left_out_of_its_discard),
+		cmocka_unit_test(a_full_pending_table_counts_both_runs),
 		cmocka_unit_test(marker_0_waits_for_the_gpu),
 		cmocka_unit_test(a_half_refused_placement_is_undone),
 	};
