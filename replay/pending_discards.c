@@ -71,20 +71,22 @@ static bool not_empty(const struct pending *it, void *arg)
 	return it->range.bytes != 0;
 }
 
-/* Cuts [from, to) out of it: the part before stays in its place, the part
- * after takes its place or, where both are left, a free slot at the end
- * (none free: that part goes undiscarded). Nothing left: empty. Returns
- * the runs of blocks left undiscarded: 1, or 2 where the part after found
- * no slot. */
-static size_t cut(pending_discards *p, struct pending *it, uint64_t from, uint64_t to)
+/* Cuts w, a run of whole blocks that it overlaps, out of it: the part
+ * before stays in its place, the part after takes its place or, where both
+ * are left, a free slot at the end (none free: that part goes undiscarded).
+ * Nothing left: empty. Returns the runs of blocks left undiscarded: 1, or 2
+ * where the part after found no slot. Worked out by last bytes, so that
+ * a range may end at 2^64. */
+static size_t cut(pending_discards *p, struct pending *it, struct engine_range w)
 {
-	uint64_t start = it->range.address, end = start + it->range.bytes;
-	struct engine_range after = { to, end > to ? end - to : 0 };
-	if (start >= from) {
+	uint64_t start = it->range.address, last = start + (it->range.bytes - 1);
+	uint64_t w_last = w.address + (w.bytes - 1);
+	struct engine_range after = { w_last + 1, last > w_last ? last - w_last : 0 };
+	if (start >= w.address) {
 		it->range = after;
 		return 1;
 	}
-	it->range.bytes = from - start;
+	it->range.bytes = w.address - start;
 	if (!after.bytes)
 		return 1;
 	if (p->n == p->cap)
@@ -97,14 +99,16 @@ size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t b
 {
 	if (!bytes || !atomic_load(&p->count))
 		return 0;
-	uint64_t from = address & ~(BLOCK_BYTES - 1), to = block_end(address + bytes - 1);
+	/* The blocks [address, address + bytes) overlaps; block_end wraps to
+	 * 0 for the last block of the address space, and so does the
+	 * subtraction, to its size. */
+	uint64_t from = address & ~(BLOCK_BYTES - 1);
+	struct engine_range w = { from, block_end(address + bytes - 1) - from };
 	size_t runs = 0;
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0, n = p->n; i < n; i++) {
-		const struct engine_range *r = &p->items[i].range;
-		if (r->address < to && r->address + r->bytes > from)
-			runs += cut(p, &p->items[i], from, to);
-	}
+	for (size_t i = 0, n = p->n; i < n; i++)
+		if (engine_ranges_overlap(&p->items[i].range, &w))
+			runs += cut(p, &p->items[i], w);
 	filter(p, not_empty, NULL);
 	pthread_mutex_unlock(&p->lock);
 	return runs;

@@ -110,6 +110,25 @@ static void new_owner_in_the_middle(void **state)
 	pending_discards_destroy(p);
 }
 
+/* The last blocks of the address space: a range may end at 2^64
+ * (engine_ranges_overlap), and a new owner reaching into the last block
+ * forgets both blocks it touches (block_end of the last block wraps to 0,
+ * and compared with that end nothing was forgotten). */
+static void new_owner_at_the_top(void **state)
+{
+	const uint64_t top_block = UINT64_MAX - 2 * MB + 1;
+	pending_discards *p = queue(8);
+	struct engine_range out[8];
+	assert_true(pending_discards_add(p, 1, (struct engine_range){ top_block - 4 * MB, 4 * MB }));
+	assert_true(pending_discards_add(p, 1, (struct engine_range){ top_block, 2 * MB }));
+	assert_int_equal(pending_discards_forget(p, top_block - 4096, 8192), 2);
+	completed = 1;
+	assert_int_equal(pending_discards_take_ready(p, done, out, 8), 1);
+	assert_true(out[0].address == top_block - 4 * MB);
+	assert_int_equal(out[0].bytes, 2 * MB);
+	pending_discards_destroy(p);
+}
+
 static void neighbours_kept(void **state)
 {
 	pending_discards *p = queue(8);
@@ -139,6 +158,7 @@ int main(void)
 		cmocka_unit_test(take_at_most_max),
 		cmocka_unit_test(new_owner_forgets_its_block),
 		cmocka_unit_test(new_owner_in_the_middle),
+		cmocka_unit_test(new_owner_at_the_top),
 		cmocka_unit_test(neighbours_kept),
 		cmocka_unit_test(full_refuses),
 	};
