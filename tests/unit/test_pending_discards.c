@@ -110,6 +110,22 @@ static void new_owner_in_the_middle(void **state)
 	pending_discards_destroy(p);
 }
 
+/* A new owner of one byte, a block's first, forgets that whole block and
+ * not the one before it: rounding the owner's end up to a block boundary
+ * (where its last byte is the boundary) would forget nothing. */
+static void one_byte_owner_forgets_its_block(void **state)
+{
+	pending_discards *p = queue(8);
+	struct engine_range out[8];
+	assert_true(pending_discards_add(p, 1, (struct engine_range){ 10 * MB, 4 * MB }));
+	assert_int_equal(pending_discards_forget(p, 12 * MB, 1), 1);
+	completed = 1;
+	assert_int_equal(pending_discards_take_ready(p, done, out, 8), 1);
+	assert_int_equal(out[0].address, 10 * MB);
+	assert_int_equal(out[0].bytes, 2 * MB);
+	pending_discards_destroy(p);
+}
+
 /* The last blocks of the address space: a range may end at 2^64
  * (engine_ranges_overlap), and a new owner reaching into the last block
  * forgets both blocks it touches (block_end of the last block wraps to 0,
@@ -158,6 +174,7 @@ int main(void)
 		cmocka_unit_test(take_at_most_max),
 		cmocka_unit_test(new_owner_forgets_its_block),
 		cmocka_unit_test(new_owner_in_the_middle),
+		cmocka_unit_test(one_byte_owner_forgets_its_block),
 		cmocka_unit_test(new_owner_at_the_top),
 		cmocka_unit_test(neighbours_kept),
 		cmocka_unit_test(full_refuses),

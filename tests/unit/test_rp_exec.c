@@ -336,6 +336,37 @@ static void a_reused_block_is_left_out_of_its_discard(void **state)
 	test_in_child(reused_block_left_out);
 }
 
+/* Four blocks freed together, of which the arena has handed out the first
+ * and the last again: the two between are discarded, and each reused
+ * block is a run dropped. Taking the range's first block for idle (it was
+ * freed with the rest) would discard a live allocation's. */
+static bool reused_ends_left_out(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct arena_alloc first, middle, last;
+	if (!said(free_arena_memory(), "no arena") ||
+	    !said(arena_alloc(the_arena, 2 * MB, &first) == ARENA_OK &&
+			  arena_alloc(the_arena, 2 * 2 * MB, &middle) == ARENA_OK &&
+			  arena_alloc(the_arena, 2 * MB, &last) == ARENA_OK &&
+			  arena_free(the_arena, middle.address, NULL) == ARENA_OK &&
+			  first.address == freed[0].address && last.address == freed[3].address,
+		  "the arena did not hand out the first and the last block"))
+		return false;
+	const struct engine_range whole = { freed[0].address, 4 * 2 * MB };
+	struct rp_exec_stats st;
+	x->issue(x->ctx, ENGINE_OP_DISCARD, &whole, 1, 0, 1);
+	rp_exec_get_stats(&st);
+	return said(discard_calls == 1 && discarded_ranges == 1, "not one range discarded in one call") &&
+	       said(last_discards[0].address == freed[1].address && last_discards[0].bytes == 2 * 2 * MB,
+		    "not the two blocks between the reused ones") &&
+	       said(st.dropped_discards == 2, "not each reused block counted dropped");
+}
+
+static void reused_ends_are_left_out_of_their_discard(void **state)
+{
+	test_in_child(reused_ends_left_out);
+}
+
 /* The table of discards waiting for their markers is full, and a new
  * owner takes the middle block of a pending range of three: the block
  * before it stays pending, the block after it finds no slot and is
@@ -408,6 +439,7 @@ int main(void)
 		cmocka_unit_test(a_full_discard_batch_fits_a_small_stack),
 		cmocka_unit_test(pending_discards_retried_on_a_small_stack),
 		cmocka_unit_test(a_reused_block_is_left_out_of_its_discard),
+		cmocka_unit_test(reused_ends_are_left_out_of_their_discard),
 		cmocka_unit_test(a_full_pending_table_counts_both_runs),
 		cmocka_unit_test(marker_0_waits_for_the_gpu),
 		cmocka_unit_test(a_half_refused_placement_is_undone),
