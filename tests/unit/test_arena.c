@@ -787,6 +787,35 @@ static void idle_segment_not_waited_for_is_kept_with_its_neighbours(void **state
 	free(f);
 }
 
+/* When newer idle segments make the room, an older one whose fence could
+ * not be waited for is still not unmapped: the GPU may use it yet. */
+static void idle_segment_not_waited_for_stays_while_others_make_room(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 12 * MiB, 2 * MiB);
+	uint64_t x = alloc_ok(a, 2 * MiB); /* segments of 2, 4, 4 and 2 MiB */
+	uint64_t y = alloc_ok(a, 4 * MiB);
+	uint64_t w = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 2 * MiB);
+	free_ok(a, y); /* fence 1 */
+	free_ok(a, w); /* fence 2 */
+	free_ok(a, x); /* fence 3 */
+	f->refuse_from = 3;
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, 8 * MiB, &out), ARENA_OK);
+	assert_int_equal(f->unmaps, 2);
+	assert_true(f->maps[1].unmapped && f->maps[2].unmapped);
+	assert_false(f->maps[0].unmapped);
+	assert_true(arena_owns(a, x));
+
+	/* Its fence completed: it serves again. */
+	f->refuse_from = 0;
+	assert_int_equal(alloc_ok(a, 2 * MiB), x);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
 static void merged_free_ranges_carry_the_newest_fence(void **state)
 {
 	struct fake *f = fake_new();
@@ -1471,6 +1500,7 @@ int main(void)
 		cmocka_unit_test(ids_count_successful_allocations),
 		cmocka_unit_test(range_not_waited_for_is_passed_over),
 		cmocka_unit_test(idle_segment_not_waited_for_is_kept_with_its_neighbours),
+		cmocka_unit_test(idle_segment_not_waited_for_stays_while_others_make_room),
 		cmocka_unit_test(range_not_waited_for_is_not_given_out_under_the_cap),
 		cmocka_unit_test(last_resort_serves_an_allocation_refused_waits_would_fail),
 		cmocka_unit_test(last_resort_not_asked_without_a_refused_wait),
