@@ -857,6 +857,37 @@ static void placement_is_best_fit_then_oldest_free(void **state)
 	/* Only then the larger range, carved from its start. */
 	assert_int_equal(alloc_ok(a, 2 * MiB), four);
 	assert_int_equal(alloc_ok(a, 2 * MiB), four + 2 * MiB);
+
+	/* What is left of a carved range is as old as the range was: 4 MiB
+	 * fit only in six's, then its rest and the older two_c fit 2 MiB
+	 * equally, and two_c serves first. */
+	uint64_t two_c = alloc_ok(a, 2 * MiB);
+	alloc_ok(a, 2 * MiB);
+	uint64_t six = alloc_ok(a, 6 * MiB);
+	alloc_ok(a, 2 * MiB);
+	free_ok(a, two_c);
+	free_ok(a, six);
+	assert_int_equal(alloc_ok(a, 4 * MiB), six);
+	assert_int_equal(alloc_ok(a, 2 * MiB), two_c);
+	assert_int_equal(alloc_ok(a, 2 * MiB), six + 4 * MiB);
+	arena_destroy(a);
+	free(f);
+}
+
+/* Equal fits in two segments go to the older segment wherever the backend
+ * put each (here the newer lies lower): placement follows the order of
+ * mapping, never the bases, or it would differ from run to run. */
+static void equal_fits_go_to_the_older_segment(void **state)
+{
+	struct fake *f = fake_new();
+	f->descending = true;
+	f->next_base = (uint64_t)3 << 44;
+	arena *a = arena_over(f, 0, 8 * MiB);
+	alloc_ok(a, 6 * MiB);
+	alloc_ok(a, 6 * MiB); /* a second segment; each keeps 2 MiB never used */
+	assert_true(f->maps[1].base < f->maps[0].base);
+	assert_int_equal(alloc_ok(a, 2 * MiB), f->maps[0].base + 6 * MiB);
+	assert_int_equal(alloc_ok(a, 2 * MiB), f->maps[1].base + 6 * MiB);
 	arena_destroy(a);
 	free(f);
 }
@@ -1486,6 +1517,7 @@ int main(void)
 		cmocka_unit_test(reused_range_waits_for_its_fence),
 		cmocka_unit_test(merged_free_ranges_carry_the_newest_fence),
 		cmocka_unit_test(placement_is_best_fit_then_oldest_free),
+		cmocka_unit_test(equal_fits_go_to_the_older_segment),
 		cmocka_unit_test(emptied_small_block_goes_back_to_its_segment),
 		cmocka_unit_test(segments_are_sized_by_default_and_for_large_requests),
 		cmocka_unit_test(cap_is_respected_exactly),
