@@ -371,6 +371,39 @@ static void small_threshold_is_configurable(void **state)
 	assert_int_equal(l.reserved, BLOCK);
 	assert_int_equal(l.address % BLOCK, 0);
 	arena_destroy(a);
+	/* A threshold above a block is a block: a larger allocation would not
+	 * fit in the small block it was packed into. */
+	cfg.small_threshold = 3 * MiB;
+	a = arena_create(&cfg, &b);
+	assert_non_null(a);
+	assert_int_equal(arena_alloc(a, 3 * MiB, &l), ARENA_OK);
+	assert_int_equal(l.reserved, 2 * BLOCK);
+	assert_int_equal(l.address % BLOCK, 0);
+	arena_destroy(a);
+	free(f);
+}
+
+/* A size near UINT64_MAX: rounded up to whole blocks it would wrap (to a
+ * range of no bytes, whose address the next allocation would get too),
+ * and mapped it would reach past the address space (the fake maps any
+ * size). Either fails, and leaves no segment mapped. */
+static void sizes_past_the_address_space_are_enomem(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 0, 0);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc(a, UINT64_MAX, &out), ARENA_ENOMEM);
+	assert_int_equal(arena_alloc(a, UINT64_MAX - BLOCK, &out), ARENA_ENOMEM); /* the largest that rounds */
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.failed_allocs, 2);
+	assert_int_equal(st.segments, 1);
+	assert_int_equal(st.mapped_bytes, 256 * MiB);
+	assert_int_equal(f->mapped, 256 * MiB);
+	assert_int_equal(alloc_ok(a, 4 * MiB), x + 4 * MiB);
+	assert_false(f->bad_call);
+	arena_destroy(a);
 	free(f);
 }
 
@@ -1511,6 +1544,7 @@ int main(void)
 		cmocka_unit_test(large_allocations_are_block_aligned_and_rounded),
 		cmocka_unit_test(small_allocations_are_packed_in_blocks_of_their_own),
 		cmocka_unit_test(small_threshold_is_configurable),
+		cmocka_unit_test(sizes_past_the_address_space_are_enomem),
 		cmocka_unit_test(random_ops_never_overlap_and_respect_fences),
 		cmocka_unit_test(random_ops_with_refused_waits),
 		cmocka_unit_test(range_is_reused_only_after_release),
