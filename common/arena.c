@@ -553,7 +553,9 @@ static struct range *take_small(arena *a, uint64_t need, bool done_only, bool *w
 	carrier->block = block;
 	arena_tree_insert(&a->free_small, &whole->link);
 	/* Only a failed split can fail here; the block then stays, empty, in the
-	 * small index and serves the next small request. */
+	 * small index, serving a small request that no smaller free range fits.
+	 * Until one comes its 2 MB serve no large allocation, and its segment
+	 * is never unmapped: the cost of a malloc that already failed. */
 	return carve(&a->free_small, whole, need, &oom);
 }
 
