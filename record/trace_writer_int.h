@@ -99,8 +99,9 @@ struct trace_writer {
 	struct gate gate;
 	/* The writer thread's: the stream IDs it has written a row for (commit
 	 * forgets those of a batch that did not commit whole), and the strings
-	 * of such batches, written again with the next (kernel rows name them;
-	 * the text belongs to the intern table). */
+	 * of such batches, written again with the next, and first in the
+	 * transaction that goes on after a rollback part-way (kernel rows name
+	 * them; the text belongs to the intern table). */
 	uint32_t *streams;
 	size_t n_streams, cap_streams;
 	struct { int64_t id; const char *s; } *rewrite;

@@ -403,6 +403,15 @@ static void keep_strings(trace_writer *w, const struct batch *b)
 	}
 }
 
+/* Writes the strings kept for rewriting; true when every one was written. */
+static bool write_kept_strings(trace_writer *w)
+{
+	bool all = true;
+	for (size_t i = 0; i < w->n_rewrite; i++)
+		all &= write_string(w, w->rewrite[i].id, w->rewrite[i].s);
+	return all;
+}
+
 /* Writes a batch in one transaction. A statement that fails is counted and
  * skipped. If SQLite rolls the whole transaction back (disk full, I/O
  * error), what came before in the batch is lost and the rest goes into a
@@ -411,9 +420,9 @@ static int commit(trace_writer *w, struct batch *b)
 {
 	size_t streams_before = w->n_streams, events = 0;
 	uint64_t errors_at_begin = w->stats.write_errors;
-	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0, whole = in_txn;
-	for (size_t i = 0; i < w->n_rewrite; i++)
-		whole &= write_string(w, w->rewrite[i].id, w->rewrite[i].s);
+	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
+	int whole = write_kept_strings(w) && in_txn;
+	bool kept = false; /* b's strings are among those kept */
 	for (struct chunk *c = b->head; c; c = c->next) {
 		for (size_t i = 0; i < c->n; i++) {
 			struct ev *e = &c->ev[i];
@@ -425,13 +434,19 @@ static int commit(trace_writer *w, struct batch *b)
 			}
 			if (in_txn && sqlite3_get_autocommit(w->db)) {
 				note_lost(w, events, errors_at_begin);
-				/* The stream rows written so far went with it:
-				 * the rest of the batch must write them again. */
+				/* The stream and string rows written so far went
+				 * with it: the rest of the batch writes the streams
+				 * again, the new transaction the strings first, as
+				 * the rows after may name them. */
 				w->n_streams = streams_before;
 				whole = 0;
 				events = 0;
 				errors_at_begin = w->stats.write_errors;
+				if (!kept)
+					keep_strings(w, b);
+				kept = true;
 				in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
+				write_kept_strings(w);
 			}
 		}
 	}
@@ -447,7 +462,8 @@ static int commit(trace_writer *w, struct batch *b)
 		w->n_rewrite = 0;
 	} else {
 		w->n_streams = streams_before;
-		keep_strings(w, b);
+		if (!kept)
+			keep_strings(w, b);
 	}
 	return in_txn ? 0 : -1;
 }

@@ -968,8 +968,7 @@ static void rows_written_again_after_a_failed_batch(void **state)
 }
 
 /* The strings of the last batch, which failed, have no next batch to go
- * with: they are written at the close. (Had SQLite rolled back only part
- * of that batch, the rows committed after it would name them.) */
+ * with: they are written at the close. */
 static void strings_of_a_failed_last_batch_written_at_close(void **state)
 {
 	char path[512], err[512];

@@ -1,9 +1,9 @@
 /*
- * Unit test for the trace writer's batch that SQLite rolls back part-way
+ * Unit tests for the trace writer's batch that SQLite rolls back part-way
  * (record/trace_writer_thread.c, commit): a failed write of the WAL when
  * the page cache spills, made by a VFS that wraps the default one, loses
- * the stream rows written before the failure; the kernel rows committed
- * after it, in the same batch, must not name a stream that has no row.
+ * the rows written before the failure; the rows committed after it, in the
+ * same batch, must not name a stream or a string that has no row.
  */
 #include "testutil.h"
 
@@ -45,6 +45,51 @@ static int shim_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flag
 	return rc;
 }
 
+/* Makes the failing VFS the default, for the writer opened next. */
+static int shim_register(void **state)
+{
+	real_vfs = sqlite3_vfs_find(NULL);
+	shim_vfs = *real_vfs;
+	shim_vfs.zName = "failing-wal";
+	shim_vfs.xOpen = shim_open;
+	atomic_store(&failed, 0);
+	return sqlite3_vfs_register(&shim_vfs, 1) == SQLITE_OK ? 0 : -1;
+}
+
+static int shim_unregister(void **state)
+{
+	atomic_store(&fail_left, 0);
+	return sqlite3_vfs_unregister(&shim_vfs) == SQLITE_OK ? 0 : -1;
+}
+
+/* A writer that commits a batch only when batch_events are queued (or at
+ * the close), with a small page cache: the batch spills into the WAL
+ * before COMMIT. */
+static trace_writer *open_spilling(char *path, size_t len, const char *name, size_t batch_events)
+{
+	char err[512];
+	test_path(path, len, name);
+	struct trace_writer_options opt = { .flush_interval_ms = 60000, .batch_events = batch_events,
+					    .max_queued = 1 << 21 };
+	trace_writer *w = trace_writer_open(path, &opt, err, sizeof err);
+	if (!w)
+		fail_msg("%s", err);
+	assert_int_equal(sqlite3_exec(w->db, "PRAGMA cache_size = 10", NULL, NULL, NULL), SQLITE_OK);
+	return w;
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) != SQLITE_ROW)
+		fail_msg("%s: no row", sql);
+	long long v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 static void kernel(trace_writer *w, uint32_t corr, int64_t name, uint32_t stream)
 {
 	struct trace_kernel_activity k = { .correlation_id = corr, .name_id = name, .stream_id = stream,
@@ -52,23 +97,11 @@ static void kernel(trace_writer *w, uint32_t corr, int64_t name, uint32_t stream
 	trace_writer_kernel(w, &k);
 }
 
-static void stream_rows_survive_a_partial_rollback(void **state)
+/* Queues string "k", kernel 1 on stream 14, 5000 allocations and kernel 2
+ * on stream 14 again: 5003 events, the second kernel the one the first
+ * WAL write after it fails from. Returns k's id. */
+static int64_t queue_kernels_around_allocs(trace_writer *w)
 {
-	char path[512], err[512];
-	real_vfs = sqlite3_vfs_find(NULL);
-	shim_vfs = *real_vfs;
-	shim_vfs.zName = "failing-wal";
-	shim_vfs.xOpen = shim_open;
-	assert_int_equal(sqlite3_vfs_register(&shim_vfs, 1), SQLITE_OK);
-
-	test_path(path, sizeof path, "partial.db");
-	struct trace_writer_options opt = { .flush_interval_ms = 60000, .batch_events = 1 << 20,
-					    .max_queued = 1 << 21 };
-	trace_writer *w = trace_writer_open(path, &opt, err, sizeof err);
-	if (!w)
-		fail_msg("%s", err);
-	/* A small page cache: the batch spills into the WAL before COMMIT. */
-	assert_int_equal(sqlite3_exec(w->db, "PRAGMA cache_size = 10", NULL, NULL, NULL), SQLITE_OK);
 	int64_t k = trace_writer_intern(w, "k");
 	kernel(w, 1, k, 14); /* stream 14's row is written here ... */
 	for (uint64_t id = 1; id <= 5000; id++) {
@@ -76,11 +109,18 @@ static void stream_rows_survive_a_partial_rollback(void **state)
 					 .api = "cudaMalloc", .alloc_ns = id };
 		trace_writer_alloc(w, &a); /* ... and lost with these when a spill fails */
 	}
-	kernel(w, 2, k, 14); /* committed after the rollback */
 	atomic_store(&fail_left, 1);
+	kernel(w, 2, k, 14); /* committed after the rollback */
+	return k;
+}
+
+static void stream_rows_survive_a_partial_rollback(void **state)
+{
+	char path[512], err[512];
+	trace_writer *w = open_spilling(path, sizeof path, "partial.db", 1 << 20);
+	queue_kernels_around_allocs(w);
 	int rc = trace_writer_close(w, 1, err, sizeof err);
 	print_message("close: %d (%s); WAL writes failed: %d\n", rc, err, atomic_load(&failed));
-	sqlite3_vfs_unregister(&shim_vfs);
 
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -100,10 +140,42 @@ static void stream_rows_survive_a_partial_rollback(void **state)
 	assert_int_equal(dangling, 0);
 }
 
+/* The string a rolled-back part of a batch took is written again in the
+ * transaction that goes on, not only with the next batch: a recording
+ * killed before that one leaves no kernel naming a missing string. */
+static void strings_survive_a_partial_rollback(void **state)
+{
+	char path[512], err[512];
+	trace_writer *w = open_spilling(path, sizeof path, "strings.db", 5003);
+	queue_kernels_around_allocs(w); /* its last event wakes the writer */
+	struct trace_writer_stats s = { 0 };
+	for (int i = 0; i < 1000 && s.batches == 0; i++) {
+		usleep(10000);
+		trace_writer_get_stats(w, &s);
+	}
+	assert_int_equal(s.batches, 1);
+
+	/* What a recording killed now leaves: the batch committed, none after. */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	long long kernels = q_int(db, "SELECT count(*) FROM kernel");
+	long long unnamed = q_int(db, "SELECT count(*) FROM kernel WHERE name_id NOT IN (SELECT id FROM string)");
+	sqlite3_close(db);
+	trace_writer_close(w, 1, err, sizeof err);
+	print_message("kernels %lld, naming no string row %lld; WAL writes failed: %d\n", kernels, unnamed,
+		      atomic_load(&failed));
+	assert_true(atomic_load(&failed) > 0);
+	assert_true(kernels > 0);
+	assert_int_equal(unnamed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stream_rows_survive_a_partial_rollback),
+		cmocka_unit_test_setup_teardown(stream_rows_survive_a_partial_rollback, shim_register,
+						shim_unregister),
+		cmocka_unit_test_setup_teardown(strings_survive_a_partial_rollback, shim_register,
+						shim_unregister),
 	};
 	return cmocka_run_group_tests_name("trace_writer_rollback", tests, NULL, NULL);
 }
