@@ -422,12 +422,18 @@ static int commit(trace_writer *w, struct batch *b)
 	uint64_t errors_at_begin = w->stats.write_errors;
 	int in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
 	int whole = write_kept_strings(w) && in_txn;
-	bool kept = false; /* b's strings are among those kept */
+	bool kept = false;    /* b's strings are among those kept */
+	bool orphans = false; /* the arguments next are those of a launch rolled back */
 	for (struct chunk *c = b->head; c; c = c->next) {
 		for (size_t i = 0; i < c->n; i++) {
 			struct ev *e = &c->ev[i];
-			apply(w, e);
 			events++;
+			orphans &= e->kind == EV_ARG;
+			if (orphans)
+				note_error(w, "kernel_arg: the launch of correlation ID %u was rolled back",
+					   e->u.arg.correlation_id);
+			else
+				apply(w, e);
 			if (e->kind == EV_META) {
 				free(e->u.meta.key);
 				free(e->u.meta.value);
@@ -437,7 +443,8 @@ static int commit(trace_writer *w, struct batch *b)
 				/* The stream and string rows written so far went
 				 * with it: the rest of the batch writes the streams
 				 * again, the new transaction the strings first, as
-				 * the rows after may name them. */
+				 * the rows after may name them. A launch that went
+				 * takes its arguments still to come. */
 				w->n_streams = streams_before;
 				whole = 0;
 				events = 0;
@@ -445,6 +452,7 @@ static int commit(trace_writer *w, struct batch *b)
 				if (!kept)
 					keep_strings(w, b);
 				kept = true;
+				orphans = e->kind == EV_LAUNCH || e->kind == EV_ARG;
 				in_txn = exec(w, "BEGIN IMMEDIATE") == 0;
 				write_kept_strings(w);
 			}

@@ -3,7 +3,8 @@
  * (record/trace_writer_thread.c, commit): a failed write of the WAL when
  * the page cache spills, made by a VFS that wraps the default one, loses
  * the rows written before the failure; the rows committed after it, in the
- * same batch, must not name a stream or a string that has no row.
+ * same batch, must not name a stream or a string that has no row, nor
+ * give arguments to a launch that has none.
  */
 #include "testutil.h"
 
@@ -169,6 +170,50 @@ static void strings_survive_a_partial_rollback(void **state)
 	assert_int_equal(unnamed, 0);
 }
 
+#define LAUNCHES 200
+#define ARGS 64
+
+/* The arguments of a launch that a rolled-back part of a batch took, which
+ * follow it into the transaction that goes on, go with it: a launch commits
+ * with its arguments or not at all. */
+static void arguments_go_with_their_launch(void **state)
+{
+	char path[512], err[512];
+	trace_writer *w = open_spilling(path, sizeof path, "args.db", 1 << 20);
+	int64_t k = trace_writer_intern(w, "k");
+	struct trace_alloc a = { .id = 1, .address = 1 << 21, .size = 1 << 20, .reserved = 1 << 20,
+				 .api = "cudaMalloc", .alloc_ns = 1 };
+	trace_writer_alloc(w, &a);
+	struct trace_kernel_arg args[ARGS];
+	for (uint32_t i = 0; i < ARGS; i++)
+		args[i] = (struct trace_kernel_arg){ 8 * i, 1, 64 * i };
+	atomic_store(&fail_left, 1);
+	for (uint32_t c = 1; c <= LAUNCHES; c++) {
+		struct trace_launch l = { .correlation_id = c, .seq = c - 1, .name_id = k, .grid = { 1, 1, 1 },
+					  .block = { 1, 1, 1 }, .launch_ns = 10 * c, .args = args, .nargs = ARGS };
+		trace_writer_launch(w, &l);
+	}
+	int rc = trace_writer_close(w, 1, err, sizeof err);
+	print_message("close: %d (%s); WAL writes failed: %d\n", rc, err, atomic_load(&failed));
+
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	long long kernels = q_int(db, "SELECT count(*) FROM kernel");
+	long long orphans = q_int(db, "SELECT count(*) FROM kernel_arg "
+				      "WHERE correlation_id NOT IN (SELECT correlation_id FROM kernel)");
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel k WHERE (SELECT count(*) FROM kernel_arg a "
+		 "WHERE a.correlation_id = k.correlation_id) != %d", ARGS);
+	long long partial = q_int(db, sql);
+	sqlite3_close(db);
+	print_message("kernels %lld of %d, arguments without their kernel %lld, kernels missing arguments %lld\n",
+		      kernels, LAUNCHES, orphans, partial);
+	assert_true(atomic_load(&failed) > 0);
+	assert_true(kernels > 0 && kernels < LAUNCHES); /* some went with the rollback */
+	assert_int_equal(orphans, 0);
+	assert_int_equal(partial, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +221,7 @@ int main(void)
 						shim_unregister),
 		cmocka_unit_test_setup_teardown(strings_survive_a_partial_rollback, shim_register,
 						shim_unregister),
+		cmocka_unit_test_setup_teardown(arguments_go_with_their_launch, shim_register, shim_unregister),
 	};
 	return cmocka_run_group_tests_name("trace_writer_rollback", tests, NULL, NULL);
 }
