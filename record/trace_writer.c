@@ -49,8 +49,9 @@ static struct ev *push(trace_writer *w, enum ev_kind kind)
 
 /* Locks mu for appending n events, waiting while the queue is full (the
  * writer still runs then: close stops it only once no call is inside the
- * gate). Returns -1 (nothing locked) in a forked child or once close has
- * begun. */
+ * gate). Each wait kicks the writer: another producer may have filled the
+ * queue again since the take the last kick asked for. Returns -1 (nothing
+ * locked) in a forked child or once close has begun. */
 static int enter(trace_writer *w, size_t n)
 {
 	if (trace_writer_foreign(w))
@@ -60,11 +61,11 @@ static int enter(trace_writer *w, size_t n)
 	pthread_mutex_lock(&w->mu);
 	if (w->cur.n > 0 && w->cur.n + n > w->max_queued) {
 		w->stats.stalls++;
-		w->kicked = 1;
-		pthread_cond_signal(&w->wake);
-		do
+		do {
+			w->kicked = 1;
+			pthread_cond_signal(&w->wake);
 			pthread_cond_wait(&w->space, &w->mu);
-		while (w->cur.n > 0 && w->cur.n + n > w->max_queued);
+		} while (w->cur.n > 0 && w->cur.n + n > w->max_queued);
 	}
 	return 0;
 }

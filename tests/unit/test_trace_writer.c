@@ -388,6 +388,69 @@ static void stalled_producer_wakes_the_writer(void **state)
 	assert_true(waited_ms < 30000);
 }
 
+/* A producer that waits for room again, another having filled what the
+ * writer took, kicks the writer again: the first kick was spent on that
+ * take. Two producers of a launch with 3000 arguments wait while the
+ * writer is held in a batch (a lock on the trace); when it takes the next,
+ * one fits and the other must not wait for the next flush (20 s). */
+struct big_launch {
+	trace_writer *w;
+	uint32_t corr;
+	double ms; /* how long the call took */
+};
+
+static struct trace_kernel_arg big_args[3000];
+
+static void *launch_big(void *arg)
+{
+	struct big_launch *b = arg;
+	struct trace_launch l = { .correlation_id = b->corr, .seq = b->corr, .args = big_args, .nargs = 3000 };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	trace_writer_launch(b->w, &l);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b->ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	return NULL;
+}
+
+static void producer_waiting_again_wakes_the_writer(void **state)
+{
+	char path[512];
+	struct trace_writer_options opt = { .flush_interval_ms = 20000, .batch_events = 4096,
+					    .max_queued = 4096 };
+	trace_writer *w = open_writer(path, sizeof path, "stall-again.db", &opt);
+	for (uint32_t i = 0; i < 3000; i++)
+		big_args[i] = (struct trace_kernel_arg){ 8 * i, 1, 0 };
+	sqlite3 *holder = open_db(path);
+	assert_int_equal(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	/* A full batch, which the writer takes and cannot begin to write,
+	 * then 4000 events more: no launch of 3000 arguments fits. */
+	for (uint32_t c = 1; c <= 8096; c++)
+		trace_writer_launch(w, &(struct trace_launch){ .correlation_id = c, .seq = c });
+	struct trace_writer_stats s;
+	trace_writer_get_stats(w, &s);
+	uint64_t stalls = s.stalls;
+	pthread_t t[2];
+	struct big_launch big[2] = { { w, 10001, 0 }, { w, 10002, 0 } };
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, launch_big, &big[i]), 0);
+	for (int i = 0; i < 400 && s.stalls < stalls + 2; i++) {
+		usleep(5000);
+		trace_writer_get_stats(w, &s);
+	}
+	assert_int_equal(s.stalls, stalls + 2);
+	assert_int_equal(sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(holder);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	print_message("the producers waited %.0f and %.0f ms for room\n", big[0].ms, big[1].ms);
+	close_ok(w, 1);
+	assert_true(big[0].ms < 10000 && big[1].ms < 10000);
+	sqlite3 *db = open_db(path);
+	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg"), 6000);
+	sqlite3_close(db);
+}
+
 /* ---- a hand-made run and the views over it ---- */
 
 static void launch(trace_writer *w, uint32_t corr, uint64_t seq, int64_t name, uint64_t launch_ns,
@@ -1173,6 +1236,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(threads_exact_counts),
 		cmocka_unit_test(backpressure_bounds_queue),
 		cmocka_unit_test(stalled_producer_wakes_the_writer),
+		cmocka_unit_test(producer_waiting_again_wakes_the_writer),
 		cmocka_unit_test(views_on_hand_made_trace),
 		cmocka_unit_test(activity_without_launch),
 		cmocka_unit_test(activity_without_times_stays_untimed),
