@@ -24,6 +24,8 @@
  *  - After fork(), the child's writer is inert: event calls do nothing,
  *    trace_writer_intern returns 0 and trace_writer_close returns -1 without
  *    touching the parent's file (DataLoader workers fork a traced process).
+ *    The child may use SQLite itself: fork() waits for the writer thread
+ *    to let go of SQLite's allocator lock (an allocation's time).
  *  - Failed writes are counted, never fatal: see trace_writer_first_error.
  *
  * Nothing here needs CUDA: tests feed it synthetic events.

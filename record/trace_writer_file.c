@@ -4,7 +4,8 @@
  * remove it), claiming the path,
  * opening (the schema, WAL mode, the writer thread), and closing (the last
  * rows, the join, back out of WAL mode). Also the fork generation, which
- * tells a forked child that a writer is its parent's.
+ * tells a forked child that a writer is its parent's, and the fork's wait
+ * for SQLite's allocator lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,14 +40,35 @@
 static atomic_uint fork_generation;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* SQLite's allocator lock, which the writer thread takes at its every
+ * allocation (memory statistics are on by default). A child forked while
+ * that thread held it would wait for it for good at its own first use of
+ * SQLite (a DataLoader worker reading with Python's sqlite3: the same
+ * library), so a fork waits for it, for the length of an allocation. No
+ * other lock is taken while it is held, so waiting for it cannot
+ * deadlock. */
+static sqlite3_mutex *sqlite_alloc_lock;
+
+static void before_fork(void)
+{
+	sqlite3_mutex_enter(sqlite_alloc_lock);
+}
+
+static void after_fork_parent(void)
+{
+	sqlite3_mutex_leave(sqlite_alloc_lock);
+}
+
 static void on_fork_child(void)
 {
+	sqlite3_mutex_leave(sqlite_alloc_lock);
 	atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
 }
 
 static void register_atfork(void)
 {
-	pthread_atfork(NULL, NULL, on_fork_child);
+	sqlite_alloc_lock = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM);
+	pthread_atfork(before_fork, after_fork_parent, on_fork_child);
 }
 
 bool trace_writer_foreign(const trace_writer *w)

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1110,6 +1111,69 @@ static void forked_child_is_inert(void **state)
 	sqlite3_close(db);
 }
 
+/* The producer of child_may_use_sqlite: events until stop, so that the
+ * writer thread is inside SQLite most of the time. */
+struct busy_producer {
+	trace_writer *w;
+	atomic_bool stop;
+};
+
+static void *produce_until_stopped(void *arg)
+{
+	struct busy_producer *p = arg;
+	int64_t k = trace_writer_intern(p->w, "k");
+	for (uint64_t i = 1; !atomic_load(&p->stop); i++) {
+		alloc(p->w, i, i * UM_BLOCK, MIB, 0);
+		launch(p->w, (uint32_t)i, i, k, i, NULL, 0);
+	}
+	return NULL;
+}
+
+/* A forked child may use SQLite itself (a DataLoader worker reading a
+ * dataset with Python's sqlite3, the same library): it must not find a
+ * lock of SQLite's held for good, taken by the writer thread, which the
+ * child does not have, at the fork. */
+static void child_may_use_sqlite(void **state)
+{
+	char path[512];
+	struct trace_writer_options opt = { .flush_interval_ms = 1 };
+	struct busy_producer p = { open_writer(path, sizeof path, "fork-sqlite.db", &opt), false };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, produce_until_stopped, &p), 0);
+	int forks, hung = 0;
+	for (forks = 0; forks < 200 && !hung; forks++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			sqlite3 *db = NULL;
+			int rc = sqlite3_open(":memory:", &db) == SQLITE_OK &&
+				 sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL, NULL) ==
+					 SQLITE_OK;
+			sqlite3_close(db);
+			_exit(rc ? 0 : 3);
+		}
+		int status = 0;
+		hung = 1;
+		for (int waited = 0; waited < 2000 && hung; waited++) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				hung = 0;
+			else
+				usleep(1000);
+		}
+		if (hung) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		} else {
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		}
+	}
+	atomic_store(&p.stop, true);
+	pthread_join(t, NULL);
+	close_ok(p.w, 1);
+	if (hung)
+		fail_msg("fork %d: the child's SQLite hung", forks);
+}
+
 /* The child of crash_leaves_consistent_prefix, a fresh process (this
  * binary run with CRASH_CHILD): records until killed. Tells the parent
  * through fd once a batch has been committed. */
@@ -1254,6 +1318,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(lost_batch_counted_row_by_row),
 		cmocka_unit_test(no_errors_reported_when_clean),
 		cmocka_unit_test(forked_child_is_inert),
+		cmocka_unit_test(child_may_use_sqlite),
 		cmocka_unit_test(crash_leaves_consistent_prefix),
 	};
 	return cmocka_run_group_tests_name("trace_writer", tests, NULL, NULL);
