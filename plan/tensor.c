@@ -173,7 +173,7 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		 * trace frees it early in the next iteration, before its own
 		 * position (iterations whose frees differ in time), else the
 		 * two would be one memory counted twice there. One freed only
-		 * after the next iteration (three live at once) stays a
+		 * after the next iteration (live into a third) stays a
 		 * persistent tensor, named by its id. */
 		if (Fq != SIZE_MAX && Fq > p) {
 			s->beyond_next++;

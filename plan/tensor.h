@@ -109,7 +109,7 @@ struct tensor_set {
 	 * this one was made. */
 	size_t outliving;
 	/* ITERATION tensors whose previous instance is freed only after the
-	 * iteration (three live at once): that one is planned as a
+	 * iteration (live into a third): that one is planned as a
 	 * PERSISTENT tensor, named by its trace allocation, so umreplay
 	 * applies its ops in the recorded iteration only. */
 	size_t beyond_next;

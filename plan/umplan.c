@@ -480,7 +480,7 @@ int main(int argc, char **argv)
 	}
 	if (pl->tensors.beyond_next)
 		um_warn("%s: %zu allocations made each iteration are freed only after the next iteration ends, "
-			"three instances live at once: the plan names the oldest by this trace's allocation, so "
+			"each live into a third iteration: the plan names the older by this trace's allocation, so "
 			"umreplay applies its ops in the recorded iteration only (docs/planner.md, \"Known limits\")",
 			trace_path, pl->tensors.beyond_next);
 	if (pl->trace->graph_kernels)

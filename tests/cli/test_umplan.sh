@@ -344,12 +344,12 @@ for t in first first3 sizes early; do
 		expect_status 0 "two instances live at once ($t), at $cap: the plan keeps every property"
 	done
 done
-# Freed only after the next iteration ends: three instances live at once,
+# Freed only after the next iteration ends: each instance live into a third,
 # which the plan cannot name in every iteration; said so.
 make_trace "$SCRATCH/third.db" "UPDATE alloc SET free_ns = free_ns + 6000000 WHERE id >= 2;"
 run "$UMPLAN" "$SCRATCH/third.db" --json --capacity 5M
 expect_status 0 "an instance freed after the next iteration: planned"
-expect_err_has "freed only after the next iteration ends, three instances live at once" \
+expect_err_has "freed only after the next iteration ends, each live into a third iteration" \
 	"an instance freed after the next iteration: warned about"
 expect_json 'a = d["allocations"]; assert (a["previous_instance_freed_after_next"], a["previous_instance_freed_after"]) == (1, 0)' \
 	"an instance freed after the next iteration: counted in --json"
