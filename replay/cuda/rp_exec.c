@@ -451,7 +451,8 @@ static bool mark_done(uint64_t mark)
  * event's slot held batch number - LANDING_EVENTS: landed, its ranges
  * and every older one's are dropped here, so that the table stays short
  * while no allocation asks. A failure is noted under the lock, where a
- * waiter reads it (rp_exec_wait_discards). */
+ * waiter reads it (rp_exec_wait_discards), and counted as the replayer's
+ * other failed calls are. */
 static void call_batch(enum engine_op op, const struct engine_range *r, size_t n)
 {
 	call_all(op, r, n, &program_room.calls);
@@ -462,9 +463,11 @@ static void call_batch(enum engine_op op, const struct engine_range *r, size_t n
 	CUevent *ev = &landing_ev[batch % LANDING_EVENTS];
 	if (*ev && batch > LANDING_EVENTS && cuEventQuery(*ev) == CUDA_SUCCESS)
 		landing_discards_landed(landing, batch - LANDING_EVENTS);
-	if (record_event(ev, mig_stream) != CUDA_SUCCESS)
+	CUresult recorded = record_event(ev, mig_stream);
+	if (recorded != CUDA_SUCCESS)
 		atomic_store(&landing_lost, true);
 	pthread_mutex_unlock(&landing_lock);
+	check(recorded, "recording a batch of discards");
 }
 
 /* The ranges of one op being issued, a driver call's worth at a time. */

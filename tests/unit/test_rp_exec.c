@@ -37,6 +37,7 @@
 
 static bool marks_passed;    /* what a marker's event query answers */
 static bool no_streams;      /* cuStreamCreate fails */
+static int records_refused;  /* the next so many cuEventRecord calls fail */
 static size_t discard_calls, discarded_ranges, synchronizes;
 static struct engine_range last_discards[4]; /* the first of the last call's ranges */
 
@@ -87,6 +88,10 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
 
 CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream)
 {
+	if (records_refused > 0) {
+		records_refused--;
+		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -415,6 +420,30 @@ static void marker_0_waits_for_the_gpu(void **state)
 	test_in_child(no_stream_no_marker);
 }
 
+/* The event recorded after a batch of discards, which an allocation of
+ * the program's own managed memory waits on, cannot be recorded (the
+ * first record of a discard: the one that orders the program's streams
+ * after it comes next): the waits then fall back to every discard, and
+ * the failure is one of the replayer's driver calls that failed, counted
+ * and warned of as the others are (it went uncounted). */
+static bool landing_record_failure_counted(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct rp_exec_stats st;
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	records_refused = 1;
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, 1, 0, 1);
+	rp_exec_get_stats(&st);
+	return said(discard_calls == 1 && records_refused == 0, "the discard's batch event was not recorded") &&
+	       said(st.failed_calls == 1, "the batch event's failed record not counted");
+}
+
+static void a_failed_discard_batch_event_is_counted(void **state)
+{
+	test_in_child(landing_record_failure_counted);
+}
+
 /* A placement the driver refuses half of is not made at all: the engine
  * then counts the allocation on the GPU and never releases it, and a host
  * preference left behind would outlive it, for the range's next tenants. */
@@ -443,6 +472,7 @@ int main(void)
 		cmocka_unit_test(a_full_pending_table_counts_both_runs),
 		cmocka_unit_test(marker_0_waits_for_the_gpu),
 		cmocka_unit_test(a_half_refused_placement_is_undone),
+		cmocka_unit_test(a_failed_discard_batch_event_is_counted),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
