@@ -127,6 +127,23 @@ static bool may_move(const match *m, uint32_t p)
 	return m->next == 0 && m->entry != PLAN_POS_NONE && p >= m->entry && p - m->entry <= MATCH_NEAR;
 }
 
+/* The first of the n candidates c (one ID's, by position) at pos or after
+ * it; n when none is. A binary search, not a walk: a resync's cost must not
+ * grow with an ID's places (match.h), and walked, an ID at 500,000 places
+ * took about 200 times as long as one at 500. */
+static size_t first_ahead(const struct cand *c, size_t n, uint32_t pos)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c[mid].pos < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The best-supported position of exec_id, or false when none scores 2;
  * of equal scores the nearest, ahead or back (identical layers give
  * equal scores a layer apart: a kernel the program ran again a few
@@ -138,10 +155,8 @@ static bool may_move(const match *m, uint32_t p)
  * layer. */
 static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 {
-	size_t first = lower_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id), end = first;
-	while (end < m->n && m->index[end].exec_id == exec_id)
-		end++;
-	size_t count = end - first;
+	size_t first = lower_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id);
+	size_t count = upper_bound_u64(m->index, m->n, SEARCH_FIELD(struct cand, exec_id), exec_id) - first;
 	if (!count)
 		return false;
 	/* Walk the candidates in order of distance from the expected
@@ -149,9 +164,7 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	 * that the MATCH_CANDIDATES scored of an ID with more places are the
 	 * nearest either way (session 61: walked ahead only, a kernel run
 	 * again two back was placed a layer ahead). */
-	size_t ahead = 0;
-	while (ahead < count && m->index[first + ahead].pos < m->next)
-		ahead++;
+	size_t ahead = first_ahead(m->index + first, count, m->next);
 	size_t back = (ahead + count - 1) % count;
 	ahead %= count;
 	uint32_t best_score = 0, best_distance = 0;

@@ -8,6 +8,8 @@
  */
 #include "testutil.h"
 
+#include <time.h>
+
 #include "plan.h"
 #include "replay/match.h"
 #include "replay/sigcheck.h"
@@ -856,6 +858,51 @@ static void dropped_kernel_near_beats_far_variant(void **state)
 	match_destroy(m);
 }
 
+/* Nanoseconds the matcher takes for launches that resync against a plan of
+ * n kernels, every other one K: the program's launches are K and an
+ * unknown kernel by turns, so each K is scored against K's n / 2 places. */
+static uint64_t resync_ns(uint32_t n)
+{
+	enum { K = 0x50, LAUNCHES = 2000 };
+	uint64_t *ids = malloc(n * sizeof *ids);
+	assert_non_null(ids);
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = i % 2 ? K : 0x60 + i % 4;
+	match *m = match_create(ids, NULL, n);
+	assert_non_null(m);
+	/* The fastest of three rounds: a round the machine preempted says
+	 * nothing of the matcher. */
+	uint64_t best = UINT64_MAX;
+	for (int round = 0; round < 3; round++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int i = 0; i < LAUNCHES; i++) {
+			struct match_step st;
+			match_launch(m, i % 2 ? K : U, 0, &st);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		uint64_t ns = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+		if (ns < best)
+			best = ns;
+	}
+	match_destroy(m);
+	free(ids);
+	return best;
+}
+
+/* A resync finds an ID's candidates by binary search, however many places
+ * the plan gives it (match.h: O(log n + MATCH_CANDIDATES * MATCH_HISTORY)).
+ * Walked, the ID's places ahead of the expected position and the end of
+ * its run cost a step each: 500,000 places took about 200 times as long
+ * as 500 a resync. Compared as a ratio, so that a slow machine or a
+ * sanitizer's build slows both. */
+static void resync_cost_is_not_linear_in_an_ids_places(void **state)
+{
+	(void)state;
+	uint64_t few = resync_ns(1000), many = resync_ns(1000000);
+	assert_true(many < 10 * few);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -871,6 +918,7 @@ int main(void)
 		cmocka_unit_test(resync_after_replaced_kernel),
 		cmocka_unit_test(lost_then_history_beats_nearest),
 		cmocka_unit_test(dropped_kernel_near_beats_far_variant),
+		cmocka_unit_test(resync_cost_is_not_linear_in_an_ids_places),
 		cmocka_unit_test(iterations_without_the_first_kernels),
 		cmocka_unit_test(unsupported_first_match_is_no_entry),
 		cmocka_unit_test(joined_midway_starts_at_the_first_kernel),
