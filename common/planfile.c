@@ -38,7 +38,14 @@
  * may make the reader allocate. The plan of bench/plan_1m.sh's
  * million-kernel trace is 0.57 MB decompressed. */
 #define MAX_RAW_BYTES ((uint64_t)1 << 30)
-#define MAX_FILE_BYTES ((uint64_t)1 << 36)
+/* The largest file a plan can be: the header, a full section table, and
+ * MAX_RAW_BYTES of sections at zstd's worst (ZSTD_COMPRESSBOUND of the
+ * total, plus a margin of at most ZSTD_COMPRESSBOUND(0) per section). A
+ * larger file is refused from its size, before it is read into memory (a
+ * checkpoint passed as the plan by mistake). */
+#define MAX_FILE_BYTES \
+	(HEADER_LEN + (uint64_t)MAX_SECTIONS * (ENTRY_LEN + ZSTD_COMPRESSBOUND(0)) + \
+	 ZSTD_COMPRESSBOUND(MAX_RAW_BYTES))
 
 struct section {
 	uint32_t id;
@@ -404,7 +411,7 @@ fail:
 planfile *planfile_open(const char *path, char *err, size_t errlen)
 {
 	struct read_file f;
-	switch (read_regular_file(path, MAX_FILE_BYTES + HEADER_LEN, &f)) {
+	switch (read_regular_file(path, MAX_FILE_BYTES, &f)) {
 	case READ_OK:
 		break;
 	case READ_CANNOT_OPEN:

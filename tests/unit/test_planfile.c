@@ -432,6 +432,27 @@ static void file_errors(void **state)
 	assert_true(system(cmd) != 0);
 }
 
+/* A file larger than any plan can be (the header, a full section table
+ * and 1 GiB of sections at zstd's worst) is refused from its size, before
+ * it is read: a checkpoint passed as the plan by mistake must not be read
+ * whole into memory first. Sparse, so it costs no disk. */
+static void oversized_file_refused_unread(void **state)
+{
+	char path[512], err[1024], want[1100];
+	const off_t size = ((off_t)1 << 30) + ((off_t)5 << 20);
+	test_path(path, sizeof path, "huge.bin");
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite("UMKPLAN", 1, 8, f), 8);
+	assert_int_equal(ftruncate(fileno(f), size), 0);
+	fclose(f);
+	assert_null(planfile_open(path, err, sizeof err));
+	unlink(path);
+	snprintf(want, sizeof want, "%s: not a umkit plan (%lld bytes is too large)", path,
+		 (long long)size);
+	assert_string_equal(err, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +467,7 @@ int main(void)
 		cmocka_unit_test(previous_origin_needs_version_3),
 		cmocka_unit_test(forged_tables),
 		cmocka_unit_test(file_errors),
+		cmocka_unit_test(oversized_file_refused_unread),
 	};
 	return cmocka_run_group_tests_name("planfile", tests, NULL, NULL);
 }
