@@ -178,9 +178,15 @@ bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream
 		*out = ((const cuLaunchKernel_params *)cb->functionParams)->hStream;
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		*out = ((const cuLaunchKernelEx_params *)cb->functionParams)->config->hStream;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		/* The callback comes before the driver checks its arguments: a
+		 * launch without its config is one the driver refuses. */
+		const CUlaunchConfig *c = ((const cuLaunchKernelEx_params *)cb->functionParams)->config;
+		if (!c)
+			return false;
+		*out = c->hStream;
 		break;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
 		*out = ((const cuLaunchCooperativeKernel_params *)cb->functionParams)->hStream;

@@ -47,12 +47,13 @@ static inline CUstream named_stream(CUstream s, bool ptsz)
 }
 
 /* The stream a launch goes to (named_stream), at its entry or its exit.
- * Returns false when cbid is not a kernel launch. */
+ * Returns false when cbid is not a kernel launch, or is a cuLaunchKernelEx
+ * without its config (which the driver refuses). */
 bool launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUstream *out);
 
 /* Decodes a launch at API_ENTER. a may be NULL (no arena: no args);
  * foreign, the memory the runtime served (param_scan.h). Returns false
- * when cbid is not a kernel launch. */
+ * when cbid is not a kernel launch, or launch_stream finds none. */
 bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a,
 		   struct addr_set *foreign, struct launch_info *out);
 

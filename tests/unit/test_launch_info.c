@@ -181,6 +181,21 @@ static void packed_parameters_scanned(void **state)
 	arena_destroy(a);
 }
 
+/* A cuLaunchKernelEx without its config is the driver's to refuse: the
+ * callback, which comes first, decodes nothing rather than reading
+ * through the NULL (which crashed the program instead of letting the
+ * driver answer it). */
+static void a_launch_without_its_config_is_not_decoded(void **state)
+{
+	cuLaunchKernelEx_params ex = { .config = NULL, .f = KERNEL };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &ex,
+				  .symbolName = "scale_kernel", .context = CONTEXT_A };
+	struct launch_info l;
+	CUstream s;
+	assert_false(launch_stream(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, &cb, &s));
+	assert_false(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, &cb, NULL, NULL, &l));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +203,7 @@ int main(void)
 		cmocka_unit_test(another_contexts_words_change_nothing),
 		cmocka_unit_test(other_launch_forms_decoded),
 		cmocka_unit_test(packed_parameters_scanned),
+		cmocka_unit_test(a_launch_without_its_config_is_not_decoded),
 	};
 	return cmocka_run_group_tests_name("launch_info", tests, NULL, NULL);
 }
