@@ -1,7 +1,7 @@
 /*
  * sql_trace.h: a trace written with SQLite, as umrec would, from the rows
  * a test spells in SQL: the schema first (trace_schema_create), then
- * rows. Include after testutil.h.
+ * rows; and one integer read back from a trace. Include after testutil.h.
  */
 #ifndef UMKIT_SQL_TRACE_H
 #define UMKIT_SQL_TRACE_H
@@ -22,6 +22,19 @@ static inline void write_sql_trace(const char *path, const char *rows)
 	if (sqlite3_exec(db, rows, NULL, NULL, NULL) != SQLITE_OK)
 		fail_msg("%s", sqlite3_errmsg(db));
 	sqlite3_close(db);
+}
+
+/* The first column of the first row of sql, which must have one. */
+static inline long long sql_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) != SQLITE_ROW)
+		fail_msg("%s: no row", sql);
+	long long v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
 }
 
 #endif

@@ -20,6 +20,7 @@
 #include "trace_schema.h"
 #include "record/rec_summary.h"
 #include "record/trace_writer.h"
+#include "sql_trace.h"
 
 #define MIB (1ULL << 20)
 #define UM_BLOCK (2 * MIB)
@@ -49,18 +50,6 @@ static sqlite3 *open_db(const char *path)
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
 	return db;
-}
-
-static long long q_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) != SQLITE_ROW)
-		fail_msg("%s: no row", sql);
-	long long v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 /* The first column of the first row as text ("NULL" for NULL). */
@@ -289,11 +278,11 @@ static void threads_exact_counts(void **state)
 	close_ok(w, 99); /* fails if any write failed, e.g. a free before its alloc */
 
 	sqlite3 *db = open_db(path);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel"), THREADS * LAUNCHES);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel WHERE start_ns IS NULL "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel"), THREADS * LAUNCHES);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel WHERE start_ns IS NULL "
 				   "OR seq IS NULL OR launch_ns IS NULL"), 0);
 	/* Every field landed in its column (the formulas of produce()). */
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel WHERE "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel WHERE "
 				   "seq != correlation_id - 1 OR grid_x != correlation_id % 7 + 1 "
 				   "OR grid_y != 2 OR grid_z != 1 OR block_x != 128 OR block_y != 1 "
 				   "OR block_z != 1 OR shared_mem != (correlation_id % 3) * 1024 "
@@ -304,28 +293,28 @@ static void threads_exact_counts(void **state)
 				   "OR thread_id != 100 + (correlation_id - 1) / 20000 "
 				   "OR exec_id != (correlation_id - 1) % 20000 % 50 + 1"), 0);
 	/* Each thread's stream has its row, written once. */
-	assert_int_equal(q_int(db, "SELECT count(*) FROM stream"), THREADS);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel WHERE stream_id NOT IN "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM stream"), THREADS);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel WHERE stream_id NOT IN "
 				   "(SELECT id FROM stream)"), 0);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg"), (long long)args);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg a JOIN kernel k "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel_arg"), (long long)args);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel_arg a JOIN kernel k "
 				   "USING (correlation_id) WHERE a.param_offset = 0 "
 				   "AND a.offset != (k.seq % 20000 % 1000) * 8"), 0);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM alloc"), THREADS * ALLOCS);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM alloc WHERE free_ns IS NOT NULL"),
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM alloc"), THREADS * ALLOCS);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM alloc WHERE free_ns IS NOT NULL"),
 			 THREADS * (ALLOCS - FREE_LAG));
-	assert_int_equal(q_int(db, "SELECT count(*) FROM alloc WHERE stream_id IS NOT NULL "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM alloc WHERE stream_id IS NOT NULL "
 				   "OR api != 'cudaMalloc' OR size != 3145728"), 0);
 	/* Interned names are deduplicated: 50 kernel names and "iteration". */
-	assert_int_equal(q_int(db, "SELECT count(*) FROM string"), NAMES + 1);
-	assert_int_equal(q_int(db, "SELECT count(DISTINCT name_id) FROM kernel"), NAMES);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel k JOIN string s ON s.id = k.name_id "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM string"), NAMES + 1);
+	assert_int_equal(sql_int(db, "SELECT count(DISTINCT name_id) FROM kernel"), NAMES);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel k JOIN string s ON s.id = k.name_id "
 				   "WHERE s.value != 'kernel_' || ((k.correlation_id - 1) % 20000 % 50)"),
 			 0);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM migration"), THREADS * LAUNCHES / 10);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM migration WHERE direction = 'htod' "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM migration"), THREADS * LAUNCHES / 10);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM migration WHERE direction = 'htod' "
 				   "AND cause = 'fault'"), THREADS * LAUNCHES / 20);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM nvtx_range"), THREADS * LAUNCHES / 1000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM nvtx_range"), THREADS * LAUNCHES / 1000);
 	assert_int_equal(dangling_references(db), 0);
 	/* Each range spans the next 500 launches of its thread. */
 	assert_query(db, "SELECT sum(kernels) FROM nvtx_kernels WHERE name = 'iteration'", "40000");
@@ -355,8 +344,8 @@ static void backpressure_bounds_queue(void **state)
 	assert_true(s.queue_peak <= 256);
 	close_ok(w, 1);
 	sqlite3 *db = open_db(path);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel"), 20000);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg"), 60000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel"), 20000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel_arg"), 60000);
 	sqlite3_close(db);
 }
 
@@ -448,7 +437,7 @@ static void producer_waiting_again_wakes_the_writer(void **state)
 	close_ok(w, 1);
 	assert_true(big[0].ms < 10000 && big[1].ms < 10000);
 	sqlite3 *db = open_db(path);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel_arg"), 6000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel_arg"), 6000);
 	sqlite3_close(db);
 }
 
@@ -783,7 +772,7 @@ static void claim_gives_one_owner(void **state)
 	assert_int_equal(trace_writer_claim(path), -1);
 	close_ok(w, 20);
 	sqlite3 *db = open_db(path);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM alloc"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM alloc"), 1);
 	char buf[64];
 	assert_string_equal(q_text(db, "SELECT value FROM meta WHERE key = 'status'", buf, sizeof buf),
 			    "complete");
@@ -975,7 +964,7 @@ static void write_errors_counted(void **state)
 	assert_query(db, "SELECT value FROM meta WHERE key = 'write_errors'", "5");
 	assert_query(db, "SELECT value FROM meta WHERE key = 'status'", "complete");
 	assert_query(db, "SELECT group_concat(id || ':' || free_ns) FROM alloc", "1:30");
-	assert_int_equal(q_int(db, "SELECT seq FROM kernel WHERE correlation_id = 5"), 0);
+	assert_int_equal(sql_int(db, "SELECT seq FROM kernel WHERE correlation_id = 5"), 0);
 	assert_query(db, "SELECT group_concat(bytes) FROM migration", "2");
 	sqlite3_close(db);
 }
@@ -1257,23 +1246,23 @@ static void crash_leaves_consistent_prefix(void **state)
 	assert_int_equal(trace_schema_meta(db, "status", value, sizeof value), 1);
 	assert_string_equal(value, "recording");
 	assert_int_equal(trace_schema_meta(db, "end_ns", value, sizeof value), 0);
-	long long kernels = q_int(db, "SELECT count(*) FROM kernel");
-	long long allocs = q_int(db, "SELECT count(*) FROM alloc");
+	long long kernels = sql_int(db, "SELECT count(*) FROM kernel");
+	long long allocs = sql_int(db, "SELECT count(*) FROM alloc");
 	assert_true(kernels > 0);
 	assert_int_equal(dangling_references(db), 0);
 	/* Batches commit in order: what survived is a prefix of the events. */
-	assert_int_equal(q_int(db, "SELECT max(seq) + 1 FROM kernel"), kernels);
-	assert_int_equal(q_int(db, "SELECT max(id) FROM alloc"), allocs);
+	assert_int_equal(sql_int(db, "SELECT max(seq) + 1 FROM kernel"), kernels);
+	assert_int_equal(sql_int(db, "SELECT max(id) FROM alloc"), allocs);
 	assert_true(allocs == kernels || allocs == kernels + 1);
-	assert_true(q_int(db, "SELECT count(*) FROM kernel WHERE start_ns IS NULL") <= 1);
+	assert_true(sql_int(db, "SELECT count(*) FROM kernel WHERE start_ns IS NULL") <= 1);
 	/* A launch and its arguments commit together. */
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel k WHERE "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel k WHERE "
 				   "(SELECT count(*) FROM kernel_arg a WHERE a.correlation_id = "
 				   "k.correlation_id) != CASE WHEN k.seq = 0 THEN 1 ELSE 2 END"),
 			 0);
-	long long freed = q_int(db, "SELECT count(*) FROM alloc WHERE free_ns IS NOT NULL");
+	long long freed = sql_int(db, "SELECT count(*) FROM alloc WHERE free_ns IS NOT NULL");
 	assert_true(freed == allocs - 10 || freed == allocs - 11);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM alloc WHERE free_ns IS NOT NULL "
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM alloc WHERE free_ns IS NOT NULL "
 				   "AND id > (SELECT max(id) FROM alloc) - 10"), 0);
 	sqlite3_close(db);
 
@@ -1288,7 +1277,7 @@ static void crash_leaves_consistent_prefix(void **state)
 		fail_msg("%s", err);
 	close_ok(w, 1);
 	db = open_db(again);
-	assert_int_equal(q_int(db, "SELECT count(*) FROM kernel"), 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM kernel"), 0);
 	sqlite3_close(db);
 }
 

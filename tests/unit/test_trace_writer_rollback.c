@@ -15,6 +15,7 @@
 
 #include "record/trace_writer.h"
 #include "record/trace_writer_int.h"
+#include "sql_trace.h"
 
 static sqlite3_vfs *real_vfs;
 static sqlite3_vfs shim_vfs;
@@ -77,18 +78,6 @@ static trace_writer *open_spilling(char *path, size_t len, const char *name, siz
 		fail_msg("%s", err);
 	assert_int_equal(sqlite3_exec(w->db, "PRAGMA cache_size = 10", NULL, NULL, NULL), SQLITE_OK);
 	return w;
-}
-
-static long long q_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-	if (sqlite3_step(st) != SQLITE_ROW)
-		fail_msg("%s: no row", sql);
-	long long v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 static void kernel(trace_writer *w, uint32_t corr, int64_t name, uint32_t stream)
@@ -159,8 +148,8 @@ static void strings_survive_a_partial_rollback(void **state)
 	/* What a recording killed now leaves: the batch committed, none after. */
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	long long kernels = q_int(db, "SELECT count(*) FROM kernel");
-	long long unnamed = q_int(db, "SELECT count(*) FROM kernel WHERE name_id NOT IN (SELECT id FROM string)");
+	long long kernels = sql_int(db, "SELECT count(*) FROM kernel");
+	long long unnamed = sql_int(db, "SELECT count(*) FROM kernel WHERE name_id NOT IN (SELECT id FROM string)");
 	sqlite3_close(db);
 	trace_writer_close(w, 1, err, sizeof err);
 	print_message("kernels %lld, naming no string row %lld; WAL writes failed: %d\n", kernels, unnamed,
@@ -198,13 +187,13 @@ static void arguments_go_with_their_launch(void **state)
 
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	long long kernels = q_int(db, "SELECT count(*) FROM kernel");
-	long long orphans = q_int(db, "SELECT count(*) FROM kernel_arg "
+	long long kernels = sql_int(db, "SELECT count(*) FROM kernel");
+	long long orphans = sql_int(db, "SELECT count(*) FROM kernel_arg "
 				      "WHERE correlation_id NOT IN (SELECT correlation_id FROM kernel)");
 	char sql[160];
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel k WHERE (SELECT count(*) FROM kernel_arg a "
 		 "WHERE a.correlation_id = k.correlation_id) != %d", ARGS);
-	long long partial = q_int(db, sql);
+	long long partial = sql_int(db, sql);
 	sqlite3_close(db);
 	print_message("kernels %lld of %d, arguments without their kernel %lld, kernels missing arguments %lld\n",
 		      kernels, LAUNCHES, orphans, partial);
