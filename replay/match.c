@@ -8,7 +8,7 @@
 
 struct cand {
 	uint64_t exec_id;
-	uint32_t pos;
+	uint64_t pos; /* < n: 64 bits for search.h, in room the padding took */
 };
 
 struct match {
@@ -127,23 +127,6 @@ static bool may_move(const match *m, uint32_t p)
 	return m->next == 0 && m->entry != PLAN_POS_NONE && p >= m->entry && p - m->entry <= MATCH_NEAR;
 }
 
-/* The first of the n candidates c (one ID's, by position) at pos or after
- * it; n when none is. A binary search, not a walk: a resync's cost must not
- * grow with an ID's places (match.h), and walked, an ID at 500,000 places
- * took about 200 times as long as one at 500. */
-static size_t first_ahead(const struct cand *c, size_t n, uint32_t pos)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c[mid].pos < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The best-supported position of exec_id, or false when none scores 2;
  * of equal scores the nearest, ahead or back (identical layers give
  * equal scores a layer apart: a kernel the program ran again a few
@@ -163,13 +146,14 @@ static bool resync(const match *m, uint64_t exec_id, uint32_t *pos)
 	 * position, ahead and back by turns (ahead first of two as near), so
 	 * that the MATCH_CANDIDATES scored of an ID with more places are the
 	 * nearest either way (session 61: walked ahead only, a kernel run
-	 * again two back was placed a layer ahead). */
-	size_t ahead = first_ahead(m->index + first, count, m->next);
+	 * again two back was placed a layer ahead). The first ahead is found
+	 * by binary search: walked, its cost grew with the ID's places. */
+	size_t ahead = lower_bound_u64(m->index + first, count, SEARCH_FIELD(struct cand, pos), m->next);
 	size_t back = (ahead + count - 1) % count;
 	ahead %= count;
 	uint32_t best_score = 0, best_distance = 0;
 	for (size_t i = 0; i < count && i < MATCH_CANDIDATES; i++) {
-		uint32_t pa = m->index[first + ahead].pos, pb = m->index[first + back].pos, p, d;
+		uint32_t pa = (uint32_t)m->index[first + ahead].pos, pb = (uint32_t)m->index[first + back].pos, p, d;
 		uint32_t da = distance(m, pa), db = distance(m, pb);
 		if (da <= db) {
 			p = pa, d = da;
