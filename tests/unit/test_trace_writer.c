@@ -110,22 +110,30 @@ static long copy_file(const char *src, const char *dst)
 	return total;
 }
 
+/* Reaps child pid into *status within about timeout_ms; false when it was
+ * still running then, and was killed. */
+static bool reap_within(pid_t pid, int timeout_ms, int *status)
+{
+	for (int waited = 0; waited < timeout_ms; waited++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		assert_true(r >= 0);
+		if (r == pid)
+			return true;
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, status, 0);
+	return false;
+}
+
 /* waitpid with a deadline, so that a deadlocked child fails the test
  * instead of hanging it. */
 static int wait_child(pid_t pid, int timeout_ms)
 {
 	int status;
-	for (int waited = 0; waited < timeout_ms; waited += 10) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		assert_true(r >= 0);
-		if (r == pid)
-			return status;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	fail_msg("child %d still running after %d ms", (int)pid, timeout_ms);
-	return -1;
+	if (!reap_within(pid, timeout_ms, &status))
+		fail_msg("child %d still running after %d ms", (int)pid, timeout_ms);
+	return status;
 }
 
 /* ---- several producer threads ---- */
@@ -1141,20 +1149,10 @@ static void child_may_use_sqlite(void **state)
 			sqlite3_close(db);
 			_exit(rc ? 0 : 3);
 		}
-		int status = 0;
-		hung = 1;
-		for (int waited = 0; waited < 2000 && hung; waited++) {
-			if (waitpid(pid, &status, WNOHANG) == pid)
-				hung = 0;
-			else
-				usleep(1000);
-		}
-		if (hung) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-		} else {
+		int status;
+		hung = !reap_within(pid, 2000, &status);
+		if (!hung)
 			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-		}
 	}
 	atomic_store(&p.stop, true);
 	pthread_join(t, NULL);
