@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "errmsg.h"
 #include "grow.h"
@@ -39,6 +40,7 @@ struct corr_tables {
 	size_t n_lists, cap_lists;
 	uint32_t *index;   /* exec ID -> list index + 1; 0 = empty */
 	size_t index_cap;  /* power of two, >= 2 * n_lists */
+	uint64_t seed;     /* keys the indexes' hashes (hash_seed) */
 	uint64_t block_entries, blocks_dropped;
 };
 
@@ -50,6 +52,21 @@ static uint64_t mix64(uint64_t h)
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
 	return h;
+}
+
+/* A secret of each table's for the hashes of its list and block indexes.
+ * Decoded tables come from a file: keys chosen to collide under a fixed
+ * hash would make every insertion probe all of the entries before it (a
+ * list of 2^20 blocks, CORR_MAX_BLOCKS_PER_EXEC, some 5 * 10^11 probes).
+ * No order the tables give out depends on it: lists and blocks are kept
+ * in arrays in insertion order. Without the kernel's entropy, the
+ * table's address (randomised where the heap is) stands in. */
+static uint64_t hash_seed(const corr_tables *t)
+{
+	uint64_t seed;
+	if (getentropy(&seed, sizeof seed) != 0)
+		seed = mix64((uint64_t)(uintptr_t)t);
+	return seed;
 }
 
 static bool pow2(uint64_t v)
@@ -113,6 +130,7 @@ corr_tables *corr_create(const struct corr_config *cfg, char *err, size_t errlen
 	if (!t)
 		goto oom;
 	t->cfg = *cfg;
+	t->seed = hash_seed(t);
 	t->key = calloc(slots, sizeof *t->key);
 	t->seen = calloc(slots, sizeof *t->seen);
 	t->nsucc = calloc(slots, sizeof *t->nsucc);
@@ -203,9 +221,14 @@ static void exec_push_successor(corr_tables *t, size_t s, uint64_t next)
 
 /* ---- block lists ---- */
 
-static uint64_t block_hash(struct corr_block b)
+static uint64_t list_hash(const corr_tables *t, uint64_t exec_id)
 {
-	return mix64(((uint64_t)b.alloc << 32) | b.block);
+	return mix64(exec_id ^ t->seed);
+}
+
+static uint64_t block_hash(const corr_tables *t, struct corr_block b)
+{
+	return mix64((((uint64_t)b.alloc << 32) | b.block) ^ t->seed);
 }
 
 /* The list of exec_id, or NULL. */
@@ -214,7 +237,7 @@ static struct blist *list_find(const corr_tables *t, uint64_t exec_id)
 	if (!t->index_cap)
 		return NULL;
 	size_t mask = t->index_cap - 1;
-	for (size_t i = mix64(exec_id) & mask;; i = (i + 1) & mask) {
+	for (size_t i = list_hash(t, exec_id) & mask;; i = (i + 1) & mask) {
 		uint32_t v = t->index[i];
 		if (!v)
 			return NULL;
@@ -232,7 +255,7 @@ static int index_rebuild(corr_tables *t, size_t cap)
 	t->index = idx;
 	t->index_cap = cap;
 	for (size_t l = 0; l < t->n_lists; l++) {
-		size_t i = mix64(t->lists[l].exec_id) & (cap - 1);
+		size_t i = list_hash(t, t->lists[l].exec_id) & (cap - 1);
 		while (idx[i])
 			i = (i + 1) & (cap - 1);
 		idx[i] = (uint32_t)(l + 1);
@@ -257,7 +280,7 @@ static struct blist *list_add(corr_tables *t, uint64_t exec_id)
 		}
 	} else {
 		size_t mask = t->index_cap - 1;
-		size_t i = mix64(exec_id) & mask;
+		size_t i = list_hash(t, exec_id) & mask;
 		while (t->index[i])
 			i = (i + 1) & mask;
 		t->index[i] = (uint32_t)t->n_lists;
@@ -266,17 +289,17 @@ static struct blist *list_add(corr_tables *t, uint64_t exec_id)
 }
 
 /* Where b is (or would go) in l's set. */
-static uint32_t *set_slot(const struct blist *l, struct corr_block b)
+static uint32_t *set_slot(const corr_tables *t, const struct blist *l, struct corr_block b)
 {
 	uint32_t mask = l->set_cap - 1;
-	for (uint32_t i = (uint32_t)block_hash(b) & mask;; i = (i + 1) & mask) {
+	for (uint32_t i = (uint32_t)block_hash(t, b) & mask;; i = (i + 1) & mask) {
 		uint32_t v = l->set[i];
 		if (!v || (l->b[v - 1].alloc == b.alloc && l->b[v - 1].block == b.block))
 			return &l->set[i];
 	}
 }
 
-static int set_grow(struct blist *l)
+static int set_grow(const corr_tables *t, struct blist *l)
 {
 	uint32_t cap = l->set_cap ? l->set_cap * 2 : 16;
 	uint32_t *old = l->set;
@@ -288,17 +311,17 @@ static int set_grow(struct blist *l)
 	free(old);
 	l->set_cap = cap;
 	for (uint32_t k = 0; k < l->n; k++)
-		*set_slot(l, l->b[k]) = k + 1;
+		*set_slot(t, l, l->b[k]) = k + 1;
 	return 0;
 }
 
 /* Appends b to l unless present. Returns 1 if added, 0 if already there, -1
  * when out of memory. The caller has checked the caps. */
-static int list_append(struct blist *l, struct corr_block b)
+static int list_append(const corr_tables *t, struct blist *l, struct corr_block b)
 {
-	if (2 * (l->n + 1) > l->set_cap && set_grow(l) != 0)
+	if (2 * (l->n + 1) > l->set_cap && set_grow(t, l) != 0)
 		return -1;
-	uint32_t *slot = set_slot(l, b);
+	uint32_t *slot = set_slot(t, l, b);
 	if (*slot)
 		return 0;
 	if (l->n == l->cap) {
@@ -314,9 +337,9 @@ static int list_append(struct blist *l, struct corr_block b)
 	return 1;
 }
 
-static bool list_has(const struct blist *l, struct corr_block b)
+static bool list_has(const corr_tables *t, const struct blist *l, struct corr_block b)
 {
-	return l->set_cap && *set_slot(l, b) != 0;
+	return l->set_cap && *set_slot(t, l, b) != 0;
 }
 
 static int add_blocks(corr_tables *t, uint64_t exec_id, const struct corr_block *blocks,
@@ -326,7 +349,7 @@ static int add_blocks(corr_tables *t, uint64_t exec_id, const struct corr_block 
 		return 0;
 	struct blist *l = list_find(t, exec_id);
 	for (size_t i = 0; i < n; i++) {
-		if (l && list_has(l, blocks[i]))
+		if (l && list_has(t, l, blocks[i]))
 			continue;
 		if (t->block_entries >= t->cfg.max_block_entries ||
 		    (l ? l->n : 0) >= t->cfg.max_blocks_per_exec) {
@@ -335,7 +358,7 @@ static int add_blocks(corr_tables *t, uint64_t exec_id, const struct corr_block 
 		}
 		if (!l && !(l = list_add(t, exec_id)))
 			return -1;
-		int rc = list_append(l, blocks[i]);
+		int rc = list_append(t, l, blocks[i]);
 		if (rc < 0)
 			return -1;
 		t->block_entries += (uint64_t)rc;
@@ -661,7 +684,7 @@ static int decode_blocks(corr_tables *t, const void *sec, size_t len, const char
 			struct corr_block b;
 			b.alloc = bytes_get_u32(&r);
 			b.block = bytes_get_u32(&r);
-			int rc = list_append(l, b);
+			int rc = list_append(t, l, b);
 			if (rc < 0) {
 				um_errmsg(err, errlen, "%s: out of memory", name);
 				return -1;
