@@ -650,7 +650,7 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 	 * to free, without the stream's note. */
 	if (ptr && um_alloc_arena() && !arena_gone(false) && in_arena(ptr)) {
 		if (into_capture(stream))
-			return cudaErrorInvalidValue;
+			return refused(cudaErrorInvalidValue);
 		bind_context(); /* the stream's note may queue work */
 		/* Asked with the caller's context current, whose legacy and
 		 * per-thread streams the special handles name. Another

@@ -18,7 +18,7 @@
 //               it alone;
 //   free-async: in the middle of the capture, A frees on s with
 //               cudaFreeAsync the buffer s worked on before it (launched
-//               once);
+//               once), and prints what cudaGetLastError says then;
 //   free-realloc: as free, then A allocates a buffer of the same size
 //               with cudaMalloc, switching itself to relaxed mode for the
 //               call as PyTorch's allocator does inside a capture, and
@@ -107,6 +107,8 @@ static void *free_doomed(void *)
 
 // The first call that fails, as "<error> at <call>".
 static char failure[160];
+// free-async: what cudaGetLastError said just after the free.
+static cudaError_t free_last_error;
 
 static bool ok(cudaError_t e, const char *call)
 {
@@ -127,8 +129,12 @@ static bool mid_capture(cudaStream_t s)
 		pthread_join(other, NULL);
 		return true;
 	}
-	case FREE_ASYNC:
-		return ok(cudaFreeAsync(doomed, s), "cudaFreeAsync");
+	case FREE_ASYNC: {
+		bool freed = ok(cudaFreeAsync(doomed, s), "cudaFreeAsync");
+		// A program may check the last error rather than the answer.
+		free_last_error = cudaGetLastError();
+		return freed;
+	}
 	case REALLOC_BUSY:
 		// Read already, the case could not tell a range that waited from
 		// one that did not.
@@ -234,6 +240,8 @@ int main(int argc, char **argv)
 	printf("spare sum %llu\n", buffer_sum(spare));
 	if (again && !failure[0])
 		printf("reallocated sum %llu\n", buffer_sum(again));
+	if (mode == FREE_ASYNC)
+		printf("last error after the free %s\n", cudaGetErrorName(free_last_error));
 	printf(failure[0] ? "capture: FAILED %s\n" : "capture: ok\n", failure);
 	return failure[0] ? 1 : 0;
 }
