@@ -432,8 +432,17 @@ bool rp_callbacks_may_wake(void)
 
 static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stream)
 {
-	if (!atomic_load(&rp_active))
+	/* The program's own managed memory, which the host may write as soon
+	 * as the program has it, in no stream's order, waits on the host for
+	 * the discards in flight (below). So it does past the exit's stop
+	 * (rp_inject.c's finish), where the discards issued before it land
+	 * only by its drain. */
+	bool host_writes = strcmp(api, TRACE_API_MANAGED) == 0;
+	if (!atomic_load(&rp_active)) {
+		if (host_writes)
+			rp_exec_wait_discards(a->address, a->reserved);
 		return;
+	}
 	bool was_stopped = atomic_load(&stopped) != 0;
 	if (!was_stopped) {
 		rp_residency_start();
@@ -443,11 +452,7 @@ static void on_alloc(const struct arena_alloc *a, const char *api, CUstream stre
 	 * discards of it, so none can be added after the forgetting. Also once
 	 * stopped (it then adds nothing): its lock holds this allocation until
 	 * a discard of the range that another thread is issuing has the
-	 * program's streams wait for it (issue_ordered runs under that lock).
-	 * The program's own managed memory, which the host may write as soon
-	 * as the program has it, in no stream's order, also waits on the
-	 * host for the discards in flight. */
-	bool host_writes = strcmp(api, TRACE_API_MANAGED) == 0;
+	 * program's streams wait for it (issue_ordered runs under that lock). */
 	bool follows = host_writes ? engine_on_managed_alloc(rp_engine, a->id, a->address, a->size)
 				   : engine_on_alloc(rp_engine, a->id, a->address, a->size);
 	rp_exec_forget_discards(a->address, a->size);
