@@ -128,11 +128,31 @@ static int by_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether a reader would take w's sections (check_header,
+ * check_raw_total): a plan written beyond its limits would be refused by
+ * every umreplay as "too large" after umplan said nothing. Sets err if
+ * not. */
+static bool readable(const planfile_writer *w, const char *path, char *err, size_t errlen)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < w->n; i++)
+		total += w->s[i].len;
+	if (w->n > MAX_SECTIONS)
+		um_errmsg(err, errlen, "%s: %zu sections are more than a reader takes (%u)", path, w->n,
+			  MAX_SECTIONS);
+	else if (total > MAX_RAW_BYTES)
+		um_errmsg(err, errlen, "%s: the plan's %llu bytes are more than a reader takes (%llu)", path,
+			  (unsigned long long)total, (unsigned long long)MAX_RAW_BYTES);
+	return w->n <= MAX_SECTIONS && total <= MAX_RAW_BYTES;
+}
+
 /* Builds the whole file image in out. Sections go in id order, so the order
  * in which they were added does not change the bytes. */
 static int build_image(planfile_writer *w, struct bytes_buf *out, char *err, size_t errlen,
 		       const char *path)
 {
+	if (!readable(w, path, err, errlen))
+		return -1;
 	if (w->n > 1)
 		qsort(w->s, w->n, sizeof *w->s, by_id);
 	size_t n = w->n;

@@ -33,13 +33,15 @@ int planfile_writer_add(planfile_writer *w, uint32_t id, const void *data, size_
 
 /* Writes the file atomically (temporary file, then rename): a crash never
  * leaves a half-written plan under path. Output depends only on the
- * sections added, so equal inputs give byte-identical files. Returns 0, or
- * -1 with err naming path and the problem. */
+ * sections added, so equal inputs give byte-identical files. Sections a
+ * reader would refuse (more than it takes, in number or in bytes) are not
+ * written. Returns 0, or -1 with err naming path and the problem. */
 int planfile_writer_save(planfile_writer *w, const char *path, char *err, size_t errlen);
 
 /* The bytes planfile_writer_save would write, in a malloc'ed buffer the
  * caller frees (for writing elsewhere than a file, and for tests). Returns
- * 0, or -1 when out of memory. */
+ * 0, or -1 when out of memory or when planfile_writer_save would refuse
+ * the sections. */
 int planfile_writer_encode(planfile_writer *w, void **data, size_t *len);
 
 /* Whether the file f (open for reading at its start) begins as a plan

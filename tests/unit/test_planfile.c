@@ -453,6 +453,41 @@ static void oversized_file_refused_unread(void **state)
 	assert_string_equal(err, want);
 }
 
+/* What a reader refuses as too large is not written: the reader's message
+ * would come at the replay, after umplan said nothing. */
+static void writer_keeps_reader_limits(void **state)
+{
+	char path[512], err[1024], want[1100];
+	void *d;
+	size_t len;
+	test_path(path, sizeof path, "refused.bin");
+	planfile_writer *w = planfile_writer_create();
+	for (uint32_t id = 0; id < 1025; id++)
+		assert_int_equal(planfile_writer_add(w, id, "x", 1), 0);
+	assert_int_equal(planfile_writer_save(w, path, err, sizeof err), -1);
+	snprintf(want, sizeof want, "%s: 1025 sections are more than a reader takes (1024)", path);
+	assert_string_equal(err, want);
+	assert_int_equal(planfile_writer_encode(w, &d, &len), -1);
+	assert_int_equal(access(path, F_OK), -1);
+	planfile_writer_destroy(w);
+
+	/* 1 GiB and a byte in two sections (calloc's zero pages: only the
+	 * writer's copies take memory). */
+	size_t half = (size_t)1 << 29;
+	unsigned char *zeros = calloc(half + 1, 1);
+	assert_non_null(zeros);
+	w = planfile_writer_create();
+	assert_int_equal(planfile_writer_add(w, 1, zeros, half), 0);
+	assert_int_equal(planfile_writer_add(w, 2, zeros, half + 1), 0);
+	free(zeros);
+	assert_int_equal(planfile_writer_save(w, path, err, sizeof err), -1);
+	snprintf(want, sizeof want, "%s: the plan's 1073741825 bytes are more than a reader takes (1073741824)",
+		 path);
+	assert_string_equal(err, want);
+	assert_int_equal(access(path, F_OK), -1);
+	planfile_writer_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +503,7 @@ int main(void)
 		cmocka_unit_test(forged_tables),
 		cmocka_unit_test(file_errors),
 		cmocka_unit_test(oversized_file_refused_unread),
+		cmocka_unit_test(writer_keeps_reader_limits),
 	};
 	return cmocka_run_group_tests_name("planfile", tests, NULL, NULL);
 }
