@@ -177,6 +177,9 @@ $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)
 $(BUILD)/tests/test_rp_callbacks: $(call obj,replay/cuda/rp_callbacks.c)
 $(BUILD)/tests/test_rp_activity: $(call obj,replay/cuda/rp_activity.c)
+$(BUILD)/tests/test_rp_residency: $(call obj,replay/cuda/rp_residency.c)
+# Its wrapper of pthread_join counts the joins of the sampler thread.
+$(BUILD)/tests/test_rp_residency: TEST_LDFLAGS := -Wl,--wrap=pthread_join
 $(BUILD)/tests/test_stream_calls: $(call obj,common/cuda/stream_calls.c common/cuda/launch_info.c)
 $(BUILD)/tests/test_cudart: $(call obj,common/cuda/cudart.c) $(BUILD)/tests/libcudart-0a1b2c3d.so.12
 # A runtime named as a wheel names its copy (tests/unit/fake_cudart.c).

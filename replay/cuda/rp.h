@@ -137,8 +137,9 @@ size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max);
 
 /* The measured residency (rp_residency.c). Each launch and allocation calls
  * start, on a thread with the program's context current: the first starts
- * the sampling. stop ends it and returns the peak device memory in use
- * above what was in use then; the exit path calls it in the replaying
+ * the sampling. stop ends it for good and returns the peak device memory
+ * in use above what was in use then, to every caller (a device reset and
+ * the exit may stop it at once); the exit path calls it in the replaying
  * process only (a forked child has no sampler). */
 void rp_residency_start(void);
 uint64_t rp_residency_stop(void);

@@ -20,6 +20,10 @@
 #define RESIDENCY_PERIOD_NS 1000000L
 
 static pthread_once_t started = PTHREAD_ONCE_INIT;
+/* Held to start the sampler and to stop it: a device reset on one thread
+ * (rp_callbacks.c) may stop it while the exit on another does, and only
+ * one may join it; the other waits for that, and for the peak. */
+static pthread_mutex_t sampler_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t sampler;
 static bool sampler_running;
 static atomic_bool stopping;
@@ -54,10 +58,12 @@ static void *sample_loop(void *unused)
  * program uses. */
 static void start_sampler(void)
 {
-	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || !used_now(&baseline_used))
-		return;
-	peak_used = baseline_used;
-	sampler_running = thread_start_unsignalled(&sampler, sample_loop, NULL) == 0;
+	pthread_mutex_lock(&sampler_lock);
+	if (!atomic_load(&stopping) && cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx && used_now(&baseline_used)) {
+		peak_used = baseline_used;
+		sampler_running = thread_start_unsignalled(&sampler, sample_loop, NULL) == 0;
+	}
+	pthread_mutex_unlock(&sampler_lock);
 }
 
 void rp_residency_start(void)
@@ -67,10 +73,13 @@ void rp_residency_start(void)
 
 uint64_t rp_residency_stop(void)
 {
+	pthread_mutex_lock(&sampler_lock);
+	atomic_store(&stopping, true);
 	if (sampler_running) {
-		atomic_store(&stopping, true);
 		pthread_join(sampler, NULL);
 		sampler_running = false;
 	}
-	return peak_used > baseline_used ? peak_used - baseline_used : 0;
+	uint64_t peak = peak_used > baseline_used ? peak_used - baseline_used : 0;
+	pthread_mutex_unlock(&sampler_lock);
+	return peak;
 }
