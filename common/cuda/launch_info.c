@@ -131,7 +131,9 @@ static const struct kernel_info *info_of(CUfunction f, CUcontext context, const 
 }
 
 /* The packed form of the parameters: CU_LAUNCH_PARAM_BUFFER_POINTER and
- * _SIZE pairs in extra. */
+ * _SIZE pairs in extra. The callback comes before the driver checks its
+ * arguments: a size given through a NULL pointer is taken as none (the
+ * buffer is then not scanned), not read through. */
 static const unsigned char *packed_params(void **extra, size_t *len)
 {
 	const unsigned char *buf = NULL;
@@ -139,7 +141,7 @@ static const unsigned char *packed_params(void **extra, size_t *len)
 	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
 		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
 			buf = extra[i + 1];
-		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
 			*len = *(size_t *)extra[i + 1];
 	}
 	return buf;

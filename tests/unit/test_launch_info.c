@@ -181,6 +181,36 @@ static void packed_parameters_scanned(void **state)
 	arena_destroy(a);
 }
 
+/* Packed parameters the driver refuses or ignores are not scanned: a
+ * size given through a NULL pointer (read through, it crashed the
+ * program at API entry instead of letting the driver answer), a NULL
+ * buffer, and a launch with neither kernelParams nor extra (what a kernel
+ * without parameters is launched with). None of them decodes an argument. */
+static void packed_parameters_without_a_buffer_or_size_find_nothing(void **state)
+{
+	struct arena_alloc t;
+	arena *a = arena_holding_one(&t);
+	uint64_t buffer[1] = { t.address };
+	size_t size = sizeof buffer;
+	void *no_size[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, NULL,
+			    CU_LAUNCH_PARAM_END };
+	void *no_buffer[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, NULL, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			      CU_LAUNCH_PARAM_END };
+	void **extras[] = { no_size, no_buffer, NULL };
+	for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++) {
+		cuLaunchKernel_params p = { .f = KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+					    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM,
+					    .extra = extras[i] };
+		CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+					  .symbolName = "packed_kernel", .context = CONTEXT_A };
+		struct launch_info l;
+		assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, &cb, a, NULL, &l));
+		assert_int_equal(l.nargs, 0);
+		assert_false(l.args_truncated);
+	}
+	arena_destroy(a);
+}
+
 /* A cuLaunchKernelEx without its config is the driver's to refuse: the
  * callback, which comes first, decodes nothing rather than reading
  * through the NULL (which crashed the program instead of letting the
@@ -203,6 +233,7 @@ int main(void)
 		cmocka_unit_test(another_contexts_words_change_nothing),
 		cmocka_unit_test(other_launch_forms_decoded),
 		cmocka_unit_test(packed_parameters_scanned),
+		cmocka_unit_test(packed_parameters_without_a_buffer_or_size_find_nothing),
 		cmocka_unit_test(a_launch_without_its_config_is_not_decoded),
 	};
 	return cmocka_run_group_tests_name("launch_info", tests, NULL, NULL);
