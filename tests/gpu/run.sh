@@ -465,6 +465,20 @@ capacity=$($B/umplan -q "$WORK/driver.db" --json 2>"$WORK/driver.umplan.err" | p
 row "driver_probe, umplan: capacity less what was held" "$(verdict "[ '$capacity' = '$((8 << 20)) device' ] && grep -q '1 of the program.s allocations were managed memory made through the driver' $WORK/driver.umplan.err")" \
 	"device memory less the default capacity, its source: $capacity; the managed allocation warned of: $(grep -c 'managed memory made through the driver' "$WORK/driver.umplan.err")"
 
+# Launches with their parameters packed in one buffer
+# (tests/gpu/packed_probe.cu): every line as plain under either tool (the
+# driver's answers to a size through NULL and to no buffer among them),
+# and umrec's trace names the filled buffer as the packed launch's
+# argument.
+packed_rows() { # TOOL RC SERVED
+	local tool=$1 rc=$2 served=$3 args=
+	[ $tool = umrec ] && args=$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM kernel_arg JOIN kernel USING (correlation_id) JOIN string ON string.id = kernel.name_id WHERE string.value LIKE ?", ("%fill%",)).fetchone()[0])' "$WORK/packed.db" 2>&1)
+	row "packed_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && diff $WORK/packed.plain $WORK/packed.$tool >/dev/null && under_umkit $WORK/packed.$tool.err && [ '$served' = True ] && { [ $tool = umreplay ] || [ '$args' = 1 ]; }")" \
+		"exit $rc; $(grep -c . "$WORK/packed.$tool") lines; ${args:+arguments of the packed launch in the trace: $args}"
+}
+probe_under_tools packed packed_probe 1 packed_rows
+
 # A plan made for a GPU larger than this one, its capacity 1 GiB above this
 # GPU's memory (no headroom taken off it): the replay warns once, naming
 # the plan, and runs as plain; under a budget within the GPU, the limit
