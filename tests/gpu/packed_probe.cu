@@ -5,9 +5,11 @@
 // checks anything:
 //  - a launch that fills a buffer from cudaMalloc (the arena's, under the
 //    tools), its sum printed: the tools must see its pointer;
-//  - the same launch with its size given through a NULL pointer, and one
-//    with a NULL buffer: the driver's answer to each is printed, and the
-//    tools must leave both to the driver (the first crashed them).
+//  - the same launch with a NULL buffer: the driver's answer is printed,
+//    and the tools must leave it to the driver. (One with its size given
+//    through a NULL pointer crashed the tools' decoding; the driver
+//    crashes on it too, plain, on the H200 in session 79, so it cannot
+//    be compared here: tests/unit/test_launch_info.c has it.)
 // Under either tool every line must read as plain.
 //
 // Usage: packed_probe
@@ -37,6 +39,7 @@ static void launch(const char *what, CUfunction f, void **extra)
 
 int main()
 {
+	setvbuf(stdout, NULL, _IONBF, 0);
 	float *a, scale = 3;
 	size_t n = WORDS;
 	CHECK(cudaMalloc(&a, WORDS * sizeof *a));
@@ -65,9 +68,6 @@ int main()
 		sum += host[i];
 	printf("packed sum: %.0f\n", sum);
 
-	void *size_through_null[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, NULL,
-				      CU_LAUNCH_PARAM_END };
-	launch("packed, its size through NULL", f, size_through_null);
 	void *no_buffer[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, NULL, CU_LAUNCH_PARAM_BUFFER_SIZE, &len,
 			      CU_LAUNCH_PARAM_END };
 	launch("packed, no buffer", f, no_buffer);
