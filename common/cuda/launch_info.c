@@ -133,7 +133,9 @@ static const struct kernel_info *info_of(CUfunction f, CUcontext context, const 
 /* The packed form of the parameters: CU_LAUNCH_PARAM_BUFFER_POINTER and
  * _SIZE pairs in extra. The callback comes before the driver checks its
  * arguments: a size given through a NULL pointer is taken as none (the
- * buffer is then not scanned), not read through. */
+ * buffer is then not scanned), not read through. (The driver itself
+ * crashed on that launch, plain, on the H200 in session 79; only after
+ * the callback, then.) */
 static const unsigned char *packed_params(void **extra, size_t *len)
 {
 	const unsigned char *buf = NULL;
