@@ -327,6 +327,17 @@ static bool fits(const struct ctx *x, uint32_t k, int64_t bytes)
 	return x->pos_res[k] + bytes <= x->target[k];
 }
 
+/* What giving offsets [from, to) of c back to residency adds at the
+ * position of offset i, one of them. A period may be longer than the
+ * cycle: an iteration tensor's memory idle on as the next iteration's
+ * PREVIOUS tensor, up to that one's first use or its free (vital.c).
+ * Offsets i and i + p are then one position and two instances, both live
+ * there and both out while the period is: its bytes twice. */
+static int64_t bytes_at(const struct ctx *x, const struct cand *c, uint32_t from, uint32_t to, uint32_t i)
+{
+	return c->bytes * (1 + (i >= (uint64_t)from + x->p) + ((uint64_t)i + x->p < to));
+}
+
 static int phase_eager(struct ctx *x, struct sched_result *r)
 {
 	size_t n = 0;
@@ -342,13 +353,13 @@ static int phase_eager(struct ctx *x, struct sched_result *r)
 		struct cand *c = &x->c[order[j]];
 		bool all = true;
 		for (uint32_t i = 0; i < c->nr && all; i++)
-			all = fits(x, pos_of(x, c, i), c->bytes);
+			all = fits(x, pos_of(x, c, i), bytes_at(x, c, 0, c->nr, i));
 		uint32_t w = 0;
 		if (!all) {
 			if (!c->prefetch)
 				continue;
 			w = c->nr;
-			while (w > 1 && fits(x, pos_of(x, c, w - 1), c->bytes))
+			while (w > 1 && fits(x, pos_of(x, c, w - 1), bytes_at(x, c, w - 1, c->nr, w - 1)))
 				w--;
 		}
 		add_range(x, x->pos_res, &x->pos_over, c, w, c->nr, c->bytes);
@@ -495,7 +506,7 @@ static int phase_lazy(struct ctx *x)
 		if (!c->selected || !blockmates_live(&m, x->ts, c->tensor, c->next, c->evict_at, c->nr))
 			continue;
 		uint32_t at = 0;
-		while (at < c->nr && fits(x, pos_of(x, c, at), c->bytes))
+		while (at < c->nr && fits(x, pos_of(x, c, at), bytes_at(x, c, 0, at + 1, at)))
 			at++;
 		add_range(x, x->pos_res, &x->pos_over, c, 0, at, c->bytes);
 		if (c->t_from < at) {

@@ -889,6 +889,96 @@ static void kept_from_the_first_launch_is_made_anew(void **state)
 	planner_free(p);
 }
 
+/* Four kernels per iteration (NVTX ranges), six iterations: each
+ * iteration's allocation B made before its kernel 1, used by it alone and
+ * freed before the next iteration's kernel 3, and a temporary made before
+ * kernel 2, used by it and freed before kernel 3; 4 MiB each, or, packed,
+ * 1 MiB each, B 512 bytes into a block whose first 512 bytes are
+ * persistent allocations 13 and 14, which kernel 0 uses. Written with
+ * SQLite, as umrec would. */
+static void write_idle_past_the_cycle(const char *path, bool packed)
+{
+	static const char common[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n %% 4, 1 + n %% 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000,"
+		"  (n + 1) * 1000000 + 10, (n + 1) * 1000000 + 100000 FROM g;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 1 + n, 4294967296 + (n %% 2) * %d + %d, %d, %d, 'cudaMalloc',"
+		"  (4 * n + 2) * 1000000 - 5000, (4 * n + 8) * 1000000 - 5000 FROM i;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 7 + n, 8589934592, %d, %d, 'cudaMalloc',"
+		"  (4 * n + 3) * 1000000 - 5000, (4 * n + 4) * 1000000 - 5000 FROM i;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq / 4, 0 FROM kernel WHERE seq %% 4 = 1;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 7 + seq / 4, 0 FROM kernel WHERE seq %% 4 = 2;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
+		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+	static const char neighbours[] =
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES"
+		"  (13, 4294967296, 512, 512, 'cudaMalloc', 10), (14, 4297064448, 512, 512, 'cudaMalloc', 10);"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 13, 0 FROM kernel WHERE seq % 4 = 0;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 14, 0 FROM kernel WHERE seq % 4 = 0;";
+	int size = packed ? 1 << 20 : 4 << 20;
+	char rows[sizeof common + sizeof neighbours + 64];
+	int n = snprintf(rows, sizeof rows, common, packed ? 2 << 20 : 4 << 20, packed ? 512 : 0, size, size,
+			 size, size);
+	assert_true(n > 0 && (size_t)n < sizeof rows);
+	if (packed)
+		strcat(rows, neighbours);
+	write_sql_trace(path, rows);
+}
+
+/* Allocation B's memory is idle from its use at kernel 1 to the next
+ * iteration's free, where it is the previous tensor: one period of five
+ * kernels in a cycle of four, so at kernel 2 both instances are live and
+ * both out while it is. Kernel 2 holds three allocations without a plan,
+ * and two fit. The eager phase asked whether the period's bytes fit once
+ * at each of its kernels, found they did (one more at kernel 2) and
+ * dropped the eviction, which gave kernel 2 both instances back: three
+ * resident, above the capacity, in the model and in --check. Packed, the
+ * lazy phase asked the same, and delayed the eviction past the period's
+ * end, where the previous tensor is freed. Evicted at kernel 2, B's newer
+ * instance leaves kernel 2 the temporary alone, its older one evicted
+ * there an iteration before; packed, the older one leaves at kernel 2,
+ * the newer one and the temporary stay. */
+static void idle_longer_than_the_cycle(void **state)
+{
+	for (int packed = 0; packed < 2; packed++) {
+		char path[512];
+		uint64_t one = packed ? 1 << 20 : 4 << 20, small = packed ? 1024 : 0;
+		write_idle_past_the_cycle(test_path(path, sizeof path, "idle_past_cycle.db"), packed);
+		struct planner *p = test_plan_full(path, packed ? 5 << 19 : 10 << 20, 0, 0);
+		const struct tensor_set *ts = &p->tensors;
+		assert_int_equal(ts->n_pos, 4);
+		assert_int_equal(ts->n_previous, 1);
+		size_t longest = 0;
+		for (size_t i = 0; i < p->vital.n_periods; i++)
+			if (p->vital.periods[i].len > longest)
+				longest = p->vital.periods[i].len;
+		assert_int_equal(longest, 5);
+		assert_int_equal(p->sched.baseline[2], 3 * one + small);
+		assert_properties(p, packed ? "packed" : "alone");
+		assert_int_equal(p->sched.residency[2], (packed ? 2 : 1) * one + small);
+		const struct plan *pl = p->plan;
+		size_t e = find_op(pl, PLAN_OP_EVICT, 0);
+		assert_true(e != SIZE_MAX);
+		assert_int_equal(find_op(pl, PLAN_OP_EVICT, e + 1), SIZE_MAX);
+		assert_int_equal(pl->ops[e].position, 2);
+		assert_int_equal(pl->ops[e].after, 1);
+		assert_int_equal(pl->allocs[pl->ops[e].alloc].origin,
+				 packed ? PLAN_ALLOC_PREVIOUS : PLAN_ALLOC_ITERATION);
+		planner_free(p);
+	}
+}
+
 /* The eviction of allocation 1 (packed_trace.h), idle from kernel 1 to
  * the next kernel 0, where the capacity binds only at kernel 4. Alone in
  * its block it leaves as its idle stretch begins, at kernel 1 (G10: the
@@ -937,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(late_prefetches_counted),
 		cmocka_unit_test(shared_blocks_evicted_where_needed),
+		cmocka_unit_test(idle_longer_than_the_cycle),
 		cmocka_unit_test(every_fixture_plans),
 		cmocka_unit_test(checker_residency_is_the_schedulers),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
