@@ -508,12 +508,17 @@ static int phase_lazy(struct ctx *x)
 		uint32_t at = 0;
 		while (at < c->nr && fits(x, pos_of(x, c, at), bytes_at(x, c, 0, at + 1, at)))
 			at++;
+		c->evict_off = at;
+		/* A tensor live the whole cycle that no kernel uses is never
+		 * brought back: a steady run has it out at every position,
+		 * wherever in the cycle its eviction stands (plan_check). */
+		if (c->from == VITAL_NONE && !c->prefetch && tensor_whole_cycle(x->ts, &x->ts->t[c->tensor]))
+			continue;
 		add_range(x, x->pos_res, &x->pos_over, c, 0, at, c->bytes);
 		if (c->t_from < at) {
 			add_range(x, x->time_res, &x->time_over, c, c->t_from, at, c->bytes);
 			c->t_from = at;
 		}
-		c->evict_off = at;
 	}
 	blockmates_free(&m);
 	return 0;

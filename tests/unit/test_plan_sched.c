@@ -889,6 +889,64 @@ static void kept_from_the_first_launch_is_made_anew(void **state)
 	planner_free(p);
 }
 
+/* packed_trace.h's trace, but allocation 1 is used by the very first
+ * kernel alone, before the planned iteration: resident when it starts,
+ * live the whole cycle and used by none of its kernels. */
+static void write_unused_packed(const char *path)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'k4'), (6, 'k5'),"
+		"  (7, 'k6'), (8, 'k7'), (9, 'iteration');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 1048576, 1048576, 'cudaMalloc', 1000),"
+		"  (2, 4294967296 + 1048576, 1048576, 1048576, 'cudaMalloc', 1000);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 47)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 8, 1 + n % 8, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 3 + n, 8589934592, 2097152, 2097152, 'cudaMalloc', (8 * n + 5) * 1000000 - 20000,"
+		"  (8 * n + 5) * 1000000 + 5000 FROM i;"
+		"INSERT INTO kernel_arg VALUES (100, 0, 1, 0);"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2, 0 FROM kernel;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 16, 3 + seq / 8, 0 FROM kernel WHERE seq % 8 = 4;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO nvtx_range SELECT n + 1, 9, 1, (8 * n + 1) * 1000000 - 50000,"
+		"  (8 * n + 9) * 1000000 - 50000 FROM i;";
+	write_sql_trace(path, rows);
+}
+
+/* Allocation 1, unused, shares its block with allocation 2, live
+ * throughout, so its eviction is issued at kernel 4, where the capacity
+ * needs its room (shared_blocks_evicted_where_needed). Nothing brings it
+ * back: from the second iteration on it is out at every kernel, as
+ * --check has it. The model counted it resident before kernel 4 in every
+ * iteration, 1 MiB more than the checker at kernels 0 to 3. */
+static void unused_evicted_late_stays_out(void **state)
+{
+	char path[512];
+	write_unused_packed(test_path(path, sizeof path, "unused_packed.db"));
+	struct planner *p = test_plan_host(path, 4 << 20, 0);
+	assert_int_equal(p->vital.tv[0].n_uses, 0);
+	assert_true(p->tensors.t[0].resident_at_start);
+	assert_properties(p, path);
+	const struct plan *pl = p->plan;
+	size_t e = find_op(pl, PLAN_OP_EVICT, 0);
+	assert_true(e != SIZE_MAX);
+	assert_int_equal(find_op(pl, PLAN_OP_EVICT, e + 1), SIZE_MAX);
+	assert_int_equal(pl->allocs[pl->ops[e].alloc].ordinal, 1);
+	assert_int_equal(pl->ops[e].position, 4);
+	assert_int_equal(find_op(pl, PLAN_OP_PREFETCH, 0), SIZE_MAX);
+	for (uint32_t k = 0; k < 8; k++)
+		assert_int_equal(p->sched.residency[k], k == 4 ? 3 << 20 : 1 << 20);
+	planner_free(p);
+}
+
 /* Four kernels per iteration (NVTX ranges), six iterations: each
  * iteration's allocation B made before its kernel 1, used by it alone and
  * freed before the next iteration's kernel 3, and a temporary made before
@@ -1028,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(late_prefetches_counted),
 		cmocka_unit_test(shared_blocks_evicted_where_needed),
 		cmocka_unit_test(idle_longer_than_the_cycle),
+		cmocka_unit_test(unused_evicted_late_stays_out),
 		cmocka_unit_test(every_fixture_plans),
 		cmocka_unit_test(checker_residency_is_the_schedulers),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
