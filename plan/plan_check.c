@@ -188,10 +188,16 @@ static void apply_op(struct sim *s, const uint32_t *map, size_t i, uint32_t k)
 				  "not a fresh allocation made there", i, k, origin_word(x),
 				  (unsigned long long)x->ordinal);
 	}
+	/* The model follows whole allocations. An op on a part of one (the
+	 * format allows it, the scheduler makes none) moves no more than can
+	 * be told without the part's place in its blocks: an eviction makes
+	 * no room, and a prefetch brings back nothing evicted (what stays out
+	 * faults), though it counts fresh memory resident from there. */
+	bool whole = op->offset == 0 && op->bytes == x->size;
 	if (op->kind == PLAN_OP_EVICT) {
-		if (s->state[t] == RESIDENT)
+		if (s->state[t] == RESIDENT && whole)
 			set_state(s, t, EVICTED);
-	} else {
+	} else if (whole || s->state[t] != EVICTED) {
 		set_state(s, t, RESIDENT);
 	}
 }

@@ -12,7 +12,9 @@
  *     its last use (and names that last use in `after`);
  *  4. every op names a live allocation (a DISCARD: the one freed there).
  * It knows the plan's allocations only by (origin, ordinal), so it checks a
- * plan read back from disk as well as one just built. Allocations the plan
+ * plan read back from disk as well as one just built, and follows whole
+ * allocations: an op on a part of one (the scheduler makes none) counts
+ * as moving nothing out, and as bringing nothing evicted back. Allocations the plan
  * keeps in host memory (plan.host) are never resident and count in no
  * working set; of one kept there from an offset on (plan.host_offset), only
  * the part before the offset is.

@@ -340,6 +340,36 @@ static void checker_catches_broken_plans(void **state)
 	assert_true(r.liveness_violations > 0);
 	planner_free(p);
 
+	/* The prefetches that bring back evicted ranges of more than one
+	 * block cut to the last byte: the replayer would bring back that
+	 * byte's block, and the kernel fault in the rest. */
+	p = test_plan(path, cap);
+	size_t cut = 0;
+	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX; e = find_op(p->plan, PLAN_OP_EVICT, e + 1))
+		for (size_t q = find_op(p->plan, PLAN_OP_PREFETCH, 0); q != SIZE_MAX;
+		     q = find_op(p->plan, PLAN_OP_PREFETCH, q + 1)) {
+			struct plan_op *op = &p->plan->ops[q];
+			if (op->alloc == p->plan->ops[e].alloc && op->bytes > PLAN_BLOCK_SIZE) {
+				op->offset = op->bytes - 1;
+				op->bytes = 1;
+				cut++;
+			}
+		}
+	assert_true(cut > 0);
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.use_violations > 0);
+	assert_non_null(strstr(r.first, "evicted"));
+	planner_free(p);
+
+	/* Every eviction cut to its first byte: it makes no room. */
+	p = test_plan(path, cap);
+	for (size_t e = find_op(p->plan, PLAN_OP_EVICT, 0); e != SIZE_MAX; e = find_op(p->plan, PLAN_OP_EVICT, e + 1))
+		p->plan->ops[e].bytes = 1;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_true(r.capacity_violations > 0);
+	assert_int_equal(r.use_violations, 0);
+	planner_free(p);
+
 	/* Residency above a capacity the plan was not made for. */
 	p = test_plan(path, cap);
 	p->plan->assume.capacity_bytes = cap / 4;
