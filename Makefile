@@ -172,6 +172,9 @@ $(BUILD)/tests/test_rec_callbacks: $(call obj,record/cuda/rec_callbacks.c)
 # Its wrappers of nvtx_open_create and _destroy count the NVTX tables
 # rec_callbacks_start makes and frees.
 $(BUILD)/tests/test_rec_callbacks: TEST_LDFLAGS := -Wl,--wrap=nvtx_open_create,--wrap=nvtx_open_destroy
+# Its wrapper of link_reserve checks that no transfer the scheduler
+# reserves overlaps another on the link (link.h).
+$(BUILD)/tests/test_plan_sched: TEST_LDFLAGS := -Wl,--wrap=link_reserve
 $(BUILD)/tests/test_driver_allocs: $(call obj,common/cuda/driver_allocs.c)
 $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)

@@ -142,7 +142,11 @@ static double score1(const struct ctx *x, const struct cand *c, struct plan1 *ou
 	uint32_t k1 = lo, w = c->len;
 	int64_t ps = 0;
 	if (c->prefetch) {
-		int64_t deadline = start_at(x, U(x, c, c->len));
+		/* Done within a cycle of the eviction's start: a period may
+		 * last longer than the cycle (vital.c), and a prefetch later
+		 * than that would run during the eviction on the link's
+		 * circle, where one transfer fits at a time. */
+		int64_t deadline = min64(start_at(x, U(x, c, c->len)), es + x->mig.cycle_ns);
 		ps = link_latest(&x->mig, deadline, c->dp);
 		if (ps == LINK_NONE || ps < ed)
 			return 0;

@@ -1,6 +1,7 @@
 /*
  * Unit tests for the scheduler and the plan it yields: link occupancy
- * against a brute-force model; the four plan properties (plan_check) on
+ * against a brute-force model, and no transfer the scheduler reserves
+ * over another; the four plan properties (plan_check) on
  * randomised synthetic traces over several seeds and capacities; the
  * checker catching broken plans; byte-identical plans for equal inputs;
  * kernels that cannot fit; evictions of tensors sharing a block issued
@@ -74,6 +75,32 @@ static void link_matches_brute_force(void **state)
 	}
 }
 
+/* Every transfer the scheduler reserves on the link, in every test of this
+ * file (link_reserve wrapped: Makefile), is checked against the link's
+ * busy intervals: one transfer at a time (link.h). Counted, for the tests
+ * to require none; the first is printed. */
+static size_t link_overlaps;
+
+int __real_link_reserve(struct link *l, int64_t start, int64_t d);
+int __wrap_link_reserve(struct link *l, int64_t start, int64_t d);
+
+int __wrap_link_reserve(struct link *l, int64_t start, int64_t d)
+{
+	int64_t c = l->cycle_ns, x = (start % c + c) % c;
+	for (size_t i = 0; d > 0 && i < l->n; i++)
+		/* [x, x + d) against [s, e) on the circle: on this lap and the next. */
+		for (int64_t lap = 0; lap <= c; lap += c)
+			if (x < l->e[i] + lap && l->s[i] + lap < x + (d < c ? d : c)) {
+				if (link_overlaps++ == 0)
+					print_message("the link's transfer [%lld, +%lld) overlaps [%lld, %lld) of a "
+						      "cycle of %lld ns\n", (long long)x, (long long)d,
+						      (long long)l->s[i], (long long)l->e[i], (long long)c);
+				i = l->n - 1;
+				break;
+			}
+	return __real_link_reserve(l, start, d);
+}
+
 /* ---- plans from synthetic traces ---- */
 
 static void synth_variant(struct synth_params *sp, uint64_t seed)
@@ -138,6 +165,10 @@ static void assert_properties(const struct planner *p, const char *what)
 	uint64_t *sim = calloc(p->tensors.n_pos ? p->tensors.n_pos : 1, sizeof *sim);
 	assert_non_null(sim);
 	plan_check_residency(&p->tensors, &p->access, &p->vital, p->plan, &r, sim);
+	size_t overlaps = link_overlaps;
+	link_overlaps = 0;
+	if (overlaps)
+		fail_msg("%s: %zu transfers reserved over others on the link", what, overlaps);
 	if (r.violations)
 		fail_msg("%s: %zu violations, first: %s", what, r.violations, r.first);
 	assert_int_equal(p->sched.over, 0);
@@ -919,6 +950,70 @@ static void kept_from_the_first_launch_is_made_anew(void **state)
 	planner_free(p);
 }
 
+/* Four kernels per iteration (NVTX ranges), six iterations: each
+ * iteration's 8 MiB allocation B made before its kernel 1, used by it and
+ * by the next iteration's kernel 2, and freed before the next kernel 3;
+ * an 8 MiB temporary made before kernel 3, used by it and freed after.
+ * Written with SQLite, as umrec would. */
+static void write_read_past_the_cycle(const char *path)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000,"
+		"  (n + 1) * 1000000 + 10, (n + 1) * 1000000 + 100000 FROM g;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 1 + n, 4294967296 + (n % 2) * 8388608, 8388608, 8388608, 'cudaMalloc',"
+		"  (4 * n + 2) * 1000000 - 5000, (4 * n + 8) * 1000000 - 5000 FROM i;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 7 + n, 8589934592, 8388608, 8388608, 'cudaMalloc',"
+		"  (4 * n + 4) * 1000000 - 5000, (4 * n + 4) * 1000000 + 5000 FROM i;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq / 4, 0 FROM kernel WHERE seq % 4 = 1;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, seq / 4, 0 FROM kernel WHERE seq % 4 = 2 AND seq > 4;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 7 + seq / 4, 0 FROM kernel WHERE seq % 4 = 3;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
+		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+	write_sql_trace(path, rows);
+}
+
+/* Allocation B's memory is idle from its use at kernel 1 to the next
+ * iteration's kernel 2, as the previous tensor: a period of four kernels
+ * in a cycle of four, from the end of kernel 1 to the start of kernel 2
+ * of the next iteration, longer than the cycle. The prefetch was placed
+ * as late as the link allowed before that use, more than a cycle after
+ * the eviction began, and on the link's circle it ran during the
+ * eviction: both reserved where one transfer fits (the wrapper of
+ * link_reserve above counts it). */
+static void transfers_of_a_period_past_the_cycle_do_not_overlap(void **state)
+{
+	char path[512];
+	write_read_past_the_cycle(test_path(path, sizeof path, "read_past_cycle.db"));
+	struct planner *p = test_plan_full(path, 12 << 20, 0, 0);
+	const struct tensor_set *ts = &p->tensors;
+	assert_int_equal(ts->n_pos, 4);
+	assert_int_equal(ts->n_previous, 1);
+	bool past = false;
+	for (size_t i = 0; i < p->vital.n_periods; i++) {
+		const struct vital_period *per = &p->vital.periods[i];
+		past |= per->len == 4 && per->to != VITAL_NONE &&
+			vital_start_ns(&p->vital, (uint64_t)ts->n_pos + per->evict_at + per->len) -
+					vital_end_ns(&p->vital, (uint64_t)ts->n_pos + per->evict_at - 1) >
+				p->vital.cycle_ns;
+	}
+	assert_true(past);
+	assert_true(p->sched.evictions > 0);
+	assert_properties(p, path);
+	planner_free(p);
+}
+
 /* packed_trace.h's trace, but allocation 1 is used by the very first
  * kernel alone, before the planned iteration: resident when it starts,
  * live the whole cycle and used by none of its kernels. */
@@ -1117,6 +1212,7 @@ int main(void)
 		cmocka_unit_test(shared_blocks_evicted_where_needed),
 		cmocka_unit_test(idle_longer_than_the_cycle),
 		cmocka_unit_test(unused_evicted_late_stays_out),
+		cmocka_unit_test(transfers_of_a_period_past_the_cycle_do_not_overlap),
 		cmocka_unit_test(every_fixture_plans),
 		cmocka_unit_test(checker_residency_is_the_schedulers),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
