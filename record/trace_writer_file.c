@@ -40,30 +40,34 @@
 static atomic_uint fork_generation;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* SQLite's global locks the writer thread takes at its every allocation:
- * the allocator's (memory statistics are on by default) and the page
- * cache's, which counts each page buffer it allocates or frees. A child
- * forked while that thread held one would wait for it for good at its own
- * first use of SQLite (a DataLoader worker reading with Python's sqlite3:
- * the same library; with the allocator's lock alone taken, 1 in about 500
- * children of test_trace_writer's hung in the page cache's on a loaded
- * machine), so a fork waits for both, for the length of an allocation.
- * No other lock is taken while either is held, so waiting for them cannot
- * deadlock. */
-static const int sqlite_alloc_lock_ids[] = { SQLITE_MUTEX_STATIC_MEM, SQLITE_MUTEX_STATIC_PMEM };
-#define SQLITE_ALLOC_LOCKS (sizeof sqlite_alloc_lock_ids / sizeof *sqlite_alloc_lock_ids)
-static sqlite3_mutex *sqlite_alloc_locks[SQLITE_ALLOC_LOCKS];
+/* SQLite's global locks the writer thread takes: the allocator's at its
+ * every allocation (memory statistics are on by default), the page
+ * cache's at each page buffer it allocates or frees, and the random
+ * generator's each time the WAL starts over (its new salt). A child forked
+ * while that thread held one would wait for it for good at its own first
+ * use of SQLite that takes it (a DataLoader worker reading with Python's
+ * sqlite3: the same library; with the allocator's lock alone waited for,
+ * 2 of some 5,300 children of test_trace_writer's hung in the page
+ * cache's, on a loaded machine). So a fork waits for them, each held for
+ * microseconds, in this order: the generator's first, whose holder may
+ * take others (its first use looks the VFS up, under SQLite's main lock,
+ * whose holders allocate); no other lock is taken while either of the
+ * other two is held, so waiting for them cannot deadlock. */
+static const int sqlite_fork_lock_ids[] = { SQLITE_MUTEX_STATIC_PRNG, SQLITE_MUTEX_STATIC_MEM,
+					    SQLITE_MUTEX_STATIC_PMEM };
+#define SQLITE_FORK_LOCKS (sizeof sqlite_fork_lock_ids / sizeof *sqlite_fork_lock_ids)
+static sqlite3_mutex *sqlite_fork_locks[SQLITE_FORK_LOCKS];
 
 static void before_fork(void)
 {
-	for (size_t i = 0; i < SQLITE_ALLOC_LOCKS; i++)
-		sqlite3_mutex_enter(sqlite_alloc_locks[i]);
+	for (size_t i = 0; i < SQLITE_FORK_LOCKS; i++)
+		sqlite3_mutex_enter(sqlite_fork_locks[i]);
 }
 
 static void after_fork_parent(void)
 {
-	for (size_t i = SQLITE_ALLOC_LOCKS; i-- > 0;)
-		sqlite3_mutex_leave(sqlite_alloc_locks[i]);
+	for (size_t i = SQLITE_FORK_LOCKS; i-- > 0;)
+		sqlite3_mutex_leave(sqlite_fork_locks[i]);
 }
 
 static void on_fork_child(void)
@@ -74,8 +78,8 @@ static void on_fork_child(void)
 
 static void register_atfork(void)
 {
-	for (size_t i = 0; i < SQLITE_ALLOC_LOCKS; i++)
-		sqlite_alloc_locks[i] = sqlite3_mutex_alloc(sqlite_alloc_lock_ids[i]);
+	for (size_t i = 0; i < SQLITE_FORK_LOCKS; i++)
+		sqlite_fork_locks[i] = sqlite3_mutex_alloc(sqlite_fork_lock_ids[i]);
 	pthread_atfork(before_fork, after_fork_parent, on_fork_child);
 }
 

@@ -1126,21 +1126,23 @@ static void *produce_until_stopped(void *arg)
 	return NULL;
 }
 
-/* Stands for a thread inside one of SQLite's allocations, only longer:
- * holds the locks they take (the allocator's, the page cache's) in turn,
- * 1 ms at a time, until stop. The writer thread takes the page cache's
- * only when its cache grows: with the allocator's lock alone waited for
- * at the fork, 2 of some 5,300 children hung on it on a loaded machine,
- * and none in most runs of this test before this thread. */
-static void *hold_allocation_locks_until_stopped(void *arg)
+/* Stands for a thread inside SQLite where it holds a global lock, only
+ * longer: holds the locks the writer thread takes (the random generator's,
+ * the allocator's, the page cache's) in turn, 1 ms at a time, until stop.
+ * The writer takes the page cache's only when its cache grows: with the
+ * allocator's lock alone waited for at the fork, 2 of some 5,300 children
+ * hung on it on a loaded machine, and none in most runs of this test
+ * before this thread. */
+static void *hold_sqlite_locks_until_stopped(void *arg)
 {
 	struct busy_producer *p = arg;
-	sqlite3_mutex *locks[] = { sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM),
+	sqlite3_mutex *locks[] = { sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_PRNG),
+				   sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM),
 				   sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_PMEM) };
 	for (unsigned i = 0; !atomic_load(&p->stop); i++) {
-		sqlite3_mutex_enter(locks[i % 2]);
+		sqlite3_mutex_enter(locks[i % 3]);
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-		sqlite3_mutex_leave(locks[i % 2]);
+		sqlite3_mutex_leave(locks[i % 3]);
 		nanosleep(&(struct timespec){ 0, 100000 }, NULL); /* room for the fork to take it */
 	}
 	return NULL;
@@ -1157,13 +1159,15 @@ static void child_may_use_sqlite(void **state)
 	struct busy_producer p = { open_writer(path, sizeof path, "fork-sqlite.db", &opt), false };
 	pthread_t t, holder;
 	assert_int_equal(pthread_create(&t, NULL, produce_until_stopped, &p), 0);
-	assert_int_equal(pthread_create(&holder, NULL, hold_allocation_locks_until_stopped, &p), 0);
+	assert_int_equal(pthread_create(&holder, NULL, hold_sqlite_locks_until_stopped, &p), 0);
 	int forks, hung = 0;
 	for (forks = 0; forks < 200 && !hung; forks++) {
 		pid_t pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			sqlite3 *db = NULL;
+			unsigned char salt[8];
+			sqlite3_randomness(sizeof salt, salt); /* as a new WAL's or a temporary file's name */
 			int rc = sqlite3_open(":memory:", &db) == SQLITE_OK &&
 				 sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL, NULL) ==
 					 SQLITE_OK;
