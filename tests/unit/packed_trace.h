@@ -25,9 +25,7 @@
 static inline void write_packed_trace(const char *path, bool packed)
 {
 	static const char rows[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		SQL_TRACE_META
 		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'k4'), (6, 'k5'),"
 		"  (7, 'k6'), (8, 'k7'), (9, 'iteration');"
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"

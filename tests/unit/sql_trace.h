@@ -1,7 +1,7 @@
 /*
  * sql_trace.h: a trace written with SQLite, as umrec would, from the rows
  * a test spells in SQL: the schema first (trace_schema_create), then
- * rows; and one integer read back from a trace. Include after testutil.h.
+ * rows (SQL_TRACE_META first); and one integer read back from a trace. Include after testutil.h.
  */
 #ifndef UMKIT_SQL_TRACE_H
 #define UMKIT_SQL_TRACE_H
@@ -10,6 +10,13 @@
 #include <unistd.h>
 
 #include "trace_schema.h"
+
+/* The rows a synthetic trace begins with: a complete recording's meta, on
+ * a 1 GiB test device. */
+#define SQL_TRACE_META                                                                                      \
+	"PRAGMA user_version = 1;"                                                                          \
+	"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"        \
+	"  ('device_memory', '1073741824'), ('command', 'python train.py');"
 
 static inline void write_sql_trace(const char *path, const char *rows)
 {

@@ -746,9 +746,7 @@ static void previous_instances_named_by_ordinal(void **state)
 static void write_made_at_first_launch(const char *path)
 {
 	static const char rows[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		SQL_TRACE_META
 		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
 		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);"
@@ -886,9 +884,7 @@ static void newer_instance_ends_with_the_iteration_when_frees_drift(void **state
 static void write_kept_from_the_first_launch(const char *path)
 {
 	static const char rows[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		SQL_TRACE_META
 		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES"
 		"  (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
@@ -958,9 +954,7 @@ static void kept_from_the_first_launch_is_made_anew(void **state)
 static void write_read_past_the_cycle(const char *path)
 {
 	static const char rows[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		SQL_TRACE_META
 		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
 		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
 		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
@@ -1019,31 +1013,13 @@ static void transfers_of_a_period_past_the_cycle_do_not_overlap(void **state)
  * live the whole cycle and used by none of its kernels. */
 static void write_unused_packed(const char *path)
 {
-	static const char rows[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'k4'), (6, 'k5'),"
-		"  (7, 'k6'), (8, 'k7'), (9, 'iteration');"
-		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
-		"  VALUES (1, 4294967296, 1048576, 1048576, 'cudaMalloc', 1000),"
-		"  (2, 4294967296 + 1048576, 1048576, 1048576, 'cudaMalloc', 1000);"
-		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 47)"
-		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
-		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
-		"  SELECT 100 + n, n, 11 + n % 8, 1 + n % 8, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
-		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
-		"  SELECT 3 + n, 8589934592, 2097152, 2097152, 'cudaMalloc', (8 * n + 5) * 1000000 - 20000,"
-		"  (8 * n + 5) * 1000000 + 5000 FROM i;"
-		"INSERT INTO kernel_arg VALUES (100, 0, 1, 0);"
-		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2, 0 FROM kernel;"
-		"INSERT INTO kernel_arg SELECT 100 + seq, 16, 3 + seq / 8, 0 FROM kernel WHERE seq % 8 = 4;"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO nvtx_range SELECT n + 1, 9, 1, (8 * n + 1) * 1000000 - 50000,"
-		"  (8 * n + 9) * 1000000 - 50000 FROM i;";
-	write_sql_trace(path, rows);
+	sqlite3 *db;
+	write_packed_trace(path, true);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DELETE FROM kernel_arg WHERE alloc_id = 1 AND correlation_id <> 100",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
 }
 
 /* Allocation 1, unused, shares its block with allocation 2, live
@@ -1082,9 +1058,7 @@ static void unused_evicted_late_stays_out(void **state)
 static void write_idle_past_the_cycle(const char *path, bool packed)
 {
 	static const char common[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		SQL_TRACE_META
 		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
 		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
 		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
