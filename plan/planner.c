@@ -94,8 +94,10 @@ static int schedule(struct planner *p, char *err, size_t errlen)
  * tensor in the next iteration: the same memory, so the one must end the
  * iteration as the other starts it. Where a kernel uses the first, it
  * ends resident unless the plan evicts it, in one period with the second's
- * start (vital.c), which so starts resident too; plan_check carries the
- * state across and tells any difference. */
+ * start (vital.c), which so starts resident too; where none does, it ends
+ * empty, and so does the second start, whatever touched it before the
+ * iteration; plan_check carries the state across and tells any
+ * difference. */
 static int hand_on(struct planner *p, char *err, size_t errlen)
 {
 	struct tensor_set *ts = &p->tensors;
@@ -112,7 +114,8 @@ static int hand_on(struct planner *p, char *err, size_t errlen)
 	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++) {
 		struct tensor *y = &ts->t[ts->t[x].twin];
 		y->hands_on = used[y - ts->t] && tensor_hands_on_memory(ts, y);
-		ts->t[x].resident_at_start |= y->hands_on;
+		if (tensor_hands_on_memory(ts, y))
+			ts->t[x].resident_at_start = y->hands_on;
 	}
 	free(used);
 	return 0;

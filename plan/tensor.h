@@ -51,7 +51,9 @@ struct tensor {
 	bool resident_at_start; /* live at the start (PERSISTENT, PREVIOUS)
 				   and touched by a kernel before the
 				   iteration, so assumed resident when it
-				   starts; false for ITERATION */
+				   starts; a PREVIOUS one: where its twin
+				   hands on its memory, that instead
+				   (planner.c); false for ITERATION */
 	uint32_t twin;       /* PREVIOUS: the ITERATION tensor of its ordinal;
 				ITERATION: the PREVIOUS one, if any; else
 				TENSOR_NONE */

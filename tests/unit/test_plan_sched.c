@@ -946,6 +946,69 @@ static void kept_from_the_first_launch_is_made_anew(void **state)
 	planner_free(p);
 }
 
+/* Four kernels per iteration (NVTX ranges), six iterations: allocation 1
+ * (4 MiB, persistent) used by the even kernels; each iteration's 2 MiB
+ * allocation made before its kernel 1 and freed before the next
+ * iteration's kernel 3, so two are live at once; the first four
+ * instances read by their own iteration's kernel 3, the last two (the
+ * planned iteration's, the fifth, and the one after) by none. Written
+ * with SQLite, as umrec would. */
+static void write_newer_instance_unused(const char *path)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
+		"  SELECT 2 + n, 8589934592 + (n % 2) * 4194304, 2097152, 2097152, 'cudaMalloc',"
+		"  (4 * n + 2) * 1000000 - 20000, (4 * n + 7) * 1000000 + 5000 FROM i;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel WHERE seq % 2 = 0;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2 + seq / 4, 0 FROM kernel WHERE seq % 4 = 3 AND seq < 16;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
+		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
+		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+	write_sql_trace(path, rows);
+}
+
+/* The older instance, a previous tensor, was read before the iteration,
+ * but its memory is the newer instance's of the iteration before, which
+ * no kernel of the iteration uses: in the steady run it starts the
+ * iteration as that one ended it, empty, as --check carries it across.
+ * The scheduler counted it resident from kernel 0 (touched before the
+ * iteration), 2 MiB more than the checker at kernels 0 to 2, and planned
+ * an eviction of nothing at kernel 0 where that was over the capacity. */
+static void older_instance_of_an_unused_newer_starts_empty(void **state)
+{
+	char path[512];
+	write_newer_instance_unused(test_path(path, sizeof path, "newer_unused.db"));
+	struct planner *p = test_plan_full(path, 1 << 30, PLANNER_REMOTE_BPS, 0);
+	const struct tensor_set *ts = &p->tensors;
+	assert_int_equal(ts->n_previous, 1);
+	const struct tensor *older = &ts->t[ts->n_persistent - 1];
+	assert_int_equal(older->origin, PLAN_ALLOC_PREVIOUS);
+	assert_false(ts->t[older->twin].hands_on);
+	assert_properties(p, path);
+	for (uint32_t k = 0; k < ts->n_pos; k++)
+		assert_int_equal(p->sched.residency[k], 4 << 20);
+	assert_false(older->resident_at_start);
+	planner_free(p);
+
+	/* Where the 2 MiB is over the capacity, nothing to evict. */
+	p = test_plan_full(path, 5 << 20, PLANNER_REMOTE_BPS, 0);
+	assert_properties(p, path);
+	assert_int_equal(p->plan->n_ops, 0);
+	planner_free(p);
+}
+
 /* Four kernels per iteration (NVTX ranges), six iterations: each
  * iteration's 8 MiB allocation B made before its kernel 1, used by it and
  * by the next iteration's kernel 2, and freed before the next kernel 3;
@@ -1175,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(newer_instance_made_at_the_first_launch),
 		cmocka_unit_test(newer_instance_ends_with_the_iteration_when_frees_drift),
 		cmocka_unit_test(kept_from_the_first_launch_is_made_anew),
+		cmocka_unit_test(older_instance_of_an_unused_newer_starts_empty),
 		cmocka_unit_test(same_trace_same_plan),
 		cmocka_unit_test(plans_read_back_keep_the_properties),
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
