@@ -155,5 +155,8 @@ uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64
 		for (uint32_t k = 0; k < tv->n_uses; k++)
 			bytes += share * touched(v, v->uses[tv->use_first + k], t->bytes);
 	}
-	return (uint64_t)(bytes * 1e9 / (double)remote_bytes_per_s);
+	/* Past 2^64 ns (petabytes at a few MB/s), forever: converting it
+	 * would be undefined, and read as 0 on x86-64. */
+	double ns = bytes * 1e9 / (double)remote_bytes_per_s;
+	return ns < (double)UINT64_MAX ? (uint64_t)ns : UINT64_MAX;
 }

@@ -84,8 +84,9 @@ uint64_t host_choose(struct tensor_set *ts, const struct vital *v, const struct 
  * kernel can have touched (the tensor's size, or less when the kernel ran
  * too briefly to read it all: a gather of a few rows of an embedding
  * table), times the share of the tensor on the host, moved at
- * remote_bytes_per_s (ns). A kernel with no recorded duration counts a
- * whole pass. The choice itself assumes whole passes. */
+ * remote_bytes_per_s (ns; UINT64_MAX, forever, past 2^64). A kernel with
+ * no recorded duration counts a whole pass. The choice itself assumes
+ * whole passes. */
 uint64_t host_pass_ns(const struct tensor_set *ts, const struct vital *v, uint64_t remote_bytes_per_s);
 
 #endif

@@ -374,6 +374,26 @@ static void host_pass_time_of_brief_kernels(void **state)
 	assert_int_equal(choose(&f, 100 * BLK), 8 * BLK);
 }
 
+/* Passes whose time does not fit 64 bits of nanoseconds (32 PiB on the
+ * host, read whole thrice at the slowest --host-bw, 0.001 GB/s: some 10^20
+ * ns) take forever, as a transfer too slow to time does in the schedule;
+ * converted from a double past 2^64 they read as 0 on x86-64 (undefined
+ * behaviour), and the plan predicted no time for them. */
+static void host_pass_time_past_64_bits(void **state)
+{
+	struct fix f;
+	fix_init(&f, 1, (const uint64_t[]){ 1ULL << 34 }, (const uint32_t[]){ 3 });
+	f.t[0].host = true;
+	for (int k = 0; k < 3; k++)
+		f.end_ns[k] = f.start_ns[k]; /* not timed: whole passes */
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, 1000000), UINT64_MAX);
+	/* Just below 2^64 ns: one use of 2^45 bytes at 2 B/ns is 2^44 s. */
+	fix_init(&f, 1, (const uint64_t[]){ 1ULL << 24 }, (const uint32_t[]){ 1 });
+	f.t[0].host = true;
+	f.end_ns[0] = f.start_ns[0];
+	assert_int_equal(host_pass_ns(&f.ts, &f.v, 2 * GBPS), 1ULL << 44);
+}
+
 /* ---- plans of a real trace ---- */
 
 static uint32_t tensor_of_alloc(const struct tensor_set *ts, const struct plan_alloc *a)
@@ -606,6 +626,7 @@ int main(void)
 		cmocka_unit_test(host_nothing_without_excess_or_bandwidth),
 		cmocka_unit_test(host_pass_time),
 		cmocka_unit_test(host_pass_time_of_brief_kernels),
+		cmocka_unit_test(host_pass_time_past_64_bits),
 		cmocka_unit_test(vit_at_half_keeps_tensors_on_host),
 		cmocka_unit_test(dlrm_at_half_keeps_tables_on_host),
 		cmocka_unit_test(mlp_at_half_keeps_gemm_operands_resident),
