@@ -114,8 +114,7 @@ static int hand_on(struct planner *p, char *err, size_t errlen)
 	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++) {
 		struct tensor *y = &ts->t[ts->t[x].twin];
 		y->hands_on = used[y - ts->t] && tensor_hands_on_memory(ts, y);
-		if (tensor_hands_on_memory(ts, y))
-			ts->t[x].resident_at_start = y->hands_on;
+		ts->t[x].resident_at_start = y->hands_on; /* a twin is never freed (tensor.c) */
 	}
 	free(used);
 	return 0;
