@@ -4,11 +4,14 @@
  * policy_corr.c), judged by the recording executor (replay/oplog.c):
  *  - a property test over random programs (small allocations sharing
  *    blocks, ranges freed and reused, kernels inserted at random) and
- *    random plans, under ondemand, deepum and plan: an independent model
- *    built from the ops alone never holds more than the budget at a kernel,
- *    no op touches dead memory except a discard, no discard touches live
- *    memory or runs before the marker of the free, and no eviction takes a
- *    block of the kernel being launched;
+ *    random plans, under ondemand, deepum and plan, and under plan and
+ *    deepum without a budget: an independent model built from the ops
+ *    alone never holds more than the budget at a kernel, no op touches dead
+ *    memory except a discard, no discard touches live memory or waits for
+ *    a marker older than the free (one recorded before a launch that came
+ *    before it), a discard-and-prefetch only a block whose one live
+ *    allocation no kernel has used yet, and no eviction takes a block of
+ *    the kernel being launched;
  *  - LRU order, a kernel's own blocks never evicted, dead blocks dropped
  *    first (by discard), a marker behind every launch under a budget;
  *  - deepum prefetching the blocks of predicted kernels once learnt, and
@@ -32,12 +35,16 @@
 struct check {
 	uint64_t budget_blocks;
 	uint32_t live[NBLK];      /* live allocations per block */
+	uint32_t fresh[NBLK];     /* of those, the ones no kernel has used */
 	uint8_t resident[NBLK];
 	uint64_t dead_mark[NBLK]; /* marker logged by the free that killed it */
+	uint64_t floor[NBLK];     /* the oldest marker that covers the work
+				     queued before the latest free in it */
 	uint8_t kernel[NBLK];     /* blocks of the launch being checked */
 	size_t seen;              /* log entries checked */
 	uint64_t last_mark;
-	uint64_t discards, evicts, prefetches;
+	bool launched;            /* a launch since last_mark was logged */
+	uint64_t discards, evicts, prefetches, fresh_prefetches;
 	bool plain_um;            /* ondemand: dead blocks are evicted, never
 				     discarded */
 };
@@ -51,8 +58,18 @@ static uint32_t blk(uint64_t address)
 
 static void check_alloc(struct check *c, uint64_t address, uint64_t size)
 {
-	for (uint32_t b = blk(address); b <= blk(address + size - 1); b++)
+	for (uint32_t b = blk(address); b <= blk(address + size - 1); b++) {
 		c->live[b]++;
+		c->fresh[b]++;
+	}
+}
+
+/* An allocation's first kernel has been launched (and checked): it is no
+ * longer fresh. */
+static void check_first_use(struct check *c, uint64_t address, uint64_t size)
+{
+	for (uint32_t b = blk(address); b <= blk(address + size - 1); b++)
+		c->fresh[b]--;
 }
 
 /* Checks the entries logged since the last call. in_free: they come from a
@@ -64,6 +81,7 @@ static void check_log(struct check *c, oplog *log)
 	for (size_t i = c->seen; i < n; i++) {
 		if (e[i].is_mark) {
 			c->last_mark = e[i].mark;
+			c->launched = false;
 			continue;
 		}
 		for (size_t r = 0; r < e[i].n; r++) {
@@ -79,6 +97,7 @@ static void check_log(struct check *c, oplog *log)
 					assert_false(c->plain_um);
 					assert_int_equal(c->live[b], 0);
 					assert_true(e[i].mark >= c->dead_mark[b]);
+					assert_true(e[i].mark >= c->floor[b]);
 					c->resident[b] = 0;
 					c->discards++;
 					break;
@@ -93,7 +112,10 @@ static void check_log(struct check *c, oplog *log)
 					break;
 				case ENGINE_OP_DISCARD_PREFETCH:
 					assert_int_equal(c->live[b], 1);
+					assert_int_equal(c->fresh[b], 1);
+					assert_true(e[i].mark >= c->floor[b]);
 					c->resident[b] = 1;
+					c->fresh_prefetches++;
 					break;
 				case ENGINE_OP_PREFETCH:
 					assert_true(c->live[b] > 0);
@@ -107,9 +129,13 @@ static void check_log(struct check *c, oplog *log)
 	c->seen = n;
 }
 
+/* fresh: no kernel has used the allocation. */
 static void check_free(struct check *c, oplog *log, engine *e, uint64_t id, uint64_t address,
-		       uint64_t size)
+		       uint64_t size, bool fresh)
 {
+	/* A marker logged before a launch that came before the free covers
+	 * not all the work that may use the memory. */
+	uint64_t floor = c->last_mark + c->launched;
 	size_t before;
 	oplog_entries(log, &before);
 	engine_on_free(e, id);
@@ -119,9 +145,12 @@ static void check_free(struct check *c, oplog *log, engine *e, uint64_t id, uint
 	for (size_t i = before; i < after; i++)
 		if (en[i].is_mark)
 			mark = en[i].mark;
-	for (uint32_t b = blk(address); b <= blk(address + size - 1); b++)
+	for (uint32_t b = blk(address); b <= blk(address + size - 1); b++) {
+		c->fresh[b] -= fresh;
+		c->floor[b] = floor;
 		if (--c->live[b] == 0)
 			c->dead_mark[b] = mark;
+	}
 	check_log(c, log);
 }
 
@@ -312,27 +341,28 @@ static struct plan *random_plan(const struct script *s, struct rng *r)
 
 /* What the property runs did, summed: proof that they exercised the
  * budget, prefetches and discards at all. */
-static uint64_t total_evictions, total_prefetches, total_discards;
+static uint64_t total_evictions, total_prefetches, total_discards, total_fresh_prefetches;
 
 /* Runs iterations of the script (with a random extra kernel now and then)
- * under policy and budget, checking every op. */
+ * under policy, and a budget where budgeted, checking every op. */
 static void run_script(const struct script *s, struct rng *r, enum engine_policy policy,
-		       const struct plan *plan)
+		       const struct plan *plan, bool budgeted)
 {
 	oplog *log = oplog_create();
 	struct engine_executor x = oplog_executor(log);
 	static struct check c;
 	memset(&c, 0, sizeof c);
-	c.budget_blocks = 24 + below(r, 8);
+	c.budget_blocks = budgeted ? 24 + below(r, 8) : NBLK;
 	c.plain_um = policy == ENGINE_ONDEMAND;
 	char err[256];
-	struct engine_config cfg = { policy, c.budget_blocks * BLK, plan, false, false, NULL };
+	struct engine_config cfg = { policy, budgeted ? c.budget_blocks * BLK : 0, plan, false, false, NULL };
 	engine *e = engine_create(&cfg, &x, err, sizeof err);
 	assert_non_null(e);
 
 	struct arena_sim arena;
 	memset(&arena, 0, sizeof arena);
 	uint64_t id_of[PERSIST + ITER_SLOTS] = { 0 }, addr_of[PERSIST + ITER_SLOTS] = { 0 };
+	bool used[PERSIST + ITER_SLOTS] = { 0 };
 	uint64_t next_id = 1;
 	for (uint32_t i = 0; i < PERSIST; i++) {
 		addr_of[i] = sim_alloc(&arena, s->size[i]);
@@ -347,12 +377,13 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 			if (v->kind == EV_ALLOC) {
 				addr_of[slot] = sim_alloc(&arena, s->size[slot]);
 				id_of[slot] = next_id++;
+				used[slot] = false;
 				engine_on_alloc(e, id_of[slot], addr_of[slot], s->size[slot]);
 				check_alloc(&c, addr_of[slot], s->size[slot]);
 				continue;
 			}
 			if (v->kind == EV_FREE) {
-				check_free(&c, log, e, id_of[slot], addr_of[slot], s->size[slot]);
+				check_free(&c, log, e, id_of[slot], addr_of[slot], s->size[slot], !used[slot]);
 				sim_free(&arena, addr_of[slot], s->size[slot]);
 				continue;
 			}
@@ -361,6 +392,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 			memset(c.kernel, 0, sizeof c.kernel);
 			if (below(r, 20) == 0) {
 				engine_on_launch(e, 0x999, 0, NULL, 0);
+				c.launched = true;
 				engine_after_launch(e);
 				check_log(&c, log);
 			}
@@ -374,6 +406,13 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 			}
 			engine_on_launch(e, v->exec_id, 0, acc, n_acc);
 			check_log(&c, log);
+			c.launched = true;
+			for (uint32_t a = 0; a < v->n_acc; a++) {
+				uint32_t sl = v->acc[a];
+				if (!used[sl])
+					check_first_use(&c, addr_of[sl], s->size[sl]);
+				used[sl] = true;
+			}
 			uint64_t resident = 0;
 			for (uint32_t b = 0; b < NBLK; b++) {
 				c.resident[b] |= c.kernel[b];
@@ -391,6 +430,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 	total_evictions += c.evicts;
 	total_prefetches += c.prefetches;
 	total_discards += c.discards;
+	total_fresh_prefetches += c.fresh_prefetches;
 	if (policy == ENGINE_ONDEMAND)
 		assert_int_equal(c.prefetches, 0);
 	if (plan)
@@ -406,14 +446,19 @@ static void budget_property(void **state)
 		struct rng r = { seed };
 		static struct script s;
 		make_script(&s, &r);
-		run_script(&s, &r, ENGINE_ONDEMAND, NULL);
-		run_script(&s, &r, ENGINE_DEEPUM, NULL);
+		run_script(&s, &r, ENGINE_ONDEMAND, NULL, true);
+		run_script(&s, &r, ENGINE_DEEPUM, NULL, true);
 		struct plan *p = random_plan(&s, &r);
-		run_script(&s, &r, ENGINE_PLAN, p);
-		run_script(&s, &r, ENGINE_DEEPUM, p);
+		run_script(&s, &r, ENGINE_PLAN, p, true);
+		run_script(&s, &r, ENGINE_DEEPUM, p, true);
+		/* Without a budget the plan's own discards go at their
+		 * positions, as nothing else does. */
+		run_script(&s, &r, ENGINE_PLAN, p, false);
+		run_script(&s, &r, ENGINE_DEEPUM, p, false);
 		plan_destroy(p);
 	}
-	assert_true(total_evictions > 100 && total_prefetches > 100 && total_discards > 100);
+	assert_true(total_evictions > 100 && total_prefetches > 100 && total_discards > 100 &&
+		    total_fresh_prefetches > 10);
 }
 
 /* ---- fixed scenarios: one block per allocation, id i at block i ---- */
