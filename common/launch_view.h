@@ -7,7 +7,8 @@
  * whole context. PENDING: one has subscribed; the work queued before it
  * went unseen, so the next fence still waits for the whole context, and
  * claims the change (CLAIMED) before it does, so that its wait covers
- * every launch made before the subscription. SEEN after that wait, unless
+ * every launch made before the subscription. SEEN after that wait
+ * (PENDING again where it could not be made, a synchronize refused), unless
  * the view changed meanwhile: every change bumps a generation kept in the
  * same word, so a fence never undoes a later change, even one that came
  * back to CLAIMED by another fence's claim.
@@ -57,11 +58,14 @@ static inline bool launch_view_fence_begin(launch_view *v, unsigned *claim)
 	return *claim || (w & 3) != LAUNCH_VIEW_SEEN;
 }
 
-/* After the fence's wait for the whole context. */
-static inline void launch_view_fence_end(launch_view *v, unsigned claim)
+/* After the fence's wait for the whole context: SEEN once it was made;
+ * when it could not be (a synchronize refused), PENDING again, for the
+ * next fence to claim. */
+static inline void launch_view_fence_end(launch_view *v, unsigned claim, bool waited)
 {
 	if (claim)
-		atomic_compare_exchange_strong(v, &claim, (claim & ~3u) + 4 + LAUNCH_VIEW_SEEN);
+		atomic_compare_exchange_strong(v, &claim,
+					       (claim & ~3u) + 4 + (waited ? LAUNCH_VIEW_SEEN : LAUNCH_VIEW_PENDING));
 }
 
 #endif

@@ -607,7 +607,7 @@ static uint64_t fence_record(void *ctx)
 		/* As cudaFree does: the fence is complete, or it waits for the
 		 * next synchronize; the fences after it wait for it either way. */
 		bool synced = fence_ring_sync(&ring);
-		launch_view_fence_end(&view, claim);
+		launch_view_fence_end(&view, claim, synced);
 		if (!synced)
 			return defer(f, "no synchronize at the free (a capture under way, or refused)");
 	}

@@ -83,9 +83,10 @@ void um_backend_forget_refusal(bool served);
  * for the whole context (too many streams, a destroyed stream's work, a
  * capture events cannot cover: common/fence_streams.h). Once they are
  * seen (call it after subscribing), the next fence still synchronizes
- * (or, while a capture may be under way, waits for the next synchronize),
- * so that work queued on streams never named has finished, and fences
- * rely on the streams named from there on: those known before are
+ * (or, while a capture may be under way, waits for the next synchronize,
+ * and the fence after it tries again), so that work queued on streams
+ * never named has finished, and fences rely on the streams named from the
+ * first that synchronized on: those known before are
  * forgotten (but one whose capture a callback has seen begin), since a
  * stream destroyed while launches went unseen (an idle replay is
  * subscribed to no destroy callback) left no word of it, and its handle

@@ -547,7 +547,7 @@ static void launch_view_never_undoes_a_later_change(void **state)
 	unsigned a, b;
 	assert_true(launch_view_fence_begin(&v, &a));
 	assert_int_equal(a, 0);
-	launch_view_fence_end(&v, a);
+	launch_view_fence_end(&v, a, true);
 	assert_true(launch_view_fence_begin(&v, &a)); /* still unseen */
 
 	launch_view_seen(&v, false);
@@ -555,23 +555,23 @@ static void launch_view_never_undoes_a_later_change(void **state)
 	assert_int_not_equal(a, 0);
 	assert_true(launch_view_fence_begin(&v, &b)); /* another fence meanwhile */
 	assert_int_equal(b, 0);
-	launch_view_fence_end(&v, a);
+	launch_view_fence_end(&v, a, true);
 	assert_false(launch_view_fence_begin(&v, &a)); /* seen: streams named */
 
 	launch_view_seen(&v, false);
 	assert_true(launch_view_fence_begin(&v, &a));
 	launch_view_unseen(&v); /* the exit path, during the wait */
-	launch_view_fence_end(&v, a);
+	launch_view_fence_end(&v, a, true);
 	assert_true(launch_view_fence_begin(&v, &a));
 	assert_int_equal(a, 0);
 
 	launch_view_seen(&v, false);
 	assert_true(launch_view_fence_begin(&v, &a));
 	launch_view_seen(&v, false); /* subscribed again during the wait */
-	launch_view_fence_end(&v, a);
+	launch_view_fence_end(&v, a, true);
 	assert_true(launch_view_fence_begin(&v, &a));
 	assert_int_not_equal(a, 0); /* the next fence waits and claims again */
-	launch_view_fence_end(&v, a);
+	launch_view_fence_end(&v, a, true);
 
 	/* A claims; unsubscribe and subscribe again; B claims; A's wait ends
 	 * first: B's wait, the one after the new subscription, must still
@@ -581,10 +581,20 @@ static void launch_view_never_undoes_a_later_change(void **state)
 	launch_view_unseen(&v);
 	launch_view_seen(&v, false);
 	assert_true(launch_view_fence_begin(&v, &b));
-	launch_view_fence_end(&v, a);
+	launch_view_fence_end(&v, a, true);
 	unsigned c;
 	assert_true(launch_view_fence_begin(&v, &c));
-	launch_view_fence_end(&v, b);
+	launch_view_fence_end(&v, b, true);
+	assert_false(launch_view_fence_begin(&v, &c));
+
+	/* A wait that could not be made (a synchronize refused) ends nothing:
+	 * the next fence claims the change again. */
+	launch_view_seen(&v, false);
+	assert_true(launch_view_fence_begin(&v, &a));
+	launch_view_fence_end(&v, a, false);
+	assert_true(launch_view_fence_begin(&v, &b));
+	assert_int_not_equal(b, 0);
+	launch_view_fence_end(&v, b, true);
 	assert_false(launch_view_fence_begin(&v, &c));
 
 	launch_view_seen(&v, true); /* before any work: nothing to wait for */

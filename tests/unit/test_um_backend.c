@@ -390,6 +390,33 @@ static void a_capture_seen_while_waking_keeps_its_stream(void **state)
 	test_in_child(capture_begun_while_waking);
 }
 
+/* The wake's fence cannot synchronize (a capture seen to begin is under
+ * way): the work queued while launches went unseen may still run, so the
+ * one stream order is not trusted yet, and a fence after the capture
+ * claims the wake's synchronize again. */
+static bool wake_synchronize_refused(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	captures_seen = true;
+	um_backend_capture_begins(OTHER_SIDE);
+	capturing = OTHER_SIDE;
+	um_backend_launches_seen(false);
+	b.fence_record(NULL);
+	EXPECT(syncs == 0, "the wake's fence synchronized during a capture seen to begin");
+	EXPECT(!discards_trusted(), "one stream trusted though the work queued unseen was not waited for");
+	capturing = NULL; /* the capture ended */
+	b.fence_record(NULL);
+	EXPECT(syncs == 1, "no later fence synchronized for the work queued unseen");
+	EXPECT(discards_trusted(), "one stream not trusted after the synchronize");
+	return failures == 0;
+}
+
+static void a_refused_wake_synchronize_is_claimed_again(void **state)
+{
+	test_in_child(wake_synchronize_refused);
+}
+
 /* A thread with a green context of the arena's device current allocates
  * (its allocations are the arena's since session 62) a range whose fence
  * waits for a synchronize (launches unseen: an idle replay). A synchronize
@@ -431,6 +458,7 @@ int main(void)
 		cmocka_unit_test(a_stream_destroyed_while_idle_is_forgotten),
 		cmocka_unit_test(a_handle_seen_while_idle_is_asked_again),
 		cmocka_unit_test(a_capture_seen_while_waking_keeps_its_stream),
+		cmocka_unit_test(a_refused_wake_synchronize_is_claimed_again),
 		cmocka_unit_test(a_green_contexts_wait_synchronizes_the_arenas_context),
 	};
 	return cmocka_run_group_tests_name("um_backend", tests, NULL, NULL);
