@@ -160,13 +160,29 @@ static bool meta_number(const char *buf, uint64_t *v)
 	return true;
 }
 
+/* meta.key into buf: 1 when the key is there, 0 when not. A failed read
+ * (a damaged meta table, a lock held past the timeout) is no absent key,
+ * which would plan with the device's memory, reset or context unknown:
+ * -1 with the error. */
+static int meta_get(struct loader *l, const char *key, char *buf, size_t len)
+{
+	int rc = trace_schema_meta(l->db, key, buf, len);
+	if (rc < 0)
+		um_errmsg(l->err, l->errlen, "%s: reading meta %s failed: %s", l->t->path, key,
+			  trace_schema_errmsg(l->db));
+	return rc;
+}
+
 /* meta.key, a count, into *out: 0 where absent (traces older than the
  * key). Returns 0, or -1 with the error when it is not a count. */
 static int meta_count(struct loader *l, const char *key, uint64_t *out)
 {
 	char buf[64];
 	*out = 0;
-	if (trace_schema_meta(l->db, key, buf, sizeof buf) == 1 && !meta_number(buf, out)) {
+	int rc = meta_get(l, key, buf, sizeof buf);
+	if (rc < 0)
+		return -1;
+	if (rc == 1 && !meta_number(buf, out)) {
 		um_errmsg(l->err, l->errlen, "%s: meta %s '%s' is not a count", l->t->path, key, buf);
 		return -1;
 	}
@@ -179,7 +195,10 @@ static int load_meta(struct loader *l)
 	char buf[512];
 	uint64_t v;
 	t->device_memory = 0;
-	if (trace_schema_meta(l->db, "device_memory", buf, sizeof buf) == 1) {
+	int rc = meta_get(l, "device_memory", buf, sizeof buf);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
 		if (!meta_number(buf, &v) || v == 0) {
 			um_errmsg(l->err, l->errlen, "%s: meta device_memory '%s' is not a size in bytes",
 				  t->path, buf);
@@ -188,7 +207,9 @@ static int load_meta(struct loader *l)
 		t->device_memory = v;
 	}
 	/* Absent in traces recorded before umkit wrote it: taken as off. */
-	if (trace_schema_meta(l->db, "framework_cache", buf, sizeof buf) == 1) {
+	if ((rc = meta_get(l, "framework_cache", buf, sizeof buf)) < 0)
+		return -1;
+	if (rc == 1) {
 		if (strcmp(buf, "0") != 0 && strcmp(buf, "1") != 0) {
 			um_errmsg(l->err, l->errlen, "%s: meta framework_cache '%s' is neither 0 nor 1",
 				  t->path, buf);
@@ -224,7 +245,9 @@ static int load_meta(struct loader *l)
 	/* A program on several GPUs launches kernels in other contexts than
 	 * the arena's: those are left out (load_kernels). */
 	t->arena_context_id = -1;
-	if (trace_schema_meta(l->db, "arena_context_id", buf, sizeof buf) == 1) {
+	if ((rc = meta_get(l, "arena_context_id", buf, sizeof buf)) < 0)
+		return -1;
+	if (rc == 1) {
 		if (!meta_number(buf, &v) || v > UINT32_MAX) {
 			um_errmsg(l->err, l->errlen, "%s: meta arena_context_id '%s' is not a CUPTI context ID",
 				  t->path, buf);
@@ -235,7 +258,9 @@ static int load_meta(struct loader *l)
 	/* After the reset the program's memory was not the arena's: what ran
 	 * then is left out (load_kernels). */
 	t->device_reset_ns = TRACE_NS_NONE;
-	if (trace_schema_meta(l->db, "device_reset_ns", buf, sizeof buf) == 1) {
+	if ((rc = meta_get(l, "device_reset_ns", buf, sizeof buf)) < 0)
+		return -1;
+	if (rc == 1) {
 		if (!meta_number(buf, &v)) {
 			um_errmsg(l->err, l->errlen, "%s: meta device_reset_ns '%s' is not a time in ns", t->path,
 				  buf);
@@ -243,18 +268,21 @@ static int load_meta(struct loader *l)
 		}
 		t->device_reset_ns = (int64_t)v;
 	}
-	trace_schema_meta(l->db, "device_name", buf, sizeof buf);
+	if (meta_get(l, "device_name", buf, sizeof buf) < 0)
+		return -1;
 	t->device_name = strdup(buf);
-	trace_schema_meta(l->db, "status", buf, sizeof buf);
+	if (meta_get(l, "status", buf, sizeof buf) < 0)
+		return -1;
 	t->status = strdup(buf);
 
 	/* The command line can be long: read it whole. */
 	sqlite3_stmt *st;
 	if (prepare(l, "SELECT value FROM meta WHERE key = 'command'", &st))
 		return -1;
-	int rc = sqlite3_step(st);
+	rc = sqlite3_step(st);
 	t->command = dup_text(rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL);
-	sqlite3_finalize(st);
+	if (step_failed(l, rc == SQLITE_ROW ? SQLITE_DONE : rc, st))
+		return -1;
 	if (!t->device_name || !t->status || !t->command)
 		return oom(l);
 	return 0;

@@ -627,6 +627,39 @@ static void not_a_trace_is_named(void **state)
 	assert_non_null(strstr(err, path));
 }
 
+/* A meta table that cannot be read (its page damaged; the tables the
+ * planner reads besides are whole) is an error naming the file, not a
+ * trace without device memory, reset or arena context: planned so, the
+ * capacity would have been the unplanned peak and the kernels after a
+ * reset or on another GPU planned as the arena's. */
+static void unreadable_meta_is_named(void **state)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, "meta-damaged.db");
+	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "12990000" });
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT rootpage FROM sqlite_master WHERE name = 'meta'), "
+					    "(SELECT page_size FROM pragma_page_size)", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	long root = sqlite3_column_int(st, 0), page = sqlite3_column_int(st, 1);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_true(root > 1 && page >= 512);
+	char junk[512];
+	memset(junk, 0xff, sizeof junk);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (root - 1) * page, SEEK_SET), 0);
+	assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+	fclose(f);
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "reading meta device_memory failed: database disk image is malformed"));
+}
+
 /* Each kernel of the plan follows the iteration's allocations made at or
  * before its launch: counted here from the trace's times alone. */
 static void allocations_before_each_kernel(void **state)
@@ -748,6 +781,7 @@ int main(void)
 		cmocka_unit_test(missing_table_is_named),
 		cmocka_unit_test(newer_schema_is_named),
 		cmocka_unit_test(not_a_trace_is_named),
+		cmocka_unit_test(unreadable_meta_is_named),
 		cmocka_unit_test(shape_ids_from_the_kernel_rows),
 		cmocka_unit_test(allocations_before_each_kernel),
 	};
