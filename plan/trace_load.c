@@ -92,6 +92,20 @@ static int not_integer(sqlite3_stmt *st)
 	return -1;
 }
 
+/* The error for column col of the current row of table, which holds no
+ * integer: the value as far as it prints on one line. */
+static void refuse_not_integer(struct loader *l, const char *table, sqlite3_stmt *st, int col)
+{
+	char shown[41];
+	const unsigned char *v = sqlite3_column_text(st, col);
+	size_t i = 0;
+	for (; v && v[i] && i < sizeof shown - 1; i++)
+		shown[i] = v[i] >= 0x20 && v[i] < 0x7f ? (char)v[i] : '?';
+	shown[i] = '\0';
+	um_errmsg(l->err, l->errlen, "%s: a row of %s has %s '%s', not an integer: not a trace umrec wrote",
+		  l->t->path, table, sqlite3_column_name(st, col), shown);
+}
+
 /* Steps through the rows of sql, a query of table whose columns are all
  * integers: row(ctx, st, slot) fills slot, one element of elem bytes, and
  * returns false to leave the row out. The rows kept end up in *rows
@@ -109,15 +123,7 @@ static int load_rows(struct loader *l, const char *table, const char *sql, size_
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int bad = not_integer(st);
 		if (bad >= 0) {
-			/* The value as far as it prints on one line. */
-			char shown[41];
-			const unsigned char *v = sqlite3_column_text(st, bad);
-			size_t i = 0;
-			for (; v && v[i] && i < sizeof shown - 1; i++)
-				shown[i] = v[i] >= 0x20 && v[i] < 0x7f ? (char)v[i] : '?';
-			shown[i] = '\0';
-			um_errmsg(l->err, l->errlen, "%s: a row of %s has %s '%s', not an integer: not a trace umrec wrote",
-				  l->t->path, table, sqlite3_column_name(st, bad), shown);
+			refuse_not_integer(l, table, st, bad);
 			sqlite3_finalize(st);
 			free(g.data);
 			return -1;
@@ -296,7 +302,16 @@ static int load_strings(struct loader *l)
 		return -1;
 	struct grow ids = { .elem = sizeof(int64_t) }, strs = { .elem = sizeof(char *) };
 	int rc;
+	bool refused = false;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* An id that is no integer (a table rebuilt by hand) would be
+		 * read as 0, out of the order the lookups search in, and the
+		 * kernels it names planned under the name "?". */
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER) {
+			refuse_not_integer(l, "string", st, 0);
+			refused = true;
+			break;
+		}
 		int64_t *id = grow_push(&ids);
 		char **str = grow_push(&strs);
 		if (!id || !str || !(*str = dup_text(sqlite3_column_text(st, 1)))) {
@@ -313,7 +328,20 @@ static int load_strings(struct loader *l)
 	t->string_ids = ids.data;
 	t->strings = strs.data;
 	t->n_strings = strs.n;
-	return step_failed(l, rc, st);
+	if (refused) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	if (step_failed(l, rc, st))
+		return -1;
+	/* By id: a repeat is the string before. */
+	for (size_t i = 1; i < t->n_strings; i++)
+		if (t->string_ids[i] == t->string_ids[i - 1]) {
+			um_errmsg(l->err, l->errlen, "%s: string %lld appears more than once: not a trace umrec wrote",
+				  t->path, (long long)t->string_ids[i]);
+			return -1;
+		}
+	return 0;
 }
 
 static int cmp_i64(const void *a, const void *b)

@@ -627,6 +627,28 @@ static void not_a_trace_is_named(void **state)
 	assert_non_null(strstr(err, path));
 }
 
+/* A string table rebuilt by hand (no primary key) may hold an id that is
+ * no integer, read as 0 out of the lookups' order, or one id twice: the
+ * kernels they name were planned under the name "?" or either string's,
+ * shape IDs the program's launches never match. Refused, naming the file. */
+static void bad_string_ids_are_named(void **state)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, "string-ids.db");
+	write_hand_trace(path, &(struct hand_opts){ 0 });
+	edit_trace(path, "PRAGMA legacy_alter_table = ON; CREATE TABLE s2 AS SELECT * FROM string; "
+			 "DROP TABLE string; ALTER TABLE s2 RENAME TO string");
+	trace_free(load_or_fail(path));
+	edit_trace(path, "UPDATE string SET id = 'two' WHERE id = 2");
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "a row of string has id 'two', not an integer: not a trace umrec wrote"));
+	edit_trace(path, "UPDATE string SET id = 2 WHERE id = 'two'; INSERT INTO string VALUES (3, 'k2 again')");
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "string 3 appears more than once: not a trace umrec wrote"));
+}
+
 /* A meta table that cannot be read (its page damaged; the tables the
  * planner reads besides are whole) is an error naming the file, not a
  * trace without device memory, reset or arena context: planned so, the
@@ -782,6 +804,7 @@ int main(void)
 		cmocka_unit_test(newer_schema_is_named),
 		cmocka_unit_test(not_a_trace_is_named),
 		cmocka_unit_test(unreadable_meta_is_named),
+		cmocka_unit_test(bad_string_ids_are_named),
 		cmocka_unit_test(shape_ids_from_the_kernel_rows),
 		cmocka_unit_test(allocations_before_each_kernel),
 	};
