@@ -57,7 +57,8 @@ size_t faultlaunch_date(struct fault_event *ev, size_t n, const struct kernel_sp
 {
 	for (size_t i = 0; i < n; i++)
 		ev[i].launch_ns = 0;
-	qsort(l, nl, sizeof *l, by_correlation);
+	if (nl) /* l may be NULL then, which qsort may not be given */
+		qsort(l, nl, sizeof *l, by_correlation);
 	size_t m, dated = 0;
 	struct dated_span *d = date_kernels(k, nk, l, nl, &m);
 	for (size_t e = 0; e < n; e++) {

@@ -303,6 +303,19 @@ static void concurrent_kernels_date_by_the_latest_launch(void **state)
 	assert_int_equal(ev[2].launch_ns, 0);
 }
 
+/* Kernel records without a launch noted (a program whose first CUDA call
+ * is a graph capture stops the following before any launch): nothing is
+ * dated, and the empty list of launches is not handed to qsort, whose
+ * array glibc declares never NULL (the sanitizer build stops at it). */
+static void no_launch_noted_dates_nothing(void **state)
+{
+	(void)state;
+	struct kernel_span k[] = { { 0, 1000, 1 } };
+	struct fault_event ev[] = { { 150, BASE, 4096, 99 } };
+	assert_int_equal(faultlaunch_date(ev, 1, k, 1, NULL, 0), 0);
+	assert_int_equal(ev[0].launch_ns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +328,7 @@ int main(void)
 		cmocka_unit_test(unattributed_is_not_charged_by_launch),
 		cmocka_unit_test(early_reuse_goes_to_the_faulting_kernels_owner),
 		cmocka_unit_test(concurrent_kernels_date_by_the_latest_launch),
+		cmocka_unit_test(no_launch_noted_dates_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
