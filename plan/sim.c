@@ -452,21 +452,22 @@ static void arrive(struct eng *e, size_t b, uint64_t done, bool copy)
  * (room()), none, unless the kernel now running is itself larger than
  * the capacity: the model oversubscribes there. A discarded block has
  * nothing to copy: the replayer repopulates it by a discard-and-prefetch
- * (docs/replay.md). */
-static void fetch(struct eng *e, size_t b, uint64_t t, bool copy)
+ * (docs/replay.md). False where none was issued. */
+static bool fetch(struct eng *e, size_t b, uint64_t t, bool copy)
 {
 	if (e->st[b] == B_RES)
-		return;
+		return true;
 	copy &= e->st[b] != B_DEAD;
 	uint64_t left = settle(e, b, t), fits = room(e, left);
 	if (fits == NO_ROOM) {
 		if (!e->over)
-			return;
+			return false;
 		fits = left;
 	}
 	uint64_t start = max_u64(fits, e->link_free);
 	e->link_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
 	arrive(e, b, e->link_free, copy);
+	return true;
 }
 
 /* True when no tensor but t, live at k, spans block b: discarding the
@@ -585,9 +586,10 @@ static void plan_ops(struct eng *e, const struct sched_result *sr, const size_t 
 }
 
 /* DeepUM before kernel k at t: discard what died, prefetch the next
- * kernels' blocks (one call per target kernel that needs any); then only
- * k's own blocks stay pinned, so that its faults may take the room of
- * blocks prefetched for later. */
+ * kernels' blocks (one call per target kernel that needs any, charged
+ * only where the batch moves something: a prefetch that finds only pinned
+ * blocks is not issued); then only k's own blocks stay pinned, so that
+ * its faults may take the room of blocks prefetched for later. */
 static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 {
 	const struct sim_ctx *c = e->c;
@@ -602,10 +604,13 @@ static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 			size_t b = c->k_blk[i];
 			if (e->st[b] == B_RES)
 				continue;
+			uint64_t link_free = e->link_free, evicted = e->r->evicted;
 			if (!called)
 				call(e, t);
-			called = true;
-			fetch(e, b, t, true);
+			bool moved = fetch(e, b, t, true) || e->r->evicted != evicted;
+			if (!called && !moved)
+				e->link_free = link_free; /* not issued: no call */
+			called |= moved;
 		}
 	}
 	e->pin_stamp++;

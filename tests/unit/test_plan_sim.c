@@ -233,6 +233,55 @@ static void deepum_keeps_to_the_capacity(void **state)
 	planner_free(pl);
 }
 
+/* Kernels A, A, B, B in turn, each on a 4 MiB tensor of its own, at a
+ * capacity of one tensor: before the second A, DeepUM's prefetch of B finds
+ * only A's pinned blocks and is not issued (as before the second B, of A);
+ * before each first A and B it is. Only those two batches per iteration
+ * cost a call: each delays its kernel by the call cost, the link being
+ * idle. The prefetch that was not issued was charged its call on the link
+ * all the same, pushing the next batch's call, evictions and copies later. */
+static void deepum_charges_only_issued_prefetches(void **state)
+{
+	static const char rows[] =
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
+		"  (2, 8589934592, 4194304, 4194304, 'cudaMalloc', 1000);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 15)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 11 + n / 2 % 2, 1 + n / 2 % 2, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq / 2 % 2, 0 FROM kernel;";
+	char path[512], err[512];
+	write_sql_trace(test_path(path, sizeof path, "aabb.db"), rows);
+	struct planner *pl = test_plan(path, 0);
+	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+	if (!c)
+		fail_msg("%s", err);
+	assert_int_equal(sim_blocks(c), 4);
+	struct sim_options o;
+	sim_options_default(&pl->opt, &o);
+	const uint64_t cap = 2 * SIM_BLOCK_BYTES, call_ns = 5000000;
+	struct sim_result free_calls, dear_calls;
+	o.call_cost_ns = 0;
+	if (sim_run(c, SIM_DEEPUM, cap, &o, &free_calls, err, sizeof err))
+		fail_msg("%s", err);
+	o.call_cost_ns = call_ns;
+	if (sim_run(c, SIM_DEEPUM, cap, &o, &dear_calls, err, sizeof err))
+		fail_msg("%s", err);
+	assert_result(&dear_calls, SIM_DEEPUM, path);
+	assert_int_equal(dear_calls.faults, 0);
+	if (dear_calls.time_ns != free_calls.time_ns + 2 * call_ns)
+		fail_msg("deepum took %llu ns with calls of %llu ns, %llu without: not 2 calls more",
+			 (unsigned long long)dear_calls.time_ns, (unsigned long long)call_ns,
+			 (unsigned long long)free_calls.time_ns);
+	sim_ctx_free(c);
+	planner_free(pl);
+}
+
 static void ratio_lists(void **state)
 {
 	double *r;
@@ -291,6 +340,7 @@ int main(void)
 		cmocka_unit_test(every_fixture),
 		cmocka_unit_test(evictions_spare_the_kernels_blocks),
 		cmocka_unit_test(deepum_keeps_to_the_capacity),
+		cmocka_unit_test(deepum_charges_only_issued_prefetches),
 		cmocka_unit_test(ratio_lists),
 		cmocka_unit_test(constants_file),
 	};
