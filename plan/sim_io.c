@@ -45,7 +45,8 @@ static char *read_all(const char *path, char *err, size_t errlen)
 	return NULL;
 }
 
-/* The number under key, from min to max, times scale into *out: 1 if
+/* The number under key, from min to max, times scale into *out (rounded,
+ * as umplan's options take them: 1.005 us is 1005 ns, not 1004): 1 if
  * there, 0 if absent, -1 if not such a number, -2 if given twice (cJSON
  * would read the first). */
 static int get_scaled(const cJSON *j, const char *key, double scale, double min, double max, uint64_t *out)
@@ -62,7 +63,7 @@ static int get_scaled(const cJSON *j, const char *key, double scale, double min,
 		return 0;
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min || v->valuedouble > max)
 		return -1;
-	*out = (uint64_t)(v->valuedouble * scale);
+	*out = (uint64_t)llround(v->valuedouble * scale);
 	return 1;
 }
 

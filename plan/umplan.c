@@ -177,7 +177,7 @@ static int parse_gbps(const char *text, uint64_t *out)
 	double v = strtod(text, &end);
 	if (end == text || *end || !isfinite(v) || v < 1e-3 || v > 1e6)
 		return -1;
-	*out = (uint64_t)(v * 1e9);
+	*out = (uint64_t)llround(v * 1e9);
 	return 0;
 }
 

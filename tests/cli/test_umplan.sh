@@ -764,6 +764,16 @@ if [ -s "$SCRATCH/csv/pressure.csv" ] && grep -q '^2,.*,plan,' "$SCRATCH/csv/thr
 else
 	not_ok "--sim-csv writes pressure.csv and throughput.csv"
 fi
+# The same constants given as options or in a file are the same numbers,
+# rounded: 8.2 GB/s was 8199999999 B/s either way, and 1.005 us 1005 ns
+# from --call-cost but 1004 from the file.
+echo '{"htod_gbps": 8.2, "call_cost_us": 1.005}' >"$SCRATCH/round.json"
+run "$UMPLAN" "$fixture" --simulate --ratios 2 --constants "$SCRATCH/round.json" --json -q
+expect_json 'c = d["constants"]; assert c["htod_gbps"] == 8.2 and c["call_cost_us"] == 1.005, c' \
+	"--constants rounds its constants to bytes/s and ns"
+run "$UMPLAN" "$fixture" --simulate --ratios 2 --htod-bw 8.2 --call-cost 1.005 --json -q
+expect_json 'c = d["constants"]; assert c["htod_gbps"] == 8.2 and c["call_cost_us"] == 1.005, c' \
+	"--htod-bw and --call-cost round as --constants does"
 echo '{"htod_gbps": "fast"}' >"$SCRATCH/bad.json"
 run "$UMPLAN" "$fixture" --simulate --constants "$SCRATCH/bad.json" -q
 expect_status 1 "a bad constants file is bad input"

@@ -320,6 +320,15 @@ static void constants_file(void **state)
 	assert_int_equal(sim_constants_load(path, &o, err, sizeof err), 0);
 	assert_true(o.htod_bytes_per_s == 39920000000ULL && o.dtoh_bytes_per_s == 7760000000ULL);
 	assert_true(o.fault_bytes_per_s == def.fault_bytes_per_s && o.call_cost_ns == def.call_cost_ns);
+	/* Rounded, as --call-cost and --htod-bw take them: 1.005 us times
+	 * 1e3 is 1004.99..., 8.2 GB/s times 1e9 8199999999.99..., which
+	 * were cut to 1004 ns and 8199999999 B/s. */
+	write_text(path, "{\"htod_gbps\": 8.2, \"call_cost_us\": 1.005, \"fault_batch_us\": 1.005}");
+	o = def;
+	assert_int_equal(sim_constants_load(path, &o, err, sizeof err), 0);
+	assert_int_equal(o.htod_bytes_per_s, 8200000000ULL);
+	assert_int_equal(o.call_cost_ns, 1005);
+	assert_int_equal(o.fault_batch_ns, 1005);
 	const char *bad[] = { "[1]", "{\"htod_gbps\": -2}", "{\"dtoh_gbps\": \"x\"}",
 			      "{\"fault_gbps\": 3}", "not json" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
