@@ -8,11 +8,17 @@
 
 cJSON *json_u64(uint64_t v)
 {
-	if (v <= ((uint64_t)1 << 53))
-		return cJSON_CreateNumber((double)v);
 	char buf[24];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-	return cJSON_CreateString(buf);
+	if (v > ((uint64_t)1 << 53))
+		return cJSON_CreateString(buf);
+	/* cJSON prints a number in 15 significant digits wherever they read
+	 * back within a relative DBL_EPSILON of it, so a count of 16 digits
+	 * could print rounded (2^53 - 1 as 9.00719925474099e+15): those go
+	 * as their decimal digits, raw. */
+	if (v >= 1000000000000000ull)
+		return cJSON_CreateRaw(buf);
+	return cJSON_CreateNumber((double)v);
 }
 
 cJSON *json_text(const char *s)

@@ -12,7 +12,9 @@
 #include <cjson/cJSON.h>
 
 /* v as a number, or above 2^53 as a decimal string; NULL when out of
- * memory. */
+ * memory. From 10^15 the number is a raw item (cJSON_Raw) of its decimal
+ * digits, which cJSON prints as they are: it would print a cJSON number
+ * there rounded to 15 significant digits. */
 cJSON *json_u64(uint64_t v);
 
 /* s (NULL reads as "") as a string of valid UTF-8 (utf8.h); NULL when out

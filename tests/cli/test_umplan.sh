@@ -221,6 +221,10 @@ expect_err_has "'x' is not a whole percentage from 0 to 50" "the bad headroom is
 run "$UMPLAN" "$trace" --json --capacity 5M --host-bw 0
 expect_status 0 "--json exits 0"
 expect_json 'assert d["iterations"]["period"] == 4; assert d["plan"]["capacity_before_headroom"] == 5*2**20; assert d["plan"]["capacity"] == 5*2**20 - 5*2**20 // 100 * 3; assert d["plan"]["evict"] > 0' "--json is JSON with the period, capacity and evictions"
+# A count of 16 digits keeps them all: cJSON printed 2^53 - 1 as
+# 9.00719925474099e+15, 9007199254740990 read back.
+run "$UMPLAN" "$trace" --json --capacity 9007199254740991
+expect_json 'assert d["plan"]["capacity_before_headroom"] == 2**53 - 1' "--json: a capacity of 2^53 - 1 bytes is printed exactly"
 
 # Host placement: at 5 MiB (4.85 after the headroom) the peak of 6 MiB is
 # 1.15 MiB too high. This trace's kernels run 100 us each, 80 passes over

@@ -182,8 +182,14 @@ static void big_values_stay_exact(void **state)
 	p->provenance.trace_command = NULL;
 	corr_destroy(p->corr);
 	p->corr = NULL;
+	/* 16 digits, which cJSON prints rounded to 15 where they read back
+	 * within a relative DBL_EPSILON: 9.00719925474099e+15. */
+	p->assume.capacity_bytes = ((uint64_t)1 << 53) - 1;
+	p->predict.evict_bytes = 8999999999999999;
 	cJSON *root = dump(p);
 	assert_string_equal(text(get(root, "predictions"), "iteration_ns"), "18446744073709551614");
+	assert_true((uint64_t)num(get(root, "assumptions"), "capacity_bytes") == ((uint64_t)1 << 53) - 1);
+	assert_true((uint64_t)num(get(root, "predictions"), "evict_bytes") == 8999999999999999);
 	assert_string_equal(text(get(root, "provenance"), "trace_command"), "");
 	assert_true(cJSON_IsNull(get(root, "correlation")));
 	cJSON_Delete(root);
@@ -197,9 +203,20 @@ static void json_values_at_their_edges(void **state)
 {
 	uint64_t edge = (uint64_t)1 << 53;
 	cJSON *at = json_u64(edge), *past = json_u64(edge + 1);
-	assert_true(cJSON_IsNumber(at));
-	assert_true((uint64_t)cJSON_GetNumberValue(at) == edge);
 	assert_string_equal(cJSON_GetStringValue(past), "9007199254740993");
+	/* As printed: every digit, never cJSON's 15 (9.00719925474099e+15). */
+	cJSON *below = json_u64(edge - 1), *small = json_u64(999999999999999);
+	char *at_text = cJSON_PrintUnformatted(at), *below_text = cJSON_PrintUnformatted(below);
+	char *small_text = cJSON_PrintUnformatted(small);
+	assert_string_equal(at_text, "9007199254740992");
+	assert_string_equal(below_text, "9007199254740991");
+	assert_string_equal(small_text, "999999999999999");
+	assert_true(cJSON_IsNumber(small));
+	cJSON_free(at_text);
+	cJSON_free(below_text);
+	cJSON_free(small_text);
+	cJSON_Delete(below);
+	cJSON_Delete(small);
 	cJSON *bad = json_text("a\xff" "b"), *none = json_text(NULL);
 	assert_string_equal(cJSON_GetStringValue(bad), "a\xef\xbf\xbd" "b");
 	assert_string_equal(cJSON_GetStringValue(none), "");
