@@ -10,7 +10,9 @@
 const char *const pytorch_conf_variables[2] = { "PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF" };
 
 /* One word of the settings, as PyTorch splits them: a run of characters
- * other than spaces and the punctuation, or one punctuation mark. */
+ * up to the next punctuation, or one punctuation mark. PyTorch drops every
+ * white space character, so a word spans any inside it ("Tr ue" is
+ * "True"), not those around it. */
 struct word {
 	const char *at;
 	size_t len;
@@ -29,18 +31,38 @@ static bool next_word(const char **p, struct word *w)
 	if (!**p)
 		return false;
 	w->at = *p;
-	if (punctuation(**p))
-		(*p)++;
-	else
-		while (**p && !isspace((unsigned char)**p) && !punctuation(**p))
-			(*p)++;
-	w->len = (size_t)(*p - w->at);
+	const char *end = ++*p;
+	if (!punctuation(*w->at))
+		for (; **p && !punctuation(**p); (*p)++)
+			if (!isspace((unsigned char)**p))
+				end = *p + 1;
+	w->len = (size_t)(end - w->at);
+	return true;
+}
+
+/* Copies w without its white space into out (outlen bytes, ended by
+ * '\0'); false when it does not fit. */
+static bool word_copy(const struct word *w, char *out, size_t outlen)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->len; i++) {
+		if (isspace((unsigned char)w->at[i]))
+			continue;
+		if (n + 1 >= outlen)
+			return false;
+		out[n++] = w->at[i];
+	}
+	out[n] = '\0';
 	return true;
 }
 
 static bool word_is(const struct word *w, const char *s)
 {
-	return w->len == strlen(s) && memcmp(w->at, s, w->len) == 0;
+	size_t i = 0;
+	for (const char *c = w->at; c < w->at + w->len; c++)
+		if (!isspace((unsigned char)*c) && s[i++] != *c)
+			return false;
+	return !s[i];
 }
 
 /* Calls found(value, ctx) for each top-level KEY:VALUE whose KEY is key,
@@ -90,11 +112,7 @@ bool pytorch_conf_value(const char *conf, const char *key, char *out, size_t out
 {
 	struct last_value last = { .seen = false };
 	each_value(conf, key, keep_last, &last);
-	if (!last.seen || last.w.len >= outlen)
-		return false;
-	memcpy(out, last.w.at, last.w.len);
-	out[last.w.len] = '\0';
-	return true;
+	return last.seen && outlen && word_copy(&last.w, out, outlen);
 }
 
 const char *pytorch_conf_env_setting(const char *key, const char *value)
@@ -114,11 +132,12 @@ bool pytorch_conf_expandable(const char *conf)
 }
 
 /* Each "True" of the settings' copy (whose offset from the original is
- * shift bytes, so far), made "False". */
+ * shift bytes, so far), made "False": the word's whole span, white space
+ * inside it included. */
 struct amending {
 	const char *conf;
 	char *copy;
-	size_t shift;
+	ptrdiff_t shift;
 };
 
 static void make_false(const struct word *w, void *ctx)
@@ -126,16 +145,17 @@ static void make_false(const struct word *w, void *ctx)
 	struct amending *a = ctx;
 	if (!word_is(w, "True"))
 		return;
-	char *at = a->copy + (size_t)(w->at - a->conf) + a->shift;
-	memmove(at + 5, at + 4, strlen(at + 4) + 1);
+	char *at = a->copy + (w->at - a->conf) + a->shift;
+	memmove(at + 5, at + w->len, strlen(at + w->len) + 1);
 	memcpy(at, "False", 5);
-	a->shift++;
+	a->shift += 5 - (ptrdiff_t)w->len;
 }
 
 char *pytorch_conf_expandable_off(const char *conf)
 {
-	/* One byte more per "True" made "False", each of which takes the 24
-	 * bytes of "expandable_segments:True" at least. */
+	/* One byte more at most per "True" made "False" (its span is 4 bytes
+	 * or more), each of which takes the 24 bytes of
+	 * "expandable_segments:True" at least. */
 	size_t len = strlen(conf);
 	char *copy = malloc(len + len / 24 + 1);
 	if (!copy)

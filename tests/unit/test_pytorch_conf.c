@@ -100,6 +100,30 @@ static void whitespace_other_than_space_does_not_count(void **state)
 	}
 }
 
+/* PyTorch drops the white space inside a word as well ("Tr ue" is its
+ * "True"): such settings turn expandable segments on, and are turned off
+ * whole; a value is read without it. */
+static void whitespace_inside_a_word_does_not_count(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "expandable_segments:Tr ue", "expandable_segments:False" },
+		{ "expandable _segments : T\tr u e ,backend:native", "expandable _segments : False ,backend:native" },
+		{ "expandable_segments:T rue,expandable_segments:True", "expandable_segments:False,expandable_segments:False" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		assert_true(pytorch_conf_expandable(cases[i][0]));
+		char *off = pytorch_conf_expandable_off(cases[i][0]);
+		assert_non_null(off);
+		assert_string_equal(off, cases[i][1]);
+		assert_false(pytorch_conf_expandable(off));
+		free(off);
+	}
+	char v[16];
+	assert_true(pytorch_conf_value("backend: cudaMalloc Async ", "backend", v, sizeof v));
+	assert_string_equal(v, "cudaMallocAsync");
+	assert_false(pytorch_conf_value("backend:cudaMalloc Async", "backend", v, 15)); /* 15 bytes and '\0' */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -108,6 +132,7 @@ int main(void)
 		cmocka_unit_test(env_setting_names_the_first_variable),
 		cmocka_unit_test(expandable_off_changes_only_those_values),
 		cmocka_unit_test(whitespace_other_than_space_does_not_count),
+		cmocka_unit_test(whitespace_inside_a_word_does_not_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
