@@ -956,9 +956,7 @@ static void kept_from_the_first_launch_is_made_anew(void **state)
 static void write_newer_instance_unused(const char *path)
 {
 	static const char rows[] =
-		"PRAGMA user_version = 1;"
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		SQL_TRACE_META
 		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
 		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);"

@@ -188,6 +188,29 @@ static void evictions_spare_the_kernels_blocks(void **state)
 	planner_free(pl);
 }
 
+/* Two 4 MiB tensors, 1 and 2, each used alone by its kernel, k0 or k1:
+ * kernels launched 1 ms apart, 0.1 ms each, k1 where turn (an SQL
+ * expression of the launch's number n) is 1. */
+static void write_two_tensors(const char *path, int kernels, const char *turn)
+{
+	char rows[2048];
+	snprintf(rows, sizeof rows,
+		 "INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		 "  ('device_memory', '1073741824'), ('command', 'python train.py');"
+		 "INSERT INTO string VALUES (1, 'k0'), (2, 'k1');"
+		 "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		 "  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
+		 "  (2, 8589934592, 4194304, 4194304, 'cudaMalloc', 1000);"
+		 "WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < %d)"
+		 "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		 "  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		 "  SELECT 100 + n, n, 11 + %s, 1 + %s, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+		 "  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		 "INSERT INTO kernel_arg SELECT correlation_id, 0, exec_id - 10, 0 FROM kernel;",
+		 kernels - 1, turn, turn);
+	write_sql_trace(path, rows);
+}
+
 /* Two kernels in turn, each on a 4 MiB tensor of its own: at a capacity
  * of one tensor, DeepUM's prefetch of the next kernel finds only the two
  * kernels' pinned blocks. It used to take its room anyway and, the next
@@ -197,21 +220,8 @@ static void evictions_spare_the_kernels_blocks(void **state)
  * capacity, and the prefetch that finds no room is not issued. */
 static void deepum_keeps_to_the_capacity(void **state)
 {
-	static const char rows[] =
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1');"
-		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
-		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
-		"  (2, 8589934592, 4194304, 4194304, 'cudaMalloc', 1000);"
-		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 11)"
-		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
-		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
-		"  SELECT 100 + n, n, 11 + n % 2, 1 + n % 2, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
-		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
-		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq % 2, 0 FROM kernel;";
 	char path[512], err[512];
-	write_sql_trace(test_path(path, sizeof path, "two_kernels.db"), rows);
+	write_two_tensors(test_path(path, sizeof path, "two_kernels.db"), 12, "n % 2");
 	struct planner *pl = test_plan(path, 0);
 	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
 	if (!c)
@@ -242,21 +252,8 @@ static void deepum_keeps_to_the_capacity(void **state)
  * all the same, pushing the next batch's call, evictions and copies later. */
 static void deepum_charges_only_issued_prefetches(void **state)
 {
-	static const char rows[] =
-		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
-		"  ('device_memory', '1073741824'), ('command', 'python train.py');"
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1');"
-		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
-		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
-		"  (2, 8589934592, 4194304, 4194304, 'cudaMalloc', 1000);"
-		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 15)"
-		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
-		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
-		"  SELECT 100 + n, n, 11 + n / 2 % 2, 1 + n / 2 % 2, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
-		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
-		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq / 2 % 2, 0 FROM kernel;";
 	char path[512], err[512];
-	write_sql_trace(test_path(path, sizeof path, "aabb.db"), rows);
+	write_two_tensors(test_path(path, sizeof path, "aabb.db"), 16, "n / 2 % 2");
 	struct planner *pl = test_plan(path, 0);
 	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
 	if (!c)
