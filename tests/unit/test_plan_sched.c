@@ -738,6 +738,23 @@ static void previous_instances_named_by_ordinal(void **state)
 	planner_free(p);
 }
 
+/* The traces of four kernels per iteration, k0 to k3 (string ids 1 to 4;
+ * 5 names the NVTX range), six iterations: their names, 24 launches 10 us
+ * before kernel n starts at (n + 1) ms for 0.1 ms (exec IDs 11 to 14), and
+ * the six iterations' NVTX ranges, from 50 us before each one's first
+ * kernel. */
+#define FOUR_KERNEL_NAMES "INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+#define FOUR_KERNELS_A_MILLISECOND_APART                                                                   \
+	"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"                     \
+	"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y," \
+	"  block_z, shared_mem, launch_ns, start_ns, end_ns)"                                               \
+	"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"      \
+	"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+#define SIX_ITERATIONS_OF_FOUR_KERNELS                                                                     \
+	"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"                      \
+	"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"                         \
+	"  (4 * n + 5) * 1000000 - 50000 FROM i;"
+
 /* Four kernels per iteration (NVTX ranges), six iterations: allocation 1
  * (4 MiB, persistent) used by the even kernels; each iteration's 2 MiB
  * allocation made exactly at its first launch, used by its second kernel,
@@ -747,14 +764,10 @@ static void write_made_at_first_launch(const char *path)
 {
 	static const char rows[] =
 		SQL_TRACE_META
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		FOUR_KERNEL_NAMES
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
 		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);"
-		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
-		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
-		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
-		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
-		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		FOUR_KERNELS_A_MILLISECOND_APART
 		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
 		"  SELECT 2 + n, 8589934592 + (n % 2) * 4194304, 2097152, 2097152, 'cudaMalloc',"
@@ -762,9 +775,7 @@ static void write_made_at_first_launch(const char *path)
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel WHERE seq % 2 = 0;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2 + seq / 4, 0 FROM kernel WHERE seq % 4 = 1;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 1 + seq / 4, 0 FROM kernel WHERE seq % 4 = 0 AND seq >= 4;"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
-		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+		SIX_ITERATIONS_OF_FOUR_KERNELS;
 	write_sql_trace(path, rows);
 }
 
@@ -885,20 +896,14 @@ static void write_kept_from_the_first_launch(const char *path)
 {
 	static const char rows[] =
 		SQL_TRACE_META
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		FOUR_KERNEL_NAMES
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES"
 		"  (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000),"
 		"  (2, 8589934592, 2097152, 2097152, 'cudaMalloc', 16990000);"
-		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
-		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
-		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
-		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
-		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		FOUR_KERNELS_A_MILLISECOND_APART
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel WHERE seq % 2 = 0;"
 		"INSERT INTO kernel_arg VALUES (117, 0, 2, 0);"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
-		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+		SIX_ITERATIONS_OF_FOUR_KERNELS;
 	write_sql_trace(path, rows);
 }
 
@@ -957,23 +962,17 @@ static void write_newer_instance_unused(const char *path)
 {
 	static const char rows[] =
 		SQL_TRACE_META
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		FOUR_KERNEL_NAMES
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
 		"  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 1000);"
-		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
-		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
-		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
-		"  SELECT 100 + n, n, 11 + n % 4, 1 + n % 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
-		"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+		FOUR_KERNELS_A_MILLISECOND_APART
 		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns)"
 		"  SELECT 2 + n, 8589934592 + (n % 2) * 4194304, 2097152, 2097152, 'cudaMalloc',"
 		"  (4 * n + 2) * 1000000 - 20000, (4 * n + 7) * 1000000 + 5000 FROM i;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel WHERE seq % 2 = 0;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2 + seq / 4, 0 FROM kernel WHERE seq % 4 = 3 AND seq < 16;"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
-		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+		SIX_ITERATIONS_OF_FOUR_KERNELS;
 	write_sql_trace(path, rows);
 }
 
@@ -1016,7 +1015,7 @@ static void write_read_past_the_cycle(const char *path)
 {
 	static const char rows[] =
 		SQL_TRACE_META
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		FOUR_KERNEL_NAMES
 		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
 		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
 		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
@@ -1033,9 +1032,7 @@ static void write_read_past_the_cycle(const char *path)
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq / 4, 0 FROM kernel WHERE seq % 4 = 1;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, seq / 4, 0 FROM kernel WHERE seq % 4 = 2 AND seq > 4;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 7 + seq / 4, 0 FROM kernel WHERE seq % 4 = 3;"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
-		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+		SIX_ITERATIONS_OF_FOUR_KERNELS;
 	write_sql_trace(path, rows);
 }
 
@@ -1120,7 +1117,7 @@ static void write_idle_past_the_cycle(const char *path, bool packed)
 {
 	static const char common[] =
 		SQL_TRACE_META
-		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'iteration');"
+		FOUR_KERNEL_NAMES
 		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
 		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
 		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
@@ -1136,9 +1133,7 @@ static void write_idle_past_the_cycle(const char *path, bool packed)
 		"  (4 * n + 3) * 1000000 - 5000, (4 * n + 4) * 1000000 - 5000 FROM i;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1 + seq / 4, 0 FROM kernel WHERE seq %% 4 = 1;"
 		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 7 + seq / 4, 0 FROM kernel WHERE seq %% 4 = 2;"
-		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 5)"
-		"INSERT INTO nvtx_range SELECT n + 1, 5, 1, (4 * n + 1) * 1000000 - 50000,"
-		"  (4 * n + 5) * 1000000 - 50000 FROM i;";
+		SIX_ITERATIONS_OF_FOUR_KERNELS;
 	static const char neighbours[] =
 		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns) VALUES"
 		"  (13, 4294967296, 512, 512, 'cudaMalloc', 10), (14, 4297064448, 512, 512, 'cudaMalloc', 10);"
