@@ -17,6 +17,7 @@
 	X(cuMemcpyDtoHAsync_v2, hStream) X(cuMemcpyDtoDAsync_v2, hStream)                   \
 	X(cuMemcpy2DAsync_v2, hStream) X(cuMemcpy3DAsync_v2, hStream)                       \
 	X(cuMemcpyPeerAsync, hStream) X(cuMemcpy3DPeerAsync, hStream)                        \
+	X(cuMemcpyHtoAAsync_v2, hStream) X(cuMemcpyAtoHAsync_v2, hStream)                   \
 	X(cuMemsetD8Async, hStream) X(cuMemsetD16Async, hStream)                             \
 	X(cuMemsetD32Async, hStream) X(cuMemsetD2D8Async, hStream)                           \
 	X(cuMemsetD2D16Async, hStream) X(cuMemsetD2D32Async, hStream)                        \

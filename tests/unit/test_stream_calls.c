@@ -78,6 +78,12 @@ static void the_stream_each_call_names(void **state)
 	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuMemBatchDecompressAsync, &decompress), s);
 	cuStreamWaitValue32_v2_params wait = { .stream = s };
 	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2, &wait), s);
+	/* A copy between a CUDA array and host memory, which may be managed:
+	 * the arena's memory, read or written on the stream. */
+	cuMemcpyAtoHAsync_v2_params to_host = { .hStream = s };
+	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoHAsync_v2, &to_host), s);
+	cuMemcpyHtoAAsync_v2_ptsz_params to_array = { .hStream = s };
+	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoAAsync_v2_ptsz, &to_array), s);
 	/* Not a stream-ordered call: nothing noted. */
 	cuMemAlloc_v2_params alloc = { 0 };
 	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &alloc), NOT_NOTED);
