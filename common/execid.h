@@ -4,10 +4,12 @@
  *
  * The hash covers the kernel's name, grid, block and dynamic shared memory,
  * and each steady parameter word that points into a managed allocation
- * (param_scan.h), in allocation-relative form (the allocation's size and the offset into it),
- * since addresses differ between iterations and runs. Other parameter values
- * are left out on purpose: scalars such as random seeds and step counters
- * change every iteration while the memory a kernel touches does not.
+ * (param_scan.h): its offset in the parameter buffer and, in
+ * allocation-relative form, the allocation's size and the offset into it,
+ * since addresses differ between iterations and runs. Other parameter
+ * values are left out on purpose: scalars such as random seeds and step
+ * counters change every iteration while the memory a kernel touches does
+ * not.
  */
 #ifndef UMKIT_EXECID_H
 #define UMKIT_EXECID_H
