@@ -60,9 +60,13 @@ static size_t coalesce(struct list *l, struct engine_range *out)
 	qsort(l->no, l->n, sizeof *l->no, compare_u64);
 	for (size_t i = 0; i < l->n; i++) {
 		uint64_t addr = l->no[i] << BLOCK_SHIFT;
-		if (n && out[n - 1].address + out[n - 1].bytes == addr)
+		/* Sorted: addr is at or past the last range's start. Measured
+		 * from there, a range ending at 2^64 (its end would read 0)
+		 * still holds a block added twice. */
+		uint64_t past = n ? addr - out[n - 1].address : 0;
+		if (n && past == out[n - 1].bytes)
 			out[n - 1].bytes += BLOCK_BYTES;
-		else if (!n || out[n - 1].address + out[n - 1].bytes < addr)
+		else if (!n || past > out[n - 1].bytes)
 			out[n++] = (struct engine_range){ addr, BLOCK_BYTES };
 	}
 	return n;

@@ -7,7 +7,8 @@
  * matcher is lost, and the next one's allocations made before a start
  * found past its first kernel), an idle engine's
  * footprint (against a bitmap), the block table,
- * the residency model's victim order, batch coalescing and kind order, the
+ * the residency model's victim order, batch coalescing and kind order (a
+ * block at the top of the address space added twice too), the
  * marker indexes, the cutting of ranges into driver calls, the GPU's
  * busy time per window, and the count of lost execution IDs (most first,
  * bounded).
@@ -615,6 +616,30 @@ static void batch_coalesces_in_kind_order(void **state)
 	oplog_destroy(l);
 }
 
+/* The last block of the address space, whose range ends at 2^64, added
+ * twice (and its neighbour) is still one range of two blocks. */
+static void batch_coalesces_at_the_top(void **state)
+{
+	oplog *l = oplog_create();
+	struct engine_executor x = oplog_executor(l);
+	batch *b = batch_create();
+	struct engine_stats st = { 0 };
+	const uint64_t top = UINT64_MAX >> BLOCK_SHIFT;
+	const struct wait_ref none = { 0, 0 };
+	batch_add(b, ENGINE_OP_EVICT, top, none);
+	batch_add(b, ENGINE_OP_EVICT, top - 1, none);
+	batch_add(b, ENGINE_OP_EVICT, top, none);
+	batch_flush(b, &x, &st, 1);
+	size_t n;
+	const struct oplog_entry *e = oplog_entries(l, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(e[0].n, 1);
+	assert_true(e[0].ranges[0].address == (top - 1) << BLOCK_SHIFT && e[0].ranges[0].bytes == 2 * BLK);
+	assert_true(st.bytes[ENGINE_OP_EVICT] == 2 * BLK);
+	batch_destroy(b);
+	oplog_destroy(l);
+}
+
 static void marker_indexes(void **state)
 {
 	struct plan *p = plan_create();
@@ -832,6 +857,7 @@ int main(void)
 		cmocka_unit_test(blocktab_runs),
 		cmocka_unit_test(residency_victims),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
+		cmocka_unit_test(batch_coalesces_at_the_top),
 		cmocka_unit_test(marker_indexes),
 		cmocka_unit_test(calls_split_by_mapping_and_size),
 		cmocka_unit_test(calls_split_caps_ranges_per_call),
