@@ -73,6 +73,15 @@ static struct trace *load_or_fail(const char *path)
 	return t;
 }
 
+/* Loading path fails, with an error that names it and says what. */
+static void load_refused(const char *path, const char *what)
+{
+	char err[512];
+	assert_null(trace_load(path, err, sizeof err));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, what));
+}
+
 static void write_hand_trace(const char *path, const struct hand_opts *o)
 {
 	unlink(path);
@@ -307,9 +316,7 @@ static void kernels_after_a_device_reset_counted_not_planned(void **state)
 
 	test_path(path, sizeof path, "reset-bad.db");
 	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "soon" });
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "meta device_reset_ns 'soon' is not a time in ns"));
+	load_refused(path, "meta device_reset_ns 'soon' is not a time in ns");
 }
 
 /* A program on two GPUs: the kernels whose stream is in another context
@@ -361,9 +368,7 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 
 	/* A context ID that is not one is refused, naming the file. */
 	edit_trace(path, "UPDATE meta SET value = 'gpu1' WHERE key = 'arena_context_id'");
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "meta arena_context_id 'gpu1' is not a CUPTI context ID"));
+	load_refused(path, "meta arena_context_id 'gpu1' is not a CUPTI context ID");
 
 	/* After a device reset the device's context is a new one: the
 	 * kernels launched then count as after the reset, not as another
@@ -392,9 +397,7 @@ static void kernels_of_another_context_counted_not_planned(void **state)
 	 * where it is read; a trace that names no arena context never reads
 	 * it. */
 	edit_trace(path, "UPDATE stream SET context_id = 'gpu0' WHERE id = 1");
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "a row of kernel has stream.context_id 'gpu0', not an integer"));
+	load_refused(path, "a row of kernel has stream.context_id 'gpu0', not an integer");
 	edit_trace(path, "DELETE FROM meta WHERE key = 'arena_context_id'");
 	t = load_or_fail(path);
 	assert_int_equal(t->n_kernels, 12);
@@ -593,38 +596,32 @@ static void iteration_errors_are_named(void **state)
 static void missing_table_is_named(void **state)
 {
 	struct hand_opts o = { .drop = "migration" };
-	char path[512], err[512];
+	char path[512];
 	test_path(path, sizeof path, "missing.db");
 	write_hand_trace(path, &o);
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "migration"));
+	load_refused(path, "migration");
 }
 
 static void newer_schema_is_named(void **state)
 {
 	struct hand_opts o = { .user_version = TRACE_SCHEMA_VERSION + 1 };
-	char path[512], err[512];
+	char path[512];
 	test_path(path, sizeof path, "newer.db");
 	write_hand_trace(path, &o);
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "newer"));
+	load_refused(path, "newer");
 }
 
 static void not_a_trace_is_named(void **state)
 {
-	char path[512], err[512];
+	char path[512];
 	test_path(path, sizeof path, "junk.db");
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("this is not a database, just some text long enough to have a header\n", f);
 	fclose(f);
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
+	load_refused(path, "");
 	test_path(path, sizeof path, "absent.db");
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
+	load_refused(path, "");
 }
 
 /* A string table rebuilt by hand (no primary key) may hold an id that is
@@ -633,20 +630,16 @@ static void not_a_trace_is_named(void **state)
  * shape IDs the program's launches never match. Refused, naming the file. */
 static void bad_string_ids_are_named(void **state)
 {
-	char path[512], err[512];
+	char path[512];
 	test_path(path, sizeof path, "string-ids.db");
 	write_hand_trace(path, &(struct hand_opts){ 0 });
 	edit_trace(path, "PRAGMA legacy_alter_table = ON; CREATE TABLE s2 AS SELECT * FROM string; "
 			 "DROP TABLE string; ALTER TABLE s2 RENAME TO string");
 	trace_free(load_or_fail(path));
 	edit_trace(path, "UPDATE string SET id = 'two' WHERE id = 2");
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "a row of string has id 'two', not an integer: not a trace umrec wrote"));
+	load_refused(path, "a row of string has id 'two', not an integer: not a trace umrec wrote");
 	edit_trace(path, "UPDATE string SET id = 2 WHERE id = 'two'; INSERT INTO string VALUES (3, 'k2 again')");
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "string 3 appears more than once: not a trace umrec wrote"));
+	load_refused(path, "string 3 appears more than once: not a trace umrec wrote");
 }
 
 /* A meta table that cannot be read (its page damaged; the tables the
@@ -656,7 +649,7 @@ static void bad_string_ids_are_named(void **state)
  * reset or on another GPU planned as the arena's. */
 static void unreadable_meta_is_named(void **state)
 {
-	char path[512], err[512];
+	char path[512];
 	test_path(path, sizeof path, "meta-damaged.db");
 	write_hand_trace(path, &(struct hand_opts){ .device_reset_ns = "12990000" });
 	sqlite3 *db;
@@ -677,9 +670,7 @@ static void unreadable_meta_is_named(void **state)
 	assert_int_equal(fseek(f, (root - 1) * page, SEEK_SET), 0);
 	assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
 	fclose(f);
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "reading meta device_memory failed: database disk image is malformed"));
+	load_refused(path, "reading meta device_memory failed: database disk image is malformed");
 }
 
 /* Each kernel of the plan follows the iteration's allocations made at or
@@ -779,9 +770,7 @@ static void framework_cache_from_the_meta(void **state)
 		planner_free(pl);
 	}
 	write_hand_trace(path, &(struct hand_opts){ .framework_cache = "on" });
-	assert_null(trace_load(path, err, sizeof err));
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "meta framework_cache 'on' is neither 0 nor 1"));
+	load_refused(path, "meta framework_cache 'on' is neither 0 nor 1");
 }
 
 int main(void)
