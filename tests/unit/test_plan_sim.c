@@ -188,11 +188,14 @@ static void evictions_spare_the_kernels_blocks(void **state)
 	planner_free(pl);
 }
 
-/* Two 4 MiB tensors, 1 and 2, each used alone by its kernel, k0 or k1:
- * kernels launched 1 ms apart, 0.1 ms each, k1 where turn (an SQL
- * expression of the launch's number n) is 1. */
-static void write_two_tensors(const char *path, int kernels, const char *turn)
+/* The simulation of a trace of two 4 MiB tensors, 1 and 2 (4 blocks),
+ * each used alone by its kernel, k0 or k1: kernels launched 1 ms apart,
+ * 0.1 ms each, k1 where turn (an SQL expression of the launch's number n)
+ * is 1. Its planner in *pl, the default options in *o. */
+static struct sim_ctx *two_tensors(const char *path, int kernels, const char *turn, struct planner **pl,
+				   struct sim_options *o)
 {
+	char err[512];
 	char rows[2048];
 	snprintf(rows, sizeof rows,
 		 "INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
@@ -209,6 +212,13 @@ static void write_two_tensors(const char *path, int kernels, const char *turn)
 		 "INSERT INTO kernel_arg SELECT correlation_id, 0, exec_id - 10, 0 FROM kernel;",
 		 kernels - 1, turn, turn);
 	write_sql_trace(path, rows);
+	*pl = test_plan(path, 0);
+	struct sim_ctx *c = sim_ctx_new(*pl, err, sizeof err);
+	if (!c)
+		fail_msg("%s", err);
+	assert_int_equal(sim_blocks(c), 4);
+	sim_options_default(&(*pl)->opt, o);
+	return c;
 }
 
 /* Two kernels in turn, each on a 4 MiB tensor of its own: at a capacity
@@ -221,14 +231,9 @@ static void write_two_tensors(const char *path, int kernels, const char *turn)
 static void deepum_keeps_to_the_capacity(void **state)
 {
 	char path[512], err[512];
-	write_two_tensors(test_path(path, sizeof path, "two_kernels.db"), 12, "n % 2");
-	struct planner *pl = test_plan(path, 0);
-	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
-	if (!c)
-		fail_msg("%s", err);
-	assert_int_equal(sim_blocks(c), 4);
+	struct planner *pl;
 	struct sim_options o;
-	sim_options_default(&pl->opt, &o);
+	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "two_kernels.db"), 12, "n % 2", &pl, &o);
 	const uint64_t cap = 2 * SIM_BLOCK_BYTES;
 	struct sim_result dm;
 	if (sim_run(c, SIM_DEEPUM, cap, &o, &dm, err, sizeof err))
@@ -253,14 +258,9 @@ static void deepum_keeps_to_the_capacity(void **state)
 static void deepum_charges_only_issued_prefetches(void **state)
 {
 	char path[512], err[512];
-	write_two_tensors(test_path(path, sizeof path, "aabb.db"), 16, "n / 2 % 2");
-	struct planner *pl = test_plan(path, 0);
-	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
-	if (!c)
-		fail_msg("%s", err);
-	assert_int_equal(sim_blocks(c), 4);
+	struct planner *pl;
 	struct sim_options o;
-	sim_options_default(&pl->opt, &o);
+	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "aabb.db"), 16, "n / 2 % 2", &pl, &o);
 	const uint64_t cap = 2 * SIM_BLOCK_BYTES, call_ns = 5000000;
 	struct sim_result free_calls, dear_calls;
 	o.call_cost_ns = 0;
