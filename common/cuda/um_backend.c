@@ -45,6 +45,14 @@ static struct {
 } streams[MAX_STREAMS];
 static int nstreams;
 static atomic_bool streams_overflow;
+/* Streams whose capture a callback saw begin that have no place in
+ * streams[] (it was full): fences take no events once it is, but must not
+ * synchronize while one captures (capture_seen_under_way). Under
+ * streams_lock; each leaves at its capture's end (or refused beginning),
+ * its destroy, or a reset.
+ * Beyond their room a capture is not followed, which is said. */
+static CUstream unplaced[MAX_STREAMS];
+static int nunplaced;
 /* Streams being destroyed, not yet taken out of streams[]: the destroy
  * callback runs inside the driver's cuStreamDestroy, where it should wait
  * for nothing that may wait for the driver; it only queues the handle
@@ -190,6 +198,16 @@ static int stream_index(CUstream s)
 	return i;
 }
 
+/* Takes s out of unplaced[], if there; under streams_lock. */
+static void unplace(CUstream s)
+{
+	for (int i = 0; i < nunplaced; i++)
+		if (unplaced[i] == s) {
+			unplaced[i] = unplaced[--nunplaced];
+			return;
+		}
+}
+
 /* Takes the streams destroyed since this was last called out of the
  * registry, noting in destroyed_busy whether one may still have had work
  * queued. Under streams_lock. */
@@ -204,6 +222,7 @@ static void forget_destroyed(void)
 		nstreams = 0;
 	}
 	for (int k = 0; k < ndestroyed; k++) {
+		unplace(destroyed[k]);
 		int i = stream_index(destroyed[k]);
 		if (i < nstreams) {
 			busy |= streams[i].busy && streams[i].nonblocking &&
@@ -279,6 +298,21 @@ void um_backend_capture_begins(CUstream s)
 	 * captures (capture_seen_under_way); but no fence takes events on it,
 	 * so its work is not waited for. */
 	um_backend_stream_queued(s);
+	/* Beyond the registry's places, in unplaced[] instead. */
+	static atomic_bool unfollowed;
+	bool lost = false;
+	pthread_mutex_lock(&streams_lock);
+	if (stream_index(s) == nstreams) {
+		unplace(s);
+		if (nunplaced < MAX_STREAMS)
+			unplaced[nunplaced++] = s;
+		else
+			lost = true;
+	}
+	pthread_mutex_unlock(&streams_lock);
+	if (lost && !atomic_exchange(&unfollowed, true))
+		um_warn("graph captures on more than %d CUDA streams besides the %d followed: a free may synchronize "
+			"during one, which breaks it", MAX_STREAMS, MAX_STREAMS);
 	if (stream_elsewhere(s))
 		return;
 	pthread_mutex_lock(&streams_lock);
@@ -296,14 +330,24 @@ void um_backend_capture_begins(CUstream s)
 
 void um_backend_capture_refused(CUstream s)
 {
-	if (s == CU_STREAM_PER_THREAD)
+	if (s == CU_STREAM_PER_THREAD) {
 		capture_threads_refused();
+		return;
+	}
+	pthread_mutex_lock(&streams_lock);
+	unplace(s);
+	pthread_mutex_unlock(&streams_lock);
 }
 
 void um_backend_capture_ends(CUstream s)
 {
-	if (s == CU_STREAM_PER_THREAD)
+	if (s == CU_STREAM_PER_THREAD) {
 		capture_threads_end();
+		return;
+	}
+	pthread_mutex_lock(&streams_lock);
+	unplace(s);
+	pthread_mutex_unlock(&streams_lock);
 }
 
 void um_backend_note_stream(CUstream s)
@@ -346,6 +390,8 @@ static void forget_streams(bool keep_captures)
 		if (keep_captures && streams[i].drained)
 			streams[kept++] = streams[i];
 	nstreams = kept;
+	if (!keep_captures)
+		nunplaced = 0;
 	pthread_mutex_unlock(&streams_lock);
 	atomic_fetch_add(&destroy_gen, 1); /* for stream_elsewhere's answers */
 }
@@ -437,11 +483,13 @@ static bool capture_seen_under_way(void)
 		return true;
 	if (!capture_watching())
 		return false;
-	CUstream known[MAX_STREAMS];
+	CUstream known[2 * MAX_STREAMS];
 	pthread_mutex_lock(&streams_lock);
-	int n = nstreams;
-	for (int i = 0; i < n; i++)
-		known[i] = streams[i].s;
+	int n = 0;
+	for (int i = 0; i < nstreams; i++)
+		known[n++] = streams[i].s;
+	for (int i = 0; i < nunplaced; i++)
+		known[n++] = unplaced[i];
 	pthread_mutex_unlock(&streams_lock);
 	for (int i = 0; i < n; i++)
 		if (capture_stream_capturing(known[i]))

@@ -21,6 +21,8 @@
  *   handle, nor takes a stream that has its handle for the dead one's kind.
  *   It keeps a stream whose capture it saw begin as it woke, so that the
  *   fence that synchronizes for the wake does not while that capture runs.
+ * - A stream that begins a capture once the registry's 64 places are taken
+ *   is still asked about: no fence synchronizes while it captures.
  */
 #include "testutil.h"
 
@@ -430,6 +432,40 @@ static void a_green_contexts_wait_synchronizes_the_arenas_context(void **state)
 	test_in_child(green_thread_waits);
 }
 
+/* The program has had work on 64 streams, the registry's every place,
+ * when a 65th begins a graph capture: a fence then waits for the whole
+ * context, but must not synchronize while that capture runs, which would
+ * break it; nor may a free of real memory (um_backend_may_synchronize).
+ * Once the capture ends, a synchronize is allowed again. */
+#define CAPTURED ((CUstream)(uintptr_t)0x7000)
+
+static bool capture_beyond_the_registry(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	for (uintptr_t i = 0; i < 64; i++)
+		um_backend_note_stream((CUstream)(0x10000 + 16 * i));
+	captures_seen = true; /* capture_note watches before the beginning */
+	um_backend_capture_begins(CAPTURED);
+	capturing = CAPTURED;
+	EXPECT(!um_backend_may_synchronize(), "a free may synchronize while a 65th stream captures");
+	uint64_t token = b.fence_record(NULL);
+	b.fence_wait(NULL, token);
+	EXPECT(syncs == 0, "a fence synchronized while a 65th stream captured");
+	capturing = NULL;
+	um_backend_capture_ends(CAPTURED);
+	EXPECT(um_backend_may_synchronize(), "no synchronize allowed after the capture ended");
+	b.fence_wait(NULL, token);
+	EXPECT(syncs == 1, "the fence was not waited for once the capture ended");
+	return failures == 0;
+}
+
+static void a_capture_beyond_64_streams_is_followed(void **state)
+{
+	test_in_child(capture_beyond_the_registry);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +477,7 @@ int main(void)
 		cmocka_unit_test(a_handle_seen_while_idle_is_asked_again),
 		cmocka_unit_test(a_refused_wake_synchronize_is_claimed_again),
 		cmocka_unit_test(a_green_contexts_wait_synchronizes_the_arenas_context),
+		cmocka_unit_test(a_capture_beyond_64_streams_is_followed),
 	};
 	return cmocka_run_group_tests_name("um_backend", tests, NULL, NULL);
 }
