@@ -16,6 +16,7 @@
 #include "cbids.h"
 #include "execid.h"
 #include "grow.h"
+#include "minmax.h"
 
 const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -160,6 +161,11 @@ static void scan_params(struct launch_info *out, arena *a, struct addr_set *fore
 			param_scan(k->slots, a, foreign, k->params[i].offset, params[i], k->params[i].size,
 				   &found);
 	} else if ((buf = packed_params(extra, &len))) {
+		/* Not past the kernel's layout, where it is known: what lies
+		 * beyond is no parameter of it, and a size the program gave
+		 * larger than its buffer would be read past the buffer's end. */
+		if (k && k->nparams)
+			len = min_u64(len, k->params[k->nparams - 1].offset + k->params[k->nparams - 1].size);
 		param_scan(NULL, a, NULL, 0, buf, len, &found);
 	}
 	out->nargs = found.n;

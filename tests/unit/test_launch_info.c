@@ -21,16 +21,19 @@
 #define CONTEXT_A ((CUcontext)(uintptr_t)0xa000)
 #define CONTEXT_B ((CUcontext)(uintptr_t)0xb000)
 #define KERNEL ((CUfunction)(uintptr_t)0xf000)
+#define PACKED_KERNEL ((CUfunction)(uintptr_t)0xf100)
 #define STREAM ((CUstream)(uintptr_t)0x5000)
 #define SEGMENT_BASE ((uint64_t)1 << 40)
 
-/* ---- the fake driver: KERNEL takes one 8-byte parameter ---- */
+/* ---- the fake driver: KERNEL takes one 8-byte parameter, PACKED_KERNEL
+ * three (24 bytes) ---- */
 
 CUresult CUDAAPI cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
 {
-	if (f != KERNEL || index > 0)
+	size_t n = f == KERNEL ? 1 : f == PACKED_KERNEL ? 3 : 0;
+	if (index >= n)
 		return CUDA_ERROR_INVALID_VALUE;
-	*offset = 0;
+	*offset = 8 * index;
 	*size = 8;
 	return CUDA_SUCCESS;
 }
@@ -168,8 +171,8 @@ static void packed_parameters_scanned(void **state)
 	size_t size = sizeof buffer;
 	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
 			  CU_LAUNCH_PARAM_END };
-	cuLaunchKernel_params p = { .f = KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
-				    .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
+	cuLaunchKernel_params p = { .f = PACKED_KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
 				  .symbolName = "packed_kernel", .context = CONTEXT_A };
 	struct launch_info l;
@@ -178,6 +181,34 @@ static void packed_parameters_scanned(void **state)
 	assert_int_equal(l.args[0].param_offset, 8);
 	assert_int_equal(l.args[0].alloc.id, t.id);
 	assert_int_equal(l.args[0].offset, 128);
+	arena_destroy(a);
+}
+
+/* A packed buffer's size is the program's word: bytes past the kernel's
+ * parameter layout are none of its parameters (the driver copies the
+ * layout's bytes, or refuses a size that is not the layout's), and a
+ * size larger than the buffer would have them read past its end. An
+ * arena address there is not scanned. */
+static void packed_parameters_read_within_the_layout(void **state)
+{
+	struct arena_alloc t;
+	arena *a = arena_holding_one(&t);
+	uint64_t buffer[4] = { 7, t.address + 128, 0, t.address + 256 };
+	size_t size = sizeof buffer; /* 32: the layout ends at 24 */
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			  CU_LAUNCH_PARAM_END };
+	cuLaunchKernel_params p = { .f = PACKED_KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+				  .symbolName = "packed_kernel", .context = CONTEXT_A };
+	struct launch_info l;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &l));
+	assert_int_equal(l.nargs, 1);
+	assert_int_equal(l.args[0].param_offset, 8);
+	/* A size short of the layout: the parameters past it are not read. */
+	size = 12;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &l));
+	assert_int_equal(l.nargs, 0);
 	arena_destroy(a);
 }
 
@@ -233,6 +264,7 @@ int main(void)
 		cmocka_unit_test(another_contexts_words_change_nothing),
 		cmocka_unit_test(other_launch_forms_decoded),
 		cmocka_unit_test(packed_parameters_scanned),
+		cmocka_unit_test(packed_parameters_read_within_the_layout),
 		cmocka_unit_test(packed_parameters_without_a_buffer_or_size_find_nothing),
 		cmocka_unit_test(a_launch_without_its_config_is_not_decoded),
 	};
