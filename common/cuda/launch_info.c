@@ -16,7 +16,6 @@
 #include "cbids.h"
 #include "execid.h"
 #include "grow.h"
-#include "minmax.h"
 
 const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -160,12 +159,20 @@ static void scan_params(struct launch_info *out, arena *a, struct addr_set *fore
 		for (uint32_t i = 0; k && i < k->nparams; i++)
 			param_scan(k->slots, a, foreign, k->params[i].offset, params[i], k->params[i].size,
 				   &found);
-	} else if ((buf = packed_params(extra, &len))) {
-		/* Not past the kernel's layout, where it is known: what lies
-		 * beyond is no parameter of it, and a size the program gave
-		 * larger than its buffer would be read past the buffer's end. */
-		if (k && k->nparams)
-			len = min_u64(len, k->params[k->nparams - 1].offset + k->params[k->nparams - 1].size);
+	} else if ((buf = packed_params(extra, &len)) && k && k->nparams) {
+		/* Each parameter at its offset in the buffer, as kernelParams
+		 * give them: not the padding between them, which holds whatever
+		 * the program's memory did (often half of an earlier pointer),
+		 * nor past the layout, which is no parameter of the kernel (a
+		 * size the program gave larger than its buffer would be read
+		 * past the buffer's end), nor a parameter the size cuts. */
+		for (uint32_t i = 0; i < k->nparams; i++)
+			if (k->params[i].offset + (size_t)k->params[i].size <= len)
+				param_scan(k->slots, a, foreign, k->params[i].offset, buf + k->params[i].offset,
+					   k->params[i].size, &found);
+	} else if (buf) {
+		/* No layout known (the driver gave none): word by word, as the
+		 * program sized the buffer, every word steady. */
 		param_scan(NULL, a, NULL, 0, buf, len, &found);
 	}
 	out->nargs = found.n;

@@ -22,19 +22,21 @@
 #define CONTEXT_B ((CUcontext)(uintptr_t)0xb000)
 #define KERNEL ((CUfunction)(uintptr_t)0xf000)
 #define PACKED_KERNEL ((CUfunction)(uintptr_t)0xf100)
+#define PADDED_KERNEL ((CUfunction)(uintptr_t)0xf200)
 #define STREAM ((CUstream)(uintptr_t)0x5000)
 #define SEGMENT_BASE ((uint64_t)1 << 40)
 
 /* ---- the fake driver: KERNEL takes one 8-byte parameter, PACKED_KERNEL
- * three (24 bytes) ---- */
+ * three (24 bytes), PADDED_KERNEL a 4-byte one and an 8-byte one at 8
+ * (an int and a pointer, with 4 bytes of padding between) ---- */
 
 CUresult CUDAAPI cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
 {
-	size_t n = f == KERNEL ? 1 : f == PACKED_KERNEL ? 3 : 0;
+	size_t n = f == KERNEL ? 1 : f == PACKED_KERNEL ? 3 : f == PADDED_KERNEL ? 2 : 0;
 	if (index >= n)
 		return CUDA_ERROR_INVALID_VALUE;
 	*offset = 8 * index;
-	*size = 8;
+	*size = f == PADDED_KERNEL && index == 0 ? 4 : 8;
 	return CUDA_SUCCESS;
 }
 
@@ -212,6 +214,41 @@ static void packed_parameters_read_within_the_layout(void **state)
 	arena_destroy(a);
 }
 
+/* The padding of a packed buffer is whatever the program's memory held,
+ * often half of an earlier pointer: an int beside such padding can read
+ * as an arena address in one launch and not in the next. Scanned by
+ * parameter, as kernelParams are, the padding is no word of any: the
+ * launches get one execution ID, the one kernelParams give them. */
+static void packed_padding_leaves_the_id_alone(void **state)
+{
+	struct arena_alloc t;
+	arena *a = arena_holding_one(&t);
+	uint64_t word = t.address + 1024, pointer = t.address + 64;
+	uint32_t n = (uint32_t)word; /* the int: word's low half */
+	uint64_t buffer[2] = { word, pointer }; /* padding: word's high half */
+	size_t size = 16;
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			  CU_LAUNCH_PARAM_END };
+	cuLaunchKernel_params p = { .f = PADDED_KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+				  .symbolName = "padded_kernel", .context = CONTEXT_A };
+	struct launch_info stale, clean, plain;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &stale));
+	buffer[0] = n; /* the same int, its padding 0 */
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &clean));
+	assert_int_equal(stale.nargs, 1);
+	assert_int_equal(stale.args[0].param_offset, 8);
+	assert_true(stale.args[0].steady);
+	assert_true(stale.exec_id == clean.exec_id);
+	void *params[] = { &n, &pointer };
+	p.extra = NULL;
+	p.kernelParams = params;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &plain));
+	assert_true(plain.exec_id == clean.exec_id);
+	arena_destroy(a);
+}
+
 /* Packed parameters the driver refuses or ignores are not scanned: a
  * size given through a NULL pointer (read through, it crashed the
  * program at API entry instead of letting the driver answer), a NULL
@@ -265,6 +302,7 @@ int main(void)
 		cmocka_unit_test(other_launch_forms_decoded),
 		cmocka_unit_test(packed_parameters_scanned),
 		cmocka_unit_test(packed_parameters_read_within_the_layout),
+		cmocka_unit_test(packed_padding_leaves_the_id_alone),
 		cmocka_unit_test(packed_parameters_without_a_buffer_or_size_find_nothing),
 		cmocka_unit_test(a_launch_without_its_config_is_not_decoded),
 	};
