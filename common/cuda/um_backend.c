@@ -442,14 +442,34 @@ uint64_t um_backend_fence_wait_ns(void)
 	return atomic_load(&ring.wait_ns);
 }
 
+/* The fences' event calls are made in the relaxed capture mode once a
+ * capture was seen (or may have begun unseen: capture_watching), as
+ * um_alloc.c's synchronize_relaxed: made by a thread in the global mode
+ * while another thread captures in it, the driver may count such a call
+ * among those it refuses, which breaks that capture (an event query does:
+ * PyTorch's NCCL watchdog broke captures so, until it queried in another
+ * mode). */
+static bool relax(CUstreamCaptureMode *saved)
+{
+	return capture_watching() && capture_relaxed_begin(saved);
+}
+
 static bool event_create(void *ctx, void **event)
 {
-	return cudart_get()->EventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming) == cudaSuccess;
+	CUstreamCaptureMode mode;
+	bool relaxed = relax(&mode);
+	cudaError_t err = cudart_get()->EventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming);
+	capture_relaxed_end(relaxed, mode);
+	return err == cudaSuccess;
 }
 
 static bool event_record(void *ctx, void *event, void *stream)
 {
-	return cudart_get()->EventRecord(event, stream) == cudaSuccess;
+	CUstreamCaptureMode mode;
+	bool relaxed = relax(&mode);
+	cudaError_t err = cudart_get()->EventRecord(event, stream);
+	capture_relaxed_end(relaxed, mode);
+	return err == cudaSuccess;
 }
 
 /* An event whose query fails otherwise joined a capture after its stream
@@ -459,7 +479,10 @@ static bool event_record(void *ctx, void *event, void *stream)
 static bool event_done(void *ctx, void *event)
 {
 	bool clean = cudart_clean();
+	CUstreamCaptureMode mode;
+	bool relaxed = relax(&mode);
 	cudaError_t err = cudart_get()->EventQuery(event);
+	capture_relaxed_end(relaxed, mode);
 	if (err == cudaErrorNotReady)
 		return false;
 	cudart_quiet(clean, err);
@@ -469,7 +492,11 @@ static bool event_done(void *ctx, void *event)
 static void event_wait(void *ctx, void *event)
 {
 	bool clean = cudart_clean();
-	cudart_quiet(clean, cudart_get()->EventSynchronize(event));
+	CUstreamCaptureMode mode;
+	bool relaxed = relax(&mode);
+	cudaError_t err = cudart_get()->EventSynchronize(event);
+	capture_relaxed_end(relaxed, mode);
+	cudart_quiet(clean, err);
 }
 
 /* Whether a graph capture the callbacks saw begin may be under way: a

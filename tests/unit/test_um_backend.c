@@ -23,6 +23,8 @@
  *   fence that synchronizes for the wake does not while that capture runs.
  * - A stream that begins a capture once the registry's 64 places are taken
  *   is still asked about: no fence synchronizes while it captures.
+ * - A fence's event calls are made in the relaxed capture mode while
+ *   another thread may capture in the global one, which they would break.
  */
 #include "testutil.h"
 
@@ -47,10 +49,20 @@ static cudaError_t answer(cudaError_t err)
 	return err;
 }
 
+/* The calling thread's capture mode is relaxed (capture_relaxed_begin);
+ * and the event calls made while a capture is under way (another
+ * thread's, in the global mode) without it: the driver may count each
+ * among the calls it refuses then, which breaks that capture (an event
+ * query does: PyTorch's NCCL watchdog broke captures so). */
+static bool relaxed;
+static int unsafe_calls;
+static void note_event_call(void);
+
 static cudaError_t fake_event_create(cudaEvent_t *event, unsigned int flags)
 {
 	static uintptr_t next = 0x100;
 	*event = (cudaEvent_t)next++;
+	note_event_call();
 	return cudaSuccess;
 }
 
@@ -60,16 +72,19 @@ static int side_events, side_queries;
 static cudaError_t fake_event_record(cudaEvent_t event, cudaStream_t stream)
 {
 	side_events += stream == (cudaStream_t)SIDE;
+	note_event_call();
 	return cudaSuccess;
 }
 
 static cudaError_t fake_event_query(cudaEvent_t event)
 {
+	note_event_call();
 	return answer(event_answer);
 }
 
 static cudaError_t fake_event_synchronize(cudaEvent_t event)
 {
+	note_event_call();
 	return answer(event_answer == cudaErrorNotReady ? cudaSuccess : event_answer);
 }
 
@@ -120,6 +135,24 @@ bool capture_watching(void)
 }
 
 static CUstream capturing; /* the one stream that captures, if any */
+
+static void note_event_call(void)
+{
+	unsafe_calls += capturing && !relaxed;
+}
+
+bool capture_relaxed_begin(CUstreamCaptureMode *saved)
+{
+	*saved = relaxed ? CU_STREAM_CAPTURE_MODE_RELAXED : CU_STREAM_CAPTURE_MODE_GLOBAL;
+	relaxed = true;
+	return true;
+}
+
+void capture_relaxed_end(bool begun, CUstreamCaptureMode saved)
+{
+	if (begun)
+		relaxed = saved == CU_STREAM_CAPTURE_MODE_RELAXED;
+}
 
 bool capture_stream_capturing(CUstream stream)
 {
@@ -466,6 +499,36 @@ static void a_capture_beyond_64_streams_is_followed(void **state)
 	test_in_child(capture_beyond_the_registry);
 }
 
+/* Another thread captures on SIDE, in the global mode, while this one,
+ * in it too, frees and allocates the arena's memory on OTHER_SIDE: the
+ * fences' events are created, recorded, queried and waited for in the
+ * relaxed mode, which the driver does not refuse during that capture
+ * (as um_alloc.c's synchronize_relaxed). */
+static bool fence_calls_beside_a_capture(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	um_backend_note_stream(OTHER_SIDE);
+	uint64_t before = b.fence_record(NULL); /* its events made before the capture */
+	captures_seen = true;
+	um_backend_capture_begins(SIDE);
+	capturing = SIDE;
+	um_backend_note_stream(OTHER_SIDE);
+	uint64_t during = b.fence_record(NULL);
+	event_answer = cudaErrorNotReady;
+	EXPECT(!b.fence_done(NULL, before), "a fence whose events still run was done");
+	b.fence_wait(NULL, during);
+	EXPECT(unsafe_calls == 0, "a fence's event call was made in the global capture mode during a capture");
+	EXPECT(!relaxed, "the thread's capture mode was not given back");
+	return failures == 0;
+}
+
+static void fence_events_beside_a_capture_are_relaxed(void **state)
+{
+	test_in_child(fence_calls_beside_a_capture);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +541,7 @@ int main(void)
 		cmocka_unit_test(a_refused_wake_synchronize_is_claimed_again),
 		cmocka_unit_test(a_green_contexts_wait_synchronizes_the_arenas_context),
 		cmocka_unit_test(a_capture_beyond_64_streams_is_followed),
+		cmocka_unit_test(fence_events_beside_a_capture_are_relaxed),
 	};
 	return cmocka_run_group_tests_name("um_backend", tests, NULL, NULL);
 }
