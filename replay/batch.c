@@ -43,6 +43,13 @@ void batch_destroy(batch *b)
 int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
 {
 	struct list *l = &b->kind[op];
+	/* The ranges the flush coalesces the kind into are made room for
+	 * here, where running out refuses the block, so that the flush
+	 * issues every block added. */
+	struct engine_range *r = room_for_one(b->ranges, l->n, &b->cap_ranges, sizeof *r, 64);
+	if (!r)
+		return -1;
+	b->ranges = r;
 	uint64_t *p = room_for_one(l->no, l->n, &l->cap, sizeof *p, 64);
 	if (!p)
 		return -1;
@@ -53,7 +60,8 @@ int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w)
 }
 
 /* Sorts l's blocks and turns them into coalesced ranges; returns how many.
- * The ranges never outnumber the blocks, and the buffer is sized for that. */
+ * The ranges never outnumber the blocks, and batch_add sizes the buffer
+ * for that. */
 static size_t coalesce(struct list *l, struct engine_range *out)
 {
 	size_t n = 0;
@@ -79,17 +87,7 @@ void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats 
 		struct list *l = &b->kind[op];
 		if (!l->n)
 			continue;
-		if (l->n > b->cap_ranges) {
-			struct engine_range *r = realloc(b->ranges, l->n * sizeof *r);
-			if (!r) {
-				l->n = 0;
-				l->wait = (struct wait_ref){ 0, 0 };
-				continue;
-			}
-			b->ranges = r;
-			b->cap_ranges = l->n;
-		}
-		size_t n = coalesce(l, b->ranges);
+		size_t n = coalesce(l, b->ranges); /* room made by batch_add */
 		uint64_t bytes = 0;
 		for (size_t i = 0; i < n; i++)
 			bytes += b->ranges[i].bytes;

@@ -7,8 +7,8 @@
  * Kinds are issued in the plan's order (common/plan.h): discard, evict,
  * discard_prefetch, prefetch, so room is made before data is brought in.
  * Buffers grow to the largest batch seen and are then reused: no memory is
- * allocated per launch in a steady state. Not thread-safe: the engine's
- * lock covers it.
+ * allocated per launch in a steady state, and none at a flush. Not
+ * thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_BATCH_H
 #define UMKIT_REPLAY_BATCH_H
@@ -24,12 +24,13 @@ void batch_destroy(batch *b);
 
 /* Adds block number no to the op's batch, which will wait for w (and for
  * the waits of the other blocks). Returns 0, or -1 when out of memory (the
- * block is not added). */
+ * block is not added): the room its flush needs is made here. */
 int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w);
 
 /* Issues what was added through x, each kind's call with ticket (see
  * engine_executor), and empties the batch; counts each call and its bytes
- * in st->ops / st->bytes. */
+ * in st->ops / st->bytes. Allocates nothing, so every block added is
+ * issued. */
 void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket);
 
 #endif

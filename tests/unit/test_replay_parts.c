@@ -8,12 +8,14 @@
  * found past its first kernel), an idle engine's
  * footprint (against a bitmap), the block table,
  * the residency model's victim order, batch coalescing and kind order (a
- * block at the top of the address space added twice too), the
+ * block at the top of the address space added twice too; memory running
+ * out while blocks are added, not at the flush), the
  * marker indexes, the cutting of ranges into driver calls, the GPU's
  * busy time per window, and the count of lost execution IDs (most first,
  * bounded).
  */
 #include "testutil.h"
+#include "failing_realloc.h"
 
 #include "plan.h"
 #include "replay/allocmap.h"
@@ -640,6 +642,52 @@ static void batch_coalesces_at_the_top(void **state)
 	oplog_destroy(l);
 }
 
+/* The executor of batch_flush_allocates_nothing: counts calls and bytes. */
+struct issued {
+	size_t calls, ranges;
+	uint64_t bytes;
+};
+
+static void count_issue(void *ctx, enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark,
+			uint64_t ticket)
+{
+	struct issued *is = ctx;
+	is->calls++;
+	is->ranges += n;
+	for (size_t i = 0; i < n; i++)
+		is->bytes += r[i].bytes;
+}
+
+/* Memory running out: the block the batch has no room for is refused where
+ * it is added (the engine then leaves its state as it was), and every
+ * block added is issued and counted at the flush, which allocates nothing.
+ * The flush grew its ranges itself, and when that failed it dropped the
+ * kind's whole batch, uncounted, while the engine took its blocks for
+ * moved. */
+static void batch_flush_allocates_nothing(void **state)
+{
+	batch *b = batch_create();
+	struct engine_stats st = { 0 };
+	struct issued is = { 0 };
+	struct engine_executor x = { .ctx = &is, .issue = count_issue };
+	const struct wait_ref none = { 0, 0 };
+	const uint64_t first = BASE >> BLOCK_SHIFT;
+	assert_int_equal(batch_add(b, ENGINE_OP_PREFETCH, first, none), 0);
+	realloc_fails = true;
+	size_t added = 1; /* every other block: a range each */
+	while (added < 1000 && batch_add(b, ENGINE_OP_PREFETCH, first + 2 * added, none) == 0)
+		added++;
+	assert_true(added < 1000); /* room ran out */
+	batch_flush(b, &x, &st, 1);
+	realloc_fails = false;
+	assert_int_equal(is.calls, 1);
+	assert_int_equal(is.ranges, added);
+	assert_true(is.bytes == added * BLK);
+	assert_int_equal(st.ops[ENGINE_OP_PREFETCH], 1);
+	assert_true(st.bytes[ENGINE_OP_PREFETCH] == added * BLK);
+	batch_destroy(b);
+}
+
 static void marker_indexes(void **state)
 {
 	struct plan *p = plan_create();
@@ -858,6 +906,7 @@ int main(void)
 		cmocka_unit_test(residency_victims),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
 		cmocka_unit_test(batch_coalesces_at_the_top),
+		cmocka_unit_test(batch_flush_allocates_nothing),
 		cmocka_unit_test(marker_indexes),
 		cmocka_unit_test(calls_split_by_mapping_and_size),
 		cmocka_unit_test(calls_split_caps_ranges_per_call),
