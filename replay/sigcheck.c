@@ -21,6 +21,7 @@ struct sigcheck {
 	bool in_iteration;         /* allocations are being collected */
 	bool alloc_ok;             /* an iteration agreed: allocations judged */
 	bool overflow;             /* this iteration: too many to agree, or no memory */
+	bool no_memory;            /* this iteration: its sizes could not be kept */
 	uint64_t *got;             /* this iteration's sizes so far */
 	size_t n_got, cap_got;
 	uint32_t tries;            /* complete iterations compared */
@@ -96,7 +97,7 @@ void sigcheck_alloc(sigcheck *s, uint64_t size)
 	}
 	uint64_t *p = room_for_one(s->got, s->n_got, &s->cap_got, sizeof *p, 256);
 	if (!p) {
-		s->overflow = true;
+		s->overflow = s->no_memory = true;
 		return;
 	}
 	s->got = p;
@@ -135,7 +136,9 @@ void sigcheck_iteration_start(sigcheck *s, uint64_t early)
 	bool kept = s->in_iteration && !s->overflow;
 	size_t moved = !kept ? 0 : early < s->n_got ? (size_t)early : s->n_got;
 	bool unknown = early && !kept;
-	if (s->in_iteration) {
+	/* An iteration whose sizes could not be kept is not judged either:
+	 * running out of memory says nothing of the program. */
+	if (s->in_iteration && !s->no_memory) {
 		s->n_got -= moved;
 		if (iteration_agrees(s)) {
 			s->alloc_ok = true;
@@ -146,7 +149,7 @@ void sigcheck_iteration_start(sigcheck *s, uint64_t early)
 			s->foreign = true;
 	}
 	s->in_iteration = !s->foreign && !unknown;
-	s->overflow = false;
+	s->overflow = s->no_memory = false;
 	if (moved)
 		memmove(s->got, s->got + s->n_got, moved * sizeof *s->got);
 	s->n_got = moved;

@@ -23,7 +23,8 @@
  *    gradients' stay. If none of the first SIGCHECK_ALLOC_TRIES complete
  *    iterations agrees: foreign. Several tries, because a framework's first
  *    iterations allocate extra (optimizer state made at the first step,
- *    library workspaces).
+ *    library workspaces). An iteration whose sizes could not be kept
+ *    (memory ran out) is not judged and is no try.
  * The verdict is final. Not thread-safe: the engine's lock covers it.
  */
 #ifndef UMKIT_REPLAY_SIGCHECK_H

@@ -4,9 +4,11 @@
  * iterations, resynchronisation after removed and inserted kernels whose
  * execution IDs repeat (the history decides), losing the place and finding
  * it again, matching by shape where an ID drifts, and the kernel and
- * allocation rules of the foreign check.
+ * allocation rules of the foreign check (memory running out is no
+ * disagreement).
  */
 #include "testutil.h"
+#include "failing_realloc.h"
 
 #include <time.h>
 
@@ -778,6 +780,36 @@ static void allocations_of_starts_found_late(void **state)
 	sigcheck_destroy(s);
 }
 
+/* Iterations whose sizes could not be kept (memory ran out at their first
+ * allocation) are not judged: they were counted as tries that disagreed,
+ * and three of them judged the program's own plan foreign. The next
+ * iteration with memory is judged, and agrees. */
+static void allocations_out_of_memory_not_judged(void **state)
+{
+	uint64_t ids[2] = { A, B }, want[20];
+	iteration_sizes(want, 8);
+	struct plan_signature sig = signature(ids, 2, want, 20);
+	sigcheck *s = sigcheck_create(&sig, true);
+	sigcheck_iteration_start(s, 0);
+	for (int it = 0; it < SIGCHECK_ALLOC_TRIES + 1; it++) {
+		realloc_fails = true;
+		for (int i = 0; i < 20; i++)
+			sigcheck_alloc(s, want[i]);
+		realloc_fails = false;
+		sigcheck_iteration_start(s, 0);
+		assert_false(sigcheck_foreign(s));
+	}
+	for (int i = 0; i < 20; i++)
+		sigcheck_alloc(s, want[i]);
+	sigcheck_iteration_start(s, 0);
+	for (int it = 0; it < SIGCHECK_ALLOC_TRIES; it++) { /* agreed: judged */
+		sigcheck_alloc(s, 1);
+		sigcheck_iteration_start(s, 0);
+	}
+	assert_false(sigcheck_foreign(s));
+	sigcheck_destroy(s);
+}
+
 static void allocations_rule(void **state)
 {
 	uint64_t ids[2] = { A, B }, sizes[3] = { 100, 200, 300 };
@@ -933,6 +965,7 @@ int main(void)
 		cmocka_unit_test(allocations_rule),
 		cmocka_unit_test(allocations_of_starts_found_late),
 		cmocka_unit_test(allocations_as_multisets),
+		cmocka_unit_test(allocations_out_of_memory_not_judged),
 	};
 	return cmocka_run_group_tests_name("replay_match", tests, NULL, NULL);
 }
