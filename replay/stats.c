@@ -207,6 +207,16 @@ bool replay_stats_median(const uint64_t *v, size_t n, uint64_t *out)
 	return true;
 }
 
+const char *replay_stats_median_text(char *buf, size_t len, const uint64_t *v, size_t n)
+{
+	uint64_t median;
+	if (replay_stats_median(v, n, &median))
+		snprintf(buf, len, "median %.2f ms", median / 1e6);
+	else
+		snprintf(buf, len, "no median");
+	return buf;
+}
+
 int replay_stats_write_json(FILE *f, const char *policy, const struct engine_stats *s,
 			    const uint64_t *iter_ns, size_t n_iters, const struct replay_measured *m)
 {

@@ -130,4 +130,9 @@ int replay_stats_write_file(const char *path, const char *policy, const struct e
  * false when n is 0 or memory ran out (*out untouched). */
 bool replay_stats_median(const uint64_t *v, size_t n, uint64_t *out);
 
+/* The exit summary's words for that median of v[0 .. n) (ns), into buf:
+ * "median 12.34 ms", or "no median" where the file's iteration_median_ns
+ * is null (no iteration time, or memory ran out). Returns buf. */
+const char *replay_stats_median_text(char *buf, size_t len, const uint64_t *v, size_t n);
+
 #endif

@@ -274,9 +274,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	free(per);
 	free(ends);
 
-	char peak[32], cap[32], modelled[32], in[32], out[32], budget_text[96] = "";
-	uint64_t median = 0;
-	replay_stats_median(iter_ns, n, &median);
+	char peak[32], cap[32], modelled[32], in[32], out[32], budget_text[96] = "", median[48];
 	/* Under a budget the residency that counts is the model's: evictions
 	 * do not lower the device memory in use that the sampler reads. */
 	if (budget && policy != ENGINE_IDEAL) /* ideal keeps no model and no budget */
@@ -288,8 +286,9 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 		snprintf(progress, sizeof progress, "idle, the plan has nothing to do within the %s: kernel "
 			 "launches not followed, migrations not counted", budget ? "budget" : "plan's capacity");
 	else
-		snprintf(progress, sizeof progress, "%llu iterations, median %.2f ms; plan positions %llu matched, "
-			 "%llu by shape, %llu resynced, %llu lost", (unsigned long long)st->iterations, median / 1e6,
+		snprintf(progress, sizeof progress, "%llu iterations, %s; plan positions %llu matched, "
+			 "%llu by shape, %llu resynced, %llu lost", (unsigned long long)st->iterations,
+			 replay_stats_median_text(median, sizeof median, iter_ns, n),
 			 (unsigned long long)st->matched, (unsigned long long)st->shaped,
 			 (unsigned long long)st->resynced, (unsigned long long)st->lost);
 	if (m.stopped_at_graph || m.stopped_at_reset)

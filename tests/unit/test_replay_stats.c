@@ -2,7 +2,8 @@
  * Unit tests for the replay statistics file (replay/stats.c): the JSON
  * parses (with cJSON, here only: the writer itself uses none), has every
  * key docs/replay.md lists with the values given, escapes strings, and a
- * failed write is reported and leaves no file.
+ * failed write is reported and leaves no file; the exit summary's median
+ * agrees with the file's.
  */
 #include "testutil.h"
 
@@ -309,6 +310,16 @@ static void empty_run_and_no_measurements(void **state)
 	cJSON_Delete(j);
 }
 
+/* The exit summary's median says what iteration_median_ns says: none
+ * without an iteration time, where the line read "median 0.00 ms". */
+static void summary_median_as_the_file(void **state)
+{
+	char text[48];
+	assert_string_equal(replay_stats_median_text(text, sizeof text, NULL, 0), "no median");
+	assert_string_equal(replay_stats_median_text(text, sizeof text, (const uint64_t[]){ 5000000, 12345678 }, 2),
+			    "median 12.35 ms");
+}
+
 static void write_failure_is_reported(void **state)
 {
 	FILE *f = fopen("/dev/full", "w");
@@ -365,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keys_and_values),
 		cmocka_unit_test(empty_run_and_no_measurements),
+		cmocka_unit_test(summary_median_as_the_file),
 		cmocka_unit_test(write_failure_is_reported),
 		cmocka_unit_test(failed_file_write_leaves_nothing),
 	};
