@@ -77,6 +77,16 @@ static void put_summary(FILE *f, const struct trace *t, const struct engine_conf
 		fprintf(f, "started idle (the plan had nothing to do); launches followed from allocation %" PRIu64
 			   " on\n",
 			st->woke_at_alloc);
+	/* A real replay follows the program no more from its first stream
+	 * capture or graph launch (docs/replay.md, "CUDA graphs"), a time the
+	 * trace does not hold: neither is recorded, only the graphs' kernels
+	 * on the GPU's clock. An engine that never woke follows nothing either
+	 * way. */
+	if (t->graph_kernels && !(st->started_idle && !st->woke_at_alloc))
+		fprintf(f, "the recorded run used CUDA graphs (%zu kernels ran from them): a real replay stops "
+			   "following at the program's first capture or graph launch, which the trace does not "
+			   "date; this dry run fed every launch recorded, those after it too\n",
+			t->graph_kernels);
 	if (r->foreign_at)
 		fprintf(f, "the plan was judged foreign at launch %" PRIu64 " (made for another program: its kernels "
 			   "or allocations differ); nothing after it was replayed\n",

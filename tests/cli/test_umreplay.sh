@@ -339,6 +339,14 @@ expect_out_has "under ideal (no plan), no budget: 578 launches" "dry run under i
 expect_out_has "0 iterations, no residency model" "dry run under ideal: says it keeps no residency model"
 expect_out_lacks "modelled peak" "dry run under ideal: no modelled peak claimed"
 
+# A recording that ran CUDA graphs: a real replay stops following at the
+# first capture or graph launch, which the trace does not date, and the
+# dry run feeds every launch; the summary says so.
+run "$UMREPLAY" --dry-run "$FIXTURES/h100_mlp_cuda_graph.db" --policy ondemand -q
+expect_status 0 "dry run of a recording with CUDA graphs: exits 0"
+expect_out_has "the recorded run used CUDA graphs (535 kernels ran from them): a real replay stops following" \
+	"dry run of a recording with CUDA graphs: the summary says a real replay stops at the first graph"
+
 # bench/fault_report.py on a dry run's stats (measured null): a clear
 # refusal naming the file, not a traceback.
 run "$UMREPLAY" --dry-run "$fixture" --policy ondemand -q --stats "$SCRATCH/dry.json"

@@ -7,8 +7,10 @@
  * on-demand paging under the same budget (on BERT-large, far fewer), on
  * GPT-2 small the plan's ops on the iteration's allocations save more
  * faults than they cost, a replay lost across iteration starts still
- * finds the iterations' tensors and counts the iterations, and a plan
- * made for another program stops the run at the verdict.
+ * finds the iterations' tensors and counts the iterations, a plan
+ * made for another program stops the run at the verdict, and a recording
+ * that ran CUDA graphs is noted (the launches after them are fed, where a
+ * real replay stops).
  */
 #include "testutil.h"
 #include "testplan.h"
@@ -462,6 +464,43 @@ static void foreign_plan_stops_the_run(void **state)
 	planner_free(pl);
 }
 
+/* The summary of the dry run of t under ondemand. */
+static char *summary_of(const struct trace *t)
+{
+	static char text[4096];
+	struct engine_config cfg = { ENGINE_ONDEMAND, 0, NULL, false, false, NULL };
+	struct dryrun_result r;
+	char err[256];
+	if (dryrun_run(t, &cfg, &r, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(dryrun_print(f, t, &cfg, NULL, &r, true), 0);
+	rewind(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	dryrun_result_free(&r);
+	return text;
+}
+
+/* A recording whose program ran CUDA graphs: a real replay stops following
+ * at the first capture or graph launch, which the trace does not date, so
+ * the dry run feeds the launches after it too; the summary says so (it
+ * said nothing, and counted them as a real replay would not). */
+static void graphs_noted(void **state)
+{
+	struct trace_kernel kernels[2] = { { .exec_id = 1, .launch_ns = 10 }, { .exec_id = 2, .launch_ns = 20 } };
+	uint32_t arg_first[3] = { 0, 0, 0 };
+	struct trace t = { .path = "graphs.db", .n_kernels = 2, .kernels = kernels, .arg_first = arg_first };
+	assert_null(strstr(summary_of(&t), "CUDA graphs"));
+	t.graph_kernels = 7;
+	const char *text = summary_of(&t);
+	assert_non_null(strstr(text, "the recorded run used CUDA graphs (7 kernels ran from them): a real replay "
+				     "stops following at the program's first capture or graph launch"));
+	assert_non_null(strstr(text, "2 launches"));
+}
+
 /* Without launches to follow (no kernels), nothing is counted; an
  * unusable configuration is an error, with a zeroed result. */
 static void edges(void **state)
@@ -501,6 +540,7 @@ int main(void)
 		cmocka_unit_test(managed_memory_fed_as_written),
 		cmocka_unit_test(foreign_plan_stops_the_run),
 		cmocka_unit_test(edges),
+		cmocka_unit_test(graphs_noted),
 	};
 	return cmocka_run_group_tests_name("replay_dryrun", tests, NULL, NULL);
 }
