@@ -1,5 +1,6 @@
 /* cudart.c: resolve the real CUDA runtime entry points, marking the tools' own
- * allocations made through them (see cudart.h). */
+ * allocations made through them, and keep the program's last error past
+ * the tools' own calls (see cudart.h). */
 #include "cudart.h"
 
 #include <dlfcn.h>
@@ -9,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "capture.h"
 
 static struct cudart table, real;
 static int table_ok;
@@ -143,14 +146,38 @@ const struct cudart *cudart_get(void)
 	return table_ok ? &table : NULL;
 }
 
+/* The calling thread's last error as cudart_clean found it. */
+static __thread cudaError_t found;
+
 bool cudart_clean(void)
 {
-	return cudart_get()->PeekAtLastError() == cudaSuccess;
+	found = cudart_get()->PeekAtLastError();
+	return found == cudaSuccess;
+}
+
+bool cudart_leave(cudaError_t err)
+{
+	if (err != cudaErrorMemoryAllocation && err != cudaErrorInvalidValue)
+		return false;
+	const struct cudart *rt = cudart_get();
+	CUstreamCaptureMode mode;
+	bool relaxed = capture_relaxed_begin(&mode);
+	void *p;
+	if (err == cudaErrorMemoryAllocation)
+		(void)rt->Malloc(&p, (size_t)1 << 50);
+	else
+		(void)rt->Malloc(NULL, 1);
+	capture_relaxed_end(relaxed, mode);
+	return true;
 }
 
 cudaError_t cudart_quiet(bool clean, cudaError_t err)
 {
-	if (err != cudaSuccess && clean)
+	if (err == cudaSuccess)
+		return err;
+	if (clean)
 		cudart_get()->GetLastError();
+	else if (cudart_get()->PeekAtLastError() != found)
+		cudart_leave(found);
 	return err;
 }

@@ -52,12 +52,27 @@ const struct cudart *cudart_get(void);
 bool cudart_own_allocation(void);
 
 /* The tools' own runtime calls must not leave the program an error it did
- * not make. Asked before such a call: whether the calling thread's last
- * error is clean (cudaSuccess). */
+ * not make, nor take one it made: the runtime keeps a thread's latest
+ * error, so a failure replaces the program's. Asked before such a call:
+ * whether the calling thread's last error is clean (cudaSuccess); it is
+ * noted for cudart_quiet. */
 bool cudart_clean(void);
 
-/* Returns err, the answer to such a call; a failure's error is taken back
- * off the thread when it was clean before (clean, cudart_clean's answer). */
+/* Returns err, the answer to such a call. A failure's error is taken back
+ * off the thread when it was clean before (clean, cudart_clean's answer);
+ * where the program's error was there, it is made again (cudart_leave)
+ * when the failure replaced it, which is possible for the errors
+ * cudart_leave makes: another stays replaced by the failure's, still an
+ * error. */
 cudaError_t cudart_quiet(bool clean, cudaError_t err);
+
+/* Leaves err as the calling thread's last runtime error, as the runtime's
+ * own refusal would: no runtime call sets that error, so the runtime is
+ * made to refuse alike, in relaxed capture mode so that a graph capture
+ * under way allows the call (capture_relaxed_begin): more memory than any
+ * device has (2^50 bytes) for cudaErrorMemoryAllocation, an allocation
+ * with no pointer to fill for cudaErrorInvalidValue. Returns false, and
+ * calls nothing, for any other error. */
+bool cudart_leave(cudaError_t err);
 
 #endif

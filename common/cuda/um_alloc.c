@@ -249,20 +249,12 @@ static bool in_arena_context(void)
 /* Returns err, left as the calling thread's last runtime error as the
  * runtime's own refusal is (cudaGetLastError returns it once): a program
  * may check that rather than the call's answer. No runtime call sets it,
- * so the runtime is asked for what it refuses alike: more memory than any
- * device has (2^50 bytes, which no allocation can get, so none is left to
- * free), or an allocation with no pointer to fill. */
+ * so the runtime is asked for what it refuses alike (cudart_leave: more
+ * memory than any device has, 2^50 bytes, which no allocation can get, so
+ * none is left to free; or an allocation with no pointer to fill). */
 static cudaError_t refused(cudaError_t err)
 {
-	const struct cudart *rt = cudart_get();
-	CUstreamCaptureMode mode;
-	bool relaxed = capture_relaxed_begin(&mode);
-	void *p;
-	if (err == cudaErrorMemoryAllocation)
-		(void)rt->Malloc(&p, (size_t)1 << 50);
-	else
-		(void)rt->Malloc(NULL, 1);
-	capture_relaxed_end(relaxed, mode);
+	cudart_leave(err);
 	return err;
 }
 
