@@ -86,9 +86,9 @@ void dryrun_result_free(struct dryrun_result *r);
  * Prints r, the dry run of t under cfg (plan_path: the plan's file, NULL
  * when there is none), to f as umreplay --dry-run does: a summary line and
  * notes on what limited the run (an idle engine, a foreign plan, kernels
- * over the budget, CUDA graphs the recorded run used); then, unless summary_only, a table with a row per
- * completed iteration, the tail and the total. Returns 0, or -1 when
- * writing failed.
+ * over the budget, CUDA graphs the recorded run used); then, unless
+ * summary_only, a table with a row per completed iteration, the tail and
+ * the total. Returns 0, or -1 when writing failed.
  */
 int dryrun_print(FILE *f, const struct trace *t, const struct engine_config *cfg, const char *plan_path,
 		 const struct dryrun_result *r, bool summary_only);
