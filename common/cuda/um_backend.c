@@ -454,22 +454,26 @@ static bool relax(CUstreamCaptureMode *saved)
 	return capture_watching() && capture_relaxed_begin(saved);
 }
 
+/* A failed create or record is not left as the thread's last error
+ * either (event_done says why), nor does it replace the program's. */
 static bool event_create(void *ctx, void **event)
 {
+	bool clean = cudart_clean();
 	CUstreamCaptureMode mode;
 	bool relaxed = relax(&mode);
 	cudaError_t err = cudart_get()->EventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming);
 	capture_relaxed_end(relaxed, mode);
-	return err == cudaSuccess;
+	return cudart_quiet(clean, err) == cudaSuccess;
 }
 
 static bool event_record(void *ctx, void *event, void *stream)
 {
+	bool clean = cudart_clean();
 	CUstreamCaptureMode mode;
 	bool relaxed = relax(&mode);
 	cudaError_t err = cudart_get()->EventRecord(event, stream);
 	capture_relaxed_end(relaxed, mode);
-	return err == cudaSuccess;
+	return cudart_quiet(clean, err) == cudaSuccess;
 }
 
 /* An event whose query fails otherwise joined a capture after its stream
@@ -652,7 +656,6 @@ static uint64_t defer(struct fence *f, const char *why)
 
 static uint64_t fence_record(void *ctx)
 {
-	const struct cudart *rt = cudart_get();
 	uint64_t covering;
 	struct fence *f = fence_ring_open(&ring, &covering);
 	if (!f)
@@ -726,11 +729,9 @@ static uint64_t fence_record(void *ctx)
 	if (nrecord < 0)
 		return defer(f, why); /* fence_streams.h says more */
 	fenced[nrecord++].stream = CU_STREAM_LEGACY;
-	bool clean = cudart_clean(), lost = false;
+	bool lost = false;
 	for (int i = 0; i < nrecord; i++)
 		lost |= !fence_ring_record(&ring, f, fenced[i].stream);
-	if (lost && clean)
-		rt->GetLastError();
 	if ((lost || atomic_load(&destroy_gen) != gen) && !fence_ring_sync(&ring))
 		return defer(f, lost ? "an event not recorded" : "a stream destroyed meanwhile");
 	return fence_ring_close(&ring, f);

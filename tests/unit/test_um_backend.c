@@ -69,11 +69,13 @@ static cudaError_t fake_event_create(cudaEvent_t *event, unsigned int flags)
 /* Fences' events recorded, and captures asked about, on SIDE. */
 static int side_events, side_queries;
 
+static cudaError_t rt_record_answer = cudaSuccess; /* what the runtime's event records return */
+
 static cudaError_t fake_event_record(cudaEvent_t event, cudaStream_t stream)
 {
 	side_events += stream == (cudaStream_t)SIDE;
 	note_event_call();
-	return cudaSuccess;
+	return answer(rt_record_answer);
 }
 
 static cudaError_t fake_event_query(cudaEvent_t event)
@@ -108,15 +110,20 @@ const struct cudart *cudart_get(void)
 	return &fake_runtime;
 }
 
+/* As common/cuda/cudart.c's: the error found before a tool's call is the
+ * thread's again after it (the fake can make any). */
+static cudaError_t found;
+
 bool cudart_clean(void)
 {
-	return last_error == cudaSuccess;
+	found = last_error;
+	return found == cudaSuccess;
 }
 
 cudaError_t cudart_quiet(bool clean, cudaError_t err)
 {
-	if (err != cudaSuccess && clean)
-		last_error = cudaSuccess;
+	if (err != cudaSuccess)
+		last_error = clean ? cudaSuccess : found;
 	return err;
 }
 
@@ -280,6 +287,28 @@ static bool failed_event_answers(void)
 static void a_failed_event_query_is_not_the_programs_error(void **state)
 {
 	test_in_child(failed_event_answers);
+}
+
+/* A fence whose event the runtime refuses to record, on a thread with
+ * no error and on one holding the program's: neither is changed. */
+static bool failed_records(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	um_backend_note_stream(SIDE);
+	rt_record_answer = cudaErrorInvalidResourceHandle;
+	b.fence_record(NULL);
+	EXPECT(cudart_clean(), "a failed event record was left as the program's last error");
+	last_error = cudaErrorInvalidValue; /* the program's, not yet read */
+	b.fence_record(NULL);
+	EXPECT(last_error == cudaErrorInvalidValue, "a failed event record replaced the program's last error");
+	return failures == 0;
+}
+
+static void a_failed_event_record_leaves_the_programs_error(void **state)
+{
+	test_in_child(failed_records);
 }
 
 /* The replayer issues a discard trusting the one stream order, then the
@@ -533,6 +562,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_failed_event_query_is_not_the_programs_error),
+		cmocka_unit_test(a_failed_event_record_leaves_the_programs_error),
 		cmocka_unit_test(a_replay_from_the_start_orders_on_the_gpu),
 		cmocka_unit_test(a_woken_replay_waits_on_the_host),
 		cmocka_unit_test(an_unmarked_order_end_waits_on_the_host),
