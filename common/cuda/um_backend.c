@@ -775,7 +775,12 @@ static int map(void *ctx, uint64_t bytes, uint64_t *base)
 	cudaError_t err = managed_memory ? rt->MallocManaged(&p, bytes, cudaMemAttachGlobal)
 					 : rt->Malloc(&p, bytes);
 	if (err != cudaSuccess) {
-		refused_clean |= clean;
+		/* A thread's own error is its last again at once: the allocation
+		 * refused after all leaves its refusal anyway (um_alloc.c). */
+		if (clean)
+			refused_clean = true;
+		else
+			cudart_quiet(false, err);
 		return -1;
 	}
 	/* The arena's promise that tensors never share a UM block rests on

@@ -71,7 +71,9 @@ void um_backend_stream_destroyed(CUstream stream);
  * the allocation was served all the same (the arena made room and tried
  * again), the refusal is cleared from the thread's last error, which the
  * program, having its memory, must not find (PyTorch checks it after its
- * next launch). A failed allocation keeps it, as cudaMalloc's would. */
+ * next launch). A failed allocation keeps it, as cudaMalloc's would. (On
+ * a thread with an error pending, the refusal gives that error back at
+ * once: cudart_quiet.) */
 void um_backend_forget_refusal(bool served);
 
 /* While launches go unseen (from the start until a library subscribes to

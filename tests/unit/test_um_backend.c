@@ -90,6 +90,12 @@ static cudaError_t fake_event_synchronize(cudaEvent_t event)
 	return answer(event_answer == cudaErrorNotReady ? cudaSuccess : event_answer);
 }
 
+/* Every segment refused: the device is full. */
+static cudaError_t fake_malloc_managed(void **p, size_t bytes, unsigned int flags)
+{
+	return answer(cudaErrorMemoryAllocation);
+}
+
 static cudaError_t fake_get_last_error(void)
 {
 	cudaError_t err = last_error;
@@ -103,6 +109,7 @@ static const struct cudart fake_runtime = {
 	.EventQuery = fake_event_query,
 	.EventSynchronize = fake_event_synchronize,
 	.GetLastError = fake_get_last_error,
+	.MallocManaged = fake_malloc_managed,
 };
 
 const struct cudart *cudart_get(void)
@@ -309,6 +316,29 @@ static bool failed_records(void)
 static void a_failed_event_record_leaves_the_programs_error(void **state)
 {
 	test_in_child(failed_records);
+}
+
+/* A segment the device refused, for an allocation the arena then served
+ * from memory it had: the refusal is off the thread that had no error,
+ * and a thread's own error, not yet read, is its last again. */
+static bool refused_segments(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	uint64_t base;
+	EXPECT(b.map(NULL, 2u << 20, &base) != 0, "the fake device gave a segment");
+	um_backend_forget_refusal(true);
+	EXPECT(cudart_clean(), "a refused segment was left as the last error of an allocation served");
+	last_error = cudaErrorInvalidValue; /* the program's, not yet read */
+	EXPECT(b.map(NULL, 2u << 20, &base) != 0, "the fake device gave a segment");
+	um_backend_forget_refusal(true);
+	EXPECT(last_error == cudaErrorInvalidValue, "a refused segment replaced the program's last error");
+	return failures == 0;
+}
+
+static void a_refused_segment_leaves_the_programs_error(void **state)
+{
+	test_in_child(refused_segments);
 }
 
 /* The replayer issues a discard trusting the one stream order, then the
@@ -563,6 +593,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_failed_event_query_is_not_the_programs_error),
 		cmocka_unit_test(a_failed_event_record_leaves_the_programs_error),
+		cmocka_unit_test(a_refused_segment_leaves_the_programs_error),
 		cmocka_unit_test(a_replay_from_the_start_orders_on_the_gpu),
 		cmocka_unit_test(a_woken_replay_waits_on_the_host),
 		cmocka_unit_test(an_unmarked_order_end_waits_on_the_host),
