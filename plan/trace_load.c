@@ -604,6 +604,20 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 	return true;
 }
 
+/* Whether a seq is in both or twice in one of rows (n, sorted by seq) and
+ * other (m, sorted): the first such in *seq. */
+static bool seq_repeated(const struct seq_row *rows, size_t n, const int64_t *other, size_t m, int64_t *seq)
+{
+	size_t i = 0, j = 0;
+	for (bool first = true; i < n || j < m; first = false) {
+		int64_t s = j == m || (i < n && rows[i].seq < other[j]) ? rows[i++].seq : other[j++];
+		if (!first && s == *seq)
+			return true;
+		*seq = s;
+	}
+	return false;
+}
+
 static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 {
 	struct trace *t = l->t;
@@ -640,21 +654,34 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	 * context of the program's own) are counted, not kept: they ran in
 	 * memory the arena does not serve. After a reset the device's context
 	 * is a new one, whose kernels count as after the reset. */
-	const int64_t *other_seqs = kr.other_seqs.data;
+	int64_t *other_seqs = kr.other_seqs.data;
 	for (size_t i = 0; i < kr.other_seqs.n; i++)
 		if (before_reset_launch(&kr, other_seqs[i]))
 			t->other_context_kernels++;
 		else
 			t->after_reset_kernels++;
-	free(kr.other_seqs.data);
+	/* A seq twice (a kernel table rebuilt by hand, its UNIQUE lost) leaves
+	 * the launch order unknown: the two kernels would be planned in
+	 * whichever order the sort left them. Sorted before the kernels after
+	 * the reset are left out, so that a repeat among those is seen too. */
 	struct seq_row *rows = data;
+	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
+	sort_rows(other_seqs, kr.other_seqs.n, sizeof *other_seqs, cmp_i64);
+	int64_t seq = 0;
+	bool repeated = seq_repeated(rows, n, other_seqs, kr.other_seqs.n, &seq);
+	free(other_seqs);
+	if (repeated) {
+		free(rows);
+		um_errmsg(l->err, l->errlen, "%s: kernel seq %lld appears more than once: not a trace umrec wrote",
+			  t->path, (long long)seq);
+		return -1;
+	}
 	size_t kept = 0;
 	for (size_t i = 0; i < n; i++)
 		if (before_reset_launch(&kr, rows[i].seq))
 			rows[kept++] = rows[i];
 	t->after_reset_kernels += n - kept;
 	n = kept;
-	sort_rows(rows, n, sizeof *rows, cmp_seq_row);
 	t->kernels = malloc((n ? n : 1) * sizeof *t->kernels);
 	*by_corr = malloc((n ? n : 1) * sizeof **by_corr);
 	if (!t->kernels || !*by_corr) {

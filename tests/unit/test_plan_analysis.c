@@ -642,6 +642,33 @@ static void bad_string_ids_are_named(void **state)
 	load_refused(path, "string 3 appears more than once: not a trace umrec wrote");
 }
 
+/* A kernel table rebuilt by hand (its UNIQUE on seq lost) may give two
+ * kernels one seq: their launch order is not known, yet both were planned,
+ * in whatever order the sort left them. Refused, naming the file, also
+ * where one of the two ran in another context than the arena's (counted,
+ * not kept) or after the device's reset. */
+static void repeated_kernel_seqs_are_named(void **state)
+{
+	char path[512];
+	test_path(path, sizeof path, "seq-twice.db");
+	write_hand_trace(path, &(struct hand_opts){ 0 });
+	edit_trace(path, "PRAGMA legacy_alter_table = ON; CREATE TABLE k2 AS SELECT * FROM kernel; "
+			 "DROP TABLE kernel; ALTER TABLE k2 RENAME TO kernel");
+	trace_free(load_or_fail(path));
+	edit_trace(path, "UPDATE kernel SET seq = 5 WHERE seq = 6");
+	load_refused(path, "kernel seq 5 appears more than once: not a trace umrec wrote");
+	/* The other one in another context. */
+	edit_trace(path, "INSERT INTO stream(id, context_id) VALUES (1, 1), (2, 2);"
+			 "UPDATE kernel SET stream_id = CASE WHEN correlation_id = 106 THEN 2 ELSE 1 END;"
+			 "INSERT INTO meta(key, value) VALUES ('arena_context_id', '1')");
+	load_refused(path, "kernel seq 5 appears more than once: not a trace umrec wrote");
+	/* Both after the reset. */
+	edit_trace(path, "UPDATE kernel SET stream_id = 1; UPDATE kernel SET seq = 14 WHERE seq = 15;"
+			 "UPDATE kernel SET seq = 6 WHERE correlation_id = 106;"
+			 "INSERT INTO meta(key, value) VALUES ('device_reset_ns', '12990000')");
+	load_refused(path, "kernel seq 14 appears more than once: not a trace umrec wrote");
+}
+
 /* A meta table that cannot be read (its page damaged; the tables the
  * planner reads besides are whole) is an error naming the file, not a
  * trace without device memory, reset or arena context: planned so, the
@@ -794,6 +821,7 @@ int main(void)
 		cmocka_unit_test(not_a_trace_is_named),
 		cmocka_unit_test(unreadable_meta_is_named),
 		cmocka_unit_test(bad_string_ids_are_named),
+		cmocka_unit_test(repeated_kernel_seqs_are_named),
 		cmocka_unit_test(shape_ids_from_the_kernel_rows),
 		cmocka_unit_test(allocations_before_each_kernel),
 	};
