@@ -106,6 +106,30 @@ static void refuse_not_integer(struct loader *l, const char *table, sqlite3_stmt
 		  l->t->path, table, sqlite3_column_name(st, col), shown);
 }
 
+/* A name_id read from a row: the planner keeps names as 32-bit string
+ * ids (trace_string), so one past them would be read cut, as another
+ * string's id, and what it names planned under that string. The first
+ * such id is kept in bad (seen), for refuse_name. */
+struct bad_name {
+	bool seen;
+	int64_t id;
+};
+
+static uint32_t name_id(sqlite3_stmt *st, int col, struct bad_name *bad)
+{
+	int64_t id = sqlite3_column_int64(st, col);
+	if ((id < 0 || id > UINT32_MAX) && !bad->seen)
+		*bad = (struct bad_name){ true, id };
+	return (uint32_t)id;
+}
+
+static int refuse_name(struct loader *l, const char *table, const struct bad_name *bad)
+{
+	um_errmsg(l->err, l->errlen, "%s: a row of %s has name_id %lld, not a string id: not a trace umrec wrote",
+		  l->t->path, table, (long long)bad->id);
+	return -1;
+}
+
 /* Steps through the rows of sql, a query of table whose columns are all
  * integers: row(ctx, st, slot) fills slot, one element of elem bytes, and
  * returns false to leave the row out. The rows kept end up in *rows
@@ -514,6 +538,7 @@ struct kernel_rows {
 	 * the reset is known once every row is read. */
 	struct grow other_seqs;
 	bool out_of_memory; /* other_seqs could not grow */
+	struct bad_name bad_name;
 };
 
 /* The shape ID of the launch in the row at st (columns 7-13: grid, block,
@@ -597,7 +622,7 @@ static bool kernel_row(void *ctx, sqlite3_stmt *st, void *slot)
 	}
 	r->corr = (uint64_t)sqlite3_column_int64(st, 0);
 	r->k.exec_id = (uint64_t)sqlite3_column_int64(st, 2);
-	r->k.name = (uint32_t)sqlite3_column_int64(st, 3);
+	r->k.name = name_id(st, 3, &kr->bad_name);
 	r->k.start_ns = col_ns(st, 5, TRACE_NS_NONE);
 	r->k.end_ns = col_ns(st, 6, TRACE_NS_NONE);
 	r->k.shape_id = shape_of(kr, st, r->k.name);
@@ -623,7 +648,7 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	struct trace *t = l->t;
 	struct kernel_rows kr = { t, calloc(t->n_strings ? t->n_strings : 1, sizeof *kr.name_states),
 				  trace_schema_has_table(l->db, "graph_kernel"), false, 0,
-				  { .elem = sizeof(int64_t) }, false };
+				  { .elem = sizeof(int64_t) }, false, { false, 0 } };
 	if (!kr.name_states)
 		return oom(l);
 	void *data = NULL;
@@ -641,6 +666,8 @@ static int load_kernels(struct loader *l, struct corr_pos **by_corr)
 	free(kr.name_states);
 	if (!rc && kr.out_of_memory)
 		rc = oom(l);
+	if (!rc && kr.bad_name.seen)
+		rc = refuse_name(l, "kernel", &kr.bad_name);
 	if (!rc)
 		rc = count_graph_kernels(l);
 	if (rc) {
@@ -937,13 +964,19 @@ static int cmp_nvtx(const void *a, const void *b)
 	return (x->name > y->name) - (x->name < y->name);
 }
 
-static bool nvtx_row(void *trace, sqlite3_stmt *st, void *slot)
+struct nvtx_rows {
+	const struct trace *t;
+	struct bad_name bad_name;
+};
+
+static bool nvtx_row(void *ctx, sqlite3_stmt *st, void *slot)
 {
+	struct nvtx_rows *nr = ctx;
 	struct trace_nvtx *r = slot;
 	r->start_ns = sqlite3_column_int64(st, 1);
-	if (after_reset(trace, r->start_ns))
+	if (after_reset(nr->t, r->start_ns))
 		return false;
-	r->name = (uint32_t)sqlite3_column_int64(st, 0);
+	r->name = name_id(st, 0, &nr->bad_name);
 	r->end_ns = col_ns(st, 2, TRACE_NS_NEVER);
 	return true;
 }
@@ -951,11 +984,14 @@ static bool nvtx_row(void *trace, sqlite3_stmt *st, void *slot)
 static int load_nvtx(struct loader *l)
 {
 	struct trace *t = l->t;
+	struct nvtx_rows nr = { t, { false, 0 } };
 	void *rows;
 	if (load_rows(l, "nvtx_range", "SELECT name_id, start_ns, end_ns FROM nvtx_range", sizeof(struct trace_nvtx),
-		      nvtx_row, t, &rows, &t->n_nvtx))
+		      nvtx_row, &nr, &rows, &t->n_nvtx))
 		return -1;
 	t->nvtx = rows;
+	if (nr.bad_name.seen)
+		return refuse_name(l, "nvtx_range", &nr.bad_name);
 	sort_rows(t->nvtx, t->n_nvtx, sizeof(struct trace_nvtx), cmp_nvtx);
 	return 0;
 }

@@ -642,6 +642,28 @@ static void bad_string_ids_are_named(void **state)
 	load_refused(path, "string 3 appears more than once: not a trace umrec wrote");
 }
 
+/* The planner keeps a name as a 32-bit string id: a kernel's or an NVTX
+ * range's name_id past it was read cut to another string's id (2^32 + 2
+ * as 2, k1), the kernel planned under that name and shape. Refused,
+ * naming the file; a negative id likewise. */
+static void name_ids_past_32_bits_are_named(void **state)
+{
+	char path[512];
+	test_path(path, sizeof path, "name-ids.db");
+	write_hand_trace(path, &(struct hand_opts){ .nvtx = "step" });
+	edit_trace(path, "UPDATE kernel SET name_id = 4294967298 WHERE correlation_id = 100");
+	load_refused(path, "a row of kernel has name_id 4294967298, not a string id: not a trace umrec wrote");
+	edit_trace(path, "UPDATE kernel SET name_id = -1 WHERE correlation_id = 100");
+	load_refused(path, "a row of kernel has name_id -1, not a string id: not a trace umrec wrote");
+	edit_trace(path, "UPDATE kernel SET name_id = 1 WHERE correlation_id = 100;"
+			 "UPDATE nvtx_range SET name_id = 4294967306 WHERE name_id = 10");
+	load_refused(path, "a row of nvtx_range has name_id 4294967306, not a string id: not a trace umrec wrote");
+	edit_trace(path, "UPDATE nvtx_range SET name_id = 10 WHERE name_id = 4294967306");
+	struct trace *t = load_or_fail(path);
+	assert_string_equal(trace_string(t, t->kernels[0].name), "k0");
+	trace_free(t);
+}
+
 /* A kernel table rebuilt by hand (its UNIQUE on seq lost) may give two
  * kernels one seq: their launch order is not known, yet both were planned,
  * in whatever order the sort left them. Refused, naming the file, also
@@ -822,6 +844,7 @@ int main(void)
 		cmocka_unit_test(unreadable_meta_is_named),
 		cmocka_unit_test(bad_string_ids_are_named),
 		cmocka_unit_test(repeated_kernel_seqs_are_named),
+		cmocka_unit_test(name_ids_past_32_bits_are_named),
 		cmocka_unit_test(shape_ids_from_the_kernel_rows),
 		cmocka_unit_test(allocations_before_each_kernel),
 	};
