@@ -852,21 +852,55 @@ static int cmp_mig(const void *a, const void *b)
 	return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-/* Totals of every migration; only on-demand (fault) HtoD ones are kept. */
-static bool migration_row(void *trace, sqlite3_stmt *st, void *slot)
+/* What migration_row learns that the rows do not hold: the first row whose
+ * bytes no migration moves (why, or NULL), or the direction whose total
+ * would wrap (or NULL). */
+struct migration_rows {
+	struct trace *t;
+	const char *bad;
+	int64_t bad_bytes;
+	const char *wrapped;
+};
+
+/* Adds bytes (at most 2^60) to *total; false where that would pass 2^64. */
+static bool add_bytes(uint64_t *total, uint64_t bytes)
 {
-	struct trace *t = trace;
+	if (*total > UINT64_MAX - bytes)
+		return false;
+	*total += bytes;
+	return true;
+}
+
+/* Totals of every migration; only on-demand (fault) HtoD ones are kept.
+ * The totals are the report's UM traffic: a negative count (a table
+ * rebuilt by hand) would be added as 2^64 less it, and printed as
+ * exabytes, or wrap the sum back to a plausible size. */
+static bool migration_row(void *ctx, sqlite3_stmt *st, void *slot)
+{
+	struct migration_rows *mr = ctx;
+	struct trace *t = mr->t;
+	if (mr->bad || mr->wrapped)
+		return false; /* refused (load_migrations) */
+	/* One migration of more than the allocations may reserve in all is
+	 * no count either. */
+	int64_t n = sqlite3_column_int64(st, 2);
+	mr->bad = n < 0 ? "below 0" : (uint64_t)n > TRACE_MAX_ALLOC_BYTES ? "more than 2^60" : NULL;
+	if (mr->bad) {
+		mr->bad_bytes = n;
+		return false;
+	}
 	if (after_reset(t, sqlite3_column_int64(st, 0)))
 		return false;
-	uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
+	uint64_t bytes = (uint64_t)n;
 	bool htod = sqlite3_column_int(st, 3), fault = sqlite3_column_int(st, 5);
-	if (htod)
-		t->htod_bytes += bytes;
-	else if (sqlite3_column_int(st, 4))
-		t->dtoh_bytes += bytes;
+	if (htod ? !add_bytes(&t->htod_bytes, bytes)
+		 : sqlite3_column_int(st, 4) && !add_bytes(&t->dtoh_bytes, bytes)) {
+		mr->wrapped = htod ? "to the GPU" : "to the host";
+		return false;
+	}
 	if (!htod || !fault)
 		return false;
-	t->fault_bytes += bytes;
+	t->fault_bytes += bytes; /* part of htod_bytes */
 	struct trace_migration *m = slot;
 	m->start_ns = sqlite3_column_int64(st, 0);
 	m->address = (uint64_t)sqlite3_column_int64(st, 1);
@@ -888,12 +922,24 @@ static bool fault_row(void *trace, sqlite3_stmt *st, void *slot)
 static int load_migrations(struct loader *l)
 {
 	struct trace *t = l->t;
+	struct migration_rows mr = { t, NULL, 0, NULL };
 	void *rows;
 	if (load_rows(l, "migration",
 		      "SELECT start_ns, address, bytes, direction = 'htod', direction = 'dtoh', cause = 'fault' FROM migration",
-		      sizeof(struct trace_migration), migration_row, t, &rows, &t->n_fault_migrations))
+		      sizeof(struct trace_migration), migration_row, &mr, &rows, &t->n_fault_migrations))
 		return -1;
 	t->fault_migrations = rows;
+	if (mr.bad) {
+		um_errmsg(l->err, l->errlen, "%s: a row of migration has bytes %lld, %s: not a trace umrec wrote",
+			  t->path, (long long)mr.bad_bytes, mr.bad);
+		return -1;
+	}
+	if (mr.wrapped) {
+		um_errmsg(l->err, l->errlen,
+			  "%s: the migrations %s move 2^64 bytes or more in all: not a trace umrec wrote", t->path,
+			  mr.wrapped);
+		return -1;
+	}
 	sort_rows(t->fault_migrations, t->n_fault_migrations, sizeof(struct trace_migration), cmp_mig);
 	if (load_rows(l, "fault", "SELECT start_ns, address FROM fault", sizeof(struct trace_migration),
 		      fault_row, t, &rows, &t->n_faults))

@@ -664,6 +664,40 @@ static void name_ids_past_32_bits_are_named(void **state)
 	trace_free(t);
 }
 
+/* The report's UM traffic adds up the migrations' bytes: a negative count
+ * (a table rebuilt by hand) was added as 2^64 less it, the sum wrapped
+ * (-1 to the host printed as 16.0 EiB, one to the GPU took a byte off
+ * it), and so did rows that together pass 2^64. Refused, naming the
+ * file. */
+static void migration_bytes_out_of_range_are_named(void **state)
+{
+	char path[512];
+	test_path(path, sizeof path, "migration-bytes.db");
+	write_hand_trace(path, &(struct hand_opts){ 0 });
+	struct trace *t = load_or_fail(path);
+	assert_int_equal(t->htod_bytes, 3 * 65536);
+	assert_int_equal(t->fault_bytes, 3 * 65536);
+	assert_int_equal(t->dtoh_bytes, 0);
+	trace_free(t);
+	edit_trace(path, "INSERT INTO migration(start_ns, end_ns, address, bytes, direction, cause) "
+			 "VALUES (30000000, 30001000, 4294967296, -1, 'dtoh', 'eviction')");
+	load_refused(path, "a row of migration has bytes -1, below 0: not a trace umrec wrote");
+	edit_trace(path, "UPDATE migration SET bytes = 1 << 61 WHERE bytes = -1");
+	load_refused(path, "a row of migration has bytes 2305843009213693952, more than 2^60: not a trace umrec wrote");
+	/* 2^60 bytes 15 times to the host add up; a 16th is 2^64 in all,
+	 * which wrapped to 0. */
+	edit_trace(path, "DELETE FROM migration WHERE direction = 'dtoh';"
+			 "WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 14) "
+			 "INSERT INTO migration(start_ns, end_ns, address, bytes, direction, cause) "
+			 "SELECT 30000000 + n, 30001000 + n, 4294967296, 1 << 60, 'dtoh', 'eviction' FROM g");
+	t = load_or_fail(path);
+	assert_true(t->dtoh_bytes == 15 * ((uint64_t)1 << 60));
+	trace_free(t);
+	edit_trace(path, "INSERT INTO migration(start_ns, end_ns, address, bytes, direction, cause) "
+			 "VALUES (31000000, 31001000, 4294967296, 1 << 60, 'dtoh', 'eviction')");
+	load_refused(path, "the migrations to the host move 2^64 bytes or more in all: not a trace umrec wrote");
+}
+
 /* A kernel table rebuilt by hand (its UNIQUE on seq lost) may give two
  * kernels one seq: their launch order is not known, yet both were planned,
  * in whatever order the sort left them. Refused, naming the file, also
@@ -845,6 +879,7 @@ int main(void)
 		cmocka_unit_test(bad_string_ids_are_named),
 		cmocka_unit_test(repeated_kernel_seqs_are_named),
 		cmocka_unit_test(name_ids_past_32_bits_are_named),
+		cmocka_unit_test(migration_bytes_out_of_range_are_named),
 		cmocka_unit_test(shape_ids_from_the_kernel_rows),
 		cmocka_unit_test(allocations_before_each_kernel),
 	};
