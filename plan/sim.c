@@ -178,6 +178,27 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 		sim_ctx_free(c);
 		return NULL;
 	}
+	/* And a word for each block each kernel uses (k_blk): a tensor's
+	 * blocks count again for every kernel using it, so a tensor of 16 TiB
+	 * that 17 kernels use took 1.1 GB there (2 GiB while the array grew),
+	 * and every kernel more 64 MiB, and as much work per iteration. Each
+	 * span is at most nb: the sum cannot wrap. */
+	const struct access_set *a = &pl->access;
+	uint64_t uses = 0;
+	for (uint32_t k = 0; k < c->p; k++)
+		for (uint32_t j = a->first[k]; j < a->first[k + 1]; j++) {
+			const struct tensor *x = &ts->t[a->tensor[j]];
+			if (x->bytes)
+				uses += ((x->address + x->bytes - 1) >> ACCESS_BLOCK_SHIFT) -
+					(x->address >> ACCESS_BLOCK_SHIFT) + 1;
+		}
+	if (uses > SIM_MAX_BLOCK_USES) {
+		um_errmsg(err, errlen, "%s: the iteration's kernels' tensors span %llu blocks of 2 MiB in all (a "
+			  "tensor's once for each kernel using it), more than --simulate models (%llu)",
+			  pl->trace->path, (unsigned long long)uses, (unsigned long long)SIM_MAX_BLOCK_USES);
+		sim_ctx_free(c);
+		return NULL;
+	}
 	c->block = malloc((nb ? nb : 1) * sizeof *c->block);
 	c->gap = calloc(c->p, sizeof *c->gap);
 	c->dur = calloc(c->p, sizeof *c->dur);

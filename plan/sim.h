@@ -49,6 +49,9 @@
 #define SIM_DEEPUM_LOOKAHEAD 1
 #define SIM_BLOCK_BYTES (1ULL << ACCESS_BLOCK_SHIFT)
 #define SIM_MAX_BLOCKS (1ULL << 24) /* 32 TiB of tensors */
+/* The blocks of the tensors each kernel of the iteration uses, summed over
+ * its kernels: 1 GiB of the model's per-kernel block lists. */
+#define SIM_MAX_BLOCK_USES (1ULL << 27)
 
 enum sim_policy { SIM_IDEAL, SIM_ONDEMAND, SIM_DEEPUM, SIM_PLAN, SIM_N_POLICIES };
 

@@ -6,7 +6,8 @@
  * sensitivity study); the ratio parser and the constants file. On synthetic
  * traces over several seeds and on every committed fixture trace. A plan's
  * eviction leaves the blocks the kernel at its position uses, as the
- * replayer's does.
+ * replayer's does. A trace whose kernels use more blocks in all than the
+ * model keeps is refused.
  */
 #include "testutil.h"
 #include "testplan.h"
@@ -279,6 +280,40 @@ static void deepum_charges_only_issued_prefetches(void **state)
 	planner_free(pl);
 }
 
+/* The model keeps a word for each block each kernel uses (sim.c's k_blk):
+ * 2^24 blocks are allowed (SIM_MAX_BLOCKS), but each kernel that uses a
+ * tensor counts all its blocks again, so 17 kernels of an iteration on
+ * one tensor of 16 TiB (2^23 blocks) had the model take 1.1 GB (and 2
+ * GiB at once as its array grew) where the blocks take 128 MiB; every
+ * kernel more another 64 MiB, and as much work per iteration simulated.
+ * Refused, naming the file, before it takes any. */
+static void block_uses_past_the_limit_are_refused(void **state)
+{
+	char path[512], err[512];
+	test_path(path, sizeof path, "block_uses.db");
+	write_sql_trace(path, SQL_TRACE_META
+			"INSERT INTO string VALUES (1, 'k');"
+			"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+			"  VALUES (1, 70368744177664, 17592186044416, 17592186044416, 'cudaMalloc', 1000);"
+			"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 67)"
+			"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x,"
+			"  block_y, block_z, shared_mem, launch_ns, start_ns, end_ns)"
+			"  SELECT 100 + n, n, 11 + n % 17, 1, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000 - 10000,"
+			"  (n + 1) * 1000000, (n + 1) * 1000000 + 100000 FROM g;"
+			"INSERT INTO kernel_arg SELECT correlation_id, 0, 1, 0 FROM kernel;");
+	struct planner *pl = test_plan(path, 0);
+	assert_int_equal(pl->tensors.n_pos, 17);
+	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+	if (c)
+		fail_msg("a simulation of %llu blocks used 17 times each was made",
+			 (unsigned long long)sim_blocks(c));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "the iteration's kernels' tensors span 142606336 blocks of 2 MiB in all (a "
+				    "tensor's once for each kernel using it), more than --simulate models "
+				    "(134217728)"));
+	planner_free(pl);
+}
+
 static void ratio_lists(void **state)
 {
 	double *r;
@@ -347,6 +382,7 @@ int main(void)
 		cmocka_unit_test(evictions_spare_the_kernels_blocks),
 		cmocka_unit_test(deepum_keeps_to_the_capacity),
 		cmocka_unit_test(deepum_charges_only_issued_prefetches),
+		cmocka_unit_test(block_uses_past_the_limit_are_refused),
 		cmocka_unit_test(ratio_lists),
 		cmocka_unit_test(constants_file),
 	};
