@@ -17,6 +17,8 @@ for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --host-bw --itera
 	expect_out_has "$opt" "--help documents $opt"
 done
 expect_out_has "  --host-bw GB/s " "--help explains --host-bw"
+# The limits the parser enforces: --ratios refuses a ratio past 1e6.
+expect_out_has "each from 1 to 1e6" "--help gives --ratios' limits"
 
 run "$UMPLAN" --version
 expect_status 0 "--version exits 0"
@@ -747,6 +749,9 @@ expect_status 0 "a plan of BERT-large's first iteration passes --check"
 run "$UMPLAN" "$trace" --simulate --ratios 1,0.5
 expect_status 2 "a ratio below 1 is a usage error"
 expect_err_has "'0.5'" "the bad ratio is named"
+run "$UMPLAN" "$trace" --simulate --ratios 2,1.5e6
+expect_status 2 "a ratio past 1e6 is a usage error, as --help says"
+expect_err_has "'1.5e6' is not a ratio from 1 to 1e6" "the ratio past 1e6 is named, with the limits"
 run "$UMPLAN" "$trace" --simulate --ratios 2,abc
 expect_status 2 "a non-numeric ratio is a usage error"
 expect_err_has "'abc'" "the non-numeric ratio is named"
