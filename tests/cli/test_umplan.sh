@@ -462,6 +462,9 @@ expect_status 2 "--simulate --json --report: usage error (the JSON would not par
 run "$UMPLAN" "$fixture" --simulate --json --capacity 300M -q
 expect_status 0 "--simulate --json exits 0"
 expect_json 'assert len(d["rows"]) == 4' "--simulate --json prints one row per policy at --capacity"
+# Its counts keep their digits too: cJSON printed 2^53 - 1 as 9.00719925474099e+15.
+run "$UMPLAN" "$fixture" --simulate --json --capacity 9007199254740991 -q
+expect_json 'assert all(r["capacity"] == 2**53 - 1 for r in d["rows"])' "--simulate --json: a capacity of 2^53 - 1 bytes is printed exactly"
 # The report's rows count each op at its kernel's row: with 71 kernels per
 # iteration (rows of 7 or 8), an op at a row's first kernel once went to
 # the row before.

@@ -314,6 +314,40 @@ static void block_uses_past_the_limit_are_refused(void **state)
 	planner_free(pl);
 }
 
+/* --simulate --json's counts, bytes and times keep every digit: cJSON
+ * prints a number in 15 significant digits wherever they read back within
+ * a relative DBL_EPSILON, so a capacity of 2^53 - 1 bytes printed as
+ * 9.00719925474099e+15, and a double rounds past 2^53 (they go as decimal
+ * strings there, as in --json's report). */
+static void json_counts_stay_exact(void **state)
+{
+	char path[512];
+	struct planner *pl;
+	struct sim_options o;
+	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "json_counts.db"), 4, "n % 2", &pl, &o);
+	struct sim_row row = { .ratio = 2 };
+	for (int p = 0; p < SIM_N_POLICIES; p++)
+		row.res[p] = (struct sim_result){ .capacity = ((uint64_t)1 << 53) - 1, .time_ns = 1000000000000001,
+						  .ideal_ns = 1000000000000000, .stall_ns = 8999999999999999,
+						  .htod_bytes = ((uint64_t)1 << 60) + 1, .dtoh_bytes = 1234567890123456,
+						  .faults = 1000000000000003 };
+	cJSON *j = sim_json(c, &row, 1, &o);
+	assert_non_null(j);
+	char *text = cJSON_PrintUnformatted(j);
+	assert_non_null(text);
+	const char *want[] = { "\"live_peak\":8388608", "\"blocks\":4", "\"capacity\":9007199254740991",
+			       "\"time_ns\":1000000000000001", "\"stall_ns\":8999999999999999",
+			       "\"htod_bytes\":\"1152921504606846977\"", "\"dtoh_bytes\":1234567890123456",
+			       "\"faults\":1000000000000003" };
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!strstr(text, want[i]))
+			fail_msg("%s lacks %s", text, want[i]);
+	cJSON_free(text);
+	cJSON_Delete(j);
+	sim_ctx_free(c);
+	planner_free(pl);
+}
+
 static void ratio_lists(void **state)
 {
 	double *r;
@@ -383,6 +417,7 @@ int main(void)
 		cmocka_unit_test(deepum_keeps_to_the_capacity),
 		cmocka_unit_test(deepum_charges_only_issued_prefetches),
 		cmocka_unit_test(block_uses_past_the_limit_are_refused),
+		cmocka_unit_test(json_counts_stay_exact),
 		cmocka_unit_test(ratio_lists),
 		cmocka_unit_test(constants_file),
 	};
