@@ -110,6 +110,21 @@ const char *launch_env_get(const launch_env *e, const char *name)
 	return eq ? eq + 1 : "";
 }
 
+/* The value of the last copy of name, or NULL: the dynamic loader reads
+ * the last copy of an LD_ variable the parent passed twice, where getenv
+ * reads the first. */
+static const char *env_get_last(const launch_env *e, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = e->n; i-- > 0;) {
+		if (name_len(e->vars[i]) == len && strncmp(e->vars[i], name, len) == 0) {
+			const char *eq = strchr(e->vars[i], '=');
+			return eq ? eq + 1 : "";
+		}
+	}
+	return NULL;
+}
+
 char *const *launch_env_array(const launch_env *e)
 {
 	return e->vars;
@@ -175,7 +190,7 @@ int launch_env_inject(launch_env *e, const struct launch_inject *inj, char *err,
 			inj->library, folder_len, inj->library);
 		return -1;
 	}
-	const char *old = launch_env_get(e, "LD_PRELOAD");
+	const char *old = env_get_last(e, "LD_PRELOAD");
 	size_t len = strlen(inj->library) + (old ? strlen(old) : 0) + 2;
 	char *preload = malloc(len);
 	if (!preload)

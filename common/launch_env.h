@@ -50,7 +50,8 @@ void launch_env_unset_stale(launch_env *e);
  * Points the environment at the injected library: CUDA_INJECTION64_PATH and
  * (unless inj->cupti is NULL) NVTX_INJECTION64_PATH are set (replacing
  * earlier values), the library is
- * put first in LD_PRELOAD (keeping what was there), and
+ * put first in LD_PRELOAD (keeping what was there: given twice, its last
+ * copy, which the loader reads), and
  * PYTORCH_NO_CUDA_MEMORY_CACHING=1 is set unless already present, so the
  * library sees every tensor. A value the user set is kept, with a warning
  * unless it is 1: PyTorch 2.11 turns its cache off for 1 only (0 keeps it,

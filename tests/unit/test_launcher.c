@@ -113,6 +113,21 @@ static void inject_sets_the_variables(void **state)
 	}
 }
 
+/* LD_PRELOAD given twice: the loader preloads the last copy's list (the
+ * first one's it does not), so that list is what the library goes before. */
+static void inject_keeps_the_preload_the_loader_reads(void **state)
+{
+	char p1[] = "LD_PRELOAD=/opt/first.so", p2[] = "LD_PRELOAD=/opt/last.so";
+	char *base[] = { p1, p2, NULL };
+	launch_env *e = launch_env_create(base);
+	struct launch_inject inj = { "/u/lib/libumrec.so", NULL, 0 };
+	char err[256];
+	assert_int_equal(launch_env_inject(e, &inj, err, sizeof err), 0);
+	assert_string_equal(launch_env_get(e, "LD_PRELOAD"), "/u/lib/libumrec.so:/opt/last.so");
+	assert_int_equal(env_count(e, "LD_PRELOAD"), 1);
+	launch_env_destroy(e);
+}
+
 static void inject_respects_pytorch_setting(void **state)
 {
 	/* The user's value is kept (even "0", which keeps PyTorch's cache on,
@@ -741,6 +756,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(env_edits_a_copy),
 		cmocka_unit_test(inject_sets_the_variables),
+		cmocka_unit_test(inject_keeps_the_preload_the_loader_reads),
 		cmocka_unit_test(inject_respects_pytorch_setting),
 		cmocka_unit_test(inject_turns_expandable_segments_off_with_the_cache),
 		cmocka_unit_test(inject_rejects_unpreloadable_path),
