@@ -204,7 +204,10 @@ void rp_activity_totals(struct rp_traffic *out)
 }
 
 /* The union of kind's intervals, merged (busy.h); NULL with *n 0 when
- * there are none or memory ran out. Called with events_lock held. */
+ * there are none or memory ran out. A record that ends before it starts
+ * (times CUPTI could not give) is left out: busy.h's intervals end at or
+ * after their start, and busy_within's sums wrap otherwise. Called with
+ * events_lock held. */
 static struct busy_interval *merged_intervals(enum event_kind kind, size_t *n)
 {
 	size_t k = 0;
@@ -215,7 +218,7 @@ static struct busy_interval *merged_intervals(enum event_kind kind, size_t *n)
 	if (!v)
 		return NULL;
 	for (size_t e = 0; e < n_events; e++)
-		if (events[e].kind == kind)
+		if (events[e].kind == kind && events[e].end_ns >= events[e].start_ns)
 			v[(*n)++] = (struct busy_interval){ events[e].start_ns, events[e].end_ns };
 	*n = busy_merge(v, *n);
 	return v;

@@ -142,12 +142,28 @@ static void migrations_counted_by_cause(void **state)
 	assert_int_equal(t.fault_records, 1);
 }
 
+/* A kernel record whose end is before its start (times CUPTI could not
+ * give) is no busy time: the kernels' time in a window is the other's. */
+static void untimed_records_not_busy(void **state)
+{
+	rp_activity_keep_records(true);
+	CUpti_ActivityKernel10 timed = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .start = 1100, .end = 1300 };
+	CUpti_ActivityKernel10 untimed = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .start = 1500, .end = 0 };
+	CUpti_Activity *const v[] = { (void *)&timed, (void *)&untimed };
+	deliver(v, sizeof v / sizeof *v);
+	uint64_t ends[] = { 1000, 2000 };
+	struct rp_traffic t[2];
+	rp_activity_by_iteration(ends, 2, t);
+	assert_int_equal(t[1].busy_ns[RP_BUSY_KERNELS], 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(idle_hands_over_nothing),
 		cmocka_unit_test(hand_over_after_the_gpu),
 		cmocka_unit_test(migrations_counted_by_cause),
+		cmocka_unit_test(untimed_records_not_busy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
