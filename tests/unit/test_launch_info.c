@@ -72,6 +72,24 @@ static struct launch_info decode(arena *a, CUcontext context, uint64_t word)
 	return out;
 }
 
+/* Decodes a cuLaunchKernel of f (named name, one block of 32) with its
+ * parameters given packed (buffer, *size bytes; extra) or, buffer NULL,
+ * through kernelParams (params). */
+static struct launch_info decode_launch(arena *a, CUfunction f, const char *name, void *buffer, size_t *size,
+					void **params)
+{
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, size,
+			  CU_LAUNCH_PARAM_END };
+	cuLaunchKernel_params p = { .f = f, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+				    .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM,
+				    .kernelParams = buffer ? NULL : params, .extra = buffer ? extra : NULL };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p, .symbolName = name,
+				  .context = CONTEXT_A };
+	struct launch_info out;
+	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &out));
+	return out;
+}
+
 static void a_launch_decoded(void **state)
 {
 	struct arena_alloc t;
@@ -163,22 +181,15 @@ static void other_launch_forms_decoded(void **state)
 }
 
 /* Parameters passed packed in one buffer (cuLaunchKernel's extra, no
- * kernelParams) are scanned word by word: an arena address found at its
- * offset in the buffer. */
+ * kernelParams) are read by the kernel's layout: an arena address found
+ * at its offset in the buffer. */
 static void packed_parameters_scanned(void **state)
 {
 	struct arena_alloc t;
 	arena *a = arena_holding_one(&t);
 	uint64_t buffer[3] = { 7, t.address + 128, 0 };
 	size_t size = sizeof buffer;
-	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			  CU_LAUNCH_PARAM_END };
-	cuLaunchKernel_params p = { .f = PACKED_KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-				    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
-	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
-				  .symbolName = "packed_kernel", .context = CONTEXT_A };
-	struct launch_info l;
-	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &l));
+	struct launch_info l = decode_launch(a, PACKED_KERNEL, "packed_kernel", buffer, &size, NULL);
 	assert_int_equal(l.nargs, 1);
 	assert_int_equal(l.args[0].param_offset, 8);
 	assert_int_equal(l.args[0].alloc.id, t.id);
@@ -197,19 +208,12 @@ static void packed_parameters_read_within_the_layout(void **state)
 	arena *a = arena_holding_one(&t);
 	uint64_t buffer[4] = { 7, t.address + 128, 0, t.address + 256 };
 	size_t size = sizeof buffer; /* 32: the layout ends at 24 */
-	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			  CU_LAUNCH_PARAM_END };
-	cuLaunchKernel_params p = { .f = PACKED_KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-				    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
-	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
-				  .symbolName = "packed_kernel", .context = CONTEXT_A };
-	struct launch_info l;
-	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &l));
+	struct launch_info l = decode_launch(a, PACKED_KERNEL, "packed_kernel", buffer, &size, NULL);
 	assert_int_equal(l.nargs, 1);
 	assert_int_equal(l.args[0].param_offset, 8);
 	/* A size short of the layout: the parameters past it are not read. */
 	size = 12;
-	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &l));
+	l = decode_launch(a, PACKED_KERNEL, "packed_kernel", buffer, &size, NULL);
 	assert_int_equal(l.nargs, 0);
 	arena_destroy(a);
 }
@@ -227,24 +231,15 @@ static void packed_padding_leaves_the_id_alone(void **state)
 	uint32_t n = (uint32_t)word; /* the int: word's low half */
 	uint64_t buffer[2] = { word, pointer }; /* padding: word's high half */
 	size_t size = 16;
-	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			  CU_LAUNCH_PARAM_END };
-	cuLaunchKernel_params p = { .f = PADDED_KERNEL, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
-				    .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = STREAM, .extra = extra };
-	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
-				  .symbolName = "padded_kernel", .context = CONTEXT_A };
-	struct launch_info stale, clean, plain;
-	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &stale));
+	struct launch_info stale = decode_launch(a, PADDED_KERNEL, "padded_kernel", buffer, &size, NULL);
 	buffer[0] = n; /* the same int, its padding 0 */
-	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &clean));
+	struct launch_info clean = decode_launch(a, PADDED_KERNEL, "padded_kernel", buffer, &size, NULL);
 	assert_int_equal(stale.nargs, 1);
 	assert_int_equal(stale.args[0].param_offset, 8);
 	assert_true(stale.args[0].steady);
 	assert_true(stale.exec_id == clean.exec_id);
 	void *params[] = { &n, &pointer };
-	p.extra = NULL;
-	p.kernelParams = params;
-	assert_true(launch_decode(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb, a, NULL, &plain));
+	struct launch_info plain = decode_launch(a, PADDED_KERNEL, "padded_kernel", NULL, NULL, params);
 	assert_true(plain.exec_id == clean.exec_id);
 	arena_destroy(a);
 }
