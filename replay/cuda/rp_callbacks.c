@@ -224,9 +224,9 @@ _Static_assert(offsetof(cuStreamWriteValue64_v2_ptsz_params, addr) ==
 	       "the word writes keep their address in one place");
 
 /* Calls that may write device memory where the engine cannot tell: 2-D,
- * 3-D and batched copies and batched stream memory operations (their
- * destinations sit in descriptors), host functions and stream callbacks
- * (host code may write managed memory).
+ * 3-D and batched copies, batched decompressions and batched stream memory
+ * operations (their destinations sit in descriptors), host functions and
+ * stream callbacks (host code may write managed memory).
  * After one, no allocation is fresh. (A graph ends the following:
  * stop_following.) */
 static const CUpti_CallbackId unknown_write_cbids[] = {
@@ -240,6 +240,7 @@ static const CUpti_CallbackId unknown_write_cbids[] = {
 	W(cuLaunchHostFunc), W(cuLaunchHostFunc_ptsz),
 	W(cuStreamAddCallback), W(cuStreamAddCallback_ptsz),
 	W(cuStreamBatchMemOp), W(cuStreamBatchMemOp_ptsz), W(cuStreamBatchMemOp_v2), W(cuStreamBatchMemOp_v2_ptsz),
+	W(cuMemBatchDecompressAsync), W(cuMemBatchDecompressAsync_ptsz),
 #undef W
 };
 

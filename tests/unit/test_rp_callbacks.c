@@ -269,11 +269,26 @@ static void a_write_elsewhere_names_none(void **state)
 	assert_int_equal(written_id, 0);
 }
 
+/* A batched decompression writes the destinations its descriptors name,
+ * which the engine cannot tell: after one, no allocation is fresh, as
+ * after a batched copy (a discard-and-prefetch of a fresh allocation it
+ * decompressed into would destroy the data). */
+static void a_batched_decompression_is_an_unknown_write(void **state)
+{
+	cuMemBatchDecompressAsync_params p = { .count = 1 };
+	cuMemBatchDecompressAsync_ptsz_params ptsz = { .count = 1 };
+	enter(CUPTI_DRIVER_TRACE_CBID_cuMemBatchDecompressAsync, "cuMemBatchDecompressAsync", &p);
+	enter(CUPTI_DRIVER_TRACE_CBID_cuMemBatchDecompressAsync_ptsz, "cuMemBatchDecompressAsync_ptsz", &ptsz);
+	assert_int_equal(unknown_writes, 2);
+	assert_int_equal(written_id, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(memsets_in_2d_are_writes, setup),
 		cmocka_unit_test_setup(a_write_elsewhere_names_none, setup),
+		cmocka_unit_test_setup(a_batched_decompression_is_an_unknown_write, setup),
 	};
 	return cmocka_run_group_tests_name("rp_callbacks", tests, NULL, NULL);
 }
