@@ -462,6 +462,33 @@ static void a_half_refused_placement_is_undone(void **state)
 	test_in_child(half_refused_placement);
 }
 
+/* The worker issued a prefetch job but could not record the event after
+ * it (a failed call, counted as such): a launch gated on that job finds
+ * it issued, as the ticket the gate returns says (the engine counts none
+ * of its blocks unissued), not among the launches whose prefetch the
+ * worker had not issued yet (it was counted there, the plan taken for
+ * late). */
+static bool unrecorded_gate_not_unissued(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
+	struct rp_exec_stats st;
+	x->mark(x->ctx); /* the stream */
+	records_refused = 1;
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	rp_exec_wait_issued();
+	uint64_t issued = x->gate(x->ctx, 1);
+	rp_exec_get_stats(&st);
+	return said(records_refused == 0 && st.failed_calls == 1, "the prefetch's event record did not fail") &&
+	       said(issued == 1, "the prefetch not reported issued") &&
+	       said(st.gates_unissued == 0, "an issued prefetch counted unissued");
+}
+
+static void an_unrecorded_gate_is_not_unissued(void **state)
+{
+	test_in_child(unrecorded_gate_not_unissued);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +500,7 @@ int main(void)
 		cmocka_unit_test(marker_0_waits_for_the_gpu),
 		cmocka_unit_test(a_half_refused_placement_is_undone),
 		cmocka_unit_test(a_failed_discard_batch_event_is_counted),
+		cmocka_unit_test(an_unrecorded_gate_is_not_unissued),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
