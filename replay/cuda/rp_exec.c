@@ -604,8 +604,11 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 		return;
 	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
-	if (!j)
+	if (!j) {
+		/* The migration is dropped, as a failed call's is. */
+		check(CUDA_ERROR_OUT_OF_MEMORY, "queueing a migration");
 		return;
+	}
 	j->op = op;
 	j->wait_mark = mark;
 	j->ticket = ticket;

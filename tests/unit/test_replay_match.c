@@ -8,7 +8,7 @@
  * disagreement).
  */
 #include "testutil.h"
-#include "failing_realloc.h"
+#include "failing_alloc.h"
 
 #include <time.h>
 

@@ -15,7 +15,7 @@
  * bounded).
  */
 #include "testutil.h"
-#include "failing_realloc.h"
+#include "failing_alloc.h"
 
 #include "plan.h"
 #include "replay/allocmap.h"

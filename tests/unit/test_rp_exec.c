@@ -22,6 +22,7 @@
 #include "common/cuda/capture.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
+#include "failing_alloc.h"
 #include "fake_arena.h"
 #include "replay/calls.h"
 #include "replay/cuda/rp.h"
@@ -489,6 +490,28 @@ static void an_unrecorded_gate_is_not_unissued(void **state)
 	test_in_child(unrecorded_gate_not_unissued);
 }
 
+/* A prefetch whose job cannot be queued (memory ran out) is not made:
+ * the engine counted it as issued, so it is one of the replayer's calls
+ * that failed, as when the worker thread cannot start (it went
+ * uncounted). */
+static bool unqueued_job_counted(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
+	struct rp_exec_stats st;
+	x->mark(x->ctx); /* the stream */
+	malloc_fails = true;
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	malloc_fails = false;
+	rp_exec_get_stats(&st);
+	return said(st.failed_calls == 1, "a prefetch dropped for want of memory not counted");
+}
+
+static void an_unqueued_job_is_counted(void **state)
+{
+	test_in_child(unqueued_job_counted);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +524,7 @@ int main(void)
 		cmocka_unit_test(a_half_refused_placement_is_undone),
 		cmocka_unit_test(a_failed_discard_batch_event_is_counted),
 		cmocka_unit_test(an_unrecorded_gate_is_not_unissued),
+		cmocka_unit_test(an_unqueued_job_is_counted),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }

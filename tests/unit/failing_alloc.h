@@ -1,0 +1,32 @@
+/*
+ * failing_alloc.h: malloc and realloc made to fail on demand, for the
+ * paths taken when memory runs out. A test linked with
+ * -Wl,--wrap=malloc,--wrap=realloc (Makefile: its TEST_LDFLAGS) includes
+ * this once; every malloc (realloc) of the program, the libraries it links
+ * statically included, returns NULL while malloc_fails (realloc_fails) is
+ * set.
+ */
+#ifndef UMKIT_FAILING_ALLOC_H
+#define UMKIT_FAILING_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+
+static bool malloc_fails, realloc_fails;
+
+void *__wrap_malloc(size_t size)
+{
+	return malloc_fails ? NULL : __real_malloc(size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	return realloc_fails ? NULL : __real_realloc(p, size);
+}
+
+#endif
