@@ -35,14 +35,16 @@ static atomic_int truncation_warned, capture_warned, no_buffer_warned;
 /* The trace's string id of a kernel's name, remembered per thread by
  * function and name pointer: interning hashes the long mangled name under
  * the writer's lock, and a step of PyTorch training launches the same few
- * hundred kernels over and over. A miss only costs the lookup. */
+ * hundred kernels over and over. A miss only costs the lookup. A name the
+ * writer could not intern (0: out of memory) is not kept, but asked for
+ * again at the next launch. */
 #define NAME_CACHE 256
 static __thread struct { CUfunction f; const char *name; int64_t id; } name_cache[NAME_CACHE];
 
 static int64_t name_id(const struct launch_info *li)
 {
 	size_t slot = ((uintptr_t)li->function >> 4) % NAME_CACHE;
-	if (name_cache[slot].f != li->function || name_cache[slot].name != li->name) {
+	if (!name_cache[slot].id || name_cache[slot].f != li->function || name_cache[slot].name != li->name) {
 		name_cache[slot].f = li->function;
 		name_cache[slot].name = li->name;
 		name_cache[slot].id = trace_writer_intern(rec_writer, li->name);

@@ -167,8 +167,15 @@ static const char *name_of(int64_t id)
 	return names[id - 1];
 }
 
+/* The next this many interns fail, as the writer's does out of memory. */
+static int interns_failing;
+
 int64_t trace_writer_intern(trace_writer *w, const char *s)
 {
+	if (interns_failing > 0) {
+		interns_failing--;
+		return 0;
+	}
 	return intern(s);
 }
 
@@ -220,6 +227,10 @@ void rec_activity_hand_over(void) {}
 #define KERNEL ((CUfunction)(uintptr_t)0xf0)
 
 static bool capturing;
+/* The kernel launch_decode names; another than KERNEL misses the thread's
+ * name cache (rec_callbacks.c, name_id). */
+static CUfunction kernel_fn = KERNEL;
+static const char *kernel_name = "sgemm";
 
 bool launch_is_kernel_cbid(CUpti_CallbackId cbid)
 {
@@ -230,8 +241,8 @@ bool launch_decode(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, arena *a
 		   struct launch_info *out)
 {
 	memset(out, 0, sizeof *out);
-	out->name = "sgemm";
-	out->function = KERNEL;
+	out->name = kernel_name;
+	out->function = kernel_fn;
 	out->grid[0] = out->block[0] = 1;
 	out->args[0] = (struct param_arg){ .param_offset = 8, .alloc = { .id = 5 }, .offset = 16 };
 	out->nargs = 1;
@@ -284,7 +295,10 @@ static void reset(void)
 	hooks = NULL;
 	n_ranges = 0;
 	launch_rows = 0;
+	interns_failing = 0;
 	capturing = false;
+	kernel_fn = KERNEL;
+	kernel_name = "sgemm";
 	now = 0;
 	tid = 1;
 }
@@ -540,6 +554,23 @@ static void captured_launches_are_counted_not_written(void **state)
 	assert_int_equal(rec_callbacks_captured_launches(), captured + 1);
 }
 
+/* A name the writer could not intern (out of memory, counted as dropped)
+ * is asked for again at the kernel's next launch: the thread's cache kept
+ * its 0, and every later launch of the kernel on that thread named no
+ * string. */
+static void a_failed_name_is_not_cached(void **state)
+{
+	kernel_fn = (CUfunction)(uintptr_t)0x1f0;
+	kernel_name = "relu";
+	interns_failing = 1;
+	launch();
+	assert_int_equal(launch_rows, 1);
+	assert_int_equal(launch_row.name_id, 0);
+	launch();
+	assert_int_equal(launch_rows, 2);
+	assert_string_equal(name_of(launch_row.name_id), "relu");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +584,7 @@ int main(void)
 		cmocka_unit_test_setup(finish_writes_open_ranges_once, setup_started),
 		cmocka_unit_test_setup(a_shut_gate_records_nothing, setup_started),
 		cmocka_unit_test_setup(captured_launches_are_counted_not_written, setup_started),
+		cmocka_unit_test_setup(a_failed_name_is_not_cached, setup_started),
 	};
 	return cmocka_run_group_tests_name("rec_callbacks", tests, NULL, NULL);
 }
