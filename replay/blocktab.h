@@ -37,7 +37,9 @@ struct block {
 	uint64_t no;                  /* block number: address >> BLOCK_SHIFT */
 	struct block *prev, *next;    /* residency list links (residency.c) */
 	uint64_t use_seq;             /* launch sequence number of the last
-					 kernel that used it (0: none) */
+					 kernel that used it (0: none); for a
+					 block released from host memory, the
+					 last launch before (onhost.c) */
 	uint64_t dead_seq, dead_mark; /* the marker recorded at the latest free
 					 that left it dead, or holding only one
 					 allocation nothing has used yet

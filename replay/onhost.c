@@ -6,7 +6,8 @@
  * kernels then read and write it over the link without faulting or
  * migrating it. The residency model leaves its blocks alone (never
  * resident, never brought in, never evicted), and the free undoes the
- * placement, so the arena's next tenant of those blocks migrates as usual.
+ * placement, so the arena's next tenant of those blocks migrates as usual
+ * (the bytes left on the host are dead, as an evicted block's are).
  * The blocks before the offset are ordinary memory.
  */
 #include "engine_int.h"
@@ -53,6 +54,15 @@ void onhost_free(engine *e, const struct alloc_rec *r)
 		return;
 	uint64_t offset = (uint64_t)first * BLOCK_BYTES;
 	e->x.place(e->x.ctx, r->address + offset, (uint64_t)(r->n_blocks - first) * BLOCK_BYTES, false);
-	for (uint32_t i = first; i < r->n_blocks; i++)
-		residency_find(e->res, r->first_block + i)->host = 0;
+	/* Kernels up to the last launch may have used the blocks there, over
+	 * the link, without making them resident: their bytes lie on the host
+	 * as an evicted block's do, so the next tenant's first kernel brings
+	 * them as it would those (engine.c, repopulate), not by faults that
+	 * copy them. */
+	for (uint32_t i = first; i < r->n_blocks; i++) {
+		struct block *b = residency_find(e->res, r->first_block + i);
+		b->host = 0;
+		if (b->use_seq < e->st.launches)
+			b->use_seq = e->st.launches;
+	}
 }

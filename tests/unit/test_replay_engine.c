@@ -2256,6 +2256,56 @@ static void host_placement_evicts_earlier_tenant(void **state)
 	plan_destroy(p);
 }
 
+/* H's blocks, kept in host memory, were used there by K1 and K2 though no
+ * kernel made them resident: once H is freed its bytes lie dead on the
+ * host, as an evicted block's would. A fresh tenant's first kernel gets a
+ * discard-and-prefetch of them (behind H's free), not faults that copy
+ * those bytes in, and a tenant that is no longer fresh counts them among
+ * the blocks it faults back in. */
+static void host_blocks_count_as_used(void **state)
+{
+	struct plan *p = host_plan();
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	engine_on_alloc(r.e, 3, BASE + 6 * MB, 2 * MB);
+	host_iteration(&r);
+	size_t n;
+	fresh(&r, &n);
+	engine_on_free(r.e, 2);
+	const struct oplog_entry *e = fresh(&r, &n);
+	uint64_t freed = 0;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].is_mark)
+			freed = e[i].mark;
+	assert_true(freed != 0);
+	engine_on_alloc(r.e, 9, BASE + 2 * MB, 4 * MB);
+	launch(&r, K0, (const uint64_t[]){ 9 }, 1);
+	const struct oplog_entry *b[4];
+	assert_int_equal(batches(&r, b, 4), 1);
+	expect_batch(b[0], ENGINE_OP_DISCARD_PREFETCH, freed, &host_range, 1);
+	rig_stop(&r);
+
+	/* A tenant written by the host before its first kernel faults the
+	 * blocks in: counted as such. */
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 3 * MB);
+	host_iteration(&r);
+	engine_on_free(r.e, 2);
+	engine_on_managed_alloc(r.e, 10, BASE + 2 * MB, 4 * MB);
+	struct engine_stats before, after;
+	engine_get_stats(r.e, &before);
+	launch(&r, K0, (const uint64_t[]){ 10 }, 1);
+	engine_get_stats(r.e, &after);
+	fresh(&r, &n);
+	assert_int_equal(count_kind(&r, ENGINE_OP_DISCARD_PREFETCH), 0);
+	assert_int_equal(after.refault_blocks - before.refault_blocks, 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* Correlation tables that name H (umplan leaves it out of them; a plan made
  * otherwise may not): once the run is lost, K0's predicted successors
  * prefetch W3, which no kernel used, but never H's blocks. W3 comes last in
@@ -2374,6 +2424,7 @@ int main(void)
 		cmocka_unit_test(host_tail_placed_and_released),
 		cmocka_unit_test(host_allocation_not_placed),
 		cmocka_unit_test(host_placement_evicts_earlier_tenant),
+		cmocka_unit_test(host_blocks_count_as_used),
 		cmocka_unit_test(host_blocks_never_prefetched),
 		cmocka_unit_test(refaults_counted),
 		cmocka_unit_test(stale_blocks_repopulated),
