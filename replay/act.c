@@ -104,10 +104,11 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 		 * kernels, not the replayer's stream), and the block may hold
 		 * the rest of a neighbour freed just now: what the GPU may
 		 * still read there is destroyed only behind their free. When
-		 * that free has no marker, the block is brought without
-		 * destroying anything. */
+		 * that free has no marker, or an allocation the model does not
+		 * hold may live in the block, it is brought without destroying
+		 * anything. */
 		struct wait_ref dead = dead_wait(e, b);
-		if (dead.seq && !dead.mark)
+		if ((dead.seq && !dead.mark) || e->st.unmodelled_allocs)
 			op = ENGINE_OP_PREFETCH;
 		else
 			w = wait_later(w, dead);
@@ -152,7 +153,9 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w)
 
 enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 {
-	if (b->live)
+	/* A block the model counts dead may hold an allocation it could not
+	 * hold (engine.c, on_alloc): from the first, none is destroyed. */
+	if (b->live || e->st.unmodelled_allocs)
 		return ACT_REFUSED;
 	if (b->state == BLOCK_DISCARDED)
 		return ACT_NOTHING;

@@ -228,12 +228,17 @@ static void wake(engine *e, struct alloc_rec *r)
 	e->idle = false;
 	e->st.woke_at_alloc = r ? r->id : 0;
 	size_t n = 0, c = 0;
-	for (struct alloc_rec *a; (a = allocmap_next_live(e->allocs, &c)); n++)
+	for (struct alloc_rec *a; (a = allocmap_next_live(e->allocs, &c)); n++) {
+		bool held = true;
 		for (uint32_t k = 0; k < a->n_blocks; k++) {
 			struct block *b = residency_block(e->res, a->first_block + k);
 			if (b)
 				residency_live_add(e->res, b);
+			held &= b != NULL;
 		}
+		if (!held)
+			e->st.unmodelled_allocs++; /* as on_alloc's */
+	}
 	uint64_t first, len;
 	for (size_t i = 0; footprint_interval(e->footprint, i, &first, &len); i++)
 		for (uint64_t no = first; no < first + len; no++) {
@@ -296,6 +301,7 @@ static bool on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bo
 		return false;
 	}
 	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
+	bool held = r != NULL;
 	if (r)
 		faultsrc_note(e->faults, now_ns(e), r);
 	if (r && e->sig)
@@ -309,8 +315,11 @@ static bool on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bo
 				residency_live_add(e->res, b);
 				b->fresh++;
 			}
+			held &= b != NULL;
 		}
 	}
+	if (!held)
+		e->st.unmodelled_allocs++; /* act.c: no discard from now on */
 	if (host_writes)
 		touch(e, r);
 	if (r && e->model)

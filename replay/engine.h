@@ -215,6 +215,9 @@ struct engine_stats {
 	uint64_t signature_mismatch;          /* 1: the plan is not for this program */
 	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or
 						 parts) refused: live or written memory */
+	uint64_t unmodelled_allocs;           /* allocations the model could not
+						 hold (memory ran out): from the
+						 first, nothing is discarded */
 	uint64_t budget_overruns;             /* kernels whose own blocks exceed the budget */
 	uint64_t refault_blocks;              /* blocks a kernel needed that held
 						 data and were off the GPU, with no

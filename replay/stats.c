@@ -63,7 +63,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "refault_blocks", s->refault_blocks, ", ");
 	put_u64(f, "refault_budget_blocks", s->refault_budget_blocks, ", ");
 	put_u64(f, "refault_shared_blocks", s->refault_shared_blocks, ",\n    ");
-	put_u64(f, "skipped_discards", s->skipped_discards, ",\n    ");
+	put_u64(f, "skipped_discards", s->skipped_discards, ", ");
+	put_u64(f, "unmodelled_allocs", s->unmodelled_allocs, ",\n    ");
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
 	put_u64(f, "placed_on_host", s->host_allocs, ", ");
 	put_u64(f, "placed_on_host_bytes", s->host_bytes, ",\n    ");

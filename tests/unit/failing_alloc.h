@@ -1,10 +1,10 @@
 /*
- * failing_alloc.h: malloc and realloc made to fail on demand, for the
- * paths taken when memory runs out. A test linked with
- * -Wl,--wrap=malloc,--wrap=realloc (Makefile: its TEST_LDFLAGS) includes
- * this once; every malloc (realloc) of the program, the libraries it links
- * statically included, returns NULL while malloc_fails (realloc_fails) is
- * set.
+ * failing_alloc.h: malloc, calloc and realloc made to fail on demand,
+ * for the paths taken when memory runs out. A test linked with
+ * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc (Makefile: its
+ * TEST_LDFLAGS) includes this once; every malloc (calloc, realloc) of the
+ * program, the libraries it links statically included, returns NULL while
+ * malloc_fails (calloc_fails, realloc_fails) is set.
  */
 #ifndef UMKIT_FAILING_ALLOC_H
 #define UMKIT_FAILING_ALLOC_H
@@ -14,14 +14,21 @@
 
 void *__real_malloc(size_t size);
 void *__wrap_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 
-static bool malloc_fails, realloc_fails;
+static bool malloc_fails, calloc_fails, realloc_fails;
 
 void *__wrap_malloc(size_t size)
 {
 	return malloc_fails ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return calloc_fails ? NULL : __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t size)

@@ -29,6 +29,8 @@
  */
 #include "testutil.h"
 
+#include "failing_alloc.h"
+
 #include "plan.h"
 #include "replay/engine.h"
 #include "replay/match.h"
@@ -685,6 +687,31 @@ static void discard_before_first_launch_waits_for_the_free(void **state)
 		assert_true(discards > 0);
 		rig_stop(&r);
 	}
+}
+
+/* An allocation the model could not hold (memory for its block ran out)
+ * still lives in that block, which the model counts as holding another
+ * only: nothing may be discarded from then on. Before, freeing the
+ * unheld one dropped the other's hold, and deepum discarded the block
+ * with the other's data in it. */
+static void unmodelled_allocation_stops_discards(void **state)
+{
+	struct rig r;
+	rig_start(&r, ENGINE_DEEPUM, 0, NULL);
+	calloc_fails = true;
+	engine_on_alloc(r.e, 1, BASE, 4096); /* its block not made */
+	calloc_fails = false;
+	engine_on_alloc(r.e, 2, BASE + 4096, 4096); /* the same block */
+	engine_on_write(r.e, 2);
+	engine_on_free(r.e, 1);
+	size_t n;
+	const struct oplog_entry *en = fresh(&r, &n);
+	for (size_t i = 0; i < n; i++)
+		assert_true(en[i].is_mark || en[i].op != ENGINE_OP_DISCARD);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.unmodelled_allocs, 1);
+	rig_stop(&r);
 }
 
 static uint64_t no_marker(void *ctx)
@@ -2392,6 +2419,7 @@ int main(void)
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
 		cmocka_unit_test(discard_before_first_launch_waits_for_the_free),
+		cmocka_unit_test(unmodelled_allocation_stops_discards),
 		cmocka_unit_test(discard_refused_without_its_frees_marker),
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
