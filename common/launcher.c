@@ -378,8 +378,12 @@ int launch_output_path(const char *given, const char *option, const char *noun,
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX];
 		if (!realpath(path, target)) {
-			um_errmsg(err, errlen, "%s is a symbolic link to %s: not replacing it (choose another %s)",
-				  path, errno == ENOENT ? "nothing" : strerror(errno), option);
+			if (errno == ENOENT)
+				um_errmsg(err, errlen, "%s is a symbolic link to nothing: not replacing it (choose "
+					  "another %s)", path, option);
+			else
+				um_errmsg(err, errlen, "%s is a symbolic link that cannot be followed: %s: not "
+					  "replacing it (choose another %s)", path, strerror(errno), option);
 			return -1;
 		}
 		return launch_output_path(target, option, noun, is_ours, path, len, err, errlen);

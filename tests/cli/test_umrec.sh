@@ -417,6 +417,15 @@ expect_status 3 "-o naming a link to nothing: setup error"
 expect_err_has "link.db is a symbolic link to nothing: not replacing it" "-o naming a link to nothing: says so"
 if [ -L "$SCRATCH/link.db" ]; then ok "-o naming a link to nothing: the link kept"
 else not_ok "-o naming a link to nothing: the link kept"; fi
+# A link that cannot be followed (a loop) is said to be one, its reason
+# named as such, not as what it points to.
+ln -sfn loop.db "$SCRATCH/loop.db"
+fake_umrec -o loop.db true
+expect_status 3 "-o naming a link in a loop: setup error"
+expect_err_has "loop.db is a symbolic link that cannot be followed: Too many levels of symbolic links: not replacing it" \
+	"-o naming a link in a loop: says it cannot be followed, and why"
+if [ -L "$SCRATCH/loop.db" ]; then ok "-o naming a link in a loop: the link kept"
+else not_ok "-o naming a link in a loop: the link kept"; fi
 
 # umrec writes its summary after the program ends: a reader of its stderr
 # that has gone must not turn the program's status into SIGPIPE's (Python
