@@ -331,14 +331,28 @@ int main(int argc, char **argv)
 	bool capacity_given = false, ratios_given = false;
 	double perturb = 0;
 	const char *not_for_dump = NULL; /* the last planning option given */
+	/* The words that are not options, in order: the first two (a second
+	 * is an error). */
+	const char *words[2] = { NULL, NULL };
+	int n_words = 0;
 	int c, li = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qhV", longopts, &li)) != -1) {
+	/* "-" first: each word that is not an option comes back as 1, in its
+	 * place, so that options after the trace are options also where
+	 * POSIXLY_CORRECT is set (which would stop getopt at the first word
+	 * that is not one: 'umplan trace.db -o plan.bin' taken for two
+	 * traces). */
+	while ((c = getopt_long(argc, argv, "-:o:qhV", longopts, &li)) != -1) {
 		const char *arg = optarg;
 		if (li >= 0 && c != OPT_DUMP && c != 'q' && c != 'o')
 			not_for_dump = longopts[li].name;
 		li = -1;
 		switch (c) {
+		case 1:
+			if (n_words < 2)
+				words[n_words] = arg;
+			n_words++;
+			break;
 		case 'o': output = arg; break;
 		case OPT_CAPACITY:
 			if (um_memory_size_parse("--capacity", arg, &o.capacity, err, sizeof err))
@@ -408,22 +422,26 @@ int main(int argc, char **argv)
 		default: return option_error(c, argv[optind - 1], longopts);
 		}
 	}
+	/* After "--", the rest. */
+	for (; optind < argc; optind++, n_words++)
+		if (n_words < 2)
+			words[n_words] = argv[optind];
 	if (corr_config_check(&o.corr, err, sizeof err))
 		return usage_error("%s", err);
 	if (dump_path) {
-		if (optind != argc)
-			return usage_error("--dump takes a plan, not also '%s'", argv[optind]);
+		if (n_words)
+			return usage_error("--dump takes a plan, not also '%s'", words[0]);
 		if (output)
 			return usage_error("%s", "--dump prints a plan; it writes none (-o)");
 		if (not_for_dump)
 			return usage_error("--dump prints a plan as it is: --%s does not apply", not_for_dump);
 		return dump(dump_path);
 	}
-	if (optind == argc)
+	if (!n_words)
 		return usage_error("%s", "no trace given");
-	if (argc - optind > 1)
-		return usage_error("one trace at a time ('%s' is extra)", argv[optind + 1]);
-	const char *trace_path = argv[optind];
+	if (n_words > 1)
+		return usage_error("one trace at a time ('%s' is extra)", words[1]);
+	const char *trace_path = words[0];
 	/* Parsed before the (slow) planner so a typo fails at once. */
 	double *ratios = NULL;
 	size_t n_ratios = 0;

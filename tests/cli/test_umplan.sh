@@ -27,6 +27,19 @@ expect_out_has "umplan (umkit) $(cat VERSION)" "--version prints the version as 
 run "$UMPLAN"
 expect_status 2 "no trace is a usage error"
 expect_err_has "no trace given" "no trace says so"
+# Options after the trace are options, as the synopsis writes them, also
+# where POSIXLY_CORRECT is set (getopt would stop at the trace); words
+# after '--' are traces.
+POSIXLY_CORRECT=1 run "$UMPLAN" "$trace" -o "$SCRATCH/posix.bin" -q
+expect_status 0 "POSIXLY_CORRECT: options after the trace are taken"
+if [ -s "$SCRATCH/posix.bin" ]; then ok "POSIXLY_CORRECT: the plan is written where -o says"
+else not_ok "POSIXLY_CORRECT: the plan is written where -o says"; fi
+run "$UMPLAN" -q -- "$trace" --report
+expect_status 2 "a second trace after '--' is a usage error"
+expect_err_has "one trace at a time ('--report' is extra)" "a second trace after '--': named"
+run "$UMPLAN" "$trace" "$SCRATCH/other.db"
+expect_status 2 "two traces, no option: a usage error"
+expect_err_has "one trace at a time ('$SCRATCH/other.db' is extra)" "two traces, no option: the second named"
 run "$UMPLAN" "$trace" --frobnicate
 expect_status 2 "an unknown option is a usage error"
 expect_err_has "--frobnicate" "the unknown option is named"
