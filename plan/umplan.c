@@ -346,6 +346,13 @@ int main(int argc, char **argv)
 		const char *arg = optarg;
 		if (li >= 0 && c != OPT_DUMP && c != 'q' && c != 'o')
 			not_for_dump = longopts[li].name;
+		/* An empty name ('-o ""', '--output=') is a value missing, as
+		 * umrec and umreplay say of theirs, not a file to look for. */
+		if ((c == 'o' || c == OPT_DUMP || c == OPT_CONSTANTS || c == OPT_SIM_CSV) && !*arg) {
+			char name[64];
+			snprintf(name, sizeof name, "%s%s", li >= 0 ? "--" : "-o", li >= 0 ? longopts[li].name : "");
+			return usage_error("option '%s' needs a file name", name);
+		}
 		li = -1;
 		switch (c) {
 		case 1:

@@ -122,6 +122,17 @@ run "$UMPLAN" "$trace" "$trace"
 expect_status 2 "two traces are a usage error"
 run "$UMPLAN" "$trace" -o
 expect_status 2 "-o without a value is a usage error"
+# An empty file name is a value missing, as umrec and umreplay say of
+# theirs: a usage error naming the option, not a file looked for.
+run "$UMPLAN" "$trace" -o ""
+expect_status 2 "-o '' (an empty name): a usage error"
+expect_err_has "option '-o' needs a file name" "-o '' (an empty name): says so"
+for form in "--output=" "--dump=" "--simulate --constants=" "--simulate --sim-csv="; do
+	read -ra words <<<"$form"
+	if [ "$form" = --dump= ]; then run "$UMPLAN" --dump=; else run "$UMPLAN" "$trace" "${words[@]}"; fi
+	expect_status 2 "$form (an empty name): a usage error"
+	expect_err_has "option '${words[-1]%=}' needs a file name" "$form (an empty name): says so, naming the option"
+done
 
 run "$UMPLAN" "$SCRATCH/absent.db"
 expect_status 1 "a missing trace is bad input"
