@@ -47,6 +47,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,6 +532,10 @@ static int run(char **command, char *const *envp, const char *stats)
 				sizeof err);
 	if (stats)
 		kept_output_end(&earlier);
+	/* What is said now, after the program (a command that could not
+	 * start), must not turn its status into SIGPIPE's where the reader
+	 * of stderr has gone, as umrec's summary must not. */
+	signal(SIGPIPE, SIG_IGN);
 	if (status < 0) {
 		um_error("%s", err);
 		return EXIT_SETUP;

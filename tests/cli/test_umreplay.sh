@@ -523,6 +523,19 @@ else not_ok "program killed by SIGINT: umreplay dies of SIGINT (returncode $got)
 : >"$SCRATCH/not-executable.sh"
 fake_umreplay --policy ondemand ./not-executable.sh
 expect_status 126 "command not executable: 126"
+# A program that passes the checks but cannot start (an ELF whose
+# interpreter is missing) is said to be so after the exec: a reader of
+# stderr gone by then must not turn 127 into SIGPIPE's status, as for
+# umrec (Python starts umreplay with SIGPIPE at its default action).
+got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib LD_LIBRARY_PATH=$SCRATCH/driver python3 - "$UMREPLAY" <<'PY'
+import subprocess, sys
+p = subprocess.Popen([sys.argv[1], "--policy", "ondemand", "./no-loader"], stderr=subprocess.PIPE)
+p.stderr.close()
+print(p.wait())
+PY
+)
+if [ "$got" = 127 ]; then ok "stderr's reader gone, a program that cannot start: 127"
+else not_ok "stderr's reader gone, a program that cannot start: 127 (returncode $got)"; fi
 
 if [ "$have_plan" -eq 1 ]; then
 	mkdir -p "$SCRATCH/sub"
