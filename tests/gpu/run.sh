@@ -20,15 +20,28 @@ PY=examples/pytorch
 MAXM=8G
 export PYTHONUNBUFFERED=1
 rows=()
-# A misspelt section would check nothing and pass.
+# A misspelt section, case or ratio would check nothing and pass.
 for s in $SECTIONS; do
 	case $s in record | reset | graphs | cache | replay | demo | devices) ;;
 	*) echo "gpu: unknown section '$s' (record reset graphs cache replay demo devices)" >&2; exit 2 ;;
 	esac
 done
+for c in $CASES; do
+	case $c in sim | mlp) ;;
+	*) echo "gpu: unknown case '$c' (sim mlp)" >&2; exit 2 ;;
+	esac
+done
+for r in $RATIOS; do
+	[[ $r =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "gpu: '$r' is no W/B ratio" >&2; exit 2; }
+done
+if section replay && { [ -z "${CASES// /}" ] || [ -z "${RATIOS// /}" ]; }; then
+	echo "gpu: the replay section needs a case and a ratio" >&2; exit 2
+fi
 
+verdicts=() # each row's, apart: a detail may hold the word PASS or FAIL
 row() { # row NAME VERDICT DETAIL
 	rows+=("$(printf '%-34s %-4s %s' "$1" "$2" "$3")")
+	verdicts+=("$2")
 	echo "== $1: $2 $3"
 }
 verdict() { if eval "$1"; then echo PASS; else echo FAIL; fi; }
@@ -78,8 +91,12 @@ live_peak() {
 	$B/umplan "$db" --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])'
 }
 losses() { grep -E '^(step|iter) [0-9]+ loss ' "$1"; }
-# Whether two runs printed the same checksum and step lines.
-same_output() { diff <(grep -E '^(checksum|step) ' "$1") <(grep -E '^(checksum|step) ' "$2") >/dev/null; }
+# Whether two runs printed the same checksum and step lines, the first
+# (the reference) at least one: two runs that printed none are no match.
+same_output() {
+	grep -qE '^(checksum|step) ' "$1" &&
+		diff <(grep -E '^(checksum|step) ' "$1") <(grep -E '^(checksum|step) ' "$2") >/dev/null
+}
 
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
 echo "GPU free: ${free_mib} MiB; cap for every run: $MAXM"
@@ -156,7 +173,12 @@ section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 probe_under_tools() { # NAME PROBE N CHECK
 	local name=$1 probe=$2 n=$3 check=$4 tool rc served
 	timeout 60 $BUILD/gpu-probes/$probe >"$WORK/$name.plain" 2>"$WORK/$name.plain.err"
+	rc=$?
 	cat "$WORK/$name.plain" "$WORK/$name.plain.err"
+	# The tools' rows compare with plain's output: a probe that failed
+	# plain (a crash after its last line, say) leaves them nothing to
+	# compare with, which they alone would not show.
+	[ $rc -eq 0 ] || row "$name, plain" FAIL "the probe itself exited $rc"
 	for tool in umrec umreplay; do
 		case $tool in
 		umrec) run=($B/umrec -q -o "$WORK/$name.db" --max-managed $MAXM --) ;;
@@ -300,13 +322,16 @@ row "idle replay woken: memory freed unseen kept" "$(verdict "[ $rc_plain -eq 0 
 for tool in plain "umrec --no-managed"; do
 	case $tool in
 	plain) run=() ;;
-	umrec*) run=($B/umrec -q -o "$WORK/fence.db" --no-managed --) ;;
+	umrec*) run=($B/umrec -q -o "$WORK/fence.db" --no-managed --); rm -f "$WORK"/fence.db* ;; # not the frees' trace
 	esac
 	timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe value-write >"$WORK/fence.value.out" 2>&1
 	rc=$?
 	cat "$WORK/fence.value.out"
+	# b got a's range back (the reuse the case is about), and umrec
+	# recorded the run (its library loaded).
 	row "fence_probe, $tool: value-write" \
-		"$(verdict "[ $rc -eq 0 ] && grep -q '^value-write: ok' $WORK/fence.value.out")" "$(tail -1 "$WORK/fence.value.out")"
+		"$(verdict "[ $rc -eq 0 ] && grep -qE '^value-write: ok \(a (0x[0-9a-f]+), b \1:' $WORK/fence.value.out && { [ '$tool' = plain ] || traced $WORK/fence.db; }")" \
+		"$(tail -1 "$WORK/fence.value.out")"
 done
 # A second process under umrec is not recorded, but still allocates from
 # the arena: its frees must wait for the GPU, as it follows no stream.
@@ -474,7 +499,7 @@ packed_rows() { # TOOL RC SERVED
 	local tool=$1 rc=$2 served=$3 args=
 	[ $tool = umrec ] && args=$(python3 -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM kernel_arg JOIN kernel USING (correlation_id) JOIN string ON string.id = kernel.name_id WHERE string.value LIKE ?", ("%fill%",)).fetchone()[0])' "$WORK/packed.db" 2>&1)
-	row "packed_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && diff $WORK/packed.plain $WORK/packed.$tool >/dev/null && under_umkit $WORK/packed.$tool.err && [ '$served' = True ] && { [ $tool = umreplay ] || [ '$args' = 1 ]; }")" \
+	row "packed_probe, $tool: as plain" "$(verdict "[ $rc -eq 0 ] && grep -qx 'packed: CUDA_SUCCESS' $WORK/packed.plain && grep -q '^packed sum: [1-9]' $WORK/packed.plain && diff $WORK/packed.plain $WORK/packed.$tool >/dev/null && under_umkit $WORK/packed.$tool.err && [ '$served' = True ] && { [ $tool = umreplay ] || [ '$args' = 1 ]; }")" \
 		"exit $rc; $(grep -c . "$WORK/packed.$tool") lines; ${args:+arguments of the packed launch in the trace: $args}"
 }
 probe_under_tools packed packed_probe 1 packed_rows
@@ -1211,6 +1236,6 @@ for f in "$WORK"/*.json; do echo "$(basename "$f") $(cat "$f")"; done >"$OUTDIR/
 echo
 echo "umkit GPU checks on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 printf '%s\n' "${rows[@]}"
-fails=$(printf '%s\n' "${rows[@]}" | grep -c ' FAIL ')
-echo "gpu: $(printf '%s\n' "${rows[@]}" | grep -c ' PASS ') passed, $fails failed"
+fails=$(printf '%s\n' "${verdicts[@]}" | grep -cx FAIL)
+echo "gpu: $(printf '%s\n' "${verdicts[@]}" | grep -cx PASS) passed, $fails failed"
 [ "$fails" -eq 0 ] && [ ${#rows[@]} -gt 0 ]
