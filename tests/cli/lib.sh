@@ -7,6 +7,9 @@ FIXTURES=${UMKIT_FIXTURES:-${UMKIT_BUILD:-build}/fixtures}
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/umkit-cli-XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
 failures=0
+# The checks in Python (expect_json's and others') are assert statements,
+# which PYTHONOPTIMIZE in the environment strips: every one would pass.
+unset PYTHONOPTIMIZE
 # python3 is the interpreter itself, first on PATH: a version manager's
 # shim (pyenv's) takes most of a second to start it, and these tests start
 # it hundreds of times.
