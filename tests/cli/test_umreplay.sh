@@ -314,11 +314,13 @@ expect_err_has "umreplay: warning: $SCRATCH/bigger.bin keeps residency under 97.
 if [ "$(grep -c 'keeps residency under' <<<"$err")" = 1 ]; then ok "dry run of a plan for a larger GPU: warned once"
 else not_ok "dry run of a plan for a larger GPU: warned once"; fi
 run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/bigger.bin" --gpu-budget 1G -q
+expect_status 0 "dry run of that plan under a budget within the GPU: exits 0"
 expect_err_lacks "more than the" "dry run of that plan under a budget within the GPU: no warning"
 # Only the plan policy keeps residency under the plan's capacity; the
 # others use the plan only to place launches (deepum its tables too).
 for policy in ondemand deepum ideal; do
 	run "$UMREPLAY" --dry-run "$fixture" --plan "$SCRATCH/bigger.bin" --policy $policy -q
+	expect_status 0 "dry run of that plan under $policy: exits 0"
 	expect_err_lacks "keeps residency under" "dry run of that plan under $policy: no warning about its capacity"
 done
 run "$UMREPLAY" --dry-run "$fixture" --policy ondemand --gpu-budget 100G -q
