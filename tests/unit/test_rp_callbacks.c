@@ -261,9 +261,15 @@ static void memsets_in_2d_are_writes(void **state)
 	assert_int_equal(unknown_writes, 0);
 }
 
-/* A write outside the arena's memory names no allocation. */
+/* A write outside the arena's memory names no allocation; the same call
+ * into the allocation's last bytes names it (else, the call not followed,
+ * nothing would be named either way). */
 static void a_write_elsewhere_names_none(void **state)
 {
+	cuMemsetD8_v2_params in = { ALLOC_ADDRESS + ALLOC_BYTES - 16, 0, 16 };
+	enter(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, "cuMemsetD8_v2", &in);
+	assert_int_equal(written_id, ALLOC_ID);
+	written_id = 0;
 	cuMemsetD8_v2_params p = { ALLOC_ADDRESS + ALLOC_BYTES, 0, 16 };
 	enter(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, "cuMemsetD8_v2", &p);
 	assert_int_equal(written_id, 0);
