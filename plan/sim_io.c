@@ -18,14 +18,16 @@
  * one. */
 #define CONSTANTS_MAX_BYTES (1 << 20)
 
-/* The whole file as a string, or NULL with err set (common/read_file.h:
- * a FIFO or a device is refused before reading). */
-static char *read_all(const char *path, char *err, size_t errlen)
+/* The whole file as a string (NUL-terminated, its length in *len), or NULL
+ * with err set (common/read_file.h: a FIFO or a device is refused before
+ * reading). */
+static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 {
 	struct read_file f;
 	const char *why = NULL;
 	switch (read_regular_file(path, CONSTANTS_MAX_BYTES, &f)) {
 	case READ_OK:
+		*len = f.len;
 		return (char *)f.data;
 	case READ_CANNOT_OPEN:
 	case READ_FAILED:
@@ -69,11 +71,13 @@ static int get_scaled(const cJSON *j, const char *key, double scale, double min,
 
 int sim_constants_load(const char *path, struct sim_options *o, char *err, size_t errlen)
 {
-	char *text = read_all(path, err, errlen);
+	size_t len;
+	char *text = read_all(path, &len, err, errlen);
 	if (!text)
 		return -1;
-	/* The whole text: junk after the object is an error, not ignored. */
-	cJSON *j = cJSON_ParseWithOpts(text, NULL, 1);
+	/* The whole text: junk after the object is an error, not ignored;
+	 * so is what follows a NUL byte, where a parser of strings stops. */
+	cJSON *j = strlen(text) == len ? cJSON_ParseWithOpts(text, NULL, 1) : NULL;
 	free(text);
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);

@@ -408,6 +408,29 @@ static void constants_file(void **state)
 	assert_int_equal(sim_constants_load(path, &o, err, sizeof err), -1);
 }
 
+/* The whole file is the object: what follows a NUL byte is after the
+ * object too (a string parser stops at the NUL, and took what it saw before
+ * it for the whole file). */
+static void constants_after_a_nul_refused(void **state)
+{
+	(void)state;
+	struct planner_options po;
+	planner_options_default(&po);
+	struct sim_options o, def;
+	sim_options_default(&po, &def);
+	char path[512], err[512];
+	test_path(path, sizeof path, "constants_nul.json");
+	static const char text[] = "{\"htod_gbps\": 20}\0{\"dtoh_gbps\": 3}";
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+	assert_int_equal(fclose(f), 0);
+	o = def;
+	assert_int_equal(sim_constants_load(path, &o, err, sizeof err), -1);
+	assert_non_null(strstr(err, path));
+	assert_true(o.htod_bytes_per_s == def.htod_bytes_per_s); /* left as it was */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +443,7 @@ int main(void)
 		cmocka_unit_test(json_counts_stay_exact),
 		cmocka_unit_test(ratio_lists),
 		cmocka_unit_test(constants_file),
+		cmocka_unit_test(constants_after_a_nul_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
