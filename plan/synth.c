@@ -512,11 +512,39 @@ static int drop_indexes(struct gen *g, char ***sql, size_t *n)
 	return rc;
 }
 
+/* *acc += a * b; false where that passes INT64_MAX. */
+static bool add_product(uint64_t *acc, uint64_t a, uint64_t b)
+{
+	uint64_t x;
+	return !__builtin_mul_overflow(a, b, &x) && !__builtin_add_overflow(*acc, x, acc) &&
+	       *acc <= INT64_MAX;
+}
+
+/* Whether every clock and address the trace of p holds fits the schema's
+ * 64-bit signed columns (and the generator's int64 clocks): bounds from the
+ * kernels and allocations the program makes, each kernel the longest, each
+ * allocation the largest, each copy the input's. */
+static bool fits(const struct synth_params *p)
+{
+	const uint64_t L = p->layers, it = p->iterations;
+	uint64_t per_iter = 1, kernels = p->warmup_kernels, allocs = 0;
+	uint64_t clock = 1000000 + 1000; /* the start, a migration's end past its kernel's */
+	uint64_t addr = (uint64_t)2 << 40; /* the first, and a stray past the last */
+	if (p->max_bytes > (uint64_t)1 << 62 || !add_product(&per_iter, L, p->kernels_per_layer + 3ULL) ||
+	    !add_product(&kernels, L, 2) || !add_product(&kernels, it, per_iter) ||
+	    !add_product(&allocs, L, 2) || !add_product(&allocs, it, 3 * L + 2))
+		return false;
+	return add_product(&addr, allocs, reserve_of(p->max_bytes) + 2 * BLOCK) &&
+	       add_product(&clock, kernels, 7000) && add_product(&clock, kernels, p->max_kernel_ns) &&
+	       add_product(&clock, allocs, 2000) && add_product(&clock, it, 6000) &&
+	       add_product(&clock, it, 2 * (p->max_bytes / 12));
+}
+
 int synth_write(const char *path, const struct synth_params *p, char *err, size_t errlen)
 {
 	if (!p->layers || !p->iterations || !p->kernels_per_layer || !p->min_bytes ||
 	    p->min_bytes > p->max_bytes || p->min_kernel_ns > p->max_kernel_ns ||
-	    p->stray_fault_pct > 100) {
+	    p->stray_fault_pct > 100 || !fits(p)) {
 		um_errmsg(err, errlen, "%s: bad synthetic trace parameters", path);
 		return -1;
 	}

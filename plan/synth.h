@@ -54,7 +54,8 @@ uint64_t synth_kernel_count(const struct synth_params *p);
 
 /*
  * Writes the trace to path (replacing a file there). Returns 0, or -1 with
- * err naming path and the problem (bad parameters, SQLite errors).
+ * err naming path and the problem (bad parameters, among them any whose
+ * trace could hold a time or an address past 2^63 - 1; SQLite errors).
  */
 int synth_write(const char *path, const struct synth_params *p, char *err, size_t errlen);
 

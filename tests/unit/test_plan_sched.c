@@ -122,6 +122,35 @@ static void synth_variant(struct synth_params *sp, uint64_t seed)
 	}
 }
 
+/* Parameters whose trace would pass the schema's 64-bit clocks or
+ * addresses are refused: durations from 0 to 2^64 - 1 divided by zero
+ * drawing one (SIGFPE), sizes near 2^64 wrapped their reserved sizes. A
+ * long trace that fits is still written. */
+static void synthetic_parameters_past_the_clocks_refused(void **state)
+{
+	(void)state;
+	char path[512], err[512];
+	test_path(path, sizeof path, "synth_too_long.db");
+	struct synth_params sp;
+	synth_defaults(&sp);
+	sp.min_kernel_ns = 0;
+	sp.max_kernel_ns = UINT64_MAX;
+	assert_int_equal(synth_write(path, &sp, err, sizeof err), -1);
+	assert_non_null(strstr(err, path));
+	synth_defaults(&sp);
+	sp.max_bytes = UINT64_MAX;
+	assert_int_equal(synth_write(path, &sp, err, sizeof err), -1);
+	synth_defaults(&sp);
+	sp.layers = sp.iterations = UINT32_MAX;
+	sp.kernels_per_layer = UINT32_MAX;
+	assert_int_equal(synth_write(path, &sp, err, sizeof err), -1);
+	synth_defaults(&sp);
+	sp.layers = sp.iterations = 1;
+	sp.min_kernel_ns = sp.max_kernel_ns = (uint64_t)1 << 58;
+	if (synth_write(path, &sp, err, sizeof err))
+		fail_msg("%s", err);
+}
+
 static const char *write_synth(const char *name, const struct synth_params *sp, char *path,
 			       size_t len)
 {
@@ -1226,6 +1255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(link_matches_brute_force),
+		cmocka_unit_test(synthetic_parameters_past_the_clocks_refused),
 		cmocka_unit_test(properties_on_random_traces),
 		cmocka_unit_test(checker_catches_broken_plans),
 		cmocka_unit_test(newer_instance_made_at_the_first_launch),
