@@ -221,8 +221,11 @@ static int ensure_stream(void)
 	if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || cuCtxGetDevice(&device) != CUDA_SUCCESS)
 		return -1;
 	pthread_once(&pending_once, create_pending);
-	if (!pending)
+	if (!pending) {
+		/* Made once: every op is dropped from here on, each counted. */
+		check(CUDA_ERROR_OUT_OF_MEMORY, "making the replayer's table of pending discards");
 		return -1;
+	}
 	if (!landing) {
 		landing = landing_discards_create();
 		atomic_store(&landing_lost, !landing);

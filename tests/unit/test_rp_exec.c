@@ -512,6 +512,28 @@ static void an_unqueued_job_is_counted(void **state)
 	test_in_child(unqueued_job_counted);
 }
 
+/* The table of pending discards cannot be made (memory ran out, at the
+ * first op): every op is dropped from then on, as the stream's creation
+ * failing drops them, and each is one of the replayer's calls that
+ * failed (they went uncounted). */
+static bool no_pending_table_counted(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
+	struct rp_exec_stats st;
+	calloc_fails = true;
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	calloc_fails = false;
+	x->issue(x->ctx, ENGINE_OP_EVICT, &r, 1, 0, 0);
+	rp_exec_get_stats(&st);
+	return said(st.failed_calls == 2, "ops dropped without the pending discards' table not counted");
+}
+
+static void no_pending_table_is_counted(void **state)
+{
+	test_in_child(no_pending_table_counted);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +547,7 @@ int main(void)
 		cmocka_unit_test(a_failed_discard_batch_event_is_counted),
 		cmocka_unit_test(an_unrecorded_gate_is_not_unissued),
 		cmocka_unit_test(an_unqueued_job_is_counted),
+		cmocka_unit_test(no_pending_table_is_counted),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
