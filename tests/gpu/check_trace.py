@@ -42,6 +42,10 @@ def main(path):
         "status": one(db, "SELECT value FROM meta WHERE key = 'status'"),
         "kernels": one(db, "SELECT count(*) FROM kernel"),
         "launches": one(db, "SELECT count(*) FROM kernel WHERE seq IS NOT NULL"),
+        # Launches numbered but with no row: each takes the next seq, so a
+        # launch whose callback row and kernel record were both lost shows
+        # only here.
+        "seq_gaps": one(db, "SELECT coalesce(max(seq) + 1 - count(DISTINCT seq), 0) FROM kernel"),
         "executed": one(db, "SELECT count(*) FROM kernel WHERE start_ns IS NOT NULL"),
         "threads": one(db, "SELECT count(DISTINCT thread_id) FROM kernel"),
         "kernel_args": one(db, "SELECT count(*) FROM kernel_arg"),

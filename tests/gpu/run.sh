@@ -204,8 +204,8 @@ check_trace "$WORK/sim.db"
 j="$WORK/sim.db.json"
 same=$(verdict "[ $rc -eq 0 ] && diff <(grep checksum $WORK/sim.plain) <(grep checksum $WORK/sim.rec) >/dev/null")
 row "sim: checksum same as plain" "$same" "$(grep checksum "$WORK/sim.rec")"
-row "sim: kernel rows = launches" "$(verdict "[ $(metric $j kernels) -eq $(metric $j launches) ] && [ $(metric $j launches) -eq $(metric $j executed) ] && [ $(metric $j kernels) -gt 0 ]")" \
-	"rows $(metric $j kernels), launches $(metric $j launches), executed $(metric $j executed)"
+row "sim: kernel rows = launches" "$(verdict "[ $(metric $j kernels) -eq $(metric $j launches) ] && [ $(metric $j launches) -eq $(metric $j executed) ] && [ $(metric $j kernels) -gt 0 ] && [ $(metric $j seq_gaps) -eq 0 ]")" \
+	"rows $(metric $j kernels), launches $(metric $j launches), executed $(metric $j executed), numbered without a row $(metric $j seq_gaps)"
 row "sim: allocations freed or live" "$(verdict "[ $(metric $j allocs_unaccounted) -eq 0 ] && [ $(metric $j allocs) -gt 0 ]")" \
 	"$(metric $j allocs) allocs, $(metric $j allocs_unaccounted) unaccounted"
 row "sim: fault migrations recorded" "$(verdict "[ $(metric $j fault_migrations) -gt 0 ]")" \
