@@ -442,65 +442,60 @@ uint64_t um_backend_fence_wait_ns(void)
 	return atomic_load(&ring.wait_ns);
 }
 
-/* The fences' event calls are made in the relaxed capture mode once a
+/* The fences' event calls: made in the relaxed capture mode once a
  * capture was seen (or may have begun unseen: capture_watching), as
  * um_alloc.c's synchronize_relaxed: made by a thread in the global mode
  * while another thread captures in it, the driver may count such a call
  * among those it refuses, which breaks that capture (an event query does:
  * PyTorch's NCCL watchdog broke captures so, until it queried in another
- * mode). */
-static bool relax(CUstreamCaptureMode *saved)
+ * mode). A failure is not left as the thread's last error, which the
+ * program would take for its own (PyTorch checks it after its next
+ * launch), nor does it replace the program's (cudart_quiet); "not ready"
+ * is a query's answer, no failure. */
+struct event_call {
+	bool clean, relaxed;
+	CUstreamCaptureMode mode;
+};
+
+static struct event_call event_call_begin(void)
 {
-	return capture_watching() && capture_relaxed_begin(saved);
+	struct event_call c = { .clean = cudart_clean() };
+	c.relaxed = capture_watching() && capture_relaxed_begin(&c.mode);
+	return c;
 }
 
-/* A failed create or record is not left as the thread's last error
- * either (event_done says why), nor does it replace the program's. */
+/* Returns err, the call's answer. */
+static cudaError_t event_call_end(struct event_call c, cudaError_t err)
+{
+	capture_relaxed_end(c.relaxed, c.mode);
+	return err == cudaErrorNotReady ? err : cudart_quiet(c.clean, err);
+}
+
 static bool event_create(void *ctx, void **event)
 {
-	bool clean = cudart_clean();
-	CUstreamCaptureMode mode;
-	bool relaxed = relax(&mode);
-	cudaError_t err = cudart_get()->EventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming);
-	capture_relaxed_end(relaxed, mode);
-	return cudart_quiet(clean, err) == cudaSuccess;
+	struct event_call c = event_call_begin();
+	return event_call_end(c, cudart_get()->EventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming)) ==
+	       cudaSuccess;
 }
 
 static bool event_record(void *ctx, void *event, void *stream)
 {
-	bool clean = cudart_clean();
-	CUstreamCaptureMode mode;
-	bool relaxed = relax(&mode);
-	cudaError_t err = cudart_get()->EventRecord(event, stream);
-	capture_relaxed_end(relaxed, mode);
-	return cudart_quiet(clean, err) == cudaSuccess;
+	struct event_call c = event_call_begin();
+	return event_call_end(c, cudart_get()->EventRecord(event, stream)) == cudaSuccess;
 }
 
 /* An event whose query fails otherwise joined a capture after its stream
- * was drained (fence_record): its work is done. The failure is not left
- * as the thread's last error, which the program would take for its own
- * (PyTorch checks it after its next launch). */
+ * was drained (fence_record): its work is done. */
 static bool event_done(void *ctx, void *event)
 {
-	bool clean = cudart_clean();
-	CUstreamCaptureMode mode;
-	bool relaxed = relax(&mode);
-	cudaError_t err = cudart_get()->EventQuery(event);
-	capture_relaxed_end(relaxed, mode);
-	if (err == cudaErrorNotReady)
-		return false;
-	cudart_quiet(clean, err);
-	return true;
+	struct event_call c = event_call_begin();
+	return event_call_end(c, cudart_get()->EventQuery(event)) != cudaErrorNotReady;
 }
 
 static void event_wait(void *ctx, void *event)
 {
-	bool clean = cudart_clean();
-	CUstreamCaptureMode mode;
-	bool relaxed = relax(&mode);
-	cudaError_t err = cudart_get()->EventSynchronize(event);
-	capture_relaxed_end(relaxed, mode);
-	cudart_quiet(clean, err);
+	struct event_call c = event_call_begin();
+	event_call_end(c, cudart_get()->EventSynchronize(event));
 }
 
 /* Whether a graph capture the callbacks saw begin may be under way: a
