@@ -28,3 +28,16 @@ cJSON *json_text(const char *s)
 	free(valid);
 	return item;
 }
+
+bool json_add(cJSON *o, const char *key, cJSON *item)
+{
+	if (item && cJSON_AddItemToObject(o, key, item))
+		return true;
+	cJSON_Delete(item);
+	return false;
+}
+
+bool json_add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	return json_add(o, key, json_u64(v));
+}

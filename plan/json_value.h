@@ -7,6 +7,7 @@
 #ifndef UMKIT_JSON_VALUE_H
 #define UMKIT_JSON_VALUE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -20,5 +21,13 @@ cJSON *json_u64(uint64_t v);
 /* s (NULL reads as "") as a string of valid UTF-8 (utf8.h); NULL when out
  * of memory. */
 cJSON *json_text(const char *s);
+
+/* Adds item to o as key: false, the item freed, when it is NULL (out of
+ * memory) or o cannot take it (a document short of memory loses keys,
+ * not memory). */
+bool json_add(cJSON *o, const char *key, cJSON *item);
+
+/* json_add of json_u64(v). */
+bool json_add_u64(cJSON *o, const char *key, uint64_t v);
 
 #endif

@@ -494,30 +494,17 @@ oom:
 	return -1;
 }
 
-/* Adds item to o as key; an item o cannot take is freed (a report short
- * of memory loses keys, not memory). */
-static void add_item(cJSON *o, const char *key, cJSON *item)
-{
-	if (!cJSON_AddItemToObject(o, key, item))
-		cJSON_Delete(item);
-}
-
-static void add_u64(cJSON *o, const char *key, uint64_t v)
-{
-	add_item(o, key, json_u64(v));
-}
-
 /* Text from the trace (a path, names). */
 static void add_text(cJSON *o, const char *key, const char *s)
 {
-	add_item(o, key, json_text(s));
+	json_add(o, key, json_text(s));
 }
 
 static cJSON *hist_json(const uint64_t *counts)
 {
 	cJSON *h = cJSON_CreateObject();
 	for (int i = 0; h && i < VITAL_BUCKETS; i++)
-		add_u64(h, vital_bucket_name(i), counts[i]);
+		json_add_u64(h, vital_bucket_name(i), counts[i]);
 	return h;
 }
 
@@ -539,28 +526,28 @@ cJSON *report_json(const struct planner *pl)
 	o = cJSON_AddObjectToObject(root, "trace");
 	add_text(o, "path", t->path);
 	add_text(o, "device_name", t->device_name);
-	add_u64(o, "device_memory", t->device_memory);
+	json_add_u64(o, "device_memory", t->device_memory);
 	add_text(o, "status", t->status);
-	add_u64(o, "kernels", t->n_kernels);
-	add_u64(o, "graph_kernels", t->graph_kernels);
-	add_u64(o, "unlaunched_kernels", t->unlaunched_kernels);
-	add_u64(o, "after_reset_kernels", t->after_reset_kernels);
-	add_u64(o, "other_context_kernels", t->other_context_kernels);
-	add_u64(o, "untimed_kernels", t->untimed_kernels);
-	add_u64(o, "allocations", t->n_allocs);
-	add_u64(o, "managed_allocations", t->n_managed_allocs);
-	add_u64(o, "runtime_allocations", t->runtime_allocs);
-	add_u64(o, "runtime_allocation_bytes", t->runtime_alloc_bytes);
-	add_u64(o, "driver_allocations", t->driver_allocs);
-	add_u64(o, "driver_allocation_bytes", t->driver_alloc_bytes);
-	add_u64(o, "driver_allocation_peak_bytes", t->driver_alloc_peak_bytes);
-	add_u64(o, "driver_managed_allocations", t->driver_managed_allocs);
-	add_u64(o, "driver_managed_allocation_bytes", t->driver_managed_alloc_bytes);
-	add_u64(o, "driver_managed_allocation_peak_bytes", t->driver_managed_alloc_peak_bytes);
-	add_u64(o, "pointer_arguments", t->n_args);
-	add_u64(o, "htod_bytes", t->htod_bytes);
-	add_u64(o, "dtoh_bytes", t->dtoh_bytes);
-	add_u64(o, "fault_bytes", t->fault_bytes);
+	json_add_u64(o, "kernels", t->n_kernels);
+	json_add_u64(o, "graph_kernels", t->graph_kernels);
+	json_add_u64(o, "unlaunched_kernels", t->unlaunched_kernels);
+	json_add_u64(o, "after_reset_kernels", t->after_reset_kernels);
+	json_add_u64(o, "other_context_kernels", t->other_context_kernels);
+	json_add_u64(o, "untimed_kernels", t->untimed_kernels);
+	json_add_u64(o, "allocations", t->n_allocs);
+	json_add_u64(o, "managed_allocations", t->n_managed_allocs);
+	json_add_u64(o, "runtime_allocations", t->runtime_allocs);
+	json_add_u64(o, "runtime_allocation_bytes", t->runtime_alloc_bytes);
+	json_add_u64(o, "driver_allocations", t->driver_allocs);
+	json_add_u64(o, "driver_allocation_bytes", t->driver_alloc_bytes);
+	json_add_u64(o, "driver_allocation_peak_bytes", t->driver_alloc_peak_bytes);
+	json_add_u64(o, "driver_managed_allocations", t->driver_managed_allocs);
+	json_add_u64(o, "driver_managed_allocation_bytes", t->driver_managed_alloc_bytes);
+	json_add_u64(o, "driver_managed_allocation_peak_bytes", t->driver_managed_alloc_peak_bytes);
+	json_add_u64(o, "pointer_arguments", t->n_args);
+	json_add_u64(o, "htod_bytes", t->htod_bytes);
+	json_add_u64(o, "dtoh_bytes", t->dtoh_bytes);
+	json_add_u64(o, "fault_bytes", t->fault_bytes);
 	cJSON_AddBoolToObject(o, "launch_reordered", t->launch_reordered);
 	cJSON_AddBoolToObject(o, "framework_cache", t->framework_cache);
 
@@ -568,36 +555,36 @@ cJSON *report_json(const struct planner *pl)
 	cJSON_AddStringToObject(o, "method", iter_method_name(it->method));
 	if (it->method == ITER_BY_NVTX)
 		add_text(o, "nvtx_name", it->nvtx_name);
-	add_u64(o, "count", it->n_iters);
-	add_u64(o, "period", it->period);
-	add_u64(o, "rotation", it->rotation);
-	add_u64(o, "warmup_kernels", it->warmup);
-	add_u64(o, "tail_kernels", it->tail);
-	add_u64(o, "chosen", it->chosen);
+	json_add_u64(o, "count", it->n_iters);
+	json_add_u64(o, "period", it->period);
+	json_add_u64(o, "rotation", it->rotation);
+	json_add_u64(o, "warmup_kernels", it->warmup);
+	json_add_u64(o, "tail_kernels", it->tail);
+	json_add_u64(o, "chosen", it->chosen);
 	cJSON_AddBoolToObject(o, "steady", it->steady);
-	add_u64(o, "positions_differing", it->n_differ);
-	add_u64(o, "first_kernel", it->iters[it->chosen].first);
-	add_u64(o, "kernels", it->iters[it->chosen].n);
-	add_u64(o, "iteration_ns", v->cycle_ns);
+	json_add_u64(o, "positions_differing", it->n_differ);
+	json_add_u64(o, "first_kernel", it->iters[it->chosen].first);
+	json_add_u64(o, "kernels", it->iters[it->chosen].n);
+	json_add_u64(o, "iteration_ns", v->cycle_ns);
 
 	o = cJSON_AddObjectToObject(root, "allocations");
-	add_u64(o, "persistent", ts->n_persistent - ts->n_previous);
-	add_u64(o, "persistent_bytes", f.pers_bytes);
-	add_u64(o, "iteration", ts->n_iteration);
-	add_u64(o, "iteration_bytes", f.iter_bytes);
-	add_u64(o, "live_across_end", ts->wrapping);
-	add_u64(o, "previous_instances_matched", ts->prev_matched);
-	add_u64(o, "previous_instance_used_after", ts->outliving);
-	add_u64(o, "previous_instance_freed_after", ts->overlapping);
-	add_u64(o, "previous_instance_freed_after_bytes", ts->overlapping_bytes);
-	add_u64(o, "previous_instance_freed_after_next", ts->beyond_next);
+	json_add_u64(o, "persistent", ts->n_persistent - ts->n_previous);
+	json_add_u64(o, "persistent_bytes", f.pers_bytes);
+	json_add_u64(o, "iteration", ts->n_iteration);
+	json_add_u64(o, "iteration_bytes", f.iter_bytes);
+	json_add_u64(o, "live_across_end", ts->wrapping);
+	json_add_u64(o, "previous_instances_matched", ts->prev_matched);
+	json_add_u64(o, "previous_instance_used_after", ts->outliving);
+	json_add_u64(o, "previous_instance_freed_after", ts->overlapping);
+	json_add_u64(o, "previous_instance_freed_after_bytes", ts->overlapping_bytes);
+	json_add_u64(o, "previous_instance_freed_after_next", ts->beyond_next);
 
 	o = cJSON_AddObjectToObject(root, "access");
-	add_u64(o, "uses", ac->n_refs);
-	add_u64(o, "observed_added", ac->observed_added);
-	add_u64(o, "unmapped_refs", ac->refs_unmapped);
-	add_u64(o, "fault_pairs", ac->fault_pairs);
-	add_u64(o, "fault_pairs_covered", ac->fault_pairs_covered);
+	json_add_u64(o, "uses", ac->n_refs);
+	json_add_u64(o, "observed_added", ac->observed_added);
+	json_add_u64(o, "unmapped_refs", ac->refs_unmapped);
+	json_add_u64(o, "fault_pairs", ac->fault_pairs);
+	json_add_u64(o, "fault_pairs_covered", ac->fault_pairs_covered);
 	double recall = access_recall(ac);
 	if (recall < 0)
 		cJSON_AddNullToObject(o, "recall");
@@ -605,66 +592,66 @@ cJSON *report_json(const struct planner *pl)
 		cJSON_AddNumberToObject(o, "recall", recall);
 
 	o = cJSON_AddObjectToObject(root, "memory");
-	add_u64(o, "live_peak", f.live_peak);
-	add_u64(o, "live_peak_kernel", f.live_at);
-	add_u64(o, "active_peak", f.active_peak);
-	add_u64(o, "active_peak_kernel", f.active_at);
-	add_u64(o, "working_set_peak", f.ws_peak);
-	add_u64(o, "working_set_peak_kernel", f.ws_at);
+	json_add_u64(o, "live_peak", f.live_peak);
+	json_add_u64(o, "live_peak_kernel", f.live_at);
+	json_add_u64(o, "active_peak", f.active_peak);
+	json_add_u64(o, "active_peak_kernel", f.active_at);
+	json_add_u64(o, "working_set_peak", f.ws_peak);
+	json_add_u64(o, "working_set_peak_kernel", f.ws_at);
 	cJSON *segs = cJSON_AddArrayToObject(o, "segments");
 	for (size_t s = 0; segs && s < f.n_seg; s++) {
 		cJSON *e = cJSON_CreateObject();
 		if (!e)
 			break;
-		add_u64(e, "first_kernel", f.seg[s].from);
-		add_u64(e, "last_kernel", f.seg[s].to - 1);
-		add_u64(e, "live_peak", f.seg[s].live);
-		add_u64(e, "active_peak", f.seg[s].active);
-		add_u64(e, "planned_peak", f.seg[s].planned);
+		json_add_u64(e, "first_kernel", f.seg[s].from);
+		json_add_u64(e, "last_kernel", f.seg[s].to - 1);
+		json_add_u64(e, "live_peak", f.seg[s].live);
+		json_add_u64(e, "active_peak", f.seg[s].active);
+		json_add_u64(e, "planned_peak", f.seg[s].planned);
 		for (int k = PLAN_OP_KIND_MIN; k <= PLAN_OP_KIND_MAX; k++)
-			add_u64(e, plan_op_kind_name((uint8_t)k), f.seg[s].ops[k]);
+			json_add_u64(e, plan_op_kind_name((uint8_t)k), f.seg[s].ops[k]);
 		cJSON_AddItemToArray(segs, e);
 	}
 
 	o = cJSON_AddObjectToObject(root, "inactive_periods");
-	add_u64(o, "periods", v->n_periods);
-	add_u64(o, "deaths", v->deaths);
-	add_u64(o, "blocks", v->n_blocks);
+	json_add_u64(o, "periods", v->n_periods);
+	json_add_u64(o, "deaths", v->deaths);
+	json_add_u64(o, "blocks", v->n_blocks);
 	cJSON_AddItemToObject(o, "tensors", hist_json(v->tensor_hist));
 	cJSON_AddItemToObject(o, "tensor_bytes", hist_json(v->tensor_hist_bytes));
 	cJSON_AddItemToObject(o, "blocks_by_length", hist_json(v->block_hist));
 
 	o = cJSON_AddObjectToObject(root, "plan");
-	add_u64(o, "capacity", plan->assume.capacity_bytes);
-	add_u64(o, "capacity_before_headroom", pl->budget);
+	json_add_u64(o, "capacity", plan->assume.capacity_bytes);
+	json_add_u64(o, "capacity_before_headroom", pl->budget);
 	cJSON_AddStringToObject(o, "capacity_source",
 				pl->capacity_source == PLANNER_CAPACITY_OPTION ? "option"
 				: pl->capacity_source == PLANNER_CAPACITY_DEVICE ? "device" : "peak");
-	add_u64(o, "htod_bytes_per_s", plan->assume.htod_bytes_per_s);
-	add_u64(o, "dtoh_bytes_per_s", plan->assume.dtoh_bytes_per_s);
-	add_u64(o, "call_cost_ns", plan->assume.call_cost_ns);
+	json_add_u64(o, "htod_bytes_per_s", plan->assume.htod_bytes_per_s);
+	json_add_u64(o, "dtoh_bytes_per_s", plan->assume.dtoh_bytes_per_s);
+	json_add_u64(o, "call_cost_ns", plan->assume.call_cost_ns);
 	for (int k = PLAN_OP_KIND_MIN; k <= PLAN_OP_KIND_MAX; k++)
-		add_u64(o, plan_op_kind_name((uint8_t)k), f.ops_by_kind[k]);
-	add_u64(o, "evict_bytes", sr->evict_bytes);
-	add_u64(o, "prefetch_bytes", sr->prefetch_bytes);
-	add_u64(o, "discard_bytes", sr->discard_bytes);
-	add_u64(o, "discard_prefetch_bytes", sr->discard_prefetch_bytes);
-	add_u64(o, "evictions_not_hidden", sr->forced);
-	add_u64(o, "evictions_dropped", sr->dropped);
-	add_u64(o, "prefetches_at_use", f.prefetches_at_use);
-	add_u64(o, "prefetch_bytes_at_use", f.prefetch_bytes_at_use);
-	add_u64(o, "late_prefetches", sr->late_prefetches);
-	add_u64(o, "late_prefetch_bytes", sr->late_prefetch_bytes);
-	add_u64(o, "dtoh_busy_ns", sr->dtoh_busy_ns);
-	add_u64(o, "htod_busy_ns", sr->htod_busy_ns);
-	add_u64(o, "stall_ns", sr->stall_ns);
-	add_u64(o, "host_tensors", plan->n_host);
-	add_u64(o, "host_bytes", pl->host_bytes);
-	add_u64(o, "host_pass_ns", pl->host_ns);
-	add_u64(o, "baseline_peak", sr->baseline_peak);
-	add_u64(o, "predicted_peak", sr->peak);
-	add_u64(o, "predicted_peak_inflight", sr->inflight_peak);
-	add_u64(o, "predicted_iteration_ns", plan->predict.iteration_ns);
+		json_add_u64(o, plan_op_kind_name((uint8_t)k), f.ops_by_kind[k]);
+	json_add_u64(o, "evict_bytes", sr->evict_bytes);
+	json_add_u64(o, "prefetch_bytes", sr->prefetch_bytes);
+	json_add_u64(o, "discard_bytes", sr->discard_bytes);
+	json_add_u64(o, "discard_prefetch_bytes", sr->discard_prefetch_bytes);
+	json_add_u64(o, "evictions_not_hidden", sr->forced);
+	json_add_u64(o, "evictions_dropped", sr->dropped);
+	json_add_u64(o, "prefetches_at_use", f.prefetches_at_use);
+	json_add_u64(o, "prefetch_bytes_at_use", f.prefetch_bytes_at_use);
+	json_add_u64(o, "late_prefetches", sr->late_prefetches);
+	json_add_u64(o, "late_prefetch_bytes", sr->late_prefetch_bytes);
+	json_add_u64(o, "dtoh_busy_ns", sr->dtoh_busy_ns);
+	json_add_u64(o, "htod_busy_ns", sr->htod_busy_ns);
+	json_add_u64(o, "stall_ns", sr->stall_ns);
+	json_add_u64(o, "host_tensors", plan->n_host);
+	json_add_u64(o, "host_bytes", pl->host_bytes);
+	json_add_u64(o, "host_pass_ns", pl->host_ns);
+	json_add_u64(o, "baseline_peak", sr->baseline_peak);
+	json_add_u64(o, "predicted_peak", sr->peak);
+	json_add_u64(o, "predicted_peak_inflight", sr->inflight_peak);
+	json_add_u64(o, "predicted_iteration_ns", plan->predict.iteration_ns);
 	cJSON *unfit = cJSON_AddArrayToObject(o, "unfit_kernels");
 	for (size_t i = 0; unfit && i < sr->n_unfit; i++)
 		cJSON_AddItemToArray(unfit, cJSON_CreateNumber(sr->unfit[i]));

@@ -89,17 +89,6 @@ int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FIL
 	return ferror(out) ? -1 : 0;
 }
 
-/* v as key of o, with every digit (json_value.h): as a cJSON number a
- * capacity of 2^53 - 1 bytes printed as 9.00719925474099e+15. */
-static bool add_u64(cJSON *o, const char *key, uint64_t v)
-{
-	cJSON *item = json_u64(v);
-	if (item && cJSON_AddItemToObject(o, key, item))
-		return true;
-	cJSON_Delete(item);
-	return false;
-}
-
 cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 		const struct sim_options *o)
 {
@@ -112,8 +101,8 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 	}
 	cJSON_AddItemToObject(root, "constants", cst);
 	cJSON_AddItemToObject(root, "rows", arr);
-	bool ok = add_u64(root, "live_peak", sim_live_peak(c)) &&
-		  add_u64(root, "blocks", sim_blocks(c)) &&
+	bool ok = json_add_u64(root, "live_peak", sim_live_peak(c)) &&
+		  json_add_u64(root, "blocks", sim_blocks(c)) &&
 		  cJSON_AddNumberToObject(cst, "htod_gbps", (double)o->htod_bytes_per_s / 1e9) &&
 		  cJSON_AddNumberToObject(cst, "dtoh_gbps", (double)o->dtoh_bytes_per_s / 1e9) &&
 		  cJSON_AddNumberToObject(cst, "fault_gbps", (double)o->fault_bytes_per_s / 1e9) &&
@@ -129,14 +118,14 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 				break;
 			}
 			ok = cJSON_AddNumberToObject(e, "ratio", rows[i].ratio) &&
-			     add_u64(e, "capacity", s->capacity) &&
+			     json_add_u64(e, "capacity", s->capacity) &&
 			     cJSON_AddStringToObject(e, "policy", sim_policy_name((enum sim_policy)p)) &&
-			     add_u64(e, "time_ns", s->time_ns) &&
+			     json_add_u64(e, "time_ns", s->time_ns) &&
 			     cJSON_AddNumberToObject(e, "pct_ideal", sim_pct_ideal(s)) &&
-			     add_u64(e, "stall_ns", s->stall_ns) &&
-			     add_u64(e, "htod_bytes", s->htod_bytes) &&
-			     add_u64(e, "dtoh_bytes", s->dtoh_bytes) &&
-			     add_u64(e, "faults", s->faults);
+			     json_add_u64(e, "stall_ns", s->stall_ns) &&
+			     json_add_u64(e, "htod_bytes", s->htod_bytes) &&
+			     json_add_u64(e, "dtoh_bytes", s->dtoh_bytes) &&
+			     json_add_u64(e, "faults", s->faults);
 		}
 	if (!ok) {
 		cJSON_Delete(root);
