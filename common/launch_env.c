@@ -23,12 +23,24 @@ static size_t name_len(const char *entry)
 	return eq ? (size_t)(eq - entry) : strlen(entry);
 }
 
+static bool is_named(const char *entry, const char *name)
+{
+	size_t len = strlen(name);
+	return name_len(entry) == len && strncmp(entry, name, len) == 0;
+}
+
+/* An entry's value: what follows its '=' ("" without one). */
+static const char *value_of(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	return eq ? eq + 1 : "";
+}
+
 /* Index of name in e, or e->n. */
 static size_t env_find(const launch_env *e, const char *name)
 {
-	size_t len = strlen(name);
 	for (size_t i = 0; i < e->n; i++)
-		if (name_len(e->vars[i]) == len && strncmp(e->vars[i], name, len) == 0)
+		if (is_named(e->vars[i], name))
 			return i;
 	return e->n;
 }
@@ -104,10 +116,7 @@ void launch_env_unset(launch_env *e, const char *name)
 const char *launch_env_get(const launch_env *e, const char *name)
 {
 	size_t i = env_find(e, name);
-	if (i == e->n)
-		return NULL;
-	const char *eq = strchr(e->vars[i], '=');
-	return eq ? eq + 1 : "";
+	return i < e->n ? value_of(e->vars[i]) : NULL;
 }
 
 /* The value of the last copy of name, or NULL: the dynamic loader reads
@@ -115,13 +124,9 @@ const char *launch_env_get(const launch_env *e, const char *name)
  * reads the first. */
 static const char *env_get_last(const launch_env *e, const char *name)
 {
-	size_t len = strlen(name);
-	for (size_t i = e->n; i-- > 0;) {
-		if (name_len(e->vars[i]) == len && strncmp(e->vars[i], name, len) == 0) {
-			const char *eq = strchr(e->vars[i], '=');
-			return eq ? eq + 1 : "";
-		}
-	}
+	for (size_t i = e->n; i-- > 0;)
+		if (is_named(e->vars[i], name))
+			return value_of(e->vars[i]);
 	return NULL;
 }
 
