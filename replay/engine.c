@@ -223,22 +223,32 @@ static int by_id(const void *a, const void *b)
  * order, live ones most recently used by their newest live allocation. No
  * allocation made while idle is fresh (idle_alloc), so none is counted
  * fresh. */
+/* Counts r live in each of its blocks, made where new, and fresh there
+ * too where fresh. An allocation a block of which could not be made
+ * (memory ran out) is counted in unmodelled_allocs, which stops every
+ * discard (act.c): it lives where the model cannot tell. */
+static void hold_blocks(engine *e, const struct alloc_rec *r, bool fresh)
+{
+	bool held = true;
+	for (uint32_t i = 0; i < r->n_blocks; i++) {
+		struct block *b = residency_block(e->res, r->first_block + i);
+		if (b) {
+			residency_live_add(e->res, b);
+			b->fresh += fresh;
+		}
+		held &= b != NULL;
+	}
+	if (!held)
+		e->st.unmodelled_allocs++;
+}
+
 static void wake(engine *e, struct alloc_rec *r)
 {
 	e->idle = false;
 	e->st.woke_at_alloc = r ? r->id : 0;
 	size_t n = 0, c = 0;
-	for (struct alloc_rec *a; (a = allocmap_next_live(e->allocs, &c)); n++) {
-		bool held = true;
-		for (uint32_t k = 0; k < a->n_blocks; k++) {
-			struct block *b = residency_block(e->res, a->first_block + k);
-			if (b)
-				residency_live_add(e->res, b);
-			held &= b != NULL;
-		}
-		if (!held)
-			e->st.unmodelled_allocs++; /* as on_alloc's */
-	}
+	for (struct alloc_rec *a; (a = allocmap_next_live(e->allocs, &c)); n++)
+		hold_blocks(e, a, false);
 	uint64_t first, len;
 	for (size_t i = 0; footprint_interval(e->footprint, i, &first, &len); i++)
 		for (uint64_t no = first; no < first + len; no++) {
@@ -301,25 +311,16 @@ static bool on_alloc(engine *e, uint64_t id, uint64_t address, uint64_t size, bo
 		return false;
 	}
 	struct alloc_rec *r = allocmap_add(e->allocs, id, address, size);
-	bool held = r != NULL;
 	if (r)
 		faultsrc_note(e->faults, now_ns(e), r);
 	if (r && e->sig)
 		sigcheck_alloc(e->sig, size);
-	if (r && e->idle) {
+	if (!r)
+		e->st.unmodelled_allocs++; /* as hold_blocks counts them */
+	else if (e->idle)
 		idle_alloc(e, r);
-	} else {
-		for (uint32_t i = 0; r && e->model && i < r->n_blocks; i++) {
-			struct block *b = residency_block(e->res, r->first_block + i);
-			if (b) {
-				residency_live_add(e->res, b);
-				b->fresh++;
-			}
-			held &= b != NULL;
-		}
-	}
-	if (!held)
-		e->st.unmodelled_allocs++; /* act.c: no discard from now on */
+	else if (e->model)
+		hold_blocks(e, r, true);
 	if (host_writes)
 		touch(e, r);
 	if (r && e->model)
