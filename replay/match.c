@@ -216,7 +216,13 @@ void match_launch(match *m, uint64_t exec_id, uint64_t shape_id, struct match_st
 	out->position = p;
 	uint64_t entry = m->entry == PLAN_POS_NONE ? 0 : m->entry;
 	bool wrapped = m->have_last && p + m->n / 2 <= m->last;
-	out->iteration_start = m->have_last ? wrapped && p <= entry + MATCH_NEAR : p == 0;
+	/* The launches lost right before p count as its predecessors in the
+	 * wrap: a program whose iterations lack the plan's last kernels loses
+	 * its place at each iteration's first launches, which no history
+	 * supports, and finds it again MATCH_LOST_AFTER kernels in. */
+	uint32_t lost_before = m->lost_run < p ? m->lost_run : p;
+	bool wrapped_while_lost = m->have_last && p - lost_before + m->n / 2 <= m->last;
+	out->iteration_start = m->have_last ? wrapped_while_lost && p <= entry + MATCH_NEAR : p == 0;
 	out->found_back = wrapped && !out->iteration_start && was_lost;
 	m->entry_before = m->entry;
 	if (supported && p < m->entry)

@@ -44,9 +44,10 @@
  * place, and only a resync (history evidence) brings it back.
  *
  * The very first launch matches position 0 when its ID is the plan's first.
- * An iteration starts when the position wraps: a new position at least half
- * an iteration (rounded down) before the last one (a short backward jump is a repeated
- * kernel, not a new iteration) and at most MATCH_NEAR past the entry (a
+ * An iteration starts when the position wraps: a new position, less the
+ * launches lost right before it, at least half an iteration (rounded down)
+ * before the last one (a short backward jump is a repeated kernel, not a
+ * new iteration) and at most MATCH_NEAR past the entry (a
  * place found again mid-iteration after being lost, farther than that from
  * the entry, is no new iteration), or a first placement at position 0. The
  * entry is the lowest position placed with support (matched on track or

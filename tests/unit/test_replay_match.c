@@ -409,6 +409,39 @@ static void iterations_without_the_first_kernels(void **state)
 	match_destroy(m);
 }
 
+/* A program whose iterations lack the plan's last 10 kernels, more than
+ * MATCH_NEAR: each iteration's first MATCH_LOST_AFTER launches are lost
+ * (their predecessors are the program's last kernels, not the plan's) and
+ * the next resyncs at 4, which starts the iteration, counted from the
+ * launches lost before it. Lacking half the plan, it never starts one. */
+static void iterations_without_the_last_kernels(void **state)
+{
+	enum { N = 28 };
+	uint64_t ids[N];
+	distinct_ids(ids, N);
+	const int runs[2] = { 18, N / 2 };
+	for (int r = 0; r < 2; r++) {
+		match *m = match_create(ids, NULL, N);
+		int starts = 0;
+		for (int it = 0; it < 5; it++)
+			for (int i = 0; i < runs[r]; i++) {
+				struct match_step st;
+				match_launch(m, ids[i], 0, &st);
+				if (it > 0 && i < MATCH_LOST_AFTER) {
+					assert_int_equal(st.how, MATCH_LOST);
+					continue;
+				}
+				assert_int_equal(st.position, i);
+				if (st.iteration_start) {
+					assert_int_equal(i, it ? MATCH_LOST_AFTER : 0);
+					starts++;
+				}
+			}
+		assert_int_equal(starts, r == 0 ? 5 : 1);
+		match_destroy(m);
+	}
+}
+
 /* The same program, whose very first launch (a warm-up fill, say) has the
  * plan's first ID: it matches position 0 with no support, so the entry is
  * still where the iterations are first placed, and they start there (16:
@@ -952,6 +985,7 @@ int main(void)
 		cmocka_unit_test(dropped_kernel_near_beats_far_variant),
 		cmocka_unit_test(resync_cost_is_not_linear_in_an_ids_places),
 		cmocka_unit_test(iterations_without_the_first_kernels),
+		cmocka_unit_test(iterations_without_the_last_kernels),
 		cmocka_unit_test(unsupported_first_match_is_no_entry),
 		cmocka_unit_test(joined_midway_starts_at_the_first_kernel),
 		cmocka_unit_test(backward_jump_is_not_an_iteration),
