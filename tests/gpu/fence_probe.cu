@@ -165,7 +165,7 @@ static int two_threads()
 	CHECK(cudaMalloc(&to, m));
 	CHECK(cudaMallocHost(&h, m));
 	pthread_create(&t, NULL, churn, NULL);
-	int bad = 0;
+	int bad = 0, reused = 0;
 	for (int i = 0; i < rounds; i++) {
 		u8 *x, *y;
 		CHECK(cudaMalloc(&x, m));
@@ -173,6 +173,7 @@ static int two_threads()
 		slow_copy<<<132, 256, 0, s>>>(x, to, m, 2000000);
 		CHECK(cudaFree(x));
 		CHECK(cudaMalloc(&y, m));
+		reused += y == x;
 		CHECK(cudaMemsetAsync(y, 0x22, m, 0));
 		CHECK(cudaDeviceSynchronize());
 		CHECK(cudaMemcpy(h, to, m, cudaMemcpyDefault));
@@ -181,7 +182,8 @@ static int two_threads()
 	}
 	churning = 0;
 	pthread_join(t, NULL);
-	printf("two-threads: %s (%d of %d rounds read the next owner's bytes)\n", bad ? "BAD" : "ok", bad, rounds);
+	printf("two-threads: %s (%d of %d rounds read the next owner's bytes, %d reused the freed range)\n",
+	       bad ? "BAD" : "ok", bad, rounds, reused);
 	return bad != 0;
 }
 

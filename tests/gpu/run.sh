@@ -108,8 +108,11 @@ fi
 # spec: plain, umrec DB (recording to DB), attached [POLICY] (umreplay
 # following it from the start, under POLICY, ideal by default) or idle PLAN
 # (umreplay with a plan that keeps it idle); and evidence to the file
-# took_effect reads after the run: the trace, or umreplay's stats.
+# took_effect reads after the run: the trace, or umreplay's stats. Call it
+# right before each run: it removes the evidence a run before left, which
+# took_effect would otherwise read for a run that wrote none.
 tool_run() {
+	idle_run=
 	case $1 in
 	plain) run=() evidence= ;;
 	umrec) run=($B/umrec -q -o "$2" --max-managed $MAXM --) evidence=$2 ;;
@@ -117,9 +120,10 @@ tool_run() {
 		evidence=$WORK/tool_run.json
 		run=($B/umreplay -q --policy "${2:-ideal}" --stats "$evidence" --max-managed $MAXM --) ;;
 	idle)
-		evidence=$WORK/tool_run.json
+		evidence=$WORK/tool_run.json idle_run=1
 		run=($B/umreplay -q --plan "$2" --stats "$evidence" --max-managed $MAXM --) ;;
 	esac
+	[ -z "$evidence" ] || rm -f "$evidence"
 }
 
 # Whether a tool's output (its warnings included) shows it applied: a
@@ -138,12 +142,15 @@ sys.exit(0 if d["integrity"] == "ok" and d["status"] == "complete" and d["allocs
 # Whether the tool of the last tool_run took effect in the run just made,
 # which under_umkit's warnings alone cannot show of a library that never
 # loaded: umrec's trace as traced says; umreplay's stats count allocations
-# its arena served (a stats file is removed before each run).
+# its arena served, and an idle replay's say it started idle (a plan that
+# had work to do would test the attached replay again).
 took_effect() {
 	case ${run[0]:-} in
 	"") true ;;
 	"$B/umrec") traced "$evidence" ;;
-	*) [ "$(allocator_counts "$evidence" allocs)" -gt 0 ] 2>/dev/null ;;
+	*) [ "$(allocator_counts "$evidence" allocs)" -gt 0 ] 2>/dev/null &&
+		{ [ -z "$idle_run" ] || python3 -c 'import json,sys
+sys.exit(0 if json.load(open(sys.argv[1]))["engine"]["started_idle"] is True else 1)' "$evidence" 2>/dev/null; } ;;
 	esac
 }
 
@@ -274,6 +281,15 @@ cat "$WORK/probe.replay.err"
 row "umreplay: child's env copy runs without the plan" "$(verdict "[ $rc -eq 0 ] && grep -q 'child sum 8.0 exit 0' $WORK/probe.replay.out && grep -q 'another process of this run replays it' $WORK/probe.replay.err && python3 -c 'import json,sys; json.load(open(sys.argv[1]))[\"engine\"]' $WORK/probe.replay.json")" \
 	"exit $rc; $(grep -c 'runs without the plan' "$WORK/probe.replay.err") process(es) ran without it"
 
+# Whether fence_probe CASE's output OUT shows the freed range handed out
+# again: the next allocation at its address, or some round's in two-threads.
+reused() {
+	case $1 in
+	copy-only | many-streams | reused-handle | managed-host-write) grep -qE "^$1: ok \(a (0x[0-9a-f]+), b \1:" "$2" ;;
+	two-threads) grep -qE '^two-threads: ok .*, [1-9][0-9]* reused the freed range\)' "$2" ;;
+	*) true ;;
+	esac
+}
 # Freed memory that GPU work on another stream still reads is not handed
 # out again before that work is done (tests/gpu/fence_probe.cu), under
 # either library, as with plain CUDA; also under an idle replay, whose
@@ -281,7 +297,6 @@ row "umreplay: child's env copy runs without the plan" "$(verdict "[ $rc -eq 0 ]
 timeout 60 $B/umrec -q -o "$WORK/fence.rec.db" --max-managed $MAXM -- $BUILD/gpu-probes/fence_probe two-threads >/dev/null 2>&1
 $B/umplan -q "$WORK/fence.rec.db" --capacity 64G -o "$WORK/fence.idle.plan"
 for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.idle.plan"; do
-	tool_run $spec
 	case $spec in
 	attached*) tool=umreplay ;;
 	idle*) tool="idle umreplay" ;;
@@ -291,11 +306,15 @@ for spec in plain "umrec $WORK/fence.db" "attached ondemand" "idle $WORK/fence.i
 	[ "$tool" != "idle umreplay" ] || [ -s "$WORK/fence.idle.plan" ] || bad+=("no plan")
 	for c in copy-only many-streams reused-handle two-threads double-free stream-churn relaxed-churn ptsz-async \
 		managed-host-write; do
+		tool_run $spec
 		timeout 60 "${run[@]}" $BUILD/gpu-probes/fence_probe $c >"$WORK/fence.$c.out" 2>&1
 		rc=$?
 		cat "$WORK/fence.$c.out"
 		[ $rc -eq 0 ] && grep -q "^$c: ok" "$WORK/fence.$c.out" && under_umkit "$WORK/fence.$c.out" &&
 			took_effect || bad+=("$c")
+		# Under the tools the arena hands the freed range out again (behind
+		# its fence): a case that got other memory tested nothing.
+		[ "$tool" = plain ] || reused "$c" "$WORK/fence.$c.out" || bad+=("$c: freed range not reused")
 	done
 	row "fence_probe, $tool: frees safe" "$(verdict "[ ${#bad[@]} -eq 0 ]")" "${bad[*]:-9 of 9 cases ok}"
 done
@@ -343,8 +362,9 @@ row "fence_probe, unrecorded process" "$(verdict "[ $rc -eq 0 ] && grep -q 'is n
 	"$(grep -E '^two-threads' "$WORK/fence2.out")"
 
 $B/umrec -o "$WORK/oom.db" --max-managed 256M -- python3 tests/gpu/oom_probe.py >"$WORK/oom.out" 2>"$WORK/oom.err"
-row "--max-managed: PyTorch OOM error" "$(verdict "grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
-	"$(head -1 "$WORK/oom.out")"
+rc=$?
+row "--max-managed: PyTorch OOM error" "$(verdict "[ $rc -eq 0 ] && grep -q 'oom raised .* True' $WORK/oom.out && grep -q 'still usable' $WORK/oom.out")" \
+	"exit $rc; $(head -1 "$WORK/oom.out")"
 $B/umrec -o "$WORK/oomsim.db" --max-managed 64M -- $SIM --iters 2 >/dev/null 2>"$WORK/oomsim.err"
 rc=$?
 row "--max-managed: CUDA C OOM" "$(verdict "[ $rc -eq 2 ] && grep -q 'out of memory' $WORK/oomsim.err")" "exit $rc"
@@ -600,8 +620,16 @@ if section replay; then
 # The budget B is a fraction of the recorded working set W (the live peak
 # umplan reports); W/B is the oversubscription ratio. Per-layer updates keep
 # every kernel's own working set small enough for the tightest budget.
-python3 tests/gpu/calibrate.py 1 >"$WORK/calib.json" && cat "$WORK/calib.json"
-python3 tests/gpu/um_costs.py 1 >"$OUTDIR/um_costs.json" && cat "$OUTDIR/um_costs.json"
+# The link's measured constants, which the tables' lower bounds divide by.
+python3 tests/gpu/calibrate.py 1 >"$WORK/calib.json"
+rc=$?
+cat "$WORK/calib.json"
+row "calibrate.py: link constants measured" "$(verdict "[ $rc -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d[\"htod_gbps\"] > 0 and d[\"dtoh_gbps\"] > 0 else 1)' $WORK/calib.json")" \
+	"exit $rc; $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("htod %.1f dtoh %.1f GB/s" % (d["htod_gbps"], d["dtoh_gbps"]))' "$WORK/calib.json" 2>&1 | tail -1)"
+python3 tests/gpu/um_costs.py 1 >"$OUTDIR/um_costs.json"
+rc=$?
+cat "$OUTDIR/um_costs.json"
+row "um_costs.py: driver call costs measured" "$(verdict "[ $rc -eq 0 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' $OUTDIR/um_costs.json")" "exit $rc"
 mkdir -p "$OUTDIR/stats"
 # The replayer's model of residency, not a measurement (docs/replay.md): its
 # eviction loop keeps it under the budget, save where one kernel alone needs
@@ -678,11 +706,12 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	local ratio=${RATIOS##* } tag=$name.kt
 	$B/umreplay -q --policy ondemand --gpu-budget "$(python3 -c "print(int($w / $ratio))")" \
 		--kernel-times --max-managed $MAXM --stats "$WORK/$tag.json" -- "${cmd[@]}" >"$WORK/$tag.out" 2>&1
+	local rc=$?
 	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 	local mig=-1 by=0 changed=0
 	read -r mig by changed < <(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["measured"]["fault_sources"]; print(f["migrations"], f["by_launch"], f["owner_changed"])' "$WORK/$tag.json")
-	row "$name.$ratio.ondemand --kernel-times: faults dated" "$(verdict "[ $mig -gt 0 ] && [ $((by * 10)) -ge $((mig * 9)) ]")" \
-		"$by of $mig by their kernel's launch, $changed with a new owner by then"
+	row "$name.$ratio.ondemand --kernel-times: faults dated" "$(verdict "[ $rc -eq 0 ] && [ $mig -gt 0 ] && [ $((by * 10)) -ge $((mig * 9)) ]")" \
+		"exit $rc; $by of $mig by their kernel's launch, $changed with a new owner by then"
 }
 sim_args=(--layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx)
 if [[ " $CASES " == *" sim "* ]]; then
@@ -693,9 +722,10 @@ if [[ " $CASES " == *" sim "* ]]; then
 	# windows are wrong).
 	$B/umreplay -q --plan "$WORK/sim.${RATIOS%% *}.plan" --policy ideal --kernel-times --max-managed $MAXM \
 		--stats "$WORK/sim.ktimes.json" -- $SIM "${sim_args[@]}" >"$WORK/sim.ktimes.out" 2>&1
+	rc=$?
 	summary=$(python3 tests/gpu/replay_table.py "$WORK/sim.ktimes.json" 2>/dev/null)
-	row "sim ideal: kernels busy 50-100 %" "$(verdict "python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); b=float(d[\"steady_kernel_busy_ms\"]) / float(d[\"iter_ms\"]); sys.exit(0 if 0.5 <= b <= 1.0 else 1)'")" \
-		"$(grep -oE '(iter_ms|steady_kernel_busy_ms)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
+	row "sim ideal: kernels busy 50-100 %" "$(verdict "[ $rc -eq 0 ] && same_output $WORK/sim.plain $WORK/sim.ktimes.out && python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$summary\".split()); b=float(d[\"steady_kernel_busy_ms\"]) / float(d[\"iter_ms\"]); sys.exit(0 if 0.5 <= b <= 1.0 else 1)'")" \
+		"exit $rc; $(grep -oE '(iter_ms|steady_kernel_busy_ms)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
 fi
 if [[ " $CASES " == *" mlp "* ]]; then
 	replay_case mlp python3 $PY/mlp.py --steps 12 --nvtx
@@ -762,10 +792,11 @@ timeout 60 $RING 16 >"$WORK/ring.plain" 2>&1
 timeout 60 $B/umrec -q -o "$WORK/ring.db" --max-managed $MAXM -- $RING 16 >/dev/null 2>&1
 $B/umplan -q "$WORK/ring.db" --capacity 208M --json -o "$WORK/ring.plan" >"$WORK/ring.umplan.json"
 ring_period=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["iterations"]; print(d["period"], d["rotation"])' "$WORK/ring.umplan.json" 2>&1)
+ring_exits=
 for pol in plan ondemand; do
 	timeout 60 $B/umreplay --plan "$WORK/ring.plan" --policy $pol --gpu-budget 208M --max-managed $MAXM \
 		--stats "$WORK/ring.$pol.json" -- $RING 16 >"$WORK/ring.$pol.out" 2>&1
-	echo "ring $pol: exit $?"
+	ring_exits+="$? "
 	cp "$WORK/ring.$pol.json" "$OUTDIR/stats/" 2>/dev/null
 done
 ring_stats=$(python3 -c '
@@ -775,8 +806,8 @@ e = p["engine"]
 print(e["matched"] + e["resynced"], e["ring_moves"], e["ops"]["prefetch"]["calls"], p["measured"]["fault_migrations"], o["measured"]["fault_migrations"])
 ' "$WORK/ring.plan.json" "$WORK/ring.ondemand.json" 2>&1)
 read -r ring_placed ring_moves ring_prefetches ring_faults ring_od_faults <<<"$ring_stats"
-row "ring_probe 16: plan turns the ring" "$(verdict "[ '$ring_period' = '4 4' ] && grep -q '^ring: ok' $WORK/ring.plain && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.plan.out)\" ] && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.ondemand.out)\" ] && [ '${ring_placed:-0}' -ge 76 ] && [ '${ring_moves:-0}' -ge 1 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
-	"period, rotation $ring_period; plan positions placed, ring moves, prefetch calls, fault migrations $ring_placed ${ring_moves:-?} $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
+row "ring_probe 16: plan turns the ring" "$(verdict "[ '$ring_exits' = '0 0 ' ] && [ '$ring_period' = '4 4' ] && grep -q '^ring: ok' $WORK/ring.plain && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.plan.out)\" ] && [ \"\$(ring_sum $WORK/ring.plain)\" = \"\$(ring_sum $WORK/ring.ondemand.out)\" ] && [ '${ring_placed:-0}' -ge 76 ] && [ '${ring_moves:-0}' -ge 1 ] && [ '${ring_prefetches:-0}' -gt 0 ] && [ '${ring_faults:-x}' -lt '${ring_od_faults:-0}' ]")" \
+	"exits $ring_exits; period, rotation $ring_period; plan positions placed, ring moves, prefetch calls, fault migrations $ring_placed ${ring_moves:-?} $ring_prefetches $ring_faults; ondemand's $ring_od_faults"
 # A program written for Unified Memory (tests/gpu/managed_probe.cu, which
 # fills its cudaMallocManaged input from the host each step and sums its
 # output there): that memory is the arena's, recorded as such, and planned
