@@ -139,6 +139,19 @@ size_t pending_discards_take_ready(pending_discards *p, bool (*done)(uint64_t ma
 	return t.n;
 }
 
+static bool kept_none(const struct pending *it, void *arg)
+{
+	return false;
+}
+
+size_t pending_discards_clear(pending_discards *p)
+{
+	pthread_mutex_lock(&p->lock);
+	size_t n = filter(p, kept_none, NULL);
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
 size_t pending_discards_count(pending_discards *p)
 {
 	return atomic_load(&p->count);

@@ -47,6 +47,10 @@ size_t pending_discards_forget(pending_discards *p, uint64_t address, uint64_t b
 size_t pending_discards_take_ready(pending_discards *p, bool (*done)(uint64_t mark),
 				   struct engine_range *out, size_t max);
 
+/* Forgets every pending discard: none will be made (the replayer stopped).
+ * Returns how many there were, each a run of blocks left undiscarded. */
+size_t pending_discards_clear(pending_discards *p);
+
 /* How many wait (a hint: another thread may add or take meanwhile). */
 size_t pending_discards_count(pending_discards *p);
 

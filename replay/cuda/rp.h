@@ -63,7 +63,9 @@ void rp_exec_wait_discards(uint64_t address, uint64_t bytes);
 /* Waits until the worker has issued every queued op (no driver call of
  * the replayer's is made after it unless the engine queues more). */
 void rp_exec_wait_issued(void);
-/* Waits until every queued op has been issued and has finished. */
+/* Waits until every queued op has been issued and has finished; the
+ * discards still waiting for their markers are dropped, counted in
+ * dropped_discards. Call once the engine has stopped (it issues no more). */
 void rp_exec_drain(void);
 /* Drains, then forgets the stream, which the device reset about to come
  * destroys: no driver call of the executor's is made after it (the
@@ -79,7 +81,8 @@ struct rp_exec_stats {
 	uint64_t dropped_discards; /* runs of 2 MB blocks of a discard not
 				      made: reused, or in use again when
 				      their marker completed, or no room
-				      to wait (docs/replay.md, Stats JSON) */
+				      to wait, or still waiting at the
+				      drain (docs/replay.md, Stats JSON) */
 	uint64_t fresh_prefetched; /* discard-and-prefetch ranges made a plain
 				      prefetch: their blocks' latest free
 				      was still in the GPU's queue */

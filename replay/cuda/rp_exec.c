@@ -823,6 +823,9 @@ void rp_exec_wait_issued(void)
 void rp_exec_drain(void)
 {
 	rp_exec_wait_issued();
+	/* The engine has stopped: nothing retries these any more. */
+	if (pending)
+		atomic_fetch_add(&n_dropped_discards, pending_discards_clear(pending));
 	CUcontext was;
 	if (!mig_stream || cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
 		return;

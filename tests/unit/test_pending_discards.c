@@ -167,6 +167,18 @@ static void full_refuses(void **state)
 	pending_discards_destroy(p);
 }
 
+/* At the replayer's end every pending discard goes, each counted. */
+static void clear_counts_every_discard(void **state)
+{
+	pending_discards *p = queue(8);
+	assert_true(pending_discards_add(p, 1, (struct engine_range){ 0 * MB, 4 * MB }));
+	assert_true(pending_discards_add(p, 2, (struct engine_range){ 8 * MB, 2 * MB }));
+	assert_int_equal(pending_discards_clear(p), 2);
+	assert_int_equal(pending_discards_count(p), 0);
+	assert_int_equal(pending_discards_clear(p), 0);
+	pending_discards_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +190,7 @@ int main(void)
 		cmocka_unit_test(new_owner_at_the_top),
 		cmocka_unit_test(neighbours_kept),
 		cmocka_unit_test(full_refuses),
+		cmocka_unit_test(clear_counts_every_discard),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
