@@ -186,6 +186,9 @@ $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)
 $(BUILD)/tests/test_rp_callbacks: $(call obj,replay/cuda/rp_callbacks.c)
 $(BUILD)/tests/test_rp_activity: $(call obj,replay/cuda/rp_activity.c)
 $(BUILD)/tests/test_rp_residency: $(call obj,replay/cuda/rp_residency.c)
+$(BUILD)/tests/test_rp_inject: $(call obj,replay/cuda/rp_inject.c)
+# Its wrapper of strdup fails on demand.
+$(BUILD)/tests/test_rp_inject: TEST_LDFLAGS := -Wl,--wrap=strdup
 # Its wrapper of pthread_join counts the joins of the sampler thread.
 $(BUILD)/tests/test_rp_residency: TEST_LDFLAGS := -Wl,--wrap=pthread_join
 $(BUILD)/tests/test_stream_calls: $(call obj,common/cuda/stream_calls.c common/cuda/launch_info.c)

@@ -69,19 +69,23 @@ static int parse_settings(char *err, size_t errlen)
 	}
 	const char *plan_path = getenv("UMKIT_PLAN");
 	if (plan_path && *plan_path) {
-		rp_plan_path = strdup(plan_path);
+		if (!(rp_plan_path = strdup(plan_path)))
+			goto oom;
 		the_plan = plan_load(plan_path, err, errlen);
 		if (!the_plan)
 			return -1;
 	}
 	const char *s = getenv("UMKIT_STATS");
-	if (s && *s)
-		stats_path = strdup(s);
+	if (s && *s && !(stats_path = strdup(s)))
+		goto oom;
 	const char *k = getenv("UMKIT_KERNEL_TIMES");
 	kernel_times = k && strcmp(k, "1") == 0;
 	const char *c = getenv("UMKIT_FRAMEWORK_CACHE");
 	framework_cache = c && strcmp(c, "1") == 0;
 	return 0;
+oom:
+	snprintf(err, errlen, "out of memory reading umreplay's settings");
+	return -1;
 }
 
 /* Whether this process replays the run: the first of the run's processes
