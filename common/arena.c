@@ -552,11 +552,16 @@ static struct range *take_small(arena *a, uint64_t need, bool done_only, bool *w
 	carrier->state = RANGE_CARRIER;
 	carrier->block = block;
 	arena_tree_insert(&a->free_small, &whole->link);
-	/* Only a failed split can fail here; the block then stays, empty, in the
-	 * small index, serving a small request that no smaller free range fits.
-	 * Until one comes its 2 MB serve no large allocation, and its segment
-	 * is never unmapped: the cost of a malloc that already failed. */
-	return carve(&a->free_small, whole, need, &oom);
+	r = carve(&a->free_small, whole, need, &oom);
+	if (!r) {
+		/* The split could not allocate: the block, empty, goes back to
+		 * its segment, where its 2 MB serve any size again. */
+		arena_tree_remove(&a->free_small, &whole->link);
+		free(whole);
+		free(block);
+		release_range(a, carrier, carrier->fence, carrier->free_seq);
+	}
+	return r;
 }
 
 static struct range *take(arena *a, uint64_t served, bool small, bool done_only, bool *waited)

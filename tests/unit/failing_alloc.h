@@ -4,7 +4,8 @@
  * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc (Makefile: its
  * TEST_LDFLAGS) includes this once; every malloc (calloc, realloc) of the
  * program, the libraries it links statically included, returns NULL while
- * malloc_fails (calloc_fails, realloc_fails) is set.
+ * malloc_fails (calloc_fails, realloc_fails) is set; and the
+ * calloc_fail_in-th calloc from the time it is set fails, once (0: none).
  */
 #ifndef UMKIT_FAILING_ALLOC_H
 #define UMKIT_FAILING_ALLOC_H
@@ -20,6 +21,7 @@ void *__real_realloc(void *p, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 
 static bool malloc_fails, calloc_fails, realloc_fails;
+static unsigned calloc_fail_in;
 
 void *__wrap_malloc(size_t size)
 {
@@ -28,6 +30,8 @@ void *__wrap_malloc(size_t size)
 
 void *__wrap_calloc(size_t n, size_t size)
 {
+	if (calloc_fail_in && --calloc_fail_in == 0)
+		return NULL;
 	return calloc_fails ? NULL : __real_calloc(n, size);
 }
 

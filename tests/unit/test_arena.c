@@ -12,6 +12,7 @@
 
 #include "arena.h"
 #include "arena_tree.h"
+#include "failing_alloc.h"
 
 #define MiB ((uint64_t)1 << 20)
 #define BLOCK ARENA_BLOCK_SIZE
@@ -1085,6 +1086,33 @@ static void refused_unmap_keeps_the_segment(void **state)
 	free(f);
 }
 
+/* The split that cuts a small allocation from a new small block fails
+ * (out of memory): the block goes back to its segment, whose 2 MiB then
+ * serve any size again. It stayed a small block, empty, and under the cap
+ * the next large allocation found no room. */
+static void failed_small_split_gives_the_block_back(void **state)
+{
+	struct fake *f = fake_new();
+	f->fences_instant = true;
+	arena *a = arena_over(f, 4 * MiB, 4 * MiB);
+	struct arena_alloc out;
+	uint64_t first = alloc_ok(a, 2 * MiB);
+	calloc_fail_in = 3; /* the block's region, its range, then the split */
+	assert_int_equal(arena_alloc(a, 512, &out), ARENA_ENOMEM);
+	calloc_fail_in = 0;
+	uint64_t second = alloc_ok(a, 2 * MiB);
+	free_ok(a, first);
+	free_ok(a, second);
+	alloc_ok(a, 4 * MiB);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.segments, 1);
+	assert_int_equal(st.failed_allocs, 1);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
 static void refused_map_is_enomem_and_retried_after_unmapping_idle(void **state)
 {
 	struct fake *f = fake_new();
@@ -1557,6 +1585,7 @@ int main(void)
 		cmocka_unit_test(cap_is_respected_exactly),
 		cmocka_unit_test(cap_unmaps_idle_segments_to_make_room),
 		cmocka_unit_test(refused_unmap_keeps_the_segment),
+		cmocka_unit_test(failed_small_split_gives_the_block_back),
 		cmocka_unit_test(refused_map_is_enomem_and_retried_after_unmapping_idle),
 		cmocka_unit_test(same_calls_give_same_relative_addresses),
 		cmocka_unit_test(lookup_finds_interior_not_past_end_nor_freed),
