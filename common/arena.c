@@ -52,7 +52,9 @@
  * When the cap leaves too little, wholly free segments are unmapped, oldest
  * first, if that makes enough room; otherwise the allocation fails. When the
  * backend refuses to map, all wholly free segments are unmapped and the map
- * is tried once more.
+ * is tried once more. A segment mapped whose block map cannot be made (out
+ * of memory) is unmapped at once; where the backend cannot unmap it then,
+ * it stays counted (stranded) until the next growth unmaps it.
  */
 #include "arena.h"
 
@@ -115,6 +117,10 @@ struct arena {
 	struct region **segments; /* sorted by base, for arena_owns */
 	size_t segments_cap;
 	struct region *oldest, *newest;
+	/* Mapped, but unusable (its block map could not be made) and not
+	 * unmapped then either: counted in mapped_bytes until unmapped, at
+	 * the next growth or the end. Listed through newer. */
+	struct region *stranded;
 	uint64_t segments_mapped; /* ever: the next segment's ordinal */
 	uint64_t frees;           /* ever: the next free's free_seq */
 	uint64_t fence_done_upto; /* every fence up to this token completed */
@@ -437,11 +443,32 @@ static bool idle_segments_make_room(const arena *a, uint64_t need)
 	return segment_size_for(a, need, cap_room(a) + idle) != 0;
 }
 
+/* Keeps seg, the region of a segment just mapped at base that can be
+ * neither used nor unmapped now, among the stranded ones. */
+static void strand(arena *a, struct region *seg, uint64_t base, uint64_t bytes)
+{
+	*seg = (struct region){ .base = base, .bytes = bytes, .newer = a->stranded };
+	a->stranded = seg;
+	a->stats.mapped_bytes += bytes;
+}
+
+/* Unmaps the stranded segments, until the backend cannot. */
+static void unmap_stranded(arena *a)
+{
+	struct region *seg;
+	while ((seg = a->stranded) && a->backend.unmap(a->backend.ctx, seg->base, seg->bytes)) {
+		a->stranded = seg->newer;
+		a->stats.mapped_bytes -= seg->bytes;
+		free(seg);
+	}
+}
+
 /* Maps a new segment able to hold a range of need bytes and adds its space
  * to the large free index. Returns that space, or NULL when the cap or the
  * backend (or malloc) refuses. */
 static struct range *grow(arena *a, uint64_t need, bool *waited)
 {
+	unmap_stranded(a);
 	if (!segment_size_for(a, need, cap_room(a))) {
 		if (!idle_segments_make_room(a, need))
 			return NULL;
@@ -468,7 +495,10 @@ static struct range *grow(arena *a, uint64_t need, bool *waited)
 			goto fail;
 	}
 	if (!arena_blockmap_reserve(&a->blocks, base, bytes)) {
-		(void)a->backend.unmap(a->backend.ctx, base, bytes); /* leaked if it cannot be */
+		if (!a->backend.unmap(a->backend.ctx, base, bytes)) {
+			strand(a, seg, base, bytes);
+			seg = NULL;
+		}
 		goto fail;
 	}
 
@@ -626,6 +656,11 @@ void arena_destroy(arena *a)
 		newer = seg->newer;
 		(void)a->backend.unmap(a->backend.ctx, seg->base, seg->bytes); /* else left to the exit */
 		free_region_ranges(seg);
+		free(seg);
+	}
+	for (struct region *seg = a->stranded, *newer; seg; seg = newer) {
+		newer = seg->newer;
+		(void)a->backend.unmap(a->backend.ctx, seg->base, seg->bytes);
 		free(seg);
 	}
 	free(a->segments);

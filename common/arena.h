@@ -142,7 +142,8 @@ bool arena_owns(arena *a, uint64_t address);
 uint64_t arena_mapped_extent(arena *a, uint64_t address, uint64_t bytes);
 
 struct arena_stats {
-	uint64_t mapped_bytes;   /* sum of segments */
+	uint64_t mapped_bytes;   /* sum of segments (and of any mapped but not
+				    yet unmapped after its set-up failed) */
 	uint64_t live_bytes;     /* sum of reserved bytes of live allocations */
 	uint64_t peak_live_bytes;
 	uint64_t live_allocs;

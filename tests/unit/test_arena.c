@@ -1086,6 +1086,40 @@ static void refused_unmap_keeps_the_segment(void **state)
 	free(f);
 }
 
+/* A segment mapped while the block map's leaf for it cannot be made (out
+ * of memory), and then not unmapped either (the backend cannot now): it
+ * stays mapped, so it counts under the cap and in mapped_bytes until it
+ * can be unmapped, at the next growth or at the arena's end. It was left
+ * mapped, counted nowhere. */
+static void segment_neither_reserved_nor_unmapped_stays_counted(void **state)
+{
+	struct fake *f = fake_new();
+	f->fences_instant = true;
+	arena *a = arena_over(f, 8 * MiB, 4 * MiB);
+	struct arena_alloc out;
+	struct arena_stats st;
+	f->refuse_unmaps = true;
+	calloc_fail_in = 3; /* the segment's region, its range, then the leaf */
+	assert_int_equal(arena_alloc(a, 2 * MiB, &out), ARENA_ENOMEM);
+	calloc_fail_in = 0;
+	assert_int_equal(f->refused_unmaps, 1);
+	arena_get_stats(a, &st);
+	assert_int_equal(st.mapped_bytes, f->mapped);
+	assert_int_equal(st.segments, 0);
+	/* Under the 8 MiB cap, only 4 MiB are left while it stays. */
+	assert_int_equal(arena_alloc(a, 6 * MiB, &out), ARENA_ENOMEM);
+	f->refuse_unmaps = false;
+	uint64_t x = alloc_ok(a, 6 * MiB);
+	assert_true(arena_owns(a, x));
+	arena_get_stats(a, &st);
+	assert_int_equal(st.mapped_bytes, 6 * MiB);
+	assert_int_equal(f->mapped, 6 * MiB);
+	arena_destroy(a);
+	assert_int_equal(f->mapped, 0);
+	assert_false(f->bad_call);
+	free(f);
+}
+
 /* The split that cuts a small allocation from a new small block fails
  * (out of memory): the block goes back to its segment, whose 2 MiB then
  * serve any size again. It stayed a small block, empty, and under the cap
@@ -1585,6 +1619,7 @@ int main(void)
 		cmocka_unit_test(cap_is_respected_exactly),
 		cmocka_unit_test(cap_unmaps_idle_segments_to_make_room),
 		cmocka_unit_test(refused_unmap_keeps_the_segment),
+		cmocka_unit_test(segment_neither_reserved_nor_unmapped_stays_counted),
 		cmocka_unit_test(failed_small_split_gives_the_block_back),
 		cmocka_unit_test(refused_map_is_enomem_and_retried_after_unmapping_idle),
 		cmocka_unit_test(same_calls_give_same_relative_addresses),
