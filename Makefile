@@ -167,6 +167,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(FLAGS_STAMP)
 $(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
 $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
 $(BUILD)/tests/test_cupti_guard: $(call obj,common/cuda/cupti_guard.c)
+$(BUILD)/tests/test_capture: $(call obj,common/cuda/capture.c)
 $(BUILD)/tests/test_rec_activity: $(call obj,record/cuda/rec_activity.c)
 $(BUILD)/tests/test_rec_callbacks: $(call obj,record/cuda/rec_callbacks.c)
 # Its wrappers of nvtx_open_create and _destroy count the NVTX tables

@@ -74,14 +74,19 @@ void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	/* A beginning is met before the capture begins, and its exit says
 	 * whether it did; an end after the capture has ended. */
 	bool enter = cb->callbackSite == CUPTI_API_ENTER;
-	bool began = edge > 0 && !enter && *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
-	if (!edge || (edge < 0 && enter) || began)
+	bool accepted = !enter && *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	if (!edge || (edge < 0 && enter) || (edge > 0 && accepted))
 		return;
 	CUstream s = *(const CUstream *)cb->functionParams;
 	if (!s && ptsz)
 		s = CU_STREAM_PER_THREAD;
 	if (edge < 0) {
-		um_backend_capture_ends(s);
+		/* An end the driver refused (made on another thread than a
+		 * thread-local capture's) leaves the capture under way; one it
+		 * refused because the capture was invalidated ended it all the
+		 * same. The calling thread may ask of its per-thread stream. */
+		if (accepted || !capture_stream_capturing(s))
+			um_backend_capture_ends(s);
 	} else if (enter) {
 		capture_watch();
 		um_backend_capture_begins(s);

@@ -26,7 +26,8 @@ bool graph_cbid(CUpti_CallbackId cbid);
 /* Notes a call of graph_cbids, at its entry and at its exit: from the
  * first capture begun on, capture_work_captured asks the driver, and the
  * fences hear of each capture's beginning (at the entry) and end (at the
- * exit: um_backend_capture_begins, um_backend_capture_ends). */
+ * exit: um_backend_capture_begins, um_backend_capture_ends; an end the
+ * driver refused is one only if the stream captures no more). */
 void capture_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
 /* Whether the program runs with PyTorch's caching allocator off
