@@ -73,6 +73,8 @@ struct replay_measured {
 	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the
 	 * host time the gate took. */
 	uint64_t gate_waits, gates_unissued, gate_ns;
+	/* The most migration jobs queued for the worker at once. */
+	uint64_t migration_queue_peak;
 	/* Markers recorded behind launches and frees, and the host time. */
 	uint64_t markers, marker_ns;
 	/* And the program's allocations, served by the arena. */

@@ -93,6 +93,10 @@ struct rp_exec_stats {
 				      their blocks still copying */
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
 				      not issued yet: they fault instead */
+	uint64_t queue_peak;       /* the most migration jobs waiting for the
+				      worker at once (its queue has no
+				      bound: this shows how far it fell
+				      behind) */
 	/* Host time recording markers, ordering the program's streams after
 	 * discards, and in gate (querying and waiting for a prefetch); and
 	 * in all the engine's calls of issue, mark and gate. */

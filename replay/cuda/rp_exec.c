@@ -158,6 +158,7 @@ static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 static struct job *queue_head, *queue_tail;
+static uint64_t queued_jobs, queued_peak; /* jobs the worker has not taken */
 static int worker_busy;
 static int worker_started;
 
@@ -418,6 +419,7 @@ static void *worker(void *arg)
 		queue_head = j->next;
 		if (!queue_head)
 			queue_tail = NULL;
+		queued_jobs--;
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
@@ -638,6 +640,8 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	else
 		queue_head = j;
 	queue_tail = j;
+	if (++queued_jobs > queued_peak)
+		queued_peak = queued_jobs;
 	worker_busy = 1;
 	pthread_cond_signal(&queue_cond);
 	pthread_mutex_unlock(&queue_lock);
@@ -865,6 +869,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->discard_waits = atomic_load(&n_discard_waits);
 	out->gate_waits = atomic_load(&n_gate_waits);
 	out->gates_unissued = atomic_load(&n_gates_unissued);
+	pthread_mutex_lock(&queue_lock);
+	out->queue_peak = queued_peak;
+	pthread_mutex_unlock(&queue_lock);
 	for (int k = 0; k < 4; k++) {
 		out->kind_calls[k] = atomic_load(&kind_calls[k]);
 		out->kind_ns[k] = atomic_load(&kind_ns[k]);

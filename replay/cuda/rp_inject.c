@@ -260,6 +260,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
 	m.gates_unissued = xs.gates_unissued;
+	m.migration_queue_peak = xs.queue_peak;
 	m.gate_ns = xs.gate_ns;
 	m.markers = xs.marks;
 	m.marker_ns = xs.mark_ns;

@@ -87,6 +87,7 @@ static void keys_and_values(void **state)
 				     .driver_calls = { 1, 2, 3, 4 }, .driver_call_ns = { 100, 200, 300, 400 } };
 	m.gate_waits = 17;
 	m.gates_unissued = 4;
+	m.migration_queue_peak = 23;
 	m.gate_ns = 3100;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
@@ -213,6 +214,7 @@ static void keys_and_values(void **state)
 	const cJSON *markers = cJSON_GetObjectItem(host, "markers");
 	assert_int_equal(num(markers, "recorded"), 640);
 	assert_int_equal(num(markers, "ns"), 51000);
+	assert_int_equal(num(host, "migration_queue_peak"), 23);
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);

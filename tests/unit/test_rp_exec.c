@@ -135,9 +135,19 @@ CUresult CUDAAPI cuMemAdvise(CUdeviceptr ptr, size_t count, CUmem_advise advice,
 	return CUDA_SUCCESS;
 }
 
+/* While held, the worker's migration calls wait (a copy the driver makes
+ * in the call, say). */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static bool migrations_held;
+
 CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
 					 size_t *loc_idxs, size_t n_locs, unsigned long long flags, CUstream stream)
 {
+	pthread_mutex_lock(&hold_lock);
+	while (migrations_held)
+		pthread_cond_wait(&hold_cond, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
 	return CUDA_SUCCESS;
 }
 
@@ -534,6 +544,33 @@ static void no_pending_table_is_counted(void **state)
 	test_in_child(no_pending_table_counted);
 }
 
+/* The worker's queue has no bound; its peak says how far the worker fell
+ * behind. With the worker held in its first call, the next three jobs wait
+ * in the queue, however the threads interleave: the peak is 3 or 4 (the
+ * first job, before the worker took it). */
+static bool queue_peak_counted(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
+	struct rp_exec_stats st;
+	migrations_held = true;
+	for (uint64_t t = 1; t <= 4; t++)
+		x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, t);
+	pthread_mutex_lock(&hold_lock);
+	migrations_held = false;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+	rp_exec_wait_issued();
+	rp_exec_get_stats(&st);
+	return said(st.queue_peak == 3 || st.queue_peak == 4, "the queue's peak not counted") &&
+	       said(st.failed_calls == 0, "a queued job failed");
+}
+
+static void the_queue_peak_is_counted(void **state)
+{
+	test_in_child(queue_peak_counted);
+}
+
 /* Discards still waiting for their free's marker when the program exits
  * (or resets the device) are never issued: the engine has stopped, and
  * nothing retries them. Each is a discard not made, counted at the drain
@@ -577,6 +614,7 @@ int main(void)
 		cmocka_unit_test(an_unqueued_job_is_counted),
 		cmocka_unit_test(no_pending_table_is_counted),
 		cmocka_unit_test(pending_discards_at_exit_are_counted_dropped),
+		cmocka_unit_test(the_queue_peak_is_counted),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
