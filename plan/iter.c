@@ -148,10 +148,18 @@ static const char *const auto_names[] = {
 	"iteration", "iter", "step", "train_step", "training_step", "ProfilerStep", "batch",
 };
 
+/* Whether text is name as a word, in any case: followed by its end or a
+ * non-letter ("step 3", "ProfilerStep#3", "step_3"), but not by '_' and a
+ * letter, which joins words into one ("batch_norm", "iteration_count"). */
 static bool name_matches(const char *text, const char *name)
 {
 	size_t len = strlen(name);
-	return strncasecmp(text, name, len) == 0 && !isalpha((unsigned char)text[len]);
+	if (strncasecmp(text, name, len) != 0)
+		return false;
+	const char *rest = text + len;
+	if (*rest == '_')
+		rest++;
+	return !isalpha((unsigned char)*rest);
 }
 
 /* The top-level ranges whose text matches name, in start order: a range

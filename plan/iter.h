@@ -7,7 +7,8 @@
  *    ("iteration", "iter", "step", "train_step", "training_step",
  *    "ProfilerStep", "batch"); a name matches a range whose text is the name
  *    or the name followed by a non-letter, in any case ("step 3",
- *    "ProfilerStep#3", "Step 3").
+ *    "ProfilerStep#3", "Step 3", "step_3"), but not by '_' and a letter
+ *    ("batch_norm", "iteration_count": one word, not the marker).
  *    Iteration i is every kernel launched from range i's start to range
  *    i+1's start (the last one: to its end), so kernels between ranges stay
  *    in the cycle.

@@ -367,6 +367,65 @@ static void auto_nvtx_without_kernels_falls_back_to_the_period(void **state)
 	trace_free(t);
 }
 
+/* 24 kernels whose IDs repeat every 4, launched a microsecond apart, and
+ * one NVTX range around each kernel named string 5, `name`. */
+static struct trace *one_range_per_kernel(const char *file, const char *name)
+{
+	char rows[2048], path[512], err[512];
+	snprintf(rows, sizeof rows,
+		 "PRAGMA user_version = 1;"
+		 "INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_memory', '1073741824');"
+		 "INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, '%s');"
+		 "INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		 "  VALUES (1, 4294967296, 4194304, 4194304, 'cudaMalloc', 10);"
+		 "WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		 "INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		 "  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		 "  SELECT 100 + n, n, 11 + n %% 4, 1 + n %% 4, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000,"
+		 "  (n + 1) * 1000 + 10, (n + 1) * 1000 + 500 FROM g;"
+		 "INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel;"
+		 "INSERT INTO nvtx_range SELECT seq + 1, 5, 1, (seq + 1) * 1000 - 100, (seq + 1) * 1000 + 600"
+		 "  FROM kernel;",
+		 name);
+	write_sql_trace(test_path(path, sizeof path, file), rows);
+	struct trace *t = trace_load(path, err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
+/* A marker name matches as a word: a range named batch_norm is a layer's,
+ * not a batch, and iteration_count or stepper no iteration. Ranges of one
+ * kernel each under those names were taken for 24 iterations of one
+ * kernel; the period of the IDs is 4. The name followed by a non-letter
+ * is still the marker: step_3, step 3, ProfilerStep#3. */
+static void marker_names_match_as_words(void **state)
+{
+	static const char *const not_markers[] = { "batch_norm", "iteration_count", "Step_fn", "stepper",
+						   "iter_loop" };
+	for (size_t i = 0; i < sizeof not_markers / sizeof *not_markers; i++) {
+		struct trace *t = one_range_per_kernel("nvtx_words.db", not_markers[i]);
+		struct iter_result r;
+		detect(t, "auto", &r);
+		if (r.method != ITER_BY_PERIOD)
+			fail_msg("%s taken for '%s'", not_markers[i], r.nvtx_name);
+		assert_int_equal(r.period, 4);
+		iter_result_free(&r);
+		trace_free(t);
+	}
+	static const char *const markers[] = { "step_3", "step 3", "ProfilerStep#3", "batch" };
+	for (size_t i = 0; i < sizeof markers / sizeof *markers; i++) {
+		struct trace *t = one_range_per_kernel("nvtx_words.db", markers[i]);
+		struct iter_result r;
+		detect(t, "auto", &r);
+		if (r.method != ITER_BY_NVTX)
+			fail_msg("%s not taken for a marker", markers[i]);
+		assert_int_equal(r.n_iters, 24);
+		iter_result_free(&r);
+		trace_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +443,7 @@ int main(void)
 		cmocka_unit_test(ring_of_buffers_is_the_period),
 		cmocka_unit_test(ring_not_found_keeps_the_ids_period),
 		cmocka_unit_test(auto_nvtx_without_kernels_falls_back_to_the_period),
+		cmocka_unit_test(marker_names_match_as_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
