@@ -97,7 +97,8 @@ static int schedule(struct planner *p, char *err, size_t errlen)
  * start (vital.c), which so starts resident too; where none does, it ends
  * empty, and so does the second start, whatever touched it before the
  * iteration; plan_check carries the state across and tells any
- * difference. */
+ * difference. Where the program frees the first within the iteration, its
+ * memory goes on as nothing: the second starts as the trace had it. */
 static int hand_on(struct planner *p, char *err, size_t errlen)
 {
 	struct tensor_set *ts = &p->tensors;
@@ -114,7 +115,8 @@ static int hand_on(struct planner *p, char *err, size_t errlen)
 	for (size_t x = ts->n_persistent - ts->n_previous; x < ts->n_persistent; x++) {
 		struct tensor *y = &ts->t[ts->t[x].twin];
 		y->hands_on = used[y - ts->t] && tensor_hands_on_memory(ts, y);
-		ts->t[x].resident_at_start = y->hands_on; /* a twin is never freed (tensor.c) */
+		if (!y->freed)
+			ts->t[x].resident_at_start = y->hands_on;
 	}
 	free(used);
 	return 0;

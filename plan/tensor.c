@@ -168,13 +168,14 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 		}
 		/* The previous instance freed after this one was made: two
 		 * live at once, which one cyclic lifetime cannot hold. That
-		 * one becomes a PREVIOUS tensor, this one ends with the
-		 * iteration, its memory going on as that twin: also where the
-		 * trace frees it early in the next iteration, before its own
-		 * position (iterations whose frees differ in time), else the
-		 * two would be one memory counted twice there. One freed only
-		 * after the next iteration (live into a third) stays a
-		 * persistent tensor, named by its id. */
+		 * one becomes a PREVIOUS tensor, this one, unless the program
+		 * frees it within the iteration, ends with the iteration, its
+		 * memory going on as that twin: also where the trace frees it
+		 * early in the next iteration, before its own position
+		 * (iterations whose frees differ in time), else the two would
+		 * be one memory counted twice there. One freed only after the
+		 * next iteration (live into a third) stays a persistent
+		 * tensor, named by its id. */
 		if (Fq != SIZE_MAX && Fq > p) {
 			s->beyond_next++;
 		} else if (Fq != SIZE_MAX && Fq > A) {
@@ -183,8 +184,10 @@ int tensor_build(const struct trace *t, const struct iter_result *it, struct ten
 			s->overlapping_bytes += footprint(&t->allocs[q]);
 			if (used_between(t, first, A, Fq, q))
 				s->outliving++;
-			x->freed = false;
-			x->live_len = (uint32_t)(A == p ? p : p - A);
+			if (F == SIZE_MAX || F > p) {
+				x->freed = false;
+				x->live_len = (uint32_t)(A == p ? p : p - A);
+			}
 		}
 		if (x->alloc_pos + (size_t)x->live_len > p || A == p)
 			s->wrapping++;

@@ -23,7 +23,7 @@
  *    iteration's instance was made, so that both are live at once: a
  *    tensor of its own, live from position 0 to its free, named by the
  *    ordinal it shares with its successor (the ITERATION tensor, which
- *    then ends with the iteration).
+ *    then ends with the iteration, or at its free within it).
  */
 #ifndef UMKIT_TENSOR_H
 #define UMKIT_TENSOR_H

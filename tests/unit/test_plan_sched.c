@@ -916,6 +916,81 @@ static void newer_instance_ends_with_the_iteration_when_frees_drift(void **state
 	planner_free(p);
 }
 
+/* As write_frees_that_drift, but each iteration's instance is used by its
+ * kernel 2 and the next iteration's kernel 0 only, and the planned
+ * iteration's (the third) is freed in that iteration, before its kernel 3,
+ * where the two before it are freed before the next iteration's kernel 4.
+ * Written with SQLite, as umrec would. */
+static void write_freed_in_its_iteration(const char *path)
+{
+	static const char rows[] =
+		"PRAGMA user_version = 1;"
+		"INSERT OR REPLACE INTO meta VALUES ('status', 'complete'), ('device_name', 'test device'),"
+		"  ('device_memory', '67108864'), ('command', 'python train.py');"
+		"INSERT INTO string VALUES (1, 'k0'), (2, 'k1'), (3, 'k2'), (4, 'k3'), (5, 'k4'), (6, 'k5'),"
+		"  (7, 'step');"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (1, 4294967296, 33554432, 33554432, 'cudaMalloc', 10);"
+		"WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 23)"
+		"INSERT INTO kernel(correlation_id, seq, exec_id, name_id, grid_x, grid_y, grid_z, block_x, block_y,"
+		"  block_z, shared_mem, launch_ns, start_ns, end_ns)"
+		"  SELECT 100 + n, n, 1000 + n % 6, 1 + n % 6, 1, 1, 1, 32, 1, 1, 0, (n + 1) * 1000000,"
+		"  (n + 1) * 1000000 + 10, (n + 1) * 1000000 + 900000 FROM g;"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns, free_ns) VALUES"
+		"  (2, 8589934592, 16777216, 16777216, 'cudaMalloc', 2999900, 10999900),"
+		"  (3, 8858370048, 16777216, 16777216, 'cudaMalloc', 8999900, 16999900),"
+		"  (4, 8589934592, 16777216, 16777216, 'cudaMalloc', 14999900, 15999900);"
+		"INSERT INTO alloc(id, address, size, reserved, api, alloc_ns)"
+		"  VALUES (5, 8858370048, 16777216, 16777216, 'cudaMalloc', 20999900);"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 0, 1, 0 FROM kernel;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 2 + seq / 6, 0 FROM kernel WHERE seq % 6 = 2;"
+		"INSERT INTO kernel_arg SELECT 100 + seq, 8, 1 + seq / 6, 0 FROM kernel"
+		"  WHERE seq % 6 = 0 AND seq > 0 AND seq != 18;"
+		"WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 3)"
+		"INSERT INTO nvtx_range SELECT n + 1, 7, 1, (6 * n + 1) * 1000000 - 500,"
+		"  (6 * n + 6) * 1000000 + 950000 FROM i;";
+	write_sql_trace(path, rows);
+}
+
+/* The planned iteration's instance, made before kernel 2, is freed before
+ * kernel 3 of its own iteration, while its predecessor, freed after it
+ * was made, is a previous tensor: the newer one lives at kernel 2 alone,
+ * and is discarded at its free; the older starts the iteration as the
+ * trace had it, resident. The newer was kept live to the iteration's end,
+ * as if its memory went on as the twin: 16 MiB the program had freed
+ * counted at kernels 3 to 5, evicted at kernel 3 (copied to the host, not
+ * discarded) and prefetched back at kernel 0 as the twin. */
+static void newer_instance_freed_in_its_iteration_ends_there(void **state)
+{
+	char path[512];
+	write_freed_in_its_iteration(test_path(path, sizeof path, "freed_in_iteration.db"));
+	struct planner *p = test_plan_full(path, 40 << 20, PLANNER_REMOTE_BPS, 0);
+	const struct tensor_set *ts = &p->tensors;
+	assert_int_equal(ts->n_previous, 1);
+	assert_int_equal(ts->n_iteration, 1);
+	const struct tensor *newer = &ts->t[ts->n - 1];
+	assert_int_equal(newer->origin, PLAN_ALLOC_ITERATION);
+	assert_int_equal(newer->alloc_pos, 2);
+	assert_int_equal(newer->live_len, 1);
+	assert_true(newer->freed);
+	assert_false(newer->hands_on);
+	const struct tensor *older = &ts->t[newer->twin];
+	assert_int_equal(older->origin, PLAN_ALLOC_PREVIOUS);
+	assert_int_equal(older->live_len, 4);
+	assert_true(older->resident_at_start); /* as the trace had it: no memory handed on */
+	assert_properties(p, path);
+	for (uint32_t k = 3; k < ts->n_pos; k++)
+		assert_true(p->sched.baseline[k] <= 48 << 20);
+	uint32_t it = plan_alloc_of(p->plan, PLAN_ALLOC_ITERATION);
+	for (uint64_t i = 0; i < p->plan->n_ops; i++) {
+		const struct plan_op *op = &p->plan->ops[i];
+		if (op->alloc == it && op->kind != PLAN_OP_DISCARD && op->position > newer->alloc_pos)
+			fail_msg("op %llu (%s at kernel %u) moves the newer instance after its last use",
+				 (unsigned long long)i, plan_op_kind_name(op->kind), op->position);
+	}
+	planner_free(p);
+}
+
 /* Four kernels per iteration (NVTX ranges), six iterations: allocation 1
  * (4 MiB, persistent) used by the even kernels; allocation 2 (2 MiB, the
  * optimizer state of a first step, say) made exactly at the first launch
@@ -1260,6 +1335,7 @@ int main(void)
 		cmocka_unit_test(checker_catches_broken_plans),
 		cmocka_unit_test(newer_instance_made_at_the_first_launch),
 		cmocka_unit_test(newer_instance_ends_with_the_iteration_when_frees_drift),
+		cmocka_unit_test(newer_instance_freed_in_its_iteration_ends_there),
 		cmocka_unit_test(kept_from_the_first_launch_is_made_anew),
 		cmocka_unit_test(older_instance_of_an_unused_newer_starts_empty),
 		cmocka_unit_test(same_trace_same_plan),
