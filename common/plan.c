@@ -781,6 +781,14 @@ static bool decode_host(struct plan *p, const planfile *pf, const char *name, ch
 	const void *d = planfile_section(pf, PLAN_SEC_HOST, &len);
 	if (!d)
 		return true;
+	/* Version 2 brought the section (docs/plan-format.md,
+	 * "Compatibility"): a version 1 writer never meant one, and a
+	 * version 1 reader would migrate what it keeps on the host. */
+	if (p->format_version < 2) {
+		um_errmsg(err, errlen, "%s: it keeps allocations on the host (section 8), which format "
+			  "version %u cannot hold", name, (unsigned)p->format_version);
+		return false;
+	}
 	struct bytes_reader r = bytes_reader_init(d, len);
 	uint32_t n = bytes_get_u32(&r);
 	if (!bytes_can_hold(&r, n, 4)) {

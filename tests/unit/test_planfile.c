@@ -305,6 +305,32 @@ static void version_1_loads(void **state)
 	free(img);
 }
 
+/* Section 8 came with version 2: a version 1 file holding one is refused,
+ * naming the file, where its host placement was read and acted on; a
+ * version 2 file holding one loads. */
+static void host_section_needs_version_2(void **state)
+{
+	struct plan *p = sample_host_plan();
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	plan_destroy(p);
+	char err[256];
+	put_le(img + 8, 2, 4);
+	fix_checksum(img, len);
+	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	assert_int_equal(q->n_host, 2);
+	plan_destroy(q);
+
+	put_le(img + 8, 1, 4);
+	fix_checksum(img, len);
+	assert_null(plan_load_mem(img, len, "plan.bin", err, sizeof err));
+	assert_string_equal(err, "plan.bin: it keeps allocations on the host (section 8), which format "
+				 "version 1 cannot hold");
+	free(img);
+}
+
 /* Version 3 added origin 3, a previous iteration's instance: it round-trips
  * and is named in the dump; a file of an older version holding one is
  * refused, naming the allocation; with a size other than its ordinal's in
@@ -499,6 +525,7 @@ int main(void)
 		cmocka_unit_test(forged_flips_never_misread),
 		cmocka_unit_test(header_messages),
 		cmocka_unit_test(version_1_loads),
+		cmocka_unit_test(host_section_needs_version_2),
 		cmocka_unit_test(previous_origin_needs_version_3),
 		cmocka_unit_test(forged_tables),
 		cmocka_unit_test(file_errors),
