@@ -39,7 +39,7 @@ static void release(struct replace_file *r)
 
 int replace_file_begin(struct replace_file *r, const char *path, char *err, size_t errlen)
 {
-	static const char suffix[] = ".tmp.XXXXXX";
+	static const char suffix[] = REPLACE_FILE_SUFFIX;
 	*r = (struct replace_file){ 0 };
 	size_t len = strlen(path) + sizeof suffix;
 	r->path = strdup(path);

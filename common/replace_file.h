@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* What replace_file_begin adds to the file's name for its temporary. */
+#define REPLACE_FILE_SUFFIX ".tmp.XXXXXX"
+
 struct replace_file {
 	FILE *f;    /* write the new contents here */
 	char *path; /* the file replaced */

@@ -171,9 +171,9 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 int sim_constants_load(const char *path, struct sim_options *o, char *err, size_t errlen);
 
 /* Whether dir is a folder the CSV files can be written in, with no folder
- * under either file's name (checked before the simulation runs, so that a
- * typo costs no run and no output). 0, or -1 with err naming dir and the
- * problem. */
+ * under either file's name and a path short enough for each file and its
+ * temporary (checked before the simulation runs, so that a typo costs no
+ * run and no output). 0, or -1 with err naming dir and the problem. */
 int sim_csv_dir_check(const char *dir, char *err, size_t errlen);
 
 /* Writes DIR/pressure.csv (ratio, position, capacity, and the scheduler's

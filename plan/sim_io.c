@@ -3,6 +3,7 @@
  * calibrate.py's JSON) and CSV out (--sim-csv, for scripts/sim_plots.py).
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,13 +137,19 @@ int sim_csv_dir_check(const char *dir, char *err, size_t errlen)
 			  S_ISDIR(st.st_mode) ? strerror(errno) : "not a folder");
 		return -1;
 	}
-	/* A folder under either name cannot be renamed over: found at the
+	/* A path too long for a file or its temporary (replace_file.h) is
+	 * found only when the files are written, after the simulation. A
+	 * folder under either name cannot be renamed over: found at the
 	 * second rename, it would leave the first file replaced alone. */
 	static const char *const names[] = { "throughput.csv", "pressure.csv" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		char path[4096];
-		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path &&
-		    lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		char path[PATH_MAX];
+		size_t len = (size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		if (len + strlen(REPLACE_FILE_SUFFIX) >= sizeof path) {
+			um_errmsg(err, errlen, "--sim-csv %s: %s", dir, strerror(ENAMETOOLONG));
+			return -1;
+		}
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 			um_errmsg(err, errlen, "--sim-csv %s: %s: %s", dir, path, strerror(EISDIR));
 			return -1;
 		}
@@ -186,7 +193,7 @@ static int write_pressure(FILE *f, const struct sim_ctx *c, const struct sim_row
 /* Begins the replacement of DIR/name. */
 static int csv_begin(struct replace_file *r, const char *dir, const char *name, char *err, size_t errlen)
 {
-	char path[4096];
+	char path[PATH_MAX];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
 		um_errmsg(err, errlen, "%s/%s: path too long", dir, name);
 		return -1;

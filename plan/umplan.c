@@ -325,7 +325,7 @@ int main(int argc, char **argv)
 	struct planner_options o;
 	planner_options_default(&o);
 	const char *output = NULL, *dump_path = NULL;
-	char err[1024];
+	char err[PATH_MAX + 256]; /* room for a message naming a path of any length */
 	bool report = false, json = false, check = false, simulate = false;
 	const char *ratios_text = "1,1.5,2,3,4", *constants = NULL, *sim_csv = NULL;
 	bool capacity_given = false, ratios_given = false;

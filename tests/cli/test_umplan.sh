@@ -866,6 +866,19 @@ else
 	not_ok "--sim-csv with a folder named pressure.csv: nothing simulated, throughput.csv kept, not: $left"
 fi
 
+# A folder whose path, with a file's name and the temporary's suffix, is
+# past what the system takes (4096 bytes) is found before the simulation
+# runs, named; it was found at the end, when the CSVs were written.
+long=$SCRATCH
+while [ ${#long} -lt 3800 ]; do long=$long/$(printf '%0200d' 0); done
+long=$long/$(printf '%0*d' $((4079 - ${#long})) 0)
+mkdir -p "$long"
+run "$UMPLAN" "$fixture" --simulate --ratios 2 --sim-csv "$long"
+expect_status 1 "--sim-csv with a 4 KiB path: refused"
+expect_err_has "--sim-csv $long: File name too long" "--sim-csv with a 4 KiB path: names it and says why"
+if [ -z "$out" ]; then ok "--sim-csv with a 4 KiB path: nothing simulated"
+else not_ok "--sim-csv with a 4 KiB path: nothing simulated"; fi
+
 # --perturb: the sensitivity study, as a table and in the JSON.
 run "$UMPLAN" "$fixture" --simulate --ratios 1.5,2 --perturb 20 -q
 expect_status 0 "--simulate --perturb exits 0"
