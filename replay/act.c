@@ -128,6 +128,7 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	 * (the executor's rule for anything that destroys data); a prefetch
 	 * is waited for only by the launches that gate on it. */
 	b->ticket = op == ENGINE_OP_PREFETCH ? e->flushes + 1 : 0;
+	b->fetch_seq = e->seq;
 	b->pin = e->seq;
 	if (keep > b->keep)
 		b->keep = keep;

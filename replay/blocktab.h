@@ -53,6 +53,8 @@ struct block {
 					 (executor gate); 0: none since it
 					 was last evicted or discarded, or
 					 the launch that needed it was gated */
+	uint64_t fetch_seq;           /* with ticket: the launch whose ops
+					 prefetched it */
 	uint64_t keep;                /* prefetched for a kernel expected by
 					 this launch: room for other prefetches
 					 is not made by evicting it before */

@@ -628,6 +628,17 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 	return ticket;
 }
 
+/* A block prefetched by this launch's ops or the one's before is one
+ * the plan brings at its kernel or one kernel ahead, having found no room
+ * or link time earlier; its prefetch is still in the worker's queue, and
+ * a kernel gated only on the jobs issued would fault on it page by page
+ * (nearly all of the plan's steady faults on the H100, docs/replay.md,
+ * "A launch waits for a late prefetch to be issued"). */
+static bool fetched_late(const engine *e, const struct block *b)
+{
+	return b->ticket && e->seq - b->fetch_seq <= GATE_ISSUE_LAUNCHES;
+}
+
 /* After the launch's flush is queued: the kernel waits for the copies it
  * needs rather than fault on blocks still in flight (plan only: deepum's
  * prefetches race the kernels, as in DeepUM), and its blocks whose
@@ -641,8 +652,12 @@ static void gate_kernel(engine *e, uint64_t ticket)
 		return;
 	uint64_t issued = UINT64_MAX;
 	if (e->policy == ENGINE_PLAN && e->x.gate) {
-		issued = e->x.gate(e->x.ctx, ticket);
+		bool late = false;
+		for (size_t i = 0; i < e->n_kb && !late; i++)
+			late = fetched_late(e, e->kb[i]);
+		issued = e->x.gate(e->x.ctx, ticket, late);
 		e->st.gated_launches++;
+		e->st.late_gated_launches += late;
 	}
 	for (size_t i = 0; i < e->n_kb; i++) {
 		e->st.unissued_blocks += e->kb[i]->ticket > issued;

@@ -98,9 +98,12 @@ struct engine_executor {
 	 * instead of faulting on the blocks. Returns the newest ticket whose
 	 * prefetch batch has been handed to the driver (they go in ticket
 	 * order), so the engine can count the kernel's blocks that were not
-	 * yet on their way. Called under the plan policy only, before the
-	 * launch is queued. May be NULL. */
-	uint64_t (*gate)(void *ctx, uint64_t ticket);
+	 * yet on their way. With wait_issue, some of those blocks were
+	 * prefetched for this very kernel, or the one before: wait (a bounded
+	 * time) for their batch to be handed to the driver rather than let
+	 * the kernel run ahead of it. Called under the plan policy only,
+	 * before the launch is queued. May be NULL. */
+	uint64_t (*gate)(void *ctx, uint64_t ticket, bool wait_issue);
 };
 
 struct engine_config {
@@ -244,6 +247,10 @@ struct engine_stats {
 	uint64_t gated_launches;              /* launches passed to the executor's
 						 gate: their blocks' prefetch may
 						 have been in flight */
+	uint64_t late_gated_launches;         /* of those, the ones gated with
+						 wait_issue: a block brought by
+						 their own ops or the launch's
+						 before */
 	uint64_t unissued_blocks;             /* blocks of those launches whose
 						 prefetch the executor had not yet
 						 issued (gate): they fault in unless

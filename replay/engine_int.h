@@ -41,6 +41,11 @@
 #define PCORR_MAX_VISITS 64
 #define PCORR_RECENT 16
 
+/* A launch whose blocks were prefetched by the ops of this many launches
+ * before it, or its own, waits for the executor to issue that prefetch
+ * (engine.c, fetched_late). */
+#define GATE_ISSUE_LAUNCHES 1
+
 struct engine {
 	pthread_mutex_t lock;
 	enum engine_policy policy;

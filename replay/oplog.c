@@ -9,7 +9,7 @@
 struct oplog {
 	struct oplog_entry *e;
 	size_t n, cap;
-	uint64_t *gates;
+	struct oplog_gate *gates;
 	size_t n_gates, cap_gates;
 	uint64_t next_mark, now;
 	uint64_t issued; /* what gate reports issued */
@@ -84,16 +84,16 @@ static void issue(void *ctx, enum engine_op op, const struct engine_range *range
 	}
 }
 
-static uint64_t gate(void *ctx, uint64_t ticket)
+static uint64_t gate(void *ctx, uint64_t ticket, bool wait_issue)
 {
 	oplog *l = ctx;
-	uint64_t *p = room_for_one(l->gates, l->n_gates, &l->cap_gates, sizeof *p, 64);
+	struct oplog_gate *p = room_for_one(l->gates, l->n_gates, &l->cap_gates, sizeof *p, 64);
 	if (!p) {
 		l->failed = 1;
 		return l->issued;
 	}
 	l->gates = p;
-	l->gates[l->n_gates++] = ticket;
+	l->gates[l->n_gates++] = (struct oplog_gate){ ticket, wait_issue };
 	return l->issued;
 }
 
@@ -133,7 +133,7 @@ const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)
 	return l->e;
 }
 
-const uint64_t *oplog_gates(const oplog *l, size_t *n)
+const struct oplog_gate *oplog_gates(const oplog *l, size_t *n)
 {
 	*n = l->n_gates;
 	return l->gates;

@@ -13,6 +13,7 @@
 #ifndef UMKIT_REPLAY_OPLOG_H
 #define UMKIT_REPLAY_OPLOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,9 +44,15 @@ struct engine_executor oplog_executor(oplog *l);
  * next entry or oplog_clear. */
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n);
 
-/* The tickets passed to gate so far, oldest first; *n gets their count.
- * Valid until the next gate or oplog_clear. */
-const uint64_t *oplog_gates(const oplog *l, size_t *n);
+/* A call of gate: its ticket, and whether it asked to wait for the issue. */
+struct oplog_gate {
+	uint64_t ticket;
+	bool wait_issue;
+};
+
+/* The gates so far, oldest first; *n gets their count. Valid until the
+ * next gate or oplog_clear. */
+const struct oplog_gate *oplog_gates(const oplog *l, size_t *n);
 
 /* Forgets the entries and gates (marker numbering goes on). */
 void oplog_clear(oplog *l);

@@ -73,6 +73,7 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "woke_at_alloc", s->woke_at_alloc, ", ");
 	put_u64(f, "wake_deferrals", s->wake_deferrals, ", ");
 	put_u64(f, "gated_launches", s->gated_launches, ", ");
+	put_u64(f, "late_gated_launches", s->late_gated_launches, ", ");
 	put_u64(f, "unissued_blocks", s->unissued_blocks, "\n  },\n");
 }
 
@@ -150,9 +151,12 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "migration_queue_peak", m->migration_queue_peak, ",\n      ");
 	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
 		(unsigned long long)m->marker_ns);
-	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu},\n      \"allocator\": {",
+	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu, ",
 		(unsigned long long)m->gate_waits, (unsigned long long)m->gates_unissued,
 		(unsigned long long)m->gate_ns);
+	fprintf(f, "\"issue_waits\": %llu, \"issue_waits_expired\": %llu, \"issue_wait_ns\": %llu},\n      \"allocator\": {",
+		(unsigned long long)m->issue_waits, (unsigned long long)m->issue_waits_expired,
+		(unsigned long long)m->issue_wait_ns);
 	put_u64(f, "allocs", m->allocator.allocs, ", ");
 	put_u64(f, "frees", m->allocator.frees, ", ");
 	put_u64(f, "ns", m->allocator.ns, ", ");

@@ -71,8 +71,11 @@ struct replay_measured {
 	uint64_t discard_waits, discard_wait_ns;
 	/* Launches ordered after a prefetch of their blocks still copying,
 	 * those whose prefetch was not yet issued (rp_exec.c, gate), and the
-	 * host time the gate took. */
+	 * host time the gate took; of that, the launches that waited for the
+	 * worker to issue a late prefetch of theirs, the waits that gave up,
+	 * and their host time. */
 	uint64_t gate_waits, gates_unissued, gate_ns;
+	uint64_t issue_waits, issue_waits_expired, issue_wait_ns;
 	/* The most migration jobs queued for the worker at once. */
 	uint64_t migration_queue_peak;
 	/* Markers recorded behind launches and frees, and the host time. */

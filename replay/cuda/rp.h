@@ -93,6 +93,11 @@ struct rp_exec_stats {
 				      their blocks still copying */
 	uint64_t gates_unissued;   /* launches whose prefetch the worker had
 				      not issued yet: they fault instead */
+	uint64_t issue_waits;      /* launches that waited for the worker to
+				      issue a prefetch of their own blocks
+				      (engine.h, gate's wait_issue) */
+	uint64_t issue_waits_expired; /* of those, the ones that gave up */
+	uint64_t issue_wait_ns;    /* the host time they waited */
 	uint64_t queue_peak;       /* the most migration jobs waiting for the
 				      worker at once (its queue has no
 				      bound: this shows how far it fell

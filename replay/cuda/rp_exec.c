@@ -55,6 +55,7 @@
  * own state needs no lock but the worker queue's and the landing table's
  * (landing_lock: allocating threads wait on it, rp_exec_wait_discards).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -80,6 +81,11 @@
 
 #define MARKS 4096        /* marker events in the ring */
 #define GATES 256         /* prefetch events in their ring (slot: ticket % GATES) */
+/* The longest a launch waits for the worker to issue its late prefetch
+ * (wait_for_issue): well above the worker's backlogs seen on the H100 (a
+ * few jobs of a few ms each), short enough that a worker stuck in a
+ * driver call costs a step little; past it the kernel faults instead. */
+#define ISSUE_WAIT_NS 50000000L
 
 static CUcontext ctx;
 static CUstream mig_stream;
@@ -129,12 +135,12 @@ static void create_pending(void)
 /* Counted from the program's threads and the worker alike. */
 static atomic_uint_fast64_t n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
-static atomic_uint_fast64_t n_gate_waits, n_gates_unissued;
+static atomic_uint_fast64_t n_gate_waits, n_gates_unissued, n_issue_waits, n_issue_waits_expired;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
  * of the program's threads' time inside the executor's entry points. */
-static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, exec_ns;
+static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, issue_wait_ns, exec_ns;
 
 /* The worker's: the event recorded after a prefetch job, and that job's
  * ticket (0: none yet). A later job reusing the slot only makes a gate
@@ -157,6 +163,7 @@ struct job {
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t issued_cond = PTHREAD_COND_INITIALIZER; /* a prefetch job issued */
 static struct job *queue_head, *queue_tail;
 static uint64_t queued_jobs, queued_peak; /* jobs the worker has not taken */
 static int worker_busy;
@@ -385,16 +392,45 @@ static void wait_issued(uint64_t ticket)
 	}
 }
 
-/* Returns the newest ticket issued as the gate found it (issued_ticket).
+/* Waits, at most ISSUE_WAIT_NS, for the worker to issue the prefetch job
+ * of ticket (the kernel would fault on its blocks otherwise; engine.h,
+ * gate). Only while the worker has jobs: one that never started, or lost
+ * the job (memory ran out: counted failed), issues nothing more. Returns
+ * the newest ticket issued. */
+static uint64_t wait_for_issue(uint64_t ticket)
+{
+	struct timespec until;
+	uint64_t t0 = rp_now(), issued;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += ISSUE_WAIT_NS;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&queue_lock);
+	while ((issued = atomic_load_explicit(&issued_ticket, memory_order_acquire)) < ticket &&
+	       (queue_head || worker_busy))
+		if (pthread_cond_clockwait(&issued_cond, &queue_lock, CLOCK_MONOTONIC, &until) == ETIMEDOUT) {
+			atomic_fetch_add(&n_issue_waits_expired, 1);
+			break;
+		}
+	pthread_mutex_unlock(&queue_lock);
+	atomic_fetch_add(&n_issue_waits, 1);
+	atomic_fetch_add(&issue_wait_ns, rp_now() - t0);
+	return atomic_load_explicit(&issued_ticket, memory_order_acquire);
+}
+
+/* Returns the newest ticket issued as the gate found it (issued_ticket),
+ * after waiting for the job of ticket to be issued when wait_issue asks.
  * A job not issued yet cannot be waited for; the kernel then waits for the
  * newest one issued, which holds or follows the kernel's other blocks'
  * prefetches (jobs are issued in ticket order), so only the blocks of the
  * jobs still queued can fault. Whether the job was issued is read from
  * issued_ticket, not from the job's event slot, which a job whose event
  * could not be recorded leaves older (that failure is counted apart). */
-static uint64_t gate_launch(uint64_t ticket)
+static uint64_t gate_launch(uint64_t ticket, bool wait_issue)
 {
 	uint64_t issued = atomic_load_explicit(&issued_ticket, memory_order_acquire);
+	if (issued < ticket && wait_issue)
+		issued = wait_for_issue(ticket);
 	if (issued < ticket) {
 		atomic_fetch_add(&n_gates_unissued, 1);
 		if (issued)
@@ -424,12 +460,15 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
 		call_all(j->op, j->ranges, j->n, &worker_room);
-		if (j->op == ENGINE_OP_PREFETCH) {
+		bool prefetch = j->op == ENGINE_OP_PREFETCH;
+		if (prefetch) {
 			record_gate(j->ticket);
 			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
 		}
 		free(j);
 		pthread_mutex_lock(&queue_lock);
+		if (prefetch)
+			pthread_cond_broadcast(&issued_cond);
 	}
 	return NULL;
 }
@@ -695,10 +734,10 @@ static uint64_t mark(void *unused)
 	return m;
 }
 
-static uint64_t gate(void *unused, uint64_t ticket)
+static uint64_t gate(void *unused, uint64_t ticket, bool wait_issue)
 {
 	uint64_t t0 = rp_now();
-	uint64_t issued = gate_launch(ticket);
+	uint64_t issued = gate_launch(ticket, wait_issue);
 	uint64_t took = rp_now() - t0;
 	atomic_fetch_add(&gate_ns, took);
 	atomic_fetch_add(&exec_ns, took);
@@ -869,6 +908,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->discard_waits = atomic_load(&n_discard_waits);
 	out->gate_waits = atomic_load(&n_gate_waits);
 	out->gates_unissued = atomic_load(&n_gates_unissued);
+	out->issue_waits = atomic_load(&n_issue_waits);
+	out->issue_waits_expired = atomic_load(&n_issue_waits_expired);
+	out->issue_wait_ns = atomic_load(&issue_wait_ns);
 	pthread_mutex_lock(&queue_lock);
 	out->queue_peak = queued_peak;
 	pthread_mutex_unlock(&queue_lock);

@@ -260,6 +260,9 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.discard_wait_ns = xs.discard_wait_ns;
 	m.gate_waits = xs.gate_waits;
 	m.gates_unissued = xs.gates_unissued;
+	m.issue_waits = xs.issue_waits;
+	m.issue_waits_expired = xs.issue_waits_expired;
+	m.issue_wait_ns = xs.issue_wait_ns;
 	m.migration_queue_peak = xs.queue_peak;
 	m.gate_ns = xs.gate_ns;
 	m.markers = xs.marks;

@@ -526,9 +526,10 @@ static void launches_gate_on_their_prefetch(void **state)
 	assert_int_equal(ng, 0); /* K1 uses only the discard-prefetched activation */
 	oplog_set_issued(r.log, pre->ticket - 1);
 	launch(&r, K2, (const uint64_t[]){ 1, 2, 5 }, 3);
-	const uint64_t *g = oplog_gates(r.log, &ng);
+	const struct oplog_gate *g = oplog_gates(r.log, &ng);
 	assert_int_equal(ng, 1); /* W1's last block and W2: one gate */
-	assert_int_equal(g[0], pre->ticket);
+	assert_int_equal(g[0].ticket, pre->ticket);
+	assert_true(g[0].wait_issue); /* brought by the launch before */
 	launch(&r, K3, (const uint64_t[]){ 2, 4 }, 2);
 	oplog_gates(r.log, &ng);
 	assert_int_equal(ng, 1); /* W2 follows K2 on the stream */
@@ -548,6 +549,45 @@ static void launches_gate_on_their_prefetch(void **state)
 	assert_true(count_kind(&r, ENGINE_OP_PREFETCH) > 0); /* it did prefetch */
 	rig_stop(&r);
 	plan_destroy(p);
+}
+
+/* Whether K2, which uses W2, is gated waiting for the prefetch of W2 to be
+ * issued, with that prefetch placed at position pos. */
+static bool waits_for_issue(uint32_t pos)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, pos, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w2, 0, 4 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	size_t ng;
+	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+	engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
+	launch(&r, K1, (const uint64_t[]){ 5 }, 1);
+	launch(&r, K2, (const uint64_t[]){ 1, 2, 5 }, 3);
+	const struct oplog_gate *g = oplog_gates(r.log, &ng);
+	assert_int_equal(ng, 1);
+	bool wait = g[0].wait_issue;
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.late_gated_launches, wait);
+	rig_stop(&r);
+	plan_destroy(p);
+	return wait;
+}
+
+/* A launch waits for its prefetch to be issued only where the plan brings
+ * the blocks at its own kernel or the one before (engine.c, fetched_late):
+ * those are still in the executor's queue as the kernel comes; one brought
+ * earlier has had a launch's time to go out, and the kernel is gated as
+ * far as it has. */
+static void only_late_prefetches_are_waited_for(void **state)
+{
+	assert_true(waits_for_issue(2));
+	assert_true(waits_for_issue(1));
+	assert_false(waits_for_issue(0));
 }
 
 /* Every kind due at one position, issued discard, evict, discard_prefetch,
@@ -2415,6 +2455,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ops_at_positions_with_waits),
 		cmocka_unit_test(launches_gate_on_their_prefetch),
+		cmocka_unit_test(only_late_prefetches_are_waited_for),
 		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),

@@ -65,6 +65,7 @@ static void keys_and_values(void **state)
 	s.host_allocs = 3;
 	s.host_bytes = (uint64_t)5 << 31;
 	s.gated_launches = 31;
+	s.late_gated_launches = 14;
 	s.unissued_blocks = 12;
 	s.modelled_peak_bytes = (uint64_t)6 << 30;
 	s.started_idle = true;
@@ -89,6 +90,9 @@ static void keys_and_values(void **state)
 	m.gates_unissued = 4;
 	m.migration_queue_peak = 23;
 	m.gate_ns = 3100;
+	m.issue_waits = 8;
+	m.issue_waits_expired = 1;
+	m.issue_wait_ns = 2600;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
 	m.markers = 640;
@@ -158,6 +162,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "woke_at_alloc"), 77);
 	assert_int_equal(num(e, "wake_deferrals"), 4);
 	assert_int_equal(num(e, "gated_launches"), 31);
+	assert_int_equal(num(e, "late_gated_launches"), 14);
 	assert_int_equal(num(e, "unissued_blocks"), 12);
 	assert_true(num(e, "modelled_peak_bytes") == (double)((uint64_t)6 << 30));
 
@@ -219,6 +224,9 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);
 	assert_int_equal(num(gates, "ns"), 3100);
+	assert_int_equal(num(gates, "issue_waits"), 8);
+	assert_int_equal(num(gates, "issue_waits_expired"), 1);
+	assert_int_equal(num(gates, "issue_wait_ns"), 2600);
 	const cJSON *alloc = cJSON_GetObjectItem(host, "allocator");
 	assert_int_equal(num(alloc, "allocs"), 1500);
 	assert_int_equal(num(alloc, "frees"), 1400);

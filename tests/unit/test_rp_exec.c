@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "arena.h"
 #include "common/cuda/capture.h"
@@ -151,6 +152,14 @@ CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_
 	return CUDA_SUCCESS;
 }
 
+static void release_migrations(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	migrations_held = false;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+}
+
 CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, unsigned long long flags,
 					CUstream stream)
 {
@@ -218,7 +227,9 @@ void capture_relaxed_end(bool begun, CUstreamCaptureMode saved)
 
 uint64_t rp_now(void)
 {
-	return 0;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 static arena *the_arena;
@@ -488,7 +499,7 @@ static bool unrecorded_gate_not_unissued(void)
 	records_refused = 1;
 	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
 	rp_exec_wait_issued();
-	uint64_t issued = x->gate(x->ctx, 1);
+	uint64_t issued = x->gate(x->ctx, 1, false);
 	rp_exec_get_stats(&st);
 	return said(records_refused == 0 && st.failed_calls == 1, "the prefetch's event record did not fail") &&
 	       said(issued == 1, "the prefetch not reported issued") &&
@@ -556,10 +567,7 @@ static bool queue_peak_counted(void)
 	migrations_held = true;
 	for (uint64_t t = 1; t <= 4; t++)
 		x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, t);
-	pthread_mutex_lock(&hold_lock);
-	migrations_held = false;
-	pthread_cond_broadcast(&hold_cond);
-	pthread_mutex_unlock(&hold_lock);
+	release_migrations();
 	rp_exec_wait_issued();
 	rp_exec_get_stats(&st);
 	return said(st.queue_peak == 3 || st.queue_peak == 4, "the queue's peak not counted") &&
@@ -599,6 +607,95 @@ static void pending_discards_at_exit_are_counted_dropped(void **state)
 	test_in_child(pending_at_exit_counted);
 }
 
+/* Lets the worker's held migration calls go after arg milliseconds. */
+static void *release_migrations_after(void *arg)
+{
+	long ms = (long)(uintptr_t)arg;
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000L }, NULL);
+	release_migrations();
+	return NULL;
+}
+
+/* Two prefetch jobs queued, the worker held in the first one's call, and
+ * a launch gated on the second one's ticket with wait_issue, its
+ * migrations let go after held_ms; returns the ticket the gate found
+ * issued and the executor's stats after. */
+static uint64_t gate_behind_a_held_worker(long held_ms, bool wait_issue, struct rp_exec_stats *st)
+{
+	const struct engine_executor *x = rp_exec_get();
+	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
+	pthread_t t;
+	x->mark(x->ctx); /* the stream */
+	migrations_held = true;
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 2);
+	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)held_ms) != 0)
+		release_migrations();
+	uint64_t issued = x->gate(x->ctx, 2, wait_issue);
+	rp_exec_get_stats(st);
+	pthread_join(t, NULL);
+	rp_exec_wait_issued();
+	return issued;
+}
+
+/* A launch whose own blocks' prefetch is still queued (wait_issue) waits
+ * for the worker to issue it, and is then gated on it: none of its blocks
+ * fault for want of the copy. */
+static bool late_prefetch_waited_for(void)
+{
+	struct rp_exec_stats st;
+	uint64_t issued = gate_behind_a_held_worker(20, true, &st);
+	return said(issued == 2, "the gate did not wait for its prefetch to be issued") &&
+	       said(st.issue_waits == 1 && st.issue_waits_expired == 0, "the wait not counted") &&
+	       said(st.issue_wait_ns >= 10000000, "the wait's time not counted") &&
+	       said(st.gates_unissued == 0, "a prefetch waited for counted unissued");
+}
+
+static void a_late_prefetch_is_waited_for(void **state)
+{
+	test_in_child(late_prefetch_waited_for);
+}
+
+/* Without wait_issue the gate does not wait: the kernel runs ahead of the
+ * queued prefetch, counted unissued. */
+static bool early_prefetch_not_waited_for(void)
+{
+	struct rp_exec_stats st;
+	uint64_t issued = gate_behind_a_held_worker(20, false, &st);
+	return said(issued == 0, "the gate waited unasked") &&
+	       said(st.issue_waits == 0, "a wait counted that was not asked for") &&
+	       said(st.gates_unissued == 1, "the prefetch run ahead of not counted");
+}
+
+static void an_early_prefetch_is_not_waited_for(void **state)
+{
+	test_in_child(early_prefetch_not_waited_for);
+}
+
+/* A worker held past ISSUE_WAIT_NS (a driver call that does not return):
+ * the launch gives up, counted, and runs ahead of its prefetch. A ticket
+ * with no job left to issue it (its job was lost) is not waited for. */
+static bool issue_wait_bounded(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct rp_exec_stats st;
+	uint64_t issued = gate_behind_a_held_worker(300, true, &st);
+	if (!said(issued == 0, "the gate found a held job issued") ||
+	    !said(st.issue_waits == 1 && st.issue_waits_expired == 1, "the wait that gave up not counted") ||
+	    !said(st.issue_wait_ns < 250000000, "the wait not bounded") ||
+	    !said(st.gates_unissued == 1, "the prefetch run ahead of not counted"))
+		return false;
+	issued = x->gate(x->ctx, 3, true);
+	rp_exec_get_stats(&st);
+	return said(issued == 2, "the jobs issued since not reported") &&
+	       said(st.issue_waits == 2 && st.issue_waits_expired == 1, "a wait for a lost job expired");
+}
+
+static void the_wait_for_an_issue_is_bounded(void **state)
+{
+	test_in_child(issue_wait_bounded);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -615,6 +712,9 @@ int main(void)
 		cmocka_unit_test(no_pending_table_is_counted),
 		cmocka_unit_test(pending_discards_at_exit_are_counted_dropped),
 		cmocka_unit_test(the_queue_peak_is_counted),
+		cmocka_unit_test(a_late_prefetch_is_waited_for),
+		cmocka_unit_test(an_early_prefetch_is_not_waited_for),
+		cmocka_unit_test(the_wait_for_an_issue_is_bounded),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
