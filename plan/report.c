@@ -425,7 +425,7 @@ int report_text(const struct planner *pl, FILE *out)
 		sr->forced, words, sr->dropped);
 	if (f.prefetches_at_use)
 		fprintf(out, "             %zu prefetches (%s, %.0f%% of the bytes prefetched) issued at the kernel that needs them "
-			"(no room or link time earlier): it waits for the copy or faults on it\n",
+			"(no room or link time earlier): umreplay has that kernel wait for the copy\n",
 			f.prefetches_at_use, size_str(f.prefetch_bytes_at_use, a, sizeof a),
 			100.0 * (double)f.prefetch_bytes_at_use / (double)sr->prefetch_bytes);
 	if (sr->late_prefetches)
