@@ -641,6 +641,20 @@ peak_row() { # TAG SUMMARY: the modelled peak within the budget (replay_table.py
 	row "$1: model's peak <= budget, no overrun" "$(verdict "[ '$overruns' = 0 ] && python3 -c 'import sys; d=dict(kv.split(\"=\") for kv in \"$2\".split()); sys.exit(0 if float(d[\"modelled_peak_mb\"]) <= float(d[\"budget_mb\"]) else 1)'")" \
 		"$(echo "$2" | grep -oE '(modelled_peak_mb|budget_mb)=[0-9.]+' | tr '\n' ' ')overruns=$overruns"
 }
+fault_share() { # PLAN_SUMMARY ONDEMAND_SUMMARY: the plan's steady faults per iteration as a % of ondemand's
+	python3 - "$1" "$2" <<'PY' 2>/dev/null || echo none
+import re, sys
+p, o = (float(re.search(r"\bfaults_per_iter=([0-9.]+)", s).group(1)) for s in sys.argv[1:3])
+print("%.2f" % (100 * p / o) if o > 0 else "none")
+PY
+}
+fault_share_row() { # TAG PLAN_SUMMARY ONDEMAND_SUMMARY: issue 4's fault target, ondemand at the same budget
+	local share
+	share=$(fault_share "$2" "$3")
+	[ "$share" = none ] || share="$share %"
+	row "$1: faults <= 1 % of ondemand's" "$(verdict "awk -v s='$share' 'BEGIN { exit !(s != \"none\" && s + 0 <= 1) }'")" \
+		"$share ($(grep -oE 'faults_per_iter=[0-9.]+' <<<"$2") against ondemand's $(grep -oE '[0-9.]+$' <<<"$(grep -oE 'faults_per_iter=[0-9.]+' <<<"$3")"))"
+}
 replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	local name=$1; shift
 	local cmd=("$@")
@@ -659,6 +673,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 		budget=$(python3 -c "print(int($w / $ratio))")
 		$B/umplan "$WORK/$name.db" --capacity "$budget" -o "$WORK/$name.$ratio.plan" >/dev/null 2>&1 ||
 			echo "$name W/B=$ratio: umplan failed"
+		local od_summary=
 		for policy in ideal ondemand deepum plan; do
 			local tag=$name.$ratio.$policy budget_opt=(--gpu-budget "$budget")
 			[ $policy = ideal ] && budget_opt=()
@@ -674,6 +689,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 			# Under ondemand's budget LRU evicts blocks that are used
 			# again: the engine's model must expect them back.
 			if [ $policy = ondemand ]; then
+				od_summary=$summary
 				row "$tag: model expects refaults" \
 					"$(verdict "grep -qE ' steady_refault_blocks=(0\.[0-9]*[1-9]|[1-9])' <<<'$summary'")" \
 					"$(grep -oE '(steady_refault_blocks|faults_per_iter)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
@@ -683,6 +699,7 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 				mm=$(grep -oE 'mismatch=[0-9]+' <<<"$summary")
 				row "$tag: plan judged this program's" "$(verdict "[ '$mm' = mismatch=0 ]")" \
 					"$(grep -oE '(matched|resynced|steady_lost)=[0-9.]+' <<<"$summary" | tr '\n' ' ')"
+				fault_share_row "$tag" "$summary" "$od_summary"
 				# Under a budget the summary line gives the model's peak
 				# beside the budget, and the sampled device memory separately.
 				local line
