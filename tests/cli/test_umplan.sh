@@ -14,7 +14,7 @@ run "$UMPLAN" --help
 expect_status 0 "--help exits 0"
 for opt in --output --capacity --htod-bw --dtoh-bw --call-cost --host-bw --iteration --report --json --check \
 	--corr-rows --corr-ways --corr-successors --dump --quiet --version --simulate --ratios --constants --sim-csv --perturb; do
-	expect_out_has "$opt" "--help documents $opt"
+	expect_help_lists "$opt" "--help documents $opt, in a line of its own"
 done
 expect_out_has "  --host-bw GB/s " "--help explains --host-bw"
 # The limits the parser enforces: --ratios refuses a ratio past 1e6.
