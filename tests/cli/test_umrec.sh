@@ -8,7 +8,7 @@ run "$UMREC" --help
 expect_status 0 "--help exits 0"
 for opt in -o --output --max-managed --no-managed --framework-cache -q --quiet -h --help --version \
 	UMKIT_LIBDIR UMKIT_CUPTI "Exit status"; do
-	expect_out_word "$opt" "--help mentions $opt"
+	expect_help_lists "$opt" "--help documents $opt, in a line of its own"
 done
 
 run "$UMREC" --version
