@@ -12,9 +12,15 @@ INJECTION_VARS='^(LD_PRELOAD|CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH|PYTORCH
 
 run "$UMREPLAY" --help
 expect_status 0 "--help exits 0"
-for opt in --plan --policy --gpu-budget --max-managed --stats --dry-run -q --quiet -h --help --version \
-	plan deepum ondemand ideal UMKIT_LIBDIR UMKIT_LOG PYTORCH_NO_CUDA_MEMORY_CACHING "Exit status"; do
-	expect_out_word "$opt" "--help mentions $opt"
+for opt in --plan --policy --gpu-budget --max-managed --stats --kernel-times --dry-run -q --quiet -h --help --version \
+	UMKIT_LIBDIR UMKIT_LOG PYTORCH_NO_CUDA_MEMORY_CACHING "Exit status"; do
+	expect_help_lists "$opt" "--help documents $opt, in a line of its own"
+done
+# Each policy heads its description in --policy's list, the name then a
+# column's spaces: "plan" alone starts a line of the exit status too.
+for policy in plan deepum ondemand ideal; do
+	if grep -qE "^ +$policy {2,}[a-z]" <<<"$out"; then ok "--help describes the policy $policy"
+	else not_ok "--help describes the policy $policy"; fi
 done
 
 run "$UMREPLAY" --version
