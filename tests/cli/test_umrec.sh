@@ -336,6 +336,18 @@ env_has "LD_PRELOAD=$SCRATCH/lib/libumrec.so:$SCRATCH/driver/libcuda.so.1" \
 env_has "CUDA_INJECTION64_PATH=$SCRATCH/lib/libumrec.so" "env: CUDA_INJECTION64_PATH"
 env_has "NVTX_INJECTION64_PATH=$REAL_SCRATCH/cupti/libcupti.so.13" "env: NVTX_INJECTION64_PATH is libcupti"
 env_has "PYTORCH_NO_CUDA_MEMORY_CACHING=1" "env: PyTorch's cache off by default"
+# Another tool's injections are replaced, each said; the user's UMKIT_LOG
+# is kept without -q.
+UMKIT_LOG=debug CUDA_INJECTION64_PATH=/opt/profiler/libinject.so NVTX_INJECTION64_PATH=/opt/profiler/libnvtx.so \
+	fake_umrec ./program.sh
+expect_status 0 "another tool's injections set: the program runs"
+env_has "CUDA_INJECTION64_PATH=$SCRATCH/lib/libumrec.so" "env: another tool's CUDA_INJECTION64_PATH replaced by the library"
+env_has "NVTX_INJECTION64_PATH=$REAL_SCRATCH/cupti/libcupti.so.13" "env: another tool's NVTX_INJECTION64_PATH replaced by libcupti"
+expect_err_has "replacing CUDA_INJECTION64_PATH=/opt/profiler/libinject.so: another tool's injection cannot run with umrec" \
+	"another tool's CUDA_INJECTION64_PATH: its replacement is warned about"
+expect_err_has "replacing NVTX_INJECTION64_PATH=/opt/profiler/libnvtx.so: another tool's injection cannot run with umrec" \
+	"another tool's NVTX_INJECTION64_PATH: its replacement is warned about"
+env_has "UMKIT_LOG=debug" "env: the user's UMKIT_LOG is kept without -q"
 
 # A library in a folder whose path holds a space cannot be preloaded
 # (LD_PRELOAD splits at spaces): umrec says so, and the way out it
