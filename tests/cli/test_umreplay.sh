@@ -657,5 +657,11 @@ env_lacks UMKIT_STATS "env: no --stats, no UMKIT_STATS (a stale one is removed)"
 env_lacks UMKIT_KERNEL_TIMES "env: no --kernel-times, no UMKIT_KERNEL_TIMES (a stale one is removed)"
 env_has "UMKIT_COMMAND=./program.sh '' 'it'\\''s'" "env: UMKIT_COMMAND quotes the command line"
 env_has "LD_PRELOAD=$LIB" "env: the library alone in LD_PRELOAD"
+# Another tool's injection is replaced, and said to be.
+CUDA_INJECTION64_PATH=/opt/profiler/libinject.so fake_umreplay --policy ideal ./program.sh
+expect_status 0 "another tool's CUDA_INJECTION64_PATH set: the program runs"
+env_has "CUDA_INJECTION64_PATH=$LIB" "env: another tool's CUDA_INJECTION64_PATH replaced by the library"
+expect_err_has "replacing CUDA_INJECTION64_PATH=/opt/profiler/libinject.so: another tool's injection cannot run with umreplay" \
+	"another tool's CUDA_INJECTION64_PATH: its replacement is warned about"
 
 finish
