@@ -55,8 +55,8 @@ run python3 "$fake" solo "$SCRATCH/solo.log" 1
 	|| not_ok "turns.py: without --turn-fds a run takes every step alone"
 run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3
 expect_status 2 "turns.py: --turn-fds without two descriptors is a usage error"
-expect_err_has "--turn-fds" "which names the option"
-expect_err_has "'3' is not two file descriptors R,W" "and says what it wants"
+# (argparse's usage line names --turn-fds in any error.)
+expect_err_has "argument --turn-fds: '3' is not two file descriptors R,W" "which names the option and says what it wants"
 expect_err_lacks "Traceback" "without a traceback"
 run python3 "$fake" solo "$SCRATCH/solo.log" 1 --turn-fds 3,9 3</dev/null 9>&-
 expect_status 2 "turns.py: a descriptor that is not open is a usage error"
