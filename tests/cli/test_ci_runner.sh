@@ -11,9 +11,10 @@ source "$(dirname "$0")/lib.sh"
 RUN_SH=$(cd "$(dirname "$0")/.." && pwd)/run.sh
 T=$SCRATCH/tree
 
-# fake_unit PATH OUTPUT: a unit-test binary that prints OUTPUT, exits 0.
+# fake_unit PATH OUTPUT [STATUS]: a unit-test binary that prints OUTPUT,
+# exits STATUS (default 0).
 fake_unit() {
-	printf '#!/bin/sh\ncat <<"END"\n%s\nEND\n' "$2" >"$1"
+	printf '#!/bin/sh\ncat <<"END"\n%s\nEND\nexit %s\n' "$2" "${3:-0}" >"$1"
 	chmod +x "$1"
 }
 PASSED_2='[==========] Running 2 test(s).
@@ -65,6 +66,38 @@ run_tree
 expect_status 1 "a CLI test that prints no ok line fails"
 expect_out_has "failed: test_c" "a CLI test that prints no ok line is named"
 expect_out_has "total: 4 passed, 1 failed" "a CLI test that prints no ok line counts one failure"
+
+# A skipped test ran nothing: it counts as a failure, in the unit tests
+# (cmocka's SKIPPED line) and in the CLI tests (an ok line with "# SKIP").
+healthy
+fake_unit "$T/build/tests/test_a" "$PASSED_2
+[  SKIPPED ] 1 test(s), listed below:"
+run_tree
+expect_status 1 "a unit test that skipped a test fails"
+expect_out_has "failed: test_a" "a unit test that skipped a test is named"
+expect_out_has "total: 5 passed, 1 failed" "a unit test that skipped a test counts it failed"
+
+healthy
+printf 'echo "ok - c"\necho "ok - d # SKIP no GPU"\n' >"$T/tests/cli/test_c.sh"
+run_tree
+expect_status 1 "a CLI test with a skipped check fails"
+expect_out_has "failed: test_c" "a CLI test with a skipped check is named"
+expect_out_has "total: 5 passed, 1 failed" "a CLI test's skipped check counts failed, not passed"
+
+# A test that exits non-zero failed, whatever it printed before.
+healthy
+fake_unit "$T/build/tests/test_a" "$PASSED_2" 1
+run_tree
+expect_status 1 "a unit binary that fails after its summary fails"
+expect_out_has "failed: test_a" "a unit binary that fails after its summary is named"
+expect_out_has "total: 5 passed, 1 failed" "a unit binary that fails after its summary counts one failure"
+
+healthy
+printf 'echo "ok - c"\nexit 1\n' >"$T/tests/cli/test_c.sh"
+run_tree
+expect_status 1 "a CLI test that exits non-zero after its ok lines fails"
+expect_out_has "failed: test_c" "a CLI test that exits non-zero after its ok lines is named"
+expect_out_has "total: 5 passed, 1 failed" "a CLI test that exits non-zero after its ok lines counts one failure"
 
 # A binary whose source is gone (left in a local build folder) is still
 # not run.
