@@ -312,6 +312,9 @@ cp "$plan" "$SCRATCH/first.bin"
 run "$UMPLAN" "$trace" -o "$plan" --capacity 5M -q
 expect_status 0 "-q exits 0"
 [ -z "$err" ] && ok "-q prints nothing" || not_ok "-q prints nothing"
+UMKIT_LOG=quiet run "$UMPLAN" "$trace" -o "$plan" --capacity 5M
+expect_status 0 "UMKIT_LOG=quiet exits 0"
+[ -z "$err" ] && ok "UMKIT_LOG=quiet prints nothing, as -q" || not_ok "UMKIT_LOG=quiet prints nothing, as -q"
 cmp -s "$plan" "$SCRATCH/first.bin" && ok "the same trace and options give the same plan bytes" \
 	|| not_ok "the same trace and options give the same plan bytes"
 
