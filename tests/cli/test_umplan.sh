@@ -271,6 +271,9 @@ expect_json 'assert d["iterations"]["period"] == 4; assert d["plan"]["capacity_b
 # 9.00719925474099e+15, 9007199254740990 read back.
 run "$UMPLAN" "$trace" --json --capacity 9007199254740991
 expect_json 'assert d["plan"]["capacity_before_headroom"] == 2**53 - 1' "--json: a capacity of 2^53 - 1 bytes is printed exactly"
+# Above 2^53, where a JSON reader's double would round, a decimal string.
+run "$UMPLAN" "$trace" --json --capacity 9007199254740993
+expect_json 'assert d["plan"]["capacity_before_headroom"] == "9007199254740993"' "--json: a capacity of 2^53 + 1 bytes is a decimal string"
 
 # Host placement: at 5 MiB (4.85 after the headroom) the peak of 6 MiB is
 # 1.15 MiB too high. This trace's kernels run 100 us each, 80 passes over
@@ -517,6 +520,8 @@ expect_json 'assert len(d["rows"]) == 4' "--simulate --json prints one row per p
 # Its counts keep their digits too: cJSON printed 2^53 - 1 as 9.00719925474099e+15.
 run "$UMPLAN" "$fixture" --simulate --json --capacity 9007199254740991 -q
 expect_json 'assert all(r["capacity"] == 2**53 - 1 for r in d["rows"])' "--simulate --json: a capacity of 2^53 - 1 bytes is printed exactly"
+run "$UMPLAN" "$fixture" --simulate --json --capacity 9007199254740993 -q
+expect_json 'assert all(r["capacity"] == "9007199254740993" for r in d["rows"])' "--simulate --json: a capacity of 2^53 + 1 bytes is a decimal string"
 # The report's rows count each op at its kernel's row: with 71 kernels per
 # iteration (rows of 7 or 8), an op at a row's first kernel once went to
 # the row before.
