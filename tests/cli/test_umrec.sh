@@ -63,6 +63,15 @@ expect_status 2 "--no-managed with --max-managed: usage error"
 run "$UMREC" -o "$SCRATCH/no/such/dir/t.db" true
 expect_status 3 "-o into a missing folder: setup error"
 expect_err_has "$SCRATCH/no/such/dir" "-o into a missing folder: names it"
+# A path that names no file, or a file where its folder should be.
+run "$UMREC" -o "$SCRATCH/" true
+expect_status 3 "-o naming a folder: setup error"
+expect_err_has "-o $SCRATCH/: not a file name" "-o naming a folder: says it names no file"
+: >"$SCRATCH/plain-file"
+run "$UMREC" -o "$SCRATCH/plain-file/t.db" true
+expect_status 3 "-o under a file: setup error"
+expect_err_has "cannot write the trace $SCRATCH/plain-file/t.db: $SCRATCH/plain-file: Not a directory" \
+	"-o under a file: names it and says why"
 
 echo "my notes" >"$SCRATCH/notes.txt"
 run "$UMREC" -o "$SCRATCH/notes.txt" true
