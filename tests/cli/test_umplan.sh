@@ -246,6 +246,15 @@ expect_out_has "inactive periods" "--report shows inactive periods"
 expect_out_has "predicted    peak residency" "--report shows the predicted peak"
 expect_out_has "cannot fit   none" "--report says every kernel fits"
 [ ! -e plan.bin ] && ok "--report alone writes no plan" || not_ok "--report alone writes no plan"
+# Nor does --json, --check or --simulate without -o: each run in a folder of
+# its own (a plan.bin left in this one would be written by any of them).
+for opt in --report --json --check --simulate; do
+	mkdir -p "$SCRATCH/cwd$opt"
+	(cd "$SCRATCH/cwd$opt" && "$UMPLAN" "$trace" $opt -q >/dev/null 2>&1)
+	status=$?
+	if [ "$status" -eq 0 ] && [ -z "$(ls -A "$SCRATCH/cwd$opt")" ]; then ok "$opt without -o writes no plan"
+	else not_ok "$opt without -o writes no plan (status $status, wrote: $(ls -A "$SCRATCH/cwd$opt"))"; fi
+done
 
 run "$UMPLAN" "$trace" --report --capacity 5M
 expect_status 0 "--report under a small capacity exits 0"
