@@ -657,6 +657,22 @@ env_lacks UMKIT_STATS "env: no --stats, no UMKIT_STATS (a stale one is removed)"
 env_lacks UMKIT_KERNEL_TIMES "env: no --kernel-times, no UMKIT_KERNEL_TIMES (a stale one is removed)"
 env_has "UMKIT_COMMAND=./program.sh '' 'it'\\''s'" "env: UMKIT_COMMAND quotes the command line"
 env_has "LD_PRELOAD=$LIB" "env: the library alone in LD_PRELOAD"
+# --stats naming a symbolic link: the target is judged and written, the
+# link kept; a link to nothing is refused.
+echo "$OLD_STATS" >"$SCRATCH/stats-target.json"
+ln -sfn stats-target.json "$SCRATCH/stats-link.json"
+fake_umreplay --policy ideal --stats stats-link.json ./program.sh
+expect_status 0 "--stats naming a link to earlier stats: the program runs"
+env_has "UMKIT_STATS=$REAL_SCRATCH/stats-target.json" "--stats naming a link: the stats written are the target"
+if [ -L "$SCRATCH/stats-link.json" ] && [ ! -e "$SCRATCH/stats-target.json" ]; then
+	ok "--stats naming a link: the link kept, the earlier stats removed"
+else not_ok "--stats naming a link: the link kept, the earlier stats removed"; fi
+ln -sfn absent.json "$SCRATCH/stats-link.json"
+fake_umreplay --policy ideal --stats stats-link.json ./program.sh
+expect_status 3 "--stats naming a link to nothing: setup error"
+expect_err_has "stats-link.json is a symbolic link to nothing" "--stats naming a link to nothing: says so"
+if [ -L "$SCRATCH/stats-link.json" ] && [ ! -e "$SCRATCH/env.txt" ]; then ok "--stats naming a link to nothing: the link kept, the program not run"
+else not_ok "--stats naming a link to nothing: the link kept, the program not run"; fi
 # Another tool's injection is replaced, and said to be.
 CUDA_INJECTION64_PATH=/opt/profiler/libinject.so fake_umreplay --policy ideal ./program.sh
 expect_status 0 "another tool's CUDA_INJECTION64_PATH set: the program runs"
