@@ -480,6 +480,14 @@ fake_umrec ./program.sh recording 0
 expect_status 0 "recording ended by _exit: the program's status"
 expect_err_has "the trace is incomplete (status=recording): the program exited without running its exit handlers (_exit" \
 	"recording ended by _exit: says the trace is incomplete, the program exited"
+# CUPTI could not be set up inside the program (meta.status failed): the
+# program ran unrecorded, with its own status; said, even with -q.
+fake_umrec -q ./program.sh failed 4
+expect_status 4 "a recording that failed to start: the program's status"
+expect_err_has "the recorder could not set up CUPTI (its message above says why, as does meta.error): nothing was recorded" \
+	"a recording that failed to start: says so"
+fake_umrec -q ./program.sh finished
+expect_err_has "the trace has no valid status: it was not finished by libumrec" "a trace of another status: not libumrec's"
 fake_umrec -q ./program.sh empty
 expect_err_has "no CUDA activity was recorded: did the program use the GPU?" "empty trace: says so, even with -q"
 
