@@ -448,6 +448,43 @@ expect_err_has "loop.db is a symbolic link that cannot be followed: Too many lev
 if [ -L "$SCRATCH/loop.db" ]; then ok "-o naming a link in a loop: the link kept"
 else not_ok "-o naming a link in a loop: the link kept"; fi
 
+# A signal sent to umrec alone (kill PID, as a batch scheduler sends it)
+# is passed on to the program: each of those docs/cli.md lists. The
+# program traps it and exits with a status of its own, which umrec
+# returns.
+got=$(cd "$SCRATCH" && UMKIT_LIBDIR=$SCRATCH/lib UMKIT_CUPTI=$SCRATCH/cupti LD_LIBRARY_PATH=$SCRATCH/driver \
+	timeout 60 python3 - "$UMREC_ABS" <<'PY'
+import os, signal, subprocess, sys, time
+codes = {"INT": 11, "TERM": 12, "HUP": 13, "QUIT": 14, "USR1": 15, "USR2": 16}
+traps = "; ".join("trap 'exit %d' %s" % (c, s) for s, c in codes.items())
+for name, code in codes.items():
+    if os.path.exists("sig.pid"):
+        os.unlink("sig.pid")
+    p = subprocess.Popen([sys.argv[1], "-q", "sh", "-c", traps + "; echo $$ >sig.pid; while :; do sleep 0.05; done"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while not (os.path.exists("sig.pid") and open("sig.pid").read().strip()) and time.time() < deadline:
+        time.sleep(0.02)
+    os.kill(p.pid, getattr(signal, "SIG" + name))
+    try:
+        rc = p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        rc = "hung"
+    if rc != code:  # the program may outlive umrec (not passed on: umrec died of it)
+        try:
+            os.kill(int(open("sig.pid").read()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        if rc == "hung":
+            p.kill()
+            p.wait()
+    print("%s:%s" % (name, "ok" if rc == code else rc), end=" ")
+PY
+)
+if [ "$got" = "INT:ok TERM:ok HUP:ok QUIT:ok USR1:ok USR2:ok " ]; then
+	ok "signals sent to umrec (INT, TERM, HUP, QUIT, USR1, USR2) are passed on to the program"
+else not_ok "signals sent to umrec (INT, TERM, HUP, QUIT, USR1, USR2) are passed on to the program (got: $got)"; fi
+
 # umrec writes its summary after the program ends: a reader of its stderr
 # that has gone must not turn the program's status into SIGPIPE's (Python
 # starts umrec with SIGPIPE at its default action, as a shell would).
