@@ -838,7 +838,17 @@ run "$UMPLAN" "$fixture" --simulate --ratios 2 --constants "$SCRATCH/constants.j
 	--sim-csv "$SCRATCH/csv" --json -q
 expect_status 0 "--simulate with --constants and --sim-csv exits 0"
 expect_out_has '"htod_gbps":	39.92' "--constants sets the HtoD bandwidth"
-if [ -s "$SCRATCH/csv/pressure.csv" ] && grep -q '^2,.*,plan,' "$SCRATCH/csv/throughput.csv"; then
+# pressure.csv: a row per kernel of the MLP's iteration (71), the
+# residency without the plan above the capacity somewhere, with it never;
+# throughput.csv: a row per policy at W/B 2.
+if python3 -c '
+import csv, sys
+p = list(csv.DictReader(open(sys.argv[1] + "/pressure.csv")))
+t = list(csv.DictReader(open(sys.argv[1] + "/throughput.csv")))
+assert [int(r["position"]) for r in p] == list(range(71)) and {r["ratio"] for r in p} == {"2"}, len(p)
+assert any(int(r["before_plan"]) > int(r["capacity"]) for r in p)
+assert all(int(r["after_plan"]) <= int(r["capacity"]) for r in p)
+assert [(r["ratio"], r["policy"]) for r in t] == [("2", q) for q in ("ideal", "ondemand", "deepum", "plan")], t' "$SCRATCH/csv"; then
 	ok "--sim-csv writes pressure.csv and throughput.csv"
 else
 	not_ok "--sim-csv writes pressure.csv and throughput.csv"
