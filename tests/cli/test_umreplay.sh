@@ -425,6 +425,26 @@ assert len(d["iteration_ns"]) == d["engine"]["iterations"]' "$SCRATCH/dry.json" 
 else
 	not_ok "dry run --stats: the engine's statistics as JSON, \"measured\": null ($(cat "$SCRATCH/json.err"))"
 fi
+# The table's total row sums its rows (the MiB within their rounding), and
+# its counts are the engine's, as --stats has them.
+if python3 -c 'import json, sys
+lines = sys.argv[2].split("\n")
+i = next(k for k, l in enumerate(lines) if l.split()[:2] == ["iteration", "recorded_ms"])
+hdr = lines[i].split()
+rows = [l.split() for l in lines[i + 1:] if l.strip()]
+total = dict(zip(hdr, rows[-1]))
+assert total["iteration"] == "total" and len(rows) > 2, rows
+for c in hdr[2:]:
+    s = sum(float(r[hdr.index(c)]) for r in rows[:-1])
+    assert abs(s - float(total[c])) <= (len(rows) if c.endswith("_MiB") else 0), (c, s, total[c])
+e = json.load(open(sys.argv[1]))["engine"]
+for c, k in (("launches", "launches"), ("resynced", "resynced"), ("lost", "lost"), ("budget_evictions", "budget_evictions"),
+             ("refault_blocks", "refault_blocks"), ("of_them_budget", "refault_budget_blocks"), ("of_them_shared", "refault_shared_blocks")):
+    assert int(total[c]) == e[k], (c, total[c], e[k])' "$SCRATCH/dry.json" "$out" 2>"$SCRATCH/json.err"; then
+	ok "dry run: the total row sums the table, and its counts are the engine's"
+else
+	not_ok "dry run: the total row sums the table, and its counts are the engine's ($(tail -1 "$SCRATCH/json.err"))"
+fi
 echo "$OLD_STATS" >"$SCRATCH/dry-old.json"
 run "$UMREPLAY" --dry-run "$SCRATCH/no-such.db" --policy ideal --stats "$SCRATCH/dry-old.json"
 expect_status 1 "dry run of a missing trace: error"
