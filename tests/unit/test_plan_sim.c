@@ -145,6 +145,54 @@ static void synthetic_traces(void **state)
 	}
 }
 
+/* The plan policy runs the scheduler's ops: on a trace of long kernels
+ * (20..40 ms; the scheduler hides every transfer behind them:
+ * test_plan_sched) at W/1.5 and W/2 the plan's prefetches land before
+ * their kernels and its evictions make the room, so the measured
+ * iteration faults on nothing and stalls a tenth of ondemand's stall at
+ * most (the model's blocks and serial link are not the scheduler's). Every other check held with the plan's ops never
+ * issued (plan run as ondemand). */
+static void plan_prefetches_what_ondemand_faults(void **state)
+{
+	static const double sweep[] = { 1.5, 2 };
+	struct synth_params sp;
+	char path[512], err[512];
+	synth_defaults(&sp);
+	sp.seed = 3;
+	sp.layers = 6;
+	sp.min_kernel_ns = 20000000;
+	sp.max_kernel_ns = 40000000;
+	sp.input_copy = false;
+	test_path(path, sizeof path, "sim_long_kernels.db");
+	if (synth_write(path, &sp, err, sizeof err))
+		fail_msg("%s", err);
+	struct planner *pl = test_plan(path, 0);
+	struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+	if (!c)
+		fail_msg("%s", err);
+	struct sim_options o;
+	sim_options_default(&pl->opt, &o);
+	struct sim_row *rows;
+	if (sim_sweep(c, sweep, 2, 0, &o, &rows, err, sizeof err))
+		fail_msg("%s", err);
+	for (size_t i = 0; i < 2; i++) {
+		const struct sim_result *od = &rows[i].res[SIM_ONDEMAND], *plan = &rows[i].res[SIM_PLAN];
+		print_message("W/%.1f: ondemand %llu faults, %llu ns stall; plan %llu faults, %llu ns stall, "
+			      "%llu bytes in, %llu out\n", sweep[i], (unsigned long long)od->faults,
+			      (unsigned long long)od->stall_ns, (unsigned long long)plan->faults,
+			      (unsigned long long)plan->stall_ns, (unsigned long long)plan->htod_bytes,
+			      (unsigned long long)plan->dtoh_bytes);
+		assert_result(plan, SIM_PLAN, path);
+		assert_true(od->faults > 0 && od->stall_ns > 0);
+		assert_int_equal(plan->faults, 0);
+		assert_true(plan->stall_ns * 10 < od->stall_ns);
+		assert_true(plan->htod_bytes > 0 && plan->dtoh_bytes > 0);
+	}
+	free(rows);
+	sim_ctx_free(c);
+	planner_free(pl);
+}
+
 static void every_fixture(void **state)
 {
 	glob_t g;
@@ -435,6 +483,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(synthetic_traces),
+		cmocka_unit_test(plan_prefetches_what_ondemand_faults),
 		cmocka_unit_test(every_fixture),
 		cmocka_unit_test(evictions_spare_the_kernels_blocks),
 		cmocka_unit_test(deepum_keeps_to_the_capacity),
