@@ -328,6 +328,41 @@ static void deepum_charges_only_issued_prefetches(void **state)
 	planner_free(pl);
 }
 
+/* Two kernels in turn, each on a 4 MiB tensor of its own, at a capacity of
+ * one tensor with no headroom: before each kernel the plan evicts the
+ * other's tensor and prefetches its own, four calls per iteration, every
+ * one on the link the kernel waits for; nothing faults. Calls of 5 ms
+ * make the iteration four calls longer than free ones (the scheduler
+ * makes the same ops for both). The plan's calls were once free in the
+ * model with every check passing. */
+static void plan_charges_each_call(void **state)
+{
+	char path[512], err[512];
+	struct planner *pl;
+	struct sim_options o;
+	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "abab.db"), 12, "n % 2", &pl, &o);
+	const uint64_t cap = 2 * SIM_BLOCK_BYTES, call_ns = 5000000;
+	struct sim_result free_calls, dear_calls;
+	o.headroom_pct = 0;
+	o.call_cost_ns = 0;
+	if (sim_run(c, SIM_PLAN, cap, &o, &free_calls, err, sizeof err))
+		fail_msg("%s", err);
+	o.call_cost_ns = call_ns;
+	if (sim_run(c, SIM_PLAN, cap, &o, &dear_calls, err, sizeof err))
+		fail_msg("%s", err);
+	assert_result(&dear_calls, SIM_PLAN, path);
+	assert_int_equal(dear_calls.faults, 0);
+	assert_int_equal(free_calls.faults, 0);
+	assert_int_equal(dear_calls.htod_bytes, 2 * 4 << 20);
+	assert_int_equal(dear_calls.dtoh_bytes, 2 * 4 << 20);
+	if (dear_calls.time_ns != free_calls.time_ns + 4 * call_ns)
+		fail_msg("plan took %llu ns with calls of %llu ns, %llu without: not 4 calls more",
+			 (unsigned long long)dear_calls.time_ns, (unsigned long long)call_ns,
+			 (unsigned long long)free_calls.time_ns);
+	sim_ctx_free(c);
+	planner_free(pl);
+}
+
 /* The model keeps a word for each block each kernel uses (sim.c's k_blk):
  * 2^24 blocks are allowed (SIM_MAX_BLOCKS), but each kernel that uses a
  * tensor counts all its blocks again, so 17 kernels of an iteration on
@@ -488,6 +523,7 @@ int main(void)
 		cmocka_unit_test(evictions_spare_the_kernels_blocks),
 		cmocka_unit_test(deepum_keeps_to_the_capacity),
 		cmocka_unit_test(deepum_charges_only_issued_prefetches),
+		cmocka_unit_test(plan_charges_each_call),
 		cmocka_unit_test(block_uses_past_the_limit_are_refused),
 		cmocka_unit_test(json_counts_stay_exact),
 		cmocka_unit_test(ratio_lists),
