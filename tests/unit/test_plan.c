@@ -163,6 +163,47 @@ static void ops_sorted_by_finalize(void **state)
 	plan_destroy(p);
 }
 
+static bool same_op(const struct plan_op *x, const struct plan_op *y)
+{
+	return x->position == y->position && x->kind == y->kind && x->after == y->after &&
+	       x->deadline == y->deadline && x->alloc == y->alloc && x->offset == y->offset &&
+	       x->bytes == y->bytes;
+}
+
+/* Ops whose keys (position, kind, allocation) tie are ordered by offset,
+ * then by the remaining fields: the same op set in any order finalizes to
+ * one order, so equal plans give equal files (qsort is not stable, and
+ * glibc's is stable only while it can allocate). Four ops at kernel 2, on
+ * allocation 0, tying on all but one field each, in every rotation. */
+static void ops_order_is_the_same_from_any_order(void **state)
+{
+	const struct plan_op tied[] = {
+		{ 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, 0, 2 * MIB, MIB },
+		{ 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, 0, 0, 2 * MIB },
+		{ 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, 0, 0, MIB },
+		{ 2, PLAN_OP_EVICT, 0, PLAN_POS_NONE, 0, 0, MIB },
+		{ 2, PLAN_OP_DISCARD_PREFETCH, 1, 4, 0, 0, MIB },
+		{ 2, PLAN_OP_DISCARD_PREFETCH, 1, 3, 0, 0, MIB },
+	};
+	const size_t n = sizeof tied / sizeof *tied;
+	/* (position, kind, alloc, offset), then bytes, after, deadline. */
+	const size_t want[] = { 3, 2, 1, 0, 5, 4 };
+	for (size_t rot = 0; rot < n; rot++) {
+		for (int reverse = 0; reverse < 2; reverse++) {
+			struct plan *p = sample_plan();
+			p->n_ops = n;
+			for (size_t i = 0; i < n; i++)
+				p->ops[i] = tied[reverse ? (n - 1 - i + rot) % n : (i + rot) % n];
+			plan_finalize(p);
+			for (size_t i = 0; i < n; i++)
+				if (!same_op(&p->ops[i], &tied[want[i]]))
+					fail_msg("rotation %zu%s: op %zu is not input op %zu", rot,
+						 reverse ? " reversed" : "", i, want[i]);
+			plan_destroy(p);
+		}
+	}
+}
+
 static void signature_hash_pinned(void **state)
 {
 	/* Pinned: plans and replayers from different builds must agree. */
@@ -215,6 +256,10 @@ static void op_names_missing_alloc(void **state)
 	struct plan *p = sample_plan();
 	p->ops[3].alloc = 9;
 	expect_refused(p, "plan.bin: op 3 names allocation 9 but the plan has 4", false);
+	/* The first index past the end, as an off-by-one would let through. */
+	p = sample_plan();
+	p->ops[3].alloc = 4;
+	expect_refused(p, "plan.bin: op 3 names allocation 4 but the plan has 4", false);
 }
 
 static void op_range_past_alloc(void **state)
@@ -259,6 +304,20 @@ static void op_fields(void **state)
 	p = sample_plan();
 	p->ops[1].deadline = PLAN_POS_NONE;
 	expect_refused(p, "op 1 (prefetch) has deadline 4294967295, beyond the iteration", true);
+	p = sample_plan();
+	p->ops[1].deadline = 6; /* one past the last kernel */
+	expect_refused(p, "plan.bin: op 1 (prefetch) has deadline 6, beyond the iteration", false);
+	p = sample_plan();
+	p->ops[1].deadline = 5; /* the last kernel: loads */
+	char err[512];
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	struct plan *q = plan_load_mem(img, len, "plan.bin", err, sizeof err);
+	if (!q)
+		fail_msg("%s", err);
+	plan_destroy(q);
+	free(img);
+	plan_destroy(p);
 
 	p = sample_plan();
 	struct plan_op t = p->ops[0];
@@ -297,6 +356,9 @@ static void bad_signature_and_allocs(void **state)
 	p->allocs[0].ordinal = 0;
 	expect_refused(p, "plan.bin: allocation 0 has ordinal 0", false);
 	p = sample_plan();
+	p->allocs[1].size = 0;
+	expect_refused(p, "plan.bin: allocation 1 has size 0", false);
+	p = sample_plan();
 	p->assume.block_size = 3 << 20;
 	expect_refused(p, "plan.bin: block size 3145728 is not a power of two", false);
 }
@@ -319,6 +381,20 @@ static void bad_block_tables(void **state)
 	/* Allocation 3 is 1 MiB + 512 bytes: one 2 MiB block. */
 	expect_refused(p, "plan.bin: block table of exec ID 1000000000000001 names block 1 of "
 			  "allocation 3, which has 1", false);
+	/* The first allocation and block past the end. Allocation 0 is
+	 * 8 MiB: blocks 0 to 3. */
+	const struct corr_block past_allocs[] = { { 4, 0 } }, past_blocks[] = { { 0, 4 } };
+	const struct corr_kernel_blocks kb3[1] = { { past_allocs, 1 } }, kb4[1] = { { past_blocks, 1 } };
+	p = sample_plan();
+	corr_destroy(p->corr);
+	p->corr = corr_build(&cfg, sample_exec_ids, 1, kb3, NULL, 0);
+	expect_refused(p, "plan.bin: block table of exec ID 1000000000000001 names allocation 4 "
+			  "but the plan has 4", false);
+	p = sample_plan();
+	corr_destroy(p->corr);
+	p->corr = corr_build(&cfg, sample_exec_ids, 1, kb4, NULL, 0);
+	expect_refused(p, "plan.bin: block table of exec ID 1000000000000001 names block 4 of "
+			  "allocation 0, which has 4", false);
 }
 
 static void bad_host_entries(void **state)
@@ -376,6 +452,60 @@ static void bad_host_entries(void **state)
 	p->host = NULL;
 	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
 	assert_string_equal(err, "plan.bin: the plan counts host entries it does not have");
+	plan_destroy(p);
+}
+
+/* A plan with nothing to do (no ops, nothing on the host, a predicted
+ * peak within the limit) gives the limit a run keeps to: the budget, or
+ * without one the capacity it was made for; any op, any host entry or a
+ * peak past the limit, 0. The sample plan predicts 6 MiB at a capacity
+ * of 6 MiB. */
+static void idle_limit_only_with_nothing_to_do(void **state)
+{
+	struct plan *p = sample_plan();
+	assert_int_equal(plan_idle_limit(p, 0), 0);
+	assert_int_equal(plan_idle_limit(p, 64 * MIB), 0);
+	p->n_ops = 0;
+	assert_int_equal(plan_idle_limit(p, 0), 6 * MIB);
+	assert_int_equal(plan_idle_limit(p, 64 * MIB), 64 * MIB);
+	assert_int_equal(plan_idle_limit(p, 6 * MIB), 6 * MIB);
+	assert_int_equal(plan_idle_limit(p, 6 * MIB - 1), 0);
+	p->predict.peak_residency_bytes = 6 * MIB + 1;
+	assert_int_equal(plan_idle_limit(p, 0), 0);
+	assert_int_equal(plan_idle_limit(p, 7 * MIB), 7 * MIB);
+	plan_destroy(p);
+
+	p = sample_host_plan();
+	p->n_ops = 0;
+	assert_int_equal(plan_idle_limit(p, 0), 0);
+	assert_int_equal(plan_idle_limit(p, 64 * MIB), 0);
+	p->n_host = 0;
+	assert_int_equal(plan_idle_limit(p, 64 * MIB), 64 * MIB);
+	plan_destroy(p);
+}
+
+/* A count without its array is refused before anything reads it (a
+ * plan built in memory; a loaded one always has both). */
+static void counts_without_arrays(void **state)
+{
+	char err[256];
+	struct plan *p = sample_plan();
+	struct plan_alloc *allocs = p->allocs;
+	p->allocs = NULL;
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
+	assert_string_equal(err, "plan.bin: the plan counts allocations it does not have");
+	p->allocs = allocs;
+	struct plan_op *ops = p->ops;
+	p->ops = NULL;
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
+	assert_string_equal(err, "plan.bin: the plan counts ops it does not have");
+	p->ops = ops;
+	uint64_t *sizes = p->signature.alloc_sizes;
+	p->signature.alloc_sizes = NULL;
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), -1);
+	assert_string_equal(err, "plan.bin: the signature lists 2 allocation sizes but has none");
+	p->signature.alloc_sizes = sizes;
+	assert_int_equal(plan_validate(p, "plan.bin", err, sizeof err), 0);
 	plan_destroy(p);
 }
 
@@ -786,6 +916,7 @@ int main(void)
 		cmocka_unit_test(host_offset_round_trip),
 		cmocka_unit_test(no_host_no_section),
 		cmocka_unit_test(ops_sorted_by_finalize),
+		cmocka_unit_test(ops_order_is_the_same_from_any_order),
 		cmocka_unit_test(signature_hash_pinned),
 		cmocka_unit_test(no_correlation_tables),
 		cmocka_unit_test(op_names_missing_alloc),
@@ -795,6 +926,8 @@ int main(void)
 		cmocka_unit_test(bad_signature_and_allocs),
 		cmocka_unit_test(bad_block_tables),
 		cmocka_unit_test(bad_host_entries),
+		cmocka_unit_test(idle_limit_only_with_nothing_to_do),
+		cmocka_unit_test(counts_without_arrays),
 		cmocka_unit_test(missing_sections),
 		cmocka_unit_test(section_truncations),
 		cmocka_unit_test(host_section_damage),
