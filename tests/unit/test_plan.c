@@ -509,6 +509,150 @@ static void counts_without_arrays(void **state)
 	plan_destroy(p);
 }
 
+/* ---- the byte layout docs/plan-format.md gives each section ---- */
+
+/* Little-endian writes into a fixed buffer, independent of common/bytes.c
+ * (a change to both the writer and the reader round-trips unnoticed). */
+struct le {
+	unsigned char b[1024];
+	size_t n;
+};
+
+static void le_put(struct le *w, uint64_t v, int bytes)
+{
+	assert_true(w->n + (size_t)bytes <= sizeof w->b);
+	for (int i = 0; i < bytes; i++)
+		w->b[w->n++] = (unsigned char)(v >> (8 * i));
+}
+
+static void le_str(struct le *w, const char *s)
+{
+	le_put(w, strlen(s), 4);
+	assert_true(w->n + strlen(s) <= sizeof w->b);
+	memcpy(w->b + w->n, s, strlen(s));
+	w->n += strlen(s);
+}
+
+static void assert_section_is(const planfile *pf, uint32_t id, const struct le *want)
+{
+	size_t n;
+	const unsigned char *d = planfile_section(pf, id, &n);
+	if (!d)
+		fail_msg("section %u is missing", (unsigned)id);
+	if (n != want->n)
+		fail_msg("section %u holds %zu bytes, the format %zu", (unsigned)id, n, want->n);
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != want->b[i])
+			fail_msg("section %u differs from the format at byte %zu: %02x, not %02x",
+				 (unsigned)id, i, d[i], want->b[i]);
+}
+
+/* Every section the plan's own code writes (all but the correlation
+ * tables, test_corr's), byte for byte as the format document lays it out,
+ * from the host-offset plan with the framework cache on: the fields in
+ * their order and widths, little-endian. A round trip cannot tell a
+ * writer and reader that agree on another layout (two fields swapped in
+ * both passed every other test). */
+static void sections_laid_out_as_documented(void **state)
+{
+	struct plan *p = sample_host_offset_plan();
+	p->provenance.framework_cache = true;
+	size_t len;
+	unsigned char *img = sample_image(p, &len);
+	planfile *pf = planfile_open_mem(img, len, "plan.bin", NULL, 0);
+	assert_non_null(pf);
+	struct le w = { .n = 0 };
+
+	const uint64_t header[] = { 6 * MIB, 50000000000ULL, 8000000000ULL, 12000, PLAN_BLOCK_SIZE,
+				    6 * MIB, 9 * MIB, 4 * MIB, 3 * MIB, 1234567 };
+	for (size_t i = 0; i < sizeof header / sizeof *header; i++)
+		le_put(&w, header[i], 8);
+	assert_section_is(pf, PLAN_SEC_HEADER, &w);
+
+	w.n = 0;
+	le_put(&w, 6, 4);
+	for (int i = 0; i < 6; i++)
+		le_put(&w, sample_exec_ids[i], 8);
+	le_put(&w, 2, 4);
+	le_put(&w, 3 * MIB, 8);
+	le_put(&w, MIB + 512, 8);
+	le_put(&w, p->signature.hash, 8);
+	assert_section_is(pf, PLAN_SEC_SIGNATURE, &w);
+
+	w.n = 0;
+	le_put(&w, 6, 4);
+	const uint64_t allocs[6][3] = { { 1, 1, 8 * MIB }, { 1, 2, 4 * MIB }, { 2, 1, 3 * MIB },
+					{ 2, 2, MIB + 512 }, { 1, 3, 16 * MIB }, { 1, 7, MIB } };
+	for (int i = 0; i < 6; i++) {
+		le_put(&w, allocs[i][0], 1);
+		le_put(&w, allocs[i][1], 8);
+		le_put(&w, allocs[i][2], 8);
+	}
+	assert_section_is(pf, PLAN_SEC_ALLOCS, &w);
+
+	/* The sample's ops in plan order (ops_sorted_by_finalize). */
+	const uint64_t ops[6][7] = {
+		{ 0, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, 1, 2 * MIB, 2 * MIB },
+		{ 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 1, 0, 0, 4 * MIB },
+		{ 3, PLAN_OP_EVICT, 1, PLAN_POS_NONE, 0, 0, 4 * MIB },
+		{ 4, PLAN_OP_DISCARD, 3, PLAN_POS_NONE, 2, 0, 3 * MIB },
+		{ 5, PLAN_OP_DISCARD_PREFETCH, 4, 1, 3, 512, MIB },
+		{ 5, PLAN_OP_PREFETCH, PLAN_POS_NONE, 0, 1, 0, 4 * MIB },
+	};
+	static const int op_widths[7] = { 4, 1, 4, 4, 4, 8, 8 };
+	w.n = 0;
+	le_put(&w, 6, 8);
+	for (int i = 0; i < 6; i++)
+		for (int f = 0; f < 7; f++)
+			le_put(&w, ops[i][f], op_widths[f]);
+	assert_section_is(pf, PLAN_SEC_OPS, &w);
+
+	w.n = 0;
+	le_str(&w, "0.1.0");
+	le_str(&w, "/data/trace.db");
+	le_str(&w, "python train.py --epochs 1");
+	le_str(&w, "nvtx");
+	le_put(&w, 2, 4);
+	le_put(&w, 5, 4);
+	assert_section_is(pf, PLAN_SEC_PROVENANCE, &w);
+
+	w.n = 0;
+	le_put(&w, 2, 4);
+	le_put(&w, 4, 4);
+	le_put(&w, 5, 4);
+	assert_section_is(pf, PLAN_SEC_HOST, &w);
+
+	w.n = 0;
+	le_put(&w, 2, 4);
+	le_put(&w, 4 * MIB, 8);
+	le_put(&w, 0, 8);
+	assert_section_is(pf, PLAN_SEC_HOST_OFFSETS, &w);
+
+	const struct {
+		uint32_t id;
+		const uint64_t *v;
+	} per_kernel[] = { { PLAN_SEC_SHAPES, sample_shape_ids },
+			   { PLAN_SEC_ALLOC_BEFORE, sample_alloc_before },
+			   { PLAN_SEC_RING_KEYS, sample_ring_keys } };
+	for (size_t s = 0; s < sizeof per_kernel / sizeof *per_kernel; s++) {
+		w.n = 0;
+		if (per_kernel[s].id == PLAN_SEC_RING_KEYS)
+			le_put(&w, 2, 4); /* the ring's steps */
+		le_put(&w, 6, 4);
+		for (int i = 0; i < 6; i++)
+			le_put(&w, per_kernel[s].v[i], 8);
+		assert_section_is(pf, per_kernel[s].id, &w);
+	}
+
+	w.n = 0;
+	le_put(&w, 1, 1);
+	assert_section_is(pf, PLAN_SEC_FRAMEWORK_CACHE, &w);
+
+	planfile_close(pf);
+	free(img);
+	plan_destroy(p);
+}
+
 /* Copies every section of pf into a new writer, replacing section `id`'s
  * content with data[0..len) (or leaving it out when data is NULL), and
  * returns the resulting image. */
@@ -709,6 +853,31 @@ static void section_truncations(void **state)
 
 /* Section 8 decoded exactly: its count is checked against the bytes present
  * before anything is allocated. */
+/* A provenance string holding a NUL byte (no C string could carry it
+ * whole) is refused, whichever of the four it is. */
+static void provenance_string_with_a_nul(void **state)
+{
+	planfile *pf = sample_container();
+	for (int which = 0; which < 4; which++) {
+		struct le w = { .n = 0 };
+		for (int i = 0; i < 4; i++) {
+			if (i == which) {
+				le_put(&w, 3, 4);
+				le_put(&w, 'a', 1);
+				le_put(&w, 0, 1);
+				le_put(&w, 'b', 1);
+			} else {
+				le_str(&w, "x");
+			}
+		}
+		le_put(&w, 2, 4);
+		le_put(&w, 5, 4);
+		assert_rebuilt_refused(pf, PLAN_SEC_PROVENANCE, w.b, w.n,
+				       "plan.bin: the provenance section has a string with a NUL byte");
+	}
+	planfile_close(pf);
+}
+
 static void host_section_damage(void **state)
 {
 	planfile *pf = sample_container();
@@ -928,8 +1097,10 @@ int main(void)
 		cmocka_unit_test(bad_host_entries),
 		cmocka_unit_test(idle_limit_only_with_nothing_to_do),
 		cmocka_unit_test(counts_without_arrays),
+		cmocka_unit_test(sections_laid_out_as_documented),
 		cmocka_unit_test(missing_sections),
 		cmocka_unit_test(section_truncations),
+		cmocka_unit_test(provenance_string_with_a_nul),
 		cmocka_unit_test(host_section_damage),
 		cmocka_unit_test(host_offset_section_damage),
 		cmocka_unit_test(shape_section_damage),
