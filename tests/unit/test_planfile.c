@@ -114,7 +114,10 @@ static void round_trip(void **state)
 	d = planfile_section(p, 9, &len);
 	assert_int_equal(len, 4);
 	assert_memory_equal(d, "nine", 4);
+	len = 99;
 	assert_null(planfile_section(p, 3, &len));
+	assert_int_equal(len, 0);
+	assert_int_equal(planfile_section_id(p, 3), 0); /* past the last */
 	planfile_close(p);
 
 	/* Compressed: the 100 kB section is mostly runs. */
@@ -280,6 +283,61 @@ static void header_messages(void **state)
 	assert_null(planfile_open_mem(img, len, "plan.bin", err, sizeof err));
 	assert_string_equal(err, "plan.bin: checksum mismatch (file corrupt)");
 	img[len - 1] ^= 1;
+
+	/* Every byte of the magic counts, its NUL too. */
+	img[7] = 'X';
+	assert_null(planfile_open_mem(img, len, "plan.bin", err, sizeof err));
+	assert_string_equal(err, "plan.bin: not a umkit plan (bad magic)");
+	img[7] = 0;
+	/* A byte short of the header: nothing of it is read. */
+	assert_null(planfile_open_mem(img, HEADER_LEN - 1, "plan.bin", err, sizeof err));
+	assert_string_equal(err, "plan.bin: truncated (31 of at least 32 bytes)");
+	assert_null(planfile_open_mem(img, 5, "plan.bin", err, sizeof err));
+	assert_string_equal(err, "plan.bin: truncated (5 of at least 32 bytes)");
+	free(img);
+}
+
+/* Bytes after the last section, counted in the payload length and the
+ * checksum, are refused: the sections end the file. */
+static void bytes_after_the_last_section(void **state)
+{
+	size_t len;
+	unsigned char *img = real_image(&len);
+	unsigned char *d = calloc(len + 7, 1);
+	assert_non_null(d);
+	memcpy(d, img, len);
+	put_le(d + 16, len + 7 - HEADER_LEN, 8);
+	fix_checksum(d, len + 7);
+	char err[256];
+	assert_null(planfile_open_mem(d, len + 7, "plan.bin", err, sizeof err));
+	assert_string_equal(err, "plan.bin: 7 bytes after the last section");
+	free(d);
+	free(img);
+}
+
+/* planfile_is_plan reads the whole magic: a plan is one, a file sharing
+ * its first bytes or shorter than the magic is not. */
+static void is_plan_reads_the_whole_magic(void **state)
+{
+	size_t len;
+	unsigned char *img = real_image(&len);
+	const struct {
+		const void *data;
+		size_t len;
+		bool plan;
+	} cases[] = { { img, len, true }, { "UMKPLANX", 8, false }, { "UMKPxxxx", 8, false },
+		      { "UMKPLAN", 7, false }, { "", 0, false } };
+	char path[512];
+	test_path(path, sizeof path, "magic.bin");
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		FILE *f = fopen(path, "w+b");
+		assert_non_null(f);
+		assert_int_equal(fwrite(cases[i].data, 1, cases[i].len, f), cases[i].len);
+		rewind(f);
+		if (planfile_is_plan(f) != cases[i].plan)
+			fail_msg("case %zu: planfile_is_plan says %s", i, cases[i].plan ? "no" : "yes");
+		fclose(f);
+	}
 	free(img);
 }
 
@@ -392,12 +450,18 @@ static void forged_tables(void **state)
 		{ e0 + 8, ((uint64_t)1 << 30) + 1, 8, "section 1 is too large" },
 		/* 1 GiB, at the cap, and section 2's bytes: too much in all. */
 		{ e0 + 8, (uint64_t)1 << 30, 8, "sections add up to more than 1073741824 bytes" },
+		/* A byte past the cap in all (section 2 holds 6), then right at
+		 * it: that passes to the frame's size, 5. */
+		{ e0 + 8, ((uint64_t)1 << 30) - 5, 8, "sections add up to more than 1073741824 bytes" },
+		{ e0 + 8, ((uint64_t)1 << 30) - 6, 8, "section 1: compressed data does not match its size" },
 		{ e0 + 8, 4, 8, "compressed data does not match its size" },
+		{ e0 + 8, 6, 8, "section 1: compressed data does not match its size" },
 		{ e0 + 16, 1000, 8, "is misplaced or outside the file" },
 		{ e0 + 24, 7, 8, "is misplaced or outside the file" },
 		{ e0 + 32, 12345, 8, "section 1 is corrupt" },
 		{ 12, 1000, 4, "section table (1000 entries) runs past" },
 		{ 12, 5000, 4, "5000 sections (at most" },
+		{ 12, 1025, 4, "plan.bin: 1025 sections (at most 1024)" },
 		{ 12, 1, 4, "section 1 is misplaced or outside the file (offset 112" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -496,6 +560,18 @@ static void writer_keeps_reader_limits(void **state)
 	assert_int_equal(planfile_writer_encode(w, &d, &len), -1);
 	assert_int_equal(access(path, F_OK), -1);
 	planfile_writer_destroy(w);
+	/* 1024 sections, the most a reader takes, are written and read. */
+	w = planfile_writer_create();
+	for (uint32_t id = 0; id < 1024; id++)
+		assert_int_equal(planfile_writer_add(w, id, "x", 1), 0);
+	assert_int_equal(planfile_writer_save(w, path, err, sizeof err), 0);
+	planfile_writer_destroy(w);
+	planfile *pf = planfile_open(path, err, sizeof err);
+	if (!pf)
+		fail_msg("%s", err);
+	assert_int_equal(planfile_section_count(pf), 1024);
+	planfile_close(pf);
+	unlink(path);
 
 	/* 1 GiB and a byte in two sections (calloc's zero pages: only the
 	 * writer's copies take memory). */
@@ -524,6 +600,8 @@ int main(void)
 		cmocka_unit_test(every_flip_fails),
 		cmocka_unit_test(forged_flips_never_misread),
 		cmocka_unit_test(header_messages),
+		cmocka_unit_test(bytes_after_the_last_section),
+		cmocka_unit_test(is_plan_reads_the_whole_magic),
 		cmocka_unit_test(version_1_loads),
 		cmocka_unit_test(host_section_needs_version_2),
 		cmocka_unit_test(previous_origin_needs_version_3),
