@@ -234,6 +234,25 @@ static void block_caps(void **state)
 	assert_int_equal(st.block_entries, 70);
 	assert_int_equal(st.blocks_dropped, 230);
 	assert_int_equal(st.block_lists, 3);
+	/* Blocks a full list already holds are not dropped again, nor are
+	 * those of a list when the table is full. */
+	assert_int_equal(corr_observe(t, 3, 1, many, 30), 0);
+	assert_int_equal(corr_observe(t, 1, 3, many, 10), 0);
+	corr_get_stats(t, &st);
+	assert_int_equal(st.blocks_dropped, 230);
+	/* The count survives the encoding. */
+	size_t el, bl;
+	unsigned char *img = encode(t, &el, &bl);
+	char err[256];
+	corr_tables *d = corr_decode(img, el, img + el, bl, "plan.bin", err, sizeof err);
+	if (!d)
+		fail_msg("%s", err);
+	struct corr_stats sd;
+	corr_get_stats(d, &sd);
+	assert_int_equal(sd.blocks_dropped, 230);
+	assert_int_equal(sd.block_entries, 70);
+	corr_destroy(d);
+	free(img);
 	corr_destroy(t);
 
 	/* A large list stays fast and exact (hash-indexed duplicates). */
@@ -246,6 +265,36 @@ static void block_caps(void **state)
 	t = corr_build(&c, seq, 2, kbig, NULL, 0);
 	corr_blocks_of(t, 1, &n);
 	assert_int_equal(n, 14000);
+	corr_destroy(t);
+}
+
+/* Lists are kept in exec-ID order whatever the order of the kernels that
+ * made them, and encoded in it after online learning appends out of
+ * order (the decoder refuses lists out of order). */
+static void block_lists_in_exec_id_order(void **state)
+{
+	const struct corr_block k[] = { { 1, 0 } };
+	const uint64_t seq[] = { 0x90, 0x80, 0x70 };
+	const struct corr_kernel_blocks kb[] = { { k, 1 }, { k, 1 }, { k, 1 } };
+	struct corr_config c = small_config(16, 2, 4);
+	corr_tables *t = corr_build(&c, seq, 3, kb, NULL, 0);
+	const struct corr_block *lb;
+	size_t n;
+	assert_int_equal(corr_block_list_count(t), 3);
+	assert_true(corr_block_list_get(t, 0, &lb, &n) == 0x70);
+	assert_true(corr_block_list_get(t, 1, &lb, &n) == 0x80);
+	assert_true(corr_block_list_get(t, 2, &lb, &n) == 0x90);
+	assert_int_equal(corr_observe(t, 0x70, 0x10, k, 1), 0);
+	size_t el, bl;
+	unsigned char *img = encode(t, &el, &bl);
+	char err[256];
+	corr_tables *d = corr_decode(img, el, img + el, bl, "plan.bin", err, sizeof err);
+	if (!d)
+		fail_msg("%s", err);
+	assert_true(corr_block_list_get(d, 0, &lb, &n) == 0x10);
+	assert_true(corr_block_list_get(d, 3, &lb, &n) == 0x90);
+	corr_destroy(d);
+	free(img);
 	corr_destroy(t);
 }
 
@@ -401,6 +450,273 @@ static void deterministic_and_round_trips(void **state)
 	corr_destroy(d);
 }
 
+/* Each limit of corr_config_check at its edge: the largest value taken,
+ * the next refused, and 0 refused where a table needs at least one. */
+static void config_ranges(void **state)
+{
+	struct corr_config c;
+	char err[128];
+	const struct {
+		uint32_t *field;
+		uint32_t max;
+		bool zero_ok;
+		const char *msg_zero, *msg_over;
+	} cases[] = {
+		{ &c.rows, CORR_MAX_ROWS, false, "correlation rows 0 out of range (1..65536)",
+		  "correlation rows 65537 out of range (1..65536)" },
+		{ &c.ways, CORR_MAX_WAYS, false, "correlation ways 0 out of range (1..16)",
+		  "correlation ways 17 out of range (1..16)" },
+		{ &c.successors, CORR_MAX_SUCCESSORS, false, "correlation successors 0 out of range (1..16)",
+		  "correlation successors 17 out of range (1..16)" },
+		{ &c.max_blocks_per_exec, CORR_MAX_BLOCKS_PER_EXEC, true, NULL,
+		  "blocks per execution 1048577 out of range (0..1048576)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		corr_config_default(&c);
+		*cases[i].field = cases[i].max;
+		assert_int_equal(corr_config_check(&c, err, sizeof err), 0);
+		*cases[i].field = cases[i].max + 1;
+		assert_int_equal(corr_config_check(&c, err, sizeof err), -1);
+		assert_string_equal(err, cases[i].msg_over);
+		*cases[i].field = 0;
+		if (cases[i].zero_ok) {
+			assert_int_equal(corr_config_check(&c, err, sizeof err), 0);
+		} else {
+			assert_int_equal(corr_config_check(&c, err, sizeof err), -1);
+			assert_string_equal(err, cases[i].msg_zero);
+		}
+	}
+	corr_config_default(&c);
+	c.max_block_entries = CORR_MAX_BLOCK_ENTRIES;
+	assert_int_equal(corr_config_check(&c, err, sizeof err), 0);
+	c.max_block_entries = CORR_MAX_BLOCK_ENTRIES + 1;
+	assert_int_equal(corr_config_check(&c, err, sizeof err), -1);
+	assert_string_equal(err, "block entries 67108865 out of range (0..67108864)");
+	c.max_block_entries = 0;
+	assert_int_equal(corr_config_check(&c, err, sizeof err), 0);
+}
+
+/* ---- sections written by hand, as docs/plan-format.md lays them out ---- */
+
+struct le {
+	unsigned char b[512];
+	size_t n;
+};
+
+static void le_put(struct le *w, uint64_t v, int bytes)
+{
+	assert_true(w->n + (size_t)bytes <= sizeof w->b);
+	for (int i = 0; i < bytes; i++)
+		w->b[w->n++] = (unsigned char)(v >> (8 * i));
+}
+
+/* An exec section's head: rows, ways, successors, wrap, clock, evictions. */
+static void le_exec_head(struct le *w, uint32_t rows, uint32_t ways, uint32_t succ, uint64_t clock)
+{
+	w->n = 0;
+	le_put(w, rows, 4);
+	le_put(w, ways, 4);
+	le_put(w, succ, 4);
+	le_put(w, 1, 1);
+	le_put(w, clock, 8);
+	le_put(w, 0, 8);
+}
+
+/* A slot holding key, seen at seen, with n successors from succ. */
+static void le_slot(struct le *w, uint64_t key, uint64_t seen, uint32_t n, const uint64_t *succ)
+{
+	le_put(w, key, 8);
+	le_put(w, seen, 8);
+	le_put(w, n, 4);
+	for (uint32_t i = 0; i < n; i++)
+		le_put(w, succ[i], 8);
+}
+
+/* A block section with no lists under the default caps. */
+static void le_no_blocks(struct le *w)
+{
+	w->n = 0;
+	le_put(w, 2 << 20, 8);
+	le_put(w, 4096, 4);
+	le_put(w, 4 << 20, 8);
+	le_put(w, 0, 8);
+	le_put(w, 0, 8);
+}
+
+/* Both sections of a table built from three kernels with blocks,
+ * byte for byte as the format lays them out: a writer and reader that
+ * agree on another layout (a block's allocation and index swapped in
+ * both) round-trip unnoticed. */
+static void sections_laid_out_as_documented(void **state)
+{
+	const uint64_t seq[] = { 3, 5, 3 };
+	const struct corr_block k3[] = { { 7, 1 }, { 2, 9 } }, k5[] = { { 4, 0 } };
+	const struct corr_kernel_blocks kb[] = { { k3, 2 }, { k5, 1 }, { k3, 1 } };
+	struct corr_config c = small_config(2, 2, 2);
+	c.max_blocks_per_exec = 2;
+	c.max_block_entries = 100;
+	corr_tables *t = corr_build(&c, seq, 3, kb, NULL, 0);
+	assert_non_null(t);
+	size_t el, bl;
+	unsigned char *img = encode(t, &el, &bl);
+	/* Observed: 3 -> 5 (clock 2), 5 -> 3 (3), and the wrap 3 -> 3 (4).
+	 * Key 3 in set 1, way 0; key 5 in set 1, way 1; set 0 empty. */
+	struct le w;
+	le_exec_head(&w, 2, 2, 2, 4);
+	le_put(&w, 0, 8);
+	le_put(&w, 0, 8);
+	const uint64_t after3[] = { 3, 5 }, after5[] = { 3 };
+	le_slot(&w, 3, 4, 2, after3);
+	le_slot(&w, 5, 3, 1, after5);
+	assert_int_equal(el, w.n);
+	assert_memory_equal(img, w.b, w.n);
+
+	w.n = 0;
+	le_put(&w, 2 << 20, 8);
+	le_put(&w, 2, 4);
+	le_put(&w, 100, 8);
+	le_put(&w, 0, 8); /* nothing dropped: the third kernel's block is 3's already */
+	le_put(&w, 2, 8);
+	le_put(&w, 3, 8);
+	le_put(&w, 2, 4);
+	le_put(&w, 7, 4);
+	le_put(&w, 1, 4);
+	le_put(&w, 2, 4);
+	le_put(&w, 9, 4);
+	le_put(&w, 5, 8);
+	le_put(&w, 1, 4);
+	le_put(&w, 4, 4);
+	le_put(&w, 0, 4);
+	assert_int_equal(bl, w.n);
+	assert_memory_equal(img + el, w.b, w.n);
+	free(img);
+	corr_destroy(t);
+}
+
+/* Slots a writer never makes are refused: a key twice in its set, a key
+ * seen after the table's clock, more successors than the table keeps, a
+ * successor 0 or one listed twice. A key with no successors loads, and
+ * predicts nothing. */
+static void decoder_rejects_bad_slots(void **state)
+{
+	struct le e, b;
+	char err[256];
+	le_no_blocks(&b);
+	const uint64_t one[] = { 9 }, three[] = { 9, 8, 7 }, zero[] = { 0 }, twice[] = { 9, 9 };
+	const struct {
+		uint64_t key0, seen0;
+		uint32_t n0;
+		const uint64_t *succ0;
+		uint64_t key1;
+		const char *msg;
+	} cases[] = {
+		{ 4, 1, 1, one, 4, "plan.bin: correlation exec table: bad entry in set 0 way 1" },
+		{ 4, 11, 1, one, 0, "plan.bin: correlation exec table: bad entry in set 0 way 0" },
+		{ 4, 1, 3, three, 0, "plan.bin: correlation exec table: bad entry in set 0 way 0" },
+		{ 4, 1, 1, zero, 0, "plan.bin: correlation exec table: bad successor in set 0 way 0" },
+		{ 4, 1, 2, twice, 0, "plan.bin: correlation exec table: bad successor in set 0 way 0" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		/* One set of two ways, two successors each, clock 10. */
+		le_exec_head(&e, 1, 2, 2, 10);
+		le_slot(&e, cases[i].key0, cases[i].seen0, cases[i].n0, cases[i].succ0);
+		if (cases[i].key1)
+			le_slot(&e, cases[i].key1, 2, 1, one);
+		else
+			le_put(&e, 0, 8);
+		err[0] = 0;
+		corr_tables *t = corr_decode(e.b, e.n, b.b, b.n, "plan.bin", err, sizeof err);
+		if (t)
+			fail_msg("case %zu loaded", i);
+		assert_string_equal(err, cases[i].msg);
+	}
+
+	/* At the edges: seen at the clock, as many successors as kept. */
+	le_exec_head(&e, 1, 2, 2, 10);
+	const uint64_t two[] = { 9, 8 };
+	le_slot(&e, 4, 10, 2, two);
+	le_slot(&e, 6, 3, 0, NULL);
+	corr_tables *t = corr_decode(e.b, e.n, b.b, b.n, "plan.bin", err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	uint64_t out[4];
+	assert_int_equal(corr_next_execs(t, 4, out, 1), 1);
+	assert_true(out[0] == 9);
+	assert_int_equal(corr_successors(t, 6, out, 4), 0);
+	assert_int_equal(corr_next_execs(t, 6, out, 4), 0);
+	corr_destroy(t);
+}
+
+/* Two keys of one set last seen at the same clock (a decoded table can
+ * hold that): a new key takes the lower way, as the format says. */
+static void lru_tie_takes_the_lowest_way(void **state)
+{
+	struct le e, b;
+	char err[256];
+	le_no_blocks(&b);
+	const uint64_t one[] = { 9 };
+	le_exec_head(&e, 1, 2, 1, 10);
+	le_slot(&e, 4, 5, 1, one);
+	le_slot(&e, 6, 5, 1, one);
+	corr_tables *t = corr_decode(e.b, e.n, b.b, b.n, "plan.bin", err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	assert_int_equal(corr_observe(t, 8, 9, NULL, 0), 0);
+	uint64_t out[1];
+	assert_int_equal(corr_successors(t, 4, out, 1), 0);
+	assert_int_equal(corr_successors(t, 6, out, 1), 1);
+	assert_int_equal(corr_successors(t, 8, out, 1), 1);
+	struct corr_exec_slot slot;
+	corr_exec_slot_get(t, 0, &slot);
+	assert_true(slot.exec_id == 8);
+	corr_destroy(t);
+}
+
+/* Block lists past the table's caps are refused: one longer than
+ * max_blocks_per_exec, or lists together past max_block_entries. Right
+ * at the caps they load. */
+static void decoder_keeps_the_block_caps(void **state)
+{
+	struct le e, b;
+	char err[256];
+	le_exec_head(&e, 1, 1, 1, 0);
+	le_put(&e, 0, 8);
+	for (int over = 0; over < 3; over++) {
+		/* Caps: 2 blocks a list, 3 in all; lists of 2 and 1 blocks, or
+		 * of 3 (per list), or of 2 and 2 (in all). */
+		const uint32_t sizes[3][2] = { { 2, 1 }, { 3, 0 }, { 2, 2 } };
+		b.n = 0;
+		le_put(&b, 2 << 20, 8);
+		le_put(&b, 2, 4);
+		le_put(&b, 3, 8);
+		le_put(&b, 0, 8);
+		le_put(&b, sizes[over][1] ? 2 : 1, 8);
+		for (int l = 0; l < 2 && sizes[over][l]; l++) {
+			le_put(&b, 10 + (uint64_t)l, 8);
+			le_put(&b, sizes[over][l], 4);
+			for (uint32_t k = 0; k < sizes[over][l]; k++) {
+				le_put(&b, 0, 4);
+				le_put(&b, k, 4);
+			}
+		}
+		corr_tables *t = corr_decode(e.b, e.n, b.b, b.n, "plan.bin", err, sizeof err);
+		if (over == 0) {
+			if (!t)
+				fail_msg("%s", err);
+			struct corr_stats st;
+			corr_get_stats(t, &st);
+			assert_int_equal(st.block_entries, 3);
+			corr_destroy(t);
+			continue;
+		}
+		assert_null(t);
+		assert_string_equal(err, over == 1 ? "plan.bin: correlation block list 0 has 3 blocks (empty, or "
+						     "over the table's caps)"
+						   : "plan.bin: correlation block list 1 has 2 blocks (empty, or "
+						     "over the table's caps)");
+	}
+}
+
 static void decoder_rejects_inconsistency(void **state)
 {
 	const uint64_t seq[] = { 1, 2, 3 };
@@ -468,9 +784,15 @@ int main(void)
 		cmocka_unit_test(ways_evict_least_recent),
 		cmocka_unit_test(block_lists),
 		cmocka_unit_test(block_caps),
+		cmocka_unit_test(block_lists_in_exec_id_order),
 		cmocka_unit_test(crafted_keys_do_not_collide),
 		cmocka_unit_test(deterministic_and_round_trips),
 		cmocka_unit_test(decoder_rejects_inconsistency),
+		cmocka_unit_test(config_ranges),
+		cmocka_unit_test(sections_laid_out_as_documented),
+		cmocka_unit_test(decoder_rejects_bad_slots),
+		cmocka_unit_test(lru_tie_takes_the_lowest_way),
+		cmocka_unit_test(decoder_keeps_the_block_caps),
 	};
 	return cmocka_run_group_tests_name("corr", tests, NULL, NULL);
 }
