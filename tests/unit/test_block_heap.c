@@ -83,12 +83,50 @@ static void matches_a_sorted_array(void **state)
 	block_heap_free(&h);
 }
 
+/* block_heap_keep on heaps of every size from 1 to 300 entries, random
+ * keys and blocks: what comes out is the sorted survivors, nothing
+ * dropped coming back (the array past the heap's end still holds the
+ * dropped entries, where a sift that looked one child too far found
+ * them). */
+static void keep_matches_the_sorted_survivors(void **state)
+{
+	static struct block_key ref[300];
+	uint64_t r = 777;
+	for (size_t size = 1; size <= 300; size++) {
+		struct block_heap h = { 0 };
+		size_t n = 0;
+		for (size_t i = 0; i < size; i++) {
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint64_t key = (r >> 20) % 50;
+			size_t block = (size_t)((r >> 40) % 1000);
+			assert_int_equal(block_heap_push(&h, key, block), 0);
+			if (block % 2)
+				ref[n++] = (struct block_key){ key, block };
+		}
+		block_heap_keep(&h, odd_block, NULL);
+		assert_int_equal(h.n, n);
+		qsort(ref, n, sizeof *ref, by_key_block);
+		struct block_key x;
+		for (size_t i = 0; i < n; i++) {
+			assert_true(block_heap_top(&h, &x));
+			if (x.key != ref[i].key || x.block != ref[i].block)
+				fail_msg("heap of %zu: entry %zu is (%llu, %zu), not (%llu, %zu)", size, i,
+					 (unsigned long long)x.key, x.block, (unsigned long long)ref[i].key,
+					 ref[i].block);
+			block_heap_pop(&h);
+		}
+		assert_false(block_heap_top(&h, &x));
+		block_heap_free(&h);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pops_by_key_then_block),
 		cmocka_unit_test(keep_drops_and_reorders),
 		cmocka_unit_test(matches_a_sorted_array),
+		cmocka_unit_test(keep_matches_the_sorted_survivors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
