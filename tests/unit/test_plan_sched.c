@@ -80,6 +80,8 @@ static void link_matches_brute_force(void **state)
  * busy intervals: one transfer at a time (link.h). Counted, for the tests
  * to require none; the first is printed. */
 static size_t link_overlaps;
+/* The link time reserved so far, for a test to compare with the plan's. */
+static uint64_t link_reserved_ns;
 
 int __real_link_reserve(struct link *l, int64_t start, int64_t d);
 int __wrap_link_reserve(struct link *l, int64_t start, int64_t d);
@@ -98,6 +100,7 @@ int __wrap_link_reserve(struct link *l, int64_t start, int64_t d)
 				i = l->n - 1;
 				break;
 			}
+	link_reserved_ns += (uint64_t)d;
 	return __real_link_reserve(l, start, d);
 }
 
@@ -188,8 +191,24 @@ static void assert_same_residency(const struct planner *p, const uint64_t *sim, 
 				 what, k, (unsigned long long)sim[k], (unsigned long long)p->sched.residency[k]);
 }
 
+/* A discard is issued where the program has freed its tensor: at the op's
+ * position the tensor is no longer live. One live the whole cycle (an
+ * iteration tensor freed in the gap where its next instance is made) is
+ * never dead: its ordinal there names the new instance, live. */
+static void assert_discards_dead(const struct planner *p, const char *what)
+{
+	const struct tensor_set *ts = &p->tensors;
+	for (size_t i = 0; i < p->sched.n_ops; i++) {
+		const struct plan_op *op = &p->sched.ops[i];
+		if (op->kind == PLAN_OP_DISCARD && tensor_live_at(ts, &ts->t[op->alloc], op->position))
+			fail_msg("%s: the discard of tensor %u at kernel %u, where it is live", what,
+				 (unsigned)op->alloc, (unsigned)op->position);
+	}
+}
+
 static void assert_properties(const struct planner *p, const char *what)
 {
+	assert_discards_dead(p, what);
 	struct plan_check_result r;
 	uint64_t *sim = calloc(p->tensors.n_pos ? p->tensors.n_pos : 1, sizeof *sim);
 	assert_non_null(sim);
@@ -1351,7 +1370,9 @@ static void smart_eviction_hides_transfers_behind_long_kernels(void **state)
 	for (size_t f = 0; f < sizeof fractions / sizeof *fractions; f++) {
 		char what[64];
 		snprintf(what, sizeof what, "long kernels at %.2f of the peak", fractions[f]);
+		link_reserved_ns = 0;
 		struct planner *p = test_plan_host(path, (uint64_t)(fractions[f] * (double)peak), 0);
+		uint64_t reserved = link_reserved_ns;
 		const struct sched_result *r = &p->sched;
 		print_message("%s: %zu evictions, %zu forced, %zu late, stall %llu ns, %zu unfit\n", what,
 			      r->evictions, r->forced, r->late_prefetches, (unsigned long long)r->stall_ns,
@@ -1364,6 +1385,15 @@ static void smart_eviction_hides_transfers_behind_long_kernels(void **state)
 		assert_int_equal(r->late_prefetches, 0);
 		assert_int_equal(r->stall_ns, 0);
 		assert_int_equal(p->plan->predict.iteration_ns, p->vital.cycle_ns);
+		/* Each transfer the plan makes has its time on the link (the
+		 * births, discard-prefetches, take none). */
+		if (reserved < r->dtoh_busy_ns + r->htod_busy_ns)
+			fail_msg("%s: %llu ns reserved on the link for %llu ns of transfers", what,
+				 (unsigned long long)reserved,
+				 (unsigned long long)(r->dtoh_busy_ns + r->htod_busy_ns));
+		/* The evictions take time to leave: while they are in flight
+		 * the residency is above the plan's. */
+		assert_true(r->inflight_peak > r->peak);
 		for (size_t i = 0; i < p->plan->n_ops; i++)
 			if (p->plan->ops[i].kind == PLAN_OP_PREFETCH)
 				assert_true(p->plan->ops[i].position != p->plan->ops[i].deadline);
@@ -1371,10 +1401,24 @@ static void smart_eviction_hides_transfers_behind_long_kernels(void **state)
 	}
 }
 
+/* The headroom a plan leaves: a whole percent of the capacity, at most
+ * half of it. */
+static void headroom_at_most_half(void **state)
+{
+	assert_int_equal(sched_headroom(1000, 0), 1000);
+	assert_int_equal(sched_headroom(1000, 3), 970);
+	assert_int_equal(sched_headroom(1000, 50), 500);
+	assert_int_equal(sched_headroom(1000, 51), 500);
+	assert_int_equal(sched_headroom(1000, 100), 500);
+	assert_int_equal(sched_headroom(1000, UINT32_MAX), 500);
+	assert_true(sched_headroom(80ULL << 30, 3) == (80ULL << 30) - (80ULL << 30) / 100 * 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(link_matches_brute_force),
+		cmocka_unit_test(headroom_at_most_half),
 		cmocka_unit_test(synthetic_parameters_past_the_clocks_refused),
 		cmocka_unit_test(properties_on_random_traces),
 		cmocka_unit_test(checker_catches_broken_plans),
