@@ -727,6 +727,113 @@ static void every_fixture_plans(void **state)
 	globfree(&g);
 }
 
+/* The plan file says what the planner assumed, predicted and planned
+ * from: the schedule's options and totals, the trace's command and path,
+ * the iteration chosen of those found and how they were found, umkit's
+ * version, the ring of buffers the iteration steps through; it keeps on
+ * the host each tensor host placement chose, and its block tables never
+ * name what stays there. On every fixture at half its unplanned peak,
+ * with host placement; each of these was once dropped with every test
+ * passing. */
+static void plan_carries_what_it_was_made_from(void **state)
+{
+	glob_t g;
+	test_glob_fixtures(&g);
+	size_t host_seen = 0, ring_seen = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *path = g.gl_pathv[i];
+		struct planner *p = test_plan(path, test_unplanned_peak(path) / 2);
+		const struct plan *pl = p->plan;
+		const struct sched_result *r = &p->sched;
+		assert_true(pl->assume.capacity_bytes == p->sched_opt.capacity);
+		assert_true(pl->assume.htod_bytes_per_s == PLANNER_HTOD_BPS);
+		assert_true(pl->assume.dtoh_bytes_per_s == PLANNER_DTOH_BPS);
+		assert_true(pl->assume.call_cost_ns == PLANNER_CALL_NS);
+		assert_true(pl->predict.peak_residency_bytes == r->peak);
+		assert_true(pl->predict.prefetch_bytes == r->prefetch_bytes);
+		assert_true(pl->predict.evict_bytes == r->evict_bytes);
+		assert_true(pl->predict.discard_bytes == r->discard_bytes);
+		if (r->n_ops)
+			assert_true(r->prefetch_bytes + r->evict_bytes + r->discard_bytes > 0);
+		const struct plan_provenance *pv = &pl->provenance;
+		assert_string_equal(pv->umkit_version, UMKIT_VERSION);
+		assert_string_equal(pv->trace_path, path);
+		assert_string_equal(pv->trace_command, p->trace->command);
+		assert_string_equal(pv->iteration_method, iter_method_name(p->iter.method));
+		assert_int_equal(pv->trace_iteration, p->iter.chosen);
+		assert_int_equal(pv->trace_iterations, p->iter.n_iters);
+		if (p->iter.ring_keys && p->iter.period == p->tensors.n_pos) {
+			ring_seen++;
+			assert_int_equal(pl->signature.ring_steps, p->iter.rotation);
+			assert_non_null(pl->signature.ring_keys);
+			assert_memory_equal(pl->signature.ring_keys, p->iter.ring_keys,
+					    p->tensors.n_pos * sizeof *p->iter.ring_keys);
+		} else {
+			assert_null(pl->signature.ring_keys);
+		}
+		size_t host = 0;
+		for (size_t t = 0; t < p->tensors.n; t++) {
+			const struct tensor *x = &p->tensors.t[t];
+			if (!x->host || !x->size)
+				continue;
+			host++;
+			uint32_t a = 0;
+			while (a < pl->n_allocs &&
+			       (pl->allocs[a].origin != x->origin || pl->allocs[a].ordinal != x->ordinal))
+				a++;
+			assert_true(a < pl->n_allocs);
+			uint64_t off = 1;
+			assert_true(plan_on_host(pl, a, &off));
+			assert_true(off == x->host_offset);
+			for (size_t l = 0; l < corr_block_list_count(pl->corr); l++) {
+				const struct corr_block *b;
+				size_t n;
+				corr_block_list_get(pl->corr, l, &b, &n);
+				for (size_t k = 0; k < n; k++)
+					if (b[k].alloc == a && (uint64_t)b[k].block * PLAN_BLOCK_SIZE >= x->host_offset)
+						fail_msg("%s: the block tables name block %u of allocation %u, kept "
+							 "on the host from byte %llu", path, (unsigned)b[k].block, a,
+							 (unsigned long long)x->host_offset);
+			}
+		}
+		assert_int_equal(pl->n_host, host);
+		host_seen += host;
+		planner_free(p);
+	}
+	globfree(&g);
+	print_message("%zu tensors on the host, %zu plans with a ring\n", host_seen, ring_seen);
+	assert_true(host_seen > 0);
+}
+
+/* Each kernel's blocks are cut at the tables' per-execution cap before
+ * they are learned, and what is cut is not counted as dropped (docs/
+ * plan-format.md, section 6): at a cap of one block, each kernel gives
+ * one, and only kernels sharing an execution ID can drop any, fewer than
+ * one per kernel. Uncut, every block past each kernel's first counted. */
+static void block_tables_cut_each_kernel_uncounted(void **state)
+{
+	char path[512], err[512];
+	test_fixture(path, sizeof path, "h100_mlp.db");
+	struct planner_options o;
+	planner_options_default(&o);
+	o.corr.max_blocks_per_exec = 1;
+	struct planner *p;
+	if (planner_run(path, &o, &p, err, sizeof err))
+		fail_msg("%s", err);
+	struct corr_stats st;
+	corr_get_stats(p->plan->corr, &st);
+	uint64_t blocks = 0;
+	for (uint32_t k = 0; k < p->tensors.n_pos; k++)
+		blocks += p->access.ws_blocks[k];
+	print_message("%llu blocks used, %llu in the tables, %llu dropped, %u kernels\n",
+		      (unsigned long long)blocks, (unsigned long long)st.block_entries,
+		      (unsigned long long)st.blocks_dropped, (unsigned)p->tensors.n_pos);
+	assert_true(blocks > 2 * (uint64_t)p->tensors.n_pos);
+	assert_true(st.block_entries > 0 && st.block_entries == st.block_lists);
+	assert_true(st.blocks_dropped < p->tensors.n_pos);
+	planner_free(p);
+}
+
 /* The checker's residency is the scheduler's (assert_same_residency) on
  * every fixture at 1/1.5, 1/2 and 1/3 of its unplanned peak, with host
  * placement and without, which leaves more for the migrations to do. */
@@ -1441,6 +1548,8 @@ int main(void)
 		cmocka_unit_test(unused_evicted_late_stays_out),
 		cmocka_unit_test(transfers_of_a_period_past_the_cycle_do_not_overlap),
 		cmocka_unit_test(every_fixture_plans),
+		cmocka_unit_test(plan_carries_what_it_was_made_from),
+		cmocka_unit_test(block_tables_cut_each_kernel_uncounted),
 		cmocka_unit_test(checker_residency_is_the_schedulers),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
 	};
