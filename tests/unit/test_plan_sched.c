@@ -834,6 +834,51 @@ static void block_tables_cut_each_kernel_uncounted(void **state)
 	planner_free(p);
 }
 
+/* Where the capacity comes from (planner.h): the option; else the trace's
+ * device memory less what the program held past umkit (the shim fixture
+ * records 64 MiB of that), the headroom left free; else, on an unknown
+ * device, the unplanned peak, which does not bind: no headroom, no ops.
+ * A correlation-table option out of range is refused before the trace is
+ * read. */
+static void capacity_from_option_device_or_peak(void **state)
+{
+	char path[512], err[512];
+	test_fixture(path, sizeof path, "h200_mlp_past_shim.db");
+	struct planner *p = test_plan(path, 0);
+	assert_int_equal(p->capacity_source, PLANNER_CAPACITY_DEVICE);
+	assert_true(p->trace->driver_alloc_peak_bytes > 0);
+	assert_true(p->budget == p->trace->device_memory - p->trace->driver_alloc_peak_bytes);
+	assert_true(p->sched_opt.capacity == sched_headroom(p->budget, SCHED_HEADROOM_PCT));
+	assert_true(p->plan->assume.capacity_bytes == p->sched_opt.capacity);
+	planner_free(p);
+
+	p = test_plan(path, 256 << 20);
+	assert_int_equal(p->capacity_source, PLANNER_CAPACITY_OPTION);
+	assert_true(p->budget == 256 << 20);
+	assert_true(p->sched_opt.capacity == sched_headroom(256 << 20, SCHED_HEADROOM_PCT));
+	planner_free(p);
+
+	struct synth_params sp;
+	synth_defaults(&sp);
+	sp.device_memory = 0;
+	write_synth("no_device.db", &sp, path, sizeof path);
+	p = test_plan(path, 0);
+	assert_int_equal(p->capacity_source, PLANNER_CAPACITY_PEAK);
+	assert_true(p->sched.baseline_peak > 0);
+	assert_true(p->budget == p->sched.baseline_peak);
+	assert_true(p->sched_opt.capacity == p->budget);
+	assert_int_equal(p->plan->n_ops, 0);
+	assert_int_equal(p->plan->n_host, 0);
+	planner_free(p);
+
+	struct planner_options o;
+	planner_options_default(&o);
+	o.corr.rows = 0;
+	assert_int_equal(planner_run("/nonexistent/trace.db", &o, &p, err, sizeof err), -1);
+	assert_null(p);
+	assert_string_equal(err, "bad correlation-table option: correlation rows 0 out of range (1..65536)");
+}
+
 /* The checker's residency is the scheduler's (assert_same_residency) on
  * every fixture at 1/1.5, 1/2 and 1/3 of its unplanned peak, with host
  * placement and without, which leaves more for the migrations to do. */
@@ -1549,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(transfers_of_a_period_past_the_cycle_do_not_overlap),
 		cmocka_unit_test(every_fixture_plans),
 		cmocka_unit_test(plan_carries_what_it_was_made_from),
+		cmocka_unit_test(capacity_from_option_device_or_peak),
 		cmocka_unit_test(block_tables_cut_each_kernel_uncounted),
 		cmocka_unit_test(checker_residency_is_the_schedulers),
 		cmocka_unit_test(previous_instances_named_by_ordinal),
