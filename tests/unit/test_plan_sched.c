@@ -455,6 +455,48 @@ static void checker_catches_broken_plans(void **state)
 	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
 	assert_true(r.capacity_violations > 0);
 	planner_free(p);
+
+	/* A discard, then a discard and prefetch, of a persistent tensor the
+	 * program never frees and that nothing writes before its first use in
+	 * the iteration (one the model would not miss: it starts the next
+	 * cycle where it always is), at the position a free or an allocation
+	 * of it would have. */
+	for (int fetch = 0; fetch < 2; fetch++) {
+		p = test_plan(path, cap);
+		ts = &p->tensors;
+		t = 0;
+		while (t < ts->n_persistent - ts->n_previous &&
+		       !(ts->t[t].size && !ts->t[t].freed && ts->t[t].live_len >= ts->n_pos &&
+			 p->vital.tv[t].n_uses && !p->vital.tv[t].written_before_use))
+			t++;
+		assert_true(t < ts->n_persistent - ts->n_previous);
+		pa = 0;
+		while (pa < p->plan->n_allocs && tensor_of_alloc(ts, &p->plan->allocs[pa]) != t)
+			pa++;
+		assert_true(pa < p->plan->n_allocs);
+		const struct tensor *x = &ts->t[t];
+		p->plan->ops[0] = fetch ? (struct plan_op){ x->alloc_pos, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE,
+							 p->vital.tv[t].first_use, (uint32_t)pa, 0, x->size }
+					: (struct plan_op){ tensor_free_pos(ts, x), PLAN_OP_DISCARD,
+							 p->vital.tv[t].last_use, PLAN_POS_NONE, (uint32_t)pa, 0,
+							 x->size };
+		plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+		assert_true(r.discard_violations > 0);
+		assert_non_null(strstr(r.first, fetch ? "not a fresh allocation" : "does not free there"));
+		planner_free(p);
+	}
+
+	/* A plan for another number of kernels per iteration. */
+	p = test_plan(path, cap);
+	p->plan->signature.n_kernels++;
+	plan_check(&p->tensors, &p->access, &p->vital, p->plan, &r);
+	assert_int_equal(r.violations, 1);
+	assert_int_equal(r.liveness_violations, 1);
+	char want[128];
+	snprintf(want, sizeof want, "the plan is for %u kernels per iteration, the iteration has %u",
+		 p->tensors.n_pos + 1, p->tensors.n_pos);
+	assert_string_equal(r.first, want);
+	planner_free(p);
 }
 
 /* Plans path twice at capacity and checks the two files are identical. */
