@@ -75,6 +75,50 @@ static void link_matches_brute_force(void **state)
 	}
 }
 
+/* At the edges the brute force does not reach: a transfer longer than the
+ * cycle never fits, on an idle link or a busy one, and one of exactly the
+ * cycle fits an idle one; a reservation that runs past the end of the
+ * cycle by a single ns holds the first ns of the next (the circle); the
+ * intervals stay sorted, disjoint and merged where they touch
+ * (link.h). */
+static void link_edges(void **state)
+{
+	struct link l;
+	link_init(&l, 100);
+	assert_int_equal(link_earliest(&l, 7, 101), LINK_NONE);
+	assert_int_equal(link_latest(&l, 7, 101), LINK_NONE);
+	assert_int_equal(link_earliest(&l, 7, 100), 7);
+	assert_int_equal(link_latest(&l, 207, 100), 107);
+	assert_int_equal(link_reserve(&l, 195, 6), 0); /* [95, 100) and [0, 1) */
+	assert_int_equal(link_earliest(&l, 0, 1), 1);
+	assert_int_equal(link_earliest(&l, 90, 5), 90);
+	assert_int_equal(link_earliest(&l, 91, 5), 101);
+	assert_int_equal(link_latest(&l, 2, 1), 1);
+	assert_int_equal(link_latest(&l, 1, 1), -6);
+	assert_int_equal(link_earliest(&l, 7, 101), LINK_NONE);
+	assert_int_equal(link_earliest(&l, 7, 100), LINK_NONE);
+	assert_int_equal(l.n, 2);
+	/* Touching reservations merge: [1, 10) joins [0, 1), [90, 95) joins
+	 * [95, 100), and [10, 90) joins both. */
+	assert_int_equal(link_reserve(&l, 1, 9), 0);
+	assert_int_equal(link_reserve(&l, 90, 5), 0);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(link_reserve(&l, 10, 80), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.s[0], 0);
+	assert_int_equal(l.e[0], 100);
+	assert_int_equal(link_earliest(&l, 0, 1), LINK_NONE);
+	link_free(&l);
+	/* A reservation longer than the cycle takes the whole circle once. */
+	link_init(&l, 100);
+	assert_int_equal(link_reserve(&l, 30, 250), 0);
+	assert_int_equal(link_earliest(&l, 0, 1), LINK_NONE);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.s[0], 0);
+	assert_int_equal(l.e[0], 100);
+	link_free(&l);
+}
+
 /* Every transfer the scheduler reserves on the link, in every test of this
  * file (link_reserve wrapped: Makefile), is checked against the link's
  * busy intervals: one transfer at a time (link.h). Counted, for the tests
@@ -1612,6 +1656,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(link_matches_brute_force),
+		cmocka_unit_test(link_edges),
 		cmocka_unit_test(headroom_at_most_half),
 		cmocka_unit_test(synthetic_parameters_past_the_clocks_refused),
 		cmocka_unit_test(properties_on_random_traces),
