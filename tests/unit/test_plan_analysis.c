@@ -856,6 +856,28 @@ static void framework_cache_from_the_meta(void **state)
 	load_refused(path, "meta framework_cache 'on' is neither 0 nor 1");
 }
 
+/* The histogram buckets of idle time: decades from 10 us, each its
+ * upper bound excluded, named as the report prints them. */
+static void idle_time_buckets(void **state)
+{
+	static const struct {
+		uint64_t ns;
+		int bucket;
+	} cases[] = { { 0, 0 },	     { 9999, 0 },	  { 10000, 1 },	      { 99999, 1 },
+		      { 100000, 2 }, { 999999, 2 },	  { 1000000, 3 },     { 9999999, 3 },
+		      { 10000000, 4 }, { 99999999, 4 },	  { 100000000, 5 },   { 999999999, 5 },
+		      { 1000000000, 6 }, { UINT64_MAX, 6 } };
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		if (vital_bucket(cases[i].ns) != cases[i].bucket)
+			fail_msg("%llu ns in bucket %d, not %d", (unsigned long long)cases[i].ns,
+				 vital_bucket(cases[i].ns), cases[i].bucket);
+	assert_string_equal(vital_bucket_name(0), "<10us");
+	assert_string_equal(vital_bucket_name(1), "<100us");
+	assert_string_equal(vital_bucket_name(VITAL_BUCKETS - 1), ">=1s");
+	assert_string_equal(vital_bucket_name(VITAL_BUCKETS), "?");
+	assert_string_equal(vital_bucket_name(-1), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -869,6 +891,7 @@ int main(void)
 		cmocka_unit_test(empty_allocations_take_no_room),
 		cmocka_unit_test(access_sets_and_recall),
 		cmocka_unit_test(vitality_periods_and_deaths),
+		cmocka_unit_test(idle_time_buckets),
 		cmocka_unit_test(observed_access_closes_a_gap),
 		cmocka_unit_test(nvtx_ranges_define_iterations),
 		cmocka_unit_test(iteration_errors_are_named),
