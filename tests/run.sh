@@ -5,7 +5,9 @@
 # "N passed, M failed"; exits non-zero if anything failed. A skipped test
 # counts as failed: CI must not pass on what it did not run. So does a
 # unit test not built or that printed no summary, and a CLI test that
-# printed no ok line.
+# printed no ok line. A test that runs past UMKIT_TEST_TIMEOUT_S seconds
+# (300) is stopped and fails: a bug that makes a loop endless would
+# otherwise stall CI until CI's own limit ends everything unsaid.
 # Usage: tests/run.sh [BUILD] [SAN_BUILD]
 set -uo pipefail
 build=${1:-build}
@@ -20,6 +22,21 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/umkit-scratch-XXXXXX")
 trap 'rm -rf "$log_dir" "$scratch"' EXIT
 export TMPDIR=$scratch
 passed=0 failed=0 failed_names=()
+limit=${UMKIT_TEST_TIMEOUT_S:-300}
+
+# run_one NAME LOG COMMAND...: runs COMMAND from the checkout's root with
+# its output in LOG, stopped (with what it started) past the time limit,
+# which LOG then says; returns its status.
+run_one() {
+	local name=$1 log=$2 rc
+	shift 2
+	(cd "$root" && timeout -k 10 "$limit" "$@") >"$log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "run.sh: $name timed out after $limit s" >>"$log"
+	fi
+	return "$rc"
+}
 
 count() { # count FILE PATTERN: the number in the first line matching PATTERN
 	grep -m1 -E "$2" "$1" | grep -oE '[0-9]+' | head -1
@@ -39,7 +56,7 @@ run_units() {
 		name=$2$(basename "$t")
 		log=$log_dir/$name.log
 		if [ -x "$t" ]; then
-			(cd "$root" && "$t") >"$log" 2>&1
+			run_one "$name" "$log" "$t"
 			rc=$?
 		else
 			echo "run.sh: $t is not built" >"$log"
@@ -66,7 +83,7 @@ run_units "$build" ""
 for t in "$root"/tests/cli/test_*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	(cd "$root" && bash "$t") >"$log_dir/$name.log" 2>&1
+	run_one "$name" "$log_dir/$name.log" bash "$t"
 	rc=$?
 	p=$(grep -c '^ok ' "$log_dir/$name.log"); f=$(grep -c '^not ok ' "$log_dir/$name.log")
 	s=$(grep -c '^ok .*# SKIP' "$log_dir/$name.log"); p=$((p - s)); f=$((f + s))

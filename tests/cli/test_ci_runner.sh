@@ -99,6 +99,30 @@ expect_status 1 "a CLI test that exits non-zero after its ok lines fails"
 expect_out_has "failed: test_c" "a CLI test that exits non-zero after its ok lines is named"
 expect_out_has "total: 5 passed, 1 failed" "a CLI test that exits non-zero after its ok lines counts one failure"
 
+# A test that hangs is stopped at the time limit, with what it started,
+# and fails named; the others still run and count.
+export UMKIT_TEST_TIMEOUT_S=1
+healthy
+printf '#!/bin/sh\nsleep 60\n' >"$T/build/tests/test_a"
+started=$SECONDS
+run_tree
+expect_status 1 "a unit binary that hangs fails"
+expect_out_has "run.sh: test_a timed out after 1 s" "a unit binary that hangs is said to have timed out"
+expect_out_has "total: 3 passed, 1 failed" "a unit binary that hangs counts one failure"
+if [ $((SECONDS - started)) -lt 30 ]; then ok "a hanging unit binary is stopped at the limit"
+else not_ok "a hanging unit binary is stopped at the limit (took $((SECONDS - started)) s)"; fi
+
+healthy
+printf 'echo "ok - c"\nsleep 60 &\nwait\n' >"$T/tests/cli/test_c.sh"
+started=$SECONDS
+run_tree
+expect_status 1 "a CLI test that hangs after its ok lines fails"
+expect_out_has "run.sh: test_c timed out after 1 s" "a CLI test that hangs is said to have timed out"
+expect_out_has "total: 5 passed, 1 failed" "a CLI test that hangs counts one failure"
+if [ $((SECONDS - started)) -lt 30 ]; then ok "a hanging CLI test and its child are stopped at the limit"
+else not_ok "a hanging CLI test and its child are stopped at the limit (took $((SECONDS - started)) s)"; fi
+unset UMKIT_TEST_TIMEOUT_S
+
 # A binary whose source is gone (left in a local build folder) is still
 # not run.
 healthy
