@@ -577,6 +577,41 @@ static void residency_victims(void **state)
 	residency_destroy(r);
 }
 
+/* The victim rules the budget's eviction order rests on, each where a
+ * slip would still pass residency_victims: of several dead blocks the one
+ * that died first goes first; a dead resident block that a new allocation
+ * makes live again leaves the dead list (it is no longer free to discard,
+ * and goes to the live list's most recently used end), while another
+ * allocation in a live block leaves its place alone; a block kept
+ * through launch seq is kept for seq itself. */
+static void residency_victims_dead_order_revival_and_keep(void **state)
+{
+	residency *r = residency_create();
+	struct block *b[4];
+	for (int i = 0; i < 4; i++) {
+		b[i] = residency_block(r, (uint64_t)i);
+		residency_live_add(r, b[i]);
+		residency_set(r, b[i], BLOCK_RESIDENT);
+	}
+	assert_true(residency_live_drop(r, b[2])); /* dies first */
+	assert_true(residency_live_drop(r, b[1]));
+	assert_ptr_equal(residency_victim(r, 5, true), b[2]);
+	residency_live_add(r, b[2]); /* reallocated while resident */
+	assert_ptr_equal(residency_victim(r, 5, true), b[1]);
+	residency_live_add(r, b[1]);
+	/* Live, oldest first: 0 3 2 1. A second allocation in block 0 is
+	 * not a use of it. */
+	residency_live_add(r, b[0]);
+	assert_ptr_equal(residency_victim(r, 5, true), b[0]);
+	b[0]->keep = 5;           /* kept through launch 5: not for it */
+	assert_ptr_equal(residency_victim(r, 5, true), b[3]);
+	b[3]->pin = 6;            /* passed over below, with 2 and 1 */
+	b[2]->pin = 6;
+	b[1]->pin = 6;
+	assert_ptr_equal(residency_victim(r, 6, true), b[0]); /* 5 is over */
+	residency_destroy(r);
+}
+
 static void batch_coalesces_in_kind_order(void **state)
 {
 	oplog *l = oplog_create();
@@ -904,6 +939,7 @@ int main(void)
 		cmocka_unit_test(blocktab_lookups),
 		cmocka_unit_test(blocktab_runs),
 		cmocka_unit_test(residency_victims),
+		cmocka_unit_test(residency_victims_dead_order_revival_and_keep),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
 		cmocka_unit_test(batch_coalesces_at_the_top),
 		cmocka_unit_test(batch_flush_allocates_nothing),
