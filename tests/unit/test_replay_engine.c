@@ -754,6 +754,41 @@ static void unmodelled_allocation_stops_discards(void **state)
 	rig_stop(&r);
 }
 
+/* The same under the plan: U's block could not be made, and F, fresh and
+ * the block's only allocation in the model, is due a discard-and-prefetch.
+ * U's data is there: F is brought with a plain prefetch, which destroys
+ * nothing. With U held (in a block of its own), F is
+ * discarded-and-prefetched. */
+static void unmodelled_allocation_makes_discard_prefetch_a_prefetch(void **state)
+{
+	const uint64_t ids[2] = { K0, K1 };
+	struct plan *p = new_plan(ids, 2, NULL, 0);
+	add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 4096);
+	uint32_t f = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, MB);
+	add_op(p, 1, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 1, f, 0, MB);
+	finish_plan(p);
+	for (int unheld = 0; unheld < 2; unheld++) {
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		calloc_fails = unheld;
+		/* Unheld, U shares F's block; held, it gets one of its own. */
+		engine_on_alloc(r.e, 1, unheld ? BASE + MB : BASE + 64 * MB, 4096);
+		calloc_fails = false;
+		engine_on_alloc(r.e, 2, BASE, MB);
+		launch(&r, K0, NULL, 0);
+		launch(&r, K1, NULL, 0);
+		const struct oplog_entry *e[4];
+		assert_int_equal(batches(&r, e, 4), 1);
+		expect_batch(e[0], unheld ? ENGINE_OP_PREFETCH : ENGINE_OP_DISCARD_PREFETCH, 0,
+			     (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.unmodelled_allocs, unheld);
+		rig_stop(&r);
+	}
+	plan_destroy(p);
+}
+
 static uint64_t no_marker(void *ctx)
 {
 	return 0;
@@ -2461,6 +2496,7 @@ int main(void)
 		cmocka_unit_test(discard_never_touches_live_memory),
 		cmocka_unit_test(discard_before_first_launch_waits_for_the_free),
 		cmocka_unit_test(unmodelled_allocation_stops_discards),
+		cmocka_unit_test(unmodelled_allocation_makes_discard_prefetch_a_prefetch),
 		cmocka_unit_test(discard_refused_without_its_frees_marker),
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
