@@ -590,6 +590,75 @@ static void only_late_prefetches_are_waited_for(void **state)
 	assert_false(waits_for_issue(0));
 }
 
+/* The ticket of the one prefetch batch logged since the last call. */
+static uint64_t prefetch_ticket(struct rig *r)
+{
+	const struct oplog_entry *e[4];
+	size_t k = batches(r, e, 4), found = 0;
+	uint64_t ticket = 0;
+	for (size_t i = 0; i < k; i++)
+		if (e[i]->op == ENGINE_OP_PREFETCH) {
+			ticket = e[i]->ticket;
+			found++;
+		}
+	assert_int_equal(found, 1);
+	assert_true(ticket > 0);
+	return ticket;
+}
+
+/*
+ * K2 uses W1, prefetched at K0, and a block brought at K1: the gate takes
+ * the newest ticket of the kernel's blocks, whichever comes first among
+ * them. Brought at K1 by a prefetch (W2), the block is late and K2 waits
+ * for its issue; brought at K1 by a discard-and-prefetch (the activation,
+ * no ticket: the program's stream is ordered after it), nothing is late,
+ * and K2 is gated on W1's prefetch without waiting. The executor has
+ * issued the gate's ticket: no block counts unissued.
+ */
+static void gate_takes_the_newest_ticket_and_waits_only_for_a_late_prefetch(void **state)
+{
+	for (int late = 0; late < 2; late++) {
+		struct prog a;
+		struct plan *p = prog_plan(&a);
+		add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w1, 0, 8 * MB);
+		if (late)
+			add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, a.w2, 0, 4 * MB);
+		else
+			add_op(p, 1, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, a.act, 0, act_size);
+		finish_plan(p);
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		prog_setup(&r);
+		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+		uint64_t w1_ticket = prefetch_ticket(&r);
+		engine_on_alloc(r.e, 5, BASE + 16 * MB, act_size);
+		launch(&r, K1, NULL, 0);
+		uint64_t k1_ticket = late ? prefetch_ticket(&r) : 0;
+		const struct oplog_entry *e[4];
+		if (!late) {
+			assert_int_equal(batches(&r, e, 4), 1);
+			assert_int_equal(e[0]->op, ENGINE_OP_DISCARD_PREFETCH);
+		}
+		/* Every prefetch issued by now: no block counts unissued. */
+		oplog_set_issued(r.log, late ? k1_ticket : w1_ticket);
+		/* W1 first among the kernel's blocks, the older ticket. */
+		launch(&r, K2, (const uint64_t[]){ 1, late ? 2 : 5 }, 2);
+		size_t ng;
+		const struct oplog_gate *g = oplog_gates(r.log, &ng);
+		assert_int_equal(ng, 1);
+		assert_true(g[0].ticket == (late ? k1_ticket : w1_ticket));
+		assert_true(!late || k1_ticket > w1_ticket);
+		assert_int_equal(g[0].wait_issue, late);
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.gated_launches, 1);
+		assert_int_equal(st.late_gated_launches, late);
+		assert_int_equal(st.unissued_blocks, 0);
+		rig_stop(&r);
+		plan_destroy(p);
+	}
+}
+
 /* Every kind due at one position, issued discard, evict, discard_prefetch,
  * prefetch; a fresh allocation the program wrote, or may have written by
  * a call the engine cannot place or from the host (its own managed
@@ -2491,6 +2560,7 @@ int main(void)
 		cmocka_unit_test(ops_at_positions_with_waits),
 		cmocka_unit_test(launches_gate_on_their_prefetch),
 		cmocka_unit_test(only_late_prefetches_are_waited_for),
+		cmocka_unit_test(gate_takes_the_newest_ticket_and_waits_only_for_a_late_prefetch),
 		cmocka_unit_test(budget_defers_plan_discards),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
