@@ -358,29 +358,34 @@ static void reacquired_mid_iteration_is_no_start(void **state)
 	distinct_ids(ids, N);
 	for (int i = 0; i < N; i++)
 		want[i] = i;
-	match *m = match_create(ids, NULL, N);
-	feed(m, ids, want, N - 1);
-	struct match_step st;
-	for (int i = 0; i < MATCH_LOST_AFTER; i++)
-		match_launch(m, U + (uint64_t)i, 0, &st);
-	assert_true(st.lost);
-	match_launch(m, ids[15], 0, &st); /* no support: its predecessor is unknown */
-	assert_int_equal(st.how, MATCH_LOST);
-	match_launch(m, ids[16], 0, &st);
-	assert_int_equal(st.how, MATCH_RESYNCED);
-	assert_int_equal(st.position, 16);
-	assert_false(st.iteration_start);
-	assert_true(st.found_back);
-	for (int i = 17; i < N; i++) {
-		match_launch(m, ids[i], 0, &st);
-		assert_int_equal(st.how, MATCH_MATCHED);
+	/* Found at 16, or at 18, half the plan before the last place (38):
+	 * back; at 19, less than half: not back. */
+	const uint32_t found[3] = { 16, 18, 19 };
+	for (int f = 0; f < 3; f++) {
+		match *m = match_create(ids, NULL, N);
+		feed(m, ids, want, N - 1);
+		struct match_step st;
+		for (int i = 0; i < MATCH_LOST_AFTER; i++)
+			match_launch(m, U + (uint64_t)i, 0, &st);
+		assert_true(st.lost);
+		match_launch(m, ids[found[f] - 1], 0, &st); /* no support: its predecessor is unknown */
+		assert_int_equal(st.how, MATCH_LOST);
+		match_launch(m, ids[found[f]], 0, &st);
+		assert_int_equal(st.how, MATCH_RESYNCED);
+		assert_int_equal(st.position, found[f]);
 		assert_false(st.iteration_start);
+		assert_int_equal(st.found_back, found[f] + N / 2 <= N - 2);
+		for (int i = (int)found[f] + 1; i < N; i++) {
+			match_launch(m, ids[i], 0, &st);
+			assert_int_equal(st.how, MATCH_MATCHED);
+			assert_false(st.iteration_start);
+			assert_false(st.found_back);
+		}
+		match_launch(m, ids[0], 0, &st);
+		assert_true(st.iteration_start);
 		assert_false(st.found_back);
+		match_destroy(m);
 	}
-	match_launch(m, ids[0], 0, &st);
-	assert_true(st.iteration_start);
-	assert_false(st.found_back);
-	match_destroy(m);
 }
 
 /* A program whose iterations lack the plan's first 12 kernels, more than
@@ -416,12 +421,13 @@ static void iterations_without_the_first_kernels(void **state)
  * launches lost before it. Lacking half the plan, it never starts one. */
 static void iterations_without_the_last_kernels(void **state)
 {
-	enum { N = 28 };
-	uint64_t ids[N];
-	distinct_ids(ids, N);
-	const int runs[2] = { 18, N / 2 };
-	for (int r = 0; r < 2; r++) {
-		match *m = match_create(ids, NULL, N);
+	uint64_t ids[40];
+	distinct_ids(ids, 40);
+	/* Plans of 28 and, lacking 10 again, 40 kernels: there the place is
+	 * found again half the plan before the last, yet at a start. */
+	const int n[3] = { 28, 28, 40 }, runs[3] = { 18, 14, 30 };
+	for (int r = 0; r < 3; r++) {
+		match *m = match_create(ids, NULL, (uint32_t)n[r]);
 		int starts = 0;
 		for (int it = 0; it < 5; it++)
 			for (int i = 0; i < runs[r]; i++) {
@@ -436,8 +442,10 @@ static void iterations_without_the_last_kernels(void **state)
 					assert_int_equal(i, it ? MATCH_LOST_AFTER : 0);
 					starts++;
 				}
+				/* Found again at an iteration's start: not back. */
+				assert_false(st.found_back);
 			}
-		assert_int_equal(starts, r == 0 ? 5 : 1);
+		assert_int_equal(starts, r == 1 ? 1 : 5);
 		match_destroy(m);
 	}
 }
@@ -529,6 +537,120 @@ static void rerun_across_the_start_skips_nothing(void **state)
 	assert_int_equal(st.how, MATCH_RESYNCED);
 	assert_int_equal(st.position, 11);
 	assert_int_equal(st.skipped, 0);
+	match_destroy(m);
+}
+
+/* One predecessor agreeing with a kernel of slack scores 1, short of the 2
+ * a resync needs; one agreeing exactly scores 2. The program's launches
+ * after an unknown start: 4 (nothing before it), then 6 (4 precedes it
+ * with 5 between: lost), or 5 (placed). */
+static void one_slack_predecessor_is_no_support(void **state)
+{
+	uint64_t ids[20];
+	distinct_ids(ids, 20);
+	for (int exact = 0; exact < 2; exact++) {
+		match *m = match_create(ids, NULL, 20);
+		struct match_step st;
+		match_launch(m, ids[4], 0, &st);
+		assert_int_equal(st.how, MATCH_LOST);
+		match_launch(m, ids[exact ? 5 : 6], 0, &st);
+		assert_int_equal(st.how, exact ? MATCH_RESYNCED : MATCH_LOST);
+		if (exact)
+			assert_int_equal(st.position, 5);
+		match_destroy(m);
+	}
+}
+
+/* On track the matcher moves at most MATCH_NEAR positions: at 3 it sees
+ * the kernel after the one at 3 + MATCH_NEAR or + MATCH_NEAR + 1, whose
+ * two predecessors are the plan's 2 and 3 again (R, S), and resyncs the
+ * first, ops of the positions jumped over included, but not the second. */
+static void on_track_resync_moves_at_most_match_near(void **state)
+{
+	enum { N = 24, R = 0x500, S = 0x501 };
+	for (uint32_t jump = MATCH_NEAR; jump <= MATCH_NEAR + 1; jump++) {
+		uint64_t ids[N];
+		distinct_ids(ids, N);
+		ids[2] = ids[2 + jump] = R;
+		ids[3] = ids[3 + jump] = S;
+		match *m = match_create(ids, NULL, N);
+		feed(m, ids, (const int[]){ 0, 1, 2, 3 }, 4);
+		struct match_step st;
+		match_launch(m, ids[4 + jump], 0, &st);
+		if (jump == MATCH_NEAR) {
+			assert_int_equal(st.how, MATCH_RESYNCED);
+			assert_int_equal(st.position, 4 + jump);
+			assert_int_equal(st.skipped, jump);
+		} else {
+			assert_int_equal(st.how, MATCH_LOST);
+		}
+		match_destroy(m);
+	}
+}
+
+/* A program that enters the plan at 13 (its first iteration lacks the
+ * plan's first 12 kernels), and whose next iteration begins MATCH_NEAR
+ * further on, at 20 (lost: nothing before it) and 21, resyncs there on
+ * track, past the iteration's end, and starts the iteration: exactly
+ * MATCH_NEAR past the entry is near. One further is not. */
+static void later_start_match_near_past_the_entry(void **state)
+{
+	enum { N = 60, SKIP = 12 };
+	uint64_t ids[N];
+	distinct_ids(ids, N);
+	for (int further = 0; further < 2; further++) {
+		match *m = match_create(ids, NULL, N);
+		struct match_step st;
+		for (int i = SKIP; i < N; i++)
+			match_launch(m, ids[i], 0, &st);
+		assert_int_equal(st.position, N - 1);
+		int lost = SKIP + 1 + MATCH_NEAR - 1 + further;
+		match_launch(m, ids[lost], 0, &st);
+		assert_int_equal(st.how, MATCH_LOST);
+		match_launch(m, ids[lost + 1], 0, &st);
+		if (further) {
+			assert_int_equal(st.how, MATCH_LOST);
+		} else {
+			assert_int_equal(st.how, MATCH_RESYNCED);
+			assert_int_equal(st.position, SKIP + 1 + MATCH_NEAR);
+			assert_true(st.iteration_start);
+			assert_false(st.found_back);
+		}
+		match_destroy(m);
+	}
+}
+
+/* Lost, the matcher scores the places of an ID in order of distance from
+ * the expected position, and as many as MATCH_CANDIDATES: in 10 layers
+ * of A_i P Q T, lost at 20, the program runs A_9 (lost: unknown kernels
+ * before it), then P, whose place supported by A_9 is 37, the ninth
+ * nearest of P's ten places. */
+static void lost_resync_scores_the_farther_candidates(void **state)
+{
+	enum { N = 40, P = 0x600, Q = 0x601, T = 0x602 };
+	uint64_t ids[N];
+	for (int l = 0; l < 10; l++) {
+		ids[4 * l] = 0x100 + (uint64_t)l;
+		ids[4 * l + 1] = P;
+		ids[4 * l + 2] = Q;
+		ids[4 * l + 3] = T;
+	}
+	match *m = match_create(ids, NULL, N);
+	struct match_step st;
+	for (int i = 0; i < 20; i++)
+		match_launch(m, ids[i], 0, &st);
+	assert_int_equal(st.position, 19);
+	for (int i = 0; i < MATCH_LOST_AFTER; i++)
+		match_launch(m, U + (uint64_t)i, 0, &st);
+	assert_true(st.lost);
+	match_launch(m, ids[36], 0, &st);
+	assert_int_equal(st.how, MATCH_LOST);
+	match_launch(m, P, 0, &st);
+	assert_int_equal(st.how, MATCH_RESYNCED);
+	assert_int_equal(st.position, 37);
+	match_launch(m, Q, 0, &st);
+	assert_int_equal(st.how, MATCH_MATCHED);
+	assert_int_equal(st.position, 38);
 	match_destroy(m);
 }
 
@@ -992,6 +1114,10 @@ int main(void)
 		cmocka_unit_test(rerun_across_the_start_skips_nothing),
 		cmocka_unit_test(varying_id_does_not_jump_layers),
 		cmocka_unit_test(reacquired_mid_iteration_is_no_start),
+		cmocka_unit_test(one_slack_predecessor_is_no_support),
+		cmocka_unit_test(on_track_resync_moves_at_most_match_near),
+		cmocka_unit_test(later_start_match_near_past_the_entry),
+		cmocka_unit_test(lost_resync_scores_the_farther_candidates),
 		cmocka_unit_test(drifting_ids_matched_by_shape),
 		cmocka_unit_test(shape_never_moves_the_matcher),
 		cmocka_unit_test(kernels_rule),
