@@ -489,6 +489,69 @@ static void ops_at_positions_with_waits(void **state)
 	plan_destroy(p);
 }
 
+/* A plan eviction waits for the later of its op's marker and the marker of
+ * the block's last use: W1's first block, evicted at K3 after K1, was used
+ * by K2 too (the program may use an allocation later than the plan says),
+ * or evicted after K2, it was last used by K1. Either way the eviction
+ * goes behind K2 (marker 2), not behind K1 (marker 1); the other op (W2,
+ * never resident) only makes the plan mark the launch it names. */
+static void eviction_waits_for_its_op_and_the_blocks_last_use(void **state)
+{
+	for (int used_late = 0; used_late < 2; used_late++) {
+		struct prog a;
+		struct plan *p = prog_plan(&a);
+		add_op(p, 3, PLAN_OP_EVICT, used_late ? 1 : 2, PLAN_POS_NONE, a.w1, 0, 2 * MB);
+		add_op(p, 5, PLAN_OP_EVICT, used_late ? 2 : 1, PLAN_POS_NONE, a.w2, 0, 4 * MB);
+		finish_plan(p);
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 0, p);
+		prog_setup(&r);
+		launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+		launch(&r, K1, (const uint64_t[]){ 1 }, 1);            /* marker 1 */
+		launch(&r, K2, (const uint64_t[]){ 1 }, used_late ? 1 : 0); /* marker 2 */
+		const struct oplog_entry *b[4];
+		assert_int_equal(batches(&r, b, 4), 0);
+		launch(&r, K3, NULL, 0);
+		assert_int_equal(batches(&r, b, 4), 1);
+		expect_batch(b[0], ENGINE_OP_EVICT, 2, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+		rig_stop(&r);
+		plan_destroy(p);
+	}
+}
+
+/* Kernel 3 run before 2: the resync to 3 issues the eviction at 3, and 2,
+ * run back, uses the range again. The launches after it, placed ahead
+ * again (4 lost, 5 resynced, positions 3 and 4 jumped over), do not issue
+ * the eviction at 3 a second time. */
+static void reordered_kernels_repeat_no_eviction(void **state)
+{
+	enum { N = 40 };
+	uint64_t ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = 0x1000 + (uint64_t)i;
+	struct plan *p = new_plan(ids, N, NULL, 0);
+	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_op(p, 3, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	const uint64_t uses_a[] = { 1 };
+	launch(&r, ids[0], uses_a, 1);
+	launch(&r, ids[1], NULL, 0);
+	launch(&r, ids[3], NULL, 0);
+	assert_int_equal(count_kind(&r, ENGINE_OP_EVICT), 1);
+	launch(&r, ids[2], uses_a, 1);
+	for (int i = 4; i < 8; i++)
+		launch(&r, ids[i], NULL, 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.resynced, 3);
+	assert_int_equal(count_kind(&r, ENGINE_OP_EVICT), 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* A launch whose blocks a prefetch brought passes that prefetch's ticket to
  * the executor's gate, once per block: the first kernel to use the block
  * waits for the copy, the later ones follow it on the stream. A
@@ -2572,6 +2635,8 @@ int main(void)
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
 		cmocka_unit_test(skipped_position_ops),
 		cmocka_unit_test(reordered_kernels_issue_each_op_once),
+		cmocka_unit_test(reordered_kernels_repeat_no_eviction),
+		cmocka_unit_test(eviction_waits_for_its_op_and_the_blocks_last_use),
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
 		cmocka_unit_test(resync_past_the_skipped_cap_drops_their_ops),
 		cmocka_unit_test(previous_instance_resolved_in_every_iteration),
