@@ -653,6 +653,29 @@ static void batch_coalesces_in_kind_order(void **state)
 	oplog_destroy(l);
 }
 
+/* A flush forgets its kinds' waits: the next flush's eviction, added
+ * waiting for nothing, waits for nothing, not for the marker the one
+ * before waited for. */
+static void batch_flush_forgets_the_wait(void **state)
+{
+	oplog *l = oplog_create();
+	struct engine_executor x = oplog_executor(l);
+	batch *b = batch_create();
+	struct engine_stats st = { 0 };
+	assert_int_equal(batch_add(b, ENGINE_OP_EVICT, BASE >> 21, (struct wait_ref){ 5, 50 }), 0);
+	batch_flush(b, &x, &st, 1);
+	assert_int_equal(batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 1, (struct wait_ref){ 0, 0 }), 0);
+	batch_flush(b, &x, &st, 2);
+	size_t n;
+	const struct oplog_entry *e = oplog_entries(l, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(e[0].mark, 50);
+	assert_int_equal(e[1].mark, 0);
+	assert_true(e[1].n == 1 && e[1].ranges[0].address == BASE + BLK);
+	batch_destroy(b);
+	oplog_destroy(l);
+}
+
 /* The last block of the address space, whose range ends at 2^64, added
  * twice (and its neighbour) is still one range of two blocks. */
 static void batch_coalesces_at_the_top(void **state)
@@ -941,6 +964,7 @@ int main(void)
 		cmocka_unit_test(residency_victims),
 		cmocka_unit_test(residency_victims_dead_order_revival_and_keep),
 		cmocka_unit_test(batch_coalesces_in_kind_order),
+		cmocka_unit_test(batch_flush_forgets_the_wait),
 		cmocka_unit_test(batch_coalesces_at_the_top),
 		cmocka_unit_test(batch_flush_allocates_nothing),
 		cmocka_unit_test(marker_indexes),
