@@ -489,6 +489,44 @@ static void ops_at_positions_with_waits(void **state)
 	plan_destroy(p);
 }
 
+/* Under a budget of two blocks, K0's ops prefetch A and B for K2, and
+ * K1's prefetch C for K2 as well: there is no room, and a prefetch never
+ * pushes out another still to be used, so C is left to fault in. K2 then
+ * makes room for its own C by evicting A, kept for K2 no more than B is,
+ * and the least recently used. */
+static void prefetch_never_evicts_a_kept_prefetch(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	struct plan *p = new_plan(ids, 3, NULL, 0);
+	uint32_t pa = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t pb = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
+	uint32_t pc = add_alloc(p, PLAN_ALLOC_PERSISTENT, 3, 2 * MB);
+	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, pa, 0, 2 * MB);
+	add_op(p, 0, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, pb, 0, 2 * MB);
+	add_op(p, 1, PLAN_OP_PREFETCH, PLAN_POS_NONE, 2, pc, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 4 * MB, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	engine_on_alloc(r.e, 2, BASE + 2 * MB, 2 * MB);
+	engine_on_alloc(r.e, 3, BASE + 8 * MB, 2 * MB);
+	const struct oplog_entry *b[4];
+	launch(&r, K0, NULL, 0);
+	assert_int_equal(batches(&r, b, 4), 1);
+	expect_batch(b[0], ENGINE_OP_PREFETCH, 0, (const struct engine_range[]){ { BASE, 4 * MB } }, 1);
+	launch(&r, K1, NULL, 0);
+	assert_int_equal(batches(&r, b, 4), 0);
+	launch(&r, K2, (const uint64_t[]){ 3 }, 1);
+	assert_int_equal(batches(&r, b, 4), 1);
+	assert_int_equal(b[0]->op, ENGINE_OP_EVICT);
+	assert_true(b[0]->n == 1 && b[0]->ranges[0].address == BASE && b[0]->ranges[0].bytes == 2 * MB);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.budget_evictions, 1);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* A plan eviction waits for the later of its op's marker and the marker of
  * the block's last use: W1's first block, evicted at K3 after K1, was used
  * by K2 too (the program may use an allocation later than the plan says),
@@ -2636,6 +2674,7 @@ int main(void)
 		cmocka_unit_test(skipped_position_ops),
 		cmocka_unit_test(reordered_kernels_issue_each_op_once),
 		cmocka_unit_test(reordered_kernels_repeat_no_eviction),
+		cmocka_unit_test(prefetch_never_evicts_a_kept_prefetch),
 		cmocka_unit_test(eviction_waits_for_its_op_and_the_blocks_last_use),
 		cmocka_unit_test(iteration_start_issues_the_ops_before_it),
 		cmocka_unit_test(resync_past_the_skipped_cap_drops_their_ops),
