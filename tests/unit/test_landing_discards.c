@@ -74,6 +74,31 @@ static void forgotten_ranges_wait_for_their_batch(void **state)
 	landing_discards_destroy(l);
 }
 
+/* A table holding fewer than half its ranges, overflowed by one large
+ * batch: what it held goes, and no more (the table's half would be more
+ * than it has). A range of the old waits for the newest old batch, one
+ * of the large batch for it. */
+static void overflow_of_a_nearly_empty_table_drops_what_it_holds(void **state)
+{
+	landing_discards *l = table();
+	struct engine_range r = { 0, 2 * MB };
+	for (uint64_t i = 0; i < 10; i++, r.address += 2 * MB)
+		assert_int_equal(landing_discards_issued(l, &r, 1), i + 1);
+	const size_t n = LANDING_MAX_RANGES - 6;
+	struct engine_range *big = calloc(n, sizeof *big);
+	assert_non_null(big);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (struct engine_range){ (UINT64_C(1) << 40) + i * 2 * MB, 2 * MB };
+	assert_int_equal(landing_discards_issued(l, big, n), 11);
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 10);
+	assert_int_equal(landing_discards_wait_for(l, big[n - 1].address, 1), 11);
+	landing_discards_landed(l, 10);
+	assert_int_equal(landing_discards_wait_for(l, 0, 2 * MB), 0);
+	assert_int_equal(landing_discards_wait_for(l, big[0].address, 1), 11);
+	free(big);
+	landing_discards_destroy(l);
+}
+
 static void a_batch_larger_than_the_table_is_forgotten(void **state)
 {
 	landing_discards *l = table();
@@ -141,6 +166,7 @@ int main(void)
 		cmocka_unit_test(a_range_waits_for_its_newest_batch),
 		cmocka_unit_test(forgotten_ranges_wait_for_their_batch),
 		cmocka_unit_test(a_batch_larger_than_the_table_is_forgotten),
+		cmocka_unit_test(overflow_of_a_nearly_empty_table_drops_what_it_holds),
 		cmocka_unit_test(a_late_older_batch_changes_nothing),
 	};
 	return cmocka_run_group_tests_name("landing_discards", tests, NULL, NULL);
