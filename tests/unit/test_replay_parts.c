@@ -766,6 +766,12 @@ static void marker_indexes(void **state)
 	marks_note(m, 10 + MARKS_RING, 1, 200); /* the ring forgets launch 10 */
 	assert_int_equal(marks_of_launch(m, 10).mark, 0);
 	assert_int_equal(marks_of_position(m, 1).mark, 200);
+	/* Noted out of order (launches on two threads): an older launch's
+	 * marker never replaces a newer one's at the position, which an op
+	 * after it must wait for. */
+	marks_note(m, 9 + MARKS_RING, 1, 150);
+	assert_int_equal(marks_of_launch(m, 9 + MARKS_RING).mark, 150);
+	assert_true(marks_of_position(m, 1).mark == 200 && marks_of_position(m, 1).seq == 10 + MARKS_RING);
 	assert_int_equal(marks_of_launch(m, 0).mark, 0);
 	marks_destroy(m);
 	plan_destroy(p);
