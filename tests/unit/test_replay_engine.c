@@ -959,6 +959,36 @@ static void unmodelled_allocation_makes_discard_prefetch_a_prefetch(void **state
 	plan_destroy(p);
 }
 
+/* The plan discards a freed allocation at K1 and again at K2: the block is
+ * discarded already, and the second op issues nothing. */
+static void discarded_block_is_not_discarded_again(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 };
+	struct plan *p = new_plan(ids, 3, NULL, 0);
+	uint32_t d = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	add_op(p, 1, PLAN_OP_DISCARD, 0, PLAN_POS_NONE, d, 0, 2 * MB);
+	add_op(p, 2, PLAN_OP_DISCARD, 0, PLAN_POS_NONE, d, 0, 2 * MB);
+	finish_plan(p);
+	struct rig r;
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	engine_on_alloc(r.e, 1, BASE, 2 * MB);
+	launch(&r, K0, (const uint64_t[]){ 1 }, 1); /* marker 1 */
+	engine_on_free(r.e, 1);                      /* marker 2 */
+	const struct oplog_entry *b[4];
+	assert_int_equal(batches(&r, b, 4), 0);
+	launch(&r, K1, NULL, 0);
+	assert_int_equal(batches(&r, b, 4), 1);
+	expect_batch(b[0], ENGINE_OP_DISCARD, 2, (const struct engine_range[]){ { BASE, 2 * MB } }, 1);
+	launch(&r, K2, NULL, 0);
+	assert_int_equal(batches(&r, b, 4), 0);
+	struct engine_stats st;
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.ops[ENGINE_OP_DISCARD], 1);
+	assert_int_equal(st.skipped_discards, 0);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 static uint64_t no_marker(void *ctx)
 {
 	return 0;
@@ -2668,6 +2698,7 @@ int main(void)
 		cmocka_unit_test(discard_before_first_launch_waits_for_the_free),
 		cmocka_unit_test(unmodelled_allocation_stops_discards),
 		cmocka_unit_test(unmodelled_allocation_makes_discard_prefetch_a_prefetch),
+		cmocka_unit_test(discarded_block_is_not_discarded_again),
 		cmocka_unit_test(discard_refused_without_its_frees_marker),
 		cmocka_unit_test(discard_prefetch_waits_for_the_blocks_free),
 		cmocka_unit_test(discard_prefetch_without_a_marker_is_a_prefetch),
