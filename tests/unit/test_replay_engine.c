@@ -75,6 +75,18 @@ static uint32_t add_alloc(struct plan *p, uint8_t origin, uint64_t ordinal, uint
 	return p->n_allocs++;
 }
 
+/* A plan for the first n of the kernels 0x1000, 0x1001, ..., with one
+ * 2 MB persistent buffer (its index in *buf); ids gets all n_ids of them,
+ * the ones past n being kernels the plan does not know. */
+static struct plan *row_plan(uint64_t *ids, uint32_t n_ids, uint32_t n, uint32_t *buf)
+{
+	for (uint32_t i = 0; i < n_ids; i++)
+		ids[i] = 0x1000 + (uint64_t)i;
+	struct plan *p = new_plan(ids, n, NULL, 0);
+	*buf = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	return p;
+}
+
 static void add_op(struct plan *p, uint32_t pos, uint8_t kind, uint32_t after, uint32_t deadline,
 		   uint32_t alloc, uint64_t offset, uint64_t bytes)
 {
@@ -565,10 +577,8 @@ static void reordered_kernels_repeat_no_eviction(void **state)
 {
 	enum { N = 40 };
 	uint64_t ids[N];
-	for (int i = 0; i < N; i++)
-		ids[i] = 0x1000 + (uint64_t)i;
-	struct plan *p = new_plan(ids, N, NULL, 0);
-	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t a;
+	struct plan *p = row_plan(ids, N, N, &a);
 	add_op(p, 3, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
 	finish_plan(p);
 	struct rig r;
@@ -1138,10 +1148,8 @@ static void reordered_kernels_issue_each_op_once(void **state)
 {
 	enum { N = 40 };
 	uint64_t ids[N];
-	for (int i = 0; i < N; i++)
-		ids[i] = 0x1000 + (uint64_t)i;
-	struct plan *p = new_plan(ids, N, NULL, 0);
-	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t a;
+	struct plan *p = row_plan(ids, N, N, &a);
 	add_op(p, 2, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
 	add_op(p, 3, PLAN_OP_PREFETCH, PLAN_POS_NONE, 20, a, 0, 2 * MB);
 	add_op(p, 14, PLAN_OP_EVICT, PLAN_POS_NONE, PLAN_POS_NONE, a, 0, 2 * MB);
@@ -1187,10 +1195,8 @@ static void iteration_start_issues_the_ops_before_it(void **state)
 {
 	enum { N = 40, SKIP = 12 };
 	uint64_t ids[N];
-	for (int i = 0; i < N; i++)
-		ids[i] = 0x1000 + (uint64_t)i;
-	struct plan *p = new_plan(ids, N, NULL, 0);
-	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t a;
+	struct plan *p = row_plan(ids, N, N, &a);
 	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 15, a, 0, 2 * MB);
 	finish_plan(p);
 	for (int unknown = 0; unknown <= MATCH_LOST_AFTER; unknown += MATCH_LOST_AFTER) {
@@ -1231,10 +1237,8 @@ static void resync_past_the_skipped_cap_drops_their_ops(void **state)
 {
 	enum { N = 20, SKIP = 12 };
 	uint64_t ids[40];
-	for (int i = 0; i < 40; i++)
-		ids[i] = 0x1000 + (uint64_t)i;
-	struct plan *p = new_plan(ids, N, NULL, 0);
-	uint32_t a = add_alloc(p, PLAN_ALLOC_PERSISTENT, 1, 2 * MB);
+	uint32_t a;
+	struct plan *p = row_plan(ids, 40, N, &a);
 	uint32_t b = add_alloc(p, PLAN_ALLOC_PERSISTENT, 2, 2 * MB);
 	add_op(p, 2, PLAN_OP_PREFETCH, PLAN_POS_NONE, 15, a, 0, 2 * MB);
 	add_op(p, 13, PLAN_OP_PREFETCH, PLAN_POS_NONE, 14, b, 0, 2 * MB);
