@@ -297,6 +297,35 @@ static void deepum_keeps_to_the_capacity(void **state)
 	planner_free(pl);
 }
 
+/* The call cost of the two runs of run_free_and_dear_calls. */
+#define DEAR_CALL_NS 5000000ull
+
+/* policy at capacity cap on c (trace path), its calls free, then costing
+ * DEAR_CALL_NS each. */
+static void run_free_and_dear_calls(struct sim_ctx *c, enum sim_policy policy, uint64_t cap,
+				    struct sim_options *o, const char *path, struct sim_result *free_calls,
+				    struct sim_result *dear_calls)
+{
+	char err[512];
+	o->call_cost_ns = 0;
+	if (sim_run(c, policy, cap, o, free_calls, err, sizeof err))
+		fail_msg("%s", err);
+	o->call_cost_ns = DEAR_CALL_NS;
+	if (sim_run(c, policy, cap, o, dear_calls, err, sizeof err))
+		fail_msg("%s", err);
+	assert_result(dear_calls, policy, path);
+}
+
+/* The dear calls' iteration exactly `calls` calls longer than the free. */
+static void expect_calls_more(enum sim_policy policy, const struct sim_result *free_calls,
+			      const struct sim_result *dear_calls, uint64_t calls)
+{
+	if (dear_calls->time_ns != free_calls->time_ns + calls * DEAR_CALL_NS)
+		fail_msg("%s took %llu ns with calls of %llu ns, %llu without: not %llu calls more",
+			 sim_policy_name(policy), (unsigned long long)dear_calls->time_ns, DEAR_CALL_NS,
+			 (unsigned long long)free_calls->time_ns, (unsigned long long)calls);
+}
+
 /* Kernels A, A, B, B in turn, each on a 4 MiB tensor of its own, at a
  * capacity of one tensor: before the second A, DeepUM's prefetch of B finds
  * only A's pinned blocks and is not issued (as before the second B, of A);
@@ -306,24 +335,14 @@ static void deepum_keeps_to_the_capacity(void **state)
  * all the same, pushing the next batch's call, evictions and copies later. */
 static void deepum_charges_only_issued_prefetches(void **state)
 {
-	char path[512], err[512];
+	char path[512];
 	struct planner *pl;
 	struct sim_options o;
 	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "aabb.db"), 16, "n / 2 % 2", &pl, &o);
-	const uint64_t cap = 2 * SIM_BLOCK_BYTES, call_ns = 5000000;
 	struct sim_result free_calls, dear_calls;
-	o.call_cost_ns = 0;
-	if (sim_run(c, SIM_DEEPUM, cap, &o, &free_calls, err, sizeof err))
-		fail_msg("%s", err);
-	o.call_cost_ns = call_ns;
-	if (sim_run(c, SIM_DEEPUM, cap, &o, &dear_calls, err, sizeof err))
-		fail_msg("%s", err);
-	assert_result(&dear_calls, SIM_DEEPUM, path);
+	run_free_and_dear_calls(c, SIM_DEEPUM, 2 * SIM_BLOCK_BYTES, &o, path, &free_calls, &dear_calls);
 	assert_int_equal(dear_calls.faults, 0);
-	if (dear_calls.time_ns != free_calls.time_ns + 2 * call_ns)
-		fail_msg("deepum took %llu ns with calls of %llu ns, %llu without: not 2 calls more",
-			 (unsigned long long)dear_calls.time_ns, (unsigned long long)call_ns,
-			 (unsigned long long)free_calls.time_ns);
+	expect_calls_more(SIM_DEEPUM, &free_calls, &dear_calls, 2);
 	sim_ctx_free(c);
 	planner_free(pl);
 }
@@ -337,28 +356,18 @@ static void deepum_charges_only_issued_prefetches(void **state)
  * model with every check passing. */
 static void plan_charges_each_call(void **state)
 {
-	char path[512], err[512];
+	char path[512];
 	struct planner *pl;
 	struct sim_options o;
 	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "abab.db"), 12, "n % 2", &pl, &o);
-	const uint64_t cap = 2 * SIM_BLOCK_BYTES, call_ns = 5000000;
 	struct sim_result free_calls, dear_calls;
 	o.headroom_pct = 0;
-	o.call_cost_ns = 0;
-	if (sim_run(c, SIM_PLAN, cap, &o, &free_calls, err, sizeof err))
-		fail_msg("%s", err);
-	o.call_cost_ns = call_ns;
-	if (sim_run(c, SIM_PLAN, cap, &o, &dear_calls, err, sizeof err))
-		fail_msg("%s", err);
-	assert_result(&dear_calls, SIM_PLAN, path);
+	run_free_and_dear_calls(c, SIM_PLAN, 2 * SIM_BLOCK_BYTES, &o, path, &free_calls, &dear_calls);
 	assert_int_equal(dear_calls.faults, 0);
 	assert_int_equal(free_calls.faults, 0);
 	assert_int_equal(dear_calls.htod_bytes, 2 * 4 << 20);
 	assert_int_equal(dear_calls.dtoh_bytes, 2 * 4 << 20);
-	if (dear_calls.time_ns != free_calls.time_ns + 4 * call_ns)
-		fail_msg("plan took %llu ns with calls of %llu ns, %llu without: not 4 calls more",
-			 (unsigned long long)dear_calls.time_ns, (unsigned long long)call_ns,
-			 (unsigned long long)free_calls.time_ns);
+	expect_calls_more(SIM_PLAN, &free_calls, &dear_calls, 4);
 	sim_ctx_free(c);
 	planner_free(pl);
 }
