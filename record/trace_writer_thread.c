@@ -19,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "errmsg.h"
 #include "grow.h"
 #include "trace_writer_int.h"
@@ -499,14 +500,7 @@ void *trace_writer_main(void *arg)
 	trace_writer *w = arg;
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		struct timespec deadline;
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += w->flush_ms / 1000;
-		deadline.tv_nsec += (long)(w->flush_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
+		struct timespec deadline = um_deadline_in(w->flush_ms * 1000000ull);
 		while (!w->stop && !w->kicked && w->cur.n < w->batch_events)
 			if (pthread_cond_timedwait(&w->wake, &w->mu, &deadline) == ETIMEDOUT)
 				break;

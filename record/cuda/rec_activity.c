@@ -24,6 +24,7 @@
 
 #include <cupti.h>
 
+#include "clock.h"
 #include "common/cuda/cupti_dropped.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/cupti_um.h"
@@ -47,11 +48,7 @@ static void *flush_periodically(void *arg)
 {
 	pthread_mutex_lock(&flusher_lock);
 	while (!flusher_stop) {
-		struct timespec t;
-		clock_gettime(CLOCK_MONOTONIC, &t); /* flusher_cond's clock */
-		t.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
-		t.tv_sec += t.tv_nsec / 1000000000L;
-		t.tv_nsec %= 1000000000L;
+		struct timespec t = um_deadline_in(FLUSH_PERIOD_MS * 1000000ull); /* flusher_cond's clock */
 		if (pthread_cond_timedwait(&flusher_cond, &flusher_lock, &t) != 0 && !flusher_stop) {
 			pthread_mutex_unlock(&flusher_lock);
 			cuptiActivityFlushAll(0);

@@ -66,6 +66,7 @@
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "clock.h"
 #include "common/cuda/capture.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
@@ -85,7 +86,7 @@
  * (wait_for_issue): well above the worker's backlogs seen on the H100 (a
  * few jobs of a few ms each), short enough that a worker stuck in a
  * driver call costs a step little; past it the kernel faults instead. */
-#define ISSUE_WAIT_NS 50000000L
+#define ISSUE_WAIT_NS 50000000ull
 
 static CUcontext ctx;
 static CUstream mig_stream;
@@ -399,12 +400,8 @@ static void wait_issued(uint64_t ticket)
  * the newest ticket issued. */
 static uint64_t wait_for_issue(uint64_t ticket)
 {
-	struct timespec until;
+	struct timespec until = um_deadline_in(ISSUE_WAIT_NS);
 	uint64_t t0 = rp_now(), issued;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += ISSUE_WAIT_NS;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
 	pthread_mutex_lock(&queue_lock);
 	while ((issued = atomic_load_explicit(&issued_ticket, memory_order_acquire)) < ticket &&
 	       (queue_head || worker_busy))

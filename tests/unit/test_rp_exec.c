@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "arena.h"
+#include "clock.h"
 #include "common/cuda/capture.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
@@ -227,9 +228,7 @@ void capture_relaxed_end(bool begun, CUstreamCaptureMode saved)
 
 uint64_t rp_now(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	return um_now_ns();
 }
 
 static arena *the_arena;
