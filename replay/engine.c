@@ -594,14 +594,32 @@ static void repopulate(engine *e, const struct engine_access *acc, size_t n)
 	}
 }
 
+/* A block prefetched by this launch's ops or the one's before is one
+ * the plan brings at its kernel or one kernel ahead, having found no room
+ * or link time earlier; its prefetch is still in the worker's queue, and
+ * a kernel gated only on the jobs issued would fault on it page by page
+ * (nearly all of the plan's steady faults on the H100, docs/replay.md,
+ * "A launch waits for a late prefetch to be issued"). */
+static bool fetched_late(const engine *e, const struct block *b)
+{
+	return b->ticket && e->seq - b->fetch_seq <= GATE_ISSUE_LAUNCHES;
+}
+
+/* What the kernel's gate needs of its blocks: the newest prefetch ticket
+ * among them (0: none), and whether one was fetched late. */
+struct gate_need {
+	uint64_t ticket;
+	bool late;
+};
+
 /* The budget for the kernel itself, then its blocks are resident (they
  * fault in if nothing brought them), and its allocations are no longer
  * fresh: only now, since a discard_prefetch of a fresh allocation is meant
- * to come right before its first kernel. Returns the newest prefetch
- * ticket among its blocks (0: none); gate_kernel takes them. */
-static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
+ * to come right before its first kernel. Returns what gate_kernel needs
+ * of its blocks. */
+static struct gate_need kernel_end(engine *e, const struct engine_access *acc, size_t n)
 {
-	uint64_t ticket = 0;
+	struct gate_need need = { 0, false };
 	for (size_t i = 0; i < n; i++)
 		touch(e, allocmap_live(e->allocs, acc[i].alloc_id));
 	if (!act_room(e, 0, false))
@@ -621,22 +639,12 @@ static uint64_t kernel_end(engine *e, const struct engine_access *acc, size_t n)
 			residency_set(e->res, b, BLOCK_RESIDENT);
 		}
 		b->use_seq = e->seq;
-		if (b->ticket > ticket)
-			ticket = b->ticket;
+		if (b->ticket > need.ticket)
+			need.ticket = b->ticket;
+		need.late |= fetched_late(e, b);
 	}
 	e->reserved = 0;
-	return ticket;
-}
-
-/* A block prefetched by this launch's ops or the one's before is one
- * the plan brings at its kernel or one kernel ahead, having found no room
- * or link time earlier; its prefetch is still in the worker's queue, and
- * a kernel gated only on the jobs issued would fault on it page by page
- * (nearly all of the plan's steady faults on the H100, docs/replay.md,
- * "A launch waits for a late prefetch to be issued"). */
-static bool fetched_late(const engine *e, const struct block *b)
-{
-	return b->ticket && e->seq - b->fetch_seq <= GATE_ISSUE_LAUNCHES;
+	return need;
 }
 
 /* After the launch's flush is queued: the kernel waits for the copies it
@@ -644,20 +652,17 @@ static bool fetched_late(const engine *e, const struct block *b)
  * prefetches race the kernels, as in DeepUM), and its blocks whose
  * prefetch the executor had not issued yet are counted. The blocks'
  * tickets are spent: the launches after this one on its stream are
- * ordered after it anyway. ticket 0 (kernel_end's newest): none has one,
+ * ordered after it anyway. Ticket 0 (kernel_end's newest): none has one,
  * and the blocks are not walked again. */
-static void gate_kernel(engine *e, uint64_t ticket)
+static void gate_kernel(engine *e, struct gate_need need)
 {
-	if (!ticket)
+	if (!need.ticket)
 		return;
 	uint64_t issued = UINT64_MAX;
 	if (e->policy == ENGINE_PLAN && e->x.gate) {
-		bool late = false;
-		for (size_t i = 0; i < e->n_kb && !late; i++)
-			late = fetched_late(e, e->kb[i]);
-		issued = e->x.gate(e->x.ctx, ticket, late);
+		issued = e->x.gate(e->x.ctx, need.ticket, need.late);
 		e->st.gated_launches++;
-		e->st.late_gated_launches += late;
+		e->st.late_gated_launches += need.late;
 	}
 	for (size_t i = 0; i < e->n_kb; i++) {
 		e->st.unissued_blocks += e->kb[i]->ticket > issued;
@@ -676,7 +681,8 @@ bool engine_on_launch(engine *e, uint64_t exec_id, uint64_t shape_id, const stru
 	if (e->idle)
 		wake(e, NULL);
 	struct match_step step = { MATCH_LOST, PLAN_POS_NONE, 0, false, false, false, false };
-	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch, gate = 0;
+	uint64_t iterations = e->st.iterations, verdict = e->st.signature_mismatch;
+	struct gate_need gate = { 0, false };
 	e->seq = ++e->st.launches;
 	if (e->match)
 		place(e, exec_id, shape_id, acc, n, &step);
