@@ -30,35 +30,22 @@ not_ok() { echo "not ok - $1"; failures=$((failures + 1)); printf '  status=%s\n
 
 # expect_status N DESC
 expect_status() { if [ "$status" -eq "$1" ]; then ok "$2"; else not_ok "$2 (wanted status $1)"; fi; }
+# empty_text TEXT DESC: true, the check DESC failed, when TEXT is empty.
 # The TEXT of the checks below is never empty: an empty TEXT is in every
 # output, and lacking it in none, so the check could not fail (a variable
-# left unset by a typo would do that silently). Such a check fails.
+# left unset by a typo would do that silently).
+empty_text() { [ -n "$1" ] && return 1; not_ok "$2 (an empty TEXT: a check that cannot fail)"; }
 # expect_err_has TEXT DESC: stderr contains TEXT
-expect_err_has() {
-	if [ -z "$1" ]; then not_ok "$2 (an empty TEXT: a check that cannot fail)"
-	elif grep -qF -- "$1" <<<"$err"; then ok "$2"; else not_ok "$2 (stderr lacks '$1')"; fi
-}
+expect_err_has() { empty_text "$1" "$2" || if grep -qF -- "$1" <<<"$err"; then ok "$2"; else not_ok "$2 (stderr lacks '$1')"; fi; }
 # expect_err_lacks TEXT DESC: stderr does not contain TEXT
-expect_err_lacks() {
-	if [ -z "$1" ]; then not_ok "$2 (an empty TEXT: a check that cannot fail)"
-	elif grep -qF -- "$1" <<<"$err"; then not_ok "$2 (stderr has '$1')"; else ok "$2"; fi
-}
+expect_err_lacks() { empty_text "$1" "$2" || if grep -qF -- "$1" <<<"$err"; then not_ok "$2 (stderr has '$1')"; else ok "$2"; fi; }
 # expect_out_has TEXT DESC: stdout contains TEXT
-expect_out_has() {
-	if [ -z "$1" ]; then not_ok "$2 (an empty TEXT: a check that cannot fail)"
-	elif grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks '$1')"; fi
-}
+expect_out_has() { empty_text "$1" "$2" || if grep -qF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks '$1')"; fi; }
 # expect_out_word WORD DESC: stdout has WORD as a whole word (so -q is not
 # found inside --quiet)
-expect_out_word() {
-	if [ -z "$1" ]; then not_ok "$2 (an empty WORD: a check that cannot fail)"
-	elif grep -qwF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks the word '$1')"; fi
-}
+expect_out_word() { empty_text "$1" "$2" || if grep -qwF -- "$1" <<<"$out"; then ok "$2"; else not_ok "$2 (stdout lacks the word '$1')"; fi; }
 # expect_out_lacks TEXT DESC: stdout does not contain TEXT
-expect_out_lacks() {
-	if [ -z "$1" ]; then not_ok "$2 (an empty TEXT: a check that cannot fail)"
-	elif grep -qF -- "$1" <<<"$out"; then not_ok "$2 (stdout has '$1')"; else ok "$2"; fi
-}
+expect_out_lacks() { empty_text "$1" "$2" || if grep -qF -- "$1" <<<"$out"; then not_ok "$2 (stdout has '$1')"; else ok "$2"; fi; }
 # expect_help_lists ITEM DESC: --help's text on stdout has a line of its
 # own for ITEM: a line that begins with it, after the indentation and a
 # short option's "-x, " ("  -q, --quiet   no summary"), followed by a
@@ -66,7 +53,7 @@ expect_out_lacks() {
 # line names every option, the exit status --help and --version) would
 # pass with ITEM's own line gone.
 expect_help_lists() {
-	if [ -n "$1" ] && awk -v item="$1" '
+	empty_text "$1" "$2" || if awk -v item="$1" '
 	function at_start(s) { return index(s, item) == 1 && substr(s, length(item) + 1, 1) ~ /^([ ,:]|)$/ }
 	{ sub(/^ */, ""); if (at_start($0)) found = 1; if (sub(/^-[A-Za-z], /, "") && at_start($0)) found = 1 }
 	END { exit !found }' <<<"$out"; then ok "$2"
