@@ -423,6 +423,13 @@ int report_text(const struct planner *pl, FILE *out)
 		snprintf(words, sizeof words, "stall about %.3f ms", sr->stall_ns / 1e6);
 	fprintf(out, "             %zu evictions not hidden behind computation (%s), %zu dropped as unnecessary\n",
 		sr->forced, words, sr->dropped);
+	if (sr->smart_left_out) { /* sched.h: the schedule without smart eviction */
+		if (sr->smart_stall_ns == UINT64_MAX)
+			snprintf(words, sizeof words, "a stall without end");
+		else
+			snprintf(words, sizeof words, "a stall of about %.3f ms", sr->smart_stall_ns / 1e6);
+		fprintf(out, "             smart eviction left out: the schedule with it predicted %s\n", words);
+	}
 	if (f.prefetches_at_use)
 		fprintf(out, "             %zu prefetches (%s, %.0f%% of the bytes prefetched) issued at the kernel that needs them "
 			"(no room or link time earlier): umreplay has that kernel wait for the copy\n",
@@ -645,6 +652,8 @@ cJSON *report_json(const struct planner *pl)
 	json_add_u64(o, "dtoh_busy_ns", sr->dtoh_busy_ns);
 	json_add_u64(o, "htod_busy_ns", sr->htod_busy_ns);
 	json_add_u64(o, "stall_ns", sr->stall_ns);
+	cJSON_AddBoolToObject(o, "smart_eviction_left_out", sr->smart_left_out);
+	json_add_u64(o, "stall_ns_with_smart_eviction", sr->smart_left_out ? sr->smart_stall_ns : sr->stall_ns);
 	json_add_u64(o, "host_tensors", plan->n_host);
 	json_add_u64(o, "host_bytes", pl->host_bytes);
 	json_add_u64(o, "host_pass_ns", pl->host_ns);

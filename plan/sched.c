@@ -660,8 +660,10 @@ static int setup(struct ctx *x, struct sched_result *r)
 	return 0;
 }
 
-int sched_run(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
-	      const struct sched_options *o, struct sched_result *r, char *err, size_t errlen)
+/* One schedule, phase 1 included when smart. Returns 0, or -1 (out of
+ * memory) with r freed. */
+static int schedule(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
+		    const struct sched_options *o, bool smart, struct sched_result *r)
 {
 	memset(r, 0, sizeof *r);
 	struct ctx x = { .ts = ts, .a = a, .v = v, .o = o, .p = ts->n_pos };
@@ -671,7 +673,7 @@ int sched_run(const struct tensor_set *ts, const struct access_set *a, const str
 	if (setup(&x, r))
 		goto out;
 	h.h = malloc((x.nc ? x.nc : 1) * sizeof *h.h);
-	if (!h.h || phase_smart(&x, &h))
+	if (!h.h || (smart && phase_smart(&x, &h)))
 		goto out;
 	phase_forced(&x, &h);
 	if (phase_eager(&x, r) || deaths_and_births(&x, &b, r) || phase_lazy(&x) || emit_moves(&x, &b, r))
@@ -698,10 +700,35 @@ out:
 	free(x.target);
 	free(x.c);
 	link_free(&x.mig);
-	if (rc) {
+	if (rc)
 		sched_result_free(r);
-		um_errmsg(err, errlen, "out of memory in the scheduler");
+	return rc;
+}
+
+int sched_run(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
+	      const struct sched_options *o, struct sched_result *r, char *err, size_t errlen)
+{
+	struct sched_result alt;
+	int rc = schedule(ts, a, v, o, o->smart != SCHED_SMART_NEVER, r);
+	/* Smart eviction's premise is link time left idle to hide its
+	 * transfers in. Forced evictions (phase 2) mean there was not enough:
+	 * their transfers take no time in its model, and its picks leave the
+	 * peak to forced ones that cover their stretches too. The schedule
+	 * without it is then the one to compare with, by the same model. */
+	if (!rc && o->smart == SCHED_SMART_AUTO && r->forced) {
+		rc = schedule(ts, a, v, o, false, &alt);
+		if (rc)
+			sched_result_free(r);
+		else if (alt.stall_ns < r->stall_ns) {
+			alt.smart_left_out = true;
+			alt.smart_stall_ns = r->stall_ns;
+			sched_result_free(r);
+			*r = alt;
+		} else
+			sched_result_free(&alt);
 	}
+	if (rc)
+		um_errmsg(err, errlen, "out of memory in the scheduler");
 	return rc;
 }
 

@@ -44,6 +44,13 @@
  *    (blockmates.h) is evicted at the first kernel there that needs its
  *    room, not as its inactive period begins, where the eviction took
  *    the block from its neighbours and their next use faulted it back.
+ * Where smart eviction leaves evictions to phase 2, the schedule is made
+ * again without phase 1 and the plan that predicts less stall is kept
+ * (sched_smart): the forced transfers take no link time in phase 1's
+ * model, so the transfers it counted as hidden are not, and its picks,
+ * brought back before the uses at the peak, leave the peak to forced
+ * evictions that cover their stretches too, more bytes in all than
+ * phase 2 alone would move (docs/planner.md, "Smart eviction left out").
  * Kernels whose own working set exceeds the capacity cannot fit; they are
  * listed, and the model there aims at the working set alone.
  * Tensors kept in host memory (tensor.host, host.h) are left out: never
@@ -54,6 +61,7 @@
 #ifndef UMKIT_SCHED_H
 #define UMKIT_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,11 +85,20 @@
  * under, headroom_pct percent (at most 50) left free. */
 uint64_t sched_headroom(uint64_t capacity, uint32_t headroom_pct);
 
+/* Whether the schedule starts with smart eviction (phase 1). */
+enum sched_smart {
+	SCHED_SMART_AUTO = 0, /* with it, unless it leaves evictions forced and
+				 the schedule without it predicts less stall */
+	SCHED_SMART_ALWAYS,   /* with it */
+	SCHED_SMART_NEVER,    /* without: every eviction forced (phase 2) */
+};
+
 struct sched_options {
 	uint64_t capacity;          /* bytes: residency is kept under it */
 	uint64_t htod_bytes_per_s;
 	uint64_t dtoh_bytes_per_s;
 	uint64_t call_cost_ns;      /* fixed cost of each migration call */
+	enum sched_smart smart;
 };
 
 struct sched_result {
@@ -107,9 +124,13 @@ struct sched_result {
 				   after the kernel that needs them starts */
 	uint64_t late_prefetch_bytes;
 	uint64_t htod_busy_ns, dtoh_busy_ns;
+	bool smart_left_out;     /* SCHED_SMART_AUTO chose the schedule without
+				    smart eviction */
+	uint64_t smart_stall_ns; /* then: the stall predicted with it */
 };
 
-/* Plans one iteration. Returns 0, or -1 with err set (out of memory). */
+/* Plans one iteration, with or without smart eviction as o->smart says.
+ * Returns 0, or -1 with err set (out of memory). */
 int sched_run(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
 	      const struct sched_options *o, struct sched_result *out, char *err, size_t errlen);
 

@@ -658,6 +658,7 @@ static void sched_options_for(const struct sim_options *o, uint64_t capacity,
 	so->htod_bytes_per_s = o->htod_bytes_per_s;
 	so->dtoh_bytes_per_s = o->dtoh_bytes_per_s;
 	so->call_cost_ns = o->call_cost_ns;
+	so->smart = SCHED_SMART_AUTO;
 }
 
 int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_options *o,
