@@ -35,6 +35,20 @@ static unsigned char *encode(const corr_tables *t, size_t *elen, size_t *blen)
 	return out;
 }
 
+/* The tables as the replayer reads them back from plan.bin: encoded,
+ * decoded (which copies what it keeps), the image freed. */
+static corr_tables *round_trip(const corr_tables *t)
+{
+	size_t el, bl;
+	unsigned char *img = encode(t, &el, &bl);
+	char err[256];
+	corr_tables *d = corr_decode(img, el, img + el, bl, "plan.bin", err, sizeof err);
+	free(img);
+	if (!d)
+		fail_msg("%s", err);
+	return d;
+}
+
 static void defaults(void **state)
 {
 	struct corr_config c;
@@ -241,18 +255,12 @@ static void block_caps(void **state)
 	corr_get_stats(t, &st);
 	assert_int_equal(st.blocks_dropped, 230);
 	/* The count survives the encoding. */
-	size_t el, bl;
-	unsigned char *img = encode(t, &el, &bl);
-	char err[256];
-	corr_tables *d = corr_decode(img, el, img + el, bl, "plan.bin", err, sizeof err);
-	if (!d)
-		fail_msg("%s", err);
+	corr_tables *d = round_trip(t);
 	struct corr_stats sd;
 	corr_get_stats(d, &sd);
 	assert_int_equal(sd.blocks_dropped, 230);
 	assert_int_equal(sd.block_entries, 70);
 	corr_destroy(d);
-	free(img);
 	corr_destroy(t);
 
 	/* A large list stays fast and exact (hash-indexed duplicates). */
@@ -285,16 +293,10 @@ static void block_lists_in_exec_id_order(void **state)
 	assert_true(corr_block_list_get(t, 1, &lb, &n) == 0x80);
 	assert_true(corr_block_list_get(t, 2, &lb, &n) == 0x90);
 	assert_int_equal(corr_observe(t, 0x70, 0x10, k, 1), 0);
-	size_t el, bl;
-	unsigned char *img = encode(t, &el, &bl);
-	char err[256];
-	corr_tables *d = corr_decode(img, el, img + el, bl, "plan.bin", err, sizeof err);
-	if (!d)
-		fail_msg("%s", err);
+	corr_tables *d = round_trip(t);
 	assert_true(corr_block_list_get(d, 0, &lb, &n) == 0x10);
 	assert_true(corr_block_list_get(d, 3, &lb, &n) == 0x90);
 	corr_destroy(d);
-	free(img);
 	corr_destroy(t);
 }
 
