@@ -63,7 +63,7 @@ bool stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (capture_work_captured(s))
 		return true;
 	if (cb->callbackSite == CUPTI_API_ENTER)
-		um_backend_stream_begin(s);
+		um_backend_stream_begin(s, cb->functionName);
 	else
 		um_backend_stream_queued(s);
 	return false;

@@ -576,7 +576,7 @@ static bool pool_served(cudaMemPool_t pool, bool current)
 static cudaError_t serve_ordered(void **ptr, size_t size, const char *api, cudaStream_t stream)
 {
 	bind_context(); /* the stream's note may queue work */
-	um_backend_note_stream((CUstream)stream);
+	um_backend_note_stream((CUstream)stream, api);
 	return serve(ptr, size, api, stream);
 }
 
@@ -663,7 +663,7 @@ cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
 		 * the end of the one stream order on the legacy stream. */
 		bool entered = um_alloc_enter_context();
 		if (ours)
-			um_backend_note_stream((CUstream)stream);
+			um_backend_note_stream((CUstream)stream, "cudaFreeAsync");
 		bool freed = release(ptr);
 		um_alloc_leave_context(entered);
 		return freed ? cudaSuccess : refused(cudaErrorInvalidValue);

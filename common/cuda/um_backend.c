@@ -107,7 +107,7 @@ static atomic_bool order_settled;
 typedef void (*host_wait_fn)(void);
 static _Atomic(host_wait_fn) order_end_host_wait;
 
-static void one_stream_order_ends(void);
+static void one_stream_order_ends(const char *call, CUstream s);
 static void order_end_waits(CUstream s);
 
 CUcontext um_backend_stream_context(CUstream s)
@@ -154,7 +154,7 @@ static bool stream_elsewhere(CUstream s)
 	return asked_elsewhere;
 }
 
-void um_backend_stream_begin(CUstream s)
+void um_backend_stream_begin(CUstream s, const char *call)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
@@ -164,7 +164,7 @@ void um_backend_stream_begin(CUstream s)
 	 * query when the thread's created stream changes, and at every call
 	 * on its per-thread default stream. */
 	if (!atomic_load_explicit(&order_settled, memory_order_acquire) && !stream_elsewhere(s))
-		one_stream_order_ends();
+		one_stream_order_ends(call, s);
 	if (atomic_load(&order_end_pending) && !stream_elsewhere(s))
 		order_end_waits(s);
 }
@@ -350,9 +350,9 @@ void um_backend_capture_ends(CUstream s)
 	pthread_mutex_unlock(&streams_lock);
 }
 
-void um_backend_note_stream(CUstream s)
+void um_backend_note_stream(CUstream s, const char *call)
 {
-	um_backend_stream_begin(s);
+	um_backend_stream_begin(s, call);
 	um_backend_stream_queued(s);
 }
 
@@ -541,13 +541,17 @@ static bool capture_seen_under_way(void)
  * (um_backend_order_end_host_wait), and the kernels still queued that
  * read a freed range stay unordered with its new owner's work, as they
  * were before (said at UMKIT_LOG=debug). */
-static void one_stream_order_ends(void)
+static void one_stream_order_ends(const char *call, CUstream s)
 {
 	pthread_mutex_lock(&single_stream_lock);
 	if (atomic_load(&order_settled)) {
 		pthread_mutex_unlock(&single_stream_lock);
 		return;
 	}
+	/* Why a program's allocations start waiting for fences (stats:
+	 * host.allocator.fence_waits). */
+	um_debug("work on a second stream (%p, %s): from here on a freed range is handed out again "
+		 "only once its fence has completed", (void *)s, call);
 	/* First, so that a free from here on records events on the legacy
 	 * stream (fence_record), and the replayer issues no more discards:
 	 * what the event then marks covers every free without them. */

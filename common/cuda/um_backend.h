@@ -38,8 +38,9 @@ void um_backend_serve_context(CUcontext context);
  * fences cannot assume one stream order. From the program's first call
  * outside the legacy stream, such calls are queued behind the work the
  * legacy stream had queued then, until that has run (and behind a discard
- * being issued then: um_backend_single_stream_hold). */
-void um_backend_stream_begin(CUstream stream);
+ * being issued then: um_backend_single_stream_hold). call names the API
+ * call, for the debug log. */
+void um_backend_stream_begin(CUstream stream, const char *call);
 
 /* A call has queued work on stream (at its API exit, so that a fence taken
  * meanwhile by another thread's free cannot clear the mark before the work
@@ -47,7 +48,7 @@ void um_backend_stream_begin(CUstream stream);
 void um_backend_stream_queued(CUstream stream);
 
 /* Both, for a call that is its own work (cudaMallocAsync, cudaFreeAsync). */
-void um_backend_note_stream(CUstream stream);
+void um_backend_note_stream(CUstream stream, const char *call);
 
 /* A capture is about to begin on stream (at the call's entry): its work
  * queued so far is waited for, so that no fence made during the capture

@@ -17,11 +17,13 @@
 #define NOT_NOTED ((CUstream)(uintptr_t)0xdead)
 
 static CUstream begun, queued;
+static const char *begun_call;
 static int n_begun, n_queued;
 
-void um_backend_stream_begin(CUstream s)
+void um_backend_stream_begin(CUstream s, const char *call)
 {
 	begun = s;
+	begun_call = call;
 	n_begun++;
 }
 
@@ -51,12 +53,14 @@ CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, 
 }
 
 /* Notes cbid with params at its entry and exit; returns the stream noted
- * at both, NOT_NOTED when none was. */
+ * at both, NOT_NOTED when none was. The call's name goes with the stream
+ * (for the debug log of where one stream order ends). */
 static CUstream noted(CUpti_CallbackId cbid, void *params)
 {
 	n_begun = n_queued = 0;
 	begun = queued = NOT_NOTED;
-	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = params };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionName = "theCall",
+				  .functionParams = params };
 	stream_call_note(cbid, &cb);
 	cb.callbackSite = CUPTI_API_EXIT;
 	stream_call_note(cbid, &cb);
@@ -65,6 +69,7 @@ static CUstream noted(CUpti_CallbackId cbid, void *params)
 	assert_int_equal(n_begun, 1);
 	assert_int_equal(n_queued, 1);
 	assert_ptr_equal(begun, queued);
+	assert_string_equal(begun_call, "theCall");
 	return begun;
 }
 

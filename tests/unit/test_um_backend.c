@@ -280,7 +280,7 @@ static bool failed_event_answers(void)
 	struct arena_backend b;
 	um_backend_init(&b, true);
 	um_backend_launches_seen(true);
-	um_backend_note_stream(SIDE); /* a second stream: fences record events there */
+	um_backend_note_stream(SIDE, "test"); /* a second stream: fences record events there */
 	uint64_t first = b.fence_record(NULL), second = b.fence_record(NULL);
 	EXPECT(cudart_clean(), "recording a fence left an error");
 	event_answer = cudaErrorCapturedEvent;
@@ -303,7 +303,7 @@ static bool failed_records(void)
 	struct arena_backend b;
 	um_backend_init(&b, true);
 	um_backend_launches_seen(true);
-	um_backend_note_stream(SIDE);
+	um_backend_note_stream(SIDE, "test");
 	rt_record_answer = cudaErrorInvalidResourceHandle;
 	b.fence_record(NULL);
 	EXPECT(cudart_clean(), "a failed event record was left as the program's last error");
@@ -349,8 +349,8 @@ static void discard_then_side_stream(void)
 	bool single = um_backend_single_stream_hold();
 	um_backend_single_stream_release();
 	EXPECT(single, "the replayer was told the program uses more than one stream");
-	um_backend_stream_begin(SIDE);
-	um_backend_stream_begin(OTHER_SIDE);
+	um_backend_stream_begin(SIDE, "test");
+	um_backend_stream_begin(OTHER_SIDE, "test");
 }
 
 static bool followed_from_the_start(void)
@@ -424,7 +424,7 @@ static void an_unmarked_order_end_waits_on_the_host(void **state)
 static void side_destroyed_unseen_then_woken(struct arena_backend *b)
 {
 	um_backend_init(b, true);
-	um_backend_note_stream(SIDE);
+	um_backend_note_stream(SIDE, "test");
 	side_events = side_queries = 0;
 	captures_seen = true;
 	um_backend_launches_seen(false);
@@ -453,7 +453,7 @@ static bool handle_reused_after_idle(void)
 	side_destroyed_unseen_then_woken(&b);
 	/* A non-blocking stream has SIDE's handle, and a kernel on it. */
 	stream_flags = CU_STREAM_NON_BLOCKING;
-	um_backend_note_stream(SIDE);
+	um_backend_note_stream(SIDE, "test");
 	b.fence_record(NULL);
 	EXPECT(side_events == 1, "a non-blocking stream with a handle seen while idle got no fence's event");
 	return failures == 0;
@@ -537,7 +537,7 @@ static bool capture_beyond_the_registry(void)
 	um_backend_init(&b, true);
 	um_backend_launches_seen(true);
 	for (uintptr_t i = 0; i < 64; i++)
-		um_backend_note_stream((CUstream)(0x10000 + 16 * i));
+		um_backend_note_stream((CUstream)(0x10000 + 16 * i), "test");
 	captures_seen = true; /* capture_note watches before the beginning */
 	um_backend_capture_begins(CAPTURED);
 	capturing = CAPTURED;
@@ -568,12 +568,12 @@ static bool fence_calls_beside_a_capture(void)
 	struct arena_backend b;
 	um_backend_init(&b, true);
 	um_backend_launches_seen(true);
-	um_backend_note_stream(OTHER_SIDE);
+	um_backend_note_stream(OTHER_SIDE, "test");
 	uint64_t before = b.fence_record(NULL); /* its events made before the capture */
 	captures_seen = true;
 	um_backend_capture_begins(SIDE);
 	capturing = SIDE;
-	um_backend_note_stream(OTHER_SIDE);
+	um_backend_note_stream(OTHER_SIDE, "test");
 	uint64_t during = b.fence_record(NULL);
 	event_answer = cudaErrorNotReady;
 	EXPECT(!b.fence_done(NULL, before), "a fence whose events still run was done");
