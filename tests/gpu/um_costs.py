@@ -22,6 +22,7 @@ from cudrv import (ADVISE_SET_ACCESSED_BY, ADVISE_SET_PREFERRED_LOCATION, ADVISE
 PARTS = 4
 BATCH_RANGES = (1, 16, 128)
 BATCH_REPS = 3
+COMPUTE_MS = 60  # overlap: the bumps' time alone, about an eviction of the moved half
 
 
 def sync_ms(gpu, fn):
@@ -436,6 +437,88 @@ def duplex(gpu, ptr, size, streams):
     return out
 
 
+def overlap(gpu, ptr, size, streams):
+    """Does the GPU compute while the driver migrates? One half of the
+    range stays on the GPU and is bumped (read and written, a memory-bound
+    kernel) over and over for about COMPUTE_MS; the other half is evicted,
+    or prefetched, in the replayer's call sizes (64 MB evictions, 192 MB
+    prefetches) meanwhile, three ways: each alone; both released at once
+    by a gate word (the calls return at once, the driver migrates later);
+    and the calls made from another thread on an idle stream (each returns
+    when its copy is done) while the main thread launches the bumps one by
+    one, as a program launches its kernels beside the replayer's worker.
+    ms from the start until each stream is idle, 3 interleaved
+    repetitions. Where the two overlap, the pair ends near the longer
+    alone; where the driver's migration holds the kernels back, near the
+    sum."""
+    half = size // 2
+    work, mig = streams[1], streams[2]
+    compute, moved = (ptr, half), (ptr + half, half)
+    gate_host, gate_dev = gpu.gate()
+    word = ctypes.c_uint32.from_address(gate_host)
+    gpu.prefetch(*compute, True, streams[0])
+    gpu.bump(*compute, work)
+    gpu.sync()
+    one = timed(lambda: (gpu.bump(*compute, work), gpu.sync(work)))
+    bumps = max(1, round(COMPUTE_MS / 1e3 / one))
+
+    def migrate(to_gpu):
+        for a, n in blocks(*moved, (192 << 20) if to_gpu else (64 << 20)):
+            gpu.prefetch(a, n, to_gpu, mig)
+
+    def until_idle(t0, watched):
+        done = {}
+        while len(done) < len(watched):
+            for name, s in watched.items():
+                if name not in done and gpu.idle(s):
+                    done[name] = ms(time.perf_counter() - t0)
+        return done
+
+    def run(case, to_gpu):
+        gpu.prefetch(*moved, not to_gpu, streams[0])
+        gpu.sync()
+        if case == "compute_alone":
+            t0 = time.perf_counter()
+            for _ in range(bumps):
+                gpu.bump(*compute, work)
+            return until_idle(t0, {"compute_done": work})
+        if case == "migrate_alone":
+            t0 = time.perf_counter()
+            migrate(to_gpu)
+            return until_idle(t0, {"migrate_done": mig})
+        if case == "gated":
+            for s in (work, mig):
+                gpu.wait_value(s, gate_dev, word.value + 1)
+            for _ in range(bumps):
+                gpu.bump(*compute, work)
+            migrate(to_gpu)
+            t0 = time.perf_counter()
+            word.value += 1
+            return until_idle(t0, {"compute_done": work, "migrate_done": mig})
+        # threaded: the worker's calls on an idle stream beside the launches
+        def worker():
+            gpu.bind()
+            migrate(to_gpu)
+        t = threading.Thread(target=worker)
+        t0 = time.perf_counter()
+        t.start()
+        launches = [timed(lambda: gpu.bump(*compute, work)) for _ in range(bumps)]
+        t.join()
+        row = until_idle(t0, {"compute_done": work, "migrate_done": mig})
+        row["launch_max_ms"] = ms(max(launches))
+        return row
+
+    out = {"bytes_each": half, "bump_ms": ms(one), "bumps": bumps}
+    for to_gpu in (False, True):
+        rows = out["prefetch" if to_gpu else "evict"] = {}
+        run("migrate_alone", to_gpu)  # warm-up: host pages exist
+        for _ in range(3):
+            for case in ("compute_alone", "migrate_alone", "gated", "threaded"):
+                rows.setdefault(case, []).append(run(case, to_gpu))
+        gpu.sync()
+    return out
+
+
 def evict_states(gpu, ptr, size, streams):
     """ms of evicting half of the range, written on the GPU just before,
     after each way the replayer leaves a range: evicted before and brought
@@ -569,6 +652,7 @@ def main():
              "dependent": lambda: dependent(gpu, ptr, size, streams),
              "chunked_eviction": lambda: chunked(gpu, ptr, size, streams),
              "duplex_ms": lambda: duplex(gpu, ptr, size, streams),
+             "overlap_ms": lambda: overlap(gpu, ptr, size, streams),
              "evict_states_ms": lambda: evict_states(gpu, ptr, size, streams),
              "discard_ms": lambda: discards(gpu, ptr, size, streams[0]),
              "batch_ms": lambda: batch_costs(gpu, ptr, size, streams[0]),
