@@ -147,6 +147,7 @@ bool act_evict(engine *e, struct block *b, struct wait_ref w)
 	if (batch_add(e->batch, ENGINE_OP_EVICT, b->no, w) != 0)
 		return false;
 	residency_set(e->res, b, BLOCK_ABSENT);
+	b->evicted = 1;
 	b->ticket = 0;
 	b->by_budget = 0;
 	return true;

@@ -68,6 +68,10 @@ struct block {
 					 brought in or evicted */
 	uint8_t by_budget;            /* last taken off the GPU by the budget
 					 (act_room), not by an op of the policy */
+	uint8_t evicted;              /* absent since an eviction copied its
+					 bytes to the host (act_evict): any
+					 change of state (residency_set)
+					 clears it */
 	uint8_t used_idle;            /* held by an allocation while the engine
 					 was idle (engine.c, wake): used, as far
 					 as the engine knows, though use_seq is 0 */

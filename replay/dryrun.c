@@ -51,6 +51,7 @@ static struct dryrun_counts counts_between(const struct engine_stats *a, const s
 		.refault_blocks = b->refault_blocks - a->refault_blocks,
 		.refault_budget_blocks = b->refault_budget_blocks - a->refault_budget_blocks,
 		.refault_shared_blocks = b->refault_shared_blocks - a->refault_shared_blocks,
+		.unread_evicted_blocks = b->unread_evicted_blocks - a->unread_evicted_blocks,
 	};
 	for (int k = 0; k < 4; k++) {
 		c.ops[k] = b->ops[k] - a->ops[k];

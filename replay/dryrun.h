@@ -48,6 +48,7 @@ struct dryrun_counts {
 	uint64_t ops[4], bytes[4]; /* by enum engine_op: batch calls and bytes */
 	uint64_t budget_evictions;
 	uint64_t refault_blocks, refault_budget_blocks, refault_shared_blocks;
+	uint64_t unread_evicted_blocks;
 };
 
 struct dryrun_result {

@@ -6,7 +6,8 @@
 
 static const char table_header[] =
 	"iteration  recorded_ms  launches  resynced      lost  prefetch_MiB  evict_MiB  discard_MiB  "
-	"discard_prefetch_MiB  budget_evictions  refault_blocks  of_them_budget  of_them_shared\n";
+	"discard_prefetch_MiB  budget_evictions  refault_blocks  of_them_budget  of_them_shared  "
+	"unread_evicted\n";
 
 /* Whole MiB: the engine's ops move whole 2 MiB blocks. */
 static uint64_t mib(uint64_t bytes)
@@ -19,11 +20,11 @@ static uint64_t mib(uint64_t bytes)
 static void put_row(FILE *f, const char *label, const char *ms, const struct dryrun_counts *c)
 {
 	fprintf(f, "%9s  %11s  %8" PRIu64 "  %8" PRIu64 "  %8" PRIu64 "  %12" PRIu64 "  %9" PRIu64 "  %11" PRIu64
-		   "  %20" PRIu64 "  %16" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n",
+		   "  %20" PRIu64 "  %16" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n",
 		label, ms, c->launches, c->resynced, c->lost, mib(c->bytes[ENGINE_OP_PREFETCH]),
 		mib(c->bytes[ENGINE_OP_EVICT]), mib(c->bytes[ENGINE_OP_DISCARD]),
 		mib(c->bytes[ENGINE_OP_DISCARD_PREFETCH]), c->budget_evictions, c->refault_blocks,
-		c->refault_budget_blocks, c->refault_shared_blocks);
+		c->refault_budget_blocks, c->refault_shared_blocks, c->unread_evicted_blocks);
 }
 
 static void put_table(FILE *f, const struct dryrun_result *r)

@@ -368,6 +368,10 @@ static void free_blocks(engine *e, struct alloc_rec *r)
 		if (!b || !b->live)
 			continue;
 		bool dies = residency_live_drop(e->res, b);
+		if (dies && b->evicted) {
+			e->st.unread_evicted_blocks++;
+			e->st.unread_evicted_budget_blocks += b->by_budget;
+		}
 		if (!destroyable(b->live, b->fresh))
 			continue;
 		/* Taken at the first block that needs it, before any discard

@@ -232,6 +232,11 @@ struct engine_stats {
 	uint64_t refault_shared_blocks;       /* of those, the ones holding more
 						 than one live allocation: an op on
 						 one tensor moved its neighbours */
+	uint64_t unread_evicted_blocks;       /* blocks freed while off the GPU
+						 after an eviction: their copy to the
+						 host was never read back */
+	uint64_t unread_evicted_budget_blocks; /* of those, the ones the budget
+						  had evicted */
 	uint64_t corr_launches;               /* launches that consulted the
 						 correlation tables (deepum, plan fallback) */
 	uint64_t host_allocs, host_bytes;     /* allocations placed in host memory

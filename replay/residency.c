@@ -96,6 +96,7 @@ bool residency_live_drop(residency *r, struct block *b)
 
 void residency_set(residency *r, struct block *b, enum block_state s)
 {
+	b->evicted = 0;
 	if (s == BLOCK_RESIDENT) {
 		if (b->state != BLOCK_RESIDENT) {
 			r->resident++;

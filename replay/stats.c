@@ -63,6 +63,8 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 	put_u64(f, "refault_blocks", s->refault_blocks, ", ");
 	put_u64(f, "refault_budget_blocks", s->refault_budget_blocks, ", ");
 	put_u64(f, "refault_shared_blocks", s->refault_shared_blocks, ",\n    ");
+	put_u64(f, "unread_evicted_blocks", s->unread_evicted_blocks, ", ");
+	put_u64(f, "unread_evicted_budget_blocks", s->unread_evicted_budget_blocks, ",\n    ");
 	put_u64(f, "skipped_discards", s->skipped_discards, ", ");
 	put_u64(f, "unmodelled_allocs", s->unmodelled_allocs, ",\n    ");
 	put_u64(f, "corr_launches", s->corr_launches, ", ");
@@ -190,7 +192,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 		put_u64(f, "resynced", it->resynced, ", ");
 		put_u64(f, "lost", it->lost, ", ");
 		put_u64(f, "refault_blocks", it->refault_blocks, ", ");
-		put_u64(f, "unissued_blocks", it->unissued_blocks, ",\n       ");
+		put_u64(f, "unissued_blocks", it->unissued_blocks, ", ");
+		put_u64(f, "unread_evicted_blocks", it->unread_evicted_blocks, ",\n       ");
 		put_u64(f, "htod_busy_ns", it->htod_busy_ns, ", ");
 		put_u64(f, "dtoh_busy_ns", it->dtoh_busy_ns, ", ");
 		if (m->kernels_timed)

@@ -25,6 +25,7 @@ struct replay_iteration {
 				      not placed (engine_stats' counters) */
 	uint64_t refault_blocks;   /* engine_stats.refault_blocks */
 	uint64_t unissued_blocks;  /* engine_stats.unissued_blocks */
+	uint64_t unread_evicted_blocks; /* engine_stats.unread_evicted_blocks */
 	/* How long migrations of each direction, and kernels, kept the GPU
 	 * busy within the iteration's wall-clock window (replay/busy.h);
 	 * kernel_busy_ns only when replay_measured.kernels_timed. */

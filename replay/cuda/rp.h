@@ -143,6 +143,7 @@ struct rp_iteration_end {
 	uint64_t callback_ns;    /* rp_callback_ns() */
 	uint64_t allocator_ns;   /* um_alloc_stats.ns */
 	uint64_t resynced, lost, refault_blocks, unissued_blocks; /* the engine's counters */
+	uint64_t unread_evicted_blocks;
 };
 /* Copies the ends so far to out, oldest first; returns how many (at most max). */
 size_t rp_iteration_ends(struct rp_iteration_end *out, size_t max);

@@ -90,7 +90,8 @@ static void after_engine(void)
 		iteration_ends[n_iteration_ends++] = (struct rp_iteration_end){
 			.ns = rp_now(), .callback_ns = atomic_load(&callback_ns),
 			.allocator_ns = as.ns, .resynced = st.resynced, .lost = st.lost,
-			.refault_blocks = st.refault_blocks, .unissued_blocks = st.unissued_blocks };
+			.refault_blocks = st.refault_blocks, .unissued_blocks = st.unissued_blocks,
+			.unread_evicted_blocks = st.unread_evicted_blocks };
 		if (n_iteration_ends == RP_MAX_ITERATIONS)
 			rp_activity_keep_until(iteration_ends[n_iteration_ends - 1].ns);
 	}

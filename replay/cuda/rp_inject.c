@@ -151,6 +151,7 @@ static struct replay_iteration *measure_iterations(const struct rp_iteration_end
 				.lost = ends[i].lost - prev.lost,
 				.refault_blocks = ends[i].refault_blocks - prev.refault_blocks,
 				.unissued_blocks = ends[i].unissued_blocks - prev.unissued_blocks,
+				.unread_evicted_blocks = ends[i].unread_evicted_blocks - prev.unread_evicted_blocks,
 				.htod_busy_ns = traffic[i].busy_ns[RP_BUSY_HTOD],
 				.dtoh_busy_ns = traffic[i].busy_ns[RP_BUSY_DTOH],
 				.kernel_busy_ns = traffic[i].busy_ns[RP_BUSY_KERNELS],

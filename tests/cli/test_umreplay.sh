@@ -439,7 +439,8 @@ for c in hdr[2:]:
     assert abs(s - float(total[c])) <= (len(rows) if c.endswith("_MiB") else 0), (c, s, total[c])
 e = json.load(open(sys.argv[1]))["engine"]
 for c, k in (("launches", "launches"), ("resynced", "resynced"), ("lost", "lost"), ("budget_evictions", "budget_evictions"),
-             ("refault_blocks", "refault_blocks"), ("of_them_budget", "refault_budget_blocks"), ("of_them_shared", "refault_shared_blocks")):
+             ("refault_blocks", "refault_blocks"), ("of_them_budget", "refault_budget_blocks"), ("of_them_shared", "refault_shared_blocks"),
+             ("unread_evicted", "unread_evicted_blocks")):
     assert int(total[c]) == e[k], (c, total[c], e[k])' "$SCRATCH/dry.json" "$out" 2>"$SCRATCH/json.err"; then
 	ok "dry run: the total row sums the table, and its counts are the engine's"
 else

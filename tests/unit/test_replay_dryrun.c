@@ -61,6 +61,7 @@ static void add_counts(struct dryrun_counts *sum, const struct dryrun_counts *c)
 	sum->refault_blocks += c->refault_blocks;
 	sum->refault_budget_blocks += c->refault_budget_blocks;
 	sum->refault_shared_blocks += c->refault_shared_blocks;
+	sum->unread_evicted_blocks += c->unread_evicted_blocks;
 }
 
 /* The rows and the tail add up to the total, which is the engine's. */
@@ -76,6 +77,7 @@ static void assert_rows_add_up(const struct dryrun_result *r)
 	assert_int_equal(r->total.refault_blocks, st->refault_blocks);
 	assert_int_equal(r->total.refault_budget_blocks, st->refault_budget_blocks);
 	assert_int_equal(r->total.refault_shared_blocks, st->refault_shared_blocks);
+	assert_int_equal(r->total.unread_evicted_blocks, st->unread_evicted_blocks);
 	assert_int_equal(r->total.budget_evictions, st->budget_evictions);
 	assert_memory_equal(r->total.bytes, st->bytes, sizeof st->bytes);
 	assert_int_equal(r->n_iterations, st->iterations);

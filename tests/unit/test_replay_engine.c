@@ -321,6 +321,52 @@ static void refault_causes(void **state)
 	plan_destroy(p);
 }
 
+/* A block freed while off the GPU after an eviction: the copy to the host
+ * was never read. Counted once, at the free, and only for the eviction
+ * that left it off the GPU; by who evicted it. */
+static void unread_evictions_counted(void **state)
+{
+	struct prog a;
+	struct plan *p = prog_plan(&a);
+	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, 8 * MB);
+	finish_plan(p);
+	struct rig r;
+	struct engine_stats st;
+	/* W1 (4 blocks) evicted after K1, its only kernel, and freed there. */
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	prog_iteration(&r, 5, 0);
+	engine_on_free(r.e, 1);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.unread_evicted_blocks, 4);
+	assert_int_equal(st.unread_evicted_budget_blocks, 0);
+	rig_stop(&r);
+	/* Faulted back in by the next K1 and freed before it leaves again:
+	 * what was copied out was read back. */
+	rig_start(&r, ENGINE_PLAN, 0, p);
+	prog_setup(&r);
+	prog_iteration(&r, 5, 0);
+	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
+	launch(&r, K1, (const uint64_t[]){ 1 }, 1);
+	engine_on_free(r.e, 1);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.refault_blocks, 4);
+	assert_int_equal(st.unread_evicted_blocks, 0);
+	rig_stop(&r);
+	/* Under ondemand only the budget evicts: 8 blocks for 10 leave 2 of
+	 * W1's 4 off the GPU by the end of an iteration (K2 to K5 and K0 use
+	 * the others). */
+	rig_start(&r, ENGINE_ONDEMAND, 16 * MB, p);
+	prog_setup(&r);
+	prog_iteration(&r, 5, 0);
+	engine_on_free(r.e, 1);
+	engine_get_stats(r.e, &st);
+	assert_int_equal(st.unread_evicted_blocks, 2);
+	assert_int_equal(st.unread_evicted_budget_blocks, 2);
+	rig_stop(&r);
+	plan_destroy(p);
+}
+
 /* How the program writes the second activation before its first kernel. */
 enum act_write { ACT_UNWRITTEN, ACT_MEMSET, ACT_FROM_HOST /* its own managed memory */ };
 
@@ -2743,6 +2789,7 @@ int main(void)
 		cmocka_unit_test(refaults_counted),
 		cmocka_unit_test(stale_blocks_repopulated),
 		cmocka_unit_test(refault_causes),
+		cmocka_unit_test(unread_evictions_counted),
 		cmocka_unit_test(create_checks_config),
 	};
 	return cmocka_run_group_tests_name("replay_engine", tests, NULL, NULL);

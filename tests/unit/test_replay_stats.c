@@ -60,6 +60,8 @@ static void keys_and_values(void **state)
 	s.refault_blocks = 21;
 	s.refault_budget_blocks = 13;
 	s.refault_shared_blocks = 5;
+	s.unread_evicted_blocks = 17;
+	s.unread_evicted_budget_blocks = 7;
 	s.skipped_discards = 2;
 	s.corr_launches = 40;
 	s.host_allocs = 3;
@@ -74,7 +76,8 @@ static void keys_and_values(void **state)
 	const uint64_t it[3] = { 300, 100, 200 };
 	const struct replay_iteration per_it[3] = {
 		{ .fault_migrations = 5, .speculative_migrations = 19, .htod_bytes = 1 << 20, .callback_ns = 900,
-		  .resynced = 2, .lost = 30, .refault_blocks = 8, .unissued_blocks = 6 },
+		  .resynced = 2, .lost = 30, .refault_blocks = 8, .unissued_blocks = 6,
+		  .unread_evicted_blocks = 9 },
 		{ .dtoh_bytes = 2 << 20, .callback_ns = 700, .allocator_ns = 650, .htod_busy_ns = 11, .dtoh_busy_ns = 22,
 		  .kernel_busy_ns = 33 },
 		{ .fault_migrations = 1, .htod_bytes = 4096, .callback_ns = 800, .lost = 1 },
@@ -154,6 +157,8 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(e, "refault_blocks"), 21);
 	assert_int_equal(num(e, "refault_budget_blocks"), 13);
 	assert_int_equal(num(e, "refault_shared_blocks"), 5);
+	assert_int_equal(num(e, "unread_evicted_blocks"), 17);
+	assert_int_equal(num(e, "unread_evicted_budget_blocks"), 7);
 	assert_int_equal(num(e, "skipped_discards"), 2);
 	assert_int_equal(num(e, "corr_launches"), 40);
 	assert_int_equal(num(e, "placed_on_host"), 3);
@@ -271,6 +276,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(first, "lost"), 30);
 	assert_int_equal(num(first, "refault_blocks"), 8);
 	assert_int_equal(num(first, "unissued_blocks"), 6);
+	assert_int_equal(num(first, "unread_evicted_blocks"), 9);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 1), "refault_blocks"), 0);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "htod_bytes"), 4096);
 	assert_int_equal(num(cJSON_GetArrayItem(per, 2), "lost"), 1);
