@@ -255,9 +255,9 @@ static size_t count_places(struct rig *r)
 }
 
 /* The engine's stats after `iterations` iterations of the program under
- * policy, budget and plan p. */
-static struct engine_stats stats_after(enum engine_policy policy, uint64_t budget, const struct plan *p,
-				       int iterations)
+ * policy, budget and plan p, and then (when not NULL) what `then` does. */
+static struct engine_stats stats_then(enum engine_policy policy, uint64_t budget, const struct plan *p,
+				      int iterations, void (*then)(struct rig *))
 {
 	struct rig r;
 	struct engine_stats st;
@@ -265,9 +265,17 @@ static struct engine_stats stats_after(enum engine_policy policy, uint64_t budge
 	prog_setup(&r);
 	for (int i = 0; i < iterations; i++)
 		prog_iteration(&r, 5 + (uint64_t)i, 0);
+	if (then)
+		then(&r);
 	engine_get_stats(r.e, &st);
 	rig_stop(&r);
 	return st;
+}
+
+static struct engine_stats stats_after(enum engine_policy policy, uint64_t budget, const struct plan *p,
+				       int iterations)
+{
+	return stats_then(policy, budget, p, iterations, NULL);
 }
 
 /* The refault count of the same with no budget. */
@@ -321,6 +329,19 @@ static void refault_causes(void **state)
 	plan_destroy(p);
 }
 
+static void free_w1(struct rig *r)
+{
+	engine_on_free(r->e, 1);
+}
+
+/* W1's K1 of the next iteration, then its free. */
+static void use_and_free_w1(struct rig *r)
+{
+	launch(r, K0, (const uint64_t[]){ 4 }, 1);
+	launch(r, K1, (const uint64_t[]){ 1 }, 1);
+	free_w1(r);
+}
+
 /* A block freed while off the GPU after an eviction: the copy to the host
  * was never read. Counted once, at the free, and only for the eviction
  * that left it off the GPU; by who evicted it. */
@@ -330,40 +351,21 @@ static void unread_evictions_counted(void **state)
 	struct plan *p = prog_plan(&a);
 	add_op(p, 2, PLAN_OP_EVICT, 1, PLAN_POS_NONE, a.w1, 0, 8 * MB);
 	finish_plan(p);
-	struct rig r;
-	struct engine_stats st;
 	/* W1 (4 blocks) evicted after K1, its only kernel, and freed there. */
-	rig_start(&r, ENGINE_PLAN, 0, p);
-	prog_setup(&r);
-	prog_iteration(&r, 5, 0);
-	engine_on_free(r.e, 1);
-	engine_get_stats(r.e, &st);
+	struct engine_stats st = stats_then(ENGINE_PLAN, 0, p, 1, free_w1);
 	assert_int_equal(st.unread_evicted_blocks, 4);
 	assert_int_equal(st.unread_evicted_budget_blocks, 0);
-	rig_stop(&r);
 	/* Faulted back in by the next K1 and freed before it leaves again:
 	 * what was copied out was read back. */
-	rig_start(&r, ENGINE_PLAN, 0, p);
-	prog_setup(&r);
-	prog_iteration(&r, 5, 0);
-	launch(&r, K0, (const uint64_t[]){ 4 }, 1);
-	launch(&r, K1, (const uint64_t[]){ 1 }, 1);
-	engine_on_free(r.e, 1);
-	engine_get_stats(r.e, &st);
+	st = stats_then(ENGINE_PLAN, 0, p, 1, use_and_free_w1);
 	assert_int_equal(st.refault_blocks, 4);
 	assert_int_equal(st.unread_evicted_blocks, 0);
-	rig_stop(&r);
 	/* Under ondemand only the budget evicts: 8 blocks for 10 leave 2 of
 	 * W1's 4 off the GPU by the end of an iteration (K2 to K5 and K0 use
 	 * the others). */
-	rig_start(&r, ENGINE_ONDEMAND, 16 * MB, p);
-	prog_setup(&r);
-	prog_iteration(&r, 5, 0);
-	engine_on_free(r.e, 1);
-	engine_get_stats(r.e, &st);
+	st = stats_then(ENGINE_ONDEMAND, 16 * MB, p, 1, free_w1);
 	assert_int_equal(st.unread_evicted_blocks, 2);
 	assert_int_equal(st.unread_evicted_budget_blocks, 2);
-	rig_stop(&r);
 	plan_destroy(p);
 }
 
