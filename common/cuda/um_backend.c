@@ -273,6 +273,9 @@ void um_backend_stream_queued(CUstream s)
 			streams[i].context = context;
 			streams[i].nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
 			nstreams++;
+			um_debug("fences follow stream %p: %s", (void *)s,
+				 streams[i].nonblocking ? "non-blocking, an event of its own"
+							: "blocking, covered by the legacy stream's event");
 		}
 	}
 	streams[i].busy = 1;
