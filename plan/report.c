@@ -410,6 +410,10 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "plan moves   %zu evictions (%s to the host), %zu prefetches (%s to the GPU)\n",
 		f.ops_by_kind[PLAN_OP_EVICT], size_str(sr->evict_bytes, a, sizeof a),
 		f.ops_by_kind[PLAN_OP_PREFETCH], size_str(sr->prefetch_bytes, b, sizeof b));
+	if (sr->tail_evict_bytes)
+		fprintf(out, "             %s of it past a tensor's last use, before the program frees it: copied,\n"
+			     "             never read back (freed at the last use, it would be discarded)\n",
+			size_str(sr->tail_evict_bytes, a, sizeof a));
 	fprintf(out, "             %zu discards at deaths (%s never copied), %zu fresh allocations discard-prefetched (%s)\n",
 		f.ops_by_kind[PLAN_OP_DISCARD], size_str(sr->discard_bytes, a, sizeof a),
 		f.ops_by_kind[PLAN_OP_DISCARD_PREFETCH], size_str(sr->discard_prefetch_bytes, b, sizeof b));
@@ -640,6 +644,7 @@ cJSON *report_json(const struct planner *pl)
 	for (int k = PLAN_OP_KIND_MIN; k <= PLAN_OP_KIND_MAX; k++)
 		json_add_u64(o, plan_op_kind_name((uint8_t)k), f.ops_by_kind[k]);
 	json_add_u64(o, "evict_bytes", sr->evict_bytes);
+	json_add_u64(o, "tail_evict_bytes", sr->tail_evict_bytes);
 	json_add_u64(o, "prefetch_bytes", sr->prefetch_bytes);
 	json_add_u64(o, "discard_bytes", sr->discard_bytes);
 	json_add_u64(o, "discard_prefetch_bytes", sr->discard_prefetch_bytes);

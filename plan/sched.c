@@ -546,8 +546,12 @@ static int emit_moves(struct ctx *x, struct op_buf *b, struct sched_result *r)
 			return -1;
 		r->evict_bytes += size;
 		r->dtoh_busy_ns = add_time(r->dtoh_busy_ns, c->de);
-		if (!c->prefetch)
+		if (!c->prefetch) {
+			/* A tensor unused all iteration has no use before. */
+			if (c->from != VITAL_NONE)
+				r->tail_evict_bytes += size;
 			continue;
+		}
 		whose = c->nr >= c->next_at ? c->next : c->tensor;
 		if (emit(b, pos_of(x, c, c->nr), PLAN_OP_PREFETCH, PLAN_POS_NONE, c->to, whose, size))
 			return -1;

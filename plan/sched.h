@@ -117,6 +117,9 @@ struct sched_result {
 	size_t forced;       /* of those, not hidden behind computation */
 	size_t dropped;      /* chosen, then found unnecessary */
 	uint64_t evict_bytes, prefetch_bytes, discard_bytes, discard_prefetch_bytes;
+	uint64_t tail_evict_bytes; /* of evict_bytes, tails: a tensor past its last
+				      use until its free, copied to the host
+				      and never read back */
 	uint64_t stall_ns;   /* rough: prefetch time not covered before its
 				deadline, or a link's busy time beyond the
 				iteration, whichever is larger */

@@ -738,8 +738,17 @@ assert r["late_prefetches"] == 8 and r["late_prefetch_bytes"] >= r["prefetch_byt
 else
 	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline; late_prefetches counts 8"
 fi
-# The link's busy time is the plan's transfers at the default speeds and
-# call cost, the births' plain prefetches (BERT-large has them at 3G) too.
+# The MLP's plan at 240M evicts tensors past their last use before their
+# free (80 MiB of its 161): the report and the JSON say how much.
+if python3 -c 'import json,sys
+r = json.loads(sys.argv[1])["plan"]
+assert 0 < r["tail_evict_bytes"] <= r["evict_bytes"], r' "$json" &&
+	run "$UMPLAN" "$fixture" --report --capacity 240M &&
+	grep -qE '^ +80\.00 MiB of it past a tensor.s last use, before the program frees it' <<<"$out"; then
+	ok "--report and --json count the evictions past a tensor's last use, never read back"
+else
+	not_ok "--report and --json count the evictions past a tensor's last use, never read back"
+fi
 # A real trace with one value no recorder writes: a clear error naming the
 # file and the row, never a plan made of nonsense.
 bad_row() { # bad_row SQL MESSAGE DESC
@@ -798,6 +807,8 @@ if [ "$status" -eq 0 ] && python3 -c 'import json,sys; sys.exit(json.loads(sys.a
 	ok "negative kernel times: those kernels count as untimed"
 else not_ok "negative kernel times: those kernels count as untimed"; fi
 
+# The link's busy time is the plan's transfers at the default speeds and
+# call cost, the births' plain prefetches (BERT-large has them at 3G) too.
 bert=$FIXTURES/h100_bert_large.db
 "$UMPLAN" "$bert" --json --capacity 3G -o "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.json" 2>/dev/null
 "$UMPLAN" --dump "$SCRATCH/bert3g.plan" >"$SCRATCH/bert3g.dump" # too large for an argument

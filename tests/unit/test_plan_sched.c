@@ -1524,7 +1524,8 @@ static void write_idle_past_the_cycle(const char *path, bool packed)
  * end, where the previous tensor is freed. Evicted at kernel 2, B's newer
  * instance leaves kernel 2 the temporary alone, its older one evicted
  * there an iteration before; packed, the older one leaves at kernel 2,
- * the newer one and the temporary stay. */
+ * the newer one and the temporary stay. Either way the eviction is a
+ * tail's (sched_result.tail_evict_bytes). */
 static void idle_longer_than_the_cycle(void **state)
 {
 	for (int packed = 0; packed < 2; packed++) {
@@ -1551,6 +1552,10 @@ static void idle_longer_than_the_cycle(void **state)
 		assert_int_equal(pl->ops[e].after, 1);
 		assert_int_equal(pl->allocs[pl->ops[e].alloc].origin,
 				 packed ? PLAN_ALLOC_PREVIOUS : PLAN_ALLOC_ITERATION);
+		/* B's data is read no more before its free: the eviction is a
+		 * tail's, copied and never brought back. */
+		assert_int_equal(p->sched.evict_bytes, one);
+		assert_int_equal(p->sched.tail_evict_bytes, one);
 		planner_free(p);
 	}
 }
@@ -1581,6 +1586,7 @@ static void shared_blocks_evicted_where_needed(void **state)
 		assert_int_equal(pl->ops[q].position, 5);
 		assert_int_equal(pl->ops[q].deadline, 0);
 		assert_int_equal(p->sched.peak, 3 << 20);
+		assert_int_equal(p->sched.tail_evict_bytes, 0); /* brought back */
 		planner_free(p);
 	}
 }
