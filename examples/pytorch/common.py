@@ -57,9 +57,6 @@ class ExampleParser(argparse.ArgumentParser):
         # has not been run with the managed allocator: refused as well.
         if a.managed_allocator is not None and (a.cuda_graph or a.compile):
             self.error("--managed-allocator does not go with --cuda-graph or --compile")
-        # A captured step replays into the same gradient tensors.
-        if a.free_grads_after_step and a.cuda_graph:
-            self.error("--free-grads-after-step does not go with --cuda-graph")
         return a
 
 
@@ -103,10 +100,6 @@ def make_parser(description, batch_size, lr, steps=10):
     p.add_argument("--turn-fds", metavar="R,W", type=turns.parse_fds,
                    help="take each step in turn with other runs: read a byte from fd R "
                         "before it, write one to fd W after it (bench/lockstep.py)")
-    p.add_argument("--free-grads-after-step", action="store_true",
-                   help="free the gradients right after the optimizer step, where they are "
-                        "last read, not before the next backward: a plan then discards them "
-                        "instead of copying them to the host (docs/planner.md)")
     graphs = p.add_mutually_exclusive_group()
     graphs.add_argument("--cuda-graph", action="store_true",
                         help="from step %d on, replay one CUDA graph of the whole step "
@@ -231,8 +224,6 @@ def train(args, model, optimizer, batches, compute_loss):
             loss = compute_loss(*batch)
             loss.backward()
             optimizer.step()
-            if args.free_grads_after_step:
-                optimizer.zero_grad(set_to_none=True)
         value = loss.item()  # waits for the step's kernels
         times.append(time.perf_counter() - t0)
         if nvtx:

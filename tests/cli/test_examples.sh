@@ -134,10 +134,6 @@ expect_status 1 "--managed-allocator LIB without umkit_managed_free: exit 1"
 expect_err_has "error: --managed-allocator: $SCRATCH/other.so: undefined symbol: umkit_managed_free" "it names LIB and the function"
 run python3 "$EX/mlp.py" --device cpu --cuda-graph
 built "--cuda-graph alone is taken"
-run python3 "$EX/mlp.py" --device cpu --free-grads-after-step
-built "--free-grads-after-step is taken"
-run python3 "$EX/mlp.py" --device cpu --free-grads-after-step --cuda-graph
-refused "--free-grads-after-step with --cuda-graph: refused" "--free-grads-after-step does not go with --cuda-graph"
 run python3 "$EX/mlp.py" --device cpu --compile reduce-overhead
 built "--compile alone is taken"
 
@@ -163,7 +159,7 @@ expect_out_has " managed_allocator='/opt/my libs/lib.so' " "a path with a space 
 config mlp.py
 expect_out_has " turn_fds=None " "and without --turn-fds, None as other options not given"
 keys=$(sed 's/^config //' <<<"$out" | tr ' ' '\n' | cut -d= -f1 | tr '\n' ' ')
-[ "$keys" = "script steps batch_size lr seed device nvtx no_checksum managed_allocator copy_stream turn_fds free_grads_after_step cuda_graph compile params param_bytes " ] \
+[ "$keys" = "script steps batch_size lr seed device nvtx no_checksum managed_allocator copy_stream turn_fds cuda_graph compile params param_bytes " ] \
 	&& ok "the config line's common keys, in the order examples/README.md gives" \
 	|| not_ok "the config line's common keys, in the order examples/README.md gives (got: $keys)"
 run python3 "$EX/mlp.py" --device cpu --turn-fds 3,9 3</dev/null

@@ -2,36 +2,25 @@
 # the GPU, never read back (engine.unread_evicted_blocks), on the models
 # of bench/models.sh at W/B 2: each recorded once, planned for half its
 # live peak and replayed once under plan beside a plain run; prints the
-# steady iterations' means. UNREAD_MODELS picks models; EXTRA adds
-# arguments to each command, whose plain run is then compared with one
-# without them too.
+# steady iterations' means.
 #   OUT=$OUT bash bench/results/2026-12-03/s84/run-unread.sh
-#   UNREAD_MODELS=bert EXTRA=--free-grads-after-step OUT=$OUT bash bench/results/2026-12-03/s84/run-unread.sh
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/build/lib PYTHONUNBUFFERED=1
 . bench/models.sh
 W=/tmp/unread; rm -rf $W; mkdir -p $W $OUT/unread
-steps() { grep -E '^(checksum|step|loss)' "$@"; }
-for m in ${UNREAD_MODELS:-$MODELS}; do
+for m in $MODELS; do
 	read -ra cmd < <(model_command $m $(default_batch $m))
-	if [ -n "${EXTRA:-}" ]; then
-		"${cmd[@]}" >$W/$m.without 2>&1
-		cmd+=($EXTRA)
-	fi
 	"${cmd[@]}" >$W/$m.plain 2>&1 || { tail -3 $W/$m.plain; continue; }
-	[ -n "${EXTRA:-}" ] && echo "$m: plain with $EXTRA the same as without: $(diff <(steps $W/$m.without) <(steps $W/$m.plain) >/dev/null && echo yes || echo no)"
 	build/bin/umrec -q -o $W/$m.db --max-managed 32G -- "${cmd[@]}" >/dev/null 2>$W/$m.rec.err ||
 		{ tail -3 $W/$m.rec.err; continue; }
 	w=$(build/bin/umplan $W/$m.db --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
 	maxm=$(((2 * w + (1 << 30) - 1) >> 30))G b=$((w / 2))
 	build/bin/umplan $W/$m.db --capacity $b -q -o $W/$m.plan || continue
-	echo "$m: the plan evicts $(build/bin/umplan $W/$m.db --capacity $b --json | python3 -c 'import json,sys
-p = json.load(sys.stdin)["plan"]; print("%.0f MB, %.0f MB of it tails" % (p["evict_bytes"] / 1e6, p["tail_evict_bytes"] / 1e6))')"
 	build/bin/umreplay -q --plan $W/$m.plan --policy plan --gpu-budget $b --max-managed $maxm \
 		--stats $OUT/unread/$m.json -- "${cmd[@]}" >$W/$m.out 2>$W/$m.err
 	rc=$?
 	same=no
-	diff <(steps $W/$m.plain) <(steps $W/$m.out) >/dev/null &&
+	diff <(grep -E '^(checksum|step|loss)' $W/$m.plain) <(grep -E '^(checksum|step|loss)' $W/$m.out) >/dev/null &&
 		[ $rc -eq 0 ] && same=yes
 	python3 - $OUT/unread/$m.json $m $same <<'PY'
 import json, statistics, sys
