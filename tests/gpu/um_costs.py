@@ -23,6 +23,9 @@ PARTS = 4
 BATCH_RANGES = (1, 16, 128)
 BATCH_REPS = 3
 COMPUTE_MS = 60  # overlap: the bumps' time alone, about an eviction of the moved half
+# The replayer's largest call each way (replay/cuda/rp_exec.c).
+EVICT_CALL_BYTES = 64 << 20
+PREFETCH_CALL_BYTES = 192 << 20
 
 
 def sync_ms(gpu, fn):
@@ -407,10 +410,10 @@ def duplex(gpu, ptr, size, streams):
         for s in used.values():
             gpu.wait_value(s, gate_dev, word.value + 1)
         if evict_on is not None:
-            for a, n in blocks(*out_part, (64 << 20) if chunked else half):
+            for a, n in blocks(*out_part, EVICT_CALL_BYTES if chunked else half):
                 gpu.prefetch(a, n, False, evict_on)
         if prefetch_on is not None:
-            for a, n in blocks(*in_part, (192 << 20) if chunked else half):
+            for a, n in blocks(*in_part, PREFETCH_CALL_BYTES if chunked else half):
                 gpu.prefetch(a, n, True, prefetch_on)
         t0 = time.perf_counter()
         word.value += 1
@@ -463,7 +466,7 @@ def overlap(gpu, ptr, size, streams):
     bumps = max(1, round(COMPUTE_MS / 1e3 / one))
 
     def migrate(to_gpu):
-        for a, n in blocks(*moved, (192 << 20) if to_gpu else (64 << 20)):
+        for a, n in blocks(*moved, PREFETCH_CALL_BYTES if to_gpu else EVICT_CALL_BYTES):
             gpu.prefetch(a, n, to_gpu, mig)
 
     def until_idle(t0, watched):
