@@ -347,6 +347,14 @@ static uint64_t xfer_ns(uint64_t bytes, uint64_t bps)
 	return (uint64_t)((double)bytes * 1e9 / (double)bps);
 }
 
+/* Puts a transfer or call of d on the link from start (>= link_free). */
+static void occupy(struct eng *e, uint64_t start, uint64_t d)
+{
+	e->link_free = start + d;
+	if (e->measure)
+		e->r->link_busy_ns += d;
+}
+
 /* Room held by evictions finished by t is free again. */
 static void reclaim(struct eng *e, uint64_t t)
 {
@@ -406,7 +414,7 @@ static size_t lru_victim(struct eng *e)
 static void evict(struct eng *e, size_t b, uint64_t t)
 {
 	uint64_t start = max_u64(max_u64(t, e->link_free), e->at[b]);
-	e->link_free = start + xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s);
+	occupy(e, start, xfer_ns(SIM_BLOCK_BYTES, e->o->dtoh_bytes_per_s));
 	e->st[b] = B_EVICTING;
 	e->at[b] = e->link_free;
 	heap_note(e, &e->evicting, evicting_live, e->at[b], b);
@@ -486,7 +494,7 @@ static bool fetch(struct eng *e, size_t b, uint64_t t, bool copy)
 		fits = left;
 	}
 	uint64_t start = max_u64(fits, e->link_free);
-	e->link_free = start + (copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
+	occupy(e, start, copy ? xfer_ns(SIM_BLOCK_BYTES, e->o->htod_bytes_per_s) : 0);
 	arrive(e, b, e->link_free, copy);
 	return true;
 }
@@ -514,7 +522,7 @@ static void discard(struct eng *e, size_t b)
 /* One migration call's fixed cost on the link, from t. */
 static void call(struct eng *e, uint64_t t)
 {
-	e->link_free = max_u64(e->link_free, t) + e->o->call_cost_ns;
+	occupy(e, max_u64(e->link_free, t), e->o->call_cost_ns);
 }
 
 static void pin_kernel(struct eng *e, uint32_t k)
@@ -625,12 +633,14 @@ static void deepum_ops(struct eng *e, uint32_t k, uint64_t t)
 			size_t b = c->k_blk[i];
 			if (e->st[b] == B_RES)
 				continue;
-			uint64_t link_free = e->link_free, evicted = e->r->evicted;
+			uint64_t link_free = e->link_free, busy = e->r->link_busy_ns, evicted = e->r->evicted;
 			if (!called)
 				call(e, t);
 			bool moved = fetch(e, b, t, true) || e->r->evicted != evicted;
-			if (!called && !moved)
-				e->link_free = link_free; /* not issued: no call */
+			if (!called && !moved) { /* not issued: no call */
+				e->link_free = link_free;
+				e->r->link_busy_ns = busy;
+			}
 			called |= moved;
 		}
 	}
@@ -766,6 +776,14 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 			else if (policy == SIM_DEEPUM)
 				deepum_ops(&e, k, t0);
 			t = run_kernel(&e, k, t0);
+			/* Nothing joins the link while the kernel runs (the next
+			 * ops are issued at the next kernel), and it carries no
+			 * gap before link_free after the kernel starts: every
+			 * transfer starts by its issue or right after the one
+			 * before. */
+			uint64_t busy_to = max_u64(t - c->dur[k], e.link_free);
+			if (e.measure && t > busy_to)
+				out->link_idle_kernel_ns += t - busy_to;
 		}
 		t += c->tail_ns;
 	}

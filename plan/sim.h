@@ -72,6 +72,11 @@ struct sim_result {
 	uint64_t capacity;
 	uint64_t time_ns, ideal_ns, stall_ns; /* time = ideal + stall */
 	uint64_t htod_bytes, dtoh_bytes, faults;
+	/* The link in the measured iteration: how long the transfers and
+	 * calls issued in it keep it busy, and how much of the kernels' time
+	 * it carried nothing (all of it when migration and compute run in
+	 * series, none when the link is busy throughout). */
+	uint64_t link_busy_ns, link_idle_kernel_ns;
 	/* Block accounting over the whole run (warm-up included), in blocks:
 	 * brought = resident_end + evicted + discarded. */
 	uint64_t brought, evicted, discarded, resident_end;

@@ -125,7 +125,9 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 			     json_add_u64(e, "stall_ns", s->stall_ns) &&
 			     json_add_u64(e, "htod_bytes", s->htod_bytes) &&
 			     json_add_u64(e, "dtoh_bytes", s->dtoh_bytes) &&
-			     json_add_u64(e, "faults", s->faults);
+			     json_add_u64(e, "faults", s->faults) &&
+			     json_add_u64(e, "link_busy_ns", s->link_busy_ns) &&
+			     json_add_u64(e, "link_idle_kernel_ns", s->link_idle_kernel_ns);
 		}
 	if (!ok) {
 		cJSON_Delete(root);

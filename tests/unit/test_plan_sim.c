@@ -32,7 +32,12 @@ static void assert_result(const struct sim_result *s, enum sim_policy pol, const
 			 (unsigned long long)s->resident_end, (unsigned long long)s->evicted,
 			 (unsigned long long)s->discarded);
 	if (pol == SIM_IDEAL)
-		assert_true(!s->faults && !s->htod_bytes && !s->dtoh_bytes && !s->stall_ns);
+		assert_true(!s->faults && !s->htod_bytes && !s->dtoh_bytes && !s->stall_ns && !s->link_busy_ns);
+	/* The kernels' time is part of ideal's (with the gaps between them). */
+	if (s->link_idle_kernel_ns > s->ideal_ns)
+		fail_msg("%s %s: the link idle for %llu ns of kernels in an ideal of %llu", what,
+			 sim_policy_name(pol), (unsigned long long)s->link_idle_kernel_ns,
+			 (unsigned long long)s->ideal_ns);
 }
 
 /* Perturbed durations (the sensitivity study): every invariant still holds
@@ -297,6 +302,12 @@ static void deepum_keeps_to_the_capacity(void **state)
 	planner_free(pl);
 }
 
+/* A block's time on the link at bps, as the model counts it. */
+static uint64_t xfer(uint64_t bytes, uint64_t bps)
+{
+	return (uint64_t)((double)bytes * 1e9 / (double)bps);
+}
+
 /* The call cost of the two runs of run_free_and_dear_calls. */
 #define DEAR_CALL_NS 5000000ull
 
@@ -353,7 +364,9 @@ static void deepum_charges_only_issued_prefetches(void **state)
  * one on the link the kernel waits for; nothing faults. Calls of 5 ms
  * make the iteration four calls longer than free ones (the scheduler
  * makes the same ops for both). The plan's calls were once free in the
- * model with every check passing. */
+ * model with every check passing. Migration and compute in series: the
+ * iteration is ideal plus the link's busy time, and both kernels (0.1 ms
+ * each) run with the link idle. */
 static void plan_charges_each_call(void **state)
 {
 	char path[512];
@@ -368,6 +381,13 @@ static void plan_charges_each_call(void **state)
 	assert_int_equal(dear_calls.htod_bytes, 2 * 4 << 20);
 	assert_int_equal(dear_calls.dtoh_bytes, 2 * 4 << 20);
 	expect_calls_more(SIM_PLAN, &free_calls, &dear_calls, 4);
+	assert_int_equal(dear_calls.link_busy_ns, free_calls.link_busy_ns + 4 * DEAR_CALL_NS);
+	assert_int_equal(free_calls.link_busy_ns,
+			 4 * xfer(SIM_BLOCK_BYTES, o.dtoh_bytes_per_s) + 4 * xfer(SIM_BLOCK_BYTES, o.htod_bytes_per_s));
+	assert_int_equal(free_calls.time_ns, free_calls.ideal_ns + free_calls.link_busy_ns);
+	assert_int_equal(dear_calls.time_ns, dear_calls.ideal_ns + dear_calls.link_busy_ns);
+	assert_int_equal(free_calls.link_idle_kernel_ns, 200000);
+	assert_int_equal(dear_calls.link_idle_kernel_ns, 200000);
 	sim_ctx_free(c);
 	planner_free(pl);
 }
@@ -422,7 +442,8 @@ static void json_counts_stay_exact(void **state)
 		row.res[p] = (struct sim_result){ .capacity = ((uint64_t)1 << 53) - 1, .time_ns = 1000000000000001,
 						  .ideal_ns = 1000000000000000, .stall_ns = 8999999999999999,
 						  .htod_bytes = ((uint64_t)1 << 60) + 1, .dtoh_bytes = 1234567890123456,
-						  .faults = 1000000000000003 };
+						  .faults = 1000000000000003, .link_busy_ns = 1000000000000005,
+						  .link_idle_kernel_ns = 1000000000000007 };
 	cJSON *j = sim_json(c, &row, 1, &o);
 	assert_non_null(j);
 	char *text = cJSON_PrintUnformatted(j);
@@ -430,7 +451,8 @@ static void json_counts_stay_exact(void **state)
 	const char *want[] = { "\"live_peak\":8388608", "\"blocks\":4", "\"capacity\":9007199254740991",
 			       "\"time_ns\":1000000000000001", "\"stall_ns\":8999999999999999",
 			       "\"htod_bytes\":\"1152921504606846977\"", "\"dtoh_bytes\":1234567890123456",
-			       "\"faults\":1000000000000003" };
+			       "\"faults\":1000000000000003", "\"link_busy_ns\":1000000000000005",
+			       "\"link_idle_kernel_ns\":1000000000000007" };
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		if (!strstr(text, want[i]))
 			fail_msg("%s lacks %s", text, want[i]);
