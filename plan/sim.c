@@ -777,10 +777,11 @@ int sim_run(const struct sim_ctx *c, enum sim_policy policy, uint64_t capacity,
 				deepum_ops(&e, k, t0);
 			t = run_kernel(&e, k, t0);
 			/* Nothing joins the link while the kernel runs (the next
-			 * ops are issued at the next kernel), and it carries no
-			 * gap before link_free after the kernel starts: every
-			 * transfer starts by its issue or right after the one
-			 * before. */
+			 * ops are issued at the next kernel), and from the
+			 * kernel's start it is busy without a gap up to
+			 * link_free: a transfer starts right after the one
+			 * before, or later only for its issue or its block's
+			 * arrival, both by the kernel's start. */
 			uint64_t busy_to = max_u64(t - c->dur[k], e.link_free);
 			if (e.measure && t > busy_to)
 				out->link_idle_kernel_ns += t - busy_to;
