@@ -390,6 +390,21 @@ def round_trips(gpu, size, s):
     return out
 
 
+def until_idle(gpu, t0, watched):
+    """ms from t0 until each stream of watched (name: stream) is idle,
+    polled in turn; the names of one stream get one time."""
+    done, left = {}, {}
+    for name, s in watched.items():
+        left.setdefault(id(s), (s, []))[1].append(name)
+    while left:
+        for key, (s, names) in list(left.items()):
+            if gpu.idle(s):
+                t = ms(time.perf_counter() - t0)
+                done.update((name, t) for name in names)
+                del left[key]
+    return done
+
+
 def duplex(gpu, ptr, size, streams):
     """An eviction of one half and a prefetch of the other, both released at
     once by a gate word: on one stream (the eviction first, as a FIFO of
@@ -415,16 +430,11 @@ def duplex(gpu, ptr, size, streams):
         if prefetch_on is not None:
             for a, n in blocks(*in_part, PREFETCH_CALL_BYTES if chunked else half):
                 gpu.prefetch(a, n, True, prefetch_on)
+        watched = {name: s for name, s in (("evict_done", evict_on), ("prefetch_done", prefetch_on))
+                   if s is not None}
         t0 = time.perf_counter()
         word.value += 1
-        left, row = dict(used), {}
-        while left:
-            for key, s in list(left.items()):
-                if gpu.idle(s):
-                    row["evict_done" if s is evict_on else "prefetch_done"] = ms(time.perf_counter() - t0)
-                    if s is evict_on and s is prefetch_on:
-                        row["prefetch_done"] = row["evict_done"]
-                    del left[key]
+        row = until_idle(gpu, t0, watched)
         gpu.sync()
         return row
 
@@ -469,14 +479,6 @@ def overlap(gpu, ptr, size, streams):
         for a, n in blocks(*moved, PREFETCH_CALL_BYTES if to_gpu else EVICT_CALL_BYTES):
             gpu.prefetch(a, n, to_gpu, mig)
 
-    def until_idle(t0, watched):
-        done = {}
-        while len(done) < len(watched):
-            for name, s in watched.items():
-                if name not in done and gpu.idle(s):
-                    done[name] = ms(time.perf_counter() - t0)
-        return done
-
     def run(case, to_gpu):
         gpu.prefetch(*moved, not to_gpu, streams[0])
         gpu.sync()
@@ -484,11 +486,11 @@ def overlap(gpu, ptr, size, streams):
             t0 = time.perf_counter()
             for _ in range(bumps):
                 gpu.bump(*compute, work)
-            return until_idle(t0, {"compute_done": work})
+            return until_idle(gpu, t0, {"compute_done": work})
         if case == "migrate_alone":
             t0 = time.perf_counter()
             migrate(to_gpu)
-            return until_idle(t0, {"migrate_done": mig})
+            return until_idle(gpu, t0, {"migrate_done": mig})
         if case == "gated":
             for s in (work, mig):
                 gpu.wait_value(s, gate_dev, word.value + 1)
@@ -497,7 +499,7 @@ def overlap(gpu, ptr, size, streams):
             migrate(to_gpu)
             t0 = time.perf_counter()
             word.value += 1
-            return until_idle(t0, {"compute_done": work, "migrate_done": mig})
+            return until_idle(gpu, t0, {"compute_done": work, "migrate_done": mig})
         # threaded: the worker's calls on an idle stream beside the launches
         def worker():
             gpu.bind()
@@ -507,7 +509,7 @@ def overlap(gpu, ptr, size, streams):
         t.start()
         launches = [timed(lambda: gpu.bump(*compute, work)) for _ in range(bumps)]
         t.join()
-        row = until_idle(t0, {"compute_done": work, "migrate_done": mig})
+        row = until_idle(gpu, t0, {"compute_done": work, "migrate_done": mig})
         row["launch_max_ms"] = ms(max(launches))
         return row
 
