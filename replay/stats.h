@@ -77,6 +77,10 @@ struct replay_measured {
 	 * and their host time. */
 	uint64_t gate_waits, gates_unissued, gate_ns;
 	uint64_t issue_waits, issue_waits_expired, issue_wait_ns;
+	/* Discard-and-prefetches that waited for the worker to issue the
+	 * evictions queued before them, which make their room; the waits
+	 * that gave up, and their host time. */
+	uint64_t room_waits, room_waits_expired, room_wait_ns;
 	/* The most migration jobs queued for the worker at once. */
 	uint64_t migration_queue_peak;
 	/* Markers recorded behind launches and frees, and the host time. */

@@ -98,6 +98,11 @@ struct rp_exec_stats {
 				      (engine.h, gate's wait_issue) */
 	uint64_t issue_waits_expired; /* of those, the ones that gave up */
 	uint64_t issue_wait_ns;    /* the host time they waited */
+	uint64_t room_waits;       /* discard-and-prefetches that waited for
+				      the worker to issue the evictions
+				      queued before them (wait_evictions_issued) */
+	uint64_t room_waits_expired; /* of those, the ones that gave up */
+	uint64_t room_wait_ns;     /* the host time they waited */
 	uint64_t queue_peak;       /* the most migration jobs waiting for the
 				      worker at once (its queue has no
 				      bound: this shows how far it fell

@@ -32,6 +32,9 @@
  *    made on the program's thread, so that the wait names work already
  *    queued (a build where the program's streams waited for a word that
  *    the worker's later calls set hung the MLP under plan: docs/replay.md);
+ *  - a discard-and-prefetch first waits (bounded) for the worker to issue
+ *    the evictions queued before it, whose room it takes in the engine's
+ *    model (wait_evictions_issued);
  *  - discards go on the one stream, behind the migrations the worker has
  *    issued on it (a migration still in the worker's queue follows them,
  *    which can cost a stale eviction but never runs beside the discard):
@@ -137,11 +140,12 @@ static void create_pending(void)
 static atomic_uint_fast64_t n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued, n_issue_waits, n_issue_waits_expired;
+static atomic_uint_fast64_t n_room_waits, n_room_waits_expired;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
  * of the program's threads' time inside the executor's entry points. */
-static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, issue_wait_ns, exec_ns;
+static atomic_uint_fast64_t mark_ns, discard_wait_ns, gate_ns, issue_wait_ns, room_wait_ns, exec_ns;
 
 /* The worker's: the event recorded after a prefetch job, and that job's
  * ticket (0: none yet). A later job reusing the slot only makes a gate
@@ -164,9 +168,12 @@ struct job {
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t issued_cond = PTHREAD_COND_INITIALIZER; /* a prefetch job issued */
+static pthread_cond_t issued_cond = PTHREAD_COND_INITIALIZER; /* a job issued */
 static struct job *queue_head, *queue_tail;
 static uint64_t queued_jobs, queued_peak; /* jobs the worker has not taken */
+/* Eviction jobs queued and issued so far: jobs go in order, so once the
+ * counts meet, every eviction queued is on the stream. */
+static uint64_t evictions_queued, evictions_issued;
 static int worker_busy;
 static int worker_started;
 
@@ -457,15 +464,15 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
 		call_all(j->op, j->ranges, j->n, &worker_room);
-		bool prefetch = j->op == ENGINE_OP_PREFETCH;
-		if (prefetch) {
+		enum engine_op op = j->op;
+		if (op == ENGINE_OP_PREFETCH) {
 			record_gate(j->ticket);
 			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
 		}
 		free(j);
 		pthread_mutex_lock(&queue_lock);
-		if (prefetch)
-			pthread_cond_broadcast(&issued_cond);
+		evictions_issued += op == ENGINE_OP_EVICT;
+		pthread_cond_broadcast(&issued_cond);
 	}
 	return NULL;
 }
@@ -616,8 +623,41 @@ static void retry_pending(void)
 		issue_ordered(ENGINE_OP_DISCARD, ready, k);
 }
 
+/* A discard-and-prefetch is issued on the program's thread, where the
+ * evictions the engine queued before it may still wait for the worker,
+ * the flush's own among them: the room it takes is theirs in the engine's
+ * model. Issued ahead of them, it would hold its blocks on the GPU beside
+ * theirs until they land, past the budget; on a GPU truly full the driver
+ * would have to evict in their place. So it waits, at most ISSUE_WAIT_NS,
+ * for the worker to issue them, and then lands behind them on the one
+ * stream. The worker's calls mostly return at once (they wait on the
+ * GPU for their markers); one made on an idle stream copies inside the
+ * call, and the driver holds this thread's next call until it ends
+ * anyway (docs/replay.md, "What the driver's calls cost"). */
+static void wait_evictions_issued(void)
+{
+	pthread_mutex_lock(&queue_lock);
+	uint64_t queued = evictions_queued;
+	if (evictions_issued >= queued) {
+		pthread_mutex_unlock(&queue_lock);
+		return;
+	}
+	struct timespec until = um_deadline_in(ISSUE_WAIT_NS);
+	uint64_t t0 = rp_now();
+	while (evictions_issued < queued && (queue_head || worker_busy))
+		if (pthread_cond_clockwait(&issued_cond, &queue_lock, CLOCK_MONOTONIC, &until) == ETIMEDOUT) {
+			atomic_fetch_add(&n_room_waits_expired, 1);
+			break;
+		}
+	pthread_mutex_unlock(&queue_lock);
+	atomic_fetch_add(&n_room_waits, 1);
+	atomic_fetch_add(&room_wait_ns, rp_now() - t0);
+}
+
 static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
 {
+	if (op == ENGINE_OP_DISCARD_PREFETCH)
+		wait_evictions_issued();
 	if (mark_done(mark)) {
 		issue_ordered(op, r, n);
 		return;
@@ -678,6 +718,7 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	queue_tail = j;
 	if (++queued_jobs > queued_peak)
 		queued_peak = queued_jobs;
+	evictions_queued += op == ENGINE_OP_EVICT;
 	worker_busy = 1;
 	pthread_cond_signal(&queue_cond);
 	pthread_mutex_unlock(&queue_lock);
@@ -908,6 +949,9 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->issue_waits = atomic_load(&n_issue_waits);
 	out->issue_waits_expired = atomic_load(&n_issue_waits_expired);
 	out->issue_wait_ns = atomic_load(&issue_wait_ns);
+	out->room_waits = atomic_load(&n_room_waits);
+	out->room_waits_expired = atomic_load(&n_room_waits_expired);
+	out->room_wait_ns = atomic_load(&room_wait_ns);
 	pthread_mutex_lock(&queue_lock);
 	out->queue_peak = queued_peak;
 	pthread_mutex_unlock(&queue_lock);

@@ -96,6 +96,9 @@ static void keys_and_values(void **state)
 	m.issue_waits = 8;
 	m.issue_waits_expired = 1;
 	m.issue_wait_ns = 2600;
+	m.room_waits = 11;
+	m.room_waits_expired = 2;
+	m.room_wait_ns = 4700;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
 	m.markers = 640;
@@ -225,6 +228,9 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(markers, "recorded"), 640);
 	assert_int_equal(num(markers, "ns"), 51000);
 	assert_int_equal(num(host, "migration_queue_peak"), 23);
+	assert_int_equal(num(host, "room_waits"), 11);
+	assert_int_equal(num(host, "room_waits_expired"), 2);
+	assert_int_equal(num(host, "room_wait_ns"), 4700);
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);

@@ -142,6 +142,9 @@ CUresult CUDAAPI cuMemAdvise(CUdeviceptr ptr, size_t count, CUmem_advise advice,
 static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
 static bool migrations_held;
+/* Eviction calls made (returned), and how many had been when the last
+ * discard-and-prefetch call was made: the one stream's order. */
+static size_t evictions_called, evictions_before_discard_prefetch;
 
 CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
 					 size_t *loc_idxs, size_t n_locs, unsigned long long flags, CUstream stream)
@@ -149,6 +152,7 @@ CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_
 	pthread_mutex_lock(&hold_lock);
 	while (migrations_held)
 		pthread_cond_wait(&hold_cond, &hold_lock);
+	evictions_called += locs[0].type == CU_MEM_LOCATION_TYPE_HOST;
 	pthread_mutex_unlock(&hold_lock);
 	return CUDA_SUCCESS;
 }
@@ -175,6 +179,9 @@ CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *si
 						   CUmemLocation *locs, size_t *loc_idxs, size_t n_locs,
 						   unsigned long long flags, CUstream stream)
 {
+	pthread_mutex_lock(&hold_lock);
+	evictions_before_discard_prefetch = evictions_called;
+	pthread_mutex_unlock(&hold_lock);
 	return CUDA_SUCCESS;
 }
 
@@ -695,6 +702,76 @@ static void the_wait_for_an_issue_is_bounded(void **state)
 	test_in_child(issue_wait_bounded);
 }
 
+/* A job of op queued and the worker held in its call, let go after
+ * held_ms; then a discard-and-prefetch of a freed block, issued on this
+ * thread as the engine does. Sets the executor's stats right after; false
+ * if there is no arena to free a block in. */
+static bool discard_prefetch_behind_a_held_job(enum engine_op op, long held_ms, struct rp_exec_stats *st)
+{
+	const struct engine_executor *x = rp_exec_get();
+	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
+	pthread_t t;
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	marks_passed = true;
+	x->mark(x->ctx); /* the stream */
+	migrations_held = true;
+	x->issue(x->ctx, op, &r, 1, 0, 1);
+	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)held_ms) != 0)
+		release_migrations();
+	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 1);
+	rp_exec_get_stats(st);
+	pthread_join(t, NULL);
+	rp_exec_wait_issued();
+	return true;
+}
+
+/* The eviction the engine queued before a discard-and-prefetch makes its
+ * room: the discard-and-prefetch waits for the worker to issue it, and so
+ * follows it on the stream instead of filling the GPU past the budget. */
+static bool room_waited_for(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_behind_a_held_job(ENGINE_OP_EVICT, 20, &st) &&
+	       said(evictions_before_discard_prefetch == 1, "the discard-and-prefetch went ahead of the eviction") &&
+	       said(st.room_waits == 1 && st.room_waits_expired == 0, "the wait not counted") &&
+	       said(st.room_wait_ns >= 10000000, "the wait's time not counted");
+}
+
+static void a_discard_prefetch_follows_the_evictions_queued(void **state)
+{
+	test_in_child(room_waited_for);
+}
+
+/* A prefetch queued before it makes no room: no wait. */
+static bool no_wait_behind_a_prefetch(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_behind_a_held_job(ENGINE_OP_PREFETCH, 20, &st) &&
+	       said(st.room_waits == 0, "a discard-and-prefetch waited for a prefetch");
+}
+
+static void a_discard_prefetch_does_not_wait_for_prefetches(void **state)
+{
+	test_in_child(no_wait_behind_a_prefetch);
+}
+
+/* A worker held past ISSUE_WAIT_NS: the discard-and-prefetch gives up,
+ * counted, and goes ahead of the eviction. */
+static bool room_wait_bounded(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_behind_a_held_job(ENGINE_OP_EVICT, 300, &st) &&
+	       said(evictions_before_discard_prefetch == 0, "the held eviction counted issued") &&
+	       said(st.room_waits == 1 && st.room_waits_expired == 1, "the wait that gave up not counted") &&
+	       said(st.room_wait_ns < 250000000, "the wait not bounded");
+}
+
+static void the_wait_for_room_is_bounded(void **state)
+{
+	test_in_child(room_wait_bounded);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +791,9 @@ int main(void)
 		cmocka_unit_test(a_late_prefetch_is_waited_for),
 		cmocka_unit_test(an_early_prefetch_is_not_waited_for),
 		cmocka_unit_test(the_wait_for_an_issue_is_bounded),
+		cmocka_unit_test(a_discard_prefetch_follows_the_evictions_queued),
+		cmocka_unit_test(a_discard_prefetch_does_not_wait_for_prefetches),
+		cmocka_unit_test(the_wait_for_room_is_bounded),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
