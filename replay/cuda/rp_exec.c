@@ -400,26 +400,37 @@ static void wait_issued(uint64_t ticket)
 	}
 }
 
-/* Waits, at most ISSUE_WAIT_NS, for the worker to issue the prefetch job
- * of ticket (the kernel would fault on its blocks otherwise; engine.h,
- * gate). Only while the worker has jobs: one that never started, or lost
- * the job (memory ran out: counted failed), issues nothing more. Returns
- * the newest ticket issued. */
-static uint64_t wait_for_issue(uint64_t ticket)
+/* With queue_lock held, waits until issued() reaches target, at most
+ * ISSUE_WAIT_NS, and only while the worker has jobs: one that never
+ * started, or lost a job (memory ran out: counted failed), issues nothing
+ * more. Returns false if the time ran out. */
+static bool wait_worker(uint64_t (*issued)(void), uint64_t target)
 {
 	struct timespec until = um_deadline_in(ISSUE_WAIT_NS);
-	uint64_t t0 = rp_now(), issued;
+	while (issued() < target && (queue_head || worker_busy))
+		if (pthread_cond_clockwait(&issued_cond, &queue_lock, CLOCK_MONOTONIC, &until) == ETIMEDOUT)
+			return false;
+	return true;
+}
+
+static uint64_t newest_ticket_issued(void)
+{
+	return atomic_load_explicit(&issued_ticket, memory_order_acquire);
+}
+
+/* Waits for the worker to issue the prefetch job of ticket (the kernel
+ * would fault on its blocks otherwise; engine.h, gate). Returns the
+ * newest ticket issued. */
+static uint64_t wait_for_issue(uint64_t ticket)
+{
+	uint64_t t0 = rp_now();
 	pthread_mutex_lock(&queue_lock);
-	while ((issued = atomic_load_explicit(&issued_ticket, memory_order_acquire)) < ticket &&
-	       (queue_head || worker_busy))
-		if (pthread_cond_clockwait(&issued_cond, &queue_lock, CLOCK_MONOTONIC, &until) == ETIMEDOUT) {
-			atomic_fetch_add(&n_issue_waits_expired, 1);
-			break;
-		}
+	if (!wait_worker(newest_ticket_issued, ticket))
+		atomic_fetch_add(&n_issue_waits_expired, 1);
 	pthread_mutex_unlock(&queue_lock);
 	atomic_fetch_add(&n_issue_waits, 1);
 	atomic_fetch_add(&issue_wait_ns, rp_now() - t0);
-	return atomic_load_explicit(&issued_ticket, memory_order_acquire);
+	return newest_ticket_issued();
 }
 
 /* Returns the newest ticket issued as the gate found it (issued_ticket),
@@ -623,6 +634,12 @@ static void retry_pending(void)
 		issue_ordered(ENGINE_OP_DISCARD, ready, k);
 }
 
+/* Under queue_lock. */
+static uint64_t count_evictions_issued(void)
+{
+	return evictions_issued;
+}
+
 /* A discard-and-prefetch is issued on the program's thread, where the
  * evictions the engine queued before it may still wait for the worker,
  * the flush's own among them: the room it takes is theirs in the engine's
@@ -642,13 +659,9 @@ static void wait_evictions_issued(void)
 		pthread_mutex_unlock(&queue_lock);
 		return;
 	}
-	struct timespec until = um_deadline_in(ISSUE_WAIT_NS);
 	uint64_t t0 = rp_now();
-	while (evictions_issued < queued && (queue_head || worker_busy))
-		if (pthread_cond_clockwait(&issued_cond, &queue_lock, CLOCK_MONOTONIC, &until) == ETIMEDOUT) {
-			atomic_fetch_add(&n_room_waits_expired, 1);
-			break;
-		}
+	if (!wait_worker(count_evictions_issued, queued))
+		atomic_fetch_add(&n_room_waits_expired, 1);
 	pthread_mutex_unlock(&queue_lock);
 	atomic_fetch_add(&n_room_waits, 1);
 	atomic_fetch_add(&room_wait_ns, rp_now() - t0);
