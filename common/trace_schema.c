@@ -98,6 +98,7 @@ static const struct {
 	int version;
 } added_tables[] = {
 	{ "graph_kernel", 2 },
+	{ "write_dst", 3 },
 };
 
 static bool older_than_table(long long version, const char *type, const char *obj)

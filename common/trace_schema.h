@@ -17,7 +17,7 @@
 
 #include <sqlite3.h>
 
-#define TRACE_SCHEMA_VERSION 2
+#define TRACE_SCHEMA_VERSION 3
 
 /* How long umkit waits for a lock another process holds on a trace before
  * giving up: the recorder as it writes, the readers (trace_schema_open) as

@@ -1,5 +1,6 @@
--- umkit trace schema, version 2 (version 1 lacks graph_kernel, and its kernel
--- table holds captured launches and one kernel of each graph launch).
+-- umkit trace schema, version 3 (version 2 lacks write_dst; version 1 lacks
+-- graph_kernel too, and its kernel table holds captured launches and one
+-- kernel of each graph launch).
 --
 -- One SQLite database per recorded run, written by libumrec.so and read by
 -- umplan and by people with sqlite3. docs/trace-schema.md documents every
@@ -179,6 +180,18 @@ CREATE TABLE memset (
 	start_ns       INTEGER NOT NULL,
 	end_ns         INTEGER NOT NULL
 );
+
+-- Where a copy or memset writes, from its driver call: the destination the
+-- call named and the allocation that holds it. Keyed by the call's
+-- correlation ID, as its memcpy or memset row is. A call whose destination
+-- sits in a descriptor (2-D, 3-D and batched copies) has no row, nor does a
+-- copy or memset node of a CUDA graph: umplan takes a write without a row
+-- as one that may have written anywhere. New in version 3.
+CREATE TABLE write_dst (
+	correlation_id INTEGER PRIMARY KEY,
+	address        INTEGER NOT NULL,     -- the destination pointer
+	alloc_id       INTEGER REFERENCES alloc(id) -- NULL: in none of the arena's
+) WITHOUT ROWID;
 
 -- Views for the common questions.
 
