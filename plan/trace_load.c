@@ -963,29 +963,57 @@ static size_t position_after_call(const struct trace *t, const struct corr_pos *
 	return i < t->n_kernels ? by_corr[i].pos : t->n_kernels;
 }
 
+static int cmp_alloc_write(const void *a, const void *b)
+{
+	const struct trace_alloc_write *x = a, *y = b;
+	if (x->alloc_id != y->alloc_id)
+		return (x->alloc_id > y->alloc_id) - (x->alloc_id < y->alloc_id);
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The copies and memsets that may write device memory, each with its
+ * destination's allocation where write_dst gives it (a trace older than
+ * version 3 has none): -1 with no row there, NULL in the row (none of the
+ * arena's). */
+static const char writes_sql[] =
+	"SELECT w.correlation_id, w.start_ns, CASE WHEN d.correlation_id IS NULL THEN -1 ELSE d.alloc_id END "
+	"FROM (SELECT correlation_id, start_ns FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
+	"UNION ALL SELECT correlation_id, start_ns FROM memset) w "
+	"LEFT JOIN write_dst d ON d.correlation_id = w.correlation_id";
+static const char writes_sql_v2[] =
+	"SELECT correlation_id, start_ns, -1 FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
+	"UNION ALL SELECT correlation_id, start_ns, -1 FROM memset";
+
 static int load_writes(struct loader *l, const struct corr_pos *by_corr)
 {
 	struct trace *t = l->t;
 	sqlite3_stmt *st;
-	if (prepare(l, "SELECT correlation_id, start_ns FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
-		       "UNION ALL SELECT correlation_id, start_ns FROM memset", &st))
+	if (prepare(l, trace_schema_has_table(l->db, "write_dst") ? writes_sql : writes_sql_v2, &st))
 		return -1;
-	struct grow gp = { .elem = sizeof(size_t) }, gn = { .elem = sizeof(int64_t) };
+	struct grow gp = { .elem = sizeof(size_t) }, gn = { .elem = sizeof(int64_t) },
+		    ga = { .elem = sizeof(struct trace_alloc_write) };
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_type(st, 1) != SQLITE_NULL && after_reset(t, sqlite3_column_int64(st, 1)))
 			continue;
 		bool placed = sqlite3_column_type(st, 0) != SQLITE_NULL;
-		void *p = grow_push(placed ? &gp : &gn);
+		bool known = sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_int64(st, 2) >= 0;
+		if (known && sqlite3_column_type(st, 2) == SQLITE_NULL)
+			continue; /* into none of the arena's allocations */
+		void *p = grow_push(known ? &ga : placed ? &gp : &gn);
 		if (!p) {
 			sqlite3_finalize(st);
 			free(gp.data);
 			free(gn.data);
+			free(ga.data);
 			return oom(l);
 		}
-		if (placed)
-			*(size_t *)p = position_after_call(t, by_corr,
-							   (uint64_t)sqlite3_column_int64(st, 0));
+		size_t pos = placed ? position_after_call(t, by_corr, (uint64_t)sqlite3_column_int64(st, 0)) : 0;
+		if (known)
+			*(struct trace_alloc_write *)p =
+				(struct trace_alloc_write){ (uint64_t)sqlite3_column_int64(st, 2), pos };
+		else if (placed)
+			*(size_t *)p = pos;
 		else
 			*(int64_t *)p = sqlite3_column_int64(st, 1);
 	}
@@ -993,10 +1021,13 @@ static int load_writes(struct loader *l, const struct corr_pos *by_corr)
 	t->n_write_pos = gp.n;
 	t->write_ns = gn.data;
 	t->n_write_ns = gn.n;
+	t->alloc_writes = ga.data;
+	t->n_alloc_writes = ga.n;
 	if (step_failed(l, rc, st))
 		return -1;
 	sort_rows(t->write_pos, t->n_write_pos, sizeof(size_t), cmp_size);
 	sort_rows(t->write_ns, t->n_write_ns, sizeof(int64_t), cmp_i64);
+	sort_rows(t->alloc_writes, t->n_alloc_writes, sizeof(struct trace_alloc_write), cmp_alloc_write);
 	return 0;
 }
 
@@ -1094,6 +1125,7 @@ void trace_free(struct trace *t)
 	free(t->faults);
 	free(t->write_pos);
 	free(t->write_ns);
+	free(t->alloc_writes);
 	free(t->nvtx);
 	for (size_t i = 0; i < t->n_strings; i++)
 		free(t->strings[i]);
@@ -1122,9 +1154,15 @@ size_t trace_position_at(const struct trace *t, int64_t ns)
 	return lower_bound_i64(t->kernels, t->n_kernels, SEARCH_FIELD(struct trace_kernel, launch_ns), ns);
 }
 
-bool trace_write_between(const struct trace *t, size_t from_pos, size_t to_pos, int64_t from_ns,
-			 int64_t to_ns)
+bool trace_write_between(const struct trace *t, const struct trace_alloc *a, size_t from_pos, size_t to_pos,
+			 int64_t from_ns, int64_t to_ns)
 {
+	/* An allocation's writes are few: its run is walked. */
+	for (size_t i = lower_bound_u64(t->alloc_writes, t->n_alloc_writes,
+					SEARCH_FIELD(struct trace_alloc_write, alloc_id), a->id);
+	     i < t->n_alloc_writes && t->alloc_writes[i].alloc_id == a->id && t->alloc_writes[i].pos <= to_pos; i++)
+		if (t->alloc_writes[i].pos >= from_pos)
+			return true;
 	size_t lo = lower_bound_u64(t->write_pos, t->n_write_pos, sizeof *t->write_pos, 0, from_pos);
 	if (lo < t->n_write_pos && t->write_pos[lo] <= to_pos)
 		return true;

@@ -40,6 +40,13 @@ struct trace_alloc {
 	int64_t free_ns;    /* TRACE_NS_NEVER if never freed */
 };
 
+/* A copy or memset into allocation alloc_id (write_dst), placed as
+ * write_pos places one: the position of the first kernel launched after. */
+struct trace_alloc_write {
+	uint64_t alloc_id;
+	size_t pos;
+};
+
 /* One UM migration of the direction and cause the planner uses. */
 struct trace_migration {
 	int64_t start_ns;
@@ -83,14 +90,20 @@ struct trace {
 	uint64_t htod_bytes, dtoh_bytes, fault_bytes;
 
 	/* Copies and memsets that may write device memory (htod, dtod, ptop and
-	 * unknown copies; all memsets). Those with a correlation id are placed
-	 * in launch order by it (CUPTI numbers API calls in issue order):
+	 * unknown copies; all memsets) whose destination the trace does not
+	 * give (no write_dst row: a trace older than version 3, a copy whose
+	 * destination sits in a descriptor, a graph's node), so they may have
+	 * written any allocation. Those with a correlation id are placed in
+	 * launch order by it (CUPTI numbers API calls in issue order):
 	 * write_pos holds the position of the first kernel launched after each.
 	 * The others are known only by their GPU start time (write_ns). Both
-	 * sorted. */
-	size_t n_write_pos, n_write_ns;
+	 * sorted. The writes whose destination is known are in alloc_writes,
+	 * sorted by allocation, then position; those into no allocation of the
+	 * arena are left out. */
+	size_t n_write_pos, n_write_ns, n_alloc_writes;
 	size_t *write_pos;
 	int64_t *write_ns;
+	struct trace_alloc_write *alloc_writes;
 
 	size_t n_nvtx;
 	struct trace_nvtx *nvtx; /* sorted by start_ns */
@@ -175,11 +188,13 @@ bool trace_host_writes(const struct trace *t, const struct trace_alloc *a);
 size_t trace_position_at(const struct trace *t, int64_t ns);
 
 
-/* True when a copy or memset that may write device memory was issued
+/* True when a copy or memset that may write allocation a was issued
  * between the launches of kernels from_pos - 1 and to_pos (for one placed
  * by correlation id), or started on the GPU within [from_ns, to_ns] (for
- * one known only by time). */
-bool trace_write_between(const struct trace *t, size_t from_pos, size_t to_pos, int64_t from_ns,
+ * one known only by time): one into a, or one whose destination the trace
+ * does not give. */
+bool trace_write_between(const struct trace *t, const struct trace_alloc *a, size_t from_pos, size_t to_pos,
+			 int64_t from_ns,
 			 int64_t to_ns);
 
 #endif

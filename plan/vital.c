@@ -387,7 +387,8 @@ static void find_early_writes(const struct trace *t, const struct tensor_set *ts
 		/* A copy issued between the allocation's launch gap and the
 		 * first use may have filled it. */
 		tv->written_before_use = trace_host_writes(t, &t->allocs[tx->trace_alloc]) ||
-			trace_write_between(t, a, k, t->allocs[tx->trace_alloc].alloc_ns, until);
+			trace_write_between(t, &t->allocs[tx->trace_alloc], a, k, t->allocs[tx->trace_alloc].alloc_ns,
+					    until);
 	}
 }
 

@@ -683,6 +683,82 @@ static void managed_memory_is_never_discard_prefetched(void **state)
 	planner_free(device);
 }
 
+/* The iteration tensors written, by the recording, before their first
+ * kernel (a copy or memset may have filled them), among the used ones. */
+static size_t written_before_use(const struct planner *p)
+{
+	size_t n = 0;
+	for (size_t t = 0; t < p->tensors.n; t++)
+		n += p->tensors.t[t].origin == PLAN_ALLOC_ITERATION && p->vital.tv[t].n_uses &&
+		     p->vital.tv[t].written_before_use;
+	return n;
+}
+
+/* A copy of the MLP fixture (schema version 2: its copies and memsets may
+ * have written anywhere) at path, with write_dst rows (version 3) naming
+ * alloc_id as every copy's and memset's destination ("NULL": none of the
+ * arena's). */
+static void fixture_with_destinations(const char *path, const char *alloc_id)
+{
+	char fixture[512], sql[1200];
+	test_fixture(fixture, sizeof fixture, "h100_mlp.db");
+	remove(path);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(fixture, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	snprintf(sql, sizeof sql, "VACUUM INTO '%s'", path);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof sql,
+		 "CREATE TABLE write_dst (correlation_id INTEGER PRIMARY KEY, address INTEGER NOT NULL, "
+		 "alloc_id INTEGER) WITHOUT ROWID; "
+		 "INSERT INTO write_dst SELECT correlation_id, 4096, %s FROM memcpy WHERE correlation_id IS NOT NULL "
+		 "UNION SELECT correlation_id, 4096, %s FROM memset WHERE correlation_id IS NOT NULL",
+		 alloc_id, alloc_id);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* Where the trace says which allocation each copy and memset wrote
+ * (write_dst), a write counts for that allocation alone: on the MLP
+ * fixture, whose writes the planner otherwise takes as possibly into any
+ * tensor allocated before them, writes into none of the arena's leave
+ * every iteration tensor fresh, so its birth is a discard-prefetch; and
+ * writes all into one tensor leave it alone written. */
+static void writes_count_for_their_destination_alone(void **state)
+{
+	char fixture[512], path[512], id[32];
+	test_fixture(fixture, sizeof fixture, "h100_mlp.db");
+	uint64_t half = test_unplanned_peak(fixture) / 2;
+	struct planner *anywhere = test_plan_full(fixture, half, 0, 0);
+	size_t written = written_before_use(anywhere);
+	assert_true(written > 1);
+
+	test_path(path, sizeof path, "dst-none-mlp.db");
+	fixture_with_destinations(path, "NULL");
+	struct planner *p = test_plan_full(path, half, 0, 0);
+	assert_int_equal(written_before_use(p), 0);
+	assert_true(count_ops(p->plan, PLAN_OP_DISCARD_PREFETCH) > count_ops(anywhere->plan, PLAN_OP_DISCARD_PREFETCH));
+	assert_properties(p, "writes into none of the arena's");
+	planner_free(p);
+
+	/* The first tensor taken as written before its first kernel. */
+	size_t t = 0;
+	while (!(anywhere->tensors.t[t].origin == PLAN_ALLOC_ITERATION && anywhere->vital.tv[t].n_uses &&
+		 anywhere->vital.tv[t].written_before_use))
+		t++;
+	snprintf(id, sizeof id, "%llu",
+		 (unsigned long long)anywhere->trace->allocs[anywhere->tensors.t[t].trace_alloc].id);
+	test_path(path, sizeof path, "dst-one-mlp.db");
+	fixture_with_destinations(path, id);
+	p = test_plan_full(path, half, 0, 0);
+	assert_int_equal(written_before_use(p), 1);
+	assert_true(p->vital.tv[t].written_before_use);
+	assert_properties(p, "writes into one tensor");
+	planner_free(p);
+	planner_free(anywhere);
+}
+
 /* The driver migrates one way at a time, so the scheduler puts evictions
  * and prefetches on one link: on the MLP fixture at half its peak (without
  * host placement) the two directions together are busier than the
@@ -1734,6 +1810,7 @@ int main(void)
 		cmocka_unit_test(kernels_that_cannot_fit_are_reported),
 		cmocka_unit_test(discards_only_when_capacity_binds),
 		cmocka_unit_test(managed_memory_is_never_discard_prefetched),
+		cmocka_unit_test(writes_count_for_their_destination_alone),
 		cmocka_unit_test(one_link_for_both_directions),
 		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(late_prefetches_counted),
