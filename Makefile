@@ -184,7 +184,7 @@ $(ALLOC_FAILING_TESTS): TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=r
 $(BUILD)/tests/test_driver_allocs: $(call obj,common/cuda/driver_allocs.c)
 $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)
 $(BUILD)/tests/test_rp_exec: $(call obj,replay/cuda/rp_exec.c)
-$(BUILD)/tests/test_rp_callbacks: $(call obj,replay/cuda/rp_callbacks.c)
+$(BUILD)/tests/test_rp_callbacks: $(call obj,replay/cuda/rp_callbacks.c common/cuda/write_calls.c)
 $(BUILD)/tests/test_rp_activity: $(call obj,replay/cuda/rp_activity.c)
 $(BUILD)/tests/test_rp_residency: $(call obj,replay/cuda/rp_residency.c)
 $(BUILD)/tests/test_rp_inject: $(call obj,replay/cuda/rp_inject.c)

@@ -275,6 +275,27 @@ static void a_write_elsewhere_names_none(void **state)
 	assert_int_equal(written_id, 0);
 }
 
+/* A copy names its destination first, as a memset does; a stream memory
+ * operation that writes a word names it after the stream, in each of its
+ * eight forms' one place; a 2-D copy's sits in its descriptor. */
+static void copies_and_word_writes_are_writes(void **state)
+{
+	const CUdeviceptr dst = ALLOC_ADDRESS + 64;
+	cuMemcpyHtoDAsync_v2_params htod = { dst, "host", 16, NULL };
+	enter(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", &htod);
+	assert_int_equal(written_id, ALLOC_ID);
+	written_id = 0;
+	cuStreamWriteValue64_v2_ptsz_params word = { NULL, dst, 1, 0 };
+	enter(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue64_v2_ptsz, "cuStreamWriteValue64_v2_ptsz", &word);
+	assert_int_equal(written_id, ALLOC_ID);
+	written_id = 0;
+	CUDA_MEMCPY2D copy = { .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = dst };
+	cuMemcpy2DAsync_v2_params in_2d = { &copy, NULL };
+	enter(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, "cuMemcpy2DAsync_v2", &in_2d);
+	assert_int_equal(written_id, 0);
+	assert_int_equal(unknown_writes, 1);
+}
+
 /* A batched decompression writes the destinations its descriptors name,
  * which the engine cannot tell: after one, no allocation is fresh, as
  * after a batched copy (a discard-and-prefetch of a fresh allocation it
@@ -294,6 +315,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(memsets_in_2d_are_writes, setup),
 		cmocka_unit_test_setup(a_write_elsewhere_names_none, setup),
+		cmocka_unit_test_setup(copies_and_word_writes_are_writes, setup),
 		cmocka_unit_test_setup(a_batched_decompression_is_an_unknown_write, setup),
 	};
 	return cmocka_run_group_tests_name("rp_callbacks", tests, NULL, NULL);
