@@ -169,7 +169,7 @@ $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
 $(BUILD)/tests/test_cupti_guard: $(call obj,common/cuda/cupti_guard.c)
 $(BUILD)/tests/test_capture: $(call obj,common/cuda/capture.c)
 $(BUILD)/tests/test_rec_activity: $(call obj,record/cuda/rec_activity.c)
-$(BUILD)/tests/test_rec_callbacks: $(call obj,record/cuda/rec_callbacks.c)
+$(BUILD)/tests/test_rec_callbacks: $(call obj,record/cuda/rec_callbacks.c common/cuda/write_calls.c)
 # Its wrappers of nvtx_open_create and _destroy count the NVTX tables
 # rec_callbacks_start makes and frees.
 $(BUILD)/tests/test_rec_callbacks: TEST_LDFLAGS := -Wl,--wrap=nvtx_open_create,--wrap=nvtx_open_destroy

@@ -282,6 +282,11 @@ void trace_writer_memset(trace_writer *w, const struct trace_memset *s)
 	QUEUE_ONE(w, EV_MEMSET, memset, *s, (void)0);
 }
 
+void trace_writer_write_dst(trace_writer *w, const struct trace_write_dst *d)
+{
+	QUEUE_ONE(w, EV_WRITE_DST, write_dst, *d, (void)0);
+}
+
 void trace_writer_get_stats(trace_writer *w, struct trace_writer_stats *out)
 {
 	if (trace_writer_foreign(w)) {

@@ -222,6 +222,15 @@ struct trace_memset {
 };
 void trace_writer_memset(trace_writer *w, const struct trace_memset *s);
 
+/* Where a copy or memset writes, from its driver call: one per correlation
+ * ID, which the call's memcpy or memset row shares. */
+struct trace_write_dst {
+	uint32_t correlation_id;
+	uint64_t address;  /* the destination the call named */
+	uint64_t alloc_id; /* the allocation holding it; 0: none, stored as NULL */
+};
+void trace_writer_write_dst(trace_writer *w, const struct trace_write_dst *d);
+
 struct trace_writer_stats {
 	uint64_t events;       /* accepted (kernel arguments not counted) */
 	uint64_t batches;      /* transactions committed */

@@ -29,7 +29,7 @@
 
 enum ev_kind {
 	EV_META, EV_STRING, EV_STREAM, EV_LAUNCH, EV_ARG, EV_KERNEL, EV_ALLOC, EV_FREE,
-	EV_LIVE, EV_MIGRATION, EV_FAULT, EV_NVTX, EV_MEMCPY, EV_MEMSET
+	EV_LIVE, EV_MIGRATION, EV_FAULT, EV_NVTX, EV_MEMCPY, EV_MEMSET, EV_WRITE_DST
 };
 
 /* A launch without its argument array (the arguments follow as EV_ARG). */
@@ -61,6 +61,7 @@ struct ev {
 		struct trace_nvtx nvtx;
 		struct trace_memcpy memcpy;
 		struct trace_memset memset;
+		struct trace_write_dst write_dst;
 	} u;
 };
 
@@ -83,7 +84,7 @@ struct intern_entry {
 
 enum stmt_id {
 	ST_META, ST_STRING, ST_STREAM, ST_STREAM_SEEN, ST_LAUNCH, ST_ARG, ST_KERNEL, ST_GRAPH_KERNEL, ST_ALLOC,
-	ST_FREE, ST_LIVE, ST_MIGRATION, ST_FAULT, ST_NVTX, ST_MEMCPY, ST_MEMSET, ST_COUNT
+	ST_FREE, ST_LIVE, ST_MIGRATION, ST_FAULT, ST_NVTX, ST_MEMCPY, ST_MEMSET, ST_WRITE_DST, ST_COUNT
 };
 
 struct trace_writer {

@@ -77,6 +77,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[ST_MEMSET] = "INSERT INTO memset(correlation_id, bytes, value, stream_id, start_ns, "
 		      "end_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	/* A driver call has one correlation ID and one entry callback, which
+	 * writes the row: a second row of an ID is a recorder's bug, counted. */
+	[ST_WRITE_DST] = "INSERT INTO write_dst(correlation_id, address, alloc_id) VALUES (?1, ?2, ?3)",
 };
 
 static const char *const table_of[ST_COUNT] = {
@@ -84,7 +87,7 @@ static const char *const table_of[ST_COUNT] = {
 	[ST_LAUNCH] = "kernel", [ST_ARG] = "kernel_arg", [ST_KERNEL] = "kernel", [ST_GRAPH_KERNEL] = "graph_kernel",
 	[ST_ALLOC] = "alloc", [ST_FREE] = "alloc", [ST_LIVE] = "alloc",
 	[ST_MIGRATION] = "migration", [ST_FAULT] = "fault", [ST_NVTX] = "nvtx_range",
-	[ST_MEMCPY] = "memcpy", [ST_MEMSET] = "memset",
+	[ST_MEMCPY] = "memcpy", [ST_MEMSET] = "memset", [ST_WRITE_DST] = "write_dst",
 };
 
 int trace_writer_prepare(trace_writer *w, char *err, size_t errlen)
@@ -360,6 +363,15 @@ static void apply(trace_writer *w, const struct ev *e)
 		bind_u64(st, 6, s->end_ns);
 		run(w, ST_MEMSET, NULL, 0);
 		note_stream(w, s->stream_id, s->context_id);
+		break;
+	}
+	case EV_WRITE_DST: {
+		const struct trace_write_dst *d = &e->u.write_dst;
+		st = w->st[ST_WRITE_DST];
+		sqlite3_bind_int64(st, 1, d->correlation_id);
+		bind_u64(st, 2, d->address);
+		bind_u64_or_null(st, 3, d->alloc_id); /* 0: in none of the arena's */
+		run(w, ST_WRITE_DST, NULL, 0);
 		break;
 	}
 	}

@@ -3,8 +3,9 @@
  *
  *   rec_inject.c     InitializeInjection: settings, the trace, CUPTI set-up;
  *                    the exit path that flushes and closes the trace
- *   rec_callbacks.c  CUPTI callbacks: kernel launches, contexts and streams,
- *                    NVTX ranges, and the allocator hooks
+ *   rec_callbacks.c  CUPTI callbacks: kernel launches, where copies and
+ *                    memsets write, contexts and streams, NVTX ranges, and
+ *                    the allocator hooks
  *   rec_activity.c   CUPTI activity buffers: kernels, memcpy/memset and the
  *                    Unified Memory migration and fault records
  */

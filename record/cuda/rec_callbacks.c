@@ -1,7 +1,8 @@
 /*
  * rec_callbacks.c: what the recorder learns synchronously, on the program's
- * own threads: kernel launches (with their pointer arguments), contexts and
- * streams, NVTX ranges, and allocations (through the shim's hooks).
+ * own threads: kernel launches (with their pointer arguments), where copies
+ * and memsets write, contexts and streams, NVTX ranges, and allocations
+ * (through the shim's hooks).
  *
  * Everything here runs inside the program's CUDA calls, so it only decodes
  * and queues; the writer thread does the I/O.
@@ -22,6 +23,7 @@
 #include "common/cuda/stream_calls.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
+#include "common/cuda/write_calls.h"
 #include "log.h"
 #include "rec.h"
 #include "record/nvtx_open.h"
@@ -120,6 +122,24 @@ static void on_graph(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			? "; PyTorch cannot capture a graph with its caching allocator off "
 			  "(PYTORCH_NO_CUDA_MEMORY_CACHING=1): record it with umrec --framework-cache"
 			: "");
+}
+
+/* A call that writes device memory other than through a kernel and names
+ * its destination gets a write_dst row at its entry, under its correlation
+ * ID, which its memcpy or memset activity record carries too: umplan then
+ * knows which allocation the copy or memset wrote. A call whose
+ * destinations its parameters do not say gets none (umplan takes a copy
+ * or memset without a row as one that may have written anywhere), nor
+ * does one captured into a CUDA graph: its work runs when the graph is
+ * launched, under the launch's correlation ID. */
+static void on_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, bool captured)
+{
+	CUdeviceptr dst;
+	if (cb->callbackSite != CUPTI_API_ENTER || captured ||
+	    write_call_dst(cbid, cb->functionParams, &dst) != WRITE_AT)
+		return;
+	struct trace_write_dst d = { cb->correlationId, dst, write_dst_alloc(dst) };
+	trace_writer_write_dst(rec_writer, &d);
 }
 
 uint64_t rec_callbacks_captured_launches(void)
@@ -238,6 +258,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 			driver_allocs_note(cbid, data);
 		else if (graph_cbid(cbid))
 			on_graph(cbid, data);
+		else
+			on_write(cbid, data, captured);
 	}
 	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
 		on_resource(cbid, data);
@@ -323,6 +345,8 @@ CUptiResult rec_callbacks_start(CUpti_SubscriberHandle *sub)
 	if (r != CUPTI_SUCCESS)
 		goto fail;
 	r = cbids_enable(*sub, launch_cbids, (size_t)launch_ncbids);
+	if (r == CUPTI_SUCCESS)
+		r = write_calls_enable(*sub);
 	if (r == CUPTI_SUCCESS)
 		r = cbids_enable(*sub, stream_call_cbids, (size_t)stream_call_ncbids);
 	if (r == CUPTI_SUCCESS)

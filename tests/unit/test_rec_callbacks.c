@@ -1,8 +1,10 @@
 /*
  * Unit tests for the recorder's callbacks (record/cuda/rec_callbacks.c):
- * their set-up, and what the NVTX and launch callbacks write. Linked with
- * fakes of CUPTI, of the trace writer and of the rest of the injection:
- * no GPU, no CUPTI. Callbacks are made up as CUPTI hands them over.
+ * their set-up, and what the NVTX, launch and write callbacks write.
+ * Linked with common/cuda/write_calls.c, with a real arena over addresses
+ * nothing maps, and with fakes of CUPTI, of the trace writer and of the
+ * rest of the injection: no GPU, no CUPTI. Callbacks are made up as CUPTI
+ * hands them over.
  *
  * nvtx_open_create and _destroy are wrapped (the Makefile links this test
  * with --wrap), so that a test can count the NVTX tables a start made and
@@ -16,12 +18,15 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "common/cuda/capture.h"
+#include "common/cuda/cbids.h"
 #include "common/cuda/cupti_guard.h"
 #include "common/cuda/driver_allocs.h"
 #include "common/cuda/launch_info.h"
 #include "common/cuda/stream_calls.h"
 #include "common/cuda/um_alloc.h"
 #include "common/cuda/um_backend.h"
+#include "common/cuda/write_calls.h"
+#include "fake_arena.h"
 #include "record/cuda/rec.h"
 #include "record/nvtx_open.h"
 
@@ -35,7 +40,7 @@ void __real_nvtx_open_destroy(nvtx_open *o);
 nvtx_open *__wrap_nvtx_open_create(void);
 void __wrap_nvtx_open_destroy(nvtx_open *o);
 
-static nvtx_open *made[64];
+static nvtx_open *made[256];
 static size_t n_made;
 static int tables_made, tables_freed; /* in this test */
 
@@ -85,7 +90,7 @@ const struct cupti_real *cupti_real(void)
 /* Every enabling call (a driver call's callback, the driver allocations',
  * a domain) counts; the refuse_enable-th (from 1) fails. */
 static int enables, refuse_enable;
-static CUpti_CallbackId driver_cbids[16];
+static CUpti_CallbackId driver_cbids[256];
 static size_t n_driver_cbids;
 static bool driver_allocs_on, domain_on[CUPTI_CB_DOMAIN_SIZE];
 
@@ -205,6 +210,15 @@ void trace_writer_launch(trace_writer *w, const struct trace_launch *l)
 	launch_rows++;
 }
 
+static struct trace_write_dst write_rows[8];
+static size_t n_write_rows;
+
+void trace_writer_write_dst(trace_writer *w, const struct trace_write_dst *d)
+{
+	assert_true(n_write_rows < sizeof write_rows / sizeof write_rows[0]);
+	write_rows[n_write_rows++] = *d;
+}
+
 void trace_writer_meta(trace_writer *w, const char *key, const char *value) {}
 void trace_writer_stream(trace_writer *w, const struct trace_stream *s) {}
 void trace_writer_alloc(trace_writer *w, const struct trace_alloc *a) {}
@@ -255,6 +269,16 @@ bool stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	return capturing;
 }
 
+/* ---- the arena the writes land in: made by their tests' set-up ---- */
+
+static arena *the_arena;
+static uint64_t next_segment;
+
+arena *um_alloc_arena(void)
+{
+	return the_arena;
+}
+
 /* ---- the rest of the injection, doing nothing ---- */
 
 static const struct um_alloc_hooks *hooks;
@@ -264,7 +288,6 @@ void um_alloc_set_hooks(const struct um_alloc_hooks *h)
 	hooks = h;
 }
 
-arena *um_alloc_arena(void) { return NULL; }
 struct addr_set *um_alloc_foreign(void) { return NULL; }
 CUcontext um_alloc_context(void) { return NULL; }
 void um_backend_stream_destroyed(CUstream stream) {}
@@ -295,6 +318,7 @@ static void reset(void)
 	hooks = NULL;
 	n_ranges = 0;
 	launch_rows = 0;
+	n_write_rows = 0;
 	interns_failing = 0;
 	capturing = false;
 	kernel_fn = KERNEL;
@@ -359,28 +383,55 @@ static void assert_range(size_t i, const char *name, uint32_t thread, uint64_t s
 	assert_int_equal(ranges[i].end_ns, end_ns);
 }
 
+/* Whether the start enabled the driver call cbid's callback. */
+static bool enabled(CUpti_CallbackId cbid)
+{
+	return cbid_index(driver_cbids, n_driver_cbids, cbid) >= 0;
+}
+
+/* Driver call cbid's callback at site, as CUPTI hands it over: only for
+ * a call the start enabled. */
+static void driver_call(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site, uint32_t correlation,
+			const void *params)
+{
+	assert_true(enabled(cbid));
+	CUpti_CallbackData cb = { .callbackSite = site, .correlationId = correlation, .functionParams = params };
+	subscribed(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+}
+
 static void launch(void)
 {
-	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .correlationId = 42 };
-	subscribed(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, 42, NULL);
 }
 
 /* ---- the set-up ---- */
 
-/* Every list of driver calls, the driver allocations, the resource and
- * NVTX domains; then the allocator's hooks. */
+/* Whether the recorder must see the driver call cbid: a launch, a call
+ * that queues work on a stream, a graph's, or one that writes device
+ * memory other than through a kernel (write_calls.h). */
+static bool wanted(CUpti_CallbackId cbid)
+{
+	static const uint64_t params[16]; /* room for any call's destination */
+	CUdeviceptr dst;
+	return cbid_index(launch_cbids, (size_t)launch_ncbids, cbid) >= 0 ||
+	       cbid_index(stream_call_cbids, (size_t)stream_call_ncbids, cbid) >= 0 ||
+	       cbid_index(graph_cbids, (size_t)graph_ncbids, cbid) >= 0 ||
+	       write_call_dst(cbid, params, &dst) != WRITE_NONE;
+}
+
+/* Every list of driver calls (and no other call), the driver
+ * allocations, the resource and NVTX domains; then the allocator's
+ * hooks. */
 static void a_start_enables_every_callback(void **state)
 {
 	CUpti_SubscriberHandle sub;
 	assert_int_equal(rec_callbacks_start(&sub), CUPTI_SUCCESS);
 	assert_ptr_equal(sub, SUBSCRIBER);
 	assert_non_null(subscribed);
-	const CUpti_CallbackId want[] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-					  CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-					  CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch };
-	assert_int_equal(n_driver_cbids, sizeof want / sizeof want[0]);
-	for (size_t i = 0; i < n_driver_cbids; i++)
-		assert_int_equal(driver_cbids[i], want[i]);
+	for (CUpti_CallbackId cbid = 0; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+		if (enabled(cbid) != wanted(cbid))
+			fail_msg("driver call %u: enabled %d, wanted %d", cbid, enabled(cbid), wanted(cbid));
+	assert_true(enabled(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2));
 	assert_true(driver_allocs_on);
 	assert_true(domain_on[CUPTI_CB_DOMAIN_RESOURCE]);
 	assert_true(domain_on[CUPTI_CB_DOMAIN_NVTX]);
@@ -418,8 +469,10 @@ static void a_refused_subscription_leaves_nothing(void **state)
  * subscription is given back and nothing is left behind. */
 static void a_refused_enable_leaves_nothing(void **state)
 {
-	/* The driver calls', then the driver allocations' and two domains. */
-	const int steps = launch_ncbids + stream_call_ncbids + graph_ncbids + 3;
+	/* As many as a start that succeeds makes. */
+	CUpti_SubscriberHandle started;
+	assert_int_equal(rec_callbacks_start(&started), CUPTI_SUCCESS);
+	const int steps = enables;
 	for (int refused = 1; refused <= steps; refused++) {
 		reset();
 		refuse_enable = refused;
@@ -571,6 +624,95 @@ static void a_failed_name_is_not_cached(void **state)
 	assert_string_equal(name_of(launch_row.name_id), "relu");
 }
 
+/* ---- writes ---- */
+
+#define MIB (1ULL << 20)
+
+/* The allocations the writes' tests write into: ids 1 and 2. */
+static struct arena_alloc held[2];
+
+/* For the writes' tests: a fresh start, and an arena holding two
+ * allocations. */
+static int setup_writes(void **state)
+{
+	next_segment = 1ULL << 40;
+	if (setup_started(state) != 0 || !(the_arena = fake_arena_create(&next_segment)))
+		return -1;
+	for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+		if (arena_alloc(the_arena, 4 * MIB, &held[i]) != ARENA_OK)
+			return -1;
+	return 0;
+}
+
+static int teardown_writes(void **state)
+{
+	arena_destroy(the_arena);
+	the_arena = NULL;
+	return 0;
+}
+
+static void assert_write_row(size_t i, uint32_t correlation, uint64_t address, uint64_t alloc_id)
+{
+	assert_true(i < n_write_rows);
+	assert_int_equal(write_rows[i].correlation_id, correlation);
+	assert_int_equal(write_rows[i].address, address);
+	assert_int_equal(write_rows[i].alloc_id, alloc_id);
+}
+
+/* A memset gets one row at its entry, under its correlation ID, naming
+ * the allocation that holds its destination; one past every allocation
+ * names none (0, stored as NULL). */
+static void a_memset_names_the_allocation_it_writes(void **state)
+{
+	cuMemsetD8_v2_params in = { held[1].address + 4096, 0xab, 16 };
+	cuMemsetD8_v2_params past = { held[1].address + held[1].size, 0xab, 16 };
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_API_ENTER, 70, &in);
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_API_EXIT, 70, &in);
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_API_ENTER, 71, &past);
+	assert_int_equal(n_write_rows, 2);
+	assert_write_row(0, 70, in.dstDevice, held[1].id);
+	assert_write_row(1, 71, past.dstDevice, 0);
+}
+
+/* A stream memory operation that writes a word names its address, which
+ * its parameters keep after the stream. */
+static void a_word_write_names_its_address(void **state)
+{
+	cuStreamWriteValue32_params p = { NULL, held[0].address + 8, 1, 0 };
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32, CUPTI_API_ENTER, 72, &p);
+	assert_int_equal(n_write_rows, 1);
+	assert_write_row(0, 72, p.addr, held[0].id);
+}
+
+/* A 2-D copy's destination sits in its descriptor: it gets no row, which
+ * umplan takes as a write that may have gone anywhere. */
+static void an_unknown_destination_gets_no_row(void **state)
+{
+	CUDA_MEMCPY2D copy = { .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = held[0].address,
+			       .WidthInBytes = 64, .Height = 2 };
+	cuMemcpy2D_v2_params p = { &copy };
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2, CUPTI_API_ENTER, 73, &p);
+	assert_int_equal(n_write_rows, 0);
+}
+
+/* A memset captured into a CUDA graph writes when the graph runs, under
+ * the graph launch's correlation ID: no row. Nor is one written once the
+ * exit path has shut the gate. */
+static void captured_or_late_writes_get_no_row(void **state)
+{
+	cuMemsetD8Async_params p = { held[0].address, 0, 16, NULL };
+	capturing = true;
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_API_ENTER, 74, &p);
+	capturing = false;
+	gate_shut(&rec_gate);
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_API_ENTER, 75, &p);
+	gate_open(&rec_gate);
+	assert_int_equal(n_write_rows, 0);
+	driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_API_ENTER, 76, &p);
+	assert_int_equal(n_write_rows, 1);
+	assert_write_row(0, 76, p.dstDevice, held[0].id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -585,6 +727,11 @@ int main(void)
 		cmocka_unit_test_setup(a_shut_gate_records_nothing, setup_started),
 		cmocka_unit_test_setup(captured_launches_are_counted_not_written, setup_started),
 		cmocka_unit_test_setup(a_failed_name_is_not_cached, setup_started),
+		cmocka_unit_test_setup_teardown(a_memset_names_the_allocation_it_writes, setup_writes,
+						teardown_writes),
+		cmocka_unit_test_setup_teardown(a_word_write_names_its_address, setup_writes, teardown_writes),
+		cmocka_unit_test_setup_teardown(an_unknown_destination_gets_no_row, setup_writes, teardown_writes),
+		cmocka_unit_test_setup_teardown(captured_or_late_writes_get_no_row, setup_writes, teardown_writes),
 	};
 	return cmocka_run_group_tests_name("rec_callbacks", tests, NULL, NULL);
 }

@@ -534,6 +534,10 @@ static void views_on_hand_made_trace(void **state)
 	trace_writer_memcpy(w, &c);
 	struct trace_memset ms = { 201, 8192, 0xab, 7, 1, 500, 600 };
 	trace_writer_memset(w, &ms);
+	/* The memset into allocation 3; the copy to memory none holds. */
+	struct trace_write_dst set_dst = { 201, 30 * UM_BLOCK + 4096, 3 }, copy_dst = { 200, 1ULL << 50, 0 };
+	trace_writer_write_dst(w, &set_dst);
+	trace_writer_write_dst(w, &copy_dst);
 
 	trace_writer_free(w, 2, 7000, 43);
 	trace_writer_live_at_exit(w, 3);
@@ -571,6 +575,9 @@ static void views_on_hand_made_trace(void **state)
 	assert_query(db, "SELECT correlation_id || ':' || bytes || ':' || value || ':' || "
 			 "stream_id || ':' || start_ns || ':' || end_ns FROM memset",
 		     "201:8192:171:7:500:600");
+	assert_query(db, "SELECT group_concat(x, ' ') FROM (SELECT correlation_id || ':' || address || ':' || "
+			 "coalesce(alloc_id, 'NULL') AS x FROM write_dst ORDER BY correlation_id)",
+		     "200:1125899906842624:NULL 201:62918656:3");
 	/* Streams created while recording have their time; the others, named
 	 * by a kernel or a copy, have a row without one. */
 	assert_query(db, "SELECT group_concat(x, ' ') FROM (SELECT id || ':' || context_id || ':' || "
@@ -956,24 +963,28 @@ static void write_errors_counted(void **state)
 	trace_writer_free(w, 1, 30, 1);
 	trace_writer_free(w, 1, 40, 1);                   /* freed twice */
 	migrate(w, 20, TRACE_HTOD, TRACE_CAUSE_USER, 2);  /* fine */
+	struct trace_write_dst d = { 6, UM_BLOCK, 1 };
+	trace_writer_write_dst(w, &d);
+	trace_writer_write_dst(w, &d);                    /* correlation ID reused */
 
 	/* Wait for the writer rather than closing: the count is live. */
-	struct trace_writer_stats s = wait_for_write_errors(w, 5);
-	assert_int_equal(s.write_errors, 5);
+	struct trace_writer_stats s = wait_for_write_errors(w, 6);
+	assert_int_equal(s.write_errors, 6);
 	assert_int_equal(trace_writer_first_error(w, first, sizeof first), 1);
 	assert_string_equal(first, "alloc: free of an unknown or already freed allocation 99");
 
 	assert_int_equal(trace_writer_close(w, 5, err, sizeof err), -1);
 	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "5 writes failed"));
+	assert_non_null(strstr(err, "6 writes failed"));
 	assert_non_null(strstr(err, first));
 
 	sqlite3 *db = open_db(path);
-	assert_query(db, "SELECT value FROM meta WHERE key = 'write_errors'", "5");
+	assert_query(db, "SELECT value FROM meta WHERE key = 'write_errors'", "6");
 	assert_query(db, "SELECT value FROM meta WHERE key = 'status'", "complete");
 	assert_query(db, "SELECT group_concat(id || ':' || free_ns) FROM alloc", "1:30");
 	assert_int_equal(sql_int(db, "SELECT seq FROM kernel WHERE correlation_id = 5"), 0);
 	assert_query(db, "SELECT group_concat(bytes) FROM migration", "2");
+	assert_query(db, "SELECT group_concat(correlation_id || ':' || address) FROM write_dst", "6:2097152");
 	sqlite3_close(db);
 }
 
