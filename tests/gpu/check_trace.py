@@ -37,6 +37,9 @@ def main(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     fault_blocks, covered = recall(db)
     graphs = one(db, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_kernel'")  # version 2 on
+    dsts = one(db, "SELECT count(*) FROM sqlite_master WHERE name = 'write_dst'")  # version 3 on
+    writes = ("SELECT correlation_id FROM memcpy WHERE kind NOT IN ('dtoh', 'htoh') "
+              "UNION ALL SELECT correlation_id FROM memset")
     out = {
         "integrity": one(db, "PRAGMA integrity_check"),
         "status": one(db, "SELECT value FROM meta WHERE key = 'status'"),
@@ -67,6 +70,14 @@ def main(path):
         "graph_launches": one(db, "SELECT count(DISTINCT correlation_id) FROM graph_kernel") if graphs else None,
         "captured_launches": int(one(db, "SELECT coalesce((SELECT value FROM meta "
                                          "WHERE key = 'captured_launches'), 0)")),
+        # Copies into device memory and memsets, and those whose
+        # destination the trace gives (write_dst), in an allocation or not.
+        "writes": one(db, f"SELECT count(*) FROM ({writes})"),
+        "writes_with_dst": one(db, f"SELECT count(*) FROM ({writes}) w JOIN write_dst d "
+                                   "ON d.correlation_id = w.correlation_id") if dsts else None,
+        "writes_into_allocs": one(db, f"SELECT count(*) FROM ({writes}) w JOIN write_dst d "
+                                      "ON d.correlation_id = w.correlation_id "
+                                      "WHERE d.alloc_id IS NOT NULL") if dsts else None,
     }
     print(json.dumps(out))
 

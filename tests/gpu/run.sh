@@ -236,6 +236,10 @@ for m in mlp gpt2 resnet; do
 		"rows $(metric $j kernels), threads $(metric $j threads)"
 	row "$m: allocations freed or live" "$(verdict "[ \"$(metric $j allocs_unaccounted)\" = 0 ] && [ \"$(metric $j allocs)\" -gt 0 ]")" "$(metric $j allocs) allocs"
 	# An optimizer's multi-tensor kernel passes up to about 150 addresses.
+	# Every copy and memset of these programs names its destination in
+	# its driver call (no 2-D, 3-D or batched copies, no graphs).
+	row "$m: writes' destinations recorded" "$(verdict "[ \"$(metric $j writes)\" -gt 0 ] && [ \"$(metric $j writes_with_dst)\" = \"$(metric $j writes)\" ]")" \
+		"$(metric $j writes_with_dst) of $(metric $j writes), $(metric $j writes_into_allocs) into the arena's allocations"
 	row "$m: every launch's pointers kept" "$(verdict "[ $rc -eq 0 ] && [ \"$(metric $j max_launch_args)\" -gt 0 ] && ! grep -q 'the rest are not recorded' $WORK/$m.rec.err")" \
 		"most in one launch: $(metric $j max_launch_args)"
 	row "$m: step time plain/umrec ms" INFO \
