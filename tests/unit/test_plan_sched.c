@@ -651,6 +651,21 @@ static void discards_only_when_capacity_binds(void **state)
 	planner_free(p);
 }
 
+/* Copies the trace at fixture to path and runs sql on the copy. */
+static void fixture_changed(const char *fixture, const char *path, const char *sql)
+{
+	char vacuum[1100];
+	sqlite3 *db;
+	remove(path);
+	assert_int_equal(sqlite3_open_v2(fixture, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	snprintf(vacuum, sizeof vacuum, "VACUUM INTO '%s'", path);
+	assert_int_equal(sqlite3_exec(db, vacuum, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
 /* The program's own managed memory (TRACE_API_MANAGED) may hold what the
  * host wrote before its first kernel, which no trace shows: the MLP
  * fixture with every allocation made so is planned as above with
@@ -658,19 +673,10 @@ static void discards_only_when_capacity_binds(void **state)
  * discards at the frees. */
 static void managed_memory_is_never_discard_prefetched(void **state)
 {
-	char fixture[512], path[512], sql[1200];
+	char fixture[512], path[512];
 	test_fixture(fixture, sizeof fixture, "h100_mlp.db");
 	test_path(path, sizeof path, "managed-mlp.db");
-	remove(path);
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open_v2(fixture, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	snprintf(sql, sizeof sql, "VACUUM INTO '%s'", path);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE alloc SET api = '" TRACE_API_MANAGED "'", NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(db);
+	fixture_changed(fixture, path, "UPDATE alloc SET api = '" TRACE_API_MANAGED "'");
 
 	uint64_t peak = test_unplanned_peak(path);
 	struct planner *device = test_plan_full(fixture, peak - 1, 0, 0);
@@ -700,23 +706,15 @@ static size_t written_before_use(const struct planner *p)
  * arena's). */
 static void fixture_with_destinations(const char *path, const char *alloc_id)
 {
-	char fixture[512], sql[1200];
+	char fixture[512], sql[1000];
 	test_fixture(fixture, sizeof fixture, "h100_mlp.db");
-	remove(path);
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open_v2(fixture, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	snprintf(sql, sizeof sql, "VACUUM INTO '%s'", path);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	snprintf(sql, sizeof sql,
 		 "CREATE TABLE write_dst (correlation_id INTEGER PRIMARY KEY, address INTEGER NOT NULL, "
 		 "alloc_id INTEGER) WITHOUT ROWID; "
 		 "INSERT INTO write_dst SELECT correlation_id, 4096, %s FROM memcpy WHERE correlation_id IS NOT NULL "
 		 "UNION SELECT correlation_id, 4096, %s FROM memset WHERE correlation_id IS NOT NULL",
 		 alloc_id, alloc_id);
-	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	fixture_changed(fixture, path, sql);
 }
 
 /* Where the trace says which allocation each copy and memset wrote
@@ -755,6 +753,33 @@ static void writes_count_for_their_destination_alone(void **state)
 	assert_int_equal(written_before_use(p), 1);
 	assert_true(p->vital.tv[t].written_before_use);
 	assert_properties(p, "writes into one tensor");
+	planner_free(p);
+	planner_free(anywhere);
+}
+
+/* On a real trace with write_dst (ViT-B/16 recorded on the H200, schema
+ * version 3), at half its peak: the births a copy or memset filled (its
+ * input batch, its zeroed buffers) stay plain prefetches, and those only;
+ * the same trace with write_dst emptied takes every write as possibly
+ * into any tensor allocated before it, as a version 2 trace's, and makes
+ * far more of its births plain prefetches. */
+static void recorded_destinations_leave_fewer_births_written(void **state)
+{
+	char fixture[512], path[512];
+	test_fixture(fixture, sizeof fixture, "h200_vit_write_dst.db");
+	test_path(path, sizeof path, "vit-anywhere.db");
+	fixture_changed(fixture, path, "DELETE FROM write_dst");
+
+	uint64_t half = test_unplanned_peak(fixture) / 2;
+	struct planner *p = test_plan_full(fixture, half, 0, 0), *anywhere = test_plan_full(path, half, 0, 0);
+	size_t written = written_before_use(p), written_anywhere = written_before_use(anywhere);
+	print_message("births taken as written: %zu with write_dst, %zu without\n", written, written_anywhere);
+	assert_true(written > 0);
+	assert_true(written * 3 < written_anywhere);
+	for (size_t t = 0; t < p->tensors.n; t++)
+		assert_true(!p->vital.tv[t].written_before_use || anywhere->vital.tv[t].written_before_use);
+	assert_true(count_ops(p->plan, PLAN_OP_DISCARD_PREFETCH) > count_ops(anywhere->plan, PLAN_OP_DISCARD_PREFETCH));
+	assert_properties(p, "ViT-B/16 with its writes' destinations");
 	planner_free(p);
 	planner_free(anywhere);
 }
@@ -1811,6 +1836,7 @@ int main(void)
 		cmocka_unit_test(discards_only_when_capacity_binds),
 		cmocka_unit_test(managed_memory_is_never_discard_prefetched),
 		cmocka_unit_test(writes_count_for_their_destination_alone),
+		cmocka_unit_test(recorded_destinations_leave_fewer_births_written),
 		cmocka_unit_test(one_link_for_both_directions),
 		cmocka_unit_test(transfers_too_slow_to_time),
 		cmocka_unit_test(late_prefetches_counted),
