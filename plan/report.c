@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floor.h"
 #include "json_value.h"
 #include "size.h"
 
@@ -34,6 +35,7 @@ struct facts {
 	 * waits for it. */
 	size_t prefetches_at_use;
 	uint64_t prefetch_bytes_at_use;
+	struct capacity_floor floor; /* at the capacity before the headroom */
 };
 
 static int facts_build(const struct planner *pl, struct facts *f)
@@ -113,6 +115,10 @@ static int facts_build(const struct planner *pl, struct facts *f)
 			f->prefetches_at_use++;
 			f->prefetch_bytes_at_use += op->bytes;
 		}
+	}
+	if (capacity_floor(ts, &pl->access, &pl->vital, pl->budget, plan->assume.dtoh_bytes_per_s, &f->floor)) {
+		free(f->live);
+		return -1;
 	}
 	return 0;
 }
@@ -407,6 +413,16 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "links        HtoD %.1f GB/s, DtoH %.1f GB/s, %.3f ms per call\n",
 		plan->assume.htod_bytes_per_s / 1e9, plan->assume.dtoh_bytes_per_s / 1e9,
 		plan->assume.call_cost_ns / 1e6);
+	const struct capacity_floor *fl = &f.floor;
+	if (fl->evict_bytes)
+		fprintf(out, "floor        %.3f ms an iteration, whatever the schedule: kernels %u..%u must evict %s first\n"
+			     "             (%.3f ms at DtoH) in %.3f ms of kernels; the kernels alone take %.3f ms\n",
+			fl->ns / 1e6, fl->from, fl->to, size_str(fl->evict_bytes, a, sizeof a),
+			(fl->ns - fl->kernel_ns + fl->window_kernel_ns) / 1e6, fl->window_kernel_ns / 1e6,
+			fl->kernel_ns / 1e6);
+	else
+		fprintf(out, "floor        %.3f ms an iteration, the kernels alone: no stretch of them needs an eviction\n",
+			fl->ns / 1e6);
 	fprintf(out, "plan moves   %zu evictions (%s to the host), %zu prefetches (%s to the GPU)\n",
 		f.ops_by_kind[PLAN_OP_EVICT], size_str(sr->evict_bytes, a, sizeof a),
 		f.ops_by_kind[PLAN_OP_PREFETCH], size_str(sr->prefetch_bytes, b, sizeof b));
@@ -666,6 +682,15 @@ cJSON *report_json(const struct planner *pl)
 	json_add_u64(o, "predicted_peak", sr->peak);
 	json_add_u64(o, "predicted_peak_inflight", sr->inflight_peak);
 	json_add_u64(o, "predicted_iteration_ns", plan->predict.iteration_ns);
+	cJSON *fl = cJSON_AddObjectToObject(o, "capacity_floor");
+	if (fl) {
+		json_add_u64(fl, "ns", f.floor.ns);
+		json_add_u64(fl, "kernel_ns", f.floor.kernel_ns);
+		json_add_u64(fl, "from", f.floor.from);
+		json_add_u64(fl, "to", f.floor.to);
+		json_add_u64(fl, "evict_bytes", f.floor.evict_bytes);
+		json_add_u64(fl, "window_kernel_ns", f.floor.window_kernel_ns);
+	}
 	cJSON *unfit = cJSON_AddArrayToObject(o, "unfit_kernels");
 	for (size_t i = 0; unfit && i < sr->n_unfit; i++)
 		cJSON_AddItemToArray(unfit, cJSON_CreateNumber(sr->unfit[i]));

@@ -711,6 +711,13 @@ if grep -qE 'link busy [0-9.]+% of the iteration \(DtoH [0-9.]+%, HtoD [0-9.]+%\
 else
 	not_ok "--report gives the link's busy time, both directions together, and warns above 100 %"
 fi
+# And no schedule can take less than the capacity floor (plan/floor.h),
+# which the report and the JSON give with the window that sets it.
+if grep -qE '^floor +[0-9.]+ ms an iteration, whatever the schedule: kernels [0-9]+\.\.[0-9]+ must evict [0-9.]+ MiB first$' <<<"$out"; then
+	ok "--report gives the capacity floor and its window"
+else
+	not_ok "--report gives the capacity floor and its window"
+fi
 # There, 4 of the 10 prefetches have no earlier slot: the report and the
 # JSON count them, and the JSON's agree with the plan's ops.
 if grep -qE '^ +4 prefetches \([0-9.]+ MiB, 27% of the bytes prefetched\) issued at the kernel that needs them' <<<"$out"; then
@@ -733,7 +740,9 @@ r = json.loads(sys.argv[1])["plan"]; ops = json.loads(sys.argv[2])["ops"]
 late = [o for o in ops if o["kind"] == "prefetch" and o["position"] == o["deadline"]]
 assert r["prefetches_at_use"] == len(late) == 4, (r["prefetches_at_use"], len(late))
 assert r["prefetch_bytes_at_use"] == sum(o["bytes"] for o in late)
-assert r["late_prefetches"] == 8 and r["late_prefetch_bytes"] >= r["prefetch_bytes_at_use"]' "$json" "$out"; then
+assert r["late_prefetches"] == 8 and r["late_prefetch_bytes"] >= r["prefetch_bytes_at_use"]
+f = r["capacity_floor"]
+assert f["ns"] > f["kernel_ns"] > 0 and f["evict_bytes"] > 0 and f["ns"] <= r["predicted_iteration_ns"], f' "$json" "$out"; then
 	ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline; late_prefetches counts 8"
 else
 	not_ok "--json's prefetches_at_use and their bytes are the plan's prefetches with position = deadline; late_prefetches counts 8"

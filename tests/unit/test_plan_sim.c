@@ -14,6 +14,7 @@
 #include "packed_trace.h"
 
 #include "plan/planner.h"
+#include "plan/floor.h"
 #include "plan/sim.h"
 #include "plan/synth.h"
 
@@ -205,6 +206,43 @@ static void every_fixture(void **state)
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		print_message("fixture %s\n", g.gl_pathv[i]);
 		check_trace(g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+/* No schedule beats the capacity floor (plan/floor.h): on every fixture
+ * at half and a third of its unplanned peak, without host placement (as
+ * the simulator plans), the simulated plan takes at least the floor that
+ * the same capacity and eviction rate give, and the floor is at least the
+ * kernels' time. */
+static void the_plan_never_beats_the_floor(void **state)
+{
+	glob_t g;
+	char err[512];
+	test_glob_fixtures(&g);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *path = g.gl_pathv[i];
+		uint64_t peak = test_unplanned_peak(path);
+		struct planner *pl = test_plan_host(path, peak / 2, 0);
+		struct sim_ctx *c = sim_ctx_new(pl, err, sizeof err);
+		if (!c)
+			fail_msg("%s: %s", path, err);
+		struct sim_options o;
+		sim_options_default(&pl->opt, &o);
+		for (uint64_t div = 2; div <= 3; div++) {
+			struct sim_result r;
+			struct capacity_floor f;
+			if (sim_run(c, SIM_PLAN, peak / div, &o, &r, err, sizeof err))
+				fail_msg("%s: %s", path, err);
+			assert_int_equal(capacity_floor(&pl->tensors, &pl->access, &pl->vital, peak / div,
+							o.dtoh_bytes_per_s, &f), 0);
+			print_message("%s at 1/%llu of its peak: plan %.3f ms, floor %.3f ms (kernels %.3f ms)\n", path,
+				      (unsigned long long)div, r.time_ns / 1e6, f.ns / 1e6, f.kernel_ns / 1e6);
+			assert_true(f.ns >= f.kernel_ns);
+			assert_true(r.time_ns >= f.ns);
+		}
+		sim_ctx_free(c);
+		planner_free(pl);
 	}
 	globfree(&g);
 }
@@ -551,6 +589,7 @@ int main(void)
 		cmocka_unit_test(synthetic_traces),
 		cmocka_unit_test(plan_prefetches_what_ondemand_faults),
 		cmocka_unit_test(every_fixture),
+		cmocka_unit_test(the_plan_never_beats_the_floor),
 		cmocka_unit_test(evictions_spare_the_kernels_blocks),
 		cmocka_unit_test(deepum_keeps_to_the_capacity),
 		cmocka_unit_test(deepum_charges_only_issued_prefetches),

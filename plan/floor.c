@@ -1,0 +1,117 @@
+/* floor.c: the capacity floor (see floor.h). */
+#include "floor.h"
+
+#include <stdlib.h>
+
+#define NEVER UINT64_MAX
+
+/* The unwrapped position where the instance of x live at unwrapped
+ * position u is freed: the first at which it is not live. NEVER for a
+ * tensor live the whole cycle. */
+static uint64_t freed_at(const struct tensor_set *ts, const struct tensor *x, uint64_t u)
+{
+	if (x->live_len >= ts->n_pos)
+		return NEVER;
+	return u + x->live_len - tensor_age(ts, x, (uint32_t)(u % ts->n_pos));
+}
+
+static uint64_t kernel_ns(const struct vital *v, uint32_t k)
+{
+	return v->end_ns[k] > v->start_ns[k] ? v->end_ns[k] - v->start_ns[k] : 0;
+}
+
+/* The window's bytes: the tensors used since its start and live now,
+ * each once, with a list per unwrapped position (offset from the start)
+ * of those whose instance is freed there. */
+struct window {
+	uint64_t bytes;
+	uint64_t *freed;    /* [tensor]: where its instance in the window is freed */
+	uint32_t *stamp;    /* [tensor]: the start it was added in, + 1 */
+	uint32_t *next;     /* [tensor]: the next in its list */
+	uint32_t *head;     /* [n_pos + 2]: by offset; UINT32_MAX: empty */
+};
+
+static void expire(struct window *w, const struct tensor_set *ts, uint32_t stamp, uint64_t off, uint64_t at)
+{
+	for (uint32_t t = w->head[off]; t != UINT32_MAX; t = w->next[t])
+		if (w->stamp[t] == stamp && w->freed[t] == at) {
+			w->bytes -= tensor_gpu_bytes(&ts->t[t]);
+			w->stamp[t] = 0;
+		}
+}
+
+/* Adds the tensors kernel u uses; returns their bytes on the GPU, its own
+ * working set. */
+static uint64_t add_uses(struct window *w, const struct tensor_set *ts, const struct access_set *a, uint32_t stamp,
+			 uint64_t start, uint64_t u)
+{
+	uint32_t k = (uint32_t)(u % ts->n_pos);
+	uint64_t own = 0;
+	for (uint32_t i = a->first[k]; i < a->first[k + 1]; i++) {
+		uint32_t t = a->tensor[i];
+		const struct tensor *x = &ts->t[t];
+		own += tensor_gpu_bytes(x);
+		if (w->stamp[t] == stamp || !tensor_gpu_bytes(x))
+			continue; /* the same instance: one freed earlier left */
+		w->stamp[t] = stamp;
+		w->freed[t] = freed_at(ts, x, u);
+		w->bytes += tensor_gpu_bytes(x);
+		if (w->freed[t] <= start + ts->n_pos) {
+			uint64_t off = w->freed[t] - start;
+			w->next[t] = w->head[off];
+			w->head[off] = t;
+		}
+	}
+	return own;
+}
+
+int capacity_floor(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
+		   uint64_t capacity, uint64_t dtoh_bytes_per_s, struct capacity_floor *out)
+{
+	const uint32_t p = ts->n_pos;
+	*out = (struct capacity_floor){ 0 };
+	for (uint32_t k = 0; k < p; k++)
+		out->kernel_ns += kernel_ns(v, k);
+	out->ns = out->kernel_ns;
+	if (!p || !dtoh_bytes_per_s)
+		return 0;
+	struct window w = { 0 };
+	w.freed = malloc(ts->n * sizeof *w.freed);
+	w.stamp = calloc(ts->n, sizeof *w.stamp);
+	w.next = malloc(ts->n * sizeof *w.next);
+	w.head = malloc(((size_t)p + 2) * sizeof *w.head);
+	if (!w.freed || !w.stamp || !w.next || !w.head) {
+		free(w.freed), free(w.stamp), free(w.next), free(w.head);
+		return -1;
+	}
+	uint64_t pairs = (uint64_t)p * (p + 1), stride = pairs / FLOOR_MAX_WORK + 1;
+	int64_t best = 0;
+	for (uint32_t j = 0; j < p; j += (uint32_t)stride) {
+		uint32_t stamp = ++out->starts_tried;
+		w.bytes = 0;
+		for (uint32_t o = 0; o < p + 2; o++)
+			w.head[o] = UINT32_MAX;
+		uint64_t in_window = 0; /* kernel time of [j, u) */
+		for (uint64_t u = j; u <= (uint64_t)j + p; u++) {
+			expire(&w, ts, stamp, u - j, u);
+			/* A kernel that cannot fit has its own working set for
+			 * target, as the scheduler's (sched.h). */
+			uint64_t own = add_uses(&w, ts, a, stamp, j, u), room = own > capacity ? own : capacity;
+			if (w.bytes > room) {
+				uint64_t e = w.bytes - room;
+				int64_t excess = (int64_t)((double)e * 1e9 / (double)dtoh_bytes_per_s) - (int64_t)in_window;
+				if (excess > best) {
+					best = excess;
+					out->from = j;
+					out->to = (uint32_t)(u % p);
+					out->evict_bytes = e;
+					out->window_kernel_ns = in_window;
+				}
+			}
+			in_window += kernel_ns(v, (uint32_t)(u % p));
+		}
+	}
+	out->ns = out->kernel_ns + (uint64_t)best;
+	free(w.freed), free(w.stamp), free(w.next), free(w.head);
+	return 0;
+}
