@@ -76,16 +76,17 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 	if (!p || !dtoh_bytes_per_s)
 		return 0;
 	struct window w = { 0 };
-	w.freed = malloc(ts->n * sizeof *w.freed);
-	w.stamp = calloc(ts->n, sizeof *w.stamp);
-	w.next = malloc(ts->n * sizeof *w.next);
+	size_t n = ts->n ? ts->n : 1; /* malloc(0) may return NULL */
+	w.freed = malloc(n * sizeof *w.freed);
+	w.stamp = calloc(n, sizeof *w.stamp);
+	w.next = malloc(n * sizeof *w.next);
 	w.head = malloc(((size_t)p + 2) * sizeof *w.head);
 	if (!w.freed || !w.stamp || !w.next || !w.head) {
 		free(w.freed), free(w.stamp), free(w.next), free(w.head);
 		return -1;
 	}
 	uint64_t pairs = (uint64_t)p * (p + 1), stride = pairs / FLOOR_MAX_WORK + 1;
-	int64_t best = 0;
+	double best = 0; /* ns: a link slow enough takes longer than 2^64 */
 	for (uint32_t j = 0; j < p; j += (uint32_t)stride) {
 		uint32_t stamp = ++out->starts_tried;
 		w.bytes = 0;
@@ -99,7 +100,7 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 			uint64_t own = add_uses(&w, ts, a, stamp, j, u), room = own > capacity ? own : capacity;
 			if (w.bytes > room) {
 				uint64_t e = w.bytes - room;
-				int64_t excess = (int64_t)((double)e * 1e9 / (double)dtoh_bytes_per_s) - (int64_t)in_window;
+				double excess = (double)e * 1e9 / (double)dtoh_bytes_per_s - (double)in_window;
 				if (excess > best) {
 					best = excess;
 					out->from = j;
@@ -111,7 +112,8 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 			in_window += kernel_ns(v, (uint32_t)(u % p));
 		}
 	}
-	out->ns = out->kernel_ns + (uint64_t)best;
+	double total = (double)out->kernel_ns + best;
+	out->ns = total < 0x1p64 ? (uint64_t)total : UINT64_MAX;
 	free(w.freed), free(w.stamp), free(w.next), free(w.head);
 	return 0;
 }

@@ -414,7 +414,10 @@ int report_text(const struct planner *pl, FILE *out)
 		plan->assume.htod_bytes_per_s / 1e9, plan->assume.dtoh_bytes_per_s / 1e9,
 		plan->assume.call_cost_ns / 1e6);
 	const struct capacity_floor *fl = &f.floor;
-	if (fl->evict_bytes)
+	if (fl->ns == UINT64_MAX)
+		fprintf(out, "floor        without end: kernels %u..%u must evict %s, more than the link carries\n",
+			fl->from, fl->to, size_str(fl->evict_bytes, a, sizeof a));
+	else if (fl->evict_bytes)
 		fprintf(out, "floor        %.3f ms an iteration, whatever the schedule: kernels %u..%u must evict %s first\n"
 			     "             (%.3f ms at DtoH) in %.3f ms of kernels; the kernels alone take %.3f ms\n",
 			fl->ns / 1e6, fl->from, fl->to, size_str(fl->evict_bytes, a, sizeof a),
