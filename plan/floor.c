@@ -51,8 +51,10 @@ static uint64_t add_uses(struct window *w, const struct tensor_set *ts, const st
 		uint32_t t = a->tensor[i];
 		const struct tensor *x = &ts->t[t];
 		own += tensor_gpu_bytes(x);
+		/* In the window already: the same instance, since one freed
+		 * earlier has left it (expire). */
 		if (w->stamp[t] == stamp || !tensor_gpu_bytes(x))
-			continue; /* the same instance: one freed earlier left */
+			continue;
 		w->stamp[t] = stamp;
 		w->freed[t] = freed_at(ts, x, u);
 		w->bytes += tensor_gpu_bytes(x);
