@@ -55,6 +55,17 @@ void sim_out_of_memory(const char *trace_path, char *err, size_t errlen)
 	um_errmsg(err, errlen, "%s: --simulate: out of memory", trace_path);
 }
 
+int sim_floor(const struct sim_ctx *c, uint64_t capacity, const struct sim_options *o, struct capacity_floor *out,
+	      char *err, size_t errlen)
+{
+	const struct planner *pl = c->pl;
+	if (capacity_floor(&pl->tensors, &pl->access, &pl->vital, capacity, o->dtoh_bytes_per_s, out)) {
+		sim_out_of_memory(sim_trace_path(c), err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
 /* Index of block number bn, which the table holds. */
 static size_t block_index(const struct sim_ctx *c, uint64_t bn)
 {

@@ -40,6 +40,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "floor.h"
 #include "planner.h"
 
 /* h100-facts.md: on-demand migration runs at ~4.3 GB/s (about 11x slower
@@ -125,7 +126,13 @@ int sim_residency(const struct sim_ctx *c, uint64_t capacity, const struct sim_o
 struct sim_row {
 	double ratio;
 	struct sim_result res[SIM_N_POLICIES];
+	struct capacity_floor floor; /* what no schedule beats there (floor.h) */
 };
+
+/* The capacity floor at capacity with o's eviction rate (floor.h). Returns
+ * 0, or -1 with err set (out of memory). */
+int sim_floor(const struct sim_ctx *c, uint64_t capacity, const struct sim_options *o, struct capacity_floor *out,
+	      char *err, size_t errlen);
 
 /* Parses a comma-separated list of ratios, each a finite number >= 1
  * ("1,1.5,2"). Returns 0 with a malloc'd array, or -1 naming the bad item

@@ -66,6 +66,10 @@ int sim_sweep(const struct sim_ctx *c, const double *ratios, size_t n, uint64_t 
 				free(r);
 				return -1;
 			}
+		if (sim_floor(c, cap, o, &r[i].floor, err, errlen)) {
+			free(r);
+			return -1;
+		}
 	}
 	*rows = r;
 	return 0;
@@ -77,7 +81,7 @@ int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FIL
 		(double)sim_live_peak(c) / 1e6, (unsigned long long)sim_blocks(c));
 	fprintf(out, "%6s %10s %-9s %12s %10s %10s %10s %10s %8s\n", "W/B", "budget MB", "policy",
 		"iteration ms", "% of ideal", "stall ms", "HtoD MB", "DtoH MB", "faults");
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		for (int p = 0; p < SIM_N_POLICIES; p++) {
 			const struct sim_result *s = &rows[i].res[p];
 			fprintf(out, "%6.2f %10.1f %-9s %12.3f %10.1f %10.3f %10.1f %10.1f %8llu\n",
@@ -86,6 +90,12 @@ int sim_print(const struct sim_ctx *c, const struct sim_row *rows, size_t n, FIL
 				sim_pct_ideal(s), (double)s->stall_ns / 1e6, (double)s->htod_bytes / 1e6,
 				(double)s->dtoh_bytes / 1e6, (unsigned long long)s->faults);
 		}
+		/* What no schedule beats at this capacity: its time alone. */
+		const struct sim_result *ideal = &rows[i].res[SIM_IDEAL];
+		fprintf(out, "%6.2f %10.1f %-9s %12.3f %10.1f\n", rows[i].ratio, (double)ideal->capacity / 1e6,
+			"floor", (double)rows[i].floor.ns / 1e6,
+			rows[i].floor.ns ? 100.0 * (double)ideal->time_ns / (double)rows[i].floor.ns : 0.0);
+	}
 	return ferror(out) ? -1 : 0;
 }
 
@@ -101,7 +111,8 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 	}
 	cJSON_AddItemToObject(root, "constants", cst);
 	cJSON_AddItemToObject(root, "rows", arr);
-	bool ok = json_add_u64(root, "live_peak", sim_live_peak(c)) &&
+	cJSON *floors = cJSON_AddArrayToObject(root, "floors");
+	bool ok = floors && json_add_u64(root, "live_peak", sim_live_peak(c)) &&
 		  json_add_u64(root, "blocks", sim_blocks(c)) &&
 		  cJSON_AddNumberToObject(cst, "htod_gbps", (double)o->htod_bytes_per_s / 1e9) &&
 		  cJSON_AddNumberToObject(cst, "dtoh_gbps", (double)o->dtoh_bytes_per_s / 1e9) &&
@@ -129,6 +140,20 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 			     json_add_u64(e, "link_busy_ns", s->link_busy_ns) &&
 			     json_add_u64(e, "link_idle_kernel_ns", s->link_idle_kernel_ns);
 		}
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct capacity_floor *f = &rows[i].floor;
+		cJSON *e = cJSON_CreateObject();
+		ok = e && cJSON_AddItemToArray(floors, e);
+		if (!ok) {
+			cJSON_Delete(e);
+			break;
+		}
+		ok = cJSON_AddNumberToObject(e, "ratio", rows[i].ratio) &&
+		     json_add_u64(e, "capacity", rows[i].res[SIM_IDEAL].capacity) && json_add_u64(e, "ns", f->ns) &&
+		     json_add_u64(e, "kernel_ns", f->kernel_ns) && json_add_u64(e, "from", f->from) &&
+		     json_add_u64(e, "to", f->to) && json_add_u64(e, "evict_bytes", f->evict_bytes) &&
+		     json_add_u64(e, "window_kernel_ns", f->window_kernel_ns);
+	}
 	if (!ok) {
 		cJSON_Delete(root);
 		return NULL;

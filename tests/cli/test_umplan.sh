@@ -520,6 +520,8 @@ for pol in ideal ondemand deepum plan; do
 	else not_ok "--simulate prints the $pol policy's row at each ratio"; fi
 done
 expect_out_has "% of ideal" "--simulate prints % of ideal"
+if [ "$(grep -cE "^ +(1\.50|2\.00) +[0-9.]+ floor +[0-9.]+ +[0-9.]+$" <<<"$out")" = 2 ]; then ok "--simulate prints the capacity floor's row at each ratio"
+else not_ok "--simulate prints the capacity floor's row at each ratio"; fi
 run "$UMPLAN" "$fixture" --simulate --capacity 300M -o "$SCRATCH/sim.bin"
 expect_status 2 "--simulate with -o: usage error (its plan has no host placement)"
 run "$UMPLAN" "$fixture" --simulate --json --report --capacity 300M -q
@@ -527,6 +529,8 @@ expect_status 2 "--simulate --json --report: usage error (the JSON would not par
 run "$UMPLAN" "$fixture" --simulate --json --capacity 300M -q
 expect_status 0 "--simulate --json exits 0"
 expect_json 'assert len(d["rows"]) == 4' "--simulate --json prints one row per policy at --capacity"
+expect_json 'p = [r for r in d["rows"] if r["policy"] == "plan"][0]; f = d["floors"]; assert len(f) == 1 and f[0]["capacity"] == p["capacity"] and f[0]["kernel_ns"] <= f[0]["ns"] <= p["time_ns"]' \
+	"--simulate --json gives the capacity floor, which the plan does not beat"
 # Its counts keep their digits too: cJSON printed 2^53 - 1 as 9.00719925474099e+15.
 run "$UMPLAN" "$fixture" --simulate --json --capacity 9007199254740991 -q
 expect_json 'assert all(r["capacity"] == 2**53 - 1 for r in d["rows"])' "--simulate --json: a capacity of 2^53 - 1 bytes is printed exactly"

@@ -14,7 +14,6 @@
 #include "packed_trace.h"
 
 #include "plan/planner.h"
-#include "plan/floor.h"
 #include "plan/sim.h"
 #include "plan/synth.h"
 
@@ -234,8 +233,8 @@ static void the_plan_never_beats_the_floor(void **state)
 			struct capacity_floor f;
 			if (sim_run(c, SIM_PLAN, peak / div, &o, &r, err, sizeof err))
 				fail_msg("%s: %s", path, err);
-			assert_int_equal(capacity_floor(&pl->tensors, &pl->access, &pl->vital, peak / div,
-							o.dtoh_bytes_per_s, &f), 0);
+			if (sim_floor(c, peak / div, &o, &f, err, sizeof err))
+				fail_msg("%s: %s", path, err);
 			print_message("%s at 1/%llu of its peak: plan %.3f ms, floor %.3f ms (kernels %.3f ms)\n", path,
 				      (unsigned long long)div, r.time_ns / 1e6, f.ns / 1e6, f.kernel_ns / 1e6);
 			assert_true(f.ns >= f.kernel_ns);
@@ -475,7 +474,9 @@ static void json_counts_stay_exact(void **state)
 	struct planner *pl;
 	struct sim_options o;
 	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "json_counts.db"), 4, "n % 2", &pl, &o);
-	struct sim_row row = { .ratio = 2 };
+	struct sim_row row = { .ratio = 2,
+			       .floor = { .ns = 1000000000000009, .kernel_ns = 1000000000000011, .from = 3, .to = 1,
+					  .evict_bytes = ((uint64_t)1 << 60) + 3, .window_kernel_ns = 1000000000000013 } };
 	for (int p = 0; p < SIM_N_POLICIES; p++)
 		row.res[p] = (struct sim_result){ .capacity = ((uint64_t)1 << 53) - 1, .time_ns = 1000000000000001,
 						  .ideal_ns = 1000000000000000, .stall_ns = 8999999999999999,
@@ -490,7 +491,10 @@ static void json_counts_stay_exact(void **state)
 			       "\"time_ns\":1000000000000001", "\"stall_ns\":8999999999999999",
 			       "\"htod_bytes\":\"1152921504606846977\"", "\"dtoh_bytes\":1234567890123456",
 			       "\"faults\":1000000000000003", "\"link_busy_ns\":1000000000000005",
-			       "\"link_idle_kernel_ns\":1000000000000007" };
+			       "\"link_idle_kernel_ns\":1000000000000007",
+			       "\"floors\":[{\"ratio\":2,\"capacity\":9007199254740991,\"ns\":1000000000000009,"
+			       "\"kernel_ns\":1000000000000011,\"from\":3,\"to\":1,\"evict_bytes\":\"1152921504606846979\","
+			       "\"window_kernel_ns\":1000000000000013}]" };
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		if (!strstr(text, want[i]))
 			fail_msg("%s lacks %s", text, want[i]);
