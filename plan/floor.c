@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "json_value.h"
+
 #define NEVER UINT64_MAX
 
 /* The unwrapped position where the instance of x live at unwrapped
@@ -118,4 +120,12 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 	out->ns = total < 0x1p64 ? (uint64_t)total : UINT64_MAX;
 	free(w.freed), free(w.stamp), free(w.next), free(w.head);
 	return 0;
+}
+
+bool capacity_floor_json(cJSON *o, const struct capacity_floor *f)
+{
+	return json_add_u64(o, "ns", f->ns) && json_add_u64(o, "kernel_ns", f->kernel_ns) &&
+	       json_add_u64(o, "from", f->from) && json_add_u64(o, "to", f->to) &&
+	       json_add_u64(o, "evict_bytes", f->evict_bytes) &&
+	       json_add_u64(o, "window_kernel_ns", f->window_kernel_ns);
 }

@@ -23,7 +23,10 @@
 #ifndef UMKIT_FLOOR_H
 #define UMKIT_FLOOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "access.h"
 #include "tensor.h"
@@ -53,5 +56,10 @@ struct capacity_floor {
  */
 int capacity_floor(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
 		   uint64_t capacity, uint64_t dtoh_bytes_per_s, struct capacity_floor *out);
+
+/* Adds f's fields to the JSON object o (--json, --simulate --json):
+ * ns, kernel_ns, from, to, evict_bytes, window_kernel_ns. False when
+ * memory ran out. */
+bool capacity_floor_json(cJSON *o, const struct capacity_floor *f);
 
 #endif

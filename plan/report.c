@@ -686,14 +686,8 @@ cJSON *report_json(const struct planner *pl)
 	json_add_u64(o, "predicted_peak_inflight", sr->inflight_peak);
 	json_add_u64(o, "predicted_iteration_ns", plan->predict.iteration_ns);
 	cJSON *fl = cJSON_AddObjectToObject(o, "capacity_floor");
-	if (fl) {
-		json_add_u64(fl, "ns", f.floor.ns);
-		json_add_u64(fl, "kernel_ns", f.floor.kernel_ns);
-		json_add_u64(fl, "from", f.floor.from);
-		json_add_u64(fl, "to", f.floor.to);
-		json_add_u64(fl, "evict_bytes", f.floor.evict_bytes);
-		json_add_u64(fl, "window_kernel_ns", f.floor.window_kernel_ns);
-	}
+	if (fl)
+		capacity_floor_json(fl, &f.floor);
 	cJSON *unfit = cJSON_AddArrayToObject(o, "unfit_kernels");
 	for (size_t i = 0; unfit && i < sr->n_unfit; i++)
 		cJSON_AddItemToArray(unfit, cJSON_CreateNumber(sr->unfit[i]));

@@ -149,10 +149,7 @@ cJSON *sim_json(const struct sim_ctx *c, const struct sim_row *rows, size_t n,
 			break;
 		}
 		ok = cJSON_AddNumberToObject(e, "ratio", rows[i].ratio) &&
-		     json_add_u64(e, "capacity", rows[i].res[SIM_IDEAL].capacity) && json_add_u64(e, "ns", f->ns) &&
-		     json_add_u64(e, "kernel_ns", f->kernel_ns) && json_add_u64(e, "from", f->from) &&
-		     json_add_u64(e, "to", f->to) && json_add_u64(e, "evict_bytes", f->evict_bytes) &&
-		     json_add_u64(e, "window_kernel_ns", f->window_kernel_ns);
+		     json_add_u64(e, "capacity", rows[i].res[SIM_IDEAL].capacity) && capacity_floor_json(e, f);
 	}
 	if (!ok) {
 		cJSON_Delete(root);

@@ -996,10 +996,10 @@ static int load_writes(struct loader *l, const struct corr_pos *by_corr)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_type(st, 1) != SQLITE_NULL && after_reset(t, sqlite3_column_int64(st, 1)))
 			continue;
-		bool placed = sqlite3_column_type(st, 0) != SQLITE_NULL;
-		bool known = sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_int64(st, 2) >= 0;
-		if (known && sqlite3_column_type(st, 2) == SQLITE_NULL)
+		if (sqlite3_column_type(st, 2) == SQLITE_NULL)
 			continue; /* into none of the arena's allocations */
+		bool placed = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		bool known = sqlite3_column_int64(st, 2) >= 0;
 		void *p = grow_push(known ? &ga : placed ? &gp : &gn);
 		if (!p) {
 			sqlite3_finalize(st);

@@ -194,7 +194,6 @@ size_t trace_position_at(const struct trace *t, int64_t ns);
  * one known only by time): one into a, or one whose destination the trace
  * does not give. */
 bool trace_write_between(const struct trace *t, const struct trace_alloc *a, size_t from_pos, size_t to_pos,
-			 int64_t from_ns,
-			 int64_t to_ns);
+			 int64_t from_ns, int64_t to_ns);
 
 #endif
