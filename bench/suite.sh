@@ -129,16 +129,34 @@ record() {
 	echo "$w ${maxm}G"
 }
 
+# floor_row BATCH BUDGET POLICY JSON: appends the capacity floor of a plan
+# made for BUDGET (umplan --json's plan.capacity_floor: the least time any
+# order of its migrations can take there) to OUTDIR/floors-MODEL.jsonl, which
+# bench/suite_report.py reads for the grid's "x floor".
+floor_row() {
+	python3 -c 'import json, sys
+floor = json.load(open(sys.argv[4]))["plan"]["capacity_floor"]
+print(json.dumps(dict(batch=int(sys.argv[1]), budget_bytes=int(sys.argv[2]), policy=sys.argv[3], **floor)))' \
+		"$@" >>"$OUTDIR/floors-$MODEL.jsonl"
+}
+
 # plan BATCH BUDGET: the plan for the recorded BATCH under BUDGET bytes (0:
 # none, the plan ideal runs with: its ops are not used, its signature is);
 # for the pseudo-policy plan-migrate, also the plan without host placement.
+# Under a budget, each plan's capacity floor goes to floors-MODEL.jsonl.
 plan() {
 	local cap=() out=$work/$MODEL.b$1.$2.plan
 	[ -s "$out" ] && return 0   # made by an earlier part of this command
-	[ "$2" != 0 ] && cap=(--capacity "$2")
-	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$out" || return 1
+	if [ "$2" = 0 ]; then
+		$B/umplan "$work/$MODEL.b$1.db" "${plan_opts[@]}" -q -o "$out"
+		return
+	fi
+	cap=(--capacity "$2")
+	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$out" --json >"$out.json" &&
+		floor_row "$1" "$2" plan "$out.json" || return 1
 	[[ " $POLICIES " != *" plan-migrate "* ]] ||
-		$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" --host-bw 0 -q -o "$out.migrate"
+		{ $B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" --host-bw 0 -q -o "$out.migrate" \
+			--json >"$out.migrate.json" && floor_row "$1" "$2" plan-migrate "$out.migrate.json"; }
 }
 
 # run EXPERIMENT BATCH W MAXM RATIO BUDGET POLICY REP REF: one run, one CSV row.

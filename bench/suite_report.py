@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Markdown tables (and plots) for docs/benchmarks.md from the benchmark
 suite's outputs (bench/suite.sh): DIR/MODEL.csv, one row per run as
-bench/measure.py writes it, and DIR/calib-MODEL.json, the link bandwidths
+bench/measure.py writes it, DIR/calib-MODEL.json, the link bandwidths
 measured in the same run (or DIR/calib-MODEL-BUILD.json for one build's
-rows). Nothing is computed that the files do not say.
+rows), and DIR/floors-MODEL.jsonl where there is one, the capacity floors
+of the plans run. Nothing is computed that the files do not say.
 
 Usage: python3 bench/suite_report.py DIR [--docs FILE] [--img IMGDIR]
   --docs FILE    put the markdown between the lines "<!-- suite:begin -->"
@@ -138,6 +139,48 @@ def read_suite(d):
     return suite
 
 
+FLOOR_KEYS = ["batch", "budget_bytes", "policy", "kernel_ns", "window_kernel_ns", "evict_bytes"]
+
+
+def floor_field_ok(key, value):
+    if key == "policy":
+        return value in POLICIES
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_floors(d):
+    """{(model, batch, budget bytes, policy): capacity floor} from every
+    floors-MODEL.jsonl in d (bench/suite.sh: a line per plan made, the
+    floor umplan --json gave it); a later line for the same plan wins."""
+    floors = {}
+    for path in sorted(glob.glob(os.path.join(d, "floors-*.jsonl"))):
+        model = os.path.basename(path)[len("floors-"):-len(".jsonl")]
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    x = json.loads(line)
+                except ValueError as e:
+                    raise BadInput(f"{path}: line {n}: not JSON: {e}") from None
+                if not isinstance(x, dict):
+                    raise BadInput(f"{path}: line {n}: not a JSON object")
+                for k in FLOOR_KEYS:
+                    if not floor_field_ok(k, x.get(k)):
+                        raise BadInput(f"{path}: line {n}: {k} is missing or not "
+                                       f"{'a policy' if k == 'policy' else 'a whole number >= 0'}")
+                floors[(model, x["batch"], x["budget_bytes"], x["policy"])] = x
+    return floors
+
+
+def floor_ms(floor, calib):
+    """The plan's capacity floor at the calibrated eviction bandwidth: its
+    kernels' time plus what of its window's evictions they cannot cover.
+    umplan picked the window at the bandwidth it planned with; any window's
+    figure is a floor (every window's evictions must happen), so the one it
+    names still is at another bandwidth, if not always the highest."""
+    uncovered = floor["evict_bytes"] / calib["dtoh_gbps"] - floor["window_kernel_ns"]   # B / (GB/s) = ns
+    return (floor["kernel_ns"] + max(0.0, uncovered)) / 1e6
+
+
 # ---------------------------------------------------------------- summaries
 
 @dataclass
@@ -155,6 +198,7 @@ class Cell:
     peak: float = None   # modelled peak MB
     budget: float = None  # bytes; 0: none
     callback: float = None  # ms in the launch callbacks in a steady iteration
+    batch: int = None
     differ: int = 0      # succeeded reps whose outputs differ from the plain run's
     compared: int = 0    # succeeded reps with a same_output value
 
@@ -180,7 +224,7 @@ def summarise(rows):
                 faults=median(good, "faults_per_iter"), htod=median(good, "htod_mb_per_iter"),
                 dtoh=median(good, "dtoh_mb_per_iter"), peak=median(good, "modelled_peak_mb"),
                 callback=median(good, "steady_callback_ms"),
-                budget=rows[0]["budget_bytes"], differ=sum(1 for s in same if s != 1),
+                budget=rows[0]["budget_bytes"], batch=rows[0]["batch"], differ=sum(1 for s in same if s != 1),
                 compared=len(same))
 
 
@@ -280,7 +324,7 @@ def grid_keys(grid):
     return sorted(want, key=lambda k: (k[0], POLICIES.index(k[1])))
 
 
-def grid_table(suite):
+def grid_table(suite, floors):
     out = []
     for model, (rows, calib) in suite.items():
         grid = cells(rows, "grid", "ratio")
@@ -291,19 +335,22 @@ def grid_table(suite):
             c = grid.get((ratio, policy))
             head = [model, ratio_text(ratio), policy, time_text(c), reps_text(c)]
             if c is None or c.ms is None:
-                out.append(head + ["–"] * 9)
+                out.append(head + ["–"] * 11)
                 continue
+            floor = floors.get((rows[0]["model"], c.batch, int(c.budget or 0), policy))
+            floor = floor and floor_ms(floor, calib)
             bound = lower_bound(c, ideal, calib)
             ondemand = grid.get((ratio, "ondemand"))
             of_od = (100 * c.faults / ondemand.faults if policy == "plan" and ondemand
                      and ondemand.faults and c.faults is not None else None)
             out.append(head + [num(pct(ideal, c)), num(c.faults, 0), num(c.htod, 0), num(c.dtoh, 0),
                                num(bound), num(c.ms / bound if bound else None, 2), peak_text(c),
-                               same_text(c), num(of_od, 2)])
+                               same_text(c), num(of_od, 2), num(floor),
+                               num(c.ms / floor if floor else None, 2)])
     return table(["model", "W/B", "policy", "iteration ms: median (min–max)", "reps ok",
                   "% of ideal", "faults / iter", "HtoD MB / iter", "DtoH MB / iter",
                   "lower bound ms", "x bound", "modelled peak / budget MB", "outputs identical",
-                  "faults % of ondemand"], out)
+                  "faults % of ondemand", "floor ms", "x floor"], out)
 
 
 def roomy_table(suite):
@@ -388,7 +435,7 @@ def maxbatch_tables(suite):
             + table(["model", "ondemand", "plan"], reached))
 
 
-def markdown(suite, img):
+def markdown(suite, floors, img):
     """The whole report."""
     parts = ["Generated by `python3 bench/suite_report.py DIR` from bench/suite.sh's outputs.",
              "\n".join(header_line(m, rows, calib) for m, (rows, calib) in suite.items()),
@@ -401,8 +448,12 @@ def markdown(suite, img):
              "with the policy's own median traffic and the model's calibrated bandwidths. "
              "outputs identical: every loss line and the checksum equal the plain run's in "
              "every repetition that succeeded; NO (k of n): k of n differ. The plan row at "
-             "W/B 0.8 ran with a budget of 1.25 W.",
-             grid_table(suite),
+             "W/B 0.8 ran with a budget of 1.25 W. floor: the plan's capacity floor (umplan "
+             "--report, docs/planner.md), the least time any order of its migrations can take "
+             "under the budget: the recorded kernels' time plus the evictions of its worst "
+             "window that those kernels cannot cover, at the calibrated DtoH bandwidth; for "
+             "plan and plan-migrate, where bench/suite.sh kept it.",
+             grid_table(suite, floors),
              "### Replay when memory suffices",
              "The program alone (plain), under umreplay's ideal policy (no budget) and under "
              "the plan policy with a budget of 1.25 W; overhead against plain. These are "
@@ -545,7 +596,7 @@ def main(argv):
     a = p.parse_args(argv)
     try:
         suite = read_suite(a.dir)
-        text = markdown(suite, a.img)
+        text = markdown(suite, read_floors(a.dir), a.img)
         if a.img:
             plot(suite, a.img)
         if a.docs:

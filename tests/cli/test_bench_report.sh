@@ -3,7 +3,8 @@
 # numbers the report computes from a small synthetic suite, failed and
 # missing cells, --docs replacing only the
 # text between its markers, --img writing three PNGs, and exit status 2 with
-# the file named for a missing directory, one without CSVs and a bad header;
+# the file named for a missing directory, one without CSVs, a bad header and
+# a floors file that is not bench/suite.sh's; the plans' capacity floors;
 # a CSV from before the busy-time columns read alike;
 # measure.py's steady medians from a --stats file; bench/report.py's
 # tables, and its errors for DIR or a file missing or malformed.
@@ -99,6 +100,17 @@ BUILD_ID=b2 reps beta grid 16 $W 0 ideal "20 20 20" 0 0 0 900
 BUILD_ID=b2 reps beta grid 16 $W 1.25 plan "40 40 40" 5 100 50 790
 unset OLD_CSV
 
+# alpha's capacity floors (bench/suite.sh's floors-MODEL.jsonl): at W/B
+# 1.25 and 2, the latter's first line overridden by a later one; the
+# roomy plan's window covered by its kernels (its budget as reps writes
+# it: awk's %d stops at 2^31 - 1).
+cat >"$suite/floors-alpha.jsonl" <<'EOF_FLOORS'
+{"batch": 4, "budget_bytes": 1600000000, "policy": "plan", "ns": 25000000, "kernel_ns": 15000000, "from": 9, "to": 3, "evict_bytes": 100000000, "window_kernel_ns": 4000000}
+{"batch": 4, "budget_bytes": 1000000000, "policy": "plan", "ns": 15000000, "kernel_ns": 15000000, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0}
+{"batch": 4, "budget_bytes": 2147483647, "policy": "plan", "ns": 15000000, "kernel_ns": 15000000, "from": 1, "to": 2, "evict_bytes": 10000000, "window_kernel_ns": 5000000}
+{"batch": 4, "budget_bytes": 1000000000, "policy": "plan", "ns": 45000000, "kernel_ns": 15000000, "from": 9, "to": 3, "evict_bytes": 300000000, "window_kernel_ns": 4000000}
+EOF_FLOORS
+
 run python3 "$REPORT" "$suite"
 expect_status 0 "the report exits 0"
 expect_out_has "- **alpha (b1)**: 2026-01-02; Test GPU; batch 4; W = 2.00 GB; calibrated HtoD 40 GB/s, DtoH 10 GB/s" \
@@ -111,6 +123,19 @@ expect_out_has "| alpha (b1) | 1.25 | ondemand | 70.0 (60.0–80.0) | 3/3 | 30.0
 # plan 30 (28-35): 70 %; bound max(21, 10, 10) = 21, 30/21 = 1.43x; faults 11 of 1100 = 1 %.
 expect_out_has "| alpha (b1) | 1.25 | plan | 30.0 (28.0–35.0) | 3/3 | 70.0 | 11 | 400 | 100 | 21.0 | 1.43 | 1590 / 1600 | NO (1 of 3) | 1.00 |" \
 	"plan's faults as % of ondemand's and differing outputs"
+# The floor at the calibrated DtoH (10 GB/s), not umplan's ns: 15 ms of
+# kernels + 100 MB / 10 GB/s - 4 ms = 21 ms, 30 / 21 = 1.43x; at W/B 2 the
+# later line's 15 + 30 - 4 = 41 ms, 42 / 41 = 1.02x; the roomy plan's window
+# covered: its kernels' 15 ms, 23 / 15 = 1.53x.
+expect_out_has "| NO (1 of 3) | 1.00 | 21.0 | 1.43 |" "the plan's floor at the calibrated eviction bandwidth, and x floor"
+expect_out_has "| alpha (b1) | 2 | plan | 42.0 (42.0–42.0) | 3/3 | 50.0 | 40 | 900 | 500 | 50.0 | 0.84 | 990 / 1000 | yes | 2.00 | 41.0 | 1.02 |" \
+	"a later line for the same plan wins"
+expect_out_has "| alpha (b1) | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/3 | 91.3 | 0 | 50 | 0 | 21.0 | 1.10 | 1900 / 2147 | yes | – | 15.0 | 1.53 |" \
+	"a window its kernels cover leaves the kernels' time"
+expect_out_has "| alpha (b1) | 2 | deepum | 90.0 (90.0–90.0) | 3/3 | 23.3 | 1800 | 1500 | 700 | 70.0 | 1.29 | 990 / 1000 | yes | – | – | – |" \
+	"no floor for a policy bench/suite.sh kept none for"
+expect_out_has "| beta (b1) | 1.25 | plan | 15.0 (15.0–15.0) | 3/3 | 66.7 | 5 | 100 | 50 | 10.0 | 1.50 | 790 / 800 | yes | 1.00 | – | – |" \
+	"no floor for a model without floors-MODEL.jsonl"
 expect_out_has "| alpha (b1) | – | plain | 10.0 (9.0–11.0) | 3/3 | 210.0 | – | – | – | – | – | – / none | yes | – |" \
 	"the plain rows written by measure.py are read"
 expect_out_has "| alpha (b1) | – | ideal | 21.0 (20.0–25.0) | 3/3 | 100.0 | 0 | 0 | 0 | 21.0 | 1.00 | 1000 / none | yes | – |" \
@@ -262,6 +287,30 @@ expect_status 2 "a wrong header exits 2"
 expect_err_has "$SCRATCH/bad/alpha.csv: header" "the CSV with the wrong header is named"
 [ "$(wc -l <<<"$err")" -eq 1 ] && ! grep -q Traceback <<<"$err" && ok "the error is one line, no traceback" \
 	|| not_ok "the error is one line, no traceback"
+# A floors file that is not bench/suite.sh's: its path and line named.
+mkdir "$SCRATCH/badfloor"
+cp "$suite/alpha.csv" "$suite/calib-alpha.json" "$SCRATCH/badfloor/"
+# floor_fails DESC LINE TEXT: LINE as floors-alpha.jsonl's second line
+# (after a good one) exits 2 with one line naming the file, line 2 and TEXT.
+floor_fails() {
+	{ head -1 "$suite/floors-alpha.jsonl"; printf '%s\n' "$2"; } >"$SCRATCH/badfloor/floors-alpha.jsonl"
+	run python3 "$REPORT" "$SCRATCH/badfloor"
+	if [ "$status" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] &&
+		grep -qF "$SCRATCH/badfloor/floors-alpha.jsonl: line 2: $3" <<<"$err"; then
+		ok "$1"
+	else not_ok "$1 (status $status: $err)"; fi
+}
+floor_fails "a floors line that is not JSON exits 2" '{"batch": 4,' "not JSON"
+floor_fails "a floors line that is not an object exits 2" '[4]' "not a JSON object"
+floor_fails "a floor without its window's bytes exits 2" \
+	'{"batch": 4, "budget_bytes": 1, "policy": "plan", "kernel_ns": 1, "window_kernel_ns": 0}' \
+	"evict_bytes is missing or not a whole number >= 0"
+floor_fails "a negative kernel time exits 2" \
+	'{"batch": 4, "budget_bytes": 1, "policy": "plan", "kernel_ns": -1, "window_kernel_ns": 0, "evict_bytes": 0}' \
+	"kernel_ns is missing or not a whole number >= 0"
+floor_fails "an unknown policy exits 2" \
+	'{"batch": 4, "budget_bytes": 1, "policy": "lru", "kernel_ns": 1, "window_kernel_ns": 0, "evict_bytes": 0}' \
+	"policy is missing or not a policy"
 
 # bench/report.py (tests/gpu/run.sh's replay.txt): a replay that failed
 # leaves "TAG rc=N" and no figures; its row says so, the others stand.

@@ -11,7 +11,7 @@
 # too), the busy times and KERNEL_TIMES, and its refusals (a build without
 # COMMIT, too little free GPU memory); bench/models.sh's record_and_plan;
 # and bench/overhead_lockstep.sh's runs, report and refusals, with RATIO
-# too.
+# too; the plans' capacity floors kept for bench/suite_report.py.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(realpath "$(dirname "$0")/../..")
 export PYTHONDONTWRITEBYTECODE=1
@@ -51,11 +51,22 @@ EOF_REC
 	cat >"$1/bin/umplan" <<'EOF_PLAN'
 #!/bin/sh
 case "$*" in
-*--report*) echo "iterations   5 found"; echo "planned      iteration 3" ;;
-*--json*) echo '{"memory": {"live_peak": 2000000000}}' ;;
-*) [ -n "${FAKE_LOG:-}" ] && echo "umplan $*" >>"$FAKE_LOG"
-	while [ "$1" != -o ]; do shift; done; echo plan >"$2" ;;
+*--report*) echo "iterations   5 found"; echo "planned      iteration 3"; exit ;;
+*" -o "*) [ -n "${FAKE_LOG:-}" ] && echo "umplan $*" >>"$FAKE_LOG" ;;
 esac
+json=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--json) json=1 ;;
+	-o) echo plan >"$2"; shift ;;
+	--host-bw) window=$2; shift ;;
+	esac
+	shift
+done
+# the floor's window kernels: 7 ms, or --host-bw's figure
+[ -n "$json" ] && echo '{"memory": {"live_peak": 2000000000}, "plan": {"capacity_floor":
+  {"ns": 9000000, "kernel_ns": 8000000, "from": 3, "to": 1, "evict_bytes": 20000000, "window_kernel_ns": '$((${window:-7} * 1000000))'}}}'
+exit 0
 EOF_PLAN
 	cat >"$1/bin/umreplay" <<'EOF_REPLAY'
 #!/bin/sh
@@ -117,6 +128,24 @@ tar -tzf "$out1/gpt2-outputs.tar.gz" | grep -q '^grid.b4.r2.plan.2.build-b.out$'
 	&& ok "every run's stdout is kept, named by build" || not_ok "every run's stdout is kept, named by build"
 [ "$(tar -tzf "$out1/gpt2-stats.tar.gz" | grep -c '\.json$')" -eq 10 ] \
 	&& ok "a stats file per replay" || not_ok "a stats file per replay"
+
+# A plan made for a budget leaves its capacity floor in floors-MODEL.jsonl,
+# plan-migrate's too (made with --host-bw 0); the plan made without one,
+# which ideal runs with, none.
+out10=$SCRATCH/out10
+WARMUP=0 REPS=1 RATIOS="2 3" POLICIES="plan plan-migrate" run suite "$out10" grid
+got=$("$REAL_PY" -c 'import json,sys; [print(x["batch"], x["budget_bytes"], x["policy"], x["kernel_ns"], x["window_kernel_ns"],
+	x["evict_bytes"]) for x in map(json.loads, open(sys.argv[1]))]' "$out10/floors-gpt2.jsonl" 2>&1)
+want=$(printf '%s\n' "4 1000000000 plan 8000000 7000000 20000000" "4 1000000000 plan-migrate 8000000 0 20000000" \
+	"4 666666666 plan 8000000 7000000 20000000" "4 666666666 plan-migrate 8000000 0 20000000")
+[ "$status" = 0 ] && [ "$got" = "$want" ] && ok "a floor per plan made for a budget, plan-migrate's apart" \
+	|| not_ok "a floor per plan made for a budget, plan-migrate's apart (status $status, got: $got)"
+# bench/suite_report.py reads them: 8 ms of kernels, 20 MB at the fake
+# calibration's 10 GB/s (2 ms) inside plan's 7 ms window, beyond
+# plan-migrate's 0 ms one.
+got=$("$REAL_PY" bench/suite_report.py "$out10" | grep -E '^\| gpt2 \(aaaa111\) \| 2 \| plan' | awk -F' [|] ' '{print $3, $(NF-1)}')
+[ "$got" = "$(printf '%s\n' "plan-migrate 10.0" "plan 8.0")" ] && ok "the report reads the floors the suite kept" \
+	|| not_ok "the report reads the floors the suite kept (got: $got)"
 
 busy() { # CSV: each replay row's kernel, HtoD and DtoH busy ms, distinct ones
 	"$REAL_PY" -c 'import csv,sys; [print(r["steady_kernel_busy_ms"] or "-", r["steady_htod_busy_ms"],
