@@ -5,8 +5,9 @@
 #   BUILD=build bash bench/suite.sh MODEL OUTDIR [PARTS]
 # MODEL is one of bench/models.sh's; PARTS any of "base grid maxbatch
 # overhead" (default the first three; split them, and RATIOS, over several GPU commands when
-# one does not fit in 10 minutes). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py) and
-# writes OUTDIR/calib-MODEL.json, OUTDIR/MODEL-stats.tar.gz and the runs'
+# one does not fit in 10 minutes). Appends one row per run to OUTDIR/MODEL.csv (bench/measure.py)
+# and a line per plan made for a budget to OUTDIR/floors-MODEL.jsonl (its
+# capacity floor), and writes OUTDIR/calib-MODEL.json, OUTDIR/MODEL-stats.tar.gz and the runs'
 # stdout in OUTDIR/MODEL-outputs.tar.gz. Render with
 # bench/suite_report.py.
 #
