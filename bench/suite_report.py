@@ -155,19 +155,23 @@ def read_floors(d):
     floors = {}
     for path in sorted(glob.glob(os.path.join(d, "floors-*.jsonl"))):
         model = os.path.basename(path)[len("floors-"):-len(".jsonl")]
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                try:
-                    x = json.loads(line)
-                except ValueError as e:
-                    raise BadInput(f"{path}: line {n}: not JSON: {e}") from None
-                if not isinstance(x, dict):
-                    raise BadInput(f"{path}: line {n}: not a JSON object")
-                for k in FLOOR_KEYS:
-                    if not floor_field_ok(k, x.get(k)):
-                        raise BadInput(f"{path}: line {n}: {k} is missing or not "
-                                       f"{'a policy' if k == 'policy' else 'a whole number >= 0'}")
-                floors[(model, x["batch"], x["budget_bytes"], x["policy"])] = x
+        try:
+            with open(path) as f:
+                lines = f.readlines()
+        except UnicodeDecodeError as e:
+            raise BadInput(f"{path}: not text: {e}") from None
+        for n, line in enumerate(lines, 1):
+            try:
+                x = json.loads(line)
+            except ValueError as e:
+                raise BadInput(f"{path}: line {n}: not JSON: {e}") from None
+            if not isinstance(x, dict):
+                raise BadInput(f"{path}: line {n}: not a JSON object")
+            for k in FLOOR_KEYS:
+                if not floor_field_ok(k, x.get(k)):
+                    raise BadInput(f"{path}: line {n}: {k} is missing or not "
+                                   f"{'a policy' if k == 'policy' else 'a whole number >= 0'}")
+            floors[(model, x["batch"], x["budget_bytes"], x["policy"])] = x
     return floors
 
 
@@ -337,8 +341,8 @@ def grid_table(suite, floors):
             if c is None or c.ms is None:
                 out.append(head + ["–"] * 11)
                 continue
-            floor = floors.get((rows[0]["model"], c.batch, int(c.budget or 0), policy))
-            floor = floor and floor_ms(floor, calib)
+            kept = floors.get((rows[0]["model"], c.batch, int(c.budget or 0), policy))
+            floor = floor_ms(kept, calib) if kept else None
             bound = lower_bound(c, ideal, calib)
             ondemand = grid.get((ratio, "ondemand"))
             of_od = (100 * c.faults / ondemand.faults if policy == "plan" and ondemand

@@ -301,6 +301,10 @@ floor_fails() {
 	else not_ok "$1 (status $status: $err)"; fi
 }
 floor_fails "a floors line that is not JSON exits 2" '{"batch": 4,' "not JSON"
+printf '\377\n' >"$SCRATCH/badfloor/floors-alpha.jsonl"
+run python3 "$REPORT" "$SCRATCH/badfloor"
+[ "$status" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qF "$SCRATCH/badfloor/floors-alpha.jsonl: not text" <<<"$err" \
+	&& ok "a floors file that is not text exits 2" || not_ok "a floors file that is not text exits 2 (status $status: $err)"
 floor_fails "a floors line that is not an object exits 2" '[4]' "not a JSON object"
 floor_fails "a floor without its window's bytes exits 2" \
 	'{"batch": 4, "budget_bytes": 1, "policy": "plan", "kernel_ns": 1, "window_kernel_ns": 0}' \
