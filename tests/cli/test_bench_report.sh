@@ -127,19 +127,19 @@ expect_out_has "| alpha (b1) | 1.25 | plan | 30.0 (28.0–35.0) | 3/3 | 70.0 | 1
 # kernels + 100 MB / 10 GB/s - 4 ms = 21 ms, 30 / 21 = 1.43x; at W/B 2 the
 # later line's 15 + 30 - 4 = 41 ms, 42 / 41 = 1.02x; the roomy plan's window
 # covered: its kernels' 15 ms, 23 / 15 = 1.53x.
-expect_out_has "| NO (1 of 3) | 1.00 | 21.0 | 1.43 |" "the plan's floor at the calibrated eviction bandwidth, and x floor"
-expect_out_has "| alpha (b1) | 2 | plan | 42.0 (42.0–42.0) | 3/3 | 50.0 | 40 | 900 | 500 | 50.0 | 0.84 | 990 / 1000 | yes | 2.00 | 41.0 | 1.02 |" \
-	"a later line for the same plan wins"
+expect_out_has "| NO (1 of 3) | 1.00 | 21.0 | 1.43 | 1.00 |" "the plan's floor at the calibrated eviction bandwidth, and x floor"
+expect_out_has "| alpha (b1) | 2 | plan | 42.0 (42.0–42.0) | 3/3 | 50.0 | 40 | 900 | 500 | 50.0 | 0.84 | 990 / 1000 | yes | 2.00 | 41.0 | 1.02 | 1.45 |" \
+	"a later line for the same plan wins; the least step its traffic allows, one way at a time: 500 / 10 + 900 / 40 = 72.5 ms over its 50 ms bound"
 expect_out_has "| alpha (b1) | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/3 | 91.3 | 0 | 50 | 0 | 21.0 | 1.10 | 1900 / 2147 | yes | – | 15.0 | 1.53 |" \
 	"a window its kernels cover leaves the kernels' time"
-expect_out_has "| alpha (b1) | 2 | deepum | 90.0 (90.0–90.0) | 3/3 | 23.3 | 1800 | 1500 | 700 | 70.0 | 1.29 | 990 / 1000 | yes | – | – | – |" \
-	"no floor for a policy bench/suite.sh kept none for"
-expect_out_has "| beta (b1) | 1.25 | plan | 15.0 (15.0–15.0) | 3/3 | 66.7 | 5 | 100 | 50 | 10.0 | 1.50 | 790 / 800 | yes | 1.00 | – | – |" \
-	"no floor for a model without floors-MODEL.jsonl"
+expect_out_has "| alpha (b1) | 2 | deepum | 90.0 (90.0–90.0) | 3/3 | 23.3 | 1800 | 1500 | 700 | 70.0 | 1.29 | 990 / 1000 | yes | – | – | – | 1.54 |" \
+	"no floor for a policy bench/suite.sh kept none for; its least step from its traffic alone: 107.5 ms over a 70 ms bound"
+expect_out_has "| beta (b1) | 1.25 | plan | 15.0 (15.0–15.0) | 3/3 | 66.7 | 5 | 100 | 50 | 10.0 | 1.50 | 790 / 800 | yes | 1.00 | – | – | 1.50 |" \
+	"no floor for a model without floors-MODEL.jsonl; both ways 50 / 5 + 100 / 20 = 15 ms over a 10 ms bound"
 expect_out_has "| alpha (b1) | – | plain | 10.0 (9.0–11.0) | 3/3 | 210.0 | – | – | – | – | – | – / none | yes | – |" \
 	"the plain rows written by measure.py are read"
-expect_out_has "| alpha (b1) | – | ideal | 21.0 (20.0–25.0) | 3/3 | 100.0 | 0 | 0 | 0 | 21.0 | 1.00 | 1000 / none | yes | – |" \
-	"ideal is 100 % of itself and its own bound"
+expect_out_has "| alpha (b1) | – | ideal | 21.0 (20.0–25.0) | 3/3 | 100.0 | 0 | 0 | 0 | 21.0 | 1.00 | 1000 / none | yes | – | – | – | 1.00 |" \
+	"ideal is 100 % of itself and its own bound, and its least step"
 expect_out_has "| alpha (b1) | 0.8 (B = 1.25 W) | plan | 23.0 (22.0–24.0) | 3/3 | 91.3 |" "the roomy plan run is a grid row"
 # one of three cut off: the median of the other two, 21 / 110 = 19.1 %.
 expect_out_has "| alpha (b1) | 2 | ondemand | 110.0 (100.0–120.0) | 2/3 (rc 124) | 19.1 | 2000 | 1600 | 800 | 80.0 | 1.38 |" \
