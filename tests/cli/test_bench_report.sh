@@ -330,6 +330,11 @@ run python3 "$ROOT/bench/report.py" "$rp"
 [ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | failed (rc 139) |" <<<"$out" && grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 |" <<<"$out" \
 	&& ok "report.py: a failed replay's row says so, the others stand" \
 	|| not_ok "report.py: a failed replay's row says so, the others stand (status $status: $(tail -1 <<<"$err"))"
+# ondemand's least step by its traffic, one way at a time: 100 / 10 + 100 / 40
+# = 12.5 ms over its bound of max(10, 100 / 10, 100 / 40) = 10 ms.
+grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 | 50 | 100 | 100 | 10.0 | 3.00 | 1 | 5 | 1.25 |" <<<"$out" \
+	&& ok "report.py: the least multiple of its bound a replay's traffic allows" \
+	|| not_ok "report.py: the least multiple of its bound a replay's traffic allows (got: $(grep '| ondemand |' <<<"$out"))"
 # A replay that exits 0 having completed no iteration, its line as
 # tests/gpu/run.sh writes it (replay_table.py's summary): no figures to
 # read, its row says why.
@@ -345,7 +350,7 @@ mkdir -p "$rp2"
 cp "$rp/calib.json" "$rp2/"
 echo "mlp.2.ideal rc=0 iter_ms=10.0 htod_mb_per_iter=800 dtoh_mb_per_iter=0 faults_per_iter=7 modelled_peak_mb=1 budget_mb=0" >"$rp2/replay.txt"
 run python3 "$ROOT/bench/report.py" "$rp2"
-[ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 | 100.0 | 7 | 800 | 0 | 20.0 | 0.50 | – | none |" <<<"$out" \
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 | 100.0 | 7 | 800 | 0 | 20.0 | 0.50 | – | none | 1.00 |" <<<"$out" \
 	&& ok "report.py: ideal's faults and bound as measured" \
 	|| not_ok "report.py: ideal's faults and bound as measured (got: $(grep '| ideal |' <<<"$out"))"
 
