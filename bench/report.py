@@ -5,13 +5,19 @@ replay.txt and calib.json (tests/gpu/run.sh) and overhead.csv
 
 Usage: python3 bench/report.py DIR
 DIR holds replay.txt and calib.json (the replay table), overhead.csv (the
-overhead table), or all three. A file missing or not as these programs
-write it is named, with what is wrong, on one line (exit 1)."""
+overhead table), or all three; with replay.txt, the plans' umplan --json
+as NAME.RATIO.plan.json where tests/gpu/run.sh kept them (their capacity
+floors). A file missing or not as these programs write it is named, with
+what is wrong, on one line (exit 1)."""
 import argparse
 import csv
 import json
 import os
 import sys
+
+sys.dont_write_bytecode = True   # importing capacity_floor.py leaves no __pycache__ in the checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capacity_floor import bad_field, floor_ms  # noqa: E402
 
 CALIB_KEYS = ("htod_gbps", "dtoh_gbps", "used_drop_after_evict_bytes")
 REPLAY_KEYS = ("iter_ms", "htod_mb_per_iter", "dtoh_mb_per_iter", "faults_per_iter",
@@ -65,35 +71,58 @@ def read_replay(path):
     return rows
 
 
-def replay_table(rows, calib):
+def read_floor(folder, name, ratio):
+    """The capacity floor of the plan run at NAME.RATIO, from
+    folder/NAME.RATIO.plan.json, or None where run.sh kept none."""
+    path = os.path.join(folder, f"{name}.{ratio}.plan.json")
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            floor = json.load(f)["plan"]["capacity_floor"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise BadFile(f"{path}: not umplan --json's output with plan.capacity_floor ({e!r})") from None
+    bad = bad_field(floor)
+    if bad:
+        raise BadFile(f"{path}: plan.capacity_floor.{bad} is missing or not a whole number >= 0")
+    return floor
+
+
+def replay_table(rows, calib, folder):
     # A replay that failed (rc not 0) has no figures, or none to trust.
     ok = lambda d: d.get("rc", "0") == "0" and "iter_ms" in d
     ideal = {(n, r): float(d["iter_ms"]) for n, r, p, d in rows if p == "ideal" and ok(d)}
     out = ["| workload | W/B | policy | iteration ms | % of ideal | faults / iter | HtoD MB / iter "
-           "| DtoH MB / iter | lower bound ms | x bound | modelled peak MB | budget MB | least x bound |",
-           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "| DtoH MB / iter | lower bound ms | x bound | modelled peak MB | budget MB | floor ms | x floor "
+           "| least x bound |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+           "| ---: |"]
     for name, ratio, policy, d in rows:
         if not ok(d) or (name, ratio) not in ideal:
             # rc 0 without a time: it completed no iteration.
             why = ("ideal failed" if ok(d) else "no steady iteration" if d.get("rc", "0") == "0"
                    else f"failed (rc {d.get('rc', '?')})")
-            out.append(f"| {name} | {ratio} | {policy} | {why} |" + " – |" * 9)
+            out.append(f"| {name} | {ratio} | {policy} | {why} |" + " – |" * 11)
             continue
         it, h, dd = float(d["iter_ms"]), float(d["htod_mb_per_iter"]), float(d["dtoh_mb_per_iter"])
         base = ideal[(name, ratio)]
         # MB / (GB/s) = ms
         bound = max(base, dd / calib["dtoh_gbps"], h / calib["htod_gbps"])
-        # The least step this traffic allows in any order: the driver
-        # migrates one way at a time (docs/benchmarks.md, "One migration at
-        # a time").
-        least = max(base, dd / calib["dtoh_gbps"] + h / calib["htod_gbps"])
+        # The plan's floor at the measured eviction bandwidth; the least
+        # step this traffic allows in any order: the driver migrates one way
+        # at a time (docs/benchmarks.md, "One migration at a time").
+        kept = read_floor(folder, name, ratio) if policy == "plan" else None
+        floor = floor_ms(kept, calib["dtoh_gbps"]) if kept else None
+        least = max(base, floor or 0, dd / calib["dtoh_gbps"] + h / calib["htod_gbps"])
         # ideal keeps no budget, so no modelled peak under one; its faults
         # and bound are read as every policy's.
         peak, budget = (("–", "none") if policy == "ideal" else
                         (f"{float(d['modelled_peak_mb']):.0f}", f"{float(d['budget_mb']):.0f}"))
         out.append(f"| {name} | {ratio} | {policy} | {it:.1f} | {100 * base / it:.1f} | "
                    f"{float(d['faults_per_iter']):.0f} | {h:.0f} | {dd:.0f} | {bound:.1f} | "
-                   f"{it / bound:.2f} | {peak} | {budget} | {least / bound:.2f} |")
+                   f"{it / bound:.2f} | {peak} | {budget} | "
+                   f"{'–' if floor is None else f'{floor:.1f}'} | {'–' if floor is None else f'{it / floor:.2f}'} | "
+                   f"{least / bound:.2f} |")
     return "\n".join(out)
 
 
@@ -141,7 +170,7 @@ def main(argv):
                 f"Measured link bandwidths (tests/gpu/calibrate.py, 1 GiB): HtoD prefetch "
                 f"{c['htod_gbps']} GB/s, DtoH eviction {c['dtoh_gbps']} GB/s; device memory in "
                 f"use dropped by {c['used_drop_after_evict_bytes']} bytes after evicting 1 GiB."
-                f"\n\n{replay_table(rows, c)}")
+                f"\n\n{replay_table(rows, c, d)}")
         if os.path.exists(overhead):
             where = overhead
             tables.append(overhead_table(overhead))

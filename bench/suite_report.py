@@ -30,6 +30,7 @@ from dataclasses import dataclass
 sys.dont_write_bytecode = True   # importing measure.py leaves no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure import COLUMNS  # noqa: E402
+from capacity_floor import bad_field, floor_ms, whole  # noqa: E402
 
 ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
 POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan-migrate", "plan"]
@@ -139,15 +140,6 @@ def read_suite(d):
     return suite
 
 
-FLOOR_KEYS = ["batch", "budget_bytes", "policy", "kernel_ns", "window_kernel_ns", "evict_bytes"]
-
-
-def floor_field_ok(key, value):
-    if key == "policy":
-        return value in POLICIES
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
 def read_floors(d):
     """{(model, batch, budget bytes, policy): capacity floor} from every
     floors-MODEL.jsonl in d (bench/suite.sh: a line per plan made, the
@@ -167,22 +159,13 @@ def read_floors(d):
                 raise BadInput(f"{path}: line {n}: not JSON: {e}") from None
             if not isinstance(x, dict):
                 raise BadInput(f"{path}: line {n}: not a JSON object")
-            for k in FLOOR_KEYS:
-                if not floor_field_ok(k, x.get(k)):
-                    raise BadInput(f"{path}: line {n}: {k} is missing or not "
-                                   f"{'a policy' if k == 'policy' else 'a whole number >= 0'}")
+            if x.get("policy") not in POLICIES:
+                raise BadInput(f"{path}: line {n}: policy is missing or not a policy")
+            bad = next((k for k in ("batch", "budget_bytes") if not whole(x.get(k))), None) or bad_field(x)
+            if bad:
+                raise BadInput(f"{path}: line {n}: {bad} is missing or not a whole number >= 0")
             floors[(model, x["batch"], x["budget_bytes"], x["policy"])] = x
     return floors
-
-
-def floor_ms(floor, calib):
-    """The plan's capacity floor at the calibrated eviction bandwidth: its
-    kernels' time plus what of its window's evictions they cannot cover.
-    umplan picked the window at the bandwidth it planned with; any window's
-    figure is a floor (every window's evictions must happen), so the one it
-    names still is at another bandwidth, if not always the highest."""
-    uncovered = floor["evict_bytes"] / calib["dtoh_gbps"] - floor["window_kernel_ns"]   # B / (GB/s) = ns
-    return (floor["kernel_ns"] + max(0.0, uncovered)) / 1e6
 
 
 # ---------------------------------------------------------------- summaries
@@ -352,7 +335,7 @@ def grid_table(suite, floors):
                 out.append(head + ["–"] * 12)
                 continue
             kept = floors.get((rows[0]["model"], c.batch, int(c.budget or 0), policy))
-            floor = floor_ms(kept, calib) if kept else None
+            floor = floor_ms(kept, calib["dtoh_gbps"]) if kept else None
             bound = lower_bound(c, ideal, calib)
             least = least_step(c, ideal, calib, floor)
             ondemand = grid.get((ratio, "ondemand"))

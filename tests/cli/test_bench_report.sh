@@ -7,7 +7,8 @@
 # a floors file that is not bench/suite.sh's; the plans' capacity floors;
 # a CSV from before the busy-time columns read alike;
 # measure.py's steady medians from a --stats file; bench/report.py's
-# tables, and its errors for DIR or a file missing or malformed.
+# tables with the plans' floors and the least step their traffic allows,
+# and its errors for DIR or a file missing or malformed.
 # The suite: models alpha (batch 4, W = 2 GB, HtoD 40 GB/s, DtoH 10 GB/s) and
 # beta (batch 16, W = 1 GB), the grid at W/B 1.25 and 2 with 3 repetitions
 # (alpha's plain rows written by bench/measure.py itself), one repetition cut
@@ -332,7 +333,7 @@ run python3 "$ROOT/bench/report.py" "$rp"
 	|| not_ok "report.py: a failed replay's row says so, the others stand (status $status: $(tail -1 <<<"$err"))"
 # ondemand's least step by its traffic, one way at a time: 100 / 10 + 100 / 40
 # = 12.5 ms over its bound of max(10, 100 / 10, 100 / 40) = 10 ms.
-grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 | 50 | 100 | 100 | 10.0 | 3.00 | 1 | 5 | 1.25 |" <<<"$out" \
+grep -qF "| mlp | 2 | ondemand | 30.0 | 33.3 | 50 | 100 | 100 | 10.0 | 3.00 | 1 | 5 | – | – | 1.25 |" <<<"$out" \
 	&& ok "report.py: the least multiple of its bound a replay's traffic allows" \
 	|| not_ok "report.py: the least multiple of its bound a replay's traffic allows (got: $(grep '| ondemand |' <<<"$out"))"
 # A replay that exits 0 having completed no iteration, its line as
@@ -350,9 +351,37 @@ mkdir -p "$rp2"
 cp "$rp/calib.json" "$rp2/"
 echo "mlp.2.ideal rc=0 iter_ms=10.0 htod_mb_per_iter=800 dtoh_mb_per_iter=0 faults_per_iter=7 modelled_peak_mb=1 budget_mb=0" >"$rp2/replay.txt"
 run python3 "$ROOT/bench/report.py" "$rp2"
-[ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 | 100.0 | 7 | 800 | 0 | 20.0 | 0.50 | – | none | 1.00 |" <<<"$out" \
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | ideal | 10.0 | 100.0 | 7 | 800 | 0 | 20.0 | 0.50 | – | none | – | – | 1.00 |" <<<"$out" \
 	&& ok "report.py: ideal's faults and bound as measured" \
 	|| not_ok "report.py: ideal's faults and bound as measured (got: $(grep '| ideal |' <<<"$out"))"
+
+# The plan's capacity floor from the umplan --json run.sh keeps beside its
+# replay (NAME.RATIO.plan.json), at the calibrated DtoH (10 GB/s): 2 ms of
+# kernels + 150 MB / 10 GB/s - 1 ms in the window = 16 ms, and it raises the
+# least step to 16 ms over a bound of max(10, 100 / 10, 100 / 40) = 10.
+rp3=$SCRATCH/replay-floor
+mkdir -p "$rp3"
+cp "$rp/calib.json" "$rp3/"
+printf '%s\n' "mlp.2.ideal rc=0 iter_ms=10.0 htod_mb_per_iter=0 dtoh_mb_per_iter=0 faults_per_iter=0 modelled_peak_mb=1 budget_mb=0" \
+	"mlp.2.plan rc=0 iter_ms=32.0 htod_mb_per_iter=100 dtoh_mb_per_iter=100 faults_per_iter=0 modelled_peak_mb=4 budget_mb=5" \
+	"mlp.3.ideal rc=0 iter_ms=10.0 htod_mb_per_iter=0 dtoh_mb_per_iter=0 faults_per_iter=0 modelled_peak_mb=1 budget_mb=0" \
+	"mlp.3.plan rc=0 iter_ms=40.0 htod_mb_per_iter=100 dtoh_mb_per_iter=100 faults_per_iter=0 modelled_peak_mb=3 budget_mb=3" >"$rp3/replay.txt"
+echo '{"plan": {"capacity_floor": {"ns": 17000000, "kernel_ns": 2000000, "from": 5, "to": 2, "evict_bytes": 150000000, "window_kernel_ns": 1000000}}}' >"$rp3/mlp.2.plan.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 16.0 | 2.00 | 1.60 |" <<<"$out" \
+	&& grep -qF "| mlp | 3 | plan | 40.0 | 25.0 | 0 | 100 | 100 | 10.0 | 4.00 | 3 | 3 | – | – | 1.25 |" <<<"$out" \
+	&& ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not" \
+	|| not_ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not (got: $(grep '| plan |' <<<"$out"))"
+echo '{"plan": {"capacity_floor": {"kernel_ns": 2000000, "evict_bytes": 1}}}' >"$rp3/mlp.2.plan.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [ -z "$out" ] &&
+	grep -qF "$rp3/mlp.2.plan.json: plan.capacity_floor.window_kernel_ns is missing" <<<"$err" \
+	&& ok "report.py: a plan JSON without the floor's window is named, with the field" \
+	|| not_ok "report.py: a plan JSON without the floor's window is named, with the field (status $status: $err)"
+echo 'Warning: not JSON' >"$rp3/mlp.2.plan.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qF "$rp3/mlp.2.plan.json: not umplan --json's output" <<<"$err" \
+	&& ok "report.py: a plan JSON that is not JSON is named" || not_ok "report.py: a plan JSON that is not JSON is named (status $status: $err)"
 
 # report.py's errors: no DIR is a usage error; a folder or file missing,
 # or not as the GPU run writes it, is named on one line (exit 1).

@@ -3,7 +3,9 @@
 #
 # Run from the repository root with the build output present (make all here,
 # then carry build/): bash tests/gpu/run.sh [OUTDIR]. Prints a line per
-# check and a table last; small traces go to OUTDIR for tests/fixtures/.
+# check and a table last; small traces go to OUTDIR for tests/fixtures/, and
+# the replay section's calib.json, replay.txt, stats/ and plans' umplan --json
+# (NAME.RATIO.plan.json) for bench/report.py.
 # Safety: every managed allocation is capped with --max-managed, far below
 # the GPU's free memory (checked first).
 set -uo pipefail
@@ -675,8 +677,9 @@ replay_case() { # NAME RECORD_ARGS... -- COMMAND...: record, plan, replay
 	for ratio in $RATIOS; do
 		local budget
 		budget=$(python3 -c "print(int($w / $ratio))")
-		$B/umplan "$WORK/$name.db" --capacity "$budget" -o "$WORK/$name.$ratio.plan" >/dev/null 2>&1 ||
-			echo "$name W/B=$ratio: umplan failed"
+		# Its --json (the capacity floor among it) for bench/report.py.
+		$B/umplan "$WORK/$name.db" --capacity "$budget" -o "$WORK/$name.$ratio.plan" --json \
+			>"$OUTDIR/$name.$ratio.plan.json" 2>/dev/null || echo "$name W/B=$ratio: umplan failed"
 		local od_summary=
 		for policy in ideal ondemand deepum plan; do
 			local tag=$name.$ratio.$policy budget_opt=(--gpu-budget "$budget")
