@@ -114,15 +114,15 @@ def replay_table(rows, calib, folder):
         kept = read_floor(folder, name, ratio) if policy == "plan" else None
         floor = floor_ms(kept, calib["dtoh_gbps"]) if kept else None
         least = max(base, floor or 0, dd / calib["dtoh_gbps"] + h / calib["htod_gbps"])
+        floor_text, x_floor = (("–", "–") if floor is None else
+                               (f"{floor:.1f}", f"{it / floor:.2f}" if floor else "–"))
         # ideal keeps no budget, so no modelled peak under one; its faults
         # and bound are read as every policy's.
         peak, budget = (("–", "none") if policy == "ideal" else
                         (f"{float(d['modelled_peak_mb']):.0f}", f"{float(d['budget_mb']):.0f}"))
         out.append(f"| {name} | {ratio} | {policy} | {it:.1f} | {100 * base / it:.1f} | "
                    f"{float(d['faults_per_iter']):.0f} | {h:.0f} | {dd:.0f} | {bound:.1f} | "
-                   f"{it / bound:.2f} | {peak} | {budget} | "
-                   f"{'–' if floor is None else f'{floor:.1f}'} | {'–' if floor is None else f'{it / floor:.2f}'} | "
-                   f"{least / bound:.2f} |")
+                   f"{it / bound:.2f} | {peak} | {budget} | {floor_text} | {x_floor} | {least / bound:.2f} |")
     return "\n".join(out)
 
 
