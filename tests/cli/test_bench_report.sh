@@ -372,6 +372,11 @@ run python3 "$ROOT/bench/report.py" "$rp3"
 	&& grep -qF "| mlp | 3 | plan | 40.0 | 25.0 | 0 | 100 | 100 | 10.0 | 4.00 | 3 | 3 | – | – | 1.25 |" <<<"$out" \
 	&& ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not" \
 	|| not_ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not (got: $(grep '| plan |' <<<"$out"))"
+# A floor of 0 ms (nothing timed) has no x floor.
+echo '{"plan": {"capacity_floor": {"ns": 0, "kernel_ns": 0, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0}}}' >"$rp3/mlp.2.plan.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 0.0 | – | 1.25 |" <<<"$out" \
+	&& ok "report.py: a floor of 0 ms, no x floor" || not_ok "report.py: a floor of 0 ms, no x floor (status $status: $(grep '| plan |' <<<"$out"))"
 echo '{"plan": {"capacity_floor": {"kernel_ns": 2000000, "evict_bytes": 1}}}' >"$rp3/mlp.2.plan.json"
 run python3 "$ROOT/bench/report.py" "$rp3"
 [ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [ -z "$out" ] &&
