@@ -1,5 +1,6 @@
 """A plan's capacity floor (umplan --json's plan.capacity_floor, docs/planner.md)
-at a measured eviction bandwidth, for bench/suite_report.py and bench/report.py."""
+at a measured eviction bandwidth, and the least step a run's traffic allows,
+for bench/suite_report.py and bench/report.py."""
 
 FIELDS = ("kernel_ns", "window_kernel_ns", "evict_bytes")
 
@@ -25,3 +26,11 @@ def floor_ms(floor, dtoh_gbps):
     bandwidth, if not always the highest."""
     uncovered = floor["evict_bytes"] / dtoh_gbps - floor["window_kernel_ns"]   # B / (GB/s) = ns
     return (floor["kernel_ns"] + max(0.0, uncovered)) / 1e6
+
+
+def least_ms(ideal_ms, floor, dtoh_mb, htod_mb, calib):
+    """The least step a run's traffic allows in any order: ideal's, the
+    floor's (floor_ms; None where none was kept), or both directions' time
+    added, since the driver migrates one way at a time (docs/benchmarks.md,
+    "One migration at a time"). MB / (GB/s) = ms."""
+    return max(ideal_ms, floor or 0, dtoh_mb / calib["dtoh_gbps"] + htod_mb / calib["htod_gbps"])

@@ -17,7 +17,7 @@ import sys
 
 sys.dont_write_bytecode = True   # importing capacity_floor.py leaves no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from capacity_floor import bad_field, floor_ms  # noqa: E402
+from capacity_floor import bad_field, floor_ms, least_ms  # noqa: E402
 
 CALIB_KEYS = ("htod_gbps", "dtoh_gbps", "used_drop_after_evict_bytes")
 REPLAY_KEYS = ("iter_ms", "htod_mb_per_iter", "dtoh_mb_per_iter", "faults_per_iter",
@@ -108,12 +108,10 @@ def replay_table(rows, calib, folder):
         base = ideal[(name, ratio)]
         # MB / (GB/s) = ms
         bound = max(base, dd / calib["dtoh_gbps"], h / calib["htod_gbps"])
-        # The plan's floor at the measured eviction bandwidth; the least
-        # step this traffic allows in any order: the driver migrates one way
-        # at a time (docs/benchmarks.md, "One migration at a time").
+        # The plan's floor at the measured eviction bandwidth.
         kept = read_floor(folder, name, ratio) if policy == "plan" else None
         floor = floor_ms(kept, calib["dtoh_gbps"]) if kept else None
-        least = max(base, floor or 0, dd / calib["dtoh_gbps"] + h / calib["htod_gbps"])
+        least = least_ms(base, floor, dd, h, calib)
         floor_text, x_floor = (("–", "–") if floor is None else
                                (f"{floor:.1f}", f"{it / floor:.2f}" if floor else "–"))
         # ideal keeps no budget, so no modelled peak under one; its faults

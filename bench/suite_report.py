@@ -30,7 +30,7 @@ from dataclasses import dataclass
 sys.dont_write_bytecode = True   # importing measure.py leaves no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure import COLUMNS  # noqa: E402
-from capacity_floor import bad_field, floor_ms, whole  # noqa: E402
+from capacity_floor import bad_field, floor_ms, least_ms, whole  # noqa: E402
 
 ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
 POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan-migrate", "plan"]
@@ -238,16 +238,6 @@ def lower_bound(c, ideal, calib):
     return max(ideal.ms, c.dtoh / calib["dtoh_gbps"], c.htod / calib["htod_gbps"])
 
 
-def least_step(c, ideal, calib, floor):
-    """The least step this run's traffic allows in any order, in ms: ideal's,
-    the capacity floor's where kept, or both directions' time added, since
-    the driver migrates one way at a time (docs/benchmarks.md, "One
-    migration at a time"). None where the bound is."""
-    if lower_bound(c, ideal, calib) is None:
-        return None
-    return max(ideal.ms, floor or 0, c.dtoh / calib["dtoh_gbps"] + c.htod / calib["htod_gbps"])
-
-
 # ---------------------------------------------------------------- formatting
 
 def num(x, digits=1):
@@ -337,7 +327,7 @@ def grid_table(suite, floors):
             kept = floors.get((rows[0]["model"], c.batch, int(c.budget or 0), policy))
             floor = floor_ms(kept, calib["dtoh_gbps"]) if kept else None
             bound = lower_bound(c, ideal, calib)
-            least = least_step(c, ideal, calib, floor)
+            least = least_ms(ideal.ms, floor, c.dtoh, c.htod, calib) if bound else None
             ondemand = grid.get((ratio, "ondemand"))
             of_od = (100 * c.faults / ondemand.faults if policy == "plan" and ondemand
                      and ondemand.faults and c.faults is not None else None)
@@ -345,7 +335,7 @@ def grid_table(suite, floors):
                                num(bound), num(c.ms / bound if bound else None, 2), peak_text(c),
                                same_text(c), num(of_od, 2), num(floor),
                                num(c.ms / floor if floor else None, 2),
-                               num(least / bound if least and bound else None, 2)])
+                               num(least / bound if bound else None, 2)])
     return table(["model", "W/B", "policy", "iteration ms: median (min–max)", "reps ok",
                   "% of ideal", "faults / iter", "HtoD MB / iter", "DtoH MB / iter",
                   "lower bound ms", "x bound", "modelled peak / budget MB", "outputs identical",
