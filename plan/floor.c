@@ -17,11 +17,6 @@ static uint64_t freed_at(const struct tensor_set *ts, const struct tensor *x, ui
 	return u + x->live_len - tensor_age(ts, x, (uint32_t)(u % ts->n_pos));
 }
 
-static uint64_t kernel_ns(const struct vital *v, uint32_t k)
-{
-	return v->end_ns[k] > v->start_ns[k] ? v->end_ns[k] - v->start_ns[k] : 0;
-}
-
 /* The window's bytes: the tensors used since its start and live now,
  * each once, with a list per unwrapped position (offset from the start)
  * of those whose instance is freed there. */
@@ -75,7 +70,7 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 	const uint32_t p = ts->n_pos;
 	*out = (struct capacity_floor){ 0 };
 	for (uint32_t k = 0; k < p; k++)
-		out->kernel_ns += kernel_ns(v, k);
+		out->kernel_ns += vital_kernel_ns(v, k);
 	out->ns = out->kernel_ns;
 	if (!p || !dtoh_bytes_per_s)
 		return 0;
@@ -113,7 +108,7 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 					out->window_kernel_ns = in_window;
 				}
 			}
-			in_window += kernel_ns(v, (uint32_t)(u % p));
+			in_window += vital_kernel_ns(v, (uint32_t)(u % p));
 		}
 	}
 	double total = (double)out->kernel_ns + best;

@@ -237,7 +237,7 @@ struct sim_ctx *sim_ctx_new(const struct planner *pl, char *err, size_t errlen)
 	for (uint32_t k = 0; k < c->p; k++) {
 		uint64_t s = v->start_ns[k], e = v->end_ns[k];
 		c->gap[k] = s > prev_end ? s - prev_end : 0;
-		c->dur[k] = c->recorded[k] = e > s ? e - s : 0;
+		c->dur[k] = c->recorded[k] = vital_kernel_ns(v, k);
 		prev_end = e > prev_end ? e : prev_end;
 		c->ideal_ns += c->gap[k] + c->dur[k];
 	}

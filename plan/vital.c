@@ -36,6 +36,11 @@ uint64_t vital_end_ns(const struct vital *v, uint64_t u)
 	return (u / v->n_pos) * v->cycle_ns + v->end_ns[u % v->n_pos];
 }
 
+uint64_t vital_kernel_ns(const struct vital *v, uint32_t k)
+{
+	return v->end_ns[k] > v->start_ns[k] ? v->end_ns[k] - v->start_ns[k] : 0;
+}
+
 static uint64_t idle_between(const struct vital *v, uint64_t from_end, uint64_t to_start)
 {
 	return to_start > from_end ? to_start - from_end : 0;
@@ -377,18 +382,16 @@ static void find_early_writes(const struct trace *t, const struct tensor_set *ts
 			continue;
 		/* The planned instance is allocated at unwrapped position
 		 * (alloc_pos or p); its first use follows. */
+		const struct trace_alloc *ta = &t->allocs[tx->trace_alloc];
 		size_t a = ts->first + tx->alloc_pos;
-		if (t->allocs[tx->trace_alloc].alloc_ns > t->kernels[ts->first].launch_ns &&
-		    tx->alloc_pos == 0)
+		if (ta->alloc_ns > t->kernels[ts->first].launch_ns && tx->alloc_pos == 0)
 			a += ts->n_pos; /* allocated at the very end: used next iteration */
 		size_t k = a + tensor_age(ts, tx, tv->first_use);
 		int64_t until = k < t->n_kernels && t->kernels[k].start_ns != TRACE_NS_NONE
 			? t->kernels[k].start_ns : INT64_MAX;
 		/* A copy issued between the allocation's launch gap and the
 		 * first use may have filled it. */
-		tv->written_before_use = trace_host_writes(t, &t->allocs[tx->trace_alloc]) ||
-			trace_write_between(t, &t->allocs[tx->trace_alloc], a, k, t->allocs[tx->trace_alloc].alloc_ns,
-					    until);
+		tv->written_before_use = trace_host_writes(t, ta) || trace_write_between(t, ta, a, k, ta->alloc_ns, until);
 	}
 }
 
