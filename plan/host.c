@@ -32,7 +32,7 @@ static bool owns_blocks(const struct tensor *t)
  * (0 without one). */
 static double most_moved(const struct vital *v, uint32_t pos)
 {
-	return (double)(v->end_ns[pos] - v->start_ns[pos]) * HOST_DEVICE_PEAK_BPS / 1e9;
+	return (double)vital_kernel_ns(v, pos) * HOST_DEVICE_PEAK_BPS / 1e9;
 }
 
 /* The kernel at pos ran longer than HOST_MAX_REUSE passes over its

@@ -172,7 +172,7 @@ static double score1(const struct ctx *x, const struct cand *c, struct plan1 *ou
 		int64_t excess = x->time_res[k] - x->target[k];
 		if (excess <= 0)
 			continue;
-		int64_t dur = (int64_t)(x->v->end_ns[k] - x->v->start_ns[k]);
+		int64_t dur = (int64_t)vital_kernel_ns(x->v, k);
 		gain += (double)min64(c->bytes, excess) * (double)(dur > 1000 ? dur : 1000);
 	}
 	out->es = es;

@@ -113,8 +113,9 @@ void vital_free(struct vital *v);
 uint64_t vital_start_ns(const struct vital *v, uint64_t u);
 uint64_t vital_end_ns(const struct vital *v, uint64_t u);
 
-/* Kernel k's recorded duration (k < n_pos), 0 where its end is not after
- * its start. */
+/* Kernel k's recorded duration (k < n_pos): vital_build keeps each end at
+ * or after its start; a vital made otherwise (by a test) gets 0 where it
+ * does not. */
 uint64_t vital_kernel_ns(const struct vital *v, uint32_t k);
 
 #endif
