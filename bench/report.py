@@ -84,7 +84,7 @@ def read_floor(folder, name, ratio):
         raise BadFile(f"{path}: not umplan --json's output with plan.capacity_floor ({e!r})") from None
     bad = bad_field(floor)
     if bad:
-        raise BadFile(f"{path}: plan.capacity_floor.{bad} is missing or not a whole number >= 0")
+        raise BadFile(f"{path}: plan.capacity_floor.{bad}")
     return floor
 
 

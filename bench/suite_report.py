@@ -30,7 +30,7 @@ from dataclasses import dataclass
 sys.dont_write_bytecode = True   # importing measure.py leaves no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure import COLUMNS  # noqa: E402
-from capacity_floor import bad_field, floor_ms, least_ms, whole  # noqa: E402
+from capacity_floor import bad_field, floor_ms, least_ms, not_whole, whole  # noqa: E402
 
 ROOMY = 0.8          # the grid's plan run with a budget of 1.25 W
 POLICIES = ["plain", "ideal", "ondemand", "deepum", "plan-migrate", "plan"]
@@ -161,9 +161,9 @@ def read_floors(d):
                 raise BadInput(f"{path}: line {n}: not a JSON object")
             if x.get("policy") not in POLICIES:
                 raise BadInput(f"{path}: line {n}: policy is missing or not a policy")
-            bad = next((k for k in ("batch", "budget_bytes") if not whole(x.get(k))), None) or bad_field(x)
+            bad = next((not_whole(k) for k in ("batch", "budget_bytes") if not whole(x.get(k))), None) or bad_field(x)
             if bad:
-                raise BadInput(f"{path}: line {n}: {bad} is missing or not a whole number >= 0")
+                raise BadInput(f"{path}: line {n}: {bad}")
             floors[(model, x["batch"], x["budget_bytes"], x["policy"])] = x
     return floors
 
@@ -440,7 +440,8 @@ def markdown(suite, floors, img):
              "W/B 0.8 ran with a budget of 1.25 W. floor: the plan's capacity floor (umplan "
              "--report, docs/planner.md), the least time any order of its migrations can take "
              "under the budget: the recorded kernels' time plus the evictions of its worst "
-             "window that those kernels cannot cover, at the calibrated DtoH bandwidth; for "
+             "window, or of its disjoint windows together (umplan since session 88), that "
+             "those kernels cannot cover, at the calibrated DtoH bandwidth; for "
              "plan and plan-migrate, where bench/suite.sh kept it. least x bound: the least "
              "step the policy's own traffic allows in any order, max(ideal median, floor, "
              "DtoH MB / DtoH GB/s + HtoD MB / HtoD GB/s: the driver migrates one way at a "

@@ -64,6 +64,32 @@ static uint64_t add_uses(struct window *w, const struct tensor_set *ts, const st
 	return own;
 }
 
+static double excess_ns(const struct floor_window *w, uint64_t dtoh_bytes_per_s)
+{
+	return (double)w->evict_bytes * 1e9 / (double)dtoh_bytes_per_s - (double)w->kernel_ns;
+}
+
+/* Keeps the window x in out, in place of the kept one of least excess
+ * once FLOOR_MAX_WINDOWS are (dropping x instead if its excess is less).
+ * Returns the change in the kept windows' excess. */
+static double keep_window(struct capacity_floor *out, const struct floor_window *x, uint64_t dtoh_bytes_per_s)
+{
+	double e = excess_ns(x, dtoh_bytes_per_s);
+	if (out->n_windows < FLOOR_MAX_WINDOWS) {
+		out->windows[out->n_windows++] = *x;
+		return e;
+	}
+	size_t least = 0;
+	for (size_t i = 1; i < FLOOR_MAX_WINDOWS; i++)
+		if (excess_ns(&out->windows[i], dtoh_bytes_per_s) < excess_ns(&out->windows[least], dtoh_bytes_per_s))
+			least = i;
+	double dropped = excess_ns(&out->windows[least], dtoh_bytes_per_s);
+	if (e <= dropped)
+		return 0;
+	out->windows[least] = *x;
+	return e - dropped;
+}
+
 int capacity_floor(const struct tensor_set *ts, const struct access_set *a, const struct vital *v,
 		   uint64_t capacity, uint64_t dtoh_bytes_per_s, struct capacity_floor *out)
 {
@@ -80,13 +106,24 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 	w.stamp = calloc(n, sizeof *w.stamp);
 	w.next = malloc(n * sizeof *w.next);
 	w.head = malloc(((size_t)p + 2) * sizeof *w.head);
-	if (!w.freed || !w.stamp || !w.next || !w.head) {
-		free(w.freed), free(w.stamp), free(w.next), free(w.head);
+	/* most[j]: the most excess disjoint windows within [j, p) add up to;
+	 * pick[j]: the end of the window from j that gives it (0: none). */
+	double *most = calloc((size_t)p + 1, sizeof *most);
+	uint32_t *pick = calloc((size_t)p + 1, sizeof *pick);
+	struct floor_window *from_j = malloc((size_t)p * sizeof *from_j);
+	if (!w.freed || !w.stamp || !w.next || !w.head || !most || !pick || !from_j) {
+		free(w.freed), free(w.stamp), free(w.next), free(w.head), free(most), free(pick), free(from_j);
 		return -1;
 	}
 	uint64_t pairs = (uint64_t)p * (p + 1), stride = pairs / FLOOR_MAX_WORK + 1;
 	double best = 0; /* ns: a link slow enough takes longer than 2^64 */
-	for (uint32_t j = 0; j < p; j += (uint32_t)stride) {
+	/* From the last start down, so that most[] past each window's end is
+	 * known when the window is. */
+	uint32_t last = (uint32_t)((p - 1) / stride * stride);
+	for (uint32_t j = p; j-- > 0;) {
+		most[j] = most[j + 1];
+		if (j > last || j % stride)
+			continue;
 		uint32_t stamp = ++out->starts_tried;
 		w.bytes = 0;
 		for (uint32_t o = 0; o < p + 2; o++)
@@ -100,27 +137,58 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 			if (w.bytes > room) {
 				uint64_t e = w.bytes - room;
 				double excess = (double)e * 1e9 / (double)dtoh_bytes_per_s - (double)in_window;
-				if (excess > best) {
+				/* Ties go to the earliest start, then the earliest end. */
+				if (excess > best || (excess == best && excess > 0 && j < out->from)) {
 					best = excess;
 					out->from = j;
 					out->to = (uint32_t)(u % p);
 					out->evict_bytes = e;
 					out->window_kernel_ns = in_window;
 				}
+				if (u <= p && excess > 0 && excess + most[u] > most[j]) {
+					most[j] = excess + most[u];
+					pick[j] = (uint32_t)u;
+					from_j[j] = (struct floor_window){ j, (uint32_t)(u % p), e, in_window };
+				}
 			}
 			in_window += vital_kernel_ns(v, (uint32_t)(u % p));
 		}
 	}
-	double total = (double)out->kernel_ns + best;
+	/* The windows the dynamic programming chose, from the start on. */
+	double windows = 0;
+	for (uint32_t j = 0; most[0] > best && j < p;) {
+		if (pick[j]) {
+			windows += keep_window(out, &from_j[j], dtoh_bytes_per_s);
+			j = pick[j];
+		} else {
+			j++;
+		}
+	}
+	if (windows <= best)
+		out->n_windows = 0;
+	double total = (double)out->kernel_ns + (windows > best ? windows : best);
 	out->ns = total < 0x1p64 ? (uint64_t)total : UINT64_MAX;
-	free(w.freed), free(w.stamp), free(w.next), free(w.head);
+	free(w.freed), free(w.stamp), free(w.next), free(w.head), free(most), free(pick), free(from_j);
 	return 0;
 }
 
 bool capacity_floor_json(cJSON *o, const struct capacity_floor *f)
 {
-	return json_add_u64(o, "ns", f->ns) && json_add_u64(o, "kernel_ns", f->kernel_ns) &&
-	       json_add_u64(o, "from", f->from) && json_add_u64(o, "to", f->to) &&
-	       json_add_u64(o, "evict_bytes", f->evict_bytes) &&
-	       json_add_u64(o, "window_kernel_ns", f->window_kernel_ns);
+	cJSON *windows = json_add_u64(o, "ns", f->ns) && json_add_u64(o, "kernel_ns", f->kernel_ns) &&
+				 json_add_u64(o, "from", f->from) && json_add_u64(o, "to", f->to) &&
+				 json_add_u64(o, "evict_bytes", f->evict_bytes) &&
+				 json_add_u64(o, "window_kernel_ns", f->window_kernel_ns)
+			 ? cJSON_AddArrayToObject(o, "windows")
+			 : NULL;
+	for (size_t i = 0; windows && i < f->n_windows; i++) {
+		const struct floor_window *x = &f->windows[i];
+		cJSON *e = cJSON_CreateObject();
+		bool filled = e && json_add_u64(e, "from", x->from) && json_add_u64(e, "to", x->to) &&
+			      json_add_u64(e, "evict_bytes", x->evict_bytes) && json_add_u64(e, "kernel_ns", x->kernel_ns);
+		if (!filled || !cJSON_AddItemToArray(windows, e)) {
+			cJSON_Delete(e);
+			return false;
+		}
+	}
+	return windows != NULL;
 }

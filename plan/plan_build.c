@@ -120,7 +120,10 @@ struct plan *plan_build(const struct plan_build_input *in, char *err, size_t err
 	pl->predict.prefetch_bytes = sr->prefetch_bytes;
 	pl->predict.evict_bytes = sr->evict_bytes;
 	pl->predict.discard_bytes = sr->discard_bytes;
-	pl->predict.iteration_ns = add_sat_u64(add_sat_u64(in->vital->cycle_ns, sr->stall_ns), in->host_ns);
+	/* The scheduler's stall is rough (sched.h); no schedule beats the
+	 * floor, whose windows it may not have charged. */
+	uint64_t predicted = add_sat_u64(add_sat_u64(in->vital->cycle_ns, sr->stall_ns), in->host_ns);
+	pl->predict.iteration_ns = predicted > in->floor_ns ? predicted : in->floor_ns;
 	if (fill_provenance(in, pl))
 		goto oom;
 

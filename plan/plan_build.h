@@ -35,6 +35,8 @@ struct plan_build_input {
 	const struct corr_config *corr; /* NULL: no correlation tables */
 	uint64_t host_ns;               /* added to the predicted iteration:
 					   kernels' passes over host memory */
+	uint64_t floor_ns;              /* the capacity floor (floor.h): the
+					   predicted iteration is never less */
 };
 
 /* Builds, finalizes and validates the plan. Returns it, or NULL with err set

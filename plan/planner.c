@@ -147,11 +147,17 @@ int planner_run(const char *path, const struct planner_options *o, struct planne
 		planner_free(p);
 		return -1;
 	}
+	if (capacity_floor(&p->tensors, &p->access, &p->vital, p->budget, p->sched_opt.dtoh_bytes_per_s, &p->floor)) {
+		um_errmsg(err, errlen, "%s: out of memory", p->trace->path);
+		planner_free(p);
+		return -1;
+	}
 	struct plan_build_input in = {
 		.trace = p->trace, .iter = &p->iter, .tensors = &p->tensors, .access = &p->access,
 		.vital = &p->vital, .sched_options = &p->sched_opt, .sched = &p->sched,
 		.corr = &p->opt.corr,
 		.host_ns = p->host_ns,
+		.floor_ns = p->floor.ns,
 	};
 	if (!(p->plan = plan_build(&in, err, errlen))) {
 		planner_free(p);

@@ -15,6 +15,7 @@
 
 #include "access.h"
 #include "corr.h"
+#include "floor.h"
 #include "iter.h"
 #include "plan.h"
 #include "sched.h"
@@ -68,6 +69,7 @@ struct planner {
 	struct plan *plan;
 	enum planner_capacity_source capacity_source;
 	uint64_t budget;           /* the capacity before the headroom */
+	struct capacity_floor floor; /* at the budget and the planner's DtoH */
 };
 
 /*

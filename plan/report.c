@@ -35,7 +35,6 @@ struct facts {
 	 * waits for it. */
 	size_t prefetches_at_use;
 	uint64_t prefetch_bytes_at_use;
-	struct capacity_floor floor; /* at the capacity before the headroom */
 };
 
 static int facts_build(const struct planner *pl, struct facts *f)
@@ -115,10 +114,6 @@ static int facts_build(const struct planner *pl, struct facts *f)
 			f->prefetches_at_use++;
 			f->prefetch_bytes_at_use += op->bytes;
 		}
-	}
-	if (capacity_floor(ts, &pl->access, &pl->vital, pl->budget, plan->assume.dtoh_bytes_per_s, &f->floor)) {
-		free(f->live);
-		return -1;
 	}
 	return 0;
 }
@@ -245,6 +240,23 @@ static int cmp_host_bytes(const void *a, const void *b, void *ctx)
 	if (x != y)
 		return x < y ? 1 : -1;
 	return (i > j) - (i < j);
+}
+
+/* The floor set by disjoint windows (floor.h): how many, what they evict
+ * in all and in how much of their kernels' time, and the tightest alone. */
+static void report_windows(FILE *out, const struct capacity_floor *fl, uint64_t dtoh_bytes_per_s)
+{
+	char a[32], b[32];
+	uint64_t bytes = 0, kernel_ns = 0;
+	for (size_t i = 0; i < fl->n_windows; i++) {
+		bytes += fl->windows[i].evict_bytes;
+		kernel_ns += fl->windows[i].kernel_ns;
+	}
+	fprintf(out, "floor        %.3f ms an iteration, whatever the schedule: %zu stretches of kernels apart must\n"
+		     "             evict %s in all first (%.3f ms at DtoH) in %.3f ms of their kernels; the tightest\n"
+		     "             alone, kernels %u..%u, %s; the kernels alone take %.3f ms\n",
+		fl->ns / 1e6, fl->n_windows, size_str(bytes, a, sizeof a), (double)bytes / (double)dtoh_bytes_per_s * 1e3,
+		kernel_ns / 1e6, fl->from, fl->to, size_str(fl->evict_bytes, b, sizeof b), fl->kernel_ns / 1e6);
 }
 
 /* "  largest on the host:" and up to LISTED_HOST of them: how much of each
@@ -413,10 +425,12 @@ int report_text(const struct planner *pl, FILE *out)
 	fprintf(out, "links        HtoD %.1f GB/s, DtoH %.1f GB/s, %.3f ms per call\n",
 		plan->assume.htod_bytes_per_s / 1e9, plan->assume.dtoh_bytes_per_s / 1e9,
 		plan->assume.call_cost_ns / 1e6);
-	const struct capacity_floor *fl = &f.floor;
+	const struct capacity_floor *fl = &pl->floor;
 	if (fl->ns == UINT64_MAX)
 		fprintf(out, "floor        without end: kernels %u..%u must evict %s, more than the link carries\n",
 			fl->from, fl->to, size_str(fl->evict_bytes, a, sizeof a));
+	else if (fl->n_windows)
+		report_windows(out, fl, plan->assume.dtoh_bytes_per_s);
 	else if (fl->evict_bytes)
 		fprintf(out, "floor        %.3f ms an iteration, whatever the schedule: kernels %u..%u must evict %s first\n"
 			     "             (%.3f ms at DtoH) in %.3f ms of kernels; the kernels alone take %.3f ms\n",
@@ -687,7 +701,7 @@ cJSON *report_json(const struct planner *pl)
 	json_add_u64(o, "predicted_iteration_ns", plan->predict.iteration_ns);
 	cJSON *fl = cJSON_AddObjectToObject(o, "capacity_floor");
 	if (fl)
-		capacity_floor_json(fl, &f.floor);
+		capacity_floor_json(fl, &pl->floor);
 	cJSON *unfit = cJSON_AddArrayToObject(o, "unfit_kernels");
 	for (size_t i = 0; unfit && i < sr->n_unfit; i++)
 		cJSON_AddItemToArray(unfit, cJSON_CreateNumber(sr->unfit[i]));

@@ -313,6 +313,9 @@ floor_fails "a floor without its window's bytes exits 2" \
 floor_fails "a negative kernel time exits 2" \
 	'{"batch": 4, "budget_bytes": 1, "policy": "plan", "kernel_ns": -1, "window_kernel_ns": 0, "evict_bytes": 0}' \
 	"kernel_ns is missing or not a whole number >= 0"
+floor_fails "a floor's windows that are not a list exits 2" \
+	'{"batch": 4, "budget_bytes": 1, "policy": "plan", "kernel_ns": 1, "window_kernel_ns": 0, "evict_bytes": 0, "windows": {}}' \
+	"windows is not a list of windows"
 floor_fails "an unknown policy exits 2" \
 	'{"batch": 4, "budget_bytes": 1, "policy": "lru", "kernel_ns": 1, "window_kernel_ns": 0, "evict_bytes": 0}' \
 	"policy is missing or not a policy"
@@ -372,6 +375,20 @@ run python3 "$ROOT/bench/report.py" "$rp3"
 	&& grep -qF "| mlp | 3 | plan | 40.0 | 25.0 | 0 | 100 | 100 | 10.0 | 4.00 | 3 | 3 | – | – | 1.25 |" <<<"$out" \
 	&& ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not" \
 	|| not_ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not (got: $(grep '| plan |' <<<"$out"))"
+# Disjoint windows add up where they give more than the tightest alone:
+# two of 100 MB in 1 ms each leave 9 + 9 ms uncovered at 10 GB/s, against
+# the tightest's 14: a floor of 2 + 18 = 20 ms.
+echo '{"plan": {"capacity_floor": {"ns": 17000000, "kernel_ns": 2000000, "from": 5, "to": 2, "evict_bytes": 150000000, "window_kernel_ns": 1000000,
+  "windows": [{"from": 0, "to": 1, "evict_bytes": 100000000, "kernel_ns": 1000000}, {"from": 3, "to": 4, "evict_bytes": 100000000, "kernel_ns": 1000000}]}}}' >"$rp3/mlp.2.plan.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 20.0 | 1.60 | 2.00 |" <<<"$out" \
+	&& ok "report.py: a floor's disjoint windows add up" || not_ok "report.py: a floor's disjoint windows add up (status $status: $(grep '| plan |' <<<"$out"))"
+echo '{"plan": {"capacity_floor": {"ns": 1, "kernel_ns": 1, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0, "windows": [{"evict_bytes": 1}]}}}' >"$rp3/mlp.2.plan.json"
+run python3 "$ROOT/bench/report.py" "$rp3"
+[ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [ -z "$out" ] &&
+	grep -qF "$rp3/mlp.2.plan.json: plan.capacity_floor.windows is not a list of windows" <<<"$err" \
+	&& ok "report.py: a floor's window without its kernel time is named" \
+	|| not_ok "report.py: a floor's window without its kernel time is named (status $status: $err)"
 # A floor of 0 ms (nothing timed) has no x floor.
 echo '{"plan": {"capacity_floor": {"ns": 0, "kernel_ns": 0, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0}}}' >"$rp3/mlp.2.plan.json"
 run python3 "$ROOT/bench/report.py" "$rp3"

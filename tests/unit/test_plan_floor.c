@@ -79,6 +79,53 @@ static void host_bytes_are_left_out(void **state)
 	assert_int_equal(f.ns, 4 * MS);
 }
 
+/* Two windows apart, each too short for its evictions, stall the
+ * iteration one after the other. Six kernels of 1 ms over four tensors of
+ * 200 bytes, made and freed within the iteration: A lives at kernels 0-1
+ * (used by 0), B at 1 (used by 1), C at 3-4 (used by 3), D at 4 (used by
+ * 4). At 200 bytes, kernel 1 needs A's 200 bytes gone in kernel 0's 1 ms,
+ * 2 ms at 100 bytes a millisecond; kernel 4 needs C's gone in kernel 3's.
+ * No one window holds both (A and B are freed before D is made), so the
+ * tightest alone gives 1 ms; the two together, 2. */
+static void disjoint_windows_add_up(void **state)
+{
+	static struct tensor four[4] = {
+		{ .origin = PLAN_ALLOC_ITERATION, .bytes = 200, .alloc_pos = 0, .live_len = 2, .freed = true },
+		{ .origin = PLAN_ALLOC_ITERATION, .bytes = 200, .alloc_pos = 1, .live_len = 1, .freed = true },
+		{ .origin = PLAN_ALLOC_ITERATION, .bytes = 200, .alloc_pos = 3, .live_len = 2, .freed = true },
+		{ .origin = PLAN_ALLOC_ITERATION, .bytes = 200, .alloc_pos = 4, .live_len = 1, .freed = true },
+	};
+	static uint32_t by_kernel[7] = { 0, 1, 2, 2, 3, 4, 4 };
+	static uint32_t uses[4] = { 0, 1, 2, 3 };
+	static uint64_t s[7], e[7];
+	for (uint32_t k = 0; k <= 6; k++) {
+		s[k] = k * MS;
+		e[k] = k < 6 ? s[k] + MS : s[k];
+	}
+	struct tensor_set ts = { .n_pos = 6, .n = 4, .t = four };
+	struct access_set a = { .n_pos = 6, .first = by_kernel, .tensor = uses, .n_refs = 4 };
+	struct vital v = { .n_pos = 6, .start_ns = s, .end_ns = e, .cycle_ns = 6 * MS };
+	struct capacity_floor f;
+	assert_int_equal(capacity_floor(&ts, &a, &v, 200, 100000, &f), 0);
+	/* The tightest window alone: the first, 200 bytes in 1 ms. */
+	assert_int_equal(f.from, 0);
+	assert_int_equal(f.to, 1);
+	assert_int_equal(f.evict_bytes, 200);
+	assert_int_equal(f.window_kernel_ns, 1 * MS);
+	assert_int_equal(f.n_windows, 2);
+	assert_int_equal(f.windows[0].from, 0);
+	assert_int_equal(f.windows[0].to, 1);
+	assert_int_equal(f.windows[1].from, 3);
+	assert_int_equal(f.windows[1].to, 4);
+	assert_int_equal(f.windows[1].evict_bytes, 200);
+	assert_int_equal(f.windows[1].kernel_ns, 1 * MS);
+	assert_int_equal(f.ns, 8 * MS);
+	/* At 400 bytes neither needs anything evicted. */
+	assert_int_equal(capacity_floor(&ts, &a, &v, 400, 100000, &f), 0);
+	assert_int_equal(f.n_windows, 0);
+	assert_int_equal(f.ns, 6 * MS);
+}
+
 /* A long iteration strides its window starts, keeping the work under
  * FLOOR_MAX_WORK pairs: 5000 kernels of 1 us, no tensors. */
 static void long_iterations_stride_their_starts(void **state)
@@ -107,6 +154,7 @@ int main(void)
 		cmocka_unit_test(the_tightest_window_sets_the_floor),
 		cmocka_unit_test(room_enough_leaves_the_kernels),
 		cmocka_unit_test(host_bytes_are_left_out),
+		cmocka_unit_test(disjoint_windows_add_up),
 		cmocka_unit_test(long_iterations_stride_their_starts),
 	};
 	return cmocka_run_group_tests_name("plan_floor", tests, NULL, NULL);

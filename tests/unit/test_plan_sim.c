@@ -476,7 +476,9 @@ static void json_counts_stay_exact(void **state)
 	struct sim_ctx *c = two_tensors(test_path(path, sizeof path, "json_counts.db"), 4, "n % 2", &pl, &o);
 	struct sim_row row = { .ratio = 2,
 			       .floor = { .ns = 1000000000000009, .kernel_ns = 1000000000000011, .from = 3, .to = 1,
-					  .evict_bytes = ((uint64_t)1 << 60) + 3, .window_kernel_ns = 1000000000000013 } };
+					  .evict_bytes = ((uint64_t)1 << 60) + 3, .window_kernel_ns = 1000000000000013,
+					  .n_windows = 1,
+					  .windows = { { 5, 7, ((uint64_t)1 << 60) + 5, 1000000000000015 } } } };
 	for (int p = 0; p < SIM_N_POLICIES; p++)
 		row.res[p] = (struct sim_result){ .capacity = ((uint64_t)1 << 53) - 1, .time_ns = 1000000000000001,
 						  .ideal_ns = 1000000000000000, .stall_ns = 8999999999999999,
@@ -494,7 +496,8 @@ static void json_counts_stay_exact(void **state)
 			       "\"link_idle_kernel_ns\":1000000000000007",
 			       "\"floors\":[{\"ratio\":2,\"capacity\":9007199254740991,\"ns\":1000000000000009,"
 			       "\"kernel_ns\":1000000000000011,\"from\":3,\"to\":1,\"evict_bytes\":\"1152921504606846979\","
-			       "\"window_kernel_ns\":1000000000000013}]" };
+			       "\"window_kernel_ns\":1000000000000013,\"windows\":[{\"from\":5,\"to\":7,"
+			       "\"evict_bytes\":\"1152921504606846981\",\"kernel_ns\":1000000000000015}]}]" };
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		if (!strstr(text, want[i]))
 			fail_msg("%s lacks %s", text, want[i]);
