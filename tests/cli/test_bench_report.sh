@@ -375,31 +375,41 @@ run python3 "$ROOT/bench/report.py" "$rp3"
 	&& grep -qF "| mlp | 3 | plan | 40.0 | 25.0 | 0 | 100 | 100 | 10.0 | 4.00 | 3 | 3 | – | – | 1.25 |" <<<"$out" \
 	&& ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not" \
 	|| not_ok "report.py: the plan's floor where run.sh kept its JSON, none where it did not (got: $(grep '| plan |' <<<"$out"))"
+# report_floor FLOOR_JSON: report.py on rp3 with the MLP's plan at W/B 2
+# floored by FLOOR_JSON (its umplan --json's plan.capacity_floor).
+report_floor() {
+	echo "{\"plan\": {\"capacity_floor\": $1}}" >"$rp3/mlp.2.plan.json"
+	run python3 "$ROOT/bench/report.py" "$rp3"
+}
+# floor_row DESC FLOOR_JSON ROW: the table has ROW.
+floor_row() {
+	report_floor "$2"
+	[ "$status" = 0 ] && grep -qF "$3" <<<"$out" && ok "$1" || not_ok "$1 (status $status: $(grep '| plan |' <<<"$out"))"
+}
+# floor_refused DESC FLOOR_JSON TEXT: exit 1, one line on stderr naming
+# the file and TEXT, no table.
+floor_refused() {
+	report_floor "$2"
+	[ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [ -z "$out" ] &&
+		grep -qF "$rp3/mlp.2.plan.json: $3" <<<"$err" && ok "$1" || not_ok "$1 (status $status: $err)"
+}
 # Disjoint windows add up where they give more than the tightest alone:
 # two of 100 MB in 1 ms each leave 9 + 9 ms uncovered at 10 GB/s, against
 # the tightest's 14: a floor of 2 + 18 = 20 ms.
-echo '{"plan": {"capacity_floor": {"ns": 17000000, "kernel_ns": 2000000, "from": 5, "to": 2, "evict_bytes": 150000000, "window_kernel_ns": 1000000,
-  "windows": [{"from": 0, "to": 1, "evict_bytes": 100000000, "kernel_ns": 1000000}, {"from": 3, "to": 4, "evict_bytes": 100000000, "kernel_ns": 1000000}]}}}' >"$rp3/mlp.2.plan.json"
-run python3 "$ROOT/bench/report.py" "$rp3"
-[ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 20.0 | 1.60 | 2.00 |" <<<"$out" \
-	&& ok "report.py: a floor's disjoint windows add up" || not_ok "report.py: a floor's disjoint windows add up (status $status: $(grep '| plan |' <<<"$out"))"
-echo '{"plan": {"capacity_floor": {"ns": 1, "kernel_ns": 1, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0, "windows": [{"evict_bytes": 1}]}}}' >"$rp3/mlp.2.plan.json"
-run python3 "$ROOT/bench/report.py" "$rp3"
-[ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [ -z "$out" ] &&
-	grep -qF "$rp3/mlp.2.plan.json: plan.capacity_floor.windows is not a list of windows" <<<"$err" \
-	&& ok "report.py: a floor's window without its kernel time is named" \
-	|| not_ok "report.py: a floor's window without its kernel time is named (status $status: $err)"
+floor_row "report.py: a floor's disjoint windows add up" \
+	'{"ns": 17000000, "kernel_ns": 2000000, "from": 5, "to": 2, "evict_bytes": 150000000, "window_kernel_ns": 1000000,
+	  "windows": [{"from": 0, "to": 1, "evict_bytes": 100000000, "kernel_ns": 1000000},
+	              {"from": 3, "to": 4, "evict_bytes": 100000000, "kernel_ns": 1000000}]}' \
+	"| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 20.0 | 1.60 | 2.00 |"
+floor_refused "report.py: a floor's window without its kernel time is named" \
+	'{"ns": 1, "kernel_ns": 1, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0, "windows": [{"evict_bytes": 1}]}' \
+	"plan.capacity_floor.windows is not a list of windows"
 # A floor of 0 ms (nothing timed) has no x floor.
-echo '{"plan": {"capacity_floor": {"ns": 0, "kernel_ns": 0, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0}}}' >"$rp3/mlp.2.plan.json"
-run python3 "$ROOT/bench/report.py" "$rp3"
-[ "$status" = 0 ] && grep -qF "| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 0.0 | – | 1.25 |" <<<"$out" \
-	&& ok "report.py: a floor of 0 ms, no x floor" || not_ok "report.py: a floor of 0 ms, no x floor (status $status: $(grep '| plan |' <<<"$out"))"
-echo '{"plan": {"capacity_floor": {"kernel_ns": 2000000, "evict_bytes": 1}}}' >"$rp3/mlp.2.plan.json"
-run python3 "$ROOT/bench/report.py" "$rp3"
-[ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [ -z "$out" ] &&
-	grep -qF "$rp3/mlp.2.plan.json: plan.capacity_floor.window_kernel_ns is missing" <<<"$err" \
-	&& ok "report.py: a plan JSON without the floor's window is named, with the field" \
-	|| not_ok "report.py: a plan JSON without the floor's window is named, with the field (status $status: $err)"
+floor_row "report.py: a floor of 0 ms, no x floor" \
+	'{"ns": 0, "kernel_ns": 0, "from": 0, "to": 0, "evict_bytes": 0, "window_kernel_ns": 0}' \
+	"| mlp | 2 | plan | 32.0 | 31.2 | 0 | 100 | 100 | 10.0 | 3.20 | 4 | 5 | 0.0 | – | 1.25 |"
+floor_refused "report.py: a plan JSON without the floor's window is named, with the field" \
+	'{"kernel_ns": 2000000, "evict_bytes": 1}' "plan.capacity_floor.window_kernel_ns is missing"
 echo 'Warning: not JSON' >"$rp3/mlp.2.plan.json"
 run python3 "$ROOT/bench/report.py" "$rp3"
 [ "$status" = 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qF "$rp3/mlp.2.plan.json: not umplan --json's output" <<<"$err" \
