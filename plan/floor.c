@@ -2,6 +2,7 @@
 #include "floor.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "json_value.h"
 
@@ -69,24 +70,27 @@ static double excess_ns(const struct floor_window *w, uint64_t dtoh_bytes_per_s)
 	return (double)w->evict_bytes * 1e9 / (double)dtoh_bytes_per_s - (double)w->kernel_ns;
 }
 
-/* Keeps the window x in out, in place of the kept one of least excess
- * once FLOOR_MAX_WINDOWS are (dropping x instead if its excess is less).
- * Returns the change in the kept windows' excess. */
+/* Keeps the window x in out, after those kept (it starts after them);
+ * once FLOOR_MAX_WINDOWS are, the kept one of least excess makes way, or
+ * x is dropped if its own excess is less. Returns the change in the kept
+ * windows' excess. */
 static double keep_window(struct capacity_floor *out, const struct floor_window *x, uint64_t dtoh_bytes_per_s)
 {
-	double e = excess_ns(x, dtoh_bytes_per_s);
-	if (out->n_windows < FLOOR_MAX_WINDOWS) {
-		out->windows[out->n_windows++] = *x;
-		return e;
+	double e = excess_ns(x, dtoh_bytes_per_s), dropped = 0;
+	if (out->n_windows == FLOOR_MAX_WINDOWS) {
+		size_t least = 0;
+		for (size_t i = 1; i < FLOOR_MAX_WINDOWS; i++)
+			if (excess_ns(&out->windows[i], dtoh_bytes_per_s) <
+			    excess_ns(&out->windows[least], dtoh_bytes_per_s))
+				least = i;
+		dropped = excess_ns(&out->windows[least], dtoh_bytes_per_s);
+		if (e <= dropped)
+			return 0;
+		out->n_windows--;
+		memmove(&out->windows[least], &out->windows[least + 1],
+			(out->n_windows - least) * sizeof *out->windows);
 	}
-	size_t least = 0;
-	for (size_t i = 1; i < FLOOR_MAX_WINDOWS; i++)
-		if (excess_ns(&out->windows[i], dtoh_bytes_per_s) < excess_ns(&out->windows[least], dtoh_bytes_per_s))
-			least = i;
-	double dropped = excess_ns(&out->windows[least], dtoh_bytes_per_s);
-	if (e <= dropped)
-		return 0;
-	out->windows[least] = *x;
+	out->windows[out->n_windows++] = *x;
 	return e - dropped;
 }
 

@@ -126,6 +126,42 @@ static void disjoint_windows_add_up(void **state)
 	assert_int_equal(f.ns, 6 * MS);
 }
 
+/* More disjoint windows than a floor keeps: 40 groups of three 1 ms
+ * kernels, each group's first two as kernels 0 and 1 above (A then B, 200
+ * bytes each, freed before the next group), each window 1 ms short. The
+ * floor keeps FLOOR_MAX_WINDOWS of them, in order, and adds up only
+ * those: a lower floor, never a wrong one. */
+static void windows_past_the_most_kept_are_dropped(void **state)
+{
+	enum { N = 40, P = 3 * N };
+	static struct tensor t[2 * N];
+	static uint32_t by_kernel[P + 1], uses[2 * N];
+	static uint64_t s[P + 1], e[P + 1];
+	for (uint32_t i = 0; i < N; i++) {
+		t[2 * i] = (struct tensor){ .origin = PLAN_ALLOC_ITERATION, .bytes = 200, .alloc_pos = 3 * i,
+					    .live_len = 2, .freed = true };
+		t[2 * i + 1] = (struct tensor){ .origin = PLAN_ALLOC_ITERATION, .bytes = 200, .alloc_pos = 3 * i + 1,
+						.live_len = 1, .freed = true };
+		uses[2 * i] = 2 * i;
+		uses[2 * i + 1] = 2 * i + 1;
+	}
+	for (uint32_t k = 0; k <= P; k++) {
+		/* Kernel 3i uses A_i, 3i + 1 uses B_i, 3i + 2 nothing. */
+		by_kernel[k] = 2 * (k / 3) + (k % 3 ? 1 : 0) + (k % 3 == 2 ? 1 : 0);
+		s[k] = k * MS;
+		e[k] = k < P ? s[k] + MS : s[k];
+	}
+	struct tensor_set ts = { .n_pos = P, .n = 2 * N, .t = t };
+	struct access_set a = { .n_pos = P, .first = by_kernel, .tensor = uses, .n_refs = 2 * N };
+	struct vital v = { .n_pos = P, .start_ns = s, .end_ns = e, .cycle_ns = P * MS };
+	struct capacity_floor f;
+	assert_int_equal(capacity_floor(&ts, &a, &v, 200, 100000, &f), 0);
+	assert_int_equal(f.n_windows, FLOOR_MAX_WINDOWS);
+	for (size_t i = 1; i < f.n_windows; i++)
+		assert_true(f.windows[i - 1].to <= f.windows[i].from);
+	assert_int_equal(f.ns, (uint64_t)(P + FLOOR_MAX_WINDOWS) * MS);
+}
+
 /* A long iteration strides its window starts, keeping the work under
  * FLOOR_MAX_WORK pairs: 5000 kernels of 1 us, no tensors. */
 static void long_iterations_stride_their_starts(void **state)
@@ -155,6 +191,7 @@ int main(void)
 		cmocka_unit_test(room_enough_leaves_the_kernels),
 		cmocka_unit_test(host_bytes_are_left_out),
 		cmocka_unit_test(disjoint_windows_add_up),
+		cmocka_unit_test(windows_past_the_most_kept_are_dropped),
 		cmocka_unit_test(long_iterations_stride_their_starts),
 	};
 	return cmocka_run_group_tests_name("plan_floor", tests, NULL, NULL);
