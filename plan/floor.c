@@ -139,20 +139,20 @@ int capacity_floor(const struct tensor_set *ts, const struct access_set *a, cons
 			 * target, as the scheduler's (sched.h). */
 			uint64_t own = add_uses(&w, ts, a, stamp, j, u), room = own > capacity ? own : capacity;
 			if (w.bytes > room) {
-				uint64_t e = w.bytes - room;
-				double excess = (double)e * 1e9 / (double)dtoh_bytes_per_s - (double)in_window;
+				struct floor_window win = { j, (uint32_t)(u % p), w.bytes - room, in_window };
+				double excess = excess_ns(&win, dtoh_bytes_per_s);
 				/* Ties go to the earliest start, then the earliest end. */
 				if (excess > best || (excess == best && excess > 0 && j < out->from)) {
 					best = excess;
-					out->from = j;
-					out->to = (uint32_t)(u % p);
-					out->evict_bytes = e;
-					out->window_kernel_ns = in_window;
+					out->from = win.from;
+					out->to = win.to;
+					out->evict_bytes = win.evict_bytes;
+					out->window_kernel_ns = win.kernel_ns;
 				}
 				if (u <= p && excess > 0 && excess + most[u] > most[j]) {
 					most[j] = excess + most[u];
 					pick[j] = (uint32_t)u;
-					from_j[j] = (struct floor_window){ j, (uint32_t)(u % p), e, in_window };
+					from_j[j] = win;
 				}
 			}
 			in_window += vital_kernel_ns(v, (uint32_t)(u % p));
