@@ -164,7 +164,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(PORTABLE_LIBS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CUDA_CFLAGS) -Itests/unit -MMD -MP -o $@ $< $(filter %.o,$^) $(PORTABLE_LIBS) $(PORTABLE_LIBS) \
 		-lcmocka -lcjson $(LDLIBS_PORTABLE) $(TEST_LDFLAGS)
-$(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c)
+$(BUILD)/tests/test_um_backend: $(call obj,common/cuda/um_backend.c common/cuda/fence_order.c)
 $(BUILD)/tests/test_cupti_um: $(call obj,common/cuda/cupti_um.c)
 $(BUILD)/tests/test_cupti_guard: $(call obj,common/cuda/cupti_guard.c)
 $(BUILD)/tests/test_capture: $(call obj,common/cuda/capture.c)

@@ -669,13 +669,28 @@ void arena_destroy(arena *a)
 	free(a);
 }
 
-/* The range placement picks for served bytes, its fence completed; or,
- * when the backend cannot wait for that fence, the first in placement
- * order whose fence did, else a new segment; NULL when none fits. */
-static struct range *take_settled(arena *a, uint64_t served, bool small, bool *waited)
+/* For memory only GPU work touches (arena_alloc_device): true once the
+ * fence completed or the backend has queued the GPU's later work behind it
+ * (arena_backend.fence_order), setting *ordered for the latter. */
+static bool fence_ordered(arena *a, uint64_t token, bool *ordered)
+{
+	if (fence_done(a, token))
+		return true;
+	if (!a->backend.fence_order || !a->backend.fence_order(a->backend.ctx, token))
+		return false;
+	*ordered = true;
+	return true;
+}
+
+/* The range placement picks for served bytes, its fence completed (or, for
+ * device memory, ordered on the GPU); or, when the backend cannot wait for
+ * that fence, the first in placement order whose fence did, else a new
+ * segment; NULL when none fits. */
+static struct range *take_settled(arena *a, uint64_t served, bool small, bool device, bool *ordered,
+				  bool *waited)
 {
 	struct range *r = take(a, served, small, false, waited);
-	if (r && !fence_settle(a, r->fence, waited)) {
+	if (r && !(device && fence_ordered(a, r->fence, ordered)) && !fence_settle(a, r->fence, waited)) {
 		/* The GPU may still use the range, and the backend could not wait
 		 * (the driver refused a synchronize, inside a graph capture): it
 		 * stays free, and memory no work can use serves this. */
@@ -685,22 +700,22 @@ static struct range *take_settled(arena *a, uint64_t served, bool small, bool *w
 	return r;
 }
 
-int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
+static int alloc(arena *a, uint64_t size, bool device, struct arena_alloc *out)
 {
 	uint64_t served = served_size(size);
 	bool small = served <= a->small_threshold;
 	pthread_mutex_lock(&a->lock);
-	bool waited = false;
+	bool waited = false, ordered = false;
 	uint64_t refusals = a->stats.fence_refusals;
-	struct range *r = take_settled(a, served, small, &waited);
+	struct range *r = take_settled(a, served, small, device, &ordered, &waited);
 	if (!r && a->stats.fence_refusals > refusals && last_resort(a)) {
 		waited = true;
-		r = take_settled(a, served, small, &waited);
+		r = take_settled(a, served, small, device, &ordered, &waited);
 		a->stats.last_resort_waits += r != NULL;
 	}
+	a->stats.fence_waits += waited;
 	if (!r) {
 		a->stats.failed_allocs++;
-		a->stats.fence_waits += waited;
 		pthread_mutex_unlock(&a->lock);
 		return ARENA_ENOMEM;
 	}
@@ -712,10 +727,20 @@ int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
 	a->stats.live_allocs++;
 	a->stats.live_bytes += r->size;
 	a->stats.peak_live_bytes = max_u64(a->stats.peak_live_bytes, a->stats.live_bytes);
-	a->stats.fence_waits += waited;
+	a->stats.fence_orders += ordered;
 	describe(r, out);
 	pthread_mutex_unlock(&a->lock);
 	return ARENA_OK;
+}
+
+int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out)
+{
+	return alloc(a, size, false, out);
+}
+
+int arena_alloc_device(arena *a, uint64_t size, struct arena_alloc *out)
+{
+	return alloc(a, size, true, out);
 }
 
 /* The small live range with the greatest start <= address, or NULL. */

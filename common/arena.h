@@ -72,6 +72,11 @@ struct arena_backend {
 	 * true; false when it cannot either. The arena then asks fence_done
 	 * before it hands a range out, as ever. */
 	bool (*fence_wait_all)(void *ctx);
+	/* Optional: queues all GPU work issued from now on behind the fence,
+	 * which has not completed, so that arena_alloc_device may hand out a
+	 * range it covers at once. Returns false when it cannot (the arena then
+	 * waits, as ever). */
+	bool (*fence_order)(void *ctx, uint64_t token);
 };
 
 /* The alignment of a small (packed) allocation; a large one is block-aligned. */
@@ -114,6 +119,12 @@ void arena_destroy(arena *a);
  * fence, and the allocation is tried once more. */
 int arena_alloc(arena *a, uint64_t size, struct arena_alloc *out);
 
+/* As arena_alloc, for device memory: memory that only GPU work issued
+ * after the allocation touches, never the host. A range whose fence has
+ * not completed is handed out without waiting once the backend has queued
+ * that work behind the fence (arena_backend.fence_order). */
+int arena_alloc_device(arena *a, uint64_t size, struct arena_alloc *out);
+
 /* Releases the allocation that starts at address and records a fence for it.
  * Returns ARENA_OK (out, if not NULL, describes what was freed), or
  * ARENA_ENOTFOUND when address is not the start of a live allocation
@@ -150,6 +161,8 @@ struct arena_stats {
 	uint64_t total_allocs;   /* ever */
 	uint64_t failed_allocs;  /* ARENA_ENOMEM returned */
 	uint64_t fence_waits;    /* allocations that had to wait for a fence */
+	uint64_t fence_orders;   /* device allocations handed out before their
+				    fence completed, ordered behind it on the GPU */
 	uint64_t fence_refusals; /* waits for a fence the backend could not make */
 	uint64_t last_resort_waits; /* allocations served only once the backend
 				       waited for every fence (fence_wait_all) */

@@ -109,3 +109,19 @@ bool fence_ring_wait(struct fence_ring *r, uint64_t token)
 {
 	return advance(r, token, true);
 }
+
+bool fence_ring_join(struct fence_ring *r, uint64_t token, void *stream)
+{
+	if (fence_ring_done(r, token))
+		return true;
+	for (uint64_t k = r->joined_upto > r->done_upto ? r->joined_upto : r->done_upto; k < token; k++) {
+		struct fence *f = &r->slot[(k + 1) % FENCE_RING_SLOTS];
+		if (f->deferred && r->syncs <= f->after_syncs)
+			return false;
+		for (int i = 0; i < f->nevents && !f->deferred; i++)
+			if (!r->ops.event_await(r->ops.ctx, f->ev[i], stream))
+				return false;
+		r->joined_upto = k + 1;
+	}
+	return true;
+}

@@ -16,6 +16,11 @@
  * synchronize refused), the newest covers the new one too: it completes
  * only after the oldest, which a synchronize made from now on completes.
  *
+ * A stream can also be queued behind the fences up to a token on the GPU
+ * (fence_ring_join), each fence's events waited for there once, however
+ * often it is asked: the stream is the backend's own, in order, so what it
+ * waited for stays waited for.
+ *
  * Not thread-safe: the arena makes its backend calls under its lock.
  */
 #ifndef UMKIT_FENCE_RING_H
@@ -41,6 +46,9 @@ struct fence_ring_ops {
 	void (*event_wait)(void *ctx, void *event);
 	/* Synchronizes the context; false when the driver refused. */
 	bool (*sync)(void *ctx);
+	/* Queues stream behind event (fence_ring_join); false when the driver
+	 * refused. */
+	bool (*event_await)(void *ctx, void *event, void *stream);
 };
 
 struct fence {
@@ -59,6 +67,7 @@ struct fence_ring {
 	uint64_t done_upto; /* every fence <= this has completed */
 	uint64_t syncs;     /* synchronizes made that succeeded */
 	uint64_t ndeferred; /* deferred fences not yet done */
+	uint64_t joined_upto; /* fence_ring_join's stream waits for every fence <= this */
 	/* Time blocked waiting for fences; read from any thread. */
 	atomic_uint_fast64_t wait_ns;
 };
@@ -92,6 +101,13 @@ bool fence_ring_done(struct fence_ring *r, uint64_t token);
 /* Waits until every fence up to token has completed; false when one could
  * not be waited for (its synchronize refused). */
 bool fence_ring_wait(struct fence_ring *r, uint64_t token);
+
+/* Queues stream (the same one at every call) behind every fence up to
+ * token on the GPU: waits there for the events of each fence not yet
+ * completed, and asks for none twice. False when that cannot cover them:
+ * a deferred fence still pending, whose work no event marks, or a wait
+ * the driver refused (the fences joined before it stay joined). */
+bool fence_ring_join(struct fence_ring *r, uint64_t token, void *stream);
 
 /* Whether some deferred fence is still pending. */
 static inline bool fence_ring_has_deferred(const struct fence_ring *r)

@@ -14,6 +14,9 @@ struct um_alloc_stats {
 	uint64_t ns;             /* host time inside them, the hooks included */
 	uint64_t fence_waits;    /* allocations that waited for an earlier free's fence */
 	uint64_t fence_wait_ns;  /* time blocked in fences (those waits, and a full ring) */
+	uint64_t fence_orders;   /* device allocations handed out before their
+				    fence completed, the program's later GPU
+				    work queued behind it (fence_order.h) */
 	uint64_t fence_refusals; /* waits for a fence not made (a capture under
 				    way, or the driver refused): the range
 				    stayed free, or its segment mapped, or

@@ -167,6 +167,7 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "ns", m->allocator.ns, ", ");
 	put_u64(f, "fence_waits", m->allocator.fence_waits, ", ");
 	put_u64(f, "fence_wait_ns", m->allocator.fence_wait_ns, ", ");
+	put_u64(f, "fence_orders", m->allocator.fence_orders, ", ");
 	put_u64(f, "fence_refusals", m->allocator.fence_refusals, ", ");
 	put_u64(f, "last_resort_waits", m->allocator.last_resort_waits, ", ");
 	put_u64(f, "runtime_allocs", m->allocator.runtime_allocs, ", ");

@@ -34,6 +34,19 @@
 	X(cuStreamBatchMemOp, stream) X(cuStreamBatchMemOp_v2, stream)                       \
 	X(cuMemBatchDecompressAsync, stream)
 
+/* The synchronous calls that write device memory (write_calls.c), in their
+ * plain and per-thread-default-stream (_ptds) forms: work on a default
+ * stream they do not name. */
+#define SYNC_WRITES(X)                                                                          \
+	X(cuMemcpy) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoD_v2) X(cuMemcpyPeer) X(cuMemcpyAtoD_v2)      \
+	X(cuMemcpy2D_v2) X(cuMemcpy2DUnaligned_v2) X(cuMemcpy3D_v2) X(cuMemcpy3DPeer)            \
+	X(cuMemsetD8_v2) X(cuMemsetD16_v2) X(cuMemsetD32_v2) X(cuMemsetD2D8_v2)                  \
+	X(cuMemsetD2D16_v2) X(cuMemsetD2D32_v2)
+
+#define SYNC_CBIDS(name) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptds,
+
+static const CUpti_CallbackId sync_write_cbids[] = { SYNC_WRITES(SYNC_CBIDS) };
+
 #define CBIDS(name, field) CUPTI_DRIVER_TRACE_CBID_##name, CUPTI_DRIVER_TRACE_CBID_##name##_ptsz,
 #define OFFSETS(name, field) offsetof(name##_params, field), offsetof(name##_ptsz_params, field),
 
@@ -53,11 +66,25 @@ static bool stream_call_stream(CUpti_CallbackId cbid, const void *params, CUstre
 	return true;
 }
 
+/* The default stream a call of sync_write_cbids queues its work on (the
+ * _ptds forms are the odd entries); false for any other call. */
+static bool sync_write_stream(CUpti_CallbackId cbid, CUstream *out)
+{
+	int i = cbid_index(sync_write_cbids, sizeof sync_write_cbids / sizeof sync_write_cbids[0], cbid);
+	if (i < 0)
+		return false;
+	*out = i % 2 ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+	return true;
+}
+
 bool stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	CUstream s;
-	if (!launch_stream(cbid, cb, &s) && !stream_call_stream(cbid, cb->functionParams, &s))
+	if (!launch_stream(cbid, cb, &s) && !stream_call_stream(cbid, cb->functionParams, &s)) {
+		if (cb->callbackSite == CUPTI_API_ENTER && sync_write_stream(cbid, &s))
+			um_backend_default_stream_begin(s);
 		return false;
+	}
 	/* Work captured into a graph runs only when the graph is launched, and
 	 * the fences follow that launch's stream (cuGraphLaunch). */
 	if (capture_work_captured(s))

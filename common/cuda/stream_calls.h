@@ -22,8 +22,10 @@ extern const int stream_call_ncbids;
 
 /* Tells the arena's fences about the stream of a kernel launch or of a
  * call in stream_call_cbids, at the call's entry and at its exit
- * (um_backend_stream_begin, um_backend_stream_queued); nothing for any
- * other call, nor for work captured into a CUDA graph. Returns whether the
+ * (um_backend_stream_begin, um_backend_stream_queued), and about the
+ * default stream of a synchronous copy or memset into device memory at its
+ * entry (um_backend_default_stream_begin); nothing for any other call, nor
+ * for work captured into a CUDA graph. Returns whether the
  * call's work is captured (capture_work_captured), so that a launch
  * callback need not ask the driver again. */
 bool stream_call_note(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);

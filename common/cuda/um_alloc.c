@@ -6,7 +6,8 @@
  * the real functions, on purpose:
  *  - cudaFree does not synchronize the device: the arena fences the freed
  *    range instead and hands it out again only after the work queued before
- *    the free has finished;
+ *    the free has finished, or, for device memory, once the program's GPU
+ *    work from then on is queued behind it (common/cuda/fence_order.h);
  *  - past UMKIT_MAX_MANAGED bytes, allocation fails with
  *    cudaErrorMemoryAllocation, which frameworks report as out of memory
  *    (the program's own managed memory counts too);
@@ -28,6 +29,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "addr_set.h"
@@ -265,7 +267,12 @@ static cudaError_t serve(void **ptr, size_t size, const char *api, cudaStream_t 
 		return refused(cudaErrorInvalidValue);
 	bind_context();
 	uint64_t t0 = um_now_ns();
-	bool served = arena_alloc(the_arena, size, &a) == ARENA_OK;
+	/* The host may touch the program's own managed memory at once, in no
+	 * stream's order: that waits for its range's fence; the rest is only
+	 * the GPU's, which the backend can order after the fence instead. */
+	bool host_access = strcmp(api, TRACE_API_MANAGED) == 0;
+	bool served = (host_access ? arena_alloc(the_arena, size, &a) : arena_alloc_device(the_arena, size, &a)) ==
+		      ARENA_OK;
 	um_backend_forget_refusal(served);
 	if (!served) {
 		*ptr = NULL;
@@ -341,6 +348,7 @@ void um_alloc_get_stats(struct um_alloc_stats *out)
 	out->ns = atomic_load(&served_ns);
 	out->fence_waits = as.fence_waits;
 	out->fence_wait_ns = um_backend_fence_wait_ns();
+	out->fence_orders = as.fence_orders;
 	out->fence_refusals = as.fence_refusals;
 	out->last_resort_waits = as.last_resort_waits;
 	out->runtime_allocs = atomic_load(&runtime_allocs);

@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "capture_threads.h"
 #include "cudart.h"
+#include "fence_order.h"
 #include "fence_ring.h"
 #include "fence_streams.h"
 #include "launch_view.h"
@@ -156,6 +157,7 @@ static bool stream_elsewhere(CUstream s)
 
 void um_backend_stream_begin(CUstream s, const char *call)
 {
+	fence_order_stream(s, atomic_load(&destroy_gen));
 	if (s == NULL || s == CU_STREAM_LEGACY)
 		return;
 	/* Asked until the order is settled: another GPU's stream must not end
@@ -167,6 +169,11 @@ void um_backend_stream_begin(CUstream s, const char *call)
 		one_stream_order_ends(call, s);
 	if (atomic_load(&order_end_pending) && !stream_elsewhere(s))
 		order_end_waits(s);
+}
+
+void um_backend_default_stream_begin(CUstream s)
+{
+	fence_order_stream(s, atomic_load(&destroy_gen));
 }
 
 void um_backend_order_end_host_wait(void (*wait)(void))
@@ -411,11 +418,13 @@ void um_backend_launches_seen(bool from_start)
 	if (!from_start)
 		forget_streams(true);
 	launch_view_seen(&view, from_start);
+	fence_order_reopen();
 }
 
 void um_backend_launches_unseen(void)
 {
 	launch_view_unseen(&view);
+	fence_order_settle();
 }
 
 void um_backend_device_reset(void)
@@ -429,6 +438,7 @@ void um_backend_device_reset(void)
 	/* And every stream: a handle from before it may come back as a new
 	 * stream's. */
 	forget_streams(false);
+	fence_order_reset();
 	pthread_mutex_lock(&destroyed_lock);
 	ndestroyed = 0;
 	destroyed_overflow = false;
@@ -751,6 +761,14 @@ static bool fence_wait(void *ctx, uint64_t token)
 	return fence_ring_wait(&ring, token);
 }
 
+/* Only while the callbacks see every call that queues work (launch_view),
+ * each of which then has its stream wait for the order (fence_order.h). */
+static bool fence_order(void *ctx, uint64_t token)
+{
+	return (atomic_load(&view) & 3) == LAUNCH_VIEW_SEEN &&
+	       fence_order_promise(&ring, token, atomic_load(&served_context));
+}
+
 /* The arena's last resort, before an allocation fails: a synchronize
  * even where only the calling thread's capture mode suggested a capture.
  * A program may leave the global mode for good and never capture; its
@@ -818,7 +836,7 @@ void um_backend_init(struct arena_backend *b, bool managed)
 {
 	managed_memory = managed;
 	fence_ring_init(&ring, &(struct fence_ring_ops){ NULL, event_create, event_record, event_done,
-							  event_wait, sync_context });
+							  event_wait, sync_context, fence_order_await });
 	memset(b, 0, sizeof *b);
 	b->map = map;
 	b->unmap = unmap;
@@ -826,4 +844,5 @@ void um_backend_init(struct arena_backend *b, bool managed)
 	b->fence_done = fence_done;
 	b->fence_wait = fence_wait;
 	b->fence_wait_all = fence_wait_all;
+	b->fence_order = fence_order;
 }

@@ -5,7 +5,9 @@
  * runtime's current context. Fences are CUDA events recorded on the legacy
  * default stream, which orders after all work on blocking streams, and on
  * each non-blocking stream that has seen work since the previous fence
- * (PyTorch's side streams are non-blocking).
+ * (PyTorch's side streams are non-blocking). A fence the arena would wait
+ * for before handing out device memory is ordered on the GPU instead
+ * where it can be (fence_order.h).
  */
 #ifndef UMKIT_UM_BACKEND_H
 #define UMKIT_UM_BACKEND_H
@@ -34,13 +36,22 @@ CUcontext um_backend_stream_context(CUstream s);
  * end the one stream order. */
 void um_backend_serve_context(CUcontext context);
 
-/* A call is about to queue work on stream (at its API entry): from now on
- * fences cannot assume one stream order. From the program's first call
+/* A call is about to queue work on stream (at its API entry): the stream
+ * is queued behind the fences device memory was handed out before
+ * (fence_order.h), and, outside the legacy stream, from now on fences
+ * cannot assume one stream order. From the program's first call
  * outside the legacy stream, such calls are queued behind the work the
  * legacy stream had queued then, until that has run (and behind a discard
  * being issued then: um_backend_single_stream_hold). call names the API
  * call, for the debug log. */
 void um_backend_stream_begin(CUstream stream, const char *call);
+
+/* A synchronous call is about to queue work on the default stream
+ * (CU_STREAM_LEGACY, or CU_STREAM_PER_THREAD for a _ptds call), at its
+ * API entry: it is queued behind the fences device memory was handed out
+ * before (fence_order.h), as um_backend_stream_begin queues the streams
+ * that calls name. */
+void um_backend_default_stream_begin(CUstream stream);
 
 /* A call has queued work on stream (at its API exit, so that a fence taken
  * meanwhile by another thread's free cannot clear the mark before the work

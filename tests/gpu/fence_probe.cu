@@ -9,7 +9,7 @@
 //
 // Usage: fence_probe CASE, CASE one of copy-only, many-streams,
 // reused-handle, two-threads, double-free, stream-churn, relaxed-churn,
-// value-write, ptsz-async, managed-host-write.
+// value-write, ptsz-async, managed-host-write, sync-memset, kernel-writer.
 // Prints "CASE: ok" or "CASE: BAD ..." and exits 0 or 1. Plain CUDA gets
 // every case right.
 #include <cstdio>
@@ -326,6 +326,56 @@ static int value_write()
 	return !ok;
 }
 
+__global__ void fill(u8 *to, size_t n, u8 v)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		to[i] = v;
+}
+
+// B is written by a synchronous cudaMemset, or by a kernel on a second
+// non-blocking stream, while a kernel on stream s still reads A, held
+// behind the host function. Since session 89 the tools hand B out before
+// that reader is done and queue B's writer behind it on the GPU
+// (common/cuda/fence_order.h): "early" says whether B came back while s
+// was still busy (plain CUDA's free waits for the GPU: never).
+static int other_writer(const char *name, bool sync_memset)
+{
+	cudaStream_t s, t;
+	u8 *to, *b, *h;
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
+	CHECK(cudaMalloc(&to, N));
+	u8 *a = pending_buffer(s);
+	copy<<<264, 256, 0, s>>>(a, to, N);
+	CHECK(cudaFree(a));
+	CHECK(cudaMalloc(&b, N));
+	bool early = cudaStreamQuery(s) == cudaErrorNotReady;
+	if (sync_memset)
+		CHECK(cudaMemset(b, 0x22, N));
+	else
+		fill<<<264, 256, 0, t>>>(b, N, 0x22);
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMallocHost(&h, N));
+	CHECK(cudaMemcpy(h, to, N, cudaMemcpyDefault));
+	size_t good = count(h, N, 0x11);
+	CHECK(cudaMemcpy(h, b, N, cudaMemcpyDefault));
+	size_t written = count(h, N, 0x22);
+	bool ok = good == N && written == N;
+	printf("%s: %s (a %p, b %p: %zu of %zu bytes read 0x11, b written %s; early %s)\n", name, ok ? "ok" : "BAD",
+	       (void *)a, (void *)b, good, N, written == N ? "whole" : "in part", early ? "yes" : "no");
+	return ok ? 0 : 1;
+}
+
+static int sync_memset()
+{
+	return other_writer("sync-memset", true);
+}
+
+static int kernel_writer()
+{
+	return other_writer("kernel-writer", false);
+}
+
 // Freeing twice is an error, and leaves other allocations alone.
 static int double_free()
 {
@@ -405,12 +455,13 @@ int main(int argc, char **argv)
 		{ "copy-only", copy_only },       { "many-streams", many_streams }, { "reused-handle", reused_handle },
 		{ "two-threads", two_threads },   { "double-free", double_free },   { "stream-churn", stream_churn },
 		{ "relaxed-churn", relaxed_churn }, { "value-write", value_write }, { "ptsz-async", ptsz_async },
-		{ "managed-host-write", managed_host_write },
+		{ "managed-host-write", managed_host_write }, { "sync-memset", sync_memset },
+		{ "kernel-writer", kernel_writer },
 	};
 	for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
 		if (strcmp(argv[1], cases[i].name) == 0)
 			return cases[i].run();
 	fprintf(stderr, "usage: fence_probe copy-only|many-streams|reused-handle|two-threads|double-free|stream-churn|"
-			"relaxed-churn|value-write|ptsz-async|managed-host-write\n");
+			"relaxed-churn|value-write|ptsz-async|managed-host-write|sync-memset|kernel-writer\n");
 	return 2;
 }

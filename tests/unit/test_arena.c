@@ -45,6 +45,9 @@ struct fake {
 	bool wait_all_false;   /* ...but completes nothing: a backend whose
 				  word is wrong */
 	size_t wait_alls;      /* fence_wait_all calls */
+	bool has_order;        /* the backend has fence_order */
+	bool refuse_orders;    /* ...which cannot order now */
+	uint64_t ordered_upto; /* the newest fence it ordered the GPU behind */
 	size_t waits;          /* fence_wait calls */
 	size_t needless_waits; /* fence_wait on a fence already done */
 	uint64_t last_wait;
@@ -145,6 +148,18 @@ static bool fake_fence_wait_all(void *ctx)
 	return true;
 }
 
+static bool fake_fence_order(void *ctx, uint64_t token)
+{
+	struct fake *f = ctx;
+	if (token == 0 || token > f->last_token || token <= f->done_upto)
+		f->bad_call = true;
+	if (f->refuse_orders)
+		return false;
+	if (token > f->ordered_upto)
+		f->ordered_upto = token;
+	return true;
+}
+
 static struct fake *fake_new(void)
 {
 	struct fake *f = calloc(1, sizeof *f);
@@ -158,7 +173,8 @@ static struct arena_backend fake_backend(struct fake *f)
 	return (struct arena_backend){ .ctx = f, .map = fake_map_fn, .unmap = fake_unmap_fn,
 				       .fence_record = fake_fence_record, .fence_done = fake_fence_done,
 				       .fence_wait = fake_fence_wait,
-				       .fence_wait_all = f->has_wait_all ? fake_fence_wait_all : NULL };
+				       .fence_wait_all = f->has_wait_all ? fake_fence_wait_all : NULL,
+				       .fence_order = f->has_order ? fake_fence_order : NULL };
 }
 
 static arena *arena_over(struct fake *f, uint64_t max_bytes, uint64_t segment_bytes)
@@ -560,6 +576,76 @@ static void range_is_reused_only_after_release(void **state)
 	free_ok(a, s);
 	assert_int_equal(alloc_ok(a, 4 * MiB), x);
 	assert_int_equal(alloc_ok(a, 1000), s);
+	arena_destroy(a);
+	free(f);
+}
+
+static uint64_t alloc_device_ok(arena *a, uint64_t size)
+{
+	struct arena_alloc out;
+	assert_int_equal(arena_alloc_device(a, size, &out), ARENA_OK);
+	return out.address;
+}
+
+/* Device memory takes a range whose fence is pending at once once the
+ * backend has ordered the GPU behind it, at the same address it would
+ * have waited for; memory the host may touch still waits. */
+static void device_range_is_ordered_not_waited_for(void **state)
+{
+	struct fake *f = fake_new();
+	f->has_order = true;
+	arena *a = arena_over(f, 0, 0);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB); /* keeps x from merging with the rest */
+	uint64_t s = alloc_ok(a, 600);
+	alloc_ok(a, 600);
+	free_ok(a, x);
+	free_ok(a, s);
+	assert_int_equal(alloc_device_ok(a, 4 * MiB), x);
+	assert_int_equal(alloc_device_ok(a, 600), s);
+	assert_int_equal(f->ordered_upto, f->last_token);
+	assert_int_equal(f->waits, 0);
+	assert_int_equal(f->done_upto, 0);
+	struct arena_stats st;
+	arena_get_stats(a, &st);
+	assert_int_equal(st.fence_orders, 2);
+	assert_int_equal(st.fence_waits, 0);
+
+	/* The host's memory waits. */
+	free_ok(a, x);
+	assert_int_equal(alloc_ok(a, 4 * MiB), x);
+	assert_int_equal(f->waits, 1);
+
+	/* A completed fence needs no order. */
+	free_ok(a, x);
+	f->done_upto = f->last_token;
+	uint64_t ordered = f->ordered_upto;
+	assert_int_equal(alloc_device_ok(a, 4 * MiB), x);
+	assert_int_equal(f->ordered_upto, ordered);
+
+	/* A backend that cannot order: the allocation waits, as ever. */
+	free_ok(a, x);
+	f->refuse_orders = true;
+	assert_int_equal(alloc_device_ok(a, 4 * MiB), x);
+	assert_int_equal(f->waits, 2);
+	arena_get_stats(a, &st);
+	assert_int_equal(st.fence_orders, 2);
+	assert_int_equal(st.fence_waits, 2);
+	assert_false(f->bad_call);
+	arena_destroy(a);
+	free(f);
+}
+
+/* Without fence_order, device memory waits as any other. */
+static void device_range_waits_without_fence_order(void **state)
+{
+	struct fake *f = fake_new();
+	arena *a = arena_over(f, 0, 0);
+	uint64_t x = alloc_ok(a, 4 * MiB);
+	alloc_ok(a, 4 * MiB);
+	free_ok(a, x);
+	assert_int_equal(alloc_device_ok(a, 4 * MiB), x);
+	assert_int_equal(f->waits, 1);
 	arena_destroy(a);
 	free(f);
 }
@@ -1611,6 +1697,8 @@ int main(void)
 		cmocka_unit_test(random_ops_with_refused_waits),
 		cmocka_unit_test(range_is_reused_only_after_release),
 		cmocka_unit_test(reused_range_waits_for_its_fence),
+		cmocka_unit_test(device_range_is_ordered_not_waited_for),
+		cmocka_unit_test(device_range_waits_without_fence_order),
 		cmocka_unit_test(merged_free_ranges_carry_the_newest_fence),
 		cmocka_unit_test(placement_is_best_fit_then_oldest_free),
 		cmocka_unit_test(equal_fits_go_to_the_older_segment),

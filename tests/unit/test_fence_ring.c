@@ -18,8 +18,10 @@ struct fake_event {
 struct driver {
 	struct fake_event events[MAX_EVENTS];
 	size_t created;
-	bool refuse_sync, refuse_record;
+	bool refuse_sync, refuse_record, refuse_await;
 	size_t syncs, refused_syncs, waits;
+	void *awaited[64]; /* the events fence_ring_join queued a stream behind */
+	size_t nawaited;
 };
 
 static bool event_create(void *ctx, void **event)
@@ -67,6 +69,16 @@ static bool sync_all(void *ctx)
 	return true;
 }
 
+static bool event_await(void *ctx, void *event, void *stream)
+{
+	struct driver *d = ctx;
+	assert_ptr_equal(stream, &d->awaited); /* the join's one stream */
+	if (d->refuse_await || d->nawaited == 64)
+		return false;
+	d->awaited[d->nawaited++] = event;
+	return true;
+}
+
 struct rig {
 	struct driver d;
 	struct fence_ring r;
@@ -77,7 +89,7 @@ static struct rig *rig_new(void)
 	struct rig *g = calloc(1, sizeof *g);
 	assert_non_null(g);
 	fence_ring_init(&g->r, &(struct fence_ring_ops){ &g->d, event_create, event_record, event_done,
-							  event_wait, sync_all });
+							  event_wait, sync_all, event_await });
 	return g;
 }
 
@@ -284,6 +296,63 @@ static void full_ring_refused_folds_into_the_newest(void **state)
 	free(g);
 }
 
+static bool join(struct rig *g, uint64_t token)
+{
+	return fence_ring_join(&g->r, token, &g->d.awaited);
+}
+
+/* A join queues its stream behind the events of each fence up to the
+ * token not yet done, and behind none twice. */
+static void join_awaits_each_pending_event_once(void **state)
+{
+	struct rig *g = rig_new();
+	uint64_t a = fence_on(g, 2), b = fence_on(g, 1), c = fence_on(g, 3);
+	event_of(g, a, 0)->done = event_of(g, a, 1)->done = true;
+	assert_true(join(g, b));
+	assert_int_equal(g->d.nawaited, 1);
+	assert_ptr_equal(g->d.awaited[0], event_of(g, b, 0));
+	assert_true(join(g, b));
+	assert_true(join(g, c));
+	assert_int_equal(g->d.nawaited, 4);
+	for (int i = 0; i < 3; i++)
+		assert_ptr_equal(g->d.awaited[1 + i], event_of(g, c, i));
+	assert_false(fence_ring_done(&g->r, b)); /* joined is not done */
+	assert_int_equal(g->d.waits + g->d.syncs, 0);
+	free(g);
+}
+
+/* A deferred fence still pending has no event to wait for on the GPU: the
+ * join cannot cover it; once a synchronize has, the join passes it by. */
+static void join_cannot_cover_a_pending_deferred_fence(void **state)
+{
+	struct rig *g = rig_new();
+	uint64_t a = fence_on(g, 1), d = fence_deferred(g), b = fence_on(g, 1);
+	assert_false(join(g, b));
+	assert_int_equal(g->d.nawaited, 1); /* a's, kept joined */
+	assert_true(join(g, a));
+	assert_int_equal(g->d.nawaited, 1);
+	g->r.syncs++; /* a synchronize, as fence_ring_sync counts one, that left a's event pending */
+	assert_false(fence_ring_done(&g->r, d)); /* a's event still pending */
+	assert_true(join(g, b));
+	assert_int_equal(g->d.nawaited, 2);
+	assert_ptr_equal(g->d.awaited[1], event_of(g, b, 0));
+	free(g);
+}
+
+/* A wait the driver refused leaves the fence unjoined, for the next join
+ * to try again. */
+static void refused_await_is_tried_again(void **state)
+{
+	struct rig *g = rig_new();
+	uint64_t a = fence_on(g, 2);
+	g->d.refuse_await = true;
+	assert_false(join(g, a));
+	g->d.refuse_await = false;
+	assert_true(join(g, a));
+	assert_int_equal(g->d.nawaited, 2);
+	free(g);
+}
+
 /* Time is counted when a wait had something to wait for. */
 static void wait_time_counts_real_waits(void **state)
 {
@@ -307,6 +376,9 @@ int main(void)
 		cmocka_unit_test(full_ring_waits_for_the_oldest),
 		cmocka_unit_test(full_ring_refused_folds_into_the_newest),
 		cmocka_unit_test(wait_time_counts_real_waits),
+		cmocka_unit_test(join_awaits_each_pending_event_once),
+		cmocka_unit_test(join_cannot_cover_a_pending_deferred_fence),
+		cmocka_unit_test(refused_await_is_tried_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,6 +108,7 @@ static void keys_and_values(void **state)
 	m.allocator.ns = 777000;
 	m.allocator.fence_waits = 12;
 	m.allocator.fence_wait_ns = 55000;
+	m.allocator.fence_orders = 41;
 	m.allocator.fence_refusals = 3;
 	m.allocator.last_resort_waits = 2;
 	m.allocator.runtime_allocs = 4;
@@ -244,6 +245,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(alloc, "ns"), 777000);
 	assert_int_equal(num(alloc, "fence_waits"), 12);
 	assert_int_equal(num(alloc, "fence_wait_ns"), 55000);
+	assert_int_equal(num(alloc, "fence_orders"), 41);
 	assert_int_equal(num(alloc, "fence_refusals"), 3);
 	assert_int_equal(num(alloc, "last_resort_waits"), 2);
 	assert_int_equal(num(alloc, "runtime_allocs"), 4);

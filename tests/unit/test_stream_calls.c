@@ -16,9 +16,9 @@
 /* What noted() answers for a call that noted no stream. */
 #define NOT_NOTED ((CUstream)(uintptr_t)0xdead)
 
-static CUstream begun, queued;
+static CUstream begun, queued, defaulted;
 static const char *begun_call;
-static int n_begun, n_queued;
+static int n_begun, n_queued, n_defaulted;
 
 void um_backend_stream_begin(CUstream s, const char *call)
 {
@@ -31,6 +31,12 @@ void um_backend_stream_queued(CUstream s)
 {
 	queued = s;
 	n_queued++;
+}
+
+void um_backend_default_stream_begin(CUstream s)
+{
+	defaulted = s;
+	n_defaulted++;
 }
 
 bool capture_work_captured(CUstream s)
@@ -57,13 +63,14 @@ CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, 
  * (for the debug log of where one stream order ends). */
 static CUstream noted(CUpti_CallbackId cbid, void *params)
 {
-	n_begun = n_queued = 0;
+	n_begun = n_queued = n_defaulted = 0;
 	begun = queued = NOT_NOTED;
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionName = "theCall",
 				  .functionParams = params };
 	stream_call_note(cbid, &cb);
 	cb.callbackSite = CUPTI_API_EXIT;
 	stream_call_note(cbid, &cb);
+	assert_int_equal(n_defaulted, 0);
 	if (!n_begun && !n_queued)
 		return NOT_NOTED;
 	assert_int_equal(n_begun, 1);
@@ -109,11 +116,43 @@ static void stream_zero_of_a_ptsz_call_is_the_threads_own(void **state)
 	assert_ptr_equal(noted(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, &launch), CU_STREAM_PER_THREAD);
 }
 
+/* The default stream a synchronous copy or memset writes device memory
+ * on, told at its entry alone (um_backend_default_stream_begin): the
+ * legacy stream, or the thread's own for a _ptds form. A read into host
+ * memory is not told. */
+static CUstream defaulted_at(CUpti_CallbackId cbid)
+{
+	n_begun = n_queued = n_defaulted = 0;
+	defaulted = NOT_NOTED;
+	char params[64] = { 0 };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionName = "theCall",
+				  .functionParams = params };
+	assert_false(stream_call_note(cbid, &cb));
+	cb.callbackSite = CUPTI_API_EXIT;
+	assert_false(stream_call_note(cbid, &cb));
+	assert_int_equal(n_begun + n_queued, 0);
+	assert_true(n_defaulted <= 1);
+	return defaulted;
+}
+
+static void synchronous_writes_tell_their_default_stream(void **state)
+{
+	(void)state;
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2), CU_STREAM_LEGACY);
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2), CU_STREAM_LEGACY);
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeer), CU_STREAM_LEGACY);
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds), CU_STREAM_PER_THREAD);
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32_v2_ptds), CU_STREAM_PER_THREAD);
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2), NOT_NOTED);
+	assert_ptr_equal(defaulted_at(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2), NOT_NOTED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_stream_each_call_names),
 		cmocka_unit_test(stream_zero_of_a_ptsz_call_is_the_threads_own),
+		cmocka_unit_test(synchronous_writes_tell_their_default_stream),
 	};
 	return cmocka_run_group_tests_name("stream_calls", tests, NULL, NULL);
 }

@@ -25,6 +25,11 @@
  *   is still asked about: no fence synchronizes while it captures.
  * - A fence's event calls are made in the relaxed capture mode while
  *   another thread may capture in the global one, which they would break.
+ * - A fence still pending is ordered on the GPU (fence_order.h): a stream
+ *   of the backend's own waits for its events, and each stream's next call
+ *   waits for the order's event, once per thread and order; not while
+ *   launches go unseen, which waits on the host for the orders made, nor
+ *   for a fence no event covers.
  */
 #include "testutil.h"
 
@@ -219,9 +224,11 @@ CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream)
 	return record_answer;
 }
 
+static CUresult query_answer = CUDA_ERROR_NOT_READY; /* cuEventQuery's */
+
 CUresult CUDAAPI cuEventQuery(CUevent event)
 {
-	return CUDA_ERROR_NOT_READY;
+	return query_answer;
 }
 
 CUresult CUDAAPI cuGetErrorName(CUresult r, const char **name)
@@ -250,9 +257,38 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
 	return CUDA_SUCCESS;
 }
 
+static int stream_waits;                 /* cuStreamWaitEvent calls */
+static int created_streams, event_syncs; /* cuStreamCreate, cuEventSynchronize calls */
+#define JOIN ((CUstream)(uintptr_t)0x7000) /* the stream cuStreamCreate makes */
+
 CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
 	waited_stream = stream;
+	stream_waits++;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+	*stream = JOIN;
+	created_streams++;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy_v2(CUstream stream)
+{
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent event)
+{
+	event_syncs++;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
+{
+	*ctx = current_ctx;
 	return CUDA_SUCCESS;
 }
 
@@ -588,6 +624,72 @@ static void fence_events_beside_a_capture_are_relaxed(void **state)
 	test_in_child(fence_calls_beside_a_capture);
 }
 
+/* Two fences pending on SIDE and the legacy stream: the second ordered,
+ * then the first (covered already); calls on streams wait once each. */
+static bool ordered_fences(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(true);
+	um_backend_note_stream(SIDE, "test");
+	query_answer = CUDA_SUCCESS; /* the end of the one stream order has passed */
+	uint64_t first = b.fence_record(NULL);
+	um_backend_note_stream(SIDE, "test");
+	uint64_t second = b.fence_record(NULL);
+	event_answer = cudaErrorNotReady;
+	EXPECT(!b.fence_done(NULL, second), "the fake GPU finished the fences");
+	stream_waits = 0;
+	EXPECT(b.fence_order(NULL, second), "a pending fence was not ordered");
+	EXPECT(created_streams == 1, "no stream of the backend's own");
+	EXPECT(stream_waits == 4 && waited_stream == JOIN, "the own stream did not wait for both fences' two events");
+	EXPECT(b.fence_order(NULL, first) && stream_waits == 4, "an earlier fence was ordered again");
+	um_backend_stream_begin(OTHER_SIDE, "test");
+	EXPECT(stream_waits == 5 && waited_stream == OTHER_SIDE, "a stream's call did not wait for the order");
+	um_backend_stream_begin(OTHER_SIDE, "test");
+	EXPECT(stream_waits == 5, "a stream waited twice for one order");
+	um_backend_default_stream_begin(CU_STREAM_LEGACY);
+	EXPECT(stream_waits == 6 && waited_stream == CU_STREAM_LEGACY, "a synchronous call's stream did not wait");
+	uint64_t third = b.fence_record(NULL); /* the legacy stream's event alone */
+	EXPECT(b.fence_order(NULL, third), "a later fence was not ordered");
+	um_backend_stream_begin(OTHER_SIDE, "test");
+	EXPECT(waited_stream == OTHER_SIDE && stream_waits == 8, "a stream did not wait for the later order");
+	EXPECT(event_syncs == 0, "a host wait");
+	/* Unseen from here: the host waits for the orders, and makes none. */
+	um_backend_launches_unseen();
+	EXPECT(event_syncs == 1, "the host did not wait for the orders made");
+	uint64_t fourth = b.fence_record(NULL);
+	EXPECT(!b.fence_order(NULL, fourth), "a fence ordered with launches unseen");
+	return failures == 0;
+}
+
+static void a_pending_fence_is_ordered_on_the_gpu(void **state)
+{
+	test_in_child(ordered_fences);
+}
+
+/* A woken replay's fences wait for a synchronize (no event covers the
+ * work queued unseen): none is ordered until one was made. */
+static bool woken_fence_unordered(void)
+{
+	struct arena_backend b;
+	um_backend_init(&b, true);
+	um_backend_launches_seen(false);
+	um_backend_note_stream(SIDE, "test");
+	event_answer = cudaErrorNotReady;
+	captures_seen = true; /* SIDE captures: the fence cannot synchronize */
+	capturing = SIDE;
+	uint64_t t = b.fence_record(NULL);
+	EXPECT(!b.fence_done(NULL, t), "the fence completed");
+	EXPECT(!b.fence_order(NULL, t), "a fence no event covers was ordered");
+	EXPECT(created_streams == 0, "a stream made for nothing");
+	return failures == 0;
+}
+
+static void a_fence_no_event_covers_is_not_ordered(void **state)
+{
+	test_in_child(woken_fence_unordered);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +697,8 @@ int main(void)
 		cmocka_unit_test(a_failed_event_record_leaves_the_programs_error),
 		cmocka_unit_test(a_refused_segment_leaves_the_programs_error),
 		cmocka_unit_test(a_replay_from_the_start_orders_on_the_gpu),
+		cmocka_unit_test(a_pending_fence_is_ordered_on_the_gpu),
+		cmocka_unit_test(a_fence_no_event_covers_is_not_ordered),
 		cmocka_unit_test(a_woken_replay_waits_on_the_host),
 		cmocka_unit_test(an_unmarked_order_end_waits_on_the_host),
 		cmocka_unit_test(a_stream_destroyed_while_idle_is_forgotten),
