@@ -37,8 +37,9 @@
  * tokens are monotonic, so waiting for the newest covers the rest. This is
  * conservative (memory merged from an old free waits for the newest one),
  * and the price of never letting a fence decide placement. A range is handed
- * out only after its fence completed, and a segment unmapped only after its
- * free range's fence completed. Backend calls, fence_wait included, are made
+ * out only after its fence completed (or, to device memory, once the
+ * backend has queued the GPU's later work behind it: fence_ordered), and a
+ * segment unmapped only after its free range's fence completed. Backend calls, fence_wait included, are made
  * under the lock, so a backend never sees two calls at once. Only when the
  * backend cannot wait (the driver refused) does a fence decide: the range
  * stays free, and the allocation takes the first range in placement order

@@ -13,8 +13,10 @@
  *    because the real cudaFree synchronizes and programs rely on it. So every
  *    free records a fence; the range may be chosen again at once (keeping
  *    addresses deterministic), but is handed out only after its fence has
- *    completed, waiting for it if needed; when the backend cannot wait,
- *    the range stays free and the allocation takes fresh memory;
+ *    completed, waiting for it if needed (device memory: or once the
+ *    backend has ordered the GPU's later work behind it, arena_alloc_device);
+ *    when the backend cannot wait, the range stays free and the
+ *    allocation takes fresh memory;
  *  - the total mapped size never exceeds max_bytes: past it, allocation fails
  *    with ARENA_ENOMEM and the shim returns the API's out-of-memory error.
  *

@@ -9,15 +9,17 @@
 # stream) at W/B 2 under plan, REPS rounds, with ideal beside. Run from the
 # repository root on the GPU machine:
 #   OUT=$OUT bash bench/results/2026-12-03/s87/run-nofence.sh
+# COMPARE and ARCHIVE name another build to set beside build/ and the
+# archive (session 89's run-order.sh).
 set -uo pipefail
 OUT=${OUT:?}
 export LD_LIBRARY_PATH=$PWD/build/lib
 t0=$(date +%s)
 mkdir -p "$OUT/s"
 for m in ${MODELS:-vit resnet152}; do
-	BUILD=build COMPARE=build-nofence RATIOS=2 POLICIES=plan REPS=${REPS:-2} RUN_LIMIT_S=100 \
+	BUILD=build COMPARE=${COMPARE:-build-nofence} RATIOS=2 POLICIES=plan REPS=${REPS:-2} RUN_LIMIT_S=100 \
 		timeout "${MODEL_LIMIT_S:-200}" bash bench/suite.sh "$m" "$OUT/s" grid >"$OUT/s/$m.log" 2>&1
 	echo "$m rc=$? $(( $(date +%s) - t0 )) s"
 done
 python3 bench/suite_report.py "$OUT/s" 2>&1 | sed -n '/^| model/,/^$/p'
-tar czf "$OUT/nofence.tgz" -C "$OUT" s && rm -rf "$OUT/s"
+tar czf "$OUT/${ARCHIVE:-nofence}.tgz" -C "$OUT" s && rm -rf "$OUT/s"
