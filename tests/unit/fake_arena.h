@@ -39,7 +39,7 @@ static inline bool fake_fence_passed(void *ctx, uint64_t token)
 static inline arena *fake_arena_create(uint64_t *next_base)
 {
 	struct arena_backend b = { next_base, fake_map, fake_unmap, fake_fence, fake_fence_passed, fake_fence_passed,
-				   NULL };
+				   NULL, NULL };
 	return arena_create(NULL, &b);
 }
 
