@@ -39,13 +39,13 @@
  * and the price of never letting a fence decide placement. A range is handed
  * out only after its fence completed (or, to device memory, once the
  * backend has queued the GPU's later work behind it: fence_ordered), and a
- * segment unmapped only after its free range's fence completed. Backend calls, fence_wait included, are made
- * under the lock, so a backend never sees two calls at once. Only when the
- * backend cannot wait (the driver refused) does a fence decide: the range
- * stays free, and the allocation takes the first range in placement order
- * whose fence completed, else a new segment. Should that fail too, the
- * backend's last resort may wait for every fence (fence_wait_all), and
- * the allocation is tried once more.
+ * segment unmapped only after its free range's fence completed. Backend
+ * calls, fence_wait included, are made under the lock, so a backend never
+ * sees two calls at once. Only when the backend cannot wait (the driver
+ * refused) does a fence decide: the range stays free, and the allocation
+ * takes the first range in placement order whose fence completed, else a
+ * new segment. Should that fail too, the backend's last resort may wait
+ * for every fence (fence_wait_all), and the allocation is tried once more.
  *
  * Growth. When nothing fits, a segment is mapped: segment_bytes, or the
  * request itself when larger (its own segment), or what the cap still

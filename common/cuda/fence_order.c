@@ -113,9 +113,12 @@ void fence_order_stream(CUstream s, unsigned gen)
 	 * newest was set. (A reset destroys it, and makes newest 0 again.) */
 	CUevent event = atomic_load(&ordered);
 	struct relaxed r = relaxed_begin();
-	if (cuStreamWaitEvent(s, event, 0) != CUDA_SUCCESS && cuEventSynchronize(event) != CUDA_SUCCESS)
-		um_debug("cannot queue stream %p behind the last use of freed memory", (void *)s);
-	relaxed_end(r, CUDA_SUCCESS);
+	CUresult res = cuStreamWaitEvent(s, event, 0);
+	if (res != CUDA_SUCCESS) /* the host waits instead */
+		res = cuEventSynchronize(event);
+	if (relaxed_end(r, res) != CUDA_SUCCESS)
+		um_debug("cannot queue stream %p behind the last use of freed memory (CUDA error %d)", (void *)s,
+			 (int)res);
 	ordered_streams_note(&behind, s, context, token, gen);
 }
 
