@@ -38,7 +38,7 @@
  * conservative (memory merged from an old free waits for the newest one),
  * and the price of never letting a fence decide placement. A range is handed
  * out only after its fence completed (or, to device memory, once the
- * backend has queued the GPU's later work behind it: fence_ordered), and a
+ * backend has queued the GPU's later work behind it: fence_settle), and a
  * segment unmapped only after its free range's fence completed. Backend
  * calls, fence_wait included, are made under the lock, so a backend never
  * sees two calls at once. Only when the backend cannot wait (the driver
@@ -191,11 +191,18 @@ static bool fence_done(arena *a, uint64_t token)
 }
 
 /* Returns true once the fence completed, setting *waited if that meant
- * waiting; false when the backend could not wait for it. */
-static bool fence_settle(arena *a, uint64_t token, bool *waited)
+ * waiting; false when the backend could not wait for it. With ordered
+ * (device memory, arena_alloc_device), also once the backend has queued
+ * the GPU's later work behind the fence (arena_backend.fence_order),
+ * setting *ordered: nothing waits then. */
+static bool fence_settle(arena *a, uint64_t token, bool *ordered, bool *waited)
 {
 	if (fence_done(a, token))
 		return true;
+	if (ordered && a->backend.fence_order && a->backend.fence_order(a->backend.ctx, token)) {
+		*ordered = true;
+		return true;
+	}
 	if (!a->backend.fence_wait(a->backend.ctx, token)) {
 		a->stats.fence_refusals++;
 		return false;
@@ -412,7 +419,7 @@ static size_t unmap_idle_segments(arena *a, uint64_t need, bool *waited)
 	for (struct region *seg = a->oldest; seg; seg = seg->newer) {
 		if (need && segment_size_for(a, need, room))
 			break;
-		if (seg->ranges_in_use || !fence_settle(a, seg->first->fence, waited))
+		if (seg->ranges_in_use || !fence_settle(a, seg->first->fence, NULL, waited))
 			continue;
 		room += need ? seg->bytes : 0; /* capped when need is given */
 		last = seg;
@@ -670,28 +677,14 @@ void arena_destroy(arena *a)
 	free(a);
 }
 
-/* For memory only GPU work touches (arena_alloc_device): true once the
- * fence completed or the backend has queued the GPU's later work behind it
- * (arena_backend.fence_order), setting *ordered for the latter. */
-static bool fence_ordered(arena *a, uint64_t token, bool *ordered)
-{
-	if (fence_done(a, token))
-		return true;
-	if (!a->backend.fence_order || !a->backend.fence_order(a->backend.ctx, token))
-		return false;
-	*ordered = true;
-	return true;
-}
-
-/* The range placement picks for served bytes, its fence completed (or, for
- * device memory, ordered on the GPU); or, when the backend cannot wait for
- * that fence, the first in placement order whose fence did, else a new
- * segment; NULL when none fits. */
-static struct range *take_settled(arena *a, uint64_t served, bool small, bool device, bool *ordered,
-				  bool *waited)
+/* The range placement picks for served bytes, its fence completed (or,
+ * with ordered, ordered on the GPU: fence_settle); or, when the backend
+ * cannot wait for that fence, the first in placement order whose fence
+ * did, else a new segment; NULL when none fits. */
+static struct range *take_settled(arena *a, uint64_t served, bool small, bool *ordered, bool *waited)
 {
 	struct range *r = take(a, served, small, false, waited);
-	if (r && !(device && fence_ordered(a, r->fence, ordered)) && !fence_settle(a, r->fence, waited)) {
+	if (r && !fence_settle(a, r->fence, ordered, waited)) {
 		/* The GPU may still use the range, and the backend could not wait
 		 * (the driver refused a synchronize, inside a graph capture): it
 		 * stays free, and memory no work can use serves this. */
@@ -707,11 +700,12 @@ static int alloc(arena *a, uint64_t size, bool device, struct arena_alloc *out)
 	bool small = served <= a->small_threshold;
 	pthread_mutex_lock(&a->lock);
 	bool waited = false, ordered = false;
+	bool *may_order = device ? &ordered : NULL;
 	uint64_t refusals = a->stats.fence_refusals;
-	struct range *r = take_settled(a, served, small, device, &ordered, &waited);
+	struct range *r = take_settled(a, served, small, may_order, &waited);
 	if (!r && a->stats.fence_refusals > refusals && last_resort(a)) {
 		waited = true;
-		r = take_settled(a, served, small, device, &ordered, &waited);
+		r = take_settled(a, served, small, may_order, &waited);
 		a->stats.last_resort_waits += r != NULL;
 	}
 	a->stats.fence_waits += waited;
