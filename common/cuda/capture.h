@@ -67,6 +67,15 @@ void capture_watch(void);
  * capture_watch was called. */
 bool capture_watching(void);
 
+/* capture_relaxed_begin once a capture may be under way
+ * (capture_watching); before, no call of the tools' own can break one,
+ * and the mode is left as it is (two driver calls spared). Returns
+ * whether it was set, for capture_relaxed_end. */
+static inline bool capture_relaxed_if_watching(CUstreamCaptureMode *saved)
+{
+	return capture_watching() && capture_relaxed_begin(saved);
+}
+
 /* Whether work queued on stream now (a kernel, a copy, ...) is captured
  * into a graph instead of run. Free until a capture has begun in the
  * process or capture_watch (then capture_stream_capturing). */

@@ -22,32 +22,18 @@ static bool closed = true;
 static _Atomic uint64_t newest;
 static __thread struct ordered_streams behind;
 
-/* The tools' driver calls on events and their own stream, made in the
- * relaxed capture mode once a capture was seen (as um_backend.c's event
- * calls), so that another thread's capture in the global mode does not
- * count them among the calls it refuses. */
-struct relaxed {
-	bool set;
-	CUstreamCaptureMode mode;
-};
-
-static struct relaxed relaxed_begin(void)
-{
-	struct relaxed r = { false, CU_STREAM_CAPTURE_MODE_RELAXED };
-	r.set = capture_watching() && capture_relaxed_begin(&r.mode);
-	return r;
-}
-
-static CUresult relaxed_end(struct relaxed r, CUresult result)
-{
-	capture_relaxed_end(r.set, r.mode);
-	return result;
-}
+/* The driver calls below, on events and streams, are made in the relaxed
+ * capture mode once a capture was seen (capture_relaxed_if_watching), as
+ * um_backend.c's event calls are, so that another thread's capture in the
+ * global mode does not count them among the calls it refuses. */
 
 bool fence_order_await(void *ctx, void *event, void *stream)
 {
-	struct relaxed r = relaxed_begin();
-	return relaxed_end(r, cuStreamWaitEvent(stream, event, 0)) == CUDA_SUCCESS;
+	CUstreamCaptureMode mode;
+	bool relaxed = capture_relaxed_if_watching(&mode);
+	CUresult res = cuStreamWaitEvent(stream, event, 0);
+	capture_relaxed_end(relaxed, mode);
+	return res == CUDA_SUCCESS;
 }
 
 /* The join stream and the order's event, in context; under order_lock. */
@@ -58,11 +44,12 @@ static bool made(CUcontext context)
 	CUcontext was;
 	CUevent event = NULL;
 	bool pushed = context && cuCtxPushCurrent(context) == CUDA_SUCCESS;
-	struct relaxed r = relaxed_begin();
+	CUstreamCaptureMode mode;
+	bool relaxed = capture_relaxed_if_watching(&mode);
 	CUresult res = cuStreamCreate(&join, CU_STREAM_NON_BLOCKING);
 	if (res == CUDA_SUCCESS && (res = cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
 		cuStreamDestroy(join);
-	relaxed_end(r, res);
+	capture_relaxed_end(relaxed, mode);
 	if (res == CUDA_SUCCESS)
 		atomic_store(&ordered, event);
 	if (pushed)
@@ -81,8 +68,10 @@ bool fence_order_promise(struct fence_ring *ring, uint64_t token, CUcontext cont
 	bool promised = !closed && (token <= atomic_load(&newest) ||
 				    (made(context) && fence_ring_join(ring, token, join)));
 	if (promised && token > atomic_load(&newest)) {
-		struct relaxed r = relaxed_begin();
-		promised = relaxed_end(r, cuEventRecord(atomic_load(&ordered), join)) == CUDA_SUCCESS;
+		CUstreamCaptureMode mode;
+		bool relaxed = capture_relaxed_if_watching(&mode);
+		promised = cuEventRecord(atomic_load(&ordered), join) == CUDA_SUCCESS;
+		capture_relaxed_end(relaxed, mode);
 		if (promised)
 			atomic_store(&newest, token);
 	}
@@ -112,11 +101,13 @@ void fence_order_stream(CUstream s, unsigned gen)
 	/* The event as recorded for token or a later order: recorded before
 	 * newest was set. (A reset destroys it, and makes newest 0 again.) */
 	CUevent event = atomic_load(&ordered);
-	struct relaxed r = relaxed_begin();
+	CUstreamCaptureMode mode;
+	bool relaxed = capture_relaxed_if_watching(&mode);
 	CUresult res = cuStreamWaitEvent(s, event, 0);
 	if (res != CUDA_SUCCESS) /* the host waits instead */
 		res = cuEventSynchronize(event);
-	if (relaxed_end(r, res) != CUDA_SUCCESS)
+	capture_relaxed_end(relaxed, mode);
+	if (res != CUDA_SUCCESS)
 		um_debug("cannot queue stream %p behind the last use of freed memory (CUDA error %d)", (void *)s,
 			 (int)res);
 	ordered_streams_note(&behind, s, context, token, gen);
@@ -127,8 +118,10 @@ void fence_order_settle(void)
 	pthread_mutex_lock(&order_lock);
 	closed = true;
 	if (atomic_load(&newest)) {
-		struct relaxed r = relaxed_begin();
-		relaxed_end(r, cuEventSynchronize(atomic_load(&ordered)));
+		CUstreamCaptureMode mode;
+		bool relaxed = capture_relaxed_if_watching(&mode);
+		cuEventSynchronize(atomic_load(&ordered));
+		capture_relaxed_end(relaxed, mode);
 	}
 	pthread_mutex_unlock(&order_lock);
 }

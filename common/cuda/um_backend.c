@@ -473,7 +473,7 @@ struct event_call {
 static struct event_call event_call_begin(void)
 {
 	struct event_call c = { .clean = cudart_clean() };
-	c.relaxed = capture_watching() && capture_relaxed_begin(&c.mode);
+	c.relaxed = capture_relaxed_if_watching(&c.mode);
 	return c;
 }
 
