@@ -179,7 +179,7 @@ $(BUILD)/tests/test_plan_sched: TEST_LDFLAGS := -Wl,--wrap=link_reserve
 # Their wrappers of malloc, calloc and realloc fail on demand
 # (tests/unit/failing_alloc.h).
 ALLOC_FAILING_TESTS := $(addprefix $(BUILD)/tests/,test_replay_parts test_replay_match test_rp_exec \
-	test_replay_engine test_arena)
+	test_replay_engine test_arena test_evicting)
 $(ALLOC_FAILING_TESTS): TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 $(BUILD)/tests/test_driver_allocs: $(call obj,common/cuda/driver_allocs.c)
 $(BUILD)/tests/test_launch_info: $(call obj,common/cuda/launch_info.c)

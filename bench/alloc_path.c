@@ -103,7 +103,7 @@ static bool fence_wait(void *ctx, uint64_t token) { return true; }
 
 /* The executor: ops are dropped (an idle engine issues none). */
 static void issue(void *ctx, enum engine_op op, const struct engine_range *r, size_t n, uint64_t wait,
-		  uint64_t ticket) {}
+		  uint64_t ticket, uint64_t room) {}
 static uint64_t marks;
 static uint64_t mark(void *ctx) { return ++marks; }
 static uint64_t now(void *ctx) { return um_now_ns(); }

@@ -172,7 +172,20 @@ enum act_result act_discard(engine *e, struct block *b, struct wait_ref w)
 	return ACT_DONE;
 }
 
+/* What the model leaves free under the limit it keeps to: the budget,
+ * or without one the capacity the plan was made for (a GPU truly that
+ * full would have the driver evict for whatever lands before its room is
+ * made); UINT64_MAX where there is none. */
+static uint64_t model_room(const engine *e)
+{
+	uint64_t limit = e->budget ? e->budget : e->plan ? e->plan->assume.capacity_bytes : 0;
+	if (!e->model || !limit)
+		return UINT64_MAX;
+	uint64_t held = residency_bytes(e->res) + e->reserved;
+	return held < limit ? limit - held : 0;
+}
+
 void act_flush(engine *e)
 {
-	batch_flush(e->batch, &e->x, &e->st, ++e->flushes);
+	batch_flush(e->batch, &e->x, &e->st, ++e->flushes, model_room(e));
 }

@@ -80,7 +80,8 @@ static size_t coalesce(struct list *l, struct engine_range *out)
 	return n;
 }
 
-void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket)
+void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket,
+		 uint64_t room)
 {
 	for (int k = 0; k < KINDS; k++) {
 		enum engine_op op = issue_order[k];
@@ -91,7 +92,7 @@ void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats 
 		uint64_t bytes = 0;
 		for (size_t i = 0; i < n; i++)
 			bytes += b->ranges[i].bytes;
-		x->issue(x->ctx, op, b->ranges, n, l->wait.mark, ticket);
+		x->issue(x->ctx, op, b->ranges, n, l->wait.mark, ticket, room);
 		st->ops[op]++;
 		st->bytes[op] += bytes;
 		l->n = 0;

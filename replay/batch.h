@@ -27,10 +27,11 @@ void batch_destroy(batch *b);
  * block is not added): the room its flush needs is made here. */
 int batch_add(batch *b, enum engine_op op, uint64_t no, struct wait_ref w);
 
-/* Issues what was added through x, each kind's call with ticket (see
- * engine_executor), and empties the batch; counts each call and its bytes
- * in st->ops / st->bytes. Allocates nothing, so every block added is
+/* Issues what was added through x, each kind's call with ticket and room
+ * (see engine_executor), and empties the batch; counts each call and its
+ * bytes in st->ops / st->bytes. Allocates nothing, so every block added is
  * issued. */
-void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket);
+void batch_flush(batch *b, const struct engine_executor *x, struct engine_stats *st, uint64_t ticket,
+		 uint64_t room);
 
 #endif

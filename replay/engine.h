@@ -73,9 +73,13 @@ struct engine_executor {
 	/* Queues one batch of ops of one kind on the replayer's stream, behind
 	 * the marker wait_mark (0: nothing to wait for). ticket numbers the
 	 * flush the batch belongs to (1, 2, ..., increasing); a launch that
-	 * needs a block this flush prefetches passes it to gate. */
+	 * needs a block this flush prefetches passes it to gate. room: the
+	 * bytes the residency model leaves free under its limit once the
+	 * flush is issued (UINT64_MAX: no limit), which evictions still on
+	 * their way out of the GPU must fit in for a discard-and-prefetch to
+	 * land ahead of them. */
 	void (*issue)(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
-		      uint64_t wait_mark, uint64_t ticket);
+		      uint64_t wait_mark, uint64_t ticket, uint64_t room);
 	/* Records a marker behind the kernel just launched (the most recent
 	 * launch on the calling thread's stream); returns it (0: none could be
 	 * recorded). Called from engine_after_launch; from engine_on_launch

@@ -74,13 +74,14 @@ static struct oplog_entry *append_ranges(oplog *l, const struct engine_range *ra
 }
 
 static void issue(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n,
-		  uint64_t wait_mark, uint64_t ticket)
+		  uint64_t wait_mark, uint64_t ticket, uint64_t room)
 {
 	struct oplog_entry *e = append_ranges(ctx, ranges, n);
 	if (e) {
 		e->op = op;
 		e->mark = wait_mark;
 		e->ticket = ticket;
+		e->room = room;
 	}
 }
 

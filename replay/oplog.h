@@ -1,6 +1,6 @@
 /*
  * oplog.h: an engine executor that records instead of acting: every batch
- * (kind, ranges, marker waited for, ticket), every marker and every
+ * (kind, ranges, marker waited for, ticket, room), every marker and every
  * placement in host memory, in order, and apart from them the tickets
  * launches gated on. The unit
  * tests judge the engine by this log; it also lets a tool show what a
@@ -26,6 +26,7 @@ struct oplog_entry {
 					 the range is ranges[0] */
 	uint64_t mark;                /* the marker recorded, or waited for */
 	uint64_t ticket;              /* batches: their flush's */
+	uint64_t room;                /* batches: the model's room after it */
 	enum engine_op op;            /* batches */
 	struct engine_range *ranges;  /* batches: n ranges, owned by the log */
 	size_t n;

@@ -153,7 +153,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "migration_queue_peak", m->migration_queue_peak, ",\n      ");
 	put_u64(f, "room_waits", m->room_waits, ", ");
 	put_u64(f, "room_waits_expired", m->room_waits_expired, ", ");
-	put_u64(f, "room_wait_ns", m->room_wait_ns, ",\n      ");
+	put_u64(f, "room_wait_ns", m->room_wait_ns, ", ");
+	put_u64(f, "discard_prefetches_ahead", m->discard_prefetches_ahead, ",\n      ");
 	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
 		(unsigned long long)m->marker_ns);
 	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu, ",

@@ -81,6 +81,9 @@ struct replay_measured {
 	 * evictions queued before them, which make their room; the waits
 	 * that gave up, and their host time. */
 	uint64_t room_waits, room_waits_expired, room_wait_ns;
+	/* Discard-and-prefetch batches that landed ahead of the evictions
+	 * queued before them instead, on a stream of their own. */
+	uint64_t discard_prefetches_ahead;
 	/* The most migration jobs queued for the worker at once. */
 	uint64_t migration_queue_peak;
 	/* Markers recorded behind launches and frees, and the host time. */

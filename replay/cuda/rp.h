@@ -103,6 +103,9 @@ struct rp_exec_stats {
 				      queued before them (wait_evictions_issued) */
 	uint64_t room_waits_expired; /* of those, the ones that gave up */
 	uint64_t room_wait_ns;     /* the host time they waited */
+	uint64_t discard_prefetches_ahead; /* discard-and-prefetch batches
+				      issued on the lane, ahead of the
+				      evictions queued before them */
 	uint64_t queue_peak;       /* the most migration jobs waiting for the
 				      worker at once (its queue has no
 				      bound: this shows how far it fell

@@ -34,7 +34,8 @@
  *    the worker's later calls set hung the MLP under plan: docs/replay.md);
  *  - a discard-and-prefetch first waits (bounded) for the worker to issue
  *    the evictions queued before it, whose room it takes in the engine's
- *    model (wait_evictions_issued);
+ *    model (wait_evictions_issued), unless it may land ahead of them:
+ *    then it goes on a lane of its own (below);
  *  - discards go on the one stream, behind the migrations the worker has
  *    issued on it (a migration still in the worker's queue follows them,
  *    which can cost a stale eviction but never runs beside the discard):
@@ -43,6 +44,17 @@
  *    losses changed under deepum in 3 of 6 runs on the H100 (0 of 6 on
  *    the one stream; docs/replay.md, "What discard may touch").
  * Discards move no data, so none of this costs a copy.
+ *
+ * On the one stream a discard-and-prefetch, and so the program's next
+ * kernel, waits for every eviction queued before it, each behind its
+ * marker and the driver's eviction work, though the room it takes may
+ * not be theirs. It goes on the lane, a stream of its own, when the
+ * evictions not yet landed fit the room the engine's model leaves under
+ * its limit (the GPU then holds no more than the limit meanwhile), none
+ * of them shares a 2 MB block with it (replay/evicting.h), and no discard
+ * of its blocks is in flight. The replayer's stream then waits for the
+ * lane, so whatever is queued there later, and every discard batch's
+ * landing event, still follows it.
  *
  * A kernel that needs blocks a prefetch is still copying is ordered after
  * that prefetch (gate), so it waits for the copy instead of faulting page
@@ -77,6 +89,7 @@
 #include "minmax.h"
 #include "replay/blocktab.h"
 #include "replay/calls.h"
+#include "replay/evicting.h"
 #include "replay/landing_discards.h"
 #include "replay/pending_discards.h"
 #include "rp.h"
@@ -93,6 +106,10 @@
 
 static CUcontext ctx;
 static CUstream mig_stream;
+/* Discard-and-prefetches that land ahead of the evictions (NULL: none
+ * could be made), and the event recorded after each batch there. */
+static CUstream lane;
+static CUevent lane_done;
 static CUdevice device;
 static CUevent marks[MARKS];
 static uint64_t next_mark = 1;
@@ -140,7 +157,7 @@ static void create_pending(void)
 static atomic_uint_fast64_t n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued, n_issue_waits, n_issue_waits_expired;
-static atomic_uint_fast64_t n_room_waits, n_room_waits_expired;
+static atomic_uint_fast64_t n_room_waits, n_room_waits_expired, n_ahead;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
@@ -155,12 +172,19 @@ static _Atomic uint64_t gate_ticket[GATES];
 /* The newest ticket whose prefetch job the worker has issued: jobs go in
  * ticket order, so every earlier one has been too. */
 static _Atomic uint64_t issued_ticket;
+/* The worker's: an event recorded after each eviction job (slot: its
+ * number % EVICT_EVENTS; a later job's in the slot only answers later),
+ * and whether one could not be recorded, which leaves the lane unused. */
+#define EVICT_EVENTS 256
+static CUevent evict_ev[EVICT_EVENTS];
+static atomic_bool evict_events_lost;
 static atomic_int failures_warned;
 
 /* Prefetch and evict jobs for the worker. */
 struct job {
 	enum engine_op op;
 	uint64_t wait_mark, ticket;
+	uint64_t evict_no; /* evictions: the job's number in in_flight */
 	size_t n;
 	struct engine_range *ranges;
 	struct job *next;
@@ -174,6 +198,9 @@ static uint64_t queued_jobs, queued_peak; /* jobs the worker has not taken */
 /* Eviction jobs queued and issued so far: jobs go in order, so once the
  * counts meet, every eviction queued is on the stream. */
 static uint64_t evictions_queued, evictions_issued;
+/* The eviction jobs queued that may not have landed, by range (NULL:
+ * none could be made, and the lane is left unused). */
+static evicting *in_flight;
 static int worker_busy;
 static int worker_started;
 
@@ -228,6 +255,22 @@ static void wait_every_discard(void)
 			 ORDER_END_WAIT_NS / 1000000);
 }
 
+/* The lane and what it needs; without them discard-and-prefetches stay on
+ * the replayer's stream. */
+static void make_lane(void)
+{
+	pthread_mutex_lock(&queue_lock);
+	if (!in_flight)
+		in_flight = evicting_create();
+	pthread_mutex_unlock(&queue_lock);
+	if (!in_flight || cuEventCreate(&lane_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return;
+	if (cuStreamCreate(&lane, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+		cuEventDestroy(lane_done);
+		lane = NULL;
+	}
+}
+
 /* Binds the program's context and creates the stream on first use (from a
  * launch callback, where the program's context is current). */
 static int ensure_stream(void)
@@ -258,6 +301,7 @@ static int ensure_stream(void)
 	} else if (r == CUDA_SUCCESS) {
 		discard_done = done;
 		um_backend_order_end_host_wait(wait_every_discard);
+		make_lane();
 	}
 	check(r, "creating the replayer's stream");
 	return r == CUDA_SUCCESS ? 0 : -1;
@@ -282,7 +326,8 @@ static void wait_mark(uint64_t mark)
 
 /* One batch call for up to CALLS_MAX_RANGES ranges, made in room; an NVTX
  * range makes it show in Nsight Systems. */
-static void call(enum engine_op op, const struct engine_range *r, size_t n, struct call_room *room)
+static void call(enum engine_op op, const struct engine_range *r, size_t n, struct call_room *room,
+		 CUstream stream)
 {
 	CUdeviceptr *ptrs = room->ptrs;
 	size_t *sizes = room->sizes, loc_idx = 0, bytes = 0;
@@ -304,14 +349,14 @@ static void call(enum engine_op op, const struct engine_range *r, size_t n, stru
 		loc.id = 0;
 		/* fall through */
 	case ENGINE_OP_PREFETCH:
-		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		check(cuMemPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, stream),
 		      op == ENGINE_OP_EVICT ? "cuMemPrefetchBatchAsync (evict)" : "cuMemPrefetchBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD:
-		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, mig_stream), "cuMemDiscardBatchAsync");
+		check(cuMemDiscardBatchAsync(ptrs, sizes, n, 0, stream), "cuMemDiscardBatchAsync");
 		break;
 	case ENGINE_OP_DISCARD_PREFETCH:
-		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, mig_stream),
+		check(cuMemDiscardAndPrefetchBatchAsync(ptrs, sizes, n, &loc, &loc_idx, 1, 0, stream),
 		      "cuMemDiscardAndPrefetchBatchAsync");
 		break;
 	}
@@ -353,18 +398,21 @@ static uint64_t mapped_extent(void *unused, uint64_t address, uint64_t bytes)
 struct emitting {
 	enum engine_op op;
 	struct call_room *room;
+	CUstream stream;
 };
 
 static void emit(void *emitting, const struct engine_range *r, size_t n)
 {
 	struct emitting *e = emitting;
-	call(e->op, r, n, e->room);
+	call(e->op, r, n, e->room, e->stream);
 }
 
-/* Issues op on the ranges, cut into calls (calls.h) made in room. */
-static void call_all(enum engine_op op, const struct engine_range *r, size_t n, struct call_room *room)
+/* Issues op on the ranges on stream, cut into calls (calls.h) made in
+ * room. */
+static void call_all(enum engine_op op, const struct engine_range *r, size_t n, struct call_room *room,
+		     CUstream stream)
 {
-	struct emitting e = { op, room };
+	struct emitting e = { op, room, stream };
 	struct calls_target t = { &e, mapped_extent, emit, room->piece };
 	calls_split(r, n, call_bytes(op), &t);
 }
@@ -474,11 +522,14 @@ static void *worker(void *arg)
 		worker_busy = 1;
 		pthread_mutex_unlock(&queue_lock);
 		wait_mark(j->wait_mark);
-		call_all(j->op, j->ranges, j->n, &worker_room);
+		call_all(j->op, j->ranges, j->n, &worker_room, mig_stream);
 		enum engine_op op = j->op;
 		if (op == ENGINE_OP_PREFETCH) {
 			record_gate(j->ticket);
 			atomic_store_explicit(&issued_ticket, j->ticket, memory_order_release);
+		} else if (op == ENGINE_OP_EVICT &&
+			   record_event(&evict_ev[j->evict_no % EVICT_EVENTS], mig_stream) != CUDA_SUCCESS) {
+			atomic_store(&evict_events_lost, true);
 		}
 		free(j);
 		pthread_mutex_lock(&queue_lock);
@@ -506,6 +557,20 @@ static bool mark_done(uint64_t mark)
 	return cuEventQuery(marks[mark % MARKS]) == CUDA_SUCCESS;
 }
 
+/* After a batch on the lane: lane_done follows it, and the replayer's
+ * stream waits for that, so that its later work and the landing events
+ * recorded there follow the batch too. Where the stream cannot be made to
+ * wait, the host waits for the lane. */
+static void join_lane(void)
+{
+	CUresult r = cuEventRecord(lane_done, lane);
+	if (r == CUDA_SUCCESS)
+		r = cuStreamWaitEvent(mig_stream, lane_done, 0);
+	check(r, "ordering the replayer's stream after a discard-and-prefetch");
+	if (r != CUDA_SUCCESS)
+		check(cuStreamSynchronize(lane), "waiting for a discard-and-prefetch");
+}
+
 /* Issues a batch of the ops of one kind, and notes the ranges of those
  * that discard as in flight until the event recorded after them. The
  * event's slot held batch number - LANDING_EVENTS: landed, its ranges
@@ -513,9 +578,11 @@ static bool mark_done(uint64_t mark)
  * while no allocation asks. A failure is noted under the lock, where a
  * waiter reads it (rp_exec_wait_discards), and counted as the replayer's
  * other failed calls are. */
-static void call_batch(enum engine_op op, const struct engine_range *r, size_t n)
+static void call_batch(enum engine_op op, const struct engine_range *r, size_t n, CUstream stream)
 {
-	call_all(op, r, n, &program_room.calls);
+	call_all(op, r, n, &program_room.calls, stream);
+	if (stream != mig_stream)
+		join_lane();
 	if (op == ENGINE_OP_PREFETCH || atomic_load(&landing_lost))
 		return;
 	pthread_mutex_lock(&landing_lock);
@@ -530,9 +597,11 @@ static void call_batch(enum engine_op op, const struct engine_range *r, size_t n
 	check(recorded, "recording a batch of discards");
 }
 
-/* The ranges of one op being issued, a driver call's worth at a time. */
+/* The ranges of one op being issued on stream, a driver call's worth at a
+ * time. */
 struct issuing {
 	enum engine_op op;
+	CUstream stream;
 	size_t n, issued; /* in program_room.idle; issued in calls so far */
 };
 
@@ -540,7 +609,7 @@ static void issue_range(struct issuing *is, struct engine_range r)
 {
 	program_room.idle[is->n++] = r;
 	if (is->n == CALLS_MAX_RANGES) {
-		call_batch(is->op, program_room.idle, is->n);
+		call_batch(is->op, program_room.idle, is->n, is->stream);
 		is->issued += is->n;
 		is->n = 0;
 	}
@@ -573,10 +642,11 @@ static void issue_idle_blocks(struct issuing *is, arena *a, struct engine_range 
 
 /* Issues the ranges of r nothing lives in (all of them for
  * discard-and-prefetch and prefetch, the fresh allocation the engine
- * named), and orders the program's streams after them. */
-static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n)
+ * named) on stream (the replayer's, or the lane), and orders the program's
+ * streams after them. */
+static void issue_and_order(enum engine_op op, const struct engine_range *r, size_t n, CUstream stream)
 {
-	struct issuing is = { op, 0, 0 };
+	struct issuing is = { op, stream, 0, 0 };
 	arena *a = um_alloc_arena();
 	for (size_t i = 0; i < n; i++) {
 		if (op == ENGINE_OP_DISCARD)
@@ -585,21 +655,24 @@ static void issue_and_order(enum engine_op op, const struct engine_range *r, siz
 			issue_range(&is, r[i]);
 	}
 	if (is.n)
-		call_batch(op, program_room.idle, is.n);
+		call_batch(op, program_room.idle, is.n, stream);
 	if (!is.issued && !is.n)
 		return;
 	atomic_fetch_add(&n_discard_waits, 1);
 	uint64_t t0 = rp_now();
+	/* discard_done follows every discard, the lane's too (join_lane); the
+	 * program waits for the stream the batch went on. */
+	CUevent after = stream == mig_stream ? discard_done : lane_done;
 	CUresult ordered = cuEventRecord(discard_done, mig_stream);
 	if (ordered == CUDA_SUCCESS)
-		ordered = cuStreamWaitEvent(CU_STREAM_LEGACY, discard_done, 0);
+		ordered = cuStreamWaitEvent(CU_STREAM_LEGACY, after, 0);
 	if (ordered == CUDA_SUCCESS && program_stream() != CU_STREAM_LEGACY)
-		ordered = cuStreamWaitEvent(program_stream(), discard_done, 0);
+		ordered = cuStreamWaitEvent(program_stream(), after, 0);
 	check(ordered, "ordering a discard");
 	/* The program's next work must not run before the discard lands: when
 	 * it cannot be made to wait on the GPU, the host waits. */
 	if (ordered != CUDA_SUCCESS)
-		check(cuStreamSynchronize(mig_stream), "waiting for a discard");
+		check(cuStreamSynchronize(stream), "waiting for a discard");
 	atomic_fetch_add(&discard_wait_ns, rp_now() - t0);
 }
 
@@ -611,14 +684,14 @@ static void issue_and_order(enum engine_op op, const struct engine_range *r, siz
  * is held to the one stream until its streams wait for what is issued
  * here: its first call on another one waits for that, and its work is
  * then queued behind it (um_backend_single_stream_hold). */
-static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n)
+static void issue_ordered(enum engine_op op, const struct engine_range *r, size_t n, CUstream stream)
 {
 	bool single = um_backend_single_stream_hold();
 	if (op == ENGINE_OP_PREFETCH || single) {
-		issue_and_order(op, r, n);
+		issue_and_order(op, r, n, stream);
 	} else if (op == ENGINE_OP_DISCARD_PREFETCH) {
 		atomic_fetch_add(&n_fresh_prefetched, n);
-		issue_and_order(ENGINE_OP_PREFETCH, r, n);
+		issue_and_order(ENGINE_OP_PREFETCH, r, n, stream);
 	} else {
 		atomic_fetch_add(&n_dropped_discards, n);
 	}
@@ -631,7 +704,7 @@ static void retry_pending(void)
 	struct engine_range *ready = program_room.ready;
 	size_t k = pending_discards_take_ready(pending, mark_done, ready, CALLS_MAX_RANGES);
 	if (k)
-		issue_ordered(ENGINE_OP_DISCARD, ready, k);
+		issue_ordered(ENGINE_OP_DISCARD, ready, k, mig_stream);
 }
 
 /* Under queue_lock. */
@@ -667,18 +740,59 @@ static void wait_evictions_issued(void)
 	atomic_fetch_add(&room_wait_ns, rp_now() - t0);
 }
 
-static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark)
+/* Under queue_lock, for in_flight: whether eviction job `job` has left the
+ * GPU. */
+static bool eviction_landed(void *unused, uint64_t job)
 {
-	if (op == ENGINE_OP_DISCARD_PREFETCH)
-		wait_evictions_issued();
-	if (mark_done(mark)) {
-		issue_ordered(op, r, n);
+	return job <= evictions_issued && cuEventQuery(evict_ev[job % EVICT_EVENTS]) == CUDA_SUCCESS;
+}
+
+/* Whether no discard batch still in flight touches the ranges of r. */
+static bool no_discard_landing_in(const struct engine_range *r, size_t n)
+{
+	bool clear = !atomic_load(&landing_lost);
+	pthread_mutex_lock(&landing_lock);
+	for (size_t i = 0; clear && i < n; i++) {
+		uint64_t batch = landing_discards_wait_for(landing, r[i].address, r[i].bytes);
+		clear = !batch || cuEventQuery(landing_ev[batch % LANDING_EVENTS]) == CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&landing_lock);
+	return clear;
+}
+
+/* Whether a discard-and-prefetch of r may land ahead of the evictions
+ * queued before it, on the lane (see the top of the file). */
+static bool may_go_ahead(const struct engine_range *r, size_t n, uint64_t room)
+{
+	if (!lane || atomic_load(&evict_events_lost) || !no_discard_landing_in(r, n))
+		return false;
+	pthread_mutex_lock(&queue_lock);
+	evicting_drop_landed(in_flight, eviction_landed, NULL);
+	bool clear = evicting_clear_of(in_flight, r, n, room);
+	pthread_mutex_unlock(&queue_lock);
+	return clear;
+}
+
+static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark, uint64_t room)
+{
+	bool passed = mark_done(mark);
+	CUstream stream = mig_stream;
+	if (op == ENGINE_OP_DISCARD_PREFETCH) {
+		if (passed && may_go_ahead(r, n, room)) {
+			stream = lane;
+			atomic_fetch_add(&n_ahead, 1);
+		} else {
+			wait_evictions_issued();
+		}
+	}
+	if (passed) {
+		issue_ordered(op, r, n, stream);
 		return;
 	}
 	if (op == ENGINE_OP_DISCARD_PREFETCH) {
 		atomic_fetch_add(&n_fresh_prefetched, n);
 		wait_mark(mark);
-		issue_ordered(ENGINE_OP_PREFETCH, r, n);
+		issue_ordered(ENGINE_OP_PREFETCH, r, n, mig_stream);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -687,14 +801,14 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 }
 
 static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
-		      uint64_t ticket)
+		      uint64_t ticket, uint64_t room)
 {
 	if (!n || ensure_stream() != 0)
 		return;
 	if (pending_discards_count(pending))
 		retry_pending();
 	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
-		discard(op, ranges, n, mark);
+		discard(op, ranges, n, mark, room);
 		return;
 	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
@@ -706,6 +820,7 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	j->op = op;
 	j->wait_mark = mark;
 	j->ticket = ticket;
+	j->evict_no = 0;
 	j->n = n;
 	j->ranges = (struct engine_range *)(j + 1);
 	memcpy(j->ranges, ranges, n * sizeof *ranges);
@@ -731,7 +846,10 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	queue_tail = j;
 	if (++queued_jobs > queued_peak)
 		queued_peak = queued_jobs;
-	evictions_queued += op == ENGINE_OP_EVICT;
+	if (op == ENGINE_OP_EVICT) {
+		evictions_queued++;
+		j->evict_no = in_flight ? evicting_queued(in_flight, ranges, n) : 0;
+	}
 	worker_busy = 1;
 	pthread_cond_signal(&queue_cond);
 	pthread_mutex_unlock(&queue_lock);
@@ -770,10 +888,10 @@ static uint64_t record_mark(void)
 
 /* The engine's entry points into the executor, timed. */
 static void issue(void *unused, enum engine_op op, const struct engine_range *ranges, size_t n,
-		  uint64_t mark, uint64_t ticket)
+		  uint64_t mark, uint64_t ticket, uint64_t room)
 {
 	uint64_t t0 = rp_now();
-	issue_ops(op, ranges, n, mark, ticket);
+	issue_ops(op, ranges, n, mark, ticket, room);
 	atomic_fetch_add(&exec_ns, rp_now() - t0);
 }
 
@@ -936,8 +1054,11 @@ void rp_exec_end(void)
 {
 	rp_exec_drain();
 	mig_stream = NULL;
+	lane = NULL;
 	discard_done = NULL;
-	atomic_store(&landing_lost, true); /* its events go with the context */
+	/* their events go with the context */
+	atomic_store(&landing_lost, true);
+	atomic_store(&evict_events_lost, true);
 }
 
 bool rp_exec_in_current_context(void)
@@ -965,6 +1086,7 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->room_waits = atomic_load(&n_room_waits);
 	out->room_waits_expired = atomic_load(&n_room_waits_expired);
 	out->room_wait_ns = atomic_load(&room_wait_ns);
+	out->discard_prefetches_ahead = atomic_load(&n_ahead);
 	pthread_mutex_lock(&queue_lock);
 	out->queue_peak = queued_peak;
 	pthread_mutex_unlock(&queue_lock);

@@ -34,6 +34,7 @@
 
 struct check {
 	uint64_t budget_blocks;
+	bool budgeted;            /* budget_blocks is the engine's budget */
 	uint32_t live[NBLK];      /* live allocations per block */
 	uint32_t fresh[NBLK];     /* of those, the ones no kernel has used */
 	uint8_t resident[NBLK];
@@ -124,6 +125,17 @@ static void check_log(struct check *c, oplog *log)
 					break;
 				}
 			}
+		}
+		/* The room a discard-and-prefetch is given is what the budget
+		 * leaves once it is in (the flush's prefetches come after it
+		 * and only take more): evictions that fit it may be still on
+		 * the GPU meanwhile without passing the budget. */
+		if (e[i].op == ENGINE_OP_DISCARD_PREFETCH && c->budgeted) {
+			uint64_t held = 0;
+			for (uint32_t b = 0; b < NBLK; b++)
+				held += c->resident[b];
+			assert_true(held <= c->budget_blocks);
+			assert_true(e[i].room <= (c->budget_blocks - held) * BLK);
 		}
 	}
 	c->seen = n;
@@ -353,6 +365,7 @@ static void run_script(const struct script *s, struct rng *r, enum engine_policy
 	static struct check c;
 	memset(&c, 0, sizeof c);
 	c.budget_blocks = budgeted ? 24 + below(r, 8) : NBLK;
+	c.budgeted = budgeted;
 	c.plain_um = policy == ENGINE_ONDEMAND;
 	char err[256];
 	struct engine_config cfg = { policy, budgeted ? c.budget_blocks * BLK : 0, plan, false, false, NULL };

@@ -626,7 +626,7 @@ static void batch_coalesces_in_kind_order(void **state)
 	batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 2, (struct wait_ref){ 4, 60 });
 	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 20, (struct wait_ref){ 3, 70 });
 	batch_add(b, ENGINE_OP_DISCARD, (BASE >> 21) + 21, (struct wait_ref){ 3, 71 });
-	batch_flush(b, &x, &st, 42);
+	batch_flush(b, &x, &st, 42, 6 * BLK);
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(l, &n);
 	assert_int_equal(n, 3);
@@ -639,14 +639,16 @@ static void batch_coalesces_in_kind_order(void **state)
 	assert_int_equal(e[2].op, ENGINE_OP_PREFETCH);
 	assert_int_equal(e[2].mark, 0);
 	assert_int_equal(e[2].n, 3); /* 3-5, 7, 10 */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(e[i].ticket, 42); /* the flush's, on every kind */
+		assert_true(e[i].room == 6 * BLK); /* and its room */
+	}
 	assert_true(e[2].ranges[0].address == BASE + 3 * BLK && e[2].ranges[0].bytes == 3 * BLK);
 	assert_true(e[2].ranges[1].address == BASE + 7 * BLK && e[2].ranges[1].bytes == BLK);
 	assert_true(e[2].ranges[2].address == BASE + 10 * BLK);
 	assert_int_equal(st.ops[ENGINE_OP_PREFETCH], 1);
 	assert_true(st.bytes[ENGINE_OP_PREFETCH] == 5 * BLK);
-	batch_flush(b, &x, &st, 43); /* empty: nothing issued */
+	batch_flush(b, &x, &st, 43, UINT64_MAX); /* empty: nothing issued */
 	oplog_entries(l, &n);
 	assert_int_equal(n, 3);
 	batch_destroy(b);
@@ -663,9 +665,9 @@ static void batch_flush_forgets_the_wait(void **state)
 	batch *b = batch_create();
 	struct engine_stats st = { 0 };
 	assert_int_equal(batch_add(b, ENGINE_OP_EVICT, BASE >> 21, (struct wait_ref){ 5, 50 }), 0);
-	batch_flush(b, &x, &st, 1);
+	batch_flush(b, &x, &st, 1, UINT64_MAX);
 	assert_int_equal(batch_add(b, ENGINE_OP_EVICT, (BASE >> 21) + 1, (struct wait_ref){ 0, 0 }), 0);
-	batch_flush(b, &x, &st, 2);
+	batch_flush(b, &x, &st, 2, UINT64_MAX);
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(l, &n);
 	assert_int_equal(n, 2);
@@ -689,7 +691,7 @@ static void batch_coalesces_at_the_top(void **state)
 	batch_add(b, ENGINE_OP_EVICT, top, none);
 	batch_add(b, ENGINE_OP_EVICT, top - 1, none);
 	batch_add(b, ENGINE_OP_EVICT, top, none);
-	batch_flush(b, &x, &st, 1);
+	batch_flush(b, &x, &st, 1, UINT64_MAX);
 	size_t n;
 	const struct oplog_entry *e = oplog_entries(l, &n);
 	assert_int_equal(n, 1);
@@ -707,7 +709,7 @@ struct issued {
 };
 
 static void count_issue(void *ctx, enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark,
-			uint64_t ticket)
+			uint64_t ticket, uint64_t room)
 {
 	struct issued *is = ctx;
 	is->calls++;
@@ -736,7 +738,7 @@ static void batch_flush_allocates_nothing(void **state)
 	while (added < 1000 && batch_add(b, ENGINE_OP_PREFETCH, first + 2 * added, none) == 0)
 		added++;
 	assert_true(added < 1000); /* room ran out */
-	batch_flush(b, &x, &st, 1);
+	batch_flush(b, &x, &st, 1, UINT64_MAX);
 	realloc_fails = false;
 	assert_int_equal(is.calls, 1);
 	assert_int_equal(is.ranges, added);

@@ -89,12 +89,25 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
 	return CUDA_SUCCESS;
 }
 
+/* The stream each event was last recorded on (events are numbered from
+ * 0x100 by cuEventCreate). */
+#define EVENTS 8192
+static CUstream recorded_on[EVENTS];
+
+static CUstream *slot_of(CUevent event)
+{
+	uintptr_t i = (uintptr_t)event - 0x100;
+	return i < EVENTS ? &recorded_on[i] : NULL;
+}
+
 CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream)
 {
 	if (records_refused > 0) {
 		records_refused--;
 		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	}
+	if (slot_of(event))
+		*slot_of(event) = stream;
 	return CUDA_SUCCESS;
 }
 
@@ -145,6 +158,9 @@ static bool migrations_held;
 /* Eviction calls made (returned), and how many had been when the last
  * discard-and-prefetch call was made: the one stream's order. */
 static size_t evictions_called, evictions_before_discard_prefetch;
+/* The stream of the migration calls, and of the last
+ * discard-and-prefetch call. */
+static CUstream migration_stream, discard_prefetch_stream;
 
 CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
 					 size_t *loc_idxs, size_t n_locs, unsigned long long flags, CUstream stream)
@@ -153,6 +169,7 @@ CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_
 	while (migrations_held)
 		pthread_cond_wait(&hold_cond, &hold_lock);
 	evictions_called += locs[0].type == CU_MEM_LOCATION_TYPE_HOST;
+	migration_stream = stream;
 	pthread_mutex_unlock(&hold_lock);
 	return CUDA_SUCCESS;
 }
@@ -181,6 +198,7 @@ CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *si
 {
 	pthread_mutex_lock(&hold_lock);
 	evictions_before_discard_prefetch = evictions_called;
+	discard_prefetch_stream = stream;
 	pthread_mutex_unlock(&hold_lock);
 	return CUDA_SUCCESS;
 }
@@ -189,7 +207,8 @@ CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags)
 {
 	if (no_streams)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	*stream = (CUstream)(uintptr_t)0x5000;
+	static uintptr_t next = 0x5000;
+	*stream = (CUstream)next++;
 	return CUDA_SUCCESS;
 }
 
@@ -198,8 +217,19 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
 	return CUDA_SUCCESS;
 }
 
+/* The stream whose event the legacy stream last waited for; whether a
+ * stream waited for the lane's (the stream the last discard-and-prefetch
+ * went on). */
+static CUstream legacy_waited_for;
+static bool waited_for_the_lane;
+
 CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
+	CUstream on = slot_of(event) ? *slot_of(event) : NULL;
+	if (stream == CU_STREAM_LEGACY)
+		legacy_waited_for = on;
+	else if (on && on == discard_prefetch_stream)
+		waited_for_the_lane = true;
 	return CUDA_SUCCESS;
 }
 
@@ -292,7 +322,7 @@ static bool said(bool ok, const char *what)
 static void *discard_every_freed_block(void *unused)
 {
 	const struct engine_executor *x = rp_exec_get();
-	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, CALLS_MAX_RANGES, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, CALLS_MAX_RANGES, 0, 1, UINT64_MAX);
 	return NULL;
 }
 
@@ -324,7 +354,7 @@ static bool pending_discards_retried(void)
 	if (!said(free_arena_memory(), "no arena"))
 		return false;
 	uint64_t free_mark = x->mark(x->ctx);
-	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, CALLS_MAX_RANGES, free_mark, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, CALLS_MAX_RANGES, free_mark, 1, UINT64_MAX);
 	if (!said(free_mark && discarded_ranges == 0, "discarded before the free's marker passed"))
 		return false;
 	marks_passed = true;
@@ -354,7 +384,7 @@ static bool reused_block_left_out(void)
 		return false;
 	const struct engine_range whole = { freed[0].address, 4 * 2 * MB };
 	struct rp_exec_stats st;
-	x->issue(x->ctx, ENGINE_OP_DISCARD, &whole, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, &whole, 1, 0, 1, UINT64_MAX);
 	rp_exec_get_stats(&st);
 	return said(discard_calls == 1 && discarded_ranges == 2, "not two ranges discarded in one call") &&
 	       said(last_discards[0].address == freed[0].address && last_discards[0].bytes == 2 * 2 * MB,
@@ -387,7 +417,7 @@ static bool reused_ends_left_out(void)
 		return false;
 	const struct engine_range whole = { freed[0].address, 4 * 2 * MB };
 	struct rp_exec_stats st;
-	x->issue(x->ctx, ENGINE_OP_DISCARD, &whole, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, &whole, 1, 0, 1, UINT64_MAX);
 	rp_exec_get_stats(&st);
 	return said(discard_calls == 1 && discarded_ranges == 1, "not one range discarded in one call") &&
 	       said(last_discards[0].address == freed[1].address && last_discards[0].bytes == 2 * 2 * MB,
@@ -414,7 +444,7 @@ static bool full_pending_table_counts_both_runs(void)
 	for (size_t i = 0; i < PENDING_MAX; i++)
 		ranges[i] = (struct engine_range){ SEGMENT_BASE + i * 8 * MB, 2 * MB };
 	ranges[0].bytes = 3 * 2 * MB;
-	x->issue(x->ctx, ENGINE_OP_DISCARD, ranges, PENDING_MAX, free_mark, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, ranges, PENDING_MAX, free_mark, 1, UINT64_MAX);
 	struct rp_exec_stats st;
 	rp_exec_get_stats(&st);
 	if (!said(free_mark && discarded_ranges == 0 && st.dropped_discards == 0,
@@ -461,7 +491,7 @@ static bool landing_record_failure_counted(void)
 	if (!said(free_arena_memory(), "no arena"))
 		return false;
 	records_refused = 1;
-	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, 1, 0, 1, UINT64_MAX);
 	rp_exec_get_stats(&st);
 	return said(discard_calls == 1 && records_refused == 0, "the discard's batch event was not recorded") &&
 	       said(st.failed_calls == 1, "the batch event's failed record not counted");
@@ -503,7 +533,7 @@ static bool unrecorded_gate_not_unissued(void)
 	struct rp_exec_stats st;
 	x->mark(x->ctx); /* the stream */
 	records_refused = 1;
-	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1, UINT64_MAX);
 	rp_exec_wait_issued();
 	uint64_t issued = x->gate(x->ctx, 1, false);
 	rp_exec_get_stats(&st);
@@ -528,7 +558,7 @@ static bool unqueued_job_counted(void)
 	struct rp_exec_stats st;
 	x->mark(x->ctx); /* the stream */
 	malloc_fails = true;
-	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1, UINT64_MAX);
 	malloc_fails = false;
 	rp_exec_get_stats(&st);
 	return said(st.failed_calls == 1, "a prefetch dropped for want of memory not counted");
@@ -549,9 +579,9 @@ static bool no_pending_table_counted(void)
 	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
 	struct rp_exec_stats st;
 	calloc_fails = true;
-	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1, UINT64_MAX);
 	calloc_fails = false;
-	x->issue(x->ctx, ENGINE_OP_EVICT, &r, 1, 0, 0);
+	x->issue(x->ctx, ENGINE_OP_EVICT, &r, 1, 0, 0, UINT64_MAX);
 	rp_exec_get_stats(&st);
 	return said(st.failed_calls == 2, "ops dropped without the pending discards' table not counted");
 }
@@ -572,7 +602,7 @@ static bool queue_peak_counted(void)
 	struct rp_exec_stats st;
 	migrations_held = true;
 	for (uint64_t t = 1; t <= 4; t++)
-		x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, t);
+		x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, t, UINT64_MAX);
 	release_migrations();
 	rp_exec_wait_issued();
 	rp_exec_get_stats(&st);
@@ -596,7 +626,7 @@ static bool pending_at_exit_counted(void)
 	if (!said(free_arena_memory(), "no arena"))
 		return false;
 	uint64_t free_mark = x->mark(x->ctx);
-	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, 3, free_mark, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, 3, free_mark, 1, UINT64_MAX);
 	rp_exec_drain();
 	rp_exec_get_stats(&st);
 	if (!said(st.dropped_discards == 3, "discards pending at the exit not counted dropped"))
@@ -633,8 +663,8 @@ static uint64_t gate_behind_a_held_worker(long held_ms, bool wait_issue, struct 
 	pthread_t t;
 	x->mark(x->ctx); /* the stream */
 	migrations_held = true;
-	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1);
-	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 2);
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 1, UINT64_MAX);
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &r, 1, 0, 2, UINT64_MAX);
 	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)held_ms) != 0)
 		release_migrations();
 	uint64_t issued = x->gate(x->ctx, 2, wait_issue);
@@ -702,28 +732,38 @@ static void the_wait_for_an_issue_is_bounded(void **state)
 	test_in_child(issue_wait_bounded);
 }
 
-/* A job of op queued and the worker held in its call, let go after
- * held_ms; then a discard-and-prefetch of a freed block, issued on this
- * thread as the engine does. Sets the executor's stats right after; false
- * if there is no arena to free a block in. */
-static bool discard_prefetch_behind_a_held_job(enum engine_op op, long held_ms, struct rp_exec_stats *st)
+/* A job of op on freed block `block` queued and the worker held in its
+ * call, let go after held_ms; then a discard-and-prefetch of freed block
+ * 0, issued on this thread as the engine does, with room bytes free in the
+ * engine's model. Sets the executor's stats right after; false if there is
+ * no arena to free blocks in. */
+static bool discard_prefetch_after(enum engine_op op, size_t block, long held_ms, uint64_t room,
+				   struct rp_exec_stats *st)
 {
 	const struct engine_executor *x = rp_exec_get();
-	const struct engine_range r = { SEGMENT_BASE, 2 * MB };
 	pthread_t t;
 	if (!said(free_arena_memory(), "no arena"))
 		return false;
 	marks_passed = true;
 	x->mark(x->ctx); /* the stream */
 	migrations_held = true;
-	x->issue(x->ctx, op, &r, 1, 0, 1);
+	x->issue(x->ctx, op, &freed[block], 1, 0, 1, UINT64_MAX);
 	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)held_ms) != 0)
 		release_migrations();
-	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 1);
+	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 1, room);
 	rp_exec_get_stats(st);
 	pthread_join(t, NULL);
 	rp_exec_wait_issued();
 	return true;
+}
+
+/* The discard-and-prefetch's block, and one apart from it. */
+#define SAME_BLOCK 0
+#define OTHER_BLOCK 2
+
+static bool discard_prefetch_behind_a_held_job(enum engine_op op, long held_ms, struct rp_exec_stats *st)
+{
+	return discard_prefetch_after(op, SAME_BLOCK, held_ms, 0, st);
 }
 
 /* The eviction the engine queued before a discard-and-prefetch makes its
@@ -772,6 +812,79 @@ static void the_wait_for_room_is_bounded(void **state)
 	test_in_child(room_wait_bounded);
 }
 
+/* An eviction still held whose bytes fit the room, elsewhere: the
+ * discard-and-prefetch lands ahead of it on the lane, the program's
+ * stream waits for the lane alone, and the replayer's stream follows the
+ * lane. */
+static bool ahead_with_room(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_after(ENGINE_OP_EVICT, OTHER_BLOCK, 20, 2 * MB, &st) &&
+	       said(evictions_before_discard_prefetch == 0, "the discard-and-prefetch waited for the eviction") &&
+	       said(st.room_waits == 0 && st.discard_prefetches_ahead == 1, "not counted ahead") &&
+	       said(discard_prefetch_stream && discard_prefetch_stream != migration_stream,
+		    "the discard-and-prefetch went on the replayer's stream") &&
+	       said(legacy_waited_for == discard_prefetch_stream, "the program's stream did not wait for the lane") &&
+	       said(waited_for_the_lane, "the replayer's stream does not follow the lane");
+}
+
+static void a_discard_prefetch_with_room_goes_ahead(void **state)
+{
+	test_in_child(ahead_with_room);
+}
+
+/* The same with a byte too little room: it follows the eviction. */
+static bool behind_without_room(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_after(ENGINE_OP_EVICT, OTHER_BLOCK, 20, 2 * MB - 1, &st) &&
+	       said(evictions_before_discard_prefetch == 1, "the discard-and-prefetch went ahead of the eviction") &&
+	       said(st.room_waits == 1 && st.discard_prefetches_ahead == 0, "counted ahead") &&
+	       said(discard_prefetch_stream == migration_stream, "the discard-and-prefetch went on the lane");
+}
+
+static void a_discard_prefetch_without_room_stays_behind(void **state)
+{
+	test_in_child(behind_without_room);
+}
+
+/* An eviction of its own block, room or not: ahead of it, the eviction
+ * would move the fresh tensor out. */
+static bool behind_a_shared_block(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_after(ENGINE_OP_EVICT, SAME_BLOCK, 20, UINT64_MAX, &st) &&
+	       said(evictions_before_discard_prefetch == 1, "the discard-and-prefetch went ahead of the eviction") &&
+	       said(st.discard_prefetches_ahead == 0, "counted ahead");
+}
+
+static void a_discard_prefetch_sharing_a_block_stays_behind(void **state)
+{
+	test_in_child(behind_a_shared_block);
+}
+
+/* An eviction of its own block issued and landed (its event complete)
+ * holds nothing back and takes no room. */
+static bool landed_evictions_take_no_room(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct rp_exec_stats st;
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	marks_passed = true;
+	x->mark(x->ctx); /* the stream */
+	x->issue(x->ctx, ENGINE_OP_EVICT, &freed[SAME_BLOCK], 1, 0, 1, UINT64_MAX);
+	rp_exec_wait_issued();
+	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 2, 0);
+	rp_exec_get_stats(&st);
+	return said(st.discard_prefetches_ahead == 1 && st.room_waits == 0, "a landed eviction held it back");
+}
+
+static void a_landed_eviction_takes_no_room(void **state)
+{
+	test_in_child(landed_evictions_take_no_room);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +907,10 @@ int main(void)
 		cmocka_unit_test(a_discard_prefetch_follows_the_evictions_queued),
 		cmocka_unit_test(a_discard_prefetch_does_not_wait_for_prefetches),
 		cmocka_unit_test(the_wait_for_room_is_bounded),
+		cmocka_unit_test(a_discard_prefetch_with_room_goes_ahead),
+		cmocka_unit_test(a_discard_prefetch_without_room_stays_behind),
+		cmocka_unit_test(a_discard_prefetch_sharing_a_block_stays_behind),
+		cmocka_unit_test(a_landed_eviction_takes_no_room),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }

@@ -45,7 +45,7 @@ CUptiResult rp_callbacks_start(bool kernel_times)
 }
 
 static void issue(void *ctx, enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t wait_mark,
-		  uint64_t ticket)
+		  uint64_t ticket, uint64_t room)
 {
 }
 
