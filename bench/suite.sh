@@ -22,6 +22,8 @@
 #   every command has the reference its rows are normalised to. The
 #   pseudo-policy plan-migrate is plan with a plan made without host
 #   placement (umplan --host-bw 0): migrations alone.
+# With PLAN_RESERVE=BYTES each plan for a budget B is made for B less that
+# (umplan --capacity), and replayed under B: room the plan leaves free.
 # With DTOH_BW=GB/s the plans assume that eviction bandwidth instead of
 # umplan's default (calibrate.py's measurement of it is only recorded).
 # With KERNEL_TIMES=1 every replay also times the kernels (umreplay
@@ -152,7 +154,7 @@ plan() {
 		$B/umplan "$work/$MODEL.b$1.db" "${plan_opts[@]}" -q -o "$out"
 		return
 	fi
-	cap=(--capacity "$2")
+	cap=(--capacity "$(($2 - ${PLAN_RESERVE:-0}))")
 	$B/umplan "$work/$MODEL.b$1.db" "${cap[@]}" "${plan_opts[@]}" -q -o "$out" --json >"$out.json" &&
 		floor_row "$1" "$2" plan "$out.json" || return 1
 	[[ " $POLICIES " != *" plan-migrate "* ]] ||
