@@ -22,6 +22,7 @@ PY=examples/pytorch
 MAXM=8G
 export PYTHONUNBUFFERED=1
 rows=()
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 # A misspelt section, case or ratio would check nothing and pass.
 for s in $SECTIONS; do
 	case $s in record | reset | graphs | cache | replay | demo | devices) ;;
@@ -171,8 +172,6 @@ replay_at_half() {
 	tail -n 2 "$WORK/$tag.err"
 	cp "$WORK/$tag.json" "$OUTDIR/stats/" 2>/dev/null
 }
-
-section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # Runs a probe (tests/gpu/*.cu) plain into $WORK/NAME.plain, then under
 # umrec (its trace $WORK/NAME.db) and umreplay (its stats $WORK/NAME.json)
