@@ -96,14 +96,26 @@ static bool share_a_block(const struct engine_range *a, const struct engine_rang
 	       b->address >> BLOCK_SHIFT <= last_block(a);
 }
 
-bool evicting_clear_of(const evicting *v, const struct engine_range *r, size_t n, uint64_t room)
+static bool shares_a_block_with(const struct job *j, const struct engine_range *r, size_t n)
 {
-	if (v->lost || v->bytes > room)
-		return false;
-	for (size_t j = v->head; j < v->n; j++)
-		for (size_t k = 0; k < v->jobs[j].n; k++)
-			for (size_t i = 0; i < n; i++)
-				if (share_a_block(&v->jobs[j].r[k], &r[i]))
-					return false;
-	return true;
+	for (size_t k = 0; k < j->n; k++)
+		for (size_t i = 0; i < n; i++)
+			if (share_a_block(&j->r[k], &r[i]))
+				return true;
+	return false;
+}
+
+/* Newest first: the first job that would not fit beside the newer ones,
+ * or that touches r, must land, and every older one lands before it. A
+ * job whose ranges were not kept must land too, its ranges unknown. */
+uint64_t evicting_must_land(const evicting *v, const struct engine_range *r, size_t n, uint64_t room)
+{
+	uint64_t ahead = 0;
+	for (size_t j = v->n; j > v->head && v->jobs[j - 1].no > v->lost; j--) {
+		const struct job *p = &v->jobs[j - 1];
+		ahead += p->bytes;
+		if (ahead > room || shares_a_block_with(p, r, n))
+			return p->no;
+	}
+	return v->lost;
 }

@@ -8,10 +8,11 @@
  * of which waits for its marker and then for the driver's eviction work;
  * the program's stream waits for it in turn, so its next kernel waits for
  * evictions whose room it may not need (docs/benchmarks.md, "A
- * discard-and-prefetch ahead of the evictions"). It may go ahead when the
- * GPU would hold no more than the model's limit meanwhile, the evictions'
- * bytes fitting the room the model leaves, and when none of them touches
- * its 2 MB blocks (one would move the new tensor's pages out again).
+ * discard-and-prefetch ahead of the evictions"). It may land ahead of the
+ * newest of them when the GPU would hold no more than the model's limit
+ * meanwhile, their bytes fitting the room the model leaves, and none of
+ * them touches its 2 MB blocks (one would move the new tensor's pages out
+ * again); it waits for the older ones, which make its room.
  *
  * Evictions go in jobs numbered 1, 2, ... in queue order, and land in that
  * order (one stream). Not thread-safe: the executor's queue lock covers it.
@@ -32,8 +33,8 @@ evicting *evicting_create(void);
 void evicting_destroy(evicting *v);
 
 /* An eviction job of the n ranges of r was queued; returns its number. Out
- * of memory, the job's ranges are not kept and evicting_clear_of answers
- * false until every job has landed. */
+ * of memory, the job's ranges are not kept, and evicting_must_land names
+ * it (or a later job) until it has landed. */
 uint64_t evicting_queued(evicting *v, const struct engine_range *r, size_t n);
 
 /* Forgets the jobs, oldest first, that landed(ctx, job) says have left the
@@ -43,8 +44,9 @@ void evicting_drop_landed(evicting *v, bool (*landed)(void *ctx, uint64_t job), 
 /* Bytes of the jobs not known to have landed. */
 uint64_t evicting_bytes(const evicting *v);
 
-/* Whether the n ranges of r may land ahead of the jobs not known to have
- * landed: their bytes fit in room and none shares a 2 MB block with r. */
-bool evicting_clear_of(const evicting *v, const struct engine_range *r, size_t n, uint64_t room);
+/* The newest job that must land before the n ranges of r may: of the jobs
+ * not known to have landed, those after it fit in room and none shares a
+ * 2 MB block with r. 0 when none must. */
+uint64_t evicting_must_land(const evicting *v, const struct engine_range *r, size_t n, uint64_t room);
 
 #endif

@@ -154,7 +154,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "room_waits", m->room_waits, ", ");
 	put_u64(f, "room_waits_expired", m->room_waits_expired, ", ");
 	put_u64(f, "room_wait_ns", m->room_wait_ns, ", ");
-	put_u64(f, "discard_prefetches_ahead", m->discard_prefetches_ahead, ",\n      ");
+	put_u64(f, "discard_prefetches_ahead", m->discard_prefetches_ahead, ", ");
+	put_u64(f, "discard_prefetches_ahead_in_part", m->discard_prefetches_ahead_in_part, ",\n      ");
 	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
 		(unsigned long long)m->marker_ns);
 	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu, ",

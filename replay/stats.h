@@ -82,8 +82,10 @@ struct replay_measured {
 	 * that gave up, and their host time. */
 	uint64_t room_waits, room_waits_expired, room_wait_ns;
 	/* Discard-and-prefetch batches that landed ahead of the evictions
-	 * queued before them instead, on a stream of their own. */
-	uint64_t discard_prefetches_ahead;
+	 * queued before them instead, on a stream of their own; of them, the
+	 * ones ahead of the newest alone, behind the older ones that made
+	 * their room. */
+	uint64_t discard_prefetches_ahead, discard_prefetches_ahead_in_part;
 	/* The most migration jobs queued for the worker at once. */
 	uint64_t migration_queue_peak;
 	/* Markers recorded behind launches and frees, and the host time. */

@@ -48,13 +48,15 @@
  * On the one stream a discard-and-prefetch, and so the program's next
  * kernel, waits for every eviction queued before it, each behind its
  * marker and the driver's eviction work, though the room it takes may
- * not be theirs. It goes on the lane, a stream of its own, when the
- * evictions not yet landed fit the room the engine's model leaves under
- * its limit (the GPU then holds no more than the limit meanwhile), none
- * of them shares a 2 MB block with it (replay/evicting.h), and no discard
- * of its blocks is in flight. The replayer's stream then waits for the
- * lane, so whatever is queued there later, and every discard batch's
- * landing event, still follows it.
+ * not be theirs. It goes on the lane, a stream of its own, ahead of the
+ * newest evictions not yet landed when those fit the room the engine's
+ * model leaves under its limit (the GPU then holds no more than the limit
+ * meanwhile) and none of them shares a 2 MB block with it
+ * (replay/evicting.h), and when no discard of its blocks is in flight; the
+ * lane waits on the GPU for the older evictions, which make its room
+ * (evictions go in a job per range, each with its landing event). The
+ * replayer's stream then waits for the lane, so whatever is queued there
+ * later, and every discard batch's landing event, still follows it.
  *
  * A kernel that needs blocks a prefetch is still copying is ordered after
  * that prefetch (gate), so it waits for the copy instead of faulting page
@@ -157,7 +159,7 @@ static void create_pending(void)
 static atomic_uint_fast64_t n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued, n_issue_waits, n_issue_waits_expired;
-static atomic_uint_fast64_t n_room_waits, n_room_waits_expired, n_ahead;
+static atomic_uint_fast64_t n_room_waits, n_room_waits_expired, n_ahead, n_ahead_in_part;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
@@ -713,6 +715,22 @@ static uint64_t count_evictions_issued(void)
 	return evictions_issued;
 }
 
+/* Under queue_lock: waits, at most ISSUE_WAIT_NS, for the worker to issue
+ * eviction job `job` and those before it. Returns false if the time ran
+ * out. */
+static bool wait_eviction_issued(uint64_t job)
+{
+	if (evictions_issued >= job)
+		return true;
+	uint64_t t0 = rp_now();
+	bool issued = wait_worker(count_evictions_issued, job);
+	if (!issued)
+		atomic_fetch_add(&n_room_waits_expired, 1);
+	atomic_fetch_add(&n_room_waits, 1);
+	atomic_fetch_add(&room_wait_ns, rp_now() - t0);
+	return issued;
+}
+
 /* A discard-and-prefetch is issued on the program's thread, where the
  * evictions the engine queued before it may still wait for the worker,
  * the flush's own among them: the room it takes is theirs in the engine's
@@ -727,17 +745,8 @@ static uint64_t count_evictions_issued(void)
 static void wait_evictions_issued(void)
 {
 	pthread_mutex_lock(&queue_lock);
-	uint64_t queued = evictions_queued;
-	if (evictions_issued >= queued) {
-		pthread_mutex_unlock(&queue_lock);
-		return;
-	}
-	uint64_t t0 = rp_now();
-	if (!wait_worker(count_evictions_issued, queued))
-		atomic_fetch_add(&n_room_waits_expired, 1);
+	wait_eviction_issued(evictions_queued);
 	pthread_mutex_unlock(&queue_lock);
-	atomic_fetch_add(&n_room_waits, 1);
-	atomic_fetch_add(&room_wait_ns, rp_now() - t0);
 }
 
 /* Under queue_lock, for in_flight: whether eviction job `job` has left the
@@ -761,16 +770,24 @@ static bool no_discard_landing_in(const struct engine_range *r, size_t n)
 }
 
 /* Whether a discard-and-prefetch of r may land ahead of the evictions
- * queued before it, on the lane (see the top of the file). */
+ * queued before it, on the lane (see the top of the file): then the lane
+ * waits for those that must land first, once the worker has issued them. */
 static bool may_go_ahead(const struct engine_range *r, size_t n, uint64_t room)
 {
 	if (!lane || atomic_load(&evict_events_lost) || !no_discard_landing_in(r, n))
 		return false;
 	pthread_mutex_lock(&queue_lock);
 	evicting_drop_landed(in_flight, eviction_landed, NULL);
-	bool clear = evicting_clear_of(in_flight, r, n, room);
+	uint64_t first = evicting_must_land(in_flight, r, n, room);
+	bool ahead = first < evictions_queued && wait_eviction_issued(first);
 	pthread_mutex_unlock(&queue_lock);
-	return clear;
+	if (!ahead || !first)
+		return ahead;
+	CUresult waits = cuStreamWaitEvent(lane, evict_ev[first % EVICT_EVENTS], 0);
+	check(waits, "ordering a discard-and-prefetch after the evictions that make its room");
+	if (waits == CUDA_SUCCESS)
+		atomic_fetch_add(&n_ahead_in_part, 1);
+	return waits == CUDA_SUCCESS;
 }
 
 static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark, uint64_t room)
@@ -800,17 +817,10 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 			atomic_fetch_add(&n_dropped_discards, 1);
 }
 
-static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
-		      uint64_t ticket, uint64_t room)
+/* Queues a prefetch or eviction job for the worker. */
+static void queue_job(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
+		      uint64_t ticket)
 {
-	if (!n || ensure_stream() != 0)
-		return;
-	if (pending_discards_count(pending))
-		retry_pending();
-	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
-		discard(op, ranges, n, mark, room);
-		return;
-	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
 	if (!j) {
 		/* The migration is dropped, as a failed call's is. */
@@ -853,6 +863,27 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 	worker_busy = 1;
 	pthread_cond_signal(&queue_cond);
 	pthread_mutex_unlock(&queue_lock);
+}
+
+/* Evictions go in a job per range, each with its landing event, so that a
+ * discard-and-prefetch need wait only for those that make its room
+ * (may_go_ahead). The driver takes an eviction batch's ranges one by one
+ * anyway, and a call each costs no more (docs/benchmarks.md, "What a range
+ * costs in a batch call"). */
+static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
+		      uint64_t ticket, uint64_t room)
+{
+	if (!n || ensure_stream() != 0)
+		return;
+	if (pending_discards_count(pending))
+		retry_pending();
+	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH)
+		discard(op, ranges, n, mark, room);
+	else if (op == ENGINE_OP_EVICT)
+		for (size_t i = 0; i < n; i++)
+			queue_job(op, &ranges[i], 1, mark, ticket);
+	else
+		queue_job(op, ranges, n, mark, ticket);
 }
 
 /* Marker 0 means nothing to wait for, and ops behind it (a discard of a
@@ -1087,6 +1118,7 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->room_waits_expired = atomic_load(&n_room_waits_expired);
 	out->room_wait_ns = atomic_load(&room_wait_ns);
 	out->discard_prefetches_ahead = atomic_load(&n_ahead);
+	out->discard_prefetches_ahead_in_part = atomic_load(&n_ahead_in_part);
 	pthread_mutex_lock(&queue_lock);
 	out->queue_peak = queued_peak;
 	pthread_mutex_unlock(&queue_lock);

@@ -100,6 +100,7 @@ static void keys_and_values(void **state)
 	m.room_waits_expired = 2;
 	m.room_wait_ns = 4700;
 	m.discard_prefetches_ahead = 23;
+	m.discard_prefetches_ahead_in_part = 7;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
 	m.markers = 640;
@@ -234,6 +235,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(host, "room_waits_expired"), 2);
 	assert_int_equal(num(host, "room_wait_ns"), 4700);
 	assert_int_equal(num(host, "discard_prefetches_ahead"), 23);
+	assert_int_equal(num(host, "discard_prefetches_ahead_in_part"), 7);
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);

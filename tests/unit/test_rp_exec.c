@@ -219,9 +219,15 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
 
 /* The stream whose event the legacy stream last waited for; whether a
  * stream waited for the lane's (the stream the last discard-and-prefetch
- * went on). */
+ * went on); the streams that waited, and on which stream their events were
+ * recorded, the first WAITS of them. */
 static CUstream legacy_waited_for;
 static bool waited_for_the_lane;
+#define WAITS 64
+static struct {
+	CUstream stream, on;
+} waits[WAITS];
+static size_t n_waits;
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
@@ -230,7 +236,20 @@ CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int 
 		legacy_waited_for = on;
 	else if (on && on == discard_prefetch_stream)
 		waited_for_the_lane = true;
+	if (n_waits < WAITS) {
+		waits[n_waits].stream = stream;
+		waits[n_waits++].on = on;
+	}
 	return CUDA_SUCCESS;
+}
+
+/* Whether `stream` waited for an event recorded on `on`. */
+static bool stream_waited_on(CUstream stream, CUstream on)
+{
+	for (size_t i = 0; i < n_waits; i++)
+		if (waits[i].stream == stream && waits[i].on == on)
+			return true;
+	return false;
 }
 
 /* ---- the fake injection around the executor: one stream order, the
@@ -863,6 +882,44 @@ static void a_discard_prefetch_sharing_a_block_stays_behind(void **state)
 	test_in_child(behind_a_shared_block);
 }
 
+/* Two evictions queued in one batch, still held, with room for the newer
+ * one alone: they go in a call each, and the discard-and-prefetch lands
+ * ahead of the newer on the lane, which waits on the GPU for the older,
+ * once the worker has issued it. */
+static bool ahead_of_the_newer_eviction(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct rp_exec_stats st;
+	pthread_t t;
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	const struct engine_range out[] = { freed[2], freed[4] };
+	marks_passed = true;
+	x->mark(x->ctx); /* the stream */
+	migrations_held = true;
+	x->issue(x->ctx, ENGINE_OP_EVICT, out, 2, 0, 1, UINT64_MAX);
+	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)20) != 0)
+		release_migrations();
+	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 1, 2 * MB);
+	rp_exec_get_stats(&st);
+	size_t before = evictions_before_discard_prefetch;
+	pthread_join(t, NULL);
+	rp_exec_wait_issued();
+	return said(before >= 1, "the discard-and-prefetch went before the older eviction was issued") &&
+	       said(evictions_called == 2, "the evictions not called one each") &&
+	       said(st.discard_prefetches_ahead == 1 && st.discard_prefetches_ahead_in_part == 1,
+		    "not counted ahead in part") &&
+	       said(discard_prefetch_stream && discard_prefetch_stream != migration_stream,
+		    "the discard-and-prefetch went on the replayer's stream") &&
+	       said(stream_waited_on(discard_prefetch_stream, migration_stream),
+		    "the lane did not wait for the older eviction");
+}
+
+static void a_discard_prefetch_waits_only_for_the_evictions_making_its_room(void **state)
+{
+	test_in_child(ahead_of_the_newer_eviction);
+}
+
 /* An eviction of its own block issued and landed (its event complete)
  * holds nothing back and takes no room. */
 static bool landed_evictions_take_no_room(void)
@@ -911,6 +968,7 @@ int main(void)
 		cmocka_unit_test(a_discard_prefetch_without_room_stays_behind),
 		cmocka_unit_test(a_discard_prefetch_sharing_a_block_stays_behind),
 		cmocka_unit_test(a_landed_eviction_takes_no_room),
+		cmocka_unit_test(a_discard_prefetch_waits_only_for_the_evictions_making_its_room),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@ replay() { # BUILD TAG PLAN ARGS...
 		"${cmd[@]}" >"$W/$tag.out" 2>"$W/$tag.err"
 	echo "$tag rc=$? output=$(same "$W/plain.out" "$W/$tag.out") $(python3 tests/gpu/replay_table.py "$W/$tag.json" 2>/dev/null |
 		grep -oE '\b(iter_ms|faults_per_iter|htod_mb_per_iter|dtoh_mb_per_iter|steady_htod_busy_ms|steady_dtoh_busy_ms|steady_callback_ms)=[0-9.]+' | tr '\n' ' ')" \
-		"ahead=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured"]["host"].get("discard_prefetches_ahead", "-"))' "$W/$tag.json" 2>/dev/null)" |
+		"$(python3 -c 'import json,sys; h = json.load(open(sys.argv[1]))["measured"]["host"]; print("ahead=%s in_part=%s" % (h.get("discard_prefetches_ahead", "-"), h.get("discard_prefetches_ahead_in_part", "-")))' "$W/$tag.json" 2>/dev/null)" |
 		tee -a "$W/table.txt"
 }
 cmd=(build/examples/train_sim --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx)
