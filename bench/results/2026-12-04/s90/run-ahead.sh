@@ -1,7 +1,8 @@
 # Session 90: discard-and-prefetches that land ahead of the evictions
 # queued before them when those fit the room the model leaves (build/)
-# beside the build before, whose discard-and-prefetches always follow them
-# on the replayer's one stream (build-old/, 219dfd9), their replays in
+# beside another build (build-old/: 219dfd9, whose discard-and-prefetches
+# always follow them on the replayer's one stream, in sessions 90 and 92;
+# c27937b beside 73f86f0's partial waits in session 92), their replays in
 # turn: train_sim at W/B 1.5 and 2 (plans made as tests/gpu/run.sh makes
 # them), then ViT-B/16 and ResNet-152 at W/B 2 (bench/suite.sh's grid,
 # with ideal). Run from the repository root on the GPU machine:
