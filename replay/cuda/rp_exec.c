@@ -53,8 +53,7 @@
  * model leaves under its limit (the GPU then holds no more than the limit
  * meanwhile) and none of them shares a 2 MB block with it
  * (replay/evicting.h), and when no discard of its blocks is in flight; the
- * lane waits on the GPU for the older evictions, which make its room
- * (evictions go in a job per range, each with its landing event). The
+ * lane waits on the GPU for the older evictions, which make its room. The
  * replayer's stream then waits for the lane, so whatever is queued there
  * later, and every discard batch's landing event, still follows it.
  *
@@ -865,11 +864,6 @@ static void queue_job(enum engine_op op, const struct engine_range *ranges, size
 	pthread_mutex_unlock(&queue_lock);
 }
 
-/* Evictions go in a job per range, each with its landing event, so that a
- * discard-and-prefetch need wait only for those that make its room
- * (may_go_ahead). The driver takes an eviction batch's ranges one by one
- * anyway, and a call each costs no more (docs/benchmarks.md, "What a range
- * costs in a batch call"). */
 static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
 		      uint64_t ticket, uint64_t room)
 {
@@ -879,9 +873,6 @@ static void issue_ops(enum engine_op op, const struct engine_range *ranges, size
 		retry_pending();
 	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH)
 		discard(op, ranges, n, mark, room);
-	else if (op == ENGINE_OP_EVICT)
-		for (size_t i = 0; i < n; i++)
-			queue_job(op, &ranges[i], 1, mark, ticket);
 	else
 		queue_job(op, ranges, n, mark, ticket);
 }
