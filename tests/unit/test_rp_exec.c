@@ -751,13 +751,14 @@ static void the_wait_for_an_issue_is_bounded(void **state)
 	test_in_child(issue_wait_bounded);
 }
 
-/* A job of op on freed block `block` queued and the worker held in its
- * call, let go after held_ms; then a discard-and-prefetch of freed block
- * 0, issued on this thread as the engine does, with room bytes free in the
- * engine's model. Sets the executor's stats right after; false if there is
- * no arena to free blocks in. */
-static bool discard_prefetch_after(enum engine_op op, size_t block, long held_ms, uint64_t room,
-				   struct rp_exec_stats *st)
+/* Jobs of op on freed blocks `blocks` (n of them, a job each) queued and
+ * the worker held in its first call, let go after held_ms; then a
+ * discard-and-prefetch of freed block 0, issued on this thread as the
+ * engine does, with room bytes free in the engine's model. Sets the
+ * executor's stats right after; false if there is no arena to free blocks
+ * in. */
+static bool discard_prefetch_after_jobs(enum engine_op op, const size_t *blocks, size_t n, long held_ms,
+					uint64_t room, struct rp_exec_stats *st)
 {
 	const struct engine_executor *x = rp_exec_get();
 	pthread_t t;
@@ -766,7 +767,8 @@ static bool discard_prefetch_after(enum engine_op op, size_t block, long held_ms
 	marks_passed = true;
 	x->mark(x->ctx); /* the stream */
 	migrations_held = true;
-	x->issue(x->ctx, op, &freed[block], 1, 0, 1, UINT64_MAX);
+	for (size_t i = 0; i < n; i++)
+		x->issue(x->ctx, op, &freed[blocks[i]], 1, 0, 1, UINT64_MAX);
 	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)held_ms) != 0)
 		release_migrations();
 	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 1, room);
@@ -774,6 +776,12 @@ static bool discard_prefetch_after(enum engine_op op, size_t block, long held_ms
 	pthread_join(t, NULL);
 	rp_exec_wait_issued();
 	return true;
+}
+
+static bool discard_prefetch_after(enum engine_op op, size_t block, long held_ms, uint64_t room,
+				   struct rp_exec_stats *st)
+{
+	return discard_prefetch_after_jobs(op, &block, 1, held_ms, room, st);
 }
 
 /* The discard-and-prefetch's block, and one apart from it. */
@@ -887,24 +895,11 @@ static void a_discard_prefetch_sharing_a_block_stays_behind(void **state)
  * which waits on the GPU for the older, once the worker has issued it. */
 static bool ahead_of_the_newer_eviction(void)
 {
-	const struct engine_executor *x = rp_exec_get();
+	const size_t out[] = { 2, 4 };
 	struct rp_exec_stats st;
-	pthread_t t;
-	if (!said(free_arena_memory(), "no arena"))
-		return false;
-	marks_passed = true;
-	x->mark(x->ctx); /* the stream */
-	migrations_held = true;
-	x->issue(x->ctx, ENGINE_OP_EVICT, &freed[2], 1, 0, 1, UINT64_MAX);
-	x->issue(x->ctx, ENGINE_OP_EVICT, &freed[4], 1, 0, 1, UINT64_MAX);
-	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)20) != 0)
-		release_migrations();
-	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 1, 2 * MB);
-	rp_exec_get_stats(&st);
-	size_t before = evictions_before_discard_prefetch;
-	pthread_join(t, NULL);
-	rp_exec_wait_issued();
-	return said(before >= 1, "the discard-and-prefetch went before the older eviction was issued") &&
+	return discard_prefetch_after_jobs(ENGINE_OP_EVICT, out, 2, 20, 2 * MB, &st) &&
+	       said(evictions_before_discard_prefetch >= 1,
+		    "the discard-and-prefetch went before the older eviction was issued") &&
 	       said(st.discard_prefetches_ahead == 1 && st.discard_prefetches_ahead_in_part == 1,
 		    "not counted ahead in part") &&
 	       said(discard_prefetch_stream && discard_prefetch_stream != migration_stream,

@@ -7,6 +7,7 @@
 # them), then ViT-B/16 and ResNet-152 at W/B 2 (bench/suite.sh's grid,
 # with ideal). Run from the repository root on the GPU machine:
 #   OUT=$OUT bash bench/results/2026-12-04/s90/run-ahead.sh
+# MODELS_ONLY=1 leaves train_sim out.
 set -uo pipefail
 OUT=${OUT:?}
 export LD_LIBRARY_PATH=$PWD/build/lib
@@ -23,23 +24,26 @@ replay() { # BUILD TAG PLAN ARGS...
 		"$(python3 -c 'import json,sys; h = json.load(open(sys.argv[1]))["measured"]["host"]; print("ahead=%s in_part=%s" % (h.get("discard_prefetches_ahead", "-"), h.get("discard_prefetches_ahead_in_part", "-")))' "$W/$tag.json" 2>/dev/null)" |
 		tee -a "$W/table.txt"
 }
-cmd=(build/examples/train_sim --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx)
-"${cmd[@]}" >"$W/plain.out" 2>&1
-$B/umrec -q -o "$W/sim.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1 || echo "umrec failed"
-w=$($B/umplan "$W/sim.db" --json -o "$W/full.plan" | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
-for r in 1.5 2; do
-	b=$(python3 -c "print(int($w / $r))")
-	$B/umplan "$W/sim.db" --capacity $b -q -o "$W/sim.$r.plan"
-	for i in 1 2 3; do
-		replay build sim.$r.ideal.$i "$W/sim.$r.plan" --policy ideal
-		builds="build build-old"
-		[ $i = 2 ] && builds="build-old build"
-		for bd in $builds; do
-			replay $bd sim.$r.plan.$bd.$i "$W/sim.$r.plan" --policy plan --gpu-budget $b
+sim() { # train_sim at W/B 1.5 and 2, three rounds
+	cmd=(build/examples/train_sim --layers 16 --width 2048 --batch 2048 --per-layer-update --iters 12 --nvtx)
+	"${cmd[@]}" >"$W/plain.out" 2>&1
+	$B/umrec -q -o "$W/sim.db" --max-managed $MAXM -- "${cmd[@]}" >/dev/null 2>&1 || echo "umrec failed"
+	w=$($B/umplan "$W/sim.db" --json -o "$W/full.plan" | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory"]["live_peak"])')
+	for r in 1.5 2; do
+		b=$(python3 -c "print(int($w / $r))")
+		$B/umplan "$W/sim.db" --capacity $b -q -o "$W/sim.$r.plan"
+		for i in 1 2 3; do
+			replay build sim.$r.ideal.$i "$W/sim.$r.plan" --policy ideal
+			builds="build build-old"
+			[ $i = 2 ] && builds="build-old build"
+			for bd in $builds; do
+				replay $bd sim.$r.plan.$bd.$i "$W/sim.$r.plan" --policy plan --gpu-budget $b
+			done
 		done
 	done
-done
-echo "train_sim done at $(( $(date +%s) - t0 )) s"
+	echo "train_sim done at $(( $(date +%s) - t0 )) s"
+}
+[ -n "${MODELS_ONLY:-}" ] || sim
 for m in vit resnet152; do
 	BUILD=build COMPARE=build-old RATIOS=2 POLICIES=plan REPS=2 RUN_LIMIT_S=100 \
 		timeout "${MODEL_LIMIT_S:-200}" bash bench/suite.sh $m "$W/models" grid >"$W/$m.log" 2>&1
