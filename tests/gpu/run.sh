@@ -40,6 +40,16 @@ done
 if section replay && { [ -z "${CASES// /}" ] || [ -z "${RATIOS// /}" ]; }; then
 	echo "gpu: the replay section needs a case and a ratio" >&2; exit 2
 fi
+# The GPU machine may lack a library the tools need (it has no cJSON), and
+# every check would then fail alike. The tools look in $BUILD/lib before
+# the system's libraries (their run path, $ORIGIN/../lib).
+for t in umrec umplan umreplay; do
+	if ! why=$("$B/$t" --help 2>&1 >/dev/null); then
+		echo "gpu: $B/$t does not start: ${why%%$'\n'*}" >&2
+		echo "gpu: copy what it lacks into $BUILD/lib, where the tools look before the system's libraries" >&2
+		exit 2
+	fi
+done
 
 verdicts=() # each row's, apart: a detail may hold the word PASS or FAIL
 row() { # row NAME VERDICT DETAIL
