@@ -100,7 +100,8 @@ struct rp_exec_stats {
 	uint64_t issue_wait_ns;    /* the host time they waited */
 	uint64_t room_waits;       /* discard-and-prefetches that waited for
 				      the worker to issue the evictions
-				      queued before them (wait_evictions_issued) */
+				      queued before them that they follow
+				      (follow_evictions) */
 	uint64_t room_waits_expired; /* of those, the ones that gave up */
 	uint64_t room_wait_ns;     /* the host time they waited */
 	uint64_t discard_prefetches_ahead; /* discard-and-prefetch batches

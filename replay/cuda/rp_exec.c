@@ -34,8 +34,8 @@
  *    the worker's later calls set hung the MLP under plan: docs/replay.md);
  *  - a discard-and-prefetch first waits (bounded) for the worker to issue
  *    the evictions queued before it, whose room it takes in the engine's
- *    model (wait_evictions_issued), unless it may land ahead of them:
- *    then it goes on a lane of its own (below);
+ *    model (follow_evictions), or those of them it must follow when it
+ *    may land ahead of the rest on a lane of its own (below);
  *  - discards go on the one stream, behind the migrations the worker has
  *    issued on it (a migration still in the worker's queue follows them,
  *    which can cost a stale eviction but never runs beside the discard):
@@ -714,40 +714,6 @@ static uint64_t count_evictions_issued(void)
 	return evictions_issued;
 }
 
-/* Under queue_lock: waits, at most ISSUE_WAIT_NS, for the worker to issue
- * eviction job `job` and those before it. Returns false if the time ran
- * out. */
-static bool wait_eviction_issued(uint64_t job)
-{
-	if (evictions_issued >= job)
-		return true;
-	uint64_t t0 = rp_now();
-	bool issued = wait_worker(count_evictions_issued, job);
-	if (!issued)
-		atomic_fetch_add(&n_room_waits_expired, 1);
-	atomic_fetch_add(&n_room_waits, 1);
-	atomic_fetch_add(&room_wait_ns, rp_now() - t0);
-	return issued;
-}
-
-/* A discard-and-prefetch is issued on the program's thread, where the
- * evictions the engine queued before it may still wait for the worker,
- * the flush's own among them: the room it takes is theirs in the engine's
- * model. Issued ahead of them, it would hold its blocks on the GPU beside
- * theirs until they land, past the budget; on a GPU truly full the driver
- * would have to evict in their place. So it waits, at most ISSUE_WAIT_NS,
- * for the worker to issue them, and then lands behind them on the one
- * stream. The worker's calls mostly return at once (they wait on the
- * GPU for their markers); one made on an idle stream copies inside the
- * call, and the driver holds this thread's next call until it ends
- * anyway (docs/replay.md, "What the driver's calls cost"). */
-static void wait_evictions_issued(void)
-{
-	pthread_mutex_lock(&queue_lock);
-	wait_eviction_issued(evictions_queued);
-	pthread_mutex_unlock(&queue_lock);
-}
-
 /* Under queue_lock, for in_flight: whether eviction job `job` has left the
  * GPU. */
 static bool eviction_landed(void *unused, uint64_t job)
@@ -768,39 +734,54 @@ static bool no_discard_landing_in(const struct engine_range *r, size_t n)
 	return clear;
 }
 
-/* Whether a discard-and-prefetch of r may land ahead of the evictions
- * queued before it, on the lane (see the top of the file): then the lane
- * waits for those that must land first, once the worker has issued them. */
-static bool may_go_ahead(const struct engine_range *r, size_t n, uint64_t room)
+/* A discard-and-prefetch is issued on the program's thread, where the
+ * evictions the engine queued before it may still wait for the worker,
+ * the flush's own among them: the room it takes is theirs in the engine's
+ * model. Issued ahead of them, it would hold its blocks on the GPU beside
+ * theirs until they land, past the budget; on a GPU truly full the driver
+ * would have to evict in their place. So it follows the ones that make its
+ * room (all of them unless it may go on the lane: see the top of the
+ * file), and first waits, at most ISSUE_WAIT_NS, for the worker to issue
+ * them. The worker's calls mostly return at once (they wait on the GPU for
+ * their markers); one made on an idle stream copies inside the call, and
+ * the driver holds this thread's next call until it ends anyway
+ * (docs/replay.md, "What the driver's calls cost"). Returns the stream to
+ * issue it on. */
+static CUstream follow_evictions(const struct engine_range *r, size_t n, uint64_t room, bool passed)
 {
-	if (!lane || atomic_load(&evict_events_lost) || !no_discard_landing_in(r, n))
-		return false;
+	bool lane_open = passed && lane && !atomic_load(&evict_events_lost) && no_discard_landing_in(r, n);
 	pthread_mutex_lock(&queue_lock);
-	evicting_drop_landed(in_flight, eviction_landed, NULL);
-	uint64_t first = evicting_must_land(in_flight, r, n, room);
-	bool ahead = first < evictions_queued && wait_eviction_issued(first);
+	uint64_t queued = evictions_queued, follow = queued;
+	if (lane_open) {
+		evicting_drop_landed(in_flight, eviction_landed, NULL);
+		follow = evicting_must_land(in_flight, r, n, room);
+	}
+	bool issued = true;
+	if (evictions_issued < follow) {
+		uint64_t t0 = rp_now();
+		issued = wait_worker(count_evictions_issued, follow);
+		atomic_fetch_add(&n_room_waits, 1);
+		atomic_fetch_add(&n_room_waits_expired, !issued);
+		atomic_fetch_add(&room_wait_ns, rp_now() - t0);
+	}
 	pthread_mutex_unlock(&queue_lock);
-	if (!ahead || !first)
-		return ahead;
-	CUresult waits = cuStreamWaitEvent(lane, evict_ev[first % EVICT_EVENTS], 0);
-	check(waits, "ordering a discard-and-prefetch after the evictions that make its room");
-	if (waits == CUDA_SUCCESS)
+	if (follow == queued || !issued)
+		return mig_stream;
+	if (follow) {
+		CUresult waits = cuStreamWaitEvent(lane, evict_ev[follow % EVICT_EVENTS], 0);
+		check(waits, "ordering a discard-and-prefetch after the evictions that make its room");
+		if (waits != CUDA_SUCCESS)
+			return mig_stream;
 		atomic_fetch_add(&n_ahead_in_part, 1);
-	return waits == CUDA_SUCCESS;
+	}
+	atomic_fetch_add(&n_ahead, 1);
+	return lane;
 }
 
 static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark, uint64_t room)
 {
 	bool passed = mark_done(mark);
-	CUstream stream = mig_stream;
-	if (op == ENGINE_OP_DISCARD_PREFETCH) {
-		if (passed && may_go_ahead(r, n, room)) {
-			stream = lane;
-			atomic_fetch_add(&n_ahead, 1);
-		} else {
-			wait_evictions_issued();
-		}
-	}
+	CUstream stream = op == ENGINE_OP_DISCARD_PREFETCH ? follow_evictions(r, n, room, passed) : mig_stream;
 	if (passed) {
 		issue_ordered(op, r, n, stream);
 		return;

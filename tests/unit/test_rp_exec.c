@@ -913,6 +913,26 @@ static void a_discard_prefetch_waits_only_for_the_evictions_making_its_room(void
 	test_in_child(ahead_of_the_newer_eviction);
 }
 
+/* The same with the worker held past ISSUE_WAIT_NS: the wait for the older
+ * eviction gives up once, counted, and the discard-and-prefetch goes on the
+ * replayer's stream without waiting again for the rest. */
+static bool partial_wait_bounded(void)
+{
+	const size_t out[] = { 2, 4 };
+	struct rp_exec_stats st;
+	return discard_prefetch_after_jobs(ENGINE_OP_EVICT, out, 2, 300, 2 * MB, &st) &&
+	       said(evictions_before_discard_prefetch == 0, "the held eviction counted issued") &&
+	       said(st.room_waits == 1 && st.room_waits_expired == 1, "not one wait that gave up") &&
+	       said(st.room_wait_ns < 90000000, "waited past one bound") &&
+	       said(st.discard_prefetches_ahead == 0, "counted ahead") &&
+	       said(discard_prefetch_stream == migration_stream, "the discard-and-prefetch went on the lane");
+}
+
+static void the_wait_for_the_older_evictions_is_bounded_once(void **state)
+{
+	test_in_child(partial_wait_bounded);
+}
+
 /* An eviction of its own block issued and landed (its event complete)
  * holds nothing back and takes no room. */
 static bool landed_evictions_take_no_room(void)
@@ -962,6 +982,7 @@ int main(void)
 		cmocka_unit_test(a_discard_prefetch_sharing_a_block_stays_behind),
 		cmocka_unit_test(a_landed_eviction_takes_no_room),
 		cmocka_unit_test(a_discard_prefetch_waits_only_for_the_evictions_making_its_room),
+		cmocka_unit_test(the_wait_for_the_older_evictions_is_bounded_once),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
