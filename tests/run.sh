@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every CI test: the cmocka unit-test binaries in BUILD/tests (and, if
 # given, again from a sanitizer build SAN_BUILD/tests) and the command-line
-# tests in tests/cli. Prints one summary line per suite and a final
-# "N passed, M failed"; exits non-zero if anything failed. A skipped test
+# tests in tests/cli. Prints one summary line per suite, with the seconds
+# it took (CI must stay under 10 minutes), and a final "N passed, M
+# failed"; exits non-zero if anything failed. A skipped test
 # counts as failed: CI must not pass on what it did not run. So does a
 # unit test not built or that printed no summary, and a CLI test that
 # printed no ok line. A test that runs past UMKIT_TEST_TIMEOUT_S seconds
@@ -26,16 +27,24 @@ limit=${UMKIT_TEST_TIMEOUT_S:-300}
 
 # run_one NAME LOG COMMAND...: runs COMMAND from the checkout's root with
 # its output in LOG, stopped (with what it started) past the time limit,
-# which LOG then says; returns its status.
+# which LOG then says; returns its status, and sets took to the tenths of
+# a second it ran.
 run_one() {
-	local name=$1 log=$2 rc
+	local name=$1 log=$2 rc t0
 	shift 2
+	t0=$(date +%s%N)
 	(cd "$root" && timeout -k 10 "$limit" "$@") >"$log" 2>&1
 	rc=$?
+	took=$(( ($(date +%s%N) - t0) / 100000000 ))
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "run.sh: $name timed out after $limit s" >>"$log"
 	fi
 	return "$rc"
+}
+
+# summary NAME PASSED FAILED: a suite's line, with the seconds it took.
+summary() {
+	printf '%-28s %3d passed, %d failed %4d.%d s\n' "$1" "$2" "$3" $((took / 10)) $((took % 10))
 }
 
 count() { # count FILE PATTERN: the number in the first line matching PATTERN
@@ -55,6 +64,7 @@ run_units() {
 		t=$root/$1/tests/$(basename "$src" .c)
 		name=$2$(basename "$t")
 		log=$log_dir/$name.log
+		took=0
 		if [ -x "$t" ]; then
 			run_one "$name" "$log" "$t"
 			rc=$?
@@ -74,7 +84,7 @@ run_units() {
 		if [ "$f" -ne 0 ]; then
 			failed_names+=("$name"); cat "$log"
 		fi
-		printf '%-28s %3d passed, %d failed\n' "$name" "$p" "$f"
+		summary "$name" "$p" "$f"
 	done
 }
 run_units "$build" ""
@@ -96,7 +106,7 @@ for t in "$root"/tests/cli/test_*.sh; do
 	if [ "$f" -ne 0 ]; then
 		failed_names+=("$name"); cat "$log_dir/$name.log"
 	fi
-	printf '%-28s %3d passed, %d failed\n' "$name" "$p" "$f"
+	summary "$name" "$p" "$f"
 done
 
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"

@@ -39,6 +39,16 @@ run_tree
 expect_status 0 "the healthy tree passes"
 expect_out_has "total: 5 passed, 0 failed" "the healthy tree counts every test"
 
+# Each suite's line says how long it took: a CLI test that sleeps 1.2 s.
+healthy
+echo 'sleep 1.2; echo "ok - c"' >"$T/tests/cli/test_c.sh"
+run_tree
+if grep -qE '^test_c +1 passed, 0 failed +1\.[2-9] s$' <<<"$out" && grep -qE '^test_a +2 passed, 0 failed +0\.[0-9] s$' <<<"$out"; then
+	ok "each suite's line says the seconds it took"
+else
+	not_ok "each suite's line says the seconds it took"
+fi
+
 healthy
 rm "$T/build/tests/test_a"
 run_tree
