@@ -797,10 +797,17 @@ static void discard(enum engine_op op, const struct engine_range *r, size_t n, u
 			atomic_fetch_add(&n_dropped_discards, 1);
 }
 
-/* Queues a prefetch or eviction job for the worker. */
-static void queue_job(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
-		      uint64_t ticket)
+static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
+		      uint64_t ticket, uint64_t room)
 {
+	if (!n || ensure_stream() != 0)
+		return;
+	if (pending_discards_count(pending))
+		retry_pending();
+	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH) {
+		discard(op, ranges, n, mark, room);
+		return;
+	}
 	struct job *j = malloc(sizeof *j + n * sizeof *ranges);
 	if (!j) {
 		/* The migration is dropped, as a failed call's is. */
@@ -843,19 +850,6 @@ static void queue_job(enum engine_op op, const struct engine_range *ranges, size
 	worker_busy = 1;
 	pthread_cond_signal(&queue_cond);
 	pthread_mutex_unlock(&queue_lock);
-}
-
-static void issue_ops(enum engine_op op, const struct engine_range *ranges, size_t n, uint64_t mark,
-		      uint64_t ticket, uint64_t room)
-{
-	if (!n || ensure_stream() != 0)
-		return;
-	if (pending_discards_count(pending))
-		retry_pending();
-	if (op == ENGINE_OP_DISCARD || op == ENGINE_OP_DISCARD_PREFETCH)
-		discard(op, ranges, n, mark, room);
-	else
-		queue_job(op, ranges, n, mark, ticket);
 }
 
 /* Marker 0 means nothing to wait for, and ops behind it (a discard of a
