@@ -765,7 +765,10 @@ static CUstream follow_evictions(const struct engine_range *r, size_t n, uint64_
 		atomic_fetch_add(&room_wait_ns, rp_now() - t0);
 	}
 	pthread_mutex_unlock(&queue_lock);
-	if (follow == queued || !issued)
+	/* follow == queued: it must follow them all, as on the one stream;
+	 * before the first eviction of the run both are 0, and nothing holds
+	 * it back. */
+	if (!lane_open || !issued || (follow && follow == queued))
 		return mig_stream;
 	if (follow) {
 		CUresult waits = cuStreamWaitEvent(lane, evict_ev[follow % EVICT_EVENTS], 0);

@@ -955,6 +955,31 @@ static void a_landed_eviction_takes_no_room(void **state)
 	test_in_child(landed_evictions_take_no_room);
 }
 
+/* Before the run's first eviction nothing holds a discard-and-prefetch
+ * back: it goes on the lane, not behind the prefetches queued. */
+static bool lane_before_the_first_eviction(void)
+{
+	const struct engine_executor *x = rp_exec_get();
+	struct rp_exec_stats st;
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	marks_passed = true;
+	x->mark(x->ctx); /* the stream */
+	x->issue(x->ctx, ENGINE_OP_PREFETCH, &freed[OTHER_BLOCK], 1, 0, 1, UINT64_MAX);
+	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 2, 0);
+	rp_exec_get_stats(&st);
+	rp_exec_wait_issued();
+	return said(st.discard_prefetches_ahead == 1 && st.discard_prefetches_ahead_in_part == 0,
+		    "not counted ahead") &&
+	       said(discard_prefetch_stream && discard_prefetch_stream != migration_stream,
+		    "the discard-and-prefetch went on the replayer's stream");
+}
+
+static void before_the_first_eviction_a_discard_prefetch_takes_the_lane(void **state)
+{
+	test_in_child(lane_before_the_first_eviction);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -983,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(a_landed_eviction_takes_no_room),
 		cmocka_unit_test(a_discard_prefetch_waits_only_for_the_evictions_making_its_room),
 		cmocka_unit_test(the_wait_for_the_older_evictions_is_bounded_once),
+		cmocka_unit_test(before_the_first_eviction_a_discard_prefetch_takes_the_lane),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
