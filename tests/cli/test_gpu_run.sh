@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_gpu_run.sh: what tests/gpu/run.sh refuses before it touches the GPU,
 # with status 2 and the reason named: a misspelt section, case or ratio, a
-# replay section with no case or no ratio (each would check nothing and
-# pass), and a tool that does not start where it runs (a library missing
-# on the GPU machine, which would fail every check alike). With what it
+# replay section with no case or no ratio, or no section at all (each
+# would check nothing and pass), and a tool that does not start where it
+# runs (a library missing on the GPU machine, which would fail every check
+# alike). With what it
 # needs, it gets as far as the GPU's free memory, which a fake nvidia-smi
 # first on PATH puts at 0 MiB, so that it never runs a check on a machine
 # with a GPU either: status 1.
@@ -44,6 +45,20 @@ expect_err_lacks "command not found" "run.sh: its functions defined before their
 gpu_run SECTIONS=replay RATIOS=" "
 expect_status 2 "run.sh: the replay section with no ratio is refused"
 expect_err_has "gpu: the replay section needs a case and a ratio" "run.sh: no ratio, said"
+
+# Set empty, as a script passing on its own empty argument would: refused,
+# not the defaults.
+gpu_run SECTIONS=replay CASES=
+expect_status 2 "run.sh: an empty CASES is refused"
+expect_err_has "gpu: the replay section needs a case and a ratio" "run.sh: an empty CASES, said"
+
+gpu_run SECTIONS=replay RATIOS=
+expect_status 2 "run.sh: an empty RATIOS is refused"
+expect_err_has "gpu: the replay section needs a case and a ratio" "run.sh: an empty RATIOS, said"
+
+gpu_run SECTIONS=
+expect_status 2 "run.sh: an empty SECTIONS is refused"
+expect_err_has "gpu: SECTIONS names no section" "run.sh: an empty SECTIONS, said"
 
 # A build whose umplan cannot load a library, as the loader says it.
 broken=$SCRATCH/broken

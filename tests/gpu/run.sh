@@ -10,9 +10,10 @@
 # the GPU's free memory (checked first).
 set -uo pipefail
 OUTDIR=${1:-${OUT:-/tmp/umkit-gpu-out}}
-SECTIONS=${SECTIONS:-record reset graphs cache replay demo} # which parts to run; devices (two GPUs) only by name
-CASES=${CASES:-sim mlp}              # which workloads the replay part runs
-RATIOS=${RATIOS:-1.5 2 3}            # the W/B ratios it runs them at
+# Unset, each takes its default; set empty, it is refused below.
+SECTIONS=${SECTIONS-record reset graphs cache replay demo} # which parts to run; devices (two GPUs) only by name
+CASES=${CASES-sim mlp}              # which workloads the replay part runs
+RATIOS=${RATIOS-1.5 2 3}            # the W/B ratios it runs them at
 WORK=/tmp/umkit-gpu
 rm -rf "$WORK"; mkdir -p "$WORK" "$OUTDIR"
 BUILD=${BUILD:-build}
@@ -23,7 +24,11 @@ MAXM=8G
 export PYTHONUNBUFFERED=1
 rows=()
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
-# A misspelt section, case or ratio would check nothing and pass.
+# A misspelt section, case or ratio would check nothing and pass, as would
+# none at all.
+if [ -z "${SECTIONS// /}" ]; then
+	echo "gpu: SECTIONS names no section (unset it for the default ones)" >&2; exit 2
+fi
 for s in $SECTIONS; do
 	case $s in record | reset | graphs | cache | replay | demo | devices) ;;
 	*) echo "gpu: unknown section '$s' (record reset graphs cache replay demo devices)" >&2; exit 2 ;;
