@@ -86,6 +86,25 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
 	return true;
 }
 
+/* Under a budget the model counts an eviction's room as made once it is
+ * queued; the GPU holds the evicted blocks until they land, and a
+ * discard-and-prefetch that takes their room lands only behind them
+ * (replay/evicting.h), holding up the program's next kernel. Dead blocks
+ * are discarded for it instead, while there are any: a discard copies
+ * nothing, and the executor lands it ahead of those evictions where none
+ * of them touches its blocks. The dead blocks' room is then the
+ * discard-and-prefetch's, and the evictions' room is left for later. */
+static void room_beside_evictions(engine *e, uint64_t extra)
+{
+	uint64_t out = e->budget && e->x.evicting ? e->x.evicting(e->x.ctx) : 0;
+	while (out && over_budget(e, extra + out)) {
+		struct block *v = residency_dead_victim(e->res);
+		if (!v || act_discard(e, v, (struct wait_ref){ 0, 0 }) != ACT_DONE)
+			return;
+		e->st.discards_beside_evictions++;
+	}
+}
+
 bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w, uint64_t keep)
 {
 	if (b->live == 0 || b->host)
@@ -117,6 +136,8 @@ bool act_bring(engine *e, struct block *b, enum engine_op op, struct wait_ref w,
 	 * reserved (and may take kept blocks' room); any other one needs
 	 * room of its own. */
 	bool own = b->pin == e->seq;
+	if (op == ENGINE_OP_DISCARD_PREFETCH)
+		room_beside_evictions(e, own ? 0 : BLOCK_BYTES);
 	if (!act_room(e, own ? 0 : BLOCK_BYTES, !own))
 		return false;
 	if (batch_add(e->batch, op, b->no, w) != 0)

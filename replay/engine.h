@@ -108,6 +108,10 @@ struct engine_executor {
 	 * the kernel run ahead of it. Called under the plan policy only,
 	 * before the launch is queued. May be NULL. */
 	uint64_t (*gate)(void *ctx, uint64_t ticket, bool wait_issue);
+	/* Bytes of the evictions queued that may not have left the GPU yet:
+	 * the model counts their room as made, the GPU not until they land.
+	 * May be NULL (none known). */
+	uint64_t (*evicting)(void *ctx);
 };
 
 struct engine_config {
@@ -218,6 +222,10 @@ struct engine_stats {
 						 (evicted, or discarded when dead, or
 						 left to the driver when a dead one's
 						 discard was unsafe) */
+	uint64_t discards_beside_evictions;   /* dead blocks discarded so that a
+						 discard-and-prefetch finds room
+						 beside the evictions still on their
+						 way out (act.c, room_beside_evictions) */
 	uint64_t modelled_peak_bytes;         /* peak modelled residency */
 	uint64_t signature_mismatch;          /* 1: the plan is not for this program */
 	uint64_t skipped_discards;            /* discard / discard_prefetch ops (or

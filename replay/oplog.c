@@ -13,6 +13,7 @@ struct oplog {
 	size_t n_gates, cap_gates;
 	uint64_t next_mark, now;
 	uint64_t issued; /* what gate reports issued */
+	uint64_t evicting; /* what evicting reports on the way out */
 	int failed;
 };
 
@@ -123,9 +124,14 @@ static uint64_t now(void *ctx)
 	return ((oplog *)ctx)->now;
 }
 
+static uint64_t evicting(void *ctx)
+{
+	return ((oplog *)ctx)->evicting;
+}
+
 struct engine_executor oplog_executor(oplog *l)
 {
-	return (struct engine_executor){ l, issue, mark, now, place, gate };
+	return (struct engine_executor){ l, issue, mark, now, place, gate, evicting };
 }
 
 const struct oplog_entry *oplog_entries(const oplog *l, size_t *n)
@@ -148,6 +154,11 @@ void oplog_set_time(oplog *l, uint64_t ns)
 void oplog_set_issued(oplog *l, uint64_t ticket)
 {
 	l->issued = ticket;
+}
+
+void oplog_set_evicting(oplog *l, uint64_t bytes)
+{
+	l->evicting = bytes;
 }
 
 int oplog_failed(const oplog *l)

@@ -65,6 +65,10 @@ void oplog_set_time(oplog *l, uint64_t ns);
  * prefetch issued as soon as it is queued). */
 void oplog_set_issued(oplog *l, uint64_t ticket);
 
+/* Sets the bytes evicting() reports still on their way out of the GPU (at
+ * first 0: every eviction landed as soon as it is queued). */
+void oplog_set_evicting(oplog *l, uint64_t bytes);
+
 /* True when the log ran out of memory (entries were lost). */
 int oplog_failed(const oplog *l);
 

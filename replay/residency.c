@@ -120,10 +120,16 @@ void residency_touch(residency *r, struct block *b)
 		file_block(r, b);
 }
 
+struct block *residency_dead_victim(residency *r)
+{
+	return r->dead.prev != &r->dead ? r->dead.prev : NULL;
+}
+
 struct block *residency_victim(residency *r, uint64_t seq, bool honour_keep)
 {
-	if (r->dead.prev != &r->dead)
-		return r->dead.prev;
+	struct block *dead = residency_dead_victim(r);
+	if (dead)
+		return dead;
 	for (uint64_t i = 0; i < r->resident; i++) {
 		struct block *b = r->live.prev;
 		if (b == &r->live)

@@ -56,6 +56,9 @@ void residency_touch(residency *r, struct block *b);
  * calls stay cheap. NULL when every resident block is passed over. */
 struct block *residency_victim(residency *r, uint64_t seq, bool honour_keep);
 
+/* The oldest dead resident block, or NULL when there is none. */
+struct block *residency_dead_victim(residency *r);
+
 /* Bytes modelled resident now, and the most there have been. */
 uint64_t residency_bytes(const residency *r);
 uint64_t residency_peak(const residency *r);

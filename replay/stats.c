@@ -59,6 +59,7 @@ static void put_engine(FILE *f, const struct engine_stats *s)
 			op_keys[k], (unsigned long long)s->ops[k], (unsigned long long)s->bytes[k]);
 	fputs("\n    },\n    ", f);
 	put_u64(f, "budget_evictions", s->budget_evictions, ", ");
+	put_u64(f, "discards_beside_evictions", s->discards_beside_evictions, ", ");
 	put_u64(f, "budget_overruns", s->budget_overruns, ", ");
 	put_u64(f, "refault_blocks", s->refault_blocks, ", ");
 	put_u64(f, "refault_budget_blocks", s->refault_budget_blocks, ", ");
@@ -155,7 +156,8 @@ static void put_measured(FILE *f, const struct replay_measured *m)
 	put_u64(f, "room_waits_expired", m->room_waits_expired, ", ");
 	put_u64(f, "room_wait_ns", m->room_wait_ns, ", ");
 	put_u64(f, "discard_prefetches_ahead", m->discard_prefetches_ahead, ", ");
-	put_u64(f, "discard_prefetches_ahead_in_part", m->discard_prefetches_ahead_in_part, ",\n      ");
+	put_u64(f, "discard_prefetches_ahead_in_part", m->discard_prefetches_ahead_in_part, ", ");
+	put_u64(f, "discards_ahead", m->discards_ahead, ",\n      ");
 	fprintf(f, "\"markers\": {\"recorded\": %llu, \"ns\": %llu}, ", (unsigned long long)m->markers,
 		(unsigned long long)m->marker_ns);
 	fprintf(f, "\"prefetch_gates\": {\"waits\": %llu, \"unissued\": %llu, \"ns\": %llu, ",

@@ -86,6 +86,7 @@ struct replay_measured {
 	 * ones ahead of the newest alone, behind the older ones that made
 	 * their room. */
 	uint64_t discard_prefetches_ahead, discard_prefetches_ahead_in_part;
+	uint64_t discards_ahead;
 	/* The most migration jobs queued for the worker at once. */
 	uint64_t migration_queue_peak;
 	/* Markers recorded behind launches and frees, and the host time. */

@@ -110,6 +110,9 @@ struct rp_exec_stats {
 	uint64_t discard_prefetches_ahead_in_part; /* of those, the ones
 				      ahead of the newest alone, the lane
 				      waiting for the older ones */
+	uint64_t discards_ahead;   /* discard batches issued on the lane,
+				      ahead of the evictions queued before
+				      them (discard_stream) */
 	uint64_t queue_peak;       /* the most migration jobs waiting for the
 				      worker at once (its queue has no
 				      bound: this shows how far it fell

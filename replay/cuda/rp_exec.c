@@ -38,11 +38,13 @@
  *    may land ahead of the rest on a lane of its own (below);
  *  - discards go on the one stream, behind the migrations the worker has
  *    issued on it (a migration still in the worker's queue follows them,
- *    which can cost a stale eviction but never runs beside the discard):
- *    on a stream of their own, where a discard could run while an earlier
- *    migration of its range was pending or copying, the PyTorch MLP's
- *    losses changed under deepum in 3 of 6 runs on the H100 (0 of 6 on
- *    the one stream; docs/replay.md, "What discard may touch").
+ *    which can cost a stale eviction but never runs beside the discard),
+ *    unless no eviction queued or on its way out touches their blocks
+ *    (discard_stream: then on the lane, below): on a stream of their own,
+ *    where a discard could run while an earlier migration of its range was
+ *    pending or copying, the PyTorch MLP's losses changed under deepum in
+ *    3 of 6 runs on the H100 (0 of 6 on the one stream; docs/replay.md,
+ *    "What discard may touch").
  * Discards move no data, so none of this costs a copy.
  *
  * On the one stream a discard-and-prefetch, and so the program's next
@@ -55,7 +57,11 @@
  * (replay/evicting.h), and when no discard of its blocks is in flight; the
  * lane waits on the GPU for the older evictions, which make its room. The
  * replayer's stream then waits for the lane, so whatever is queued there
- * later, and every discard batch's landing event, still follows it.
+ * later, and every discard batch's landing event, still follows it. A
+ * discard goes on the lane too when none of those evictions touches its
+ * blocks, so that the room it makes, which the engine may give a
+ * discard-and-prefetch (replay/act.c, room_beside_evictions), is there
+ * before theirs.
  *
  * A kernel that needs blocks a prefetch is still copying is ordered after
  * that prefetch (gate), so it waits for the copy instead of faulting page
@@ -158,7 +164,7 @@ static void create_pending(void)
 static atomic_uint_fast64_t n_failed, n_marks, n_discard_waits;
 static atomic_uint_fast64_t kind_calls[4], kind_ns[4]; /* by enum engine_op */
 static atomic_uint_fast64_t n_gate_waits, n_gates_unissued, n_issue_waits, n_issue_waits_expired;
-static atomic_uint_fast64_t n_room_waits, n_room_waits_expired, n_ahead, n_ahead_in_part;
+static atomic_uint_fast64_t n_room_waits, n_room_waits_expired, n_ahead, n_ahead_in_part, n_discards_ahead;
 /* Host time in the calls that order streams, on the program's threads:
  * recording markers, ordering its streams after discards, gating launches
  * on prefetches (each may wait while the worker's call copies); and all
@@ -781,10 +787,35 @@ static CUstream follow_evictions(const struct engine_range *r, size_t n, uint64_
 	return lane;
 }
 
+/* A discard of dead blocks copies nothing, and the engine counts its room
+ * as made at once (for a discard-and-prefetch beside evictions still on
+ * their way out: replay/act.c, room_beside_evictions). On the replayer's
+ * stream it would land behind those evictions; it goes on the lane, ahead
+ * of them, when none of them touches its blocks: a discard beside a
+ * migration of its range still pending or copying is what changed the
+ * MLP's losses (top of the file). A prefetch of its blocks still queued
+ * can only be stale (nothing dead is prefetched), and brings nothing
+ * live. Returns the stream to issue it on. */
+static CUstream discard_stream(const struct engine_range *r, size_t n)
+{
+	if (!lane || !in_flight || atomic_load(&evict_events_lost))
+		return mig_stream;
+	pthread_mutex_lock(&queue_lock);
+	evicting_drop_landed(in_flight, eviction_landed, NULL);
+	bool clear = evicting_must_land(in_flight, r, n, UINT64_MAX) == 0;
+	pthread_mutex_unlock(&queue_lock);
+	if (!clear)
+		return mig_stream;
+	atomic_fetch_add(&n_discards_ahead, 1);
+	return lane;
+}
+
 static void discard(enum engine_op op, const struct engine_range *r, size_t n, uint64_t mark, uint64_t room)
 {
 	bool passed = mark_done(mark);
-	CUstream stream = op == ENGINE_OP_DISCARD_PREFETCH ? follow_evictions(r, n, room, passed) : mig_stream;
+	CUstream stream = op == ENGINE_OP_DISCARD_PREFETCH ? follow_evictions(r, n, room, passed)
+			  : passed                         ? discard_stream(r, n)
+							   : mig_stream;
 	if (passed) {
 		issue_ordered(op, r, n, stream);
 		return;
@@ -918,6 +949,21 @@ static uint64_t now(void *unused)
 	return rp_now();
 }
 
+/* Bytes of the evictions not known to have landed (engine.h); 0 where no
+ * discard could land ahead of them (discard_stream). */
+static uint64_t evicting_out(void *unused)
+{
+	if (!lane || !in_flight || atomic_load(&evict_events_lost))
+		return 0;
+	uint64_t t0 = rp_now();
+	pthread_mutex_lock(&queue_lock);
+	evicting_drop_landed(in_flight, eviction_landed, NULL);
+	uint64_t bytes = evicting_bytes(in_flight);
+	pthread_mutex_unlock(&queue_lock);
+	atomic_fetch_add(&exec_ns, rp_now() - t0);
+	return bytes;
+}
+
 /* Made when the program allocates or frees, so on its thread, outside the
  * launch path: an advice is no stream operation, and it must be in force
  * before the first kernel touches the memory. */
@@ -946,7 +992,7 @@ static bool place(void *unused, uint64_t address, uint64_t bytes, bool on_host)
 
 const struct engine_executor *rp_exec_get(void)
 {
-	static const struct engine_executor exec = { NULL, issue, mark, now, place, gate };
+	static const struct engine_executor exec = { NULL, issue, mark, now, place, gate, evicting_out };
 	return &exec;
 }
 
@@ -1088,6 +1134,7 @@ void rp_exec_get_stats(struct rp_exec_stats *out)
 	out->room_wait_ns = atomic_load(&room_wait_ns);
 	out->discard_prefetches_ahead = atomic_load(&n_ahead);
 	out->discard_prefetches_ahead_in_part = atomic_load(&n_ahead_in_part);
+	out->discards_ahead = atomic_load(&n_discards_ahead);
 	pthread_mutex_lock(&queue_lock);
 	out->queue_peak = queued_peak;
 	pthread_mutex_unlock(&queue_lock);

@@ -269,6 +269,7 @@ static void write_stats(const struct engine_stats *st, const uint64_t *iter_ns, 
 	m.room_wait_ns = xs.room_wait_ns;
 	m.discard_prefetches_ahead = xs.discard_prefetches_ahead;
 	m.discard_prefetches_ahead_in_part = xs.discard_prefetches_ahead_in_part;
+	m.discards_ahead = xs.discards_ahead;
 	m.migration_queue_peak = xs.queue_peak;
 	m.gate_ns = xs.gate_ns;
 	m.markers = xs.marks;

@@ -477,6 +477,56 @@ static void budget_defers_plan_discards(void **state)
 	plan_destroy(p);
 }
 
+/*
+ * Evictions still on their way out of the GPU hold their room there, which
+ * the model already counts as made: a discard-and-prefetch under a budget
+ * takes a dead block's room first (its discard copies nothing, and the
+ * executor lands it ahead of them). Budget 3 blocks: K0 fills it with W, X
+ * and Z; K1's V pushes W out (the budget's first need: markers from then
+ * on); X is freed, dead and resident; at K2 the plan evicts Z and
+ * discard-prefetches the fresh Y. With one block still on its way out
+ * (evicting), X is discarded for Y; with none, X stays and Y takes Z's
+ * room.
+ */
+static void discard_prefetch_beside_evictions(void **state)
+{
+	const uint64_t ids[3] = { K0, K1, K2 }, sizes[1] = { 2 * MB };
+	for (int out = 0; out < 2; out++) {
+		struct plan *p = new_plan(ids, 3, sizes, 1);
+		uint32_t z = add_alloc(p, PLAN_ALLOC_PERSISTENT, 3, 2 * MB);
+		uint32_t y = add_alloc(p, PLAN_ALLOC_ITERATION, 1, 2 * MB);
+		add_op(p, 2, PLAN_OP_EVICT, 0, PLAN_POS_NONE, z, 0, 2 * MB);
+		add_op(p, 2, PLAN_OP_DISCARD_PREFETCH, PLAN_POS_NONE, 2, y, 0, 2 * MB);
+		finish_plan(p);
+		struct rig r;
+		rig_start(&r, ENGINE_PLAN, 6 * MB, p);
+		oplog_set_evicting(r.log, out ? 2 * MB : 0);
+		engine_on_alloc(r.e, 1, BASE, 2 * MB);          /* W */
+		engine_on_alloc(r.e, 2, BASE + 2 * MB, 2 * MB); /* X */
+		engine_on_alloc(r.e, 3, BASE + 4 * MB, 2 * MB); /* Z */
+		engine_on_alloc(r.e, 4, BASE + 6 * MB, 2 * MB); /* V */
+		launch(&r, K0, (const uint64_t[]){ 1, 2, 3 }, 3);
+		launch(&r, K1, (const uint64_t[]){ 4, 2 }, 2);
+		engine_on_free(r.e, 2);
+		engine_on_alloc(r.e, 5, BASE + 8 * MB, 2 * MB); /* Y */
+		const struct oplog_entry *e[8];
+		batches(&r, e, 8);
+		launch(&r, K2, (const uint64_t[]){ 5 }, 1);
+		assert_int_equal(batches(&r, e, 8), 2 + out);
+		if (out)
+			assert_true(e[0]->op == ENGINE_OP_DISCARD && e[0]->n == 1 &&
+				    e[0]->ranges[0].address == BASE + 2 * MB && e[0]->ranges[0].bytes == 2 * MB);
+		assert_true(e[out]->op == ENGINE_OP_EVICT && e[out]->ranges[0].address == BASE + 4 * MB);
+		assert_true(e[out + 1]->op == ENGINE_OP_DISCARD_PREFETCH && e[out + 1]->ranges[0].address == BASE + 8 * MB);
+		struct engine_stats st;
+		engine_get_stats(r.e, &st);
+		assert_int_equal(st.discards_beside_evictions, out);
+		assert_true(st.modelled_peak_bytes <= 6 * MB);
+		rig_stop(&r);
+		plan_destroy(p);
+	}
+}
+
 static void ops_at_positions_with_waits(void **state)
 {
 	struct prog a;
@@ -2745,6 +2795,7 @@ int main(void)
 		cmocka_unit_test(only_late_prefetches_are_waited_for),
 		cmocka_unit_test(gate_takes_the_newest_ticket_and_waits_only_for_a_late_prefetch),
 		cmocka_unit_test(budget_defers_plan_discards),
+		cmocka_unit_test(discard_prefetch_beside_evictions),
 		cmocka_unit_test(kinds_in_order),
 		cmocka_unit_test(discard_never_touches_live_memory),
 		cmocka_unit_test(discard_before_first_launch_waits_for_the_free),

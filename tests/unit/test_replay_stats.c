@@ -56,6 +56,7 @@ static void keys_and_values(void **state)
 		s.bytes[k] = ((uint64_t)k + 1) << 21;
 	}
 	s.budget_evictions = 7;
+	s.discards_beside_evictions = 5;
 	s.budget_overruns = 1;
 	s.refault_blocks = 21;
 	s.refault_budget_blocks = 13;
@@ -101,6 +102,7 @@ static void keys_and_values(void **state)
 	m.room_wait_ns = 4700;
 	m.discard_prefetches_ahead = 23;
 	m.discard_prefetches_ahead_in_part = 7;
+	m.discards_ahead = 9;
 	m.executor_ns = 3900;
 	m.discard_wait_ns = 2900;
 	m.markers = 640;
@@ -159,6 +161,7 @@ static void keys_and_values(void **state)
 		assert_int_equal(num(o, "bytes"), (k + 1) << 21);
 	}
 	assert_int_equal(num(e, "budget_evictions"), 7);
+	assert_int_equal(num(e, "discards_beside_evictions"), 5);
 	assert_int_equal(num(e, "budget_overruns"), 1);
 	assert_int_equal(num(e, "refault_blocks"), 21);
 	assert_int_equal(num(e, "refault_budget_blocks"), 13);
@@ -236,6 +239,7 @@ static void keys_and_values(void **state)
 	assert_int_equal(num(host, "room_wait_ns"), 4700);
 	assert_int_equal(num(host, "discard_prefetches_ahead"), 23);
 	assert_int_equal(num(host, "discard_prefetches_ahead_in_part"), 7);
+	assert_int_equal(num(host, "discards_ahead"), 9);
 	const cJSON *gates = cJSON_GetObjectItem(host, "prefetch_gates");
 	assert_int_equal(num(gates, "waits"), 17);
 	assert_int_equal(num(gates, "unissued"), 4);

@@ -161,6 +161,7 @@ static size_t evictions_called, evictions_before_discard_prefetch;
 /* The stream of the migration calls, and of the last
  * discard-and-prefetch call. */
 static CUstream migration_stream, discard_prefetch_stream;
+static CUstream discard_stream; /* of the last discard call */
 
 CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
 					 size_t *loc_idxs, size_t n_locs, unsigned long long flags, CUstream stream)
@@ -187,6 +188,7 @@ CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t
 {
 	discard_calls++;
 	discarded_ranges += count;
+	discard_stream = stream;
 	for (size_t i = 0; i < count && i < 4; i++)
 		last_discards[i] = (struct engine_range){ ptrs[i], sizes[i] };
 	return CUDA_SUCCESS;
@@ -955,6 +957,66 @@ static void a_landed_eviction_takes_no_room(void **state)
 	test_in_child(landed_evictions_take_no_room);
 }
 
+/* An eviction job of freed block `out` queued and held in the worker's
+ * call; then a discard of freed block 0, its marker passed, issued on this
+ * thread as the engine does. Sets what the engine's evicting() read before
+ * the discard, and the stats right after it. */
+static bool discard_beside_a_held_eviction(size_t out, uint64_t *evicting, struct rp_exec_stats *st)
+{
+	const struct engine_executor *x = rp_exec_get();
+	pthread_t t;
+	if (!said(free_arena_memory(), "no arena"))
+		return false;
+	marks_passed = true;
+	x->mark(x->ctx); /* the stream */
+	migrations_held = true;
+	x->issue(x->ctx, ENGINE_OP_EVICT, &freed[out], 1, 0, 1, UINT64_MAX);
+	if (pthread_create(&t, NULL, release_migrations_after, (void *)(uintptr_t)20) != 0)
+		release_migrations();
+	*evicting = x->evicting(x->ctx);
+	x->issue(x->ctx, ENGINE_OP_DISCARD, freed, 1, 0, 2, UINT64_MAX);
+	rp_exec_get_stats(st);
+	pthread_join(t, NULL);
+	rp_exec_wait_issued();
+	return true;
+}
+
+/* The engine learns the eviction's bytes, still on their way out, and a
+ * discard of other blocks lands ahead of it, on the lane: the program's
+ * stream waits for the lane alone, and the replayer's stream follows it. */
+static bool discard_ahead(void)
+{
+	struct rp_exec_stats st;
+	uint64_t evicting;
+	return discard_beside_a_held_eviction(OTHER_BLOCK, &evicting, &st) &&
+	       said(evicting == 2 * MB, "the eviction in flight not reported") &&
+	       said(st.discards_ahead == 1, "not counted ahead") &&
+	       said(discard_stream && discard_stream != migration_stream, "the discard went on the replayer's stream") &&
+	       said(legacy_waited_for == discard_stream, "the program's stream did not wait for the lane") &&
+	       said(stream_waited_on(migration_stream, discard_stream), "the replayer's stream does not follow the lane") &&
+	       said(rp_exec_get()->evicting(NULL) == 0, "a landed eviction still reported");
+}
+
+static void a_discard_lands_ahead_of_the_evictions(void **state)
+{
+	test_in_child(discard_ahead);
+}
+
+/* A discard of a block an eviction in flight moves stays behind it. */
+static bool discard_behind(void)
+{
+	struct rp_exec_stats st;
+	uint64_t evicting;
+	return discard_beside_a_held_eviction(SAME_BLOCK, &evicting, &st) &&
+	       said(st.discards_ahead == 0, "counted ahead") &&
+	       said(discard_stream == migration_stream, "the discard went on the lane");
+}
+
+static void a_discard_of_a_block_being_evicted_stays_behind(void **state)
+{
+	test_in_child(discard_behind);
+}
+
 /* Before the run's first eviction nothing holds a discard-and-prefetch
  * back: it goes on the lane, not behind the prefetches queued. */
 static bool lane_before_the_first_eviction(void)
@@ -1009,6 +1071,8 @@ int main(void)
 		cmocka_unit_test(a_discard_prefetch_waits_only_for_the_evictions_making_its_room),
 		cmocka_unit_test(the_wait_for_the_older_evictions_is_bounded_once),
 		cmocka_unit_test(before_the_first_eviction_a_discard_prefetch_takes_the_lane),
+		cmocka_unit_test(a_discard_lands_ahead_of_the_evictions),
+		cmocka_unit_test(a_discard_of_a_block_being_evicted_stays_behind),
 	};
 	return cmocka_run_group_tests_name("rp_exec", tests, NULL, NULL);
 }
