@@ -7,8 +7,8 @@
 # them), then ViT-B/16 and ResNet-152 at W/B 2 (bench/suite.sh's grid,
 # with ideal). Run from the repository root on the GPU machine:
 #   OUT=$OUT bash bench/results/2026-12-04/s90/run-ahead.sh
-# MODELS_ONLY=1 leaves train_sim out; REPS (2) sets the models' rounds
-# (session 93: 4).
+# MODELS_ONLY=1 leaves train_sim out, SIM_ONLY=1 the models; REPS (2)
+# sets the models' rounds (session 93: 4).
 set -uo pipefail
 OUT=${OUT:?}
 export LD_LIBRARY_PATH=$PWD/build/lib
@@ -45,7 +45,9 @@ sim() { # train_sim at W/B 1.5 and 2, three rounds
 	echo "train_sim done at $(( $(date +%s) - t0 )) s"
 }
 [ -n "${MODELS_ONLY:-}" ] || sim
-for m in vit resnet152; do
+models="vit resnet152"
+[ -z "${SIM_ONLY:-}" ] || models=
+for m in $models; do
 	BUILD=build COMPARE=build-old RATIOS=2 POLICIES=plan REPS=${REPS:-2} RUN_LIMIT_S=100 \
 		timeout "${MODEL_LIMIT_S:-200}" bash bench/suite.sh $m "$W/models" grid >"$W/$m.log" 2>&1
 	echo "$m rc=$? $(( $(date +%s) - t0 )) s"
