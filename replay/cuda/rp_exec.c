@@ -727,6 +727,20 @@ static bool eviction_landed(void *unused, uint64_t job)
 	return job <= evictions_issued && cuEventQuery(evict_ev[job % EVICT_EVENTS]) == CUDA_SUCCESS;
 }
 
+/* Whether the lane can take work ahead of the evictions (it and in_flight
+ * were made, and every eviction's event was recorded). */
+static bool lane_open(void)
+{
+	return lane && !atomic_load(&evict_events_lost);
+}
+
+/* Under queue_lock: in_flight, the evictions that landed dropped. */
+static evicting *evictions_out(void)
+{
+	evicting_drop_landed(in_flight, eviction_landed, NULL);
+	return in_flight;
+}
+
 /* Whether no discard batch still in flight touches the ranges of r. */
 static bool no_discard_landing_in(const struct engine_range *r, size_t n)
 {
@@ -755,13 +769,11 @@ static bool no_discard_landing_in(const struct engine_range *r, size_t n)
  * issue it on. */
 static CUstream follow_evictions(const struct engine_range *r, size_t n, uint64_t room, bool passed)
 {
-	bool lane_open = passed && lane && !atomic_load(&evict_events_lost) && no_discard_landing_in(r, n);
+	bool ahead = passed && lane_open() && no_discard_landing_in(r, n);
 	pthread_mutex_lock(&queue_lock);
 	uint64_t queued = evictions_queued, follow = queued;
-	if (lane_open) {
-		evicting_drop_landed(in_flight, eviction_landed, NULL);
-		follow = evicting_must_land(in_flight, r, n, room);
-	}
+	if (ahead)
+		follow = evicting_must_land(evictions_out(), r, n, room);
 	bool issued = true;
 	if (evictions_issued < follow) {
 		uint64_t t0 = rp_now();
@@ -774,7 +786,7 @@ static CUstream follow_evictions(const struct engine_range *r, size_t n, uint64_
 	/* follow == queued: it must follow them all, as on the one stream;
 	 * before the first eviction of the run both are 0, and nothing holds
 	 * it back. */
-	if (!lane_open || !issued || (follow && follow == queued))
+	if (!ahead || !issued || (follow && follow == queued))
 		return mig_stream;
 	if (follow) {
 		CUresult waits = cuStreamWaitEvent(lane, evict_ev[follow % EVICT_EVENTS], 0);
@@ -798,11 +810,10 @@ static CUstream follow_evictions(const struct engine_range *r, size_t n, uint64_
  * live. Returns the stream to issue it on. */
 static CUstream discard_stream(const struct engine_range *r, size_t n)
 {
-	if (!lane || !in_flight || atomic_load(&evict_events_lost))
+	if (!lane_open())
 		return mig_stream;
 	pthread_mutex_lock(&queue_lock);
-	evicting_drop_landed(in_flight, eviction_landed, NULL);
-	bool clear = evicting_must_land(in_flight, r, n, UINT64_MAX) == 0;
+	bool clear = evicting_must_land(evictions_out(), r, n, UINT64_MAX) == 0;
 	pthread_mutex_unlock(&queue_lock);
 	if (!clear)
 		return mig_stream;
@@ -953,12 +964,11 @@ static uint64_t now(void *unused)
  * discard could land ahead of them (discard_stream). */
 static uint64_t evicting_out(void *unused)
 {
-	if (!lane || !in_flight || atomic_load(&evict_events_lost))
+	if (!lane_open())
 		return 0;
 	uint64_t t0 = rp_now();
 	pthread_mutex_lock(&queue_lock);
-	evicting_drop_landed(in_flight, eviction_landed, NULL);
-	uint64_t bytes = evicting_bytes(in_flight);
+	uint64_t bytes = evicting_bytes(evictions_out());
 	pthread_mutex_unlock(&queue_lock);
 	atomic_fetch_add(&exec_ns, rp_now() - t0);
 	return bytes;
