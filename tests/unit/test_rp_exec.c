@@ -935,21 +935,32 @@ static void the_wait_for_the_older_evictions_is_bounded_once(void **state)
 	test_in_child(partial_wait_bounded);
 }
 
-/* An eviction of its own block issued and landed (its event complete)
- * holds nothing back and takes no room. */
-static bool landed_evictions_take_no_room(void)
+/* A job of op on freed block `block` queued (and, when landed, issued
+ * and landed), then a discard-and-prefetch of freed block 0 with no room
+ * to spare in the engine's model; sets the stats right after it. */
+static bool discard_prefetch_after_one(enum engine_op op, size_t block, bool landed, struct rp_exec_stats *st)
 {
 	const struct engine_executor *x = rp_exec_get();
-	struct rp_exec_stats st;
 	if (!said(free_arena_memory(), "no arena"))
 		return false;
 	marks_passed = true;
 	x->mark(x->ctx); /* the stream */
-	x->issue(x->ctx, ENGINE_OP_EVICT, &freed[SAME_BLOCK], 1, 0, 1, UINT64_MAX);
-	rp_exec_wait_issued();
+	x->issue(x->ctx, op, &freed[block], 1, 0, 1, UINT64_MAX);
+	if (landed)
+		rp_exec_wait_issued();
 	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 2, 0);
-	rp_exec_get_stats(&st);
-	return said(st.discard_prefetches_ahead == 1 && st.room_waits == 0, "a landed eviction held it back");
+	rp_exec_get_stats(st);
+	rp_exec_wait_issued();
+	return true;
+}
+
+/* An eviction of its own block issued and landed (its event complete)
+ * holds nothing back and takes no room. */
+static bool landed_evictions_take_no_room(void)
+{
+	struct rp_exec_stats st;
+	return discard_prefetch_after_one(ENGINE_OP_EVICT, SAME_BLOCK, true, &st) &&
+	       said(st.discard_prefetches_ahead == 1 && st.room_waits == 0, "a landed eviction held it back");
 }
 
 static void a_landed_eviction_takes_no_room(void **state)
@@ -1021,17 +1032,9 @@ static void a_discard_of_a_block_being_evicted_stays_behind(void **state)
  * back: it goes on the lane, not behind the prefetches queued. */
 static bool lane_before_the_first_eviction(void)
 {
-	const struct engine_executor *x = rp_exec_get();
 	struct rp_exec_stats st;
-	if (!said(free_arena_memory(), "no arena"))
-		return false;
-	marks_passed = true;
-	x->mark(x->ctx); /* the stream */
-	x->issue(x->ctx, ENGINE_OP_PREFETCH, &freed[OTHER_BLOCK], 1, 0, 1, UINT64_MAX);
-	x->issue(x->ctx, ENGINE_OP_DISCARD_PREFETCH, freed, 1, 0, 2, 0);
-	rp_exec_get_stats(&st);
-	rp_exec_wait_issued();
-	return said(st.discard_prefetches_ahead == 1 && st.discard_prefetches_ahead_in_part == 0,
+	return discard_prefetch_after_one(ENGINE_OP_PREFETCH, OTHER_BLOCK, false, &st) &&
+	       said(st.discard_prefetches_ahead == 1 && st.discard_prefetches_ahead_in_part == 0,
 		    "not counted ahead") &&
 	       said(discard_prefetch_stream && discard_prefetch_stream != migration_stream,
 		    "the discard-and-prefetch went on the replayer's stream");
