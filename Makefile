@@ -176,6 +176,9 @@ $(BUILD)/tests/test_rec_callbacks: TEST_LDFLAGS := -Wl,--wrap=nvtx_open_create,-
 # Its wrapper of link_reserve checks that no transfer the scheduler
 # reserves overlaps another on the link (link.h).
 $(BUILD)/tests/test_plan_sched: TEST_LDFLAGS := -Wl,--wrap=link_reserve
+# Its wrapper of sqlite3_busy_timeout cuts the writer's wait for a reader
+# at close (tests/unit/test_trace_writer.c, reader_at_close_keeps_wal).
+$(BUILD)/tests/test_trace_writer: TEST_LDFLAGS := -Wl,--wrap=sqlite3_busy_timeout
 # Their wrappers of malloc, calloc and realloc fail on demand
 # (tests/unit/failing_alloc.h).
 ALLOC_FAILING_TESTS := $(addprefix $(BUILD)/tests/,test_replay_parts test_replay_match test_rp_exec \
