@@ -262,10 +262,15 @@ deps:
 
 # The unit tests run twice: as built, and under AddressSanitizer and UBSan
 # (the plan reader's truncation and bit-flip sweeps are meant for that).
+# The two builds run a job per core unless make was given a -j of its own
+# (whose jobs the sub-makes then share): CI runs a plain `make test`
+# (.ci/run), which built one file at a time on its 2 cores. Expanded in
+# the recipe, where MAKEFLAGS holds the -j.
 ASAN_BUILD := $(BUILD)/asan
+TEST_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 test: deps
-	@$(MAKE) --no-print-directory WERROR=1 all unit-tests fixtures
-	@$(MAKE) --no-print-directory WERROR=1 BUILD=$(ASAN_BUILD) \
+	@$(MAKE) --no-print-directory $(TEST_JOBS) WERROR=1 all unit-tests fixtures
+	@$(MAKE) --no-print-directory $(TEST_JOBS) WERROR=1 BUILD=$(ASAN_BUILD) \
 		SAN='-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all' unit-tests
 	@tests/run.sh $(BUILD) $(ASAN_BUILD)
 

@@ -73,6 +73,17 @@ touch "$bp"
 run mk -q "${libs_built[@]}" "$bp"
 expect_status 0 "a bench program is up to date without the object its .d names"
 
+# make test's two builds run a job per core (CI runs a plain make test),
+# unless make was given a -j of its own, which they follow: -j1 builds one
+# file at a time. make -n shows the builds' makes (run, as -n too).
+builds_with() { grep -E '^make .*WERROR=1' <<<"$out" | grep -cE -- "$1"; }
+run mk -n test
+if [ "$(builds_with " -j$(nproc) ")" -eq 2 ]; then ok "make test's builds run a job per core"
+else not_ok "make test's builds run a job per core (-j$(nproc))"; fi
+run mk -n -j1 test
+if [ "$(builds_with "^make ")" -eq 2 ] && [ "$(builds_with " -j")" -eq 0 ]; then ok "make -j1 test's builds take its -j"
+else not_ok "make -j1 test's builds take its -j"; fi
+
 # CUPTI_LIBDIR names a folder: by default the one with libcupti.so, and
 # as given, from the command line or the environment, in the link too.
 var() { mk -s --eval 'print-%: ; @echo $($*)' "${@:2}" "print-$1"; }
