@@ -39,8 +39,9 @@
  *  - discards go on the one stream, behind the migrations the worker has
  *    issued on it (a migration still in the worker's queue follows them,
  *    which can cost a stale eviction but never runs beside the discard),
- *    unless no eviction queued or on its way out touches their blocks
- *    (discard_stream: then on the lane, below): on a stream of their own,
+ *    unless, issued at once (not retried), no eviction queued or on its
+ *    way out touches their blocks (discard_stream: then on the lane,
+ *    below): on a stream of their own,
  *    where a discard could run while an earlier migration of its range was
  *    pending or copying, the PyTorch MLP's losses changed under deepum in
  *    3 of 6 runs on the H100 (0 of 6 on the one stream; docs/replay.md,
