@@ -41,11 +41,10 @@
  *    which can cost a stale eviction but never runs beside the discard),
  *    unless, issued at once (not retried), no eviction queued or on its
  *    way out touches their blocks (discard_stream: then on the lane,
- *    below): on a stream of their own,
- *    where a discard could run while an earlier migration of its range was
- *    pending or copying, the PyTorch MLP's losses changed under deepum in
- *    3 of 6 runs on the H100 (0 of 6 on the one stream; docs/replay.md,
- *    "What discard may touch").
+ *    below): on a stream of their own, where a discard could run while an
+ *    earlier migration of its range was pending or copying, the PyTorch
+ *    MLP's losses changed under deepum in 3 of 6 runs on the H100 (0 of 6
+ *    on the one stream; docs/replay.md, "What discard may touch").
  * Discards move no data, so none of this costs a copy.
  *
  * On the one stream a discard-and-prefetch, and so the program's next
