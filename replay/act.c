@@ -96,7 +96,11 @@ bool act_room(engine *e, uint64_t extra, bool for_prefetch)
  * discard-and-prefetch's, and the evictions' room is left for later. */
 static void room_beside_evictions(engine *e, uint64_t extra)
 {
-	uint64_t out = e->budget && e->x.evicting ? e->x.evicting(e->x.ctx) : 0;
+	/* The executor's answer takes its queue's lock: not asked, once per
+	 * block brought, where no dead block could be discarded anyway. */
+	if (!e->budget || !e->x.evicting || !residency_dead_victim(e->res))
+		return;
+	uint64_t out = e->x.evicting(e->x.ctx);
 	while (out && over_budget(e, extra + out)) {
 		struct block *v = residency_dead_victim(e->res);
 		if (!v || act_discard(e, v, (struct wait_ref){ 0, 0 }) != ACT_DONE)
